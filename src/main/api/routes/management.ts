@@ -1,0 +1,65 @@
+import type { Core } from '../../core/core';
+import { apiSessions } from '../../core/auth/apiSessions';
+import { authPolicies } from '../../core/entities/authPolicies';
+import { authenticators } from '../../core/entities/authenticators';
+import { configTypes } from '../../core/entities/configTypes';
+import { configs } from '../../core/entities/configs';
+import { controllers } from '../../core/entities/controllers';
+import { identities } from '../../core/entities/identities';
+import { identityTypes } from '../../core/entities/identityTypes';
+import { listRelated, listRoleAttributes, summary } from '../../core/entities/listings';
+import { listRows, present, type ResourceDef } from '../../core/entities/resource';
+import type { PermissionGroup } from '../../core/auth/permissions';
+import { services } from '../../core/entities/services';
+import { roleFilterSql } from '../../core/policy/roles';
+import { queryList, queryString, type ApiName, type ApiRequest, type RouteDef } from '../registry';
+import { listParams, resourceRoutes } from './resources';
+
+const mgmt: ApiName[] = ['management'];
+
+/** `/parent/:id/<name>` listing `child` rows selected by an SQL condition on the parent id. */
+export function relatedRoute(parent: ResourceDef, name: string, child: ResourceDef, where: string, apis: ApiName[] = mgmt): RouteDef {
+  return {
+    apis, method: 'GET', path: `/${parent.entity}/:id/${name}`, auth: 'session', summary: `List ${name} of one of ${parent.entity}`,
+    handler: (req) => listRelated(req.ctx, parent, req.params.id!, child, listParams(req), { where, params: [req.params.id!] }),
+  };
+}
+
+export function roleAttributeRoute(path: string, entityType: string, permission: PermissionGroup): RouteDef {
+  return {
+    apis: mgmt, method: 'GET', path, auth: 'session', summary: `Role attributes in use by ${entityType} entities`,
+    handler: (req) => listRoleAttributes(req.ctx, entityType, permission, listParams(req)),
+  };
+}
+
+/** roleFilter/roleSemantic for lists of an entity kind with role attributes. */
+export const roleFilter = (entityType: string) => (req: ApiRequest) =>
+  roleFilterSql(entityType, queryList(req.query.roleFilter), queryString(req.query.roleSemantic));
+
+export function managementRoutes(core: Core): RouteDef[] {
+  return [
+    ...resourceRoutes(identities, { roleFilter: roleFilter('identity') }),
+    ...resourceRoutes(identityTypes, { only: ['list', 'get'] }),
+    ...resourceRoutes(authPolicies),
+    ...resourceRoutes(authenticators),
+    ...resourceRoutes(configTypes),
+    ...resourceRoutes(configs),
+    ...resourceRoutes(services),
+    ...resourceRoutes(apiSessions, { only: ['list', 'get', 'delete'] }),
+    relatedRoute(identities, 'authenticators', authenticators, 't.identity_id = ?'),
+    relatedRoute(configTypes, 'configs', configs, 't.config_type_id = ?'),
+    relatedRoute(configs, 'services', services, 't.id IN (SELECT service_id FROM service_configs WHERE config_id = ?)'),
+    relatedRoute(services, 'configs', configs, 't.id IN (SELECT config_id FROM service_configs WHERE service_id = ?)'),
+    roleAttributeRoute('/identity-role-attributes', 'identity', 'identity'),
+    roleAttributeRoute('/service-role-attributes', 'service', 'service'),
+    { apis: mgmt, method: 'GET', path: '/summary', auth: 'session', summary: 'Resource counts', handler: (req) => ({ data: summary(req.ctx) }) },
+    {
+      apis: ['client', 'management'], method: 'GET', path: '/controllers', auth: 'session', summary: 'The controllers of this network',
+      handler: (req) => {
+        const { rows, meta } = listRows(req.ctx, controllers, listParams(req));
+        return { data: present(req.ctx, controllers, rows), meta };
+      },
+    },
+  ];
+
+}

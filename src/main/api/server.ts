@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import sjson from 'secure-json-parse';
+import type { Core } from '../core/core';
+import { ApiError, unauthorized } from '../core/errors';
+import { envelope, errorEnvelope } from './envelope';
+import { API_BASES, peerCertificates, type ApiName, type ApiReply, type ApiRequest, type RouteDef } from './registry';
+
+export const BODY_LIMIT = 1024 * 1024;
+const TEXT_TYPES = ['text/plain', 'application/x-pem-file', 'application/pkcs10', 'application/x-x509-user-cert', 'application/pkix-cert'];
+
+export interface ApiServerOptions {
+  tls: { key: string; cert: string; ca: string[] };
+  routes: RouteDef[];
+  /** extra root paths served outside the API bases (OpenZiti's aliases), as [path, api to answer for] */
+  rootAliases: Array<{ method: 'GET'; path: string; api: ApiName; target: string }>;
+}
+
+interface RequestState {
+  requestId: string;
+}
+
+/** One HTTPS listener for both APIs; client certificates are requested but optional. */
+export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInstance {
+  const app = Fastify({
+    https: { key: opts.tls.key, cert: opts.tls.cert, ca: opts.tls.ca, requestCert: true, rejectUnauthorized: false },
+    bodyLimit: BODY_LIMIT,
+    ignoreTrailingSlash: true,
+    genReqId: () => randomUUID(),
+    logger: false,
+    return503OnClosing: true,
+  });
+  const allowed: Array<{ regex: RegExp; methods: Set<string> }> = [];
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = (body as string).trim();
+    if (!text) return done(null, undefined);
+    try {
+      done(null, sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' }));
+    } catch (e) {
+      done(new ApiError('COULD_NOT_PARSE_BODY', 400, `The body of the request could not be parsed: ${(e as Error).message}`), undefined);
+    }
+  });
+  app.addContentTypeParser(TEXT_TYPES, { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  app.setErrorHandler((err: FastifyError | ApiError, req, reply) => sendError(core, req, reply, err));
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0]!.replace(/\/+$/, '') || '/';
+    const match = allowed.find((a) => a.regex.test(path));
+    if (match) {
+      void reply.header('allow', [...match.methods].join(', '));
+      return sendError(core, req, reply, new ApiError('METHOD_NOT_ALLOWED', 405, `method ${req.method} is not allowed on ${path}`));
+    }
+    return sendError(core, req, reply, new ApiError('NOT_FOUND', 404, 'The resource requested was not found or is no longer available'));
+  });
+
+  const register = (api: ApiName, route: RouteDef, fullPath: string) => {
+    const regex = new RegExp(`^${fullPath.replace(/:[A-Za-z]+/g, '[^/]+')}$`);
+    let entry = allowed.find((a) => a.regex.source === regex.source);
+    if (!entry) allowed.push((entry = { regex, methods: new Set() }));
+    entry.methods.add(route.method);
+    if (route.method === 'GET') entry.methods.add('HEAD');
+    app.route({
+      method: route.method,
+      url: fullPath,
+      handler: (req, reply) => handle(core, api, route, req, reply),
+    });
+  };
+  for (const route of opts.routes) for (const api of route.apis) register(api, route, API_BASES[api] + route.path);
+  for (const alias of opts.rootAliases) {
+    const route = opts.routes.find((r) => r.method === alias.method && r.path === alias.target && r.apis.includes(alias.api));
+    if (route) register(alias.api, route, alias.path);
+  }
+  return app;
+}
+
+function token(req: FastifyRequest): string | undefined {
+  const zt = req.headers['zt-session'];
+  if (typeof zt === 'string' && zt) return zt;
+  const auth = req.headers.authorization;
+  const m = typeof auth === 'string' ? /^Bearer\s+(.+)$/i.exec(auth) : null;
+  return m?.[1];
+}
+
+async function handle(core: Core, api: ApiName, route: RouteDef, req: FastifyRequest, reply: FastifyReply) {
+  const request: ApiRequest = {
+    ctx: core.system,
+    params: req.params as Record<string, string>,
+    query: req.query as ApiRequest['query'],
+    body: req.body,
+    headers: req.headers,
+    ip: req.ip,
+    peerCertificates: peerCertificates(req),
+    api,
+    raw: req,
+  };
+  if (route.auth !== 'none') {
+    const t = token(req);
+    const resolved = t ? core.sessions.resolve(t) : undefined;
+    if (!resolved || (route.auth === 'session' && resolved.caller.partial)) throw unauthenticated(!!resolved);
+    request.ctx = core.ctx(resolved.caller);
+    request.session = resolved.session;
+  }
+  const out: ApiReply = await route.handler(request);
+  reply.code(out.status ?? 200);
+  if (out.raw) {
+    for (const [k, v] of Object.entries(out.raw.headers ?? {})) void reply.header(k, v);
+    return reply.type(out.raw.contentType).send(out.raw.body);
+  }
+  return reply.type('application/json').send(envelope(out.data ?? {}, out.meta));
+}
+
+function unauthenticated(partial: boolean): ApiError {
+  const e = unauthorized();
+  const description = partial ? 'additional authentication is required' : 'no valid API session token was supplied';
+  return new ApiError(e.code, e.status, e.message, undefined, {
+    'www-authenticate': `zt-session realm="weft" error="invalid_token" error_description="${description}"`,
+  });
+}
+
+/** Every error leaves in the envelope with a requestId; internals are logged, never sent. */
+export function sendError(core: Core, req: FastifyRequest, reply: FastifyReply, err: unknown) {
+  const requestId = String(req.id);
+  let e: ApiError;
+  if (err instanceof ApiError) e = err;
+  else {
+    const fe = err as FastifyError;
+    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || fe.statusCode === 413) {
+      e = new ApiError('REQUEST_ENTITY_TOO_LARGE', 413, `The request body exceeds the limit of ${BODY_LIMIT} bytes`);
+    } else if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      e = new ApiError('UNSUPPORTED_MEDIA_TYPE', 415, `Content-Type ${String(req.headers['content-type'])} is not supported`);
+    } else if (fe.code?.startsWith('FST_ERR_CTP') || fe.statusCode === 400) {
+      e = new ApiError('COULD_NOT_PARSE_BODY', 400, 'The body of the request could not be parsed');
+    } else {
+      core.log.error({ err, requestId, url: req.url }, 'unhandled error');
+      e = new ApiError('UNHANDLED', 500, 'An unexpected error occurred; it has been logged with this request id');
+    }
+  }
+  for (const [k, v] of Object.entries(e.headers ?? {})) void reply.header(k, v);
+  const cause = e.fieldCause;
+  return reply
+    .code(e.status)
+    .type('application/json')
+    .send(errorEnvelope({ code: e.code, message: e.message, requestId, cause, causeMessage: cause ? `${cause.field}: ${cause.reason}` : undefined }));
+}

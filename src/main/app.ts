@@ -1,0 +1,141 @@
+import { mkdirSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { join, resolve } from 'node:path';
+import pino, { type Logger } from 'pino';
+import { createApiServer } from './api/server';
+import { buildRoutes, ROOT_ALIASES } from './api/routes/index';
+import { loadConfig, splitHostPort, ConfigError, hostPort, type WeftConfig } from './config';
+import { bootstrap } from './core/bootstrap';
+import { systemClock, type Clock } from './core/clock';
+import { Core } from './core/core';
+import { newId } from './core/ids';
+import { fingerprintSha1, loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
+import { Store } from './core/store/db';
+import { parseDuration } from '../shared/duration';
+import { API_BASES } from './api/registry';
+
+export interface StartOptions {
+  dataDir?: string;
+  configFile?: string;
+  /** overrides api.address from the config file */
+  apiAddress?: string;
+  env?: NodeJS.ProcessEnv;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface App {
+  core: Core;
+  config: WeftConfig;
+  dataDir: string;
+  urls: { api: string; client: string; management: string };
+  admin: { username: string; generatedPassword?: string };
+  close(): Promise<void>;
+}
+
+/** Validates everything that can be validated before anything is written. Throws ConfigError. */
+export function resolveConfig(opts: StartOptions): { config: WeftConfig; dataDir: string } {
+  const config = loadConfig(opts.configFile);
+  if (opts.apiAddress !== undefined) {
+    const r = hostPort.safeParse(opts.apiAddress);
+    if (!r.success) throw new ConfigError(`--api-address: ${r.error.issues[0]!.message}`);
+    config.api.address = opts.apiAddress;
+  }
+  const dataDir = resolve(opts.dataDir ?? config.data_dir ?? '.weft');
+  return { config, dataDir };
+}
+
+/** The composition root: config → store → PKI → bootstrap → listeners. close() releases everything. */
+export async function startApp(opts: StartOptions = {}): Promise<App> {
+  const { config, dataDir } = resolveConfig(opts);
+  const env = opts.env ?? process.env;
+  const clock = opts.clock ?? systemClock;
+  const log = opts.logger ?? pino({ level: config.log_level }, pino.destination(2));
+  const cleanups: Array<() => Promise<void> | void> = [];
+  const close = async () => {
+    for (const fn of cleanups.reverse()) await fn();
+  };
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const store = new Store(join(dataDir, 'weft.db'));
+    cleanups.push(() => store.close());
+    store.migrate();
+
+    const trustDomain = setting(store, 'trust_domain', () => `weft-${newId(8).toLowerCase()}`);
+    const { host, port } = splitHostPort(config.api.address);
+    const hosts = [...config.api.advertised_hosts, ...(host === '0.0.0.0' || host === '::' ? [] : [host])];
+    const pki = await loadOrCreateControllerPki(join(dataDir, 'pki'), {
+      trustDomain,
+      serverSans: { dns: hosts.filter((h) => !isIP(h)), ip: hosts.filter((h) => isIP(h)) },
+    });
+    const caBundle = [pki.root.certPem, pki.intermediate.certPem, pki.signing.certPem];
+    const advertisedHost = config.api.advertised_hosts[0] ?? (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
+    const core = new Core(store, clock, {
+      dataDir,
+      apiPublicUrl: '',
+      sessionTimeoutMs: parseDuration(config.api.session_timeout),
+    }, { ...pki, caBundlePkcs7: toPkcs7Base64(caBundle) }, log);
+
+    const boot = await bootstrap(core, {
+      username: env.WEFT_ADMIN_USERNAME || 'admin',
+      password: env.WEFT_ADMIN_PASSWORD || undefined,
+    });
+
+    const routes = buildRoutes(core);
+    const server = createApiServer(core, {
+      tls: { key: pki.server.keyPem, cert: pki.serverChainPem, ca: caBundle },
+      routes,
+      rootAliases: ROOT_ALIASES,
+    });
+    await server.listen({ host, port });
+    cleanups.push(() => server.close());
+    const realPort = (server.server.address() as { port: number }).port;
+    const hostForUrl = isIP(advertisedHost) === 6 ? `[${advertisedHost}]` : advertisedHost;
+    core.config.apiPublicUrl = `https://${hostForUrl}:${realPort}`;
+    registerController(core, trustDomain);
+
+    const sweeper = setInterval(() => core.sessions.sweep(), 60_000);
+    sweeper.unref();
+    cleanups.push(() => clearInterval(sweeper));
+
+    const api = core.config.apiPublicUrl;
+    log.info({ api, dataDir }, 'weft started');
+    return {
+      core,
+      config,
+      dataDir,
+      urls: { api, client: api + API_BASES.client, management: api + API_BASES.management },
+      admin: { username: boot.adminUsername, generatedPassword: boot.generatedAdminPassword },
+      close,
+    };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
+
+function setting(store: Store, key: string, create: () => string): string {
+  const row = store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', key);
+  if (row) return row.value;
+  const value = create();
+  store.runSql('INSERT INTO settings (key, value) VALUES (?, ?)', key, value);
+  return value;
+}
+
+/** Upserts this controller's own row (Weft is a single-controller network). */
+function registerController(core: Core, trustDomain: string): void {
+  const id = setting(core.store, 'controller_id', () => newId());
+  const now = core.clock.now().toISOString();
+  const api = core.config.apiPublicUrl;
+  const addresses = {
+    'edge-client': [{ url: api + API_BASES.client, version: 'v1' }],
+    'edge-management': [{ url: api + API_BASES.management, version: 'v1' }],
+  };
+  core.store.runSql(
+    `INSERT INTO controllers (id, name, ctrl_address, cert_pem, fingerprint, api_addresses, is_online, is_preferred_leader, last_joined_at, created_at, updated_at)
+     VALUES (?, ?, NULL, ?, ?, ?, 1, 1, ?, ?, ?)
+     ON CONFLICT(id) DO UPDATE SET cert_pem = excluded.cert_pem, fingerprint = excluded.fingerprint, api_addresses = excluded.api_addresses,
+       is_online = 1, last_joined_at = excluded.last_joined_at, updated_at = excluded.updated_at`,
+    id, trustDomain, core.pki.server.certPem, fingerprintSha1(core.pki.server.certPem), JSON.stringify(addresses), now, now, now,
+  );
+}

@@ -1,0 +1,89 @@
+import { parseArgs } from 'node:util';
+import { ConfigError } from './config';
+import { startApp, type App } from './app';
+import { WEFT_VERSION } from './version';
+
+export const HELP = `Weft ${WEFT_VERSION}: a self-contained overlay-network controller
+
+Usage:
+  weft [start] [options]          start the controller (the default command)
+  weft help                       show this help
+
+Options for start:
+  --data-dir DIR                  where the database, PKI and logs live (default ./.weft)
+  --config FILE                   YAML configuration file (validated at start)
+  --api-address HOST:PORT         controller API listener (default 127.0.0.1:1280; port 0 picks a free port)
+  -h, --help                      show this help
+
+Environment:
+  WEFT_ADMIN_USERNAME             username of the default admin created on first start (default admin)
+  WEFT_ADMIN_PASSWORD             its password; when unset one is generated and printed once
+`;
+
+type Out = (line: string) => void;
+
+/** Entry point of `weft` / `npm start`. Returns the started app for `start` (tests use it), else undefined. */
+export async function main(argv: string[], out: Out = (l) => process.stdout.write(l + '\n'), err: Out = (l) => process.stderr.write(l + '\n')): Promise<App | undefined> {
+  const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : 'start';
+  const rest = command === argv[0] ? argv.slice(1) : argv;
+  if (command === 'help') {
+    out(HELP);
+    return undefined;
+  }
+  if (command !== 'start') {
+    err(`weft: unknown command "${command}" (see weft --help)`);
+    process.exitCode = 2;
+    return undefined;
+  }
+  let values: { 'data-dir'?: string; config?: string; 'api-address'?: string; help?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: rest,
+      options: {
+        'data-dir': { type: 'string' },
+        config: { type: 'string' },
+        'api-address': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+      allowPositionals: false,
+    }));
+  } catch (e) {
+    err(`weft: ${(e as Error).message} (see weft --help)`);
+    process.exitCode = 2;
+    return undefined;
+  }
+  if (values.help) {
+    out(HELP);
+    return undefined;
+  }
+  let app: App;
+  try {
+    app = await startApp({ dataDir: values['data-dir'], configFile: values.config, apiAddress: values['api-address'] });
+  } catch (e) {
+    if (e instanceof ConfigError) {
+      err(`weft: ${e.message}`);
+      process.exitCode = 2;
+      return undefined;
+    }
+    err(`weft: could not start: ${(e as Error).message}`);
+    process.exitCode = 1;
+    return undefined;
+  }
+  out(`Weft ${WEFT_VERSION}`);
+  out(`  data dir:        ${app.dataDir}`);
+  out(`  controller API:  ${app.urls.api}`);
+  out(`  client API:      ${app.urls.client}`);
+  out(`  management API:  ${app.urls.management}`);
+  out(`  admin username:  ${app.admin.username}`);
+  if (app.admin.generatedPassword) {
+    out(`  admin password:  ${app.admin.generatedPassword}   (generated on first start and shown only this once)`);
+  }
+  const stop = async () => {
+    await app.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  return app;
+}

@@ -1,0 +1,194 @@
+import { scalar } from '../query/fields';
+import type { Ctx } from '../context';
+import { newId, newToken } from '../ids';
+import type { Row } from '../store/db';
+import { isDisabled } from '../entities/identities';
+import { type ApiObject, type ResourceDef, present } from '../entities/resource';
+import type { Caller } from './permissions';
+import type { Core } from '../core';
+
+/** Management view of API sessions (list/get/delete; sessions are created only by authentication). */
+export const apiSessions: ResourceDef = {
+  entity: 'api-sessions',
+  table: 'api_sessions',
+  permission: 'ops',
+  columns: {
+    token: { column: 'token', codec: 'string', write: false },
+    identityId: { column: 'identity_id', codec: 'string', write: false },
+    authenticatorId: { column: 'authenticator_id', codec: 'string', write: false },
+    ipAddress: { column: 'ip_address', codec: 'string', write: false },
+    configTypes: { column: 'config_types', codec: 'json', write: false },
+    isMfaRequired: { column: 'is_mfa_required', codec: 'bool', write: false },
+    isMfaComplete: { column: 'is_mfa_complete', codec: 'bool', write: false },
+    improperClientCertChain: { column: 'improper_client_cert_chain', codec: 'bool', write: false },
+    lastActivityAt: { column: 'last_activity_at', codec: 'datetime', write: false },
+  },
+  refs: { identity: { column: 'identity_id', entity: 'identities', table: 'identities' } },
+  fields: {
+    identityId: scalar('string', 't.identity_id'),
+    token: scalar('string', 't.token'),
+    ipAddress: scalar('string', 't.ip_address'),
+    lastActivityAt: scalar('datetime', 't.last_activity_at'),
+    authenticatorId: scalar('string', 't.authenticator_id'),
+  },
+  defaultSort: 't.created_at DESC, t.id ASC',
+  schemas: {},
+  decorate(items, rows, ctx) {
+    const auth = ctx.core.store.allSql<Row>(
+      'SELECT id, method, is_issued_by_network, is_extend_requested, is_key_roll_requested FROM authenticators WHERE id IN (SELECT value FROM json_each(?))',
+      JSON.stringify(rows.map((r) => r.authenticator_id)),
+    );
+    const byId = new Map(auth.map((a) => [a.id as string, a]));
+    items.forEach((item, i) => {
+      const row = rows[i]!;
+      const a = byId.get(row.authenticator_id as string);
+      item.cachedLastActivityAt = ctx.core.sessions.lastActivity(row).toISOString();
+      item.authQueries = ctx.core.sessions.authQueries(row);
+      item.isCertExtendable = !!a && a.method === 'cert' && !!a.is_issued_by_network;
+      item.isCertExtendRequested = !!a?.is_extend_requested;
+      item.isCertKeyRollRequested = !!a?.is_key_roll_requested;
+    });
+  },
+};
+
+export interface NewSession {
+  identityId: string;
+  authenticatorId: string;
+  ipAddress: string;
+  configTypes: string[];
+  isMfaRequired: boolean;
+  isExtJwtRequired?: boolean;
+}
+
+export interface AuthQuery {
+  typeId: string;
+  provider: string;
+  format?: string;
+  httpMethod?: string;
+  httpUrl?: string;
+  minLength?: number;
+  maxLength?: number;
+  isTotpEnrolled?: boolean;
+  id?: string;
+  clientId?: string;
+  scopes?: string[];
+}
+
+/**
+ * API sessions: creation, token resolution with inactivity expiry, and the session views.
+ * Activity is kept in memory and written through at most once a second per session.
+ */
+export class ApiSessionService {
+  private readonly activity = new Map<string, number>();
+
+  constructor(private readonly core: Core) {}
+
+  get timeoutMs(): number {
+    return this.core.config.sessionTimeoutMs;
+  }
+
+  create(s: NewSession): Row {
+    const now = this.core.clock.now().toISOString();
+    const id = newId();
+    this.core.store.runSql(
+      `INSERT INTO api_sessions (id, token, identity_id, authenticator_id, ip_address, config_types, is_mfa_required,
+         is_mfa_complete, is_ext_jwt_required, last_activity_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
+      id, newToken(), s.identityId, s.authenticatorId, s.ipAddress, JSON.stringify(s.configTypes),
+      s.isMfaRequired, s.isExtJwtRequired ?? false, now, now, now,
+    );
+    return this.core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', id)!;
+  }
+
+  lastActivity(row: Row): Date {
+    const cached = this.activity.get(row.id as string);
+    const stored = Date.parse(row.last_activity_at as string);
+    return new Date(Math.max(cached ?? 0, stored));
+  }
+
+  expiresAt(row: Row): Date {
+    return new Date(this.lastActivity(row).getTime() + this.timeoutMs);
+  }
+
+  authQueries(row: Row): AuthQuery[] {
+    const out: AuthQuery[] = [];
+    if (row.is_mfa_required && !row.is_mfa_complete) {
+      out.push({
+        typeId: 'MFA', provider: 'svc', format: 'numeric', httpMethod: 'POST', httpUrl: './authenticate/mfa',
+        minLength: 4, maxLength: 8, isTotpEnrolled: this.core.hooks.isTotpEnrolled(row.identity_id as string),
+      });
+    }
+    if (row.is_ext_jwt_required && !row.is_ext_jwt_complete) out.push(...this.core.hooks.extJwtAuthQueries(row));
+    return out;
+  }
+
+  isPartial(row: Row): boolean {
+    return (!!row.is_mfa_required && !row.is_mfa_complete) || (!!row.is_ext_jwt_required && !row.is_ext_jwt_complete);
+  }
+
+  /** Resolves a token to a live session and its caller; expired sessions are removed. */
+  resolve(token: string): { session: Row; identity: Row; caller: Caller } | undefined {
+    const store = this.core.store;
+    const session = store.getSql<Row>('SELECT * FROM api_sessions WHERE token = ?', token);
+    if (!session) return undefined;
+    const now = this.core.clock.now();
+    if (this.expiresAt(session) <= now) {
+      this.remove(session.id as string);
+      return undefined;
+    }
+    const identity = store.getSql<Row>('SELECT id, name, is_admin, permissions, disabled, disabled_until FROM identities WHERE id = ?', session.identity_id);
+    if (!identity || isDisabled(identity, now)) {
+      this.remove(session.id as string);
+      return undefined;
+    }
+    this.touch(session, now);
+    return { session, identity, caller: callerOf(identity, session, this.isPartial(session)) };
+  }
+
+  private touch(session: Row, now: Date): void {
+    const id = session.id as string;
+    const t = now.getTime();
+    this.activity.set(id, t);
+    if (t - Date.parse(session.last_activity_at as string) >= 1000) {
+      this.core.store.runSql('UPDATE api_sessions SET last_activity_at = ? WHERE id = ?', now.toISOString(), id);
+    }
+  }
+
+  remove(id: string): void {
+    this.activity.delete(id);
+    this.core.store.runSql('DELETE FROM api_sessions WHERE id = ?', id);
+  }
+
+  removeForIdentity(identityId: string): void {
+    const ids = this.core.store.allSql<{ id: string }>('SELECT id FROM api_sessions WHERE identity_id = ?', identityId);
+    for (const { id } of ids) this.activity.delete(id);
+    this.core.store.runSql('DELETE FROM api_sessions WHERE identity_id = ?', identityId);
+  }
+
+  /** Deletes sessions idle past the timeout (in SQL; cached activity newer than the row is honoured). */
+  sweep(): void {
+    const cutoff = new Date(this.core.clock.now().getTime() - this.timeoutMs).toISOString();
+    const stale = this.core.store.allSql<Row>('SELECT id, last_activity_at FROM api_sessions WHERE last_activity_at < ?', cutoff);
+    for (const row of stale) if (this.expiresAt(row) <= this.core.clock.now()) this.remove(row.id as string);
+  }
+
+  /** The session as returned by authenticate and current-api-session: with token and expiry. */
+  view(ctx: Ctx, row: Row): ApiObject {
+    const item = present(ctx, apiSessions, [row])[0]!;
+    const expiresAt = this.expiresAt(row);
+    item.expiresAt = expiresAt.toISOString();
+    item.expirationSeconds = Math.max(0, Math.round((expiresAt.getTime() - this.core.clock.now().getTime()) / 1000));
+    return item;
+  }
+}
+
+export function callerOf(identity: Row, session: Row | undefined, partial = false): Caller {
+  return {
+    identityId: identity.id as string,
+    identityName: identity.name as string,
+    isAdmin: !!identity.is_admin,
+    permissions: new Set(JSON.parse((identity.permissions as string) ?? '[]') as string[]),
+    apiSessionId: session?.id as string | undefined,
+    partial,
+  };
+}

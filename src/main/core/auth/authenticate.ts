@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import type { Core } from '../core';
+import { invalidAuth } from '../errors';
+import type { ApiObject } from '../entities/resource';
+import { isDisabled } from '../entities/identities';
+import { loadAuthPolicy } from '../entities/authPolicies';
+import type { Row } from '../store/db';
+import { parseInput } from '../validation';
+import { passwordSchema, usernameSchema } from '../entities/common';
+import { verifyPassword } from './passwords';
+import { callerOf } from './apiSessions';
+
+const info = (keys: string[]) => z.object(Object.fromEntries(keys.map((k) => [k, z.string().max(255).optional()]))).partial();
+export const envInfoSchema = info(['arch', 'domain', 'hostname', 'os', 'osRelease', 'osVersion']);
+export const sdkInfoSchema = info(['appId', 'appVersion', 'branch', 'revision', 'type', 'version']);
+
+const authenticateBody = z
+  .object({
+    username: usernameSchema.optional(),
+    password: passwordSchema.optional(),
+    configTypes: z.array(z.string()).nullable().optional(),
+    envInfo: envInfoSchema.nullable().optional(),
+    sdkInfo: sdkInfoSchema.nullable().optional(),
+  })
+  .nullable()
+  .optional();
+export type AuthenticateBody = NonNullable<z.infer<typeof authenticateBody>>;
+
+export interface ClientInfo {
+  ipAddress: string;
+}
+
+export function parseAuthenticateBody(body: unknown): AuthenticateBody {
+  return parseInput(authenticateBody, body ?? {}) ?? {};
+}
+
+/** POST /authenticate?method=password */
+export async function authenticatePassword(core: Core, rawBody: unknown, client: ClientInfo): Promise<ApiObject> {
+  const body = parseAuthenticateBody(rawBody);
+  if (body.username === undefined) throw invalidAuth('username and password are required');
+  if (body.password === undefined) throw invalidAuth('username and password are required');
+  const store = core.store;
+  const auth = store.getSql<Row>("SELECT * FROM authenticators WHERE method = 'updb' AND username = ?", body.username);
+  const identity = auth && store.getSql<Row>('SELECT * FROM identities WHERE id = ?', auth.identity_id);
+  if (!auth || !identity) {
+    await verifyPassword(undefined, body.password);
+    throw invalidAuth();
+  }
+  const ctx = core.system;
+  const policy = loadAuthPolicy(ctx, identity.auth_policy_id as string);
+  const ok = await verifyPassword(auth.password_hash as string, body.password);
+  const now = core.clock.now();
+  if (!policy.primary.updb.allowed || isDisabled(identity, now)) throw invalidAuth();
+  if (!ok) {
+    recordFailure(core, identity, policy.primary.updb);
+    throw invalidAuth();
+  }
+  if (identity.failed_login_attempts) store.runSql('UPDATE identities SET failed_login_attempts = 0 WHERE id = ?', identity.id);
+  return startSession(core, identity, auth, body, client);
+}
+
+/** Counts a failed primary authentication; reaching maxAttempts disables the identity (the lockout). */
+export function recordFailure(core: Core, identity: Row, rules: { maxAttempts: number; lockoutDurationMinutes: number }): void {
+  const store = core.store;
+  store.tx(() => {
+    const attempts = (store.getSql<{ n: number }>('SELECT failed_login_attempts AS n FROM identities WHERE id = ?', identity.id)?.n ?? 0) + 1;
+    if (rules.maxAttempts > 0 && attempts >= rules.maxAttempts) {
+      const now = core.clock.now();
+      const until = rules.lockoutDurationMinutes > 0 ? new Date(now.getTime() + rules.lockoutDurationMinutes * 60_000).toISOString() : null;
+      store.runSql(
+        'UPDATE identities SET failed_login_attempts = 0, disabled = 1, disabled_at = ?, disabled_until = ? WHERE id = ?',
+        now.toISOString(), until, identity.id,
+      );
+      core.sessions.removeForIdentity(identity.id as string);
+      core.log.warn({ identityId: identity.id }, 'identity locked after too many failed authentications');
+    } else {
+      store.runSql('UPDATE identities SET failed_login_attempts = ? WHERE id = ?', attempts, identity.id);
+    }
+  });
+}
+
+/** Creates the API session after a successful primary authentication and returns its view. */
+export function startSession(core: Core, identity: Row, authenticator: Row, body: AuthenticateBody, client: ClientInfo): ApiObject {
+  const store = core.store;
+  const session = store.tx(() => {
+    if (body.envInfo || body.sdkInfo) {
+      store.runSql(
+        'UPDATE identities SET env_info = coalesce(?, env_info), sdk_info = coalesce(?, sdk_info) WHERE id = ?',
+        body.envInfo ? JSON.stringify(body.envInfo) : null,
+        body.sdkInfo ? JSON.stringify(body.sdkInfo) : null,
+        identity.id,
+      );
+    }
+    const policy = loadAuthPolicy(core.system, identity.auth_policy_id as string);
+    return core.sessions.create({
+      identityId: identity.id as string,
+      authenticatorId: authenticator.id as string,
+      ipAddress: client.ipAddress,
+      configTypes: body.configTypes ?? [],
+      isMfaRequired: core.hooks.isTotpEnrolled(identity.id as string) || policy.secondary.requireTotp,
+      isExtJwtRequired: !!policy.secondary.requireExtJwtSigner,
+    });
+  });
+  const ctx = core.ctx(callerOf(identity, session));
+  const view = core.sessions.view(ctx, session);
+  view.token = session.token;
+  return view;
+}

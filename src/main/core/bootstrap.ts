@@ -1,0 +1,79 @@
+import { randomBytes } from 'node:crypto';
+import { hashPassword } from './auth/passwords';
+import type { Core } from './core';
+import { DEFAULT_AUTH_POLICY_ID, DEFAULT_PRIMARY, DEFAULT_SECONDARY } from './entities/authPolicies';
+import { BUILTIN_CONFIG_TYPES } from './entities/builtinConfigTypes';
+import { IDENTITY_TYPES } from './entities/identities';
+import { newId } from './ids';
+
+const ALL_OS = ['Windows', 'WindowsServer', 'Android', 'iOS', 'macOS', 'Linux'];
+const DESKTOP_OS = ['Windows', 'WindowsServer', 'macOS', 'Linux'];
+const os = (types: string[]) => types.map((type) => ({ type, versions: [] as string[] }));
+export const POSTURE_CHECK_TYPES = [
+  { id: 'OS', name: 'Operating System Check', operatingSystems: os(ALL_OS) },
+  { id: 'PROCESS', name: 'Process Check', operatingSystems: os(DESKTOP_OS) },
+  { id: 'PROCESS_MULTI', name: 'Multi Process Check', operatingSystems: os(DESKTOP_OS) },
+  { id: 'DOMAIN', name: 'Windows Domain Check', operatingSystems: os(['Windows', 'WindowsServer']) },
+  { id: 'MAC', name: 'MAC Address Check', operatingSystems: os(ALL_OS) },
+  { id: 'MFA', name: 'MFA Check', operatingSystems: os(ALL_OS) },
+];
+
+export interface AdminCredentials {
+  username: string;
+  password?: string;
+}
+
+export interface BootstrapResult {
+  /** Set only on the start that created the default admin with a generated password. */
+  generatedAdminPassword?: string;
+  adminUsername: string;
+}
+
+/** Creates what a controller needs on first start; later starts find it and change nothing. */
+export async function bootstrap(core: Core, admin: AdminCredentials): Promise<BootstrapResult> {
+  const store = core.store;
+  const existingAdmin = store.getSql<{ username: string }>(
+    "SELECT a.username FROM identities i JOIN authenticators a ON a.identity_id = i.id AND a.method = 'updb' WHERE i.is_default_admin = 1",
+  );
+  let generated: string | undefined;
+  let passwordHash: string | undefined;
+  if (!existingAdmin) {
+    generated = admin.password ? undefined : randomBytes(15).toString('base64url');
+    passwordHash = await hashPassword(admin.password ?? generated!);
+  }
+  const now = core.clock.now().toISOString();
+  store.tx(() => {
+    for (const t of IDENTITY_TYPES) {
+      store.runSql('INSERT OR IGNORE INTO identity_types (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)', t, t, now, now);
+    }
+    for (const t of POSTURE_CHECK_TYPES) {
+      store.runSql(
+        'INSERT OR IGNORE INTO posture_check_types (id, name, operating_systems, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+        t.id, t.name, JSON.stringify(t.operatingSystems), '1', now, now,
+      );
+    }
+    store.runSql(
+      'INSERT OR IGNORE INTO auth_policies (id, name, primary_json, secondary_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+      DEFAULT_AUTH_POLICY_ID, 'Default', JSON.stringify(DEFAULT_PRIMARY), JSON.stringify(DEFAULT_SECONDARY), now, now,
+    );
+    for (const t of BUILTIN_CONFIG_TYPES) {
+      store.runSql(
+        "INSERT OR IGNORE INTO config_types (id, name, schema, target, created_at, updated_at) VALUES (?, ?, ?, 'service', ?, ?)",
+        t.id, t.name, JSON.stringify(t.schema), now, now,
+      );
+    }
+    if (!existingAdmin) {
+      const id = newId();
+      store.runSql(
+        `INSERT INTO identities (id, name, type_id, is_admin, is_default_admin, auth_policy_id, created_at, updated_at)
+         VALUES (?, 'Default Admin', 'User', 1, 1, ?, ?, ?)`,
+        id, DEFAULT_AUTH_POLICY_ID, now, now,
+      );
+      store.runSql(
+        "INSERT INTO authenticators (id, identity_id, method, username, password_hash, created_at, updated_at) VALUES (?, ?, 'updb', ?, ?, ?, ?)",
+        newId(), id, admin.username, passwordHash, now, now,
+      );
+    }
+  });
+  return { generatedAdminPassword: generated, adminUsername: existingAdmin?.username ?? admin.username };
+}

@@ -1,0 +1,8 @@
+/** Injectable time source so expiry logic is testable without sleeping. */
+export interface Clock {
+  now(): Date;
+}
+
+export const systemClock: Clock = { now: () => new Date() };
+
+export const iso = (d: Date): string => d.toISOString();

@@ -1,0 +1,70 @@
+import type { Logger } from 'pino';
+import { ApiSessionService, type AuthQuery } from './auth/apiSessions';
+import type { Caller } from './auth/permissions';
+import type { Clock } from './clock';
+import type { Ctx } from './context';
+import { ApiError } from './errors';
+import type { IdentityDecorator } from './entities/identities';
+import { SchemaValidator } from './entities/jsonSchema';
+import type { ControllerPki } from './pki/index';
+
+/** The controller's PKI plus derived encodings served by the APIs. */
+export type PkiMaterial = ControllerPki & { caBundlePkcs7: string };
+import type { Row, Store } from './store/db';
+
+export interface CoreConfig {
+  dataDir: string;
+  /** Public base URL of the controller API, e.g. https://127.0.0.1:1280 */
+  apiPublicUrl: string;
+  /** Inactivity timeout of API sessions */
+  sessionTimeoutMs: number;
+}
+
+/** The system itself as a caller (bootstrap, maintenance): full rights, no session. */
+export const SYSTEM: Caller = { identityId: 'system', identityName: 'system', isAdmin: true, permissions: new Set() };
+
+/**
+ * The domain core: no HTTP, no Electron. Adapters (REST, tRPC, CLI) call into it with a Ctx naming the caller.
+ * Holds no module-level state: several cores can live in one process.
+ */
+export class Core {
+  readonly sessions = new ApiSessionService(this);
+  readonly schemas = new SchemaValidator();
+  /** Modules that add computed identity fields register here (batched per page). */
+  readonly identityDecorators: IdentityDecorator[] = [];
+  /** `/summary` counts: name -> table; modules add their tables. */
+  readonly summaryTables: Record<string, string> = {
+    apiSessions: 'api_sessions', authPolicies: 'auth_policies', authenticators: 'authenticators', configTypes: 'config_types',
+    configs: 'configs', controllers: 'controllers', identities: 'identities', services: 'services',
+  };
+  /** Answers owned by later modules (MFA, external JWT); defaults describe "not configured". */
+  readonly hooks = {
+    isTotpEnrolled: (_identityId: string): boolean => false,
+    extJwtAuthQueries: (_session: Row): AuthQuery[] => [],
+  };
+
+  constructor(
+    readonly store: Store,
+    readonly clock: Clock,
+    readonly config: CoreConfig,
+    readonly pki: PkiMaterial,
+    readonly log: Logger,
+  ) {}
+
+  ctx(caller: Caller): Ctx {
+    return { core: this, caller };
+  }
+
+  get system(): Ctx {
+    return this.ctx(SYSTEM);
+  }
+
+  /** Certificate authenticators arrive with the PKI/enrollment module. */
+  createCertAuthenticator(_ctx: Ctx, _identityId: string, _certPem: string | undefined, _tags: object): string {
+    throw new ApiError('COULD_NOT_VALIDATE', 400, 'certificate authenticators are created through enrollment', {
+      field: 'method',
+      reason: 'cert authenticators are not supported by this operation',
+      value: 'cert',
+    });
+  }
+}

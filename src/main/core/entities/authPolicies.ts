@@ -1,0 +1,124 @@
+import { z } from 'zod';
+import type { Ctx } from '../context';
+import { conflict, referencedEntity, validationError } from '../errors';
+import { scalar } from '../query/fields';
+import type { Row } from '../store/db';
+import { nameSchema, nullableTags, patchOf } from './common';
+import { decode, type ResourceDef } from './resource';
+
+export const DEFAULT_AUTH_POLICY_ID = 'default';
+
+const primarySchema = z.object({
+  cert: z.object({ allowed: z.boolean(), allowExpiredCerts: z.boolean() }),
+  extJwt: z.object({ allowed: z.boolean(), allowedSigners: z.array(z.string()).nullable().transform((v) => v ?? []) }),
+  updb: z.object({
+    allowed: z.boolean(),
+    minPasswordLength: z.number().int().min(5, 'must be at least 5').max(100),
+    requireSpecialChar: z.boolean(),
+    requireNumberChar: z.boolean(),
+    requireMixedCase: z.boolean(),
+    maxAttempts: z.number().int().min(0),
+    lockoutDurationMinutes: z.number().int().min(0),
+  }),
+});
+const secondarySchema = z.object({
+  requireTotp: z.boolean(),
+  requireExtJwtSigner: z.string().nullable().optional().transform((v) => v ?? null),
+});
+export type AuthPolicyPrimary = z.infer<typeof primarySchema>;
+export type AuthPolicySecondary = z.infer<typeof secondarySchema>;
+export interface AuthPolicy {
+  id: string;
+  name: string;
+  primary: AuthPolicyPrimary;
+  secondary: AuthPolicySecondary;
+}
+
+export const DEFAULT_PRIMARY: AuthPolicyPrimary = {
+  cert: { allowed: true, allowExpiredCerts: true },
+  extJwt: { allowed: true, allowedSigners: [] },
+  updb: {
+    allowed: true, minPasswordLength: 5, requireSpecialChar: false, requireNumberChar: false, requireMixedCase: false,
+    maxAttempts: 0, lockoutDurationMinutes: 0,
+  },
+};
+export const DEFAULT_SECONDARY: AuthPolicySecondary = { requireTotp: false, requireExtJwtSigner: null };
+
+const full = { name: nameSchema, primary: primarySchema, secondary: secondarySchema, tags: nullableTags.optional() };
+const deepPartial = z.object({
+  cert: primarySchema.shape.cert.partial().nullable().optional(),
+  extJwt: primarySchema.shape.extJwt.partial().nullable().optional(),
+  updb: primarySchema.shape.updb.partial().nullable().optional(),
+});
+
+export function loadAuthPolicy(ctx: Ctx, id: string): AuthPolicy {
+  const row = ctx.core.store.getSql<Row>('SELECT * FROM auth_policies WHERE id = ?', id)
+    ?? ctx.core.store.getSql<Row>('SELECT * FROM auth_policies WHERE id = ?', DEFAULT_AUTH_POLICY_ID)!;
+  return {
+    id: row.id as string,
+    name: row.name as string,
+    primary: JSON.parse(row.primary_json as string),
+    secondary: JSON.parse(row.secondary_json as string),
+  };
+}
+
+function checkSigners(ctx: Ctx, p: AuthPolicyPrimary, s: AuthPolicySecondary): void {
+  const exists = (id: string) =>
+    !!ctx.core.store.getSql("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'external_jwt_signers'") &&
+    !!ctx.core.store.getSql('SELECT 1 FROM external_jwt_signers WHERE id = ?', id);
+  p.extJwt.allowedSigners.forEach((id, i) => {
+    if (!exists(id)) throw validationError(`primary.extJwt.allowedSigners.${i}`, 'external JWT signer not found', id);
+  });
+  if (s.requireExtJwtSigner && !exists(s.requireExtJwtSigner)) {
+    throw validationError('secondary.requireExtJwtSigner', 'external JWT signer not found', s.requireExtJwtSigner);
+  }
+}
+
+export const authPolicies: ResourceDef = {
+  entity: 'auth-policies',
+  table: 'auth_policies',
+  permission: 'auth-policy',
+  columns: {
+    name: { column: 'name', codec: 'string' },
+    primary: { column: 'primary_json', codec: 'json', write: false },
+    secondary: { column: 'secondary_json', codec: 'json', write: false },
+  },
+  fields: { name: scalar('string', 't.name') },
+  defaultSort: 't.name ASC',
+  schemas: {
+    create: z.object(full),
+    update: z.object(full),
+    patch: patchOf({ name: nameSchema, tags: nullableTags }).extend({
+      primary: deepPartial.nullable().optional(),
+      secondary: secondarySchema.partial().nullable().optional(),
+    }),
+  },
+  beforeWrite(op, input, existing, ctx) {
+    let primary: AuthPolicyPrimary = input.primary;
+    let secondary: AuthPolicySecondary = input.secondary;
+    if (op === 'patch') {
+      const cur = decode('json', existing!.primary_json) as AuthPolicyPrimary;
+      const p = input.primary ?? {};
+      primary = {
+        cert: { ...cur.cert, ...strip(p.cert) },
+        extJwt: { ...cur.extJwt, ...strip(p.extJwt) },
+        updb: { ...cur.updb, ...strip(p.updb) },
+      };
+      secondary = { ...(decode('json', existing!.secondary_json) as AuthPolicySecondary), ...strip(input.secondary) };
+      if (input.name === null) delete input.name;
+    }
+    checkSigners(ctx, primary, secondary);
+    return { primary_json: JSON.stringify(primary), secondary_json: JSON.stringify(secondary) };
+  },
+  beforeDelete(row, ctx) {
+    if (row.id === DEFAULT_AUTH_POLICY_ID) throw conflict('CAN_NOT_DELETE_REFERENCED_ENTITY', 'the default auth policy cannot be deleted');
+    if (ctx.core.store.getSql('SELECT 1 FROM identities WHERE auth_policy_id = ? LIMIT 1', row.id)) {
+      throw referencedEntity('the auth policy is used by identities');
+    }
+  },
+};
+
+/** Drops keys whose value is undefined or null (PATCH: absent or null means "leave as is"). */
+function strip<T extends object>(o: T | null | undefined): Partial<T> {
+  return Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
+}

@@ -1,0 +1,41 @@
+import { requireAdminRead, requirePermission, type PermissionGroup } from '../auth/permissions';
+import type { Ctx } from '../context';
+import { scalar } from '../query/fields';
+import { pageQuery, type ListParams } from '../query/list';
+import { type ListExtra, listRows, present, requireRow, type ResourceDef } from './resource';
+
+/** Lists `def` rows related to one parent entity (association listings such as /identities/{id}/authenticators). */
+export function listRelated(ctx: Ctx, parent: ResourceDef, parentId: string, def: ResourceDef, params: ListParams, extra: ListExtra) {
+  requirePermission(ctx.caller, parent.permission, 'read');
+  requirePermission(ctx.caller, def.permission, 'read');
+  requireRow(ctx.core.store, parent, parentId);
+  const { rows, meta } = listRows(ctx, def, params, extra);
+  return { data: present(ctx, def, rows), meta };
+}
+
+/** Distinct role attributes in use by an entity kind, paged and filterable on `id` (the attribute). */
+export function listRoleAttributes(ctx: Ctx, entityType: string, permission: PermissionGroup, params: ListParams) {
+  requirePermission(ctx.caller, permission, 'read');
+  const fields = { id: scalar('string', 't.attr') };
+  const { compiled, limit, offset } = pageQuery(params, fields);
+  const from = `(SELECT DISTINCT attr FROM role_attributes WHERE entity_type = ?) t`;
+  const order = compiled.sort.length ? compiled.sort.map((s) => `${s.sql} ${s.dir}`).join(', ') : 't.attr ASC';
+  const store = ctx.core.store;
+  const totalCount = store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${from} WHERE ${compiled.where}`, entityType, ...compiled.params)!.n;
+  const rows = store.allSql<{ attr: string }>(
+    `SELECT t.attr FROM ${from} WHERE ${compiled.where} ORDER BY ${order} LIMIT ? OFFSET ?`,
+    entityType, ...compiled.params, limit, offset,
+  );
+  return { data: rows.map((r) => r.attr), meta: { pagination: { limit, offset, totalCount }, filterableFields: ['id'] } };
+}
+
+/** Resource counts for `/summary`, one count(*) per registered table. */
+export function summary(ctx: Ctx): Record<string, number> {
+  requireAdminRead(ctx.caller);
+  const out: Record<string, number> = {};
+  for (const [name, table] of Object.entries(ctx.core.summaryTables)) {
+    out[name] = ctx.core.store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)!.n;
+  }
+  return out;
+}
+

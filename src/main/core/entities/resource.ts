@@ -1,0 +1,317 @@
+import type { z } from 'zod';
+import { requirePermission, type PermissionGroup } from '../auth/permissions';
+import type { Ctx } from '../context';
+import { conflict, notFound, referencedEntity, validationError } from '../errors';
+import { newId } from '../ids';
+import type { QueryFields } from '../query/compile';
+import { pageQuery, type ListParams, type Page } from '../query/list';
+import { scalar } from '../query/fields';
+import type { Row, Store } from '../store/db';
+import { parseInput } from '../validation';
+import { syncRoleAttributes, deleteRoleAttributes } from './roleAttributes';
+
+/**
+ * One declaration per resource type drives list/get/create/update/patch/delete, filterable fields, links,
+ * refs and the serialized shape. Resource modules add only what is special about them through hooks.
+ */
+export type Codec = 'string' | 'int' | 'bool' | 'json' | 'datetime';
+export interface ColumnSpec {
+  column: string;
+  codec: Codec;
+  /** false: read-only (never written from a request body). */
+  write?: boolean;
+}
+export interface RefSpec {
+  /** column holding the referenced id */
+  column: string;
+  entity: string;
+  table: string;
+}
+export type ApiObject = Record<string, unknown>;
+export type WriteOp = 'create' | 'update' | 'patch';
+
+export interface ResourceDef {
+  /** URL segment and `entity` of refs, e.g. "identities" */
+  entity: string;
+  table: string;
+  permission: PermissionGroup;
+  /** API field -> storage column (read back and, unless write:false, written from bodies) */
+  columns: Record<string, ColumnSpec>;
+  /** filterable/sortable fields beyond id, createdAt, updatedAt, tags.* */
+  fields: QueryFields;
+  /** ORDER BY used when the filter has no `sort by` */
+  defaultSort?: string;
+  /** role_attributes.entity_type when the resource has roleAttributes */
+  roleAttributesType?: string;
+  refs?: Record<string, RefSpec>;
+  schemas: { create?: z.ZodType; update?: z.ZodType; patch?: z.ZodType };
+  /** Validate/adjust a write inside its transaction; may return extra column values. */
+  beforeWrite?(op: WriteOp, input: any, existing: Row | undefined, ctx: Ctx): Record<string, unknown> | void;
+  afterWrite?(op: WriteOp, id: string, input: any, existing: Row | undefined, ctx: Ctx): void;
+  beforeDelete?(row: Row, ctx: Ctx): void;
+  afterDelete?(row: Row, ctx: Ctx): void;
+  /** Add computed fields to a page of presented objects (batched: never one query per row). */
+  decorate?(items: ApiObject[], rows: Row[], ctx: Ctx): void;
+  /** Extra _links, name -> path relative to the API base (e.g. "identities/x/edge-routers") */
+  links?(row: Row): Record<string, string>;
+  /** Replace a generic write operation (e.g. when it needs async work such as password hashing). */
+  handlers?: {
+    create?(ctx: Ctx, body: unknown): string | Promise<string>;
+    update?(ctx: Ctx, id: string, body: unknown, op: 'update' | 'patch'): void | Promise<void>;
+  };
+}
+
+export const ref = (entity: string, id: string, name: string | null | undefined) => ({
+  _links: { self: { href: `./${entity}/${id}` } },
+  entity,
+  id,
+  name: name ?? undefined,
+});
+
+const BASE_FIELDS: QueryFields = {
+  id: scalar('string', 't.id'),
+  createdAt: scalar('datetime', 't.created_at'),
+  updatedAt: scalar('datetime', 't.updated_at'),
+};
+
+export function filterFields(def: ResourceDef): QueryFields {
+  return { ...BASE_FIELDS, ...def.fields };
+}
+
+// ---- encoding -------------------------------------------------------------------------------------
+
+export function encode(codec: Codec, v: unknown): unknown {
+  if (v === undefined) return undefined;
+  if (v === null) return codec === 'json' ? null : null;
+  switch (codec) {
+    case 'json':
+      return JSON.stringify(v);
+    case 'bool':
+      return v ? 1 : 0;
+    case 'datetime':
+      return v instanceof Date ? v.toISOString() : v;
+    default:
+      return v;
+  }
+}
+
+export function decode(codec: Codec, v: unknown): unknown {
+  if (v === null || v === undefined) return v === undefined ? undefined : null;
+  switch (codec) {
+    case 'json':
+      return JSON.parse(v as string);
+    case 'bool':
+      return v === 1 || v === true;
+    default:
+      return v;
+  }
+}
+
+// ---- reading --------------------------------------------------------------------------------------
+
+export function findRow(store: Store, def: ResourceDef, id: string): Row | undefined {
+  return store.getSql(`SELECT * FROM ${def.table} WHERE id = ?`, id);
+}
+
+export function requireRow(store: Store, def: ResourceDef, id: string): Row {
+  const row = findRow(store, def, id);
+  if (!row) throw notFound(def.entity);
+  return row;
+}
+
+/** Serializes rows into the API shape: base fields, declared columns, refs, links, then the decorate hook. */
+export function present(ctx: Ctx, def: ResourceDef, rows: Row[]): ApiObject[] {
+  const refNames = new Map<string, Map<string, string>>();
+  for (const [field, spec] of Object.entries(def.refs ?? {})) {
+    const ids = [...new Set(rows.map((r) => r[spec.column]).filter((v): v is string => typeof v === 'string'))];
+    refNames.set(field, namesById(ctx.core.store, spec.table, ids));
+  }
+  const items = rows.map((row) => {
+    const id = row.id as string;
+    const links: Record<string, { href: string }> = { self: { href: `./${def.entity}/${id}` } };
+    for (const [name, path] of Object.entries(def.links?.(row) ?? {})) links[name] = { href: `./${path}` };
+    const item: ApiObject = {
+      _links: links,
+      id,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+      tags: decode('json', row.tags) ?? {},
+    };
+    for (const [field, spec] of Object.entries(def.columns)) item[field] = decode(spec.codec, row[spec.column]);
+    for (const [field, spec] of Object.entries(def.refs ?? {})) {
+      const refId = row[spec.column] as string | null;
+      item[field] = refId ? ref(spec.entity, refId, refNames.get(field)!.get(refId)) : null;
+    }
+    return item;
+  });
+  def.decorate?.(items, rows, ctx);
+  return items;
+}
+
+/** `SELECT id, name FROM table WHERE id IN (...)` for a page's worth of ids. */
+export function namesById(store: Store, table: string, ids: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!ids.length) return out;
+  const rows = store.allSql<{ id: string; name: string }>(
+    `SELECT id, name FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`,
+    JSON.stringify(ids),
+  );
+  for (const r of rows) out.set(r.id, r.name);
+  return out;
+}
+
+export interface ListExtra {
+  /** extra SQL condition over alias t (e.g. association listings, roleFilter) */
+  where?: string;
+  params?: unknown[];
+}
+
+/** Pages rows in SQL: compiled ZitiQL + extra restriction, count and page in two statements. */
+export function listRows(ctx: Ctx, def: ResourceDef, params: ListParams, extra: ListExtra = {}) {
+  const fields = filterFields(def);
+  const { compiled, limit, offset } = pageQuery(params, fields, 't.tags');
+  const where = extra.where ? `(${compiled.where}) AND (${extra.where})` : compiled.where;
+  const args = [...compiled.params, ...(extra.params ?? [])];
+  const order = compiled.sort.length
+    ? [...compiled.sort.map((s) => `${s.sql} ${s.dir}`), 't.id ASC'].join(', ')
+    : def.defaultSort ?? 't.id ASC';
+  const store = ctx.core.store;
+  const totalCount = store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${def.table} t WHERE ${where}`, ...args)!.n;
+  const rows = store.allSql<Row>(
+    `SELECT t.* FROM ${def.table} t WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`,
+    ...args,
+    limit,
+    offset,
+  );
+  return { rows, meta: { pagination: { limit, offset, totalCount }, filterableFields: Object.keys(fields) } };
+}
+
+export function listResource(ctx: Ctx, def: ResourceDef, params: ListParams, extra?: ListExtra): Page<ApiObject> {
+  requirePermission(ctx.caller, def.permission, 'read');
+  const { rows, meta } = listRows(ctx, def, params, extra);
+  return { data: present(ctx, def, rows), meta };
+}
+
+export function getResource(ctx: Ctx, def: ResourceDef, id: string): ApiObject {
+  requirePermission(ctx.caller, def.permission, 'read');
+  return present(ctx, def, [requireRow(ctx.core.store, def, id)])[0]!;
+}
+
+// ---- writing --------------------------------------------------------------------------------------
+
+function columnValues(def: ResourceDef, input: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [field, spec] of Object.entries(def.columns)) {
+    if (spec.write === false || !(field in input) || input[field] === undefined) continue;
+    out[spec.column] = encode(spec.codec, input[field]);
+  }
+  if (input.tags !== undefined) out.tags = JSON.stringify(input.tags ?? {});
+  return out;
+}
+
+/** Maps SQLite constraint failures to the API's errors; rethrows anything else. */
+export function translateConstraint(def: ResourceDef, e: unknown, input?: Record<string, unknown>): never {
+  const err = e as { code?: string; message?: string };
+  if (err?.code === 'SQLITE_CONSTRAINT_UNIQUE') {
+    const column = /UNIQUE constraint failed: \w+\.(\w+)/.exec(err.message ?? '')?.[1];
+    const field = Object.entries(def.columns).find(([, s]) => s.column === column)?.[0] ?? column ?? 'unknown';
+    const value = input?.[field];
+    throw validationError(field, `duplicate value '${String(value)}' in unique index on ${def.entity} store`, value);
+  }
+  if (err?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
+    throw referencedEntity(`the ${def.entity} is referenced by other entities`);
+  }
+  throw e;
+}
+
+export function insertRow(ctx: Ctx, def: ResourceDef, values: Record<string, unknown>, input?: Record<string, unknown>): void {
+  try {
+    ctx.core.store.run(ctx.core.store.qb.insertInto(def.table).values(values));
+  } catch (e) {
+    translateConstraint(def, e, input);
+  }
+}
+
+export function createResource(ctx: Ctx, def: ResourceDef, body: unknown): string {
+  requirePermission(ctx.caller, def.permission, 'create');
+  return applyCreate(ctx, def, body);
+}
+
+/** Create without the permission check, for callers that authorised the operation themselves. */
+export function applyCreate(ctx: Ctx, def: ResourceDef, body: unknown): string {
+  if (!def.schemas.create) throw conflict('METHOD_NOT_ALLOWED', 'create is not supported');
+  const input = parseInput(def.schemas.create, body) as Record<string, unknown>;
+  const store = ctx.core.store;
+  return store.tx(() => {
+    const id = (input.id as string | undefined) ?? newId();
+    const extra = def.beforeWrite?.('create', input, undefined, ctx) ?? {};
+    const now = ctx.core.clock.now().toISOString();
+    insertRow(ctx, def, { id, created_at: now, updated_at: now, tags: '{}', ...columnValues(def, input), ...extra }, input);
+    if (def.roleAttributesType && Array.isArray(input.roleAttributes)) {
+      syncRoleAttributes(store, def.roleAttributesType, id, input.roleAttributes as string[]);
+    }
+    def.afterWrite?.('create', id, input, undefined, ctx);
+    return id;
+  });
+}
+
+export function updateResource(ctx: Ctx, def: ResourceDef, id: string, body: unknown, op: 'update' | 'patch'): void {
+  requirePermission(ctx.caller, def.permission, 'update');
+  applyUpdate(ctx, def, id, body, op);
+}
+
+/** Update without the permission check, for callers that authorised the operation themselves. */
+export function applyUpdate(ctx: Ctx, def: ResourceDef, id: string, body: unknown, op: 'update' | 'patch'): void {
+  const schema = def.schemas[op];
+  if (!schema) throw conflict('METHOD_NOT_ALLOWED', `${op} is not supported`);
+  const store = ctx.core.store;
+  const existing = requireRow(store, def, id);
+  const input = parseInput(schema, body) as Record<string, unknown>;
+  store.tx(() => {
+    const extra = def.beforeWrite?.(op, input, existing, ctx) ?? {};
+    const values = { ...columnValues(def, input), ...extra, updated_at: ctx.core.clock.now().toISOString() };
+    try {
+      store.run(store.qb.updateTable(def.table).set(values).where('id', '=', id));
+    } catch (e) {
+      translateConstraint(def, e, input);
+    }
+    if (def.roleAttributesType && input.roleAttributes !== undefined) {
+      syncRoleAttributes(store, def.roleAttributesType, id, (input.roleAttributes as string[] | null) ?? []);
+    }
+    def.afterWrite?.(op, id, input, existing, ctx);
+  });
+}
+
+export function deleteResource(ctx: Ctx, def: ResourceDef, id: string): void {
+  requirePermission(ctx.caller, def.permission, 'delete');
+  applyDelete(ctx, def, id);
+}
+
+/** Delete without the permission check, for callers that authorised the operation themselves. */
+export function applyDelete(ctx: Ctx, def: ResourceDef, id: string): void {
+  const store = ctx.core.store;
+  const row = requireRow(store, def, id);
+  store.tx(() => {
+    def.beforeDelete?.(row, ctx);
+    if (def.roleAttributesType) deleteRoleAttributes(store, def.roleAttributesType, id);
+    try {
+      store.runSql(`DELETE FROM ${def.table} WHERE id = ?`, id);
+    } catch (e) {
+      translateConstraint(def, e);
+    }
+    def.afterDelete?.(row, ctx);
+  });
+}
+
+/** The operations an adapter exposes for a resource: the generic ones unless the declaration overrides them. */
+export function resourceOps(def: ResourceDef) {
+  return {
+    list: (ctx: Ctx, params: ListParams, extra?: ListExtra) => listResource(ctx, def, params, extra),
+    get: (ctx: Ctx, id: string) => getResource(ctx, def, id),
+    create: async (ctx: Ctx, body: unknown): Promise<string> =>
+      def.handlers?.create ? def.handlers.create(ctx, body) : createResource(ctx, def, body),
+    update: async (ctx: Ctx, id: string, body: unknown, op: 'update' | 'patch'): Promise<void> =>
+      def.handlers?.update ? def.handlers.update(ctx, id, body, op) : updateResource(ctx, def, id, body, op),
+    delete: (ctx: Ctx, id: string) => deleteResource(ctx, def, id),
+  };
+}

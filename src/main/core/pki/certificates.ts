@@ -1,0 +1,222 @@
+import { randomBytes, X509Certificate as NodeX509 } from 'node:crypto';
+import { isIP } from 'node:net';
+import { PkiError } from './errors';
+import { generateKeyPair, importPrivateKey, importPublicKey, keyAlgorithmOf, toWebCryptoSigner, type KeyAlgorithm } from './keys';
+import { certificateDer, toPem } from './pem';
+import { x509 } from './x509Provider';
+
+const DAY_MS = 86_400_000;
+/** Certificates start slightly in the past so peers with a lagging clock accept them. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
+export interface CertAndKey {
+  certPem: string;
+  /** PKCS#8 PEM. */
+  keyPem: string;
+}
+
+export type CertificateUsage = 'client' | 'server' | 'client-server';
+
+interface TimingOptions {
+  validityDays?: number;
+  /** Reference time (default: now). notBefore = now - 5 min; notAfter = notBefore + validityDays. */
+  now?: Date;
+}
+
+export interface CreateRootCaOptions extends TimingOptions {
+  commonName: string;
+  organization?: string;
+  keyAlg?: KeyAlgorithm;
+  /** Max CA certificates below this one (default 1: root -> intermediate -> leaf). */
+  pathLength?: number;
+  uriSans?: string[];
+}
+
+export interface CreateIntermediateCaOptions extends CreateRootCaOptions {
+  issuer: CertAndKey;
+}
+
+export interface CreateServerCertificateOptions extends TimingOptions {
+  commonName: string;
+  issuer: CertAndKey;
+  dnsNames?: string[];
+  ipAddresses?: string[];
+  keyAlg?: KeyAlgorithm;
+  /** Also allow the certificate as a TLS client certificate (default false). */
+  clientAuth?: boolean;
+}
+
+export interface IssueLeafCertificateOptions extends TimingOptions {
+  /** Subject public key, SPKI PEM or DER. */
+  publicKey: string | Uint8Array;
+  commonName: string;
+  issuer: CertAndKey;
+  usage: CertificateUsage;
+  validityDays: number;
+  dnsSans?: string[];
+  ipSans?: string[];
+  uriSans?: string[];
+}
+
+interface BuildParams extends TimingOptions {
+  subject: x509.JsonName;
+  /** SPKI DER of the subject key. */
+  spki: Uint8Array<ArrayBuffer>;
+  /** Absent for a self-signed certificate, whose signer is then `selfKeyPem`. */
+  issuer?: CertAndKey;
+  selfKeyPem?: string;
+  ca?: { pathLength?: number };
+  usage?: CertificateUsage;
+  sans?: { dns?: string[]; ip?: string[]; uri?: string[] };
+  validityDays: number;
+}
+
+export async function createRootCa(opts: CreateRootCaOptions): Promise<CertAndKey> {
+  const keys = await generateKeyPair(opts.keyAlg);
+  const certPem = await buildCertificate({
+    ...opts,
+    subject: subjectName(opts.commonName, opts.organization),
+    spki: spkiDer(keys.publicKeyPem),
+    selfKeyPem: keys.privateKeyPem,
+    ca: { pathLength: opts.pathLength ?? 1 },
+    sans: { uri: opts.uriSans },
+    validityDays: opts.validityDays ?? 3650,
+  });
+  return { certPem, keyPem: keys.privateKeyPem };
+}
+
+export async function createIntermediateCa(opts: CreateIntermediateCaOptions): Promise<CertAndKey> {
+  const keys = await generateKeyPair(opts.keyAlg);
+  const certPem = await buildCertificate({
+    ...opts,
+    subject: subjectName(opts.commonName, opts.organization),
+    spki: spkiDer(keys.publicKeyPem),
+    ca: { pathLength: opts.pathLength ?? 0 },
+    sans: { uri: opts.uriSans },
+    validityDays: opts.validityDays ?? 3650,
+  });
+  return { certPem, keyPem: keys.privateKeyPem };
+}
+
+/** TLS server certificate (serverAuth) with a fresh key and the given DNS / IP SANs. */
+export async function createServerCertificate(opts: CreateServerCertificateOptions): Promise<CertAndKey> {
+  const keys = await generateKeyPair(opts.keyAlg);
+  const certPem = await buildCertificate({
+    ...opts,
+    subject: subjectName(opts.commonName),
+    spki: spkiDer(keys.publicKeyPem),
+    usage: opts.clientAuth ? 'client-server' : 'server',
+    sans: { dns: opts.dnsNames, ip: opts.ipAddresses },
+    validityDays: opts.validityDays ?? 365,
+  });
+  return { certPem, keyPem: keys.privateKeyPem };
+}
+
+/** Issues an end-entity certificate for an existing public key (signCsr builds on this). Returns the PEM. */
+export async function issueLeafCertificate(opts: IssueLeafCertificateOptions): Promise<string> {
+  return buildCertificate({
+    ...opts,
+    subject: subjectName(opts.commonName),
+    spki: spkiDer(opts.publicKey),
+    sans: { dns: opts.dnsSans, ip: opts.ipSans, uri: opts.uriSans },
+  });
+}
+
+function subjectName(commonName: string, organization?: string): x509.JsonName {
+  if (!commonName) throw new PkiError('INVALID_ARGUMENT', 'a common name is required');
+  return organization ? [{ CN: [commonName] }, { O: [organization] }] : [{ CN: [commonName] }];
+}
+
+function spkiDer(publicKey: string | Uint8Array): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(importPublicKey(publicKey).export({ type: 'spki', format: 'der' }));
+}
+
+async function buildCertificate(p: BuildParams): Promise<string> {
+  const issuerCert = p.issuer ? checkedIssuer(p.issuer) : undefined;
+  const signer = await toWebCryptoSigner(p.issuer?.keyPem ?? p.selfKeyPem!);
+
+  const notBefore = new Date(Math.floor(((p.now ?? new Date()).getTime() - CLOCK_SKEW_MS) / 1000) * 1000);
+  let notAfter = new Date(notBefore.getTime() + p.validityDays * DAY_MS);
+  // A certificate cannot usefully outlive its issuer.
+  if (issuerCert && notAfter > issuerCert.notAfter) notAfter = issuerCert.notAfter;
+
+  const publicKey = new x509.PublicKey(p.spki);
+  const ski = await x509.SubjectKeyIdentifierExtension.create(publicKey);
+  const akiKeyId = issuerCert
+    ? (issuerCert.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId ??
+      (await x509.SubjectKeyIdentifierExtension.create(issuerCert.publicKey)).keyId)
+    : ski.keyId;
+
+  const extensions: x509.Extension[] = [ski, new x509.AuthorityKeyIdentifierExtension(akiKeyId)];
+  if (p.ca) {
+    const { KeyUsageFlags: F } = x509;
+    extensions.push(
+      new x509.BasicConstraintsExtension(true, p.ca.pathLength, true),
+      // digitalSignature too: the signing CA's key also signs enrollment JWTs.
+      new x509.KeyUsagesExtension(F.keyCertSign | F.cRLSign | F.digitalSignature, true),
+    );
+  } else {
+    const usage = p.usage ?? 'client';
+    const rsa = keyAlgorithmOf(importPublicKey(p.spki)).startsWith('RSA');
+    const { KeyUsageFlags: F, ExtendedKeyUsage: E } = x509;
+    extensions.push(
+      new x509.BasicConstraintsExtension(false, undefined, true),
+      // keyEncipherment only means something for RSA key transport.
+      new x509.KeyUsagesExtension(rsa ? F.digitalSignature | F.keyEncipherment : F.digitalSignature, true),
+      new x509.ExtendedKeyUsageExtension(
+        usage === 'server' ? [E.serverAuth] : usage === 'client' ? [E.clientAuth] : [E.serverAuth, E.clientAuth],
+      ),
+    );
+  }
+  const sans = sanList(p.sans);
+  if (sans.length) extensions.push(new x509.SubjectAlternativeNameExtension(sans));
+
+  const subject = new x509.Name(p.subject);
+  const cert = await x509.X509CertificateGenerator.create({
+    serialNumber: randomSerial(),
+    subject,
+    // The issuer's own parsed subject, so the issuer name matches it exactly.
+    issuer: issuerCert ? issuerCert.subjectName : subject,
+    notBefore,
+    notAfter,
+    publicKey,
+    signingKey: signer.privateKey,
+    signingAlgorithm: signer.signingAlgorithm,
+    extensions,
+  });
+  return toPem(cert.rawData, 'CERTIFICATE');
+}
+
+/** Parses the issuer and checks it is a CA whose certificate matches its key. */
+function checkedIssuer(issuer: CertAndKey): x509.X509Certificate {
+  const der = certificateDer(issuer.certPem);
+  let nodeCert: NodeX509;
+  try {
+    nodeCert = new NodeX509(der);
+  } catch (err) {
+    throw new PkiError('INVALID_CERTIFICATE', 'issuer certificate is not a valid X.509 certificate', { cause: err });
+  }
+  if (!nodeCert.ca) throw new PkiError('ISSUER_NOT_CA', `issuer "${nodeCert.subject.replace(/\n/g, ', ')}" is not a CA`);
+  if (!nodeCert.checkPrivateKey(importPrivateKey(issuer.keyPem))) {
+    throw new PkiError('KEY_MISMATCH', 'issuer key does not belong to the issuer certificate');
+  }
+  return new x509.X509Certificate(der);
+}
+
+/** 16 random bytes, top bit cleared so the DER INTEGER is positive, never zero. */
+function randomSerial(): string {
+  const bytes = randomBytes(16);
+  bytes[0] = (bytes[0] & 0x7f) | 0x01;
+  return bytes.toString('hex');
+}
+
+function sanList(sans: BuildParams['sans'] = {}): x509.JsonGeneralName[] {
+  for (const ip of sans.ip ?? []) {
+    if (!isIP(ip)) throw new PkiError('INVALID_ARGUMENT', `not an IP address: ${ip}`);
+  }
+  return [
+    ...(sans.dns ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(sans.ip ?? []).map((value) => ({ type: 'ip' as const, value })),
+    ...(sans.uri ?? []).map((value) => ({ type: 'url' as const, value })),
+  ];
+}

@@ -1,0 +1,30 @@
+export { PkiError, type PkiErrorCode } from './errors';
+export {
+  generateKeyPair,
+  importPrivateKey,
+  importPublicKey,
+  jwsAlgorithmForKey,
+  keyAlgorithmOf,
+  publicKeyPemOf,
+  toPkcs8Pem,
+  type KeyAlgorithm,
+  type KeyPairPem,
+} from './keys';
+export {
+  createIntermediateCa,
+  createRootCa,
+  createServerCertificate,
+  issueLeafCertificate,
+  type CertAndKey,
+  type CertificateUsage,
+  type CreateIntermediateCaOptions,
+  type CreateRootCaOptions,
+  type CreateServerCertificateOptions,
+  type IssueLeafCertificateOptions,
+} from './certificates';
+export { createCsr, signCsr, verifyCsr, type CsrInfo, type SignCsrOptions } from './csr';
+export { parseCertificate, type CertificateInfo } from './parse';
+export { fingerprintSha1, splitPemBundle, toPem } from './pem';
+export { isIssuedBy, verifyChain, type VerifyChainOptions, type VerifyChainResult } from './chain';
+export { pkcs7ToPems, toPkcs7Base64, toPkcs7Der } from './pkcs7';
+export { loadOrCreateControllerPki, type ControllerPki, type ControllerPkiOptions } from './controllerPki';

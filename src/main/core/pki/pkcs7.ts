@@ -1,0 +1,54 @@
+import { PkiError } from './errors';
+import { certificateDer, decodePemOrBase64, splitPemBundle, toPem } from './pem';
+import { x509 } from './x509Provider';
+
+// DER-encoded OBJECT IDENTIFIERs: pkcs7-signedData (1.2.840.113549.1.7.2) and pkcs7-data (1.2.840.113549.1.7.1).
+const OID_SIGNED_DATA = Buffer.from('06092a864886f70d010702', 'hex');
+const OID_DATA = Buffer.from('06092a864886f70d010701', 'hex');
+
+/**
+ * DER of a degenerate ("certs-only") PKCS#7 SignedData, byte-identical to `openssl crl2pkcs7 -nocrl`: version 1,
+ * no digest algorithms, no content, the certificates in the given order, no signers. Entries may be bundles.
+ */
+export function toPkcs7Der(certPems: string[]): Buffer {
+  const ders = certPems.flatMap((pem) => (pem.includes('-----BEGIN') ? splitPemBundle(pem) : [pem])).map(certificateDer);
+  const signedData = tlv(
+    0x30,
+    Buffer.from('020101', 'hex'), // version 1
+    tlv(0x31), // digestAlgorithms: empty SET
+    tlv(0x30, OID_DATA), // encapContentInfo without content
+    tlv(0xa0, ...ders), // [0] IMPLICIT certificates
+    tlv(0x31), // signerInfos: empty SET
+  );
+  return tlv(0x30, OID_SIGNED_DATA, tlv(0xa0, signedData));
+}
+
+/** Base64 (single line) of toPkcs7Der: the body of OpenZiti's `/.well-known/est/cacerts` (application/pkcs7-mime). */
+export function toPkcs7Base64(certPems: string[]): string {
+  return toPkcs7Der(certPems).toString('base64');
+}
+
+/** Certificates of a PKCS#7 / CMS SignedData given as base64 (whitespace allowed), PEM or DER, as PEM strings. */
+export function pkcs7ToPems(input: string | Uint8Array): string[] {
+  const der = decodePemOrBase64(input, ['PKCS7', 'CMS']);
+  try {
+    if (!der) throw new Error('no PEM or base64 data');
+    return [...new x509.X509Certificates(der)].map((cert) => toPem(cert.rawData, 'CERTIFICATE'));
+  } catch (err) {
+    throw new PkiError('INVALID_ARGUMENT', 'not a PKCS#7 SignedData structure', { cause: err });
+  }
+}
+
+/** One DER tag-length-value (definite length). */
+function tlv(tag: number, ...content: Buffer[]): Buffer {
+  const body = Buffer.concat(content);
+  let length: Buffer;
+  if (body.length < 0x80) {
+    length = Buffer.from([body.length]);
+  } else {
+    const hex = body.length.toString(16);
+    const bytes = Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex');
+    length = Buffer.concat([Buffer.from([0x80 | bytes.length]), bytes]);
+  }
+  return Buffer.concat([Buffer.from([tag]), length, body]);
+}

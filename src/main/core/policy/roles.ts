@@ -1,0 +1,60 @@
+import { validationError } from '../errors';
+
+export type Semantic = 'AllOf' | 'AnyOf';
+
+export interface ParsedRoles {
+  all: boolean;
+  ids: string[];
+  attrs: string[];
+}
+
+/** Splits policy roles: `#all`, `#attr` (attribute), `@id` (entity id). */
+export function parseRoles(roles: readonly string[], field = 'roles'): ParsedRoles {
+  const out: ParsedRoles = { all: false, ids: [], attrs: [] };
+  roles.forEach((r, i) => {
+    if (r === '#all') out.all = true;
+    else if (r.startsWith('#') && r.length > 1) out.attrs.push(r.slice(1));
+    else if (r.startsWith('@') && r.length > 1) out.ids.push(r.slice(1));
+    else throw validationError(`${field}.${i}`, "roles must be '#all', '#<attribute>' or '@<id>'", r);
+  });
+  return out;
+}
+
+export function parseSemantic(v: string | undefined, field = 'semantic'): Semantic {
+  if (v === undefined || v === '' || v === 'AllOf') return 'AllOf';
+  if (v === 'AnyOf') return 'AnyOf';
+  throw validationError(field, "must be 'AllOf' or 'AnyOf'", v);
+}
+
+/**
+ * SQL condition over alias `t` selecting the entities of a kind that the roles match:
+ * listed ids always match; attributes must all (AllOf) or any (AnyOf) be present; `#all` matches everything.
+ */
+export function roleMatchSql(entityType: string, roles: ParsedRoles, semantic: Semantic): { where: string; params: unknown[] } {
+  if (roles.all) return { where: '1=1', params: [] };
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  if (roles.ids.length) {
+    parts.push('t.id IN (SELECT value FROM json_each(?))');
+    params.push(JSON.stringify(roles.ids));
+  }
+  const attrs = [...new Set(roles.attrs)];
+  if (attrs.length) {
+    if (semantic === 'AnyOf') {
+      parts.push('t.id IN (SELECT entity_id FROM role_attributes WHERE entity_type = ? AND attr IN (SELECT value FROM json_each(?)))');
+      params.push(entityType, JSON.stringify(attrs));
+    } else {
+      parts.push(
+        't.id IN (SELECT entity_id FROM role_attributes WHERE entity_type = ? AND attr IN (SELECT value FROM json_each(?)) GROUP BY entity_id HAVING count(*) = ?)',
+      );
+      params.push(entityType, JSON.stringify(attrs), attrs.length);
+    }
+  }
+  return { where: parts.length ? parts.join(' OR ') : '0', params };
+}
+
+/** The `roleFilter`/`roleSemantic` query parameters of identity, service, edge-router and posture-check lists. */
+export function roleFilterSql(entityType: string, roleFilter: string[], roleSemantic: string | undefined) {
+  if (!roleFilter.length) return undefined;
+  return roleMatchSql(entityType, parseRoles(roleFilter, 'roleFilter'), parseSemantic(roleSemantic, 'roleSemantic'));
+}

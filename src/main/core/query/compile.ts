@@ -1,0 +1,345 @@
+/**
+ * Compiles ZitiQL (see ./zitiql) to an SQLite WHERE expression plus ORDER BY / OFFSET / LIMIT parts.
+ *
+ * Safety: field names only ever map through `QueryFields` (own properties), tag keys are validated identifiers,
+ * and every literal goes into `params`; no filter text reaches the SQL.
+ *
+ * Null semantics follow OpenZiti: a comparison with a missing value is false, and negations (`!=`, `not ...`)
+ * are its complement, so `name != "x"` and `not name = "x"` both match rows whose name is NULL. In SQL this
+ * means positive predicates may yield NULL (treated as false) and every negation is `NOT coalesce(p, 0)`.
+ */
+import { parseZitiQl, QueryError, type BoolExpr, type Literal } from './zitiql';
+
+export { QueryError } from './zitiql';
+
+export type FieldType = 'string' | 'number' | 'boolean' | 'datetime';
+
+/** A single-valued field. `sql` is an SQL expression over the main table aliased `t`, e.g. "t.name". */
+export interface ScalarField {
+  kind: 'scalar';
+  type: FieldType;
+  sql: string;
+  sortable?: boolean /* default true */;
+}
+
+/** Where the values of a set field live. All SQL here is trusted (written by code, never by users). */
+export type SetSource =
+  /** rows `(ownerColumn, valueColumn)` of `table`, restricted by `where`; `rowId` is the main row's id expression */
+  | { kind: 'table'; table: string; ownerColumn: string; valueColumn: string; where?: string; rowId: string }
+  /** a column (expression) holding a JSON array of values */
+  | { kind: 'json'; columnSql: string };
+
+/** A multi-valued field (e.g. roleAttributes); build it with setFromTable() or setFromJsonArray(). */
+export interface SetField {
+  kind: 'set';
+  /** type of each element */
+  type: FieldType;
+  source: SetSource;
+}
+
+export type QueryFields = Record<string, ScalarField | SetField>;
+
+export interface CompileOptions {
+  /** SQL expression of a JSON object column holding tags, e.g. "t.tags"; enables `tags.<key>`. */
+  tagsSql?: string;
+}
+
+export interface CompiledQuery {
+  /** SQL boolean expression ("1=1" when no condition); only `?` placeholders for values */
+  where: string;
+  /** positional values for the `?`s, in order (booleans as 1/0, datetimes as ISO strings) */
+  params: unknown[];
+  /** from `sort by`, empty when absent */
+  sort: Array<{ sql: string; dir: 'ASC' | 'DESC' }>;
+  skip?: number;
+  limit?: number | 'none';
+}
+
+const SQL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * A set field backed by a side table, compiled to uncorrelated `rowId IN (SELECT ownerColumn FROM table WHERE ...)`
+ * subqueries so an index on (…where columns, valueColumn, ownerColumn) serves anyOf/allOf lookups.
+ * e.g. setFromTable({ table: 'role_attributes', ownerColumn: 'entity_id', valueColumn: 'attr',
+ *                     where: "entity_type = 'identity'" })
+ * `ownerColumn` values must not be NULL. `rowId` defaults to "t.id"; `type` (of the elements) to 'string'.
+ */
+export function setFromTable(opts: {
+  table: string;
+  ownerColumn: string;
+  valueColumn: string;
+  where?: string;
+  rowId?: string;
+  type?: FieldType;
+}): SetField {
+  for (const name of [opts.table, opts.ownerColumn, opts.valueColumn]) {
+    if (!SQL_NAME.test(name)) throw new Error(`setFromTable: invalid SQL name ${JSON.stringify(name)}`);
+  }
+  const { table, ownerColumn, valueColumn, where, rowId = 't.id', type = 'string' } = opts;
+  return { kind: 'set', type, source: { kind: 'table', table, ownerColumn, valueColumn, where, rowId } };
+}
+
+/** A set field stored as a JSON array in a column of the main table, e.g. setFromJsonArray('t.role_attributes'). */
+export function setFromJsonArray(columnSql: string, type: FieldType = 'string'): SetField {
+  return { kind: 'set', type, source: { kind: 'json', columnSql } };
+}
+
+/** Parses and compiles a ZitiQL filter. Blank or absent filters match everything. Throws QueryError. */
+export function compileFilter(filter: string | undefined, fields: QueryFields, options: CompileOptions = {}): CompiledQuery {
+  const q = parseZitiQl(filter ?? '');
+  const c = new Compiler(fields, options);
+  const where = q.filter ? c.expr(q.filter) : sql('1=1');
+  const sort = q.sort.map((s) => {
+    const r = c.resolve(s.field, s.pos);
+    if (r.kind === 'tag') return { sql: c.tagValue(r.key), dir: s.dir };
+    if (r.kind === 'set') throw new QueryError(`cannot sort by set field "${s.field}"`, s.pos);
+    if (r.field.sortable === false) throw new QueryError(`field "${s.field}" is not sortable`, s.pos);
+    return { sql: r.field.sql, dir: s.dir };
+  });
+  return {
+    where: where.sql,
+    params: where.params,
+    sort,
+    ...(q.skip !== undefined && { skip: q.skip }),
+    ...(q.limit !== undefined && { limit: q.limit }),
+  };
+}
+
+// ---- internals ------------------------------------------------------------------------------------
+
+interface Sql {
+  sql: string;
+  params: unknown[];
+}
+const sql = (text: string, ...params: unknown[]): Sql => ({ sql: text, params });
+/** Concatenates fragments and literal SQL text, keeping params in order. */
+function cat(...parts: Array<Sql | string>): Sql {
+  const out = sql('');
+  for (const p of parts) {
+    if (typeof p === 'string') out.sql += p;
+    else {
+      out.sql += p.sql;
+      out.params.push(...p.params);
+    }
+  }
+  return out;
+}
+const negate = (p: Sql) => cat('NOT coalesce(', p, ', 0)');
+
+type Comparison = Extract<BoolExpr, { kind: 'compare' | 'in' | 'between' }>;
+type Resolved =
+  | { kind: 'scalar'; field: ScalarField }
+  | { kind: 'set'; field: SetField }
+  | { kind: 'tag'; key: string };
+
+const LITERAL_KIND: Record<FieldType, Literal['kind']> = { string: 'string', number: 'number', boolean: 'bool', datetime: 'datetime' };
+const ORDERING = new Set(['<', '<=', '>', '>=']);
+
+function param(lit: Literal): unknown {
+  switch (lit.kind) {
+    case 'bool':
+      return lit.value ? 1 : 0;
+    case 'null':
+      return null;
+    default:
+      return lit.value;
+  }
+}
+
+class Compiler {
+  constructor(
+    private readonly fields: QueryFields,
+    private readonly options: CompileOptions,
+  ) {}
+
+  resolve(name: string, pos: number): Resolved {
+    if (Object.prototype.hasOwnProperty.call(this.fields, name)) {
+      const field = this.fields[name];
+      return field.kind === 'set' ? { kind: 'set', field } : { kind: 'scalar', field };
+    }
+    if (this.options.tagsSql && name.startsWith('tags.')) {
+      const key = name.slice(5);
+      // already guaranteed by the lexer; re-checked because the key is inlined into a JSON path literal
+      if (/^[A-Za-z0-9_.-]+$/.test(key)) return { kind: 'tag', key };
+    }
+    throw new QueryError(`unknown field "${name}"`, pos);
+  }
+
+  /** SQL of a tag's value; the path is inlined (not a param) so expression indexes on it can be used. */
+  tagValue(key: string): string {
+    return `json_extract(${this.options.tagsSql}, '$."${key}"')`;
+  }
+  private tagType(key: string): string {
+    return `json_type(${this.options.tagsSql}, '$."${key}"')`;
+  }
+
+  expr(e: BoolExpr): Sql {
+    switch (e.kind) {
+      case 'and':
+      case 'or':
+        return cat('(', this.expr(e.left), ` ${e.kind.toUpperCase()} `, this.expr(e.right), ')');
+      case 'not':
+        return negate(this.expr(e.expr));
+      case 'const':
+        return sql(e.value ? '1=1' : '1=0');
+      case 'symbol': {
+        const r = this.resolve(e.name, e.pos);
+        if (r.kind === 'tag') return sql(`${this.tagType(r.key)} = 'true'`);
+        if (r.kind === 'scalar' && r.field.type === 'boolean') return sql(`${r.field.sql} = 1`);
+        const what = r.kind === 'set' ? 'a set field' : `a ${r.field.type} field`;
+        throw new QueryError(`"${e.name}" is ${what}, not a condition; compare it with a value`, e.pos);
+      }
+      case 'isEmpty':
+        return this.isEmpty(this.setField(e.field, e.pos, 'isEmpty'));
+      default:
+        return this.comparison(e);
+    }
+  }
+
+  private setField(name: string, pos: number, fn: string): SetField {
+    const r = this.resolve(name, pos);
+    if (r.kind !== 'set') throw new QueryError(`${fn}() needs a set field, but "${name}" is not one`, pos);
+    return r.field;
+  }
+
+  private comparison(e: Comparison): Sql {
+    const lhs = e.lhs;
+    if (lhs.kind === 'setFn') {
+      const set = this.setField(lhs.field, lhs.pos, lhs.fn);
+      rejectNull(e, `${lhs.fn}(${lhs.field})`);
+      if (lhs.fn === 'count') return this.count(set, e, `count(${lhs.field})`);
+      const pred = (value: string) => predicate(value, set.type, e, `elements of "${lhs.field}"`);
+      return lhs.fn === 'anyOf' ? this.anyOf(set, pred) : this.allOf(set, pred);
+    }
+    const r = this.resolve(lhs.name, lhs.pos);
+    if (r.kind === 'set') {
+      throw new QueryError(`"${lhs.name}" is a set field; use anyOf(), allOf(), count() or isEmpty()`, lhs.pos);
+    }
+    const nullTest = e.kind === 'compare' && e.value.kind === 'null' ? (e.op === '=' ? ' IS NULL' : ' IS NOT NULL') : undefined;
+    if (r.kind === 'scalar') {
+      return nullTest ? sql(r.field.sql + nullTest) : predicate(r.field.sql, r.field.type, e, `field "${lhs.name}"`);
+    }
+    const value = this.tagValue(r.key);
+    if (nullTest) return sql(value + nullTest);
+    return this.tagComparison(r.key, value, e, lhs.name);
+  }
+
+  /** Tags are untyped: the literal picks the comparison, and json_type() keeps e.g. `true` from matching 1. */
+  private tagComparison(key: string, value: string, e: Comparison, name: string): Sql {
+    const lit = e.kind === 'compare' ? e.value : e.kind === 'in' ? e.values[0] : e.lower;
+    const jsonType = this.tagType(key);
+    const negated = e.kind === 'compare' && (e.op === '!=' || e.op.startsWith('not '));
+    const positive: Comparison = negated ? { ...e, op: e.op === '!=' ? '=' : (e.op.slice(4) as 'contains' | 'icontains') } : e;
+    let guarded: Sql;
+    if (lit.kind === 'bool') {
+      guarded = sql(`${jsonType} = ?`, lit.value ? 'true' : 'false');
+    } else if (lit.kind === 'datetime') {
+      throw new QueryError(`tags cannot be compared with datetimes`, lit.pos);
+    } else {
+      const contains = positive.kind === 'compare' && positive.op.endsWith('contains');
+      const guard = contains ? "('text', 'integer', 'real')" : lit.kind === 'string' ? "('text')" : "('integer', 'real')";
+      const type = contains ? 'string' : lit.kind === 'string' ? 'string' : 'number';
+      guarded = cat(`(${jsonType} IN ${guard} AND `, predicate(value, type, positive, `tag "${name}"`), ')');
+    }
+    return negated ? negate(guarded) : guarded;
+  }
+
+  private anyOf(set: SetField, pred: (value: string) => Sql): Sql {
+    const s = set.source;
+    if (s.kind === 'json') return cat(`EXISTS (SELECT 1 FROM json_each(${s.columnSql}) AS je WHERE `, pred('je.value'), ')');
+    return cat(`${s.rowId} IN (`, this.ownersWhere(s, pred(s.valueColumn)), ')');
+  }
+
+  /** Non-empty, and no element fails the predicate. */
+  private allOf(set: SetField, pred: (value: string) => Sql): Sql {
+    const s = set.source;
+    if (s.kind === 'json') {
+      return cat(
+        `(json_array_length(${s.columnSql}) > 0 AND NOT EXISTS (SELECT 1 FROM json_each(${s.columnSql}) AS je WHERE `,
+        negate(pred('je.value')),
+        '))',
+      );
+    }
+    // one grouped scan: owners (so non-empty) none of whose values fails the predicate
+    return cat(`${s.rowId} IN (`, this.ownersWhere(s), ` GROUP BY ${s.ownerColumn} HAVING min(coalesce(`, pred(s.valueColumn), ', 0)) = 1)');
+  }
+
+  private isEmpty(set: SetField): Sql {
+    const s = set.source;
+    if (s.kind === 'json') return sql(`coalesce(json_array_length(${s.columnSql}), 0) = 0`);
+    return cat(`${s.rowId} NOT IN (`, this.ownersWhere(s), ')');
+  }
+
+  private count(set: SetField, e: Comparison, desc: string): Sql {
+    const s = set.source;
+    if (s.kind === 'json') return predicate(`coalesce(json_array_length(${s.columnSql}), 0)`, 'number', e, desc);
+    // Owners with a matching count, found by one grouped scan; owners with no rows at all have count 0,
+    // so they are added when the condition holds for 0.
+    const grouped = cat(`${s.rowId} IN (`, this.ownersWhere(s), ` GROUP BY ${s.ownerColumn} HAVING `, predicate('count(*)', 'number', e, desc), ')');
+    return holdsForZero(e) ? cat(`(${s.rowId} NOT IN (`, this.ownersWhere(s), ') OR ', grouped, ')') : grouped;
+  }
+
+  /** `SELECT owner FROM table WHERE <source where> AND <cond>` */
+  private ownersWhere(s: Extract<SetSource, { kind: 'table' }>, cond?: Sql): Sql {
+    const select = `SELECT ${s.ownerColumn} FROM ${s.table}`;
+    if (!cond) return sql(s.where ? `${select} WHERE (${s.where})` : select);
+    return cat(`${select} WHERE `, s.where ? `(${s.where}) AND ` : '', cond);
+  }
+}
+
+function rejectNull(e: Comparison, what: string): void {
+  if (e.kind === 'compare' && e.value.kind === 'null') throw new QueryError(`${what} cannot be compared with null`, e.value.pos);
+}
+
+/** SQL for comparing the value expression `x` (of `type`) per a non-null comparison node. */
+function predicate(x: string, type: FieldType, e: Comparison, desc: string): Sql {
+  const check = (lit: Literal) => {
+    if (lit.kind !== LITERAL_KIND[type]) {
+      throw new QueryError(`${desc} ${type === 'boolean' ? 'is' : 'is a'} ${type} and cannot be compared with a ${lit.kind === 'bool' ? 'boolean' : lit.kind}`, lit.pos);
+    }
+    return param(lit);
+  };
+  if (e.kind === 'in') {
+    const values = e.values.map(check);
+    return sql(`${x} IN (${values.map(() => '?').join(', ')})`, ...values);
+  }
+  if (e.kind === 'between') {
+    if (type !== 'number' && type !== 'datetime') throw new QueryError(`between needs a number or datetime, but ${desc} is ${type}`, e.lower.pos);
+    // OpenZiti's between includes the lower bound and excludes the upper one.
+    return sql(`(${x} >= ? AND ${x} < ?)`, check(e.lower), check(e.upper));
+  }
+  const { op, value } = e;
+  if (op.endsWith('contains')) {
+    if (type !== 'string') throw new QueryError(`${op} needs a string, but ${desc} is ${type}`, value.pos);
+    const needle = value.kind === 'number' ? value.text : check(value);
+    const found = op.endsWith('icontains') ? `instr(lower(${x}), lower(?))` : `instr(${x}, ?)`;
+    return sql(op.startsWith('not ') ? `coalesce(${found}, 0) = 0` : `${found} > 0`, needle);
+  }
+  if (ORDERING.has(op) && type === 'boolean') throw new QueryError(`${desc} is boolean and only supports = and !=`, value.pos);
+  const v = check(value);
+  return sql(op === '!=' ? `${x} IS NOT ?` : `${x} ${op} ?`, v);
+}
+
+/** Whether a count comparison (positive form; `not in`/`not between` are wrapped by `not`) holds for 0. */
+function holdsForZero(e: Comparison): boolean {
+  const num = (lit: Literal) => (lit.kind === 'number' ? lit.value : NaN);
+  if (e.kind === 'in') return e.values.some((v) => num(v) === 0);
+  if (e.kind === 'between') return num(e.lower) <= 0 && 0 < num(e.upper);
+  const n = num(e.value);
+  switch (e.op) {
+    case '=':
+      return n === 0;
+    case '!=':
+      return n !== 0;
+    case '<':
+      return 0 < n;
+    case '<=':
+      return 0 <= n;
+    case '>':
+      return 0 > n;
+    case '>=':
+      return 0 >= n;
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,52 @@
+import { ApiError } from '../errors';
+import { compileFilter, QueryError, type CompiledQuery, type QueryFields } from './compile';
+
+export const DEFAULT_LIMIT = 10;
+export const MAX_LIMIT = 500;
+export const MAX_OFFSET = 100_000;
+
+/** The list parameters every list operation accepts (LP, and RP where supported). */
+export interface ListParams {
+  limit?: number | string;
+  offset?: number | string;
+  filter?: string;
+  roleFilter?: string[] | string;
+  roleSemantic?: string;
+}
+
+export interface PageQuery {
+  compiled: CompiledQuery;
+  limit: number;
+  offset: number;
+}
+
+const invalidPagination = (message: string) => new ApiError('INVALID_PAGINATION', 400, message);
+
+function intParam(name: string, v: number | string | undefined): number | undefined {
+  if (v === undefined || v === '') return undefined;
+  const n = typeof v === 'number' ? v : /^-?\d+$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n)) throw invalidPagination(`${name} must be an integer`);
+  return n;
+}
+
+/** Compiles the filter and resolves paging: explicit limit/offset parameters win over ZitiQL's skip/limit. */
+export function pageQuery(params: ListParams, fields: QueryFields, tagsSql?: string): PageQuery {
+  let compiled: CompiledQuery;
+  try {
+    compiled = compileFilter(params.filter, fields, tagsSql ? { tagsSql } : {});
+  } catch (e) {
+    if (e instanceof QueryError) throw new ApiError('INVALID_FILTER', 400, `invalid filter: ${e.message}`);
+    throw e;
+  }
+  let limit = intParam('limit', params.limit);
+  if (limit === undefined) limit = compiled.limit === 'none' ? MAX_LIMIT : compiled.limit ?? DEFAULT_LIMIT;
+  let offset = intParam('offset', params.offset) ?? compiled.skip ?? 0;
+  if (limit < 1 || limit > MAX_LIMIT) throw invalidPagination(`limit must be between 1 and ${MAX_LIMIT}`);
+  if (offset < 0 || offset > MAX_OFFSET) throw invalidPagination(`offset must be between 0 and ${MAX_OFFSET}`);
+  return { compiled, limit, offset };
+}
+
+export interface Page<T> {
+  data: T[];
+  meta: { pagination: { limit: number; offset: number; totalCount: number }; filterableFields: string[] };
+}
