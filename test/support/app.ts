@@ -15,7 +15,7 @@ export function tempDir(prefix = 'weft-test-'): string {
 export interface TestApp extends App {
   client(): ApiClient;
   /** a client already logged in as the default admin */
-  admin(): Promise<ApiClient>;
+  adminClient(): Promise<ApiClient>;
   stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
@@ -32,7 +32,7 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
   const ca = app.core.pki.caBundlePem;
   return Object.assign(app, {
     client: () => new ApiClient(app.urls.api, ca),
-    admin: async () => {
+    adminClient: async () => {
       const c = new ApiClient(app.urls.api, ca);
       await c.login(ADMIN_USER, ADMIN_PASSWORD);
       return c;

@@ -1,14 +1,28 @@
 import type { Core } from '../../core/core';
 import type { RouteDef } from '../registry';
+import { enrollmentRoutes } from './enrollment';
 import { informationalRoutes } from './informational';
 import { managementRoutes } from './management';
+import { policyRoutes } from './policy';
+import { securityRoutes } from './security';
 import { passwordMethod, sessionRoutes, type Authenticator } from './session';
 
-/** The whole route table of both APIs. Later modules contribute routes and authentication methods here. */
+/** Authentication methods of POST /authenticate?method=...; modules add theirs here. */
+export function authenticationMethods(): Record<string, Authenticator> {
+  return { password: passwordMethod };
+}
+
+/** The whole route table of both APIs, assembled from each module's routes. */
 export function buildRoutes(core: Core): RouteDef[] {
-  const methods: Record<string, Authenticator> = { password: passwordMethod };
   const routes: RouteDef[] = [];
-  routes.push(...informationalRoutes(core, () => routes), ...sessionRoutes(core, methods), ...managementRoutes(core));
+  routes.push(
+    ...informationalRoutes(core, () => routes),
+    ...sessionRoutes(core, authenticationMethods()),
+    ...managementRoutes(core),
+    ...enrollmentRoutes(core),
+    ...policyRoutes(core),
+    ...securityRoutes(core),
+  );
   return routes;
 }
 

@@ -1,5 +1,8 @@
 import type Database from 'better-sqlite3';
 import * as m001 from './001_foundation';
+import * as m002 from './002_enrollment';
+import * as m003 from './003_policy';
+import * as m004 from './004_security';
 
 export interface Migration {
   version: number;
@@ -8,4 +11,9 @@ export interface Migration {
 }
 
 /** Numbered, append-only. Each runs once, in its own transaction. */
-export const migrations: Migration[] = [{ version: 1, name: 'foundation', up: m001.up }];
+export const migrations: Migration[] = [
+  { version: 1, name: 'foundation', up: m001.up },
+  { version: 2, name: 'enrollment', up: m002.up },
+  { version: 3, name: 'policy', up: m003.up },
+  { version: 4, name: 'security', up: m004.up },
+];
