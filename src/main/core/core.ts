@@ -35,7 +35,7 @@ export class Core {
   /** `/summary` counts: name -> table; modules add their tables. */
   readonly summaryTables: Record<string, string> = {
     apiSessions: 'api_sessions', authPolicies: 'auth_policies', authenticators: 'authenticators', configTypes: 'config_types',
-    configs: 'configs', controllers: 'controllers', identities: 'identities', services: 'services',
+    configs: 'configs', controllers: 'controllers', edgeRouters: 'edge_routers', identities: 'identities', services: 'services',
   };
   /** Answers owned by later modules (MFA, external JWT); defaults describe "not configured". */
   readonly hooks = {

@@ -11,6 +11,7 @@ import { listRelated, listRoleAttributes, summary } from '../../core/entities/li
 import { listRows, present, type ResourceDef } from '../../core/entities/resource';
 import type { PermissionGroup } from '../../core/auth/permissions';
 import { services } from '../../core/entities/services';
+import { edgeRouters } from '../../core/entities/edgeRouters';
 import { roleFilterSql } from '../../core/policy/roles';
 import { queryList, queryString, type ApiName, type ApiRequest, type RouteDef } from '../registry';
 import { listParams, resourceRoutes } from './resources';
@@ -46,12 +47,14 @@ export function managementRoutes(core: Core): RouteDef[] {
     ...resourceRoutes(configs),
     ...resourceRoutes(services),
     ...resourceRoutes(apiSessions, { only: ['list', 'get', 'delete'] }),
+    ...resourceRoutes(edgeRouters, { roleFilter: roleFilter('edge-router') }),
     relatedRoute(identities, 'authenticators', authenticators, 't.identity_id = ?'),
     relatedRoute(configTypes, 'configs', configs, 't.config_type_id = ?'),
     relatedRoute(configs, 'services', services, 't.id IN (SELECT service_id FROM service_configs WHERE config_id = ?)'),
     relatedRoute(services, 'configs', configs, 't.id IN (SELECT config_id FROM service_configs WHERE service_id = ?)'),
     roleAttributeRoute('/identity-role-attributes', 'identity', 'identity'),
     roleAttributeRoute('/service-role-attributes', 'service', 'service'),
+    roleAttributeRoute('/edge-router-role-attributes', 'edge-router', 'router'),
     { apis: mgmt, method: 'GET', path: '/summary', auth: 'session', summary: 'Resource counts', handler: (req) => ({ data: summary(req.ctx) }) },
     {
       apis: ['client', 'management'], method: 'GET', path: '/controllers', auth: 'session', summary: 'The controllers of this network',

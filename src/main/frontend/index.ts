@@ -1,0 +1,92 @@
+import { Agent } from 'undici';
+import { parseBindAddress } from './address';
+import { describeConfigIssues, frontendConfigSchema } from './config';
+import { listen, type Listener } from './listener';
+import { createOAuthHandler } from './oauthServer';
+import { OAuthRuntime } from './oauthRuntime';
+import { createPublicHandlers } from './publicServer';
+import type { FrontendHandle, StartFrontendOptions } from './types';
+
+export { frontendConfigSchema, describeConfigIssues, PROVIDER_TYPES } from './config';
+export type { FrontendConfig, OAuthConfig, ProviderConfig, ProviderType } from './config';
+export { validateShareOAuth, DEFAULT_CHECK_INTERVAL } from './shareOAuth';
+export type {
+  AuthIdentity,
+  FrontendHandle,
+  ProviderEndpointOverrides,
+  PublicShare,
+  ShareOAuth,
+  ShareResolver,
+  StartFrontendOptions,
+} from './types';
+
+/** Starts the public share listener and, with an `oauth` section, the OAuth listener. */
+export async function startFrontend(opts: StartFrontendOptions): Promise<FrontendHandle> {
+  const parsed = frontendConfigSchema.safeParse(opts.config);
+  if (!parsed.success) throw new Error(`invalid frontend configuration:\n${describeConfigIssues(parsed.error).join('\n')}`);
+  const config = parsed.data;
+  const logger = opts.logger.child({ component: 'frontend' });
+  const now = opts.now ?? Date.now;
+  const publicUrl = config.public_url ? new URL(config.public_url) : undefined;
+  const publicScheme: 'http' | 'https' = publicUrl ? (publicUrl.protocol === 'https:' ? 'https' : 'http') : config.tls ? 'https' : 'http';
+  const shareDomain = config.share_domain.toLowerCase();
+
+  const oauth = config.oauth ? new OAuthRuntime(config.oauth, publicScheme === 'https', logger, now, opts.providerEndpoints) : undefined;
+  if (oauth && publicScheme === 'https' && new URL(oauth.endpointUrl).protocol !== 'https:') {
+    logger.warn('oauth.endpoint_url is http while shares are https: browsers will refuse the Secure session cookie');
+  }
+  const dispatcher = new Agent({ keepAliveTimeout: 10_000, connect: { timeout: 10_000 } });
+  const listeners: Listener[] = [];
+  const closeAll = async () => {
+    await Promise.allSettled(listeners.map((l) => l.close()));
+    await dispatcher.destroy().catch(() => undefined);
+  };
+
+  try {
+    let publicListener!: Listener;
+    const handlers = createPublicHandlers({
+      shareDomain,
+      publicScheme,
+      resolver: opts.resolver,
+      logger,
+      oauth,
+      dispatcher,
+      isOwnCookie: oauth ? (name) => oauth.sessions.isOwnCookie(name) : () => false,
+      trackSocket: (s) => publicListener.track(s),
+    });
+    publicListener = await listen({
+      bind: parseBindAddress(config.bind_address),
+      tls: config.tls,
+      onRequest: (req, res) => void handlers.request(req, res),
+      onUpgrade: (req, socket, head) => void handlers.upgrade(req, socket, head),
+    });
+    listeners.push(publicListener);
+
+    let oauthListener: Listener | undefined;
+    if (oauth && config.oauth) {
+      const handle = createOAuthHandler({ oauth, resolver: opts.resolver, shareDomain, logger });
+      oauthListener = await listen({
+        bind: parseBindAddress(config.oauth.bind_address),
+        tls: config.tls && new URL(oauth.endpointUrl).protocol === 'https:' ? config.tls : undefined,
+        onRequest: (req, res) => void handle(req, res),
+      });
+      listeners.push(oauthListener);
+    }
+
+    const shareScheme = publicUrl ? publicUrl.protocol.replace(/:$/, '') : publicScheme;
+    const sharePort = publicUrl ? publicUrl.port : String(publicListener.address.port);
+    const defaultPort = shareScheme === 'https' ? '443' : '80';
+    const portSuffix = sharePort && sharePort !== defaultPort ? `:${sharePort}` : '';
+    logger.info({ public: publicListener.address, oauth: oauthListener?.address }, 'frontend listening');
+
+    return {
+      shareUrl: (token: string) => `${shareScheme}://${token}.${shareDomain}${portSuffix}`,
+      publicAddress: publicListener.address,
+      oauthAddress: oauthListener?.address,
+      close: closeAll,
+    };
+  } catch (err) {
+    await closeAll();
+    throw err;
+  }
+}

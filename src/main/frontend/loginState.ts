@@ -1,0 +1,111 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { JWTPayload } from 'jose';
+import { clearCookie, parseCookieHeader, serializeSetCookie } from './cookies';
+import type { FrontendKeys } from './keys';
+import { seal, unseal } from './sealed';
+
+const STATE_TYP = 'weft-state+jwt';
+
+/**
+ * The OAuth `state`: sealed (signed + encrypted), short-lived, single-use, and bound to a random
+ * value kept in an HttpOnly cookie of the browser that started the login (login CSRF/fixation).
+ */
+export interface StateClaims extends JWTPayload {
+  jti: string;
+  prv: string; // provider name
+  shr: string; // share token
+  url: string; // original URL: scheme, host, path and query
+  bid: string; // binding cookie id (cookie name suffix)
+  bnd: string; // SHA-256 of the binding cookie value
+  non: string; // OIDC nonce
+  pkv: string; // PKCE code verifier
+}
+
+export interface NewLogin {
+  state: string;
+  claims: StateClaims;
+  bindingCookie: string;
+}
+
+export type StateCheck =
+  | { ok: true; claims: StateClaims; bindingCookieName: string }
+  | { ok: false; reason: 'invalid' | 'expired' | 'unbound' | 'replayed' | 'wrong_provider'; claims?: StateClaims; bindingCookieName?: string };
+
+export interface LoginStateSettings {
+  cookieName: string;
+  cookieDomain: string;
+  secure: boolean;
+  lifetimeMs: number;
+}
+
+const random = (bytes: number) => randomBytes(bytes).toString('base64url');
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+export class LoginStates {
+  /** jti -> expiry (ms); states are remembered until they would have expired anyway. */
+  private readonly used = new Map<string, number>();
+
+  constructor(
+    private readonly keys: FrontendKeys,
+    private readonly settings: LoginStateSettings,
+  ) {}
+
+  bindingCookieName(bindingId: string): string {
+    return `${this.settings.cookieName}.flow.${bindingId}`;
+  }
+
+  async create(input: { provider: string; share: string; originalUrl: string }, nowMs: number): Promise<NewLogin> {
+    const bindingValue = random(32);
+    const claims: StateClaims = {
+      jti: random(16),
+      prv: input.provider,
+      shr: input.share,
+      url: input.originalUrl,
+      bid: random(12),
+      bnd: digest(bindingValue).toString('base64url'),
+      non: random(24),
+      pkv: random(48),
+    };
+    const expiresAtSec = Math.ceil((nowMs + this.settings.lifetimeMs) / 1000);
+    const state = await seal(claims, { signing: this.keys.stateSigning, encryption: this.keys.stateEncryption }, STATE_TYP, nowMs, expiresAtSec);
+    const bindingCookie = serializeSetCookie(this.bindingCookieName(claims.bid), bindingValue, {
+      domain: this.settings.cookieDomain,
+      secure: this.settings.secure,
+      maxAgeSeconds: Math.max(1, Math.ceil(this.settings.lifetimeMs / 1000)),
+    });
+    return { state, claims, bindingCookie };
+  }
+
+  /** Verifies a returned state for `provider`, its binding cookie, and consumes it. */
+  async consume(state: string, provider: string, cookieHeader: string | string[] | undefined, nowMs: number): Promise<StateCheck> {
+    const opened = await unseal<StateClaims>(state, { signing: this.keys.stateSigning, encryption: this.keys.stateEncryption }, STATE_TYP, nowMs);
+    const claims = opened.claims && isStateClaims(opened.claims) ? opened.claims : undefined;
+    if (!claims) return { ok: false, reason: 'invalid' };
+    const bindingCookieName = this.bindingCookieName(claims.bid);
+    if (!opened.ok) return { ok: false, reason: opened.expired ? 'expired' : 'invalid', claims, bindingCookieName };
+    if (claims.prv !== provider) return { ok: false, reason: 'wrong_provider', claims, bindingCookieName };
+    const expected = Buffer.from(claims.bnd, 'base64url');
+    const bound = parseCookieHeader(cookieHeader).some((c) => c.name === bindingCookieName && safeEqual(digest(c.value), expected));
+    if (!bound) return { ok: false, reason: 'unbound', claims, bindingCookieName };
+    this.forgetExpired(nowMs);
+    if (this.used.has(claims.jti)) return { ok: false, reason: 'replayed', claims, bindingCookieName };
+    this.used.set(claims.jti, (claims.exp ?? 0) * 1000);
+    return { ok: true, claims, bindingCookieName };
+  }
+
+  clearBinding(bindingCookieName: string): string {
+    return clearCookie(bindingCookieName, { domain: this.settings.cookieDomain, secure: this.settings.secure });
+  }
+
+  private forgetExpired(nowMs: number): void {
+    for (const [jti, exp] of this.used) if (exp < nowMs) this.used.delete(jti);
+  }
+}
+
+function safeEqual(a: Buffer, b: Buffer): boolean {
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function isStateClaims(c: JWTPayload): c is StateClaims {
+  return ['jti', 'prv', 'shr', 'url', 'bid', 'bnd', 'non', 'pkv'].every((k) => typeof c[k] === 'string' && (c[k] as string).length > 0);
+}

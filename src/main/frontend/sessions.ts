@@ -1,0 +1,140 @@
+import type { JWTPayload } from 'jose';
+import { parseCookieHeader, serializeSetCookie, clearCookie } from './cookies';
+import type { FrontendKeys } from './keys';
+import type { StoredTokens } from './providers';
+import { seal, unseal } from './sealed';
+
+const SESSION_TYP = 'weft-session+jwt';
+// Bounds the decryption work a single request can cause.
+const MAX_CANDIDATES = 8;
+const MAX_LOGOUT_COOKIES = 64;
+
+/** Claims of a session cookie. One cookie per share; names are `<cookie_name>_<share token>`. */
+export interface SessionClaims extends JWTPayload {
+  prv: string; // provider name
+  shr: string; // share token
+  eml: string; // verified email
+  exp: number; // session expiry (s)
+  chk: number; // last verification (ms)
+  sub?: string;
+  at?: string;
+  rt?: string;
+}
+
+export interface Session {
+  cookieName: string;
+  provider: string;
+  share: string;
+  email: string;
+  expiresAtMs: number;
+  checkedAtMs: number;
+  tokens: StoredTokens;
+}
+
+export interface SessionCookieSettings {
+  cookieName: string;
+  cookieDomain: string;
+  secure: boolean;
+}
+
+export class SessionCodec {
+  constructor(
+    private readonly keys: FrontendKeys,
+    private readonly settings: SessionCookieSettings,
+  ) {}
+
+  cookieNameFor(shareToken: string): string {
+    return `${this.settings.cookieName}_${shareToken}`;
+  }
+
+  /** Cookies the frontend owns (sessions and login bindings); never forwarded to backends. */
+  isOwnCookie(name: string): boolean {
+    const base = this.settings.cookieName;
+    return name === base || name.startsWith(`${base}_`) || name.startsWith(`${base}.`);
+  }
+
+  async issue(session: Omit<Session, 'cookieName'>, nowMs: number): Promise<string> {
+    const claims: SessionClaims = {
+      prv: session.provider,
+      shr: session.share,
+      eml: session.email,
+      exp: Math.ceil(session.expiresAtMs / 1000),
+      chk: session.checkedAtMs,
+    };
+    if (session.tokens.subject) claims.sub = session.tokens.subject;
+    if (session.tokens.accessToken) claims.at = session.tokens.accessToken;
+    if (session.tokens.refreshToken) claims.rt = session.tokens.refreshToken;
+    const value = await seal(claims, { signing: this.keys.sessionSigning, encryption: this.keys.sessionEncryption }, SESSION_TYP, nowMs, claims.exp);
+    return serializeSetCookie(this.cookieNameFor(session.share), value, {
+      domain: this.settings.cookieDomain,
+      secure: this.settings.secure,
+      maxAgeSeconds: (claims.exp * 1000 - nowMs) / 1000,
+    });
+  }
+
+  clear(cookieName: string): string {
+    return clearCookie(cookieName, { domain: this.settings.cookieDomain, secure: this.settings.secure });
+  }
+
+  /**
+   * The valid session for a share and provider, if any. Tampered, expired, foreign-share and
+   * foreign-provider cookies are ignored; with several candidates the most recently checked wins.
+   */
+  async find(cookieHeader: string | string[] | undefined, shareToken: string, provider: string, nowMs: number): Promise<Session | undefined> {
+    const name = this.cookieNameFor(shareToken);
+    let best: Session | undefined;
+    const candidates = parseCookieHeader(cookieHeader).filter((c) => c.name === name).slice(0, MAX_CANDIDATES);
+    for (const c of candidates) {
+      const opened = await this.open(c.name, c.value, nowMs);
+      if (!opened || opened.expired) continue;
+      const s = opened.session;
+      if (s.share !== shareToken || s.provider !== provider) continue;
+      if (!best || s.checkedAtMs > best.checkedAtMs) best = s;
+    }
+    return best;
+  }
+
+  /** Every authentic session cookie in the header (expired ones included), for logout. */
+  async all(cookieHeader: string | string[] | undefined, nowMs: number): Promise<Session[]> {
+    const out: Session[] = [];
+    for (const c of parseCookieHeader(cookieHeader)) {
+      if (!c.name.startsWith(`${this.settings.cookieName}_`) || out.length >= MAX_LOGOUT_COOKIES) continue;
+      const opened = await this.open(c.name, c.value, nowMs);
+      if (opened) out.push(opened.session);
+    }
+    return out;
+  }
+
+  private async open(cookieName: string, value: string, nowMs: number): Promise<{ session: Session; expired: boolean } | undefined> {
+    const result = await unseal<SessionClaims>(value, { signing: this.keys.sessionSigning, encryption: this.keys.sessionEncryption }, SESSION_TYP, nowMs);
+    const claims = result.claims;
+    if (!claims || !isSessionClaims(claims)) return undefined;
+    // The cookie name must agree with the share inside it, so a cookie cannot be replayed under another share's name.
+    if (cookieName !== this.cookieNameFor(claims.shr)) return undefined;
+    return {
+      expired: !result.ok,
+      session: {
+        cookieName,
+        provider: claims.prv,
+        share: claims.shr,
+        email: claims.eml,
+        expiresAtMs: claims.exp * 1000,
+        checkedAtMs: claims.chk,
+        tokens: { accessToken: claims.at, refreshToken: claims.rt, subject: claims.sub },
+      },
+    };
+  }
+}
+
+function isSessionClaims(c: JWTPayload): c is SessionClaims {
+  return (
+    typeof c.prv === 'string' &&
+    typeof c.shr === 'string' &&
+    typeof c.eml === 'string' &&
+    typeof c.exp === 'number' &&
+    typeof c.chk === 'number' &&
+    (c.at === undefined || typeof c.at === 'string') &&
+    (c.rt === undefined || typeof c.rt === 'string') &&
+    (c.sub === undefined || typeof c.sub === 'string')
+  );
+}

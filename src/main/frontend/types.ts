@@ -1,0 +1,49 @@
+import type { Logger } from 'pino';
+import type { FrontendConfig } from './config';
+
+export interface ShareOAuth {
+  provider: string;
+  emailPatterns: string[];
+  checkIntervalMs: number;
+}
+
+export interface PublicShare {
+  token: string;
+  backendMode: 'proxy' | 'web';
+  /** URL for `proxy`, absolute directory for `web`. */
+  target: string;
+  oauth?: ShareOAuth;
+}
+
+export interface ShareResolver {
+  resolve(token: string): PublicShare | undefined | Promise<PublicShare | undefined>;
+}
+
+/** Internal: lets tests point the built-in providers at loopback fakes. */
+export interface ProviderEndpointOverrides {
+  idp_a?: { authorizeUrl: string; tokenUrl: string; apiBaseUrl: string; revokeBaseUrl?: string };
+  idp_b?: { authorizeUrl: string; tokenUrl: string; userInfoUrl: string; revokeUrl: string };
+}
+
+export interface StartFrontendOptions {
+  config: FrontendConfig;
+  resolver: ShareResolver;
+  logger: Logger;
+  providerEndpoints?: ProviderEndpointOverrides;
+  /** Internal: injectable clock (ms since epoch) for expiry and check-interval tests. */
+  now?: () => number;
+}
+
+export interface FrontendHandle {
+  shareUrl(token: string): string;
+  publicAddress: { host: string; port: number };
+  oauthAddress?: { host: string; port: number };
+  close(): Promise<void>;
+}
+
+/** Who a request is authenticated as, once the OAuth gate let it through. */
+export interface AuthIdentity {
+  provider: string;
+  email: string;
+  expiresAtMs: number;
+}
