@@ -26,8 +26,8 @@ export interface ApiRequest {
   body: unknown;
   headers: FastifyRequest['headers'];
   ip: string;
-  /** DER of the TLS client certificate chain presented on the connection (leaf first), if any */
-  peerCertificates: Buffer[];
+  /** DER of the TLS client certificate chain presented on the connection (leaf first), if any; computed on first use */
+  readonly peerCertificates: Buffer[];
   api: ApiName;
   raw: FastifyRequest;
 }

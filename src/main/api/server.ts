@@ -25,7 +25,7 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
   const app = Fastify({
     https: { key: opts.tls.key, cert: opts.tls.cert, ca: opts.tls.ca, requestCert: true, rejectUnauthorized: false },
     bodyLimit: BODY_LIMIT,
-    ignoreTrailingSlash: true,
+    routerOptions: { ignoreTrailingSlash: true },
     genReqId: () => randomUUID(),
     logger: false,
     return503OnClosing: true,
@@ -91,7 +91,9 @@ async function handle(core: Core, api: ApiName, route: RouteDef, req: FastifyReq
     body: req.body,
     headers: req.headers,
     ip: req.ip,
-    peerCertificates: peerCertificates(req),
+    get peerCertificates() {
+      return peerCertificates(req);
+    },
     api,
     raw: req,
   };

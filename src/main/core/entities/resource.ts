@@ -166,24 +166,33 @@ export interface ListExtra {
   params?: unknown[];
 }
 
-/** Pages rows in SQL: compiled ZitiQL + extra restriction, count and page in two statements. */
-export function listRows(ctx: Ctx, def: ResourceDef, params: ListParams, extra: ListExtra = {}) {
+/** The count and page statements of a list: compiled ZitiQL plus an extra restriction. */
+export function listSql(def: ResourceDef, params: ListParams, extra: ListExtra = {}) {
   const fields = filterFields(def);
   const { compiled, limit, offset } = pageQuery(params, fields, 't.tags');
-  const where = extra.where ? `(${compiled.where}) AND (${extra.where})` : compiled.where;
-  const args = [...compiled.params, ...(extra.params ?? [])];
+  const conds = [compiled.where, extra.where].filter((c): c is string => !!c && c !== '1=1');
+  // no WHERE at all when unfiltered: lets SQLite answer count(*) from the smallest index
+  const where = conds.length ? ` WHERE ${conds.map((c) => `(${c})`).join(' AND ')}` : '';
   const order = compiled.sort.length
     ? [...compiled.sort.map((s) => `${s.sql} ${s.dir}`), 't.id ASC'].join(', ')
     : def.defaultSort ?? 't.id ASC';
-  const store = ctx.core.store;
-  const totalCount = store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${def.table} t WHERE ${where}`, ...args)!.n;
-  const rows = store.allSql<Row>(
-    `SELECT t.* FROM ${def.table} t WHERE ${where} ORDER BY ${order} LIMIT ? OFFSET ?`,
-    ...args,
+  return {
+    countSql: `SELECT count(*) AS n FROM ${def.table} t${where}`,
+    pageSql: `SELECT t.* FROM ${def.table} t${where} ORDER BY ${order} LIMIT ? OFFSET ?`,
+    args: [...compiled.params, ...(extra.params ?? [])],
     limit,
     offset,
-  );
-  return { rows, meta: { pagination: { limit, offset, totalCount }, filterableFields: Object.keys(fields) } };
+    filterableFields: Object.keys(fields),
+  };
+}
+
+/** Pages rows in SQL: count and page in two statements. */
+export function listRows(ctx: Ctx, def: ResourceDef, params: ListParams, extra: ListExtra = {}) {
+  const q = listSql(def, params, extra);
+  const store = ctx.core.store;
+  const totalCount = store.getSql<{ n: number }>(q.countSql, ...q.args)!.n;
+  const rows = store.allSql<Row>(q.pageSql, ...q.args, q.limit, q.offset);
+  return { rows, meta: { pagination: { limit: q.limit, offset: q.offset, totalCount }, filterableFields: q.filterableFields } };
 }
 
 export function listResource(ctx: Ctx, def: ResourceDef, params: ListParams, extra?: ListExtra): Page<ApiObject> {
