@@ -70,15 +70,18 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
     process.exitCode = 1;
     return undefined;
   }
-  out(`Weft ${WEFT_VERSION}`);
-  out(`  data dir:        ${app.dataDir}`);
-  out(`  controller API:  ${app.urls.api}`);
-  out(`  client API:      ${app.urls.client}`);
-  out(`  management API:  ${app.urls.management}`);
-  out(`  admin username:  ${app.admin.username}`);
+  const lines = [
+    `Weft ${WEFT_VERSION}`,
+    `  data dir:        ${app.dataDir}`,
+    `  controller API:  ${app.urls.api}`,
+    `  client API:      ${app.urls.client}`,
+    `  management API:  ${app.urls.management}`,
+    `  admin username:  ${app.admin.username}`,
+  ];
   if (app.admin.generatedPassword) {
-    out(`  admin password:  ${app.admin.generatedPassword}   (generated on first start and shown only this once)`);
+    lines.push(`  admin password:  ${app.admin.generatedPassword}   (generated on first start and shown only this once)`);
   }
+  out(lines.join('\n'));
   const stop = async () => {
     await app.close();
     process.exit(0);

@@ -43,6 +43,7 @@ export const apiSessions: ResourceDef = {
       const row = rows[i]!;
       const a = byId.get(row.authenticator_id as string);
       item.cachedLastActivityAt = ctx.core.sessions.lastActivity(row).toISOString();
+      item.lastActivityAt = item.cachedLastActivityAt;
       item.authQueries = ctx.core.sessions.authQueries(row);
       item.isCertExtendable = !!a && a.method === 'cert' && !!a.is_issued_by_network;
       item.isCertExtendRequested = !!a?.is_extend_requested;
@@ -151,6 +152,7 @@ export class ApiSessionService {
     this.activity.set(id, t);
     if (t - Date.parse(session.last_activity_at as string) >= 1000) {
       this.core.store.runSql('UPDATE api_sessions SET last_activity_at = ? WHERE id = ?', now.toISOString(), id);
+      session.last_activity_at = now.toISOString();
     }
   }
 

@@ -1,0 +1,99 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { describe, expect, it } from 'vitest';
+import { request, Agent } from 'undici';
+import { tempDir } from '../support/app';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const WEFT = join(ROOT, 'bin', 'weft.mjs');
+
+function run(args: string[], env: NodeJS.ProcessEnv = {}) {
+  return spawnSync(process.execPath, [WEFT, ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
+}
+
+/** Starts `weft` and collects stdout lines until the API URL is printed. */
+async function start(args: string[], env: NodeJS.ProcessEnv = {}) {
+  const proc = spawn(process.execPath, [WEFT, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
+  const lines: string[] = [];
+  const rl = createInterface({ input: proc.stdout });
+  await new Promise<void>((resolve, reject) => {
+    proc.once('exit', (code) => reject(new Error(`weft exited ${code}: ${lines.join('\n')}`)));
+    rl.on('line', (l) => {
+      lines.push(l);
+      if (l.includes('admin username:')) setImmediate(resolve); // the rest of the banner arrives in the same chunk
+    });
+  });
+  const api = /controller API:\s+(\S+)/.exec(lines.join('\n'))![1]!;
+  const stop = () => new Promise<number | null>((resolve) => {
+    proc.once('exit', (code) => resolve(code));
+    proc.kill('SIGINT');
+  });
+  return { proc, lines, api, stop };
+}
+
+describe('command line', () => {
+  it('--help lists commands and options, for both weft --help and npm start -- --help', () => {
+    for (const args of [['--help'], ['help'], ['start', '--help']]) {
+      const r = run(args);
+      expect(r.status).toBe(0);
+      for (const word of ['start', '--data-dir', '--config', '--api-address', 'WEFT_ADMIN_PASSWORD']) expect(r.stdout).toContain(word);
+    }
+    const npm = spawnSync('npm', ['start', '--silent', '--', '--help'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(npm.stdout).toContain('--api-address');
+  });
+
+  it('unknown options and commands are clear errors', () => {
+    const r = run(['--bogus']);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toMatch(/bogus/);
+    expect(run(['frobnicate']).stderr).toContain('unknown command');
+  });
+
+  it('a bad config file stops start-up with one line naming the field, and writes nothing', () => {
+    const dir = tempDir();
+    const dataDir = join(dir, 'data');
+    const cases: Array<[string, RegExp]> = [
+      ['api:\n  address: nowhere\n', /api\.address: must be host:port/],
+      ['api:\n  session_timeout: soon\n', /api\.session_timeout/],
+      ['api:\n  adress: 127.0.0.1:1\n', /api: unknown field\(s\): adress/],
+      ['log_level: loud\n', /log_level/],
+      ['api: [1, 2\n', /not valid YAML/],
+    ];
+    for (const [text, pattern] of cases) {
+      const file = join(dir, 'bad.yml');
+      writeFileSync(file, text);
+      const r = run(['--config', file, '--data-dir', dataDir]);
+      expect(r.status, text).toBe(2);
+      const lines = r.stderr.trim().split('\n').filter((l) => !/Warning|trace-warnings/.test(l));
+      expect(lines, r.stderr).toHaveLength(1);
+      expect(lines[0]).toMatch(pattern);
+      expect(existsSync(dataDir)).toBe(false);
+    }
+    expect(run(['--config', join(dir, 'missing.yml'), '--data-dir', dataDir]).stderr).toContain('not found');
+    expect(run(['--api-address', 'bad', '--data-dir', dataDir]).stderr).toContain('--api-address');
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('starts with --data-dir and --api-address port 0, prints the real URL and the generated password once', async () => {
+    const dataDir = join(tempDir(), 'd');
+    const env = { WEFT_ADMIN_PASSWORD: '', WEFT_ADMIN_USERNAME: 'root-user' };
+    const first = await start(['--data-dir', dataDir, '--api-address', '127.0.0.1:0'], env);
+    expect(first.api).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+    expect(first.api).not.toMatch(/:0$/);
+    const password = /admin password:\s+(\S+)/.exec(first.lines.join('\n'))![1]!;
+    expect(first.lines.join('\n')).toContain('admin username:  root-user');
+    const ca = (await import('node:fs')).readFileSync(join(dataDir, 'pki', 'ca-bundle.pem'), 'utf8');
+    const res = await request(`${first.api}/edge/management/v1/authenticate?method=password`, {
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root-user', password }),
+      dispatcher: new Agent({ connect: { ca } }),
+    });
+    expect(res.statusCode).toBe(200);
+    await res.body.dump();
+    expect(await first.stop()).toBe(0);
+    const second = await start(['--data-dir', dataDir, '--api-address', '127.0.0.1:0'], env);
+    expect(second.lines.join('\n')).not.toContain('admin password');
+    expect(await second.stop()).toBe(0);
+  });
+});
