@@ -57,10 +57,22 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
     out(HELP);
     return undefined;
   }
+  // Signals are handled from the start, so an interrupt during start-up still shuts down cleanly.
+  let starting: Promise<App | undefined> | undefined;
+  const stop = async () => {
+    const running = await starting?.catch(() => undefined);
+    await running?.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  starting = startApp({ dataDir: values['data-dir'], configFile: values.config, apiAddress: values['api-address'] });
   let app: App;
   try {
-    app = await startApp({ dataDir: values['data-dir'], configFile: values.config, apiAddress: values['api-address'] });
+    app = (await starting)!;
   } catch (e) {
+    process.removeListener('SIGINT', stop);
+    process.removeListener('SIGTERM', stop);
     if (e instanceof ConfigError) {
       err(`weft: ${e.message}`);
       process.exitCode = 2;
@@ -82,11 +94,5 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
     lines.push(`  admin password:  ${app.admin.generatedPassword}   (generated on first start and shown only this once)`);
   }
   out(lines.join('\n'));
-  const stop = async () => {
-    await app.close();
-    process.exit(0);
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
   return app;
 }

@@ -83,7 +83,7 @@ export function createOAuthHandler(ctx: OAuthListenerContext) {
     if (!identity.emailVerified || !oauth.emailAllowed(share.oauth, identity.email)) {
       log.outcome = identity.emailVerified ? 'email_not_allowed' : 'email_not_verified';
       // Tokens of a refused user are of no further use.
-      provider.revoke(provider.tokensToStore(identity)).catch(() => undefined);
+      await provider.revoke(provider.tokensToStore(identity)).catch(() => undefined);
       const why = identity.emailVerified
         ? `You are signed in as ${identity.email}, which is not allowed to access this share.`
         : `The provider has not verified the email address ${identity.email}. Verify it with the provider and try again.`;

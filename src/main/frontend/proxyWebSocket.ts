@@ -1,5 +1,6 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
 import { backendUrl } from './proxyHttp';
@@ -46,15 +47,20 @@ export function proxyUpgrade(
       agent: false,
       timeout: 30_000,
     });
+    let answered = false;
     const fail = () => {
-      writeSocketResponse(client, 502, { 'Content-Type': 'text/plain; charset=utf-8' }, 'The shared service is not reachable right now.\n');
+      if (answered) client.destroy();
+      else writeSocketResponse(client, 502, { 'Content-Type': 'text/plain; charset=utf-8' }, 'The shared service is not reachable right now.\n');
       resolve();
     };
     client.on('error', () => request.destroy());
     request.on('timeout', () => request.destroy(new Error('backend upgrade timed out')));
     request.on('error', fail);
     request.on('upgrade', (upRes, upstream, upHead) => {
+      answered = true;
       opts.onUpstreamSocket(upstream);
+      // The handshake timeout must not carry over to the (possibly long idle) tunnel.
+      (upstream as Socket).setTimeout(0);
       if (client.destroyed) {
         upstream.destroy();
         return resolve();
@@ -73,6 +79,7 @@ export function proxyUpgrade(
       resolve();
     });
     request.on('response', (upRes) => {
+      answered = true;
       // The backend answered without upgrading: relay its status, headers (minus framing) and body.
       const raw: string[] = [];
       for (let i = 0; i + 1 < upRes.rawHeaders.length; i += 2) {

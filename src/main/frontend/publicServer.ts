@@ -84,6 +84,11 @@ export function createPublicHandlers(ctx: PublicContext) {
           gate.reason === 'email_not_verified'
             ? `The provider has not verified the email address ${gate.email}.`
             : `You are signed in as ${gate.email}, which is not allowed to access this share.`;
+        if (upgrade || isApiRequest(req.headers)) {
+          return denied(403, gate.reason, (res) =>
+            sendJson(res, 403, { error: 'forbidden', reason: gate.reason, email: gate.email }, gate.setCookies.length ? { 'Set-Cookie': gate.setCookies } : {}),
+          );
+        }
         return denied(403, gate.reason, (res) =>
           sendPage(res, 403, 'Access denied', [why], { links: [{ href: logout, label: 'Sign out and use another account' }], setCookies: gate.setCookies }),
         );

@@ -8,6 +8,7 @@ const SESSION_TYP = 'weft-session+jwt';
 // Bounds the decryption work a single request can cause.
 const MAX_CANDIDATES = 8;
 const MAX_LOGOUT_COOKIES = 64;
+const MAX_COOKIE_BYTES = 4000;
 
 /** Claims of a session cookie. One cookie per share; names are `<cookie_name>_<share token>`. */
 export interface SessionClaims extends JWTPayload {
@@ -64,8 +65,21 @@ export class SessionCodec {
     if (session.tokens.subject) claims.sub = session.tokens.subject;
     if (session.tokens.accessToken) claims.at = session.tokens.accessToken;
     if (session.tokens.refreshToken) claims.rt = session.tokens.refreshToken;
+    let header = await this.serialize(claims, nowMs);
+    // Browsers silently drop cookies over ~4 KB, which would loop the user through logins. Huge
+    // provider tokens are dropped instead: the session then re-authenticates at its check
+    // interval and logout cannot revoke, which beats not working at all.
+    for (const drop of ['at', 'rt'] as const) {
+      if (header.length <= MAX_COOKIE_BYTES) break;
+      delete claims[drop];
+      header = await this.serialize(claims, nowMs);
+    }
+    return header;
+  }
+
+  private async serialize(claims: SessionClaims, nowMs: number): Promise<string> {
     const value = await seal(claims, { signing: this.keys.sessionSigning, encryption: this.keys.sessionEncryption }, SESSION_TYP, nowMs, claims.exp);
-    return serializeSetCookie(this.cookieNameFor(session.share), value, {
+    return serializeSetCookie(this.cookieNameFor(claims.shr), value, {
       domain: this.settings.cookieDomain,
       secure: this.settings.secure,
       maxAgeSeconds: (claims.exp * 1000 - nowMs) / 1000,

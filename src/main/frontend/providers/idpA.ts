@@ -95,7 +95,7 @@ export function createIdpAProvider(cfg: ProviderConfig, ctx: ProviderContext, ov
         ctx.timeoutMs,
       );
       await res.body?.cancel();
-      if (res.status !== 204 && res.status !== 404) throw new ProviderError(`idp_a revoke: HTTP ${res.status}`);
+      if (res.status !== 204) throw new ProviderError(`idp_a revoke: HTTP ${res.status}`);
     },
 
     tokensToStore(identity) {

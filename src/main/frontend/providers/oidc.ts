@@ -149,7 +149,10 @@ function describe(err: unknown): string {
   if (err instanceof client.AuthorizationResponseError) return `authorization error ${err.error}`;
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
-    return typeof code === 'string' ? `${code}: ${err.message}` : err.message;
+    // openid-client wraps oauth4webapi's error, whose message names the failing check (e.g. the
+    // "nonce" claim) without echoing values.
+    const detail = err.cause instanceof Error && err.cause.message !== err.message ? ` (${err.cause.message})` : '';
+    return typeof code === 'string' ? `${code}: ${err.message}${detail}` : `${err.message}${detail}`;
   }
   return String(err);
 }

@@ -1,0 +1,243 @@
+// A loopback stand-in for GitHub's OAuth App flow and the parts of its API the frontend uses,
+// speaking the real wire format: /login/oauth/authorize, /login/oauth/access_token (errors as
+// HTTP 200 + {"error"}), GET /user/emails, DELETE /applications/{client_id}/token (basic auth).
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { startEchoBackend, startTestFrontend, testClock, type AgentResponse, type EchoBackend, type HttpUserAgent, type TestClock, type TestFrontend } from './browser';
+
+export interface GithubEmail {
+  email: string;
+  primary: boolean;
+  verified: boolean;
+  visibility: 'public' | 'private' | null;
+}
+
+export interface FakeGithub {
+  /** ProviderEndpointOverrides['idp_a'] for startFrontend. */
+  endpoints: { authorizeUrl: string; tokenUrl: string; apiBaseUrl: string };
+  /** Defines (or replaces) an account and its email list. */
+  setUser(login: string, emails: GithubEmail[]): void;
+  /** The account the "browser" is signed in as; authorize redirects straight back for it. */
+  signInAs(login: string | undefined): void;
+  /** When true the next authorize request is answered with error=access_denied. */
+  denyNextAuthorization(): void;
+  /** Make the revocation endpoint answer 500. */
+  failRevocation(fail: boolean): void;
+  readonly revokedTokens: string[];
+  readonly issuedTokens: string[];
+  close(): Promise<void>;
+}
+
+interface PendingCode {
+  login: string;
+  clientId: string;
+  redirectUri: string;
+}
+
+async function readBody(req: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function json(res: http.ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+export async function startFakeGithub(opts: { clientId: string; clientSecret: string }): Promise<FakeGithub> {
+  const users = new Map<string, GithubEmail[]>();
+  const codes = new Map<string, PendingCode>();
+  const tokens = new Map<string, string>(); // access token -> login
+  const revokedTokens: string[] = [];
+  const issuedTokens: string[] = [];
+  let signedIn: string | undefined;
+  let denyNext = false;
+  let revocationFails = false;
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://github.invalid');
+
+    if (req.method === 'GET' && url.pathname === '/login/oauth/authorize') {
+      const clientId = url.searchParams.get('client_id');
+      const redirectUri = url.searchParams.get('redirect_uri');
+      const state = url.searchParams.get('state');
+      if (clientId !== opts.clientId || !redirectUri) {
+        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('unknown application');
+        return;
+      }
+      const back = new URL(redirectUri);
+      if (state !== null) back.searchParams.set('state', state);
+      if (denyNext) {
+        denyNext = false;
+        back.searchParams.set('error', 'access_denied');
+        back.searchParams.set('error_description', 'The user has denied your application access.');
+      } else {
+        if (!signedIn) {
+          res.writeHead(200, { 'Content-Type': 'text/html' }).end('<p>Sign in to GitHub (fake): call signInAs() first.</p>');
+          return;
+        }
+        const code = randomBytes(10).toString('hex');
+        codes.set(code, { login: signedIn, clientId, redirectUri });
+        back.searchParams.set('code', code);
+      }
+      res.writeHead(302, { Location: back.href }).end();
+      return;
+    }
+
+    if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
+      const raw = await readBody(req);
+      const params = String(req.headers['content-type']).includes('json')
+        ? new URLSearchParams(Object.entries(JSON.parse(raw || '{}') as Record<string, string>))
+        : new URLSearchParams(raw);
+      if (!String(req.headers.accept).includes('application/json')) {
+        res.writeHead(200, { 'Content-Type': 'application/x-www-form-urlencoded' }).end('error=accept_json_expected_by_this_fake');
+        return;
+      }
+      if (params.get('client_id') !== opts.clientId || params.get('client_secret') !== opts.clientSecret) {
+        return json(res, 200, { error: 'incorrect_client_credentials', error_description: 'The client_id and/or client_secret passed are incorrect.' });
+      }
+      const code = params.get('code') ?? '';
+      const pending = codes.get(code);
+      codes.delete(code);
+      if (!pending || pending.clientId !== opts.clientId) {
+        return json(res, 200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
+      }
+      if (params.get('redirect_uri') && params.get('redirect_uri') !== pending.redirectUri) {
+        return json(res, 200, { error: 'redirect_uri_mismatch', error_description: 'The redirect_uri MUST match the registered callback URL for this application.' });
+      }
+      const token = `gho_${randomBytes(18).toString('hex')}`;
+      tokens.set(token, pending.login);
+      issuedTokens.push(token);
+      return json(res, 200, { access_token: token, token_type: 'bearer', scope: 'user:email' });
+    }
+
+    if (req.method === 'GET' && url.pathname === '/api/user/emails') {
+      if (!req.headers['user-agent']) return json(res, 403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header.' });
+      const auth = String(req.headers.authorization ?? '');
+      const token = auth.replace(/^(Bearer|token)\s+/i, '');
+      const login = tokens.get(token);
+      if (!login) return json(res, 401, { message: 'Bad credentials', documentation_url: 'https://docs.github.com/rest' });
+      return json(res, 200, users.get(login) ?? []);
+    }
+
+    const revoke = /^\/api\/applications\/([^/]+)\/token$/.exec(url.pathname);
+    if (req.method === 'DELETE' && revoke) {
+      const body = await readBody(req);
+      const expected = `Basic ${Buffer.from(`${opts.clientId}:${opts.clientSecret}`).toString('base64')}`;
+      if (decodeURIComponent(revoke[1]) !== opts.clientId || req.headers.authorization !== expected) {
+        return json(res, 404, { message: 'Not Found' });
+      }
+      if (revocationFails) return json(res, 500, { message: 'Server Error' });
+      const token = (JSON.parse(body || '{}') as { access_token?: string }).access_token ?? '';
+      if (!tokens.delete(token)) return json(res, 404, { message: 'Not Found' });
+      revokedTokens.push(token);
+      res.writeHead(204).end();
+      return;
+    }
+
+    json(res, 404, { message: 'Not Found' });
+  }
+
+  const server = http.createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) json(res, 500, { message: 'fake github error' });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    endpoints: { authorizeUrl: `${base}/login/oauth/authorize`, tokenUrl: `${base}/login/oauth/access_token`, apiBaseUrl: `${base}/api` },
+    setUser: (login, emails) => void users.set(login, emails),
+    signInAs: (login) => {
+      signedIn = login;
+    },
+    denyNextAuthorization: () => {
+      denyNext = true;
+    },
+    failRevocation: (fail) => {
+      revocationFails = fail;
+    },
+    revokedTokens,
+    issuedTokens,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// A ready-made scenario for negative tests: fake GitHub, echo backend, and a frontend with
+//   app   -> provider "github",  patterns *@example.test
+//   other -> provider "github",  no patterns
+//   alt   -> provider "github2" (a second idp_a entry), no patterns
+//   open  -> no OAuth
+// and the user "octo" (primary, verified octo@example.test).
+
+export interface GithubScenario {
+  gh: FakeGithub;
+  backend: EchoBackend;
+  fe: TestFrontend;
+  clock: TestClock;
+  /** Runs the whole login for `share`, returning the responses of each hop. */
+  login(agent: HttpUserAgent, share: string, pathAndQuery?: string, user?: string): Promise<{ start: AgentResponse; authorize: AgentResponse; callback: AgentResponse }>;
+  /** Starts a login and stops before the callback: returns the callback URL the provider sent. */
+  startLogin(agent: HttpUserAgent, share: string, pathAndQuery?: string, user?: string): Promise<{ start: AgentResponse; callbackUrl: string }>;
+  close(): Promise<void>;
+}
+
+export const GITHUB_CLIENT = { clientId: 'Iv1.scenario', clientSecret: 'scenario-client-secret-0123456789' };
+
+export async function startGithubScenario(opts: { checkIntervalMs?: number } = {}): Promise<GithubScenario> {
+  const gh = await startFakeGithub(GITHUB_CLIENT);
+  gh.setUser('octo', [{ email: 'octo@example.test', primary: true, verified: true, visibility: 'public' }]);
+  const backend = await startEchoBackend();
+  const clock = testClock();
+  const checkIntervalMs = opts.checkIntervalMs ?? 3_600_000;
+  const provider = (name: string) => ({ name, type: 'idp_a' as const, client_id: GITHUB_CLIENT.clientId, client_secret: GITHUB_CLIENT.clientSecret });
+  const fe = await startTestFrontend({
+    now: clock.now,
+    providers: [provider('github'), provider('github2')],
+    providerEndpoints: { idp_a: gh.endpoints },
+    shares: [
+      { token: 'app', backendMode: 'proxy', target: backend.url, oauth: { provider: 'github', emailPatterns: ['*@example.test'], checkIntervalMs } },
+      { token: 'other', backendMode: 'proxy', target: backend.url, oauth: { provider: 'github', emailPatterns: [], checkIntervalMs } },
+      { token: 'alt', backendMode: 'proxy', target: backend.url, oauth: { provider: 'github2', emailPatterns: [], checkIntervalMs } },
+      { token: 'open', backendMode: 'proxy', target: backend.url },
+    ],
+  });
+
+  async function startLogin(agent: HttpUserAgent, share: string, pathAndQuery = '/', user = 'octo') {
+    gh.signInAs(user);
+    const start = await agent.request(fe.shareUrl(share, pathAndQuery));
+    if (start.status !== 302 || !start.location) throw new Error(`expected a login redirect, got HTTP ${start.status}`);
+    const authorize = await agent.request(start.location);
+    if (!authorize.location) throw new Error(`fake GitHub did not redirect back (HTTP ${authorize.status})`);
+    return { start, callbackUrl: authorize.location };
+  }
+
+  return {
+    gh,
+    backend,
+    fe,
+    clock,
+    startLogin,
+    async login(agent, share, pathAndQuery = '/', user = 'octo') {
+      gh.signInAs(user);
+      const start = await agent.request(fe.shareUrl(share, pathAndQuery));
+      const authorize = await agent.request(start.location!);
+      const callback = await agent.request(authorize.location!);
+      return { start, authorize, callback };
+    },
+    async close() {
+      await fe.close();
+      await backend.close();
+      await gh.close();
+    },
+  };
+}

@@ -1,0 +1,148 @@
+// A real OpenID Provider (oidc-provider 9) on 127.0.0.1, port 0, plain http.
+// Users sign in through oidc-provider's development interactions: any login name is accepted
+// (any password), and the email claims of that account come from `setAccount`.
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair } from 'jose';
+import type { HttpUserAgent } from './browser';
+
+export interface OidcAccount {
+  email: string;
+  emailVerified: boolean;
+}
+
+export interface OidcClientRegistration {
+  clientId: string;
+  clientSecret: string;
+  redirectUris: string[];
+}
+
+export interface TestOidcProvider {
+  issuer: string;
+  /** Sets the email claims of a login name (unknown names get `<name>@example.test`, verified). */
+  setAccount(login: string, account: OidcAccount): void;
+  /** Completed refresh_token grants (token endpoint), in order. */
+  readonly refreshGrants: number;
+  /** Grants revoked through the revocation endpoint. */
+  readonly revocations: number;
+  /** Emits 'refresh' and 'revoked' as they happen (wait on these instead of sleeping). */
+  readonly events: EventEmitter;
+  close(): Promise<void>;
+}
+
+interface ProviderInstance {
+  callback(): (req: http.IncomingMessage, res: http.ServerResponse) => void;
+  on(event: string, listener: (...args: any[]) => void): void;
+}
+type ProviderConstructor = new (issuer: string, configuration: Record<string, unknown>) => ProviderInstance;
+
+// oidc-provider ships no type declarations; load it through a variable specifier so the
+// strict compiler does not need them (the small interface above is all the tests use).
+const OIDC_PROVIDER_MODULE = 'oidc-provider';
+
+export async function startOidcProvider(opts: { clients: OidcClientRegistration[]; accounts?: Record<string, OidcAccount> }): Promise<TestOidcProvider> {
+  const { default: Provider } = (await import(OIDC_PROVIDER_MODULE)) as { default: ProviderConstructor };
+  const accounts = new Map<string, OidcAccount>(Object.entries(opts.accounts ?? {}));
+  const events = new EventEmitter();
+  let refreshGrants = 0;
+  let revocations = 0;
+
+  const server = http.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const signingJwk = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'test-key' };
+
+  const provider = new Provider(issuer, {
+    clients: opts.clients.map((c) => ({
+      client_id: c.clientId,
+      client_secret: c.clientSecret,
+      redirect_uris: c.redirectUris,
+      response_types: ['code'],
+      // refresh_token must be an allowed grant for oidc-provider to issue refresh tokens.
+      grant_types: ['authorization_code', 'refresh_token'],
+      token_endpoint_auth_method: 'client_secret_basic',
+    })),
+    async findAccount(_ctx: unknown, id: string) {
+      return {
+        accountId: id,
+        async claims() {
+          const account = accounts.get(id) ?? { email: `${id}@example.test`, emailVerified: true };
+          return { sub: id, email: account.email, email_verified: account.emailVerified };
+        },
+      };
+    },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+    scopes: ['openid', 'email', 'offline_access'],
+    features: {
+      devInteractions: { enabled: true },
+      revocation: { enabled: true, allowedPolicy: async () => true },
+    },
+    pkce: { required: () => false },
+    rotateRefreshToken: true,
+    jwks: { keys: [signingJwk] },
+    cookies: { keys: [randomBytes(32).toString('base64url')] },
+    ttl: { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, RefreshToken: 86400, Interaction: 600, Session: 3600, Grant: 86400 },
+  });
+  provider.on('grant.success', (ctx: { oidc?: { params?: { grant_type?: string } } }) => {
+    if (ctx.oidc?.params?.grant_type === 'refresh_token') {
+      refreshGrants += 1;
+      events.emit('refresh', refreshGrants);
+    }
+  });
+  provider.on('grant.revoked', () => {
+    revocations += 1;
+    events.emit('revoked', revocations);
+  });
+  const callback = provider.callback();
+  server.on('request', (req, res) => callback(req, res));
+
+  return {
+    issuer,
+    setAccount: (login, account) => void accounts.set(login, account),
+    get refreshGrants() {
+      return refreshGrants;
+    },
+    get revocations() {
+      return revocations;
+    },
+    events,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/**
+ * Drives oidc-provider's development login and consent forms over HTTP, starting at an
+ * authorization URL; returns the URL the provider finally redirects to (the client's callback).
+ */
+export async function signInAtOidcProvider(agent: HttpUserAgent, authorizationUrl: string, login: string): Promise<string> {
+  const issuerOrigin = new URL(authorizationUrl).origin;
+  let next = authorizationUrl;
+  for (let step = 0; step < 20; step++) {
+    if (new URL(next).origin !== issuerOrigin) return next;
+    const res = await agent.request(next);
+    if (res.status >= 300 && res.status < 400 && res.location) {
+      next = res.location;
+      continue;
+    }
+    const prompt = /name="prompt" value="(login|consent)"/.exec(res.body)?.[1];
+    const action = /<form[^>]*action="([^"]+)"/.exec(res.body)?.[1];
+    if (res.status !== 200 || !prompt || !action) throw new Error(`unexpected oidc-provider page (HTTP ${res.status}) at ${next}`);
+    const form = new URLSearchParams(prompt === 'login' ? { prompt, login, password: 'any-password' } : { prompt });
+    const submitted = await agent.request(new URL(action.replace(/&amp;/g, '&'), next).href, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    });
+    if (!submitted.location) throw new Error(`oidc-provider did not redirect after the ${prompt} form (HTTP ${submitted.status})`);
+    next = submitted.location;
+  }
+  throw new Error('too many steps at oidc-provider');
+}
