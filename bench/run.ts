@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { foundationBench } from './foundation';
+import { frontendBench } from './frontend';
+import { policyBench } from './policy';
 
 /**
  * `npm run bench`: seeds reference models through the core, starts Weft in its own process and measures it
@@ -13,6 +15,8 @@ const quick = !!values.quick;
 const workDir = mkdtempSync(join(tmpdir(), 'weft-bench-'));
 const scenarios: Record<string, () => Promise<unknown>> = {
   foundation: () => foundationBench(workDir, { identities: quick ? 10_000 : 100_000, durationMs: quick ? 1000 : 3000 }),
+  frontend: () => frontendBench(workDir, { quick, durationMs: quick ? 1000 : 3000 }),
+  policy: () => policyBench(workDir, { quick, durationMs: quick ? 1000 : 3000 }),
 };
 try {
   for (const [name, run] of Object.entries(scenarios)) {

@@ -4,7 +4,8 @@ import { join, resolve } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { createApiServer } from './api/server';
 import { buildRoutes, ROOT_ALIASES } from './api/routes/index';
-import { loadConfig, splitHostPort, ConfigError, hostPort, type WeftConfig } from './config';
+import { configSchema, loadConfig, splitHostPort, ConfigError, hostPort, type WeftConfig } from './config';
+import { apiLimits } from './core/auth/rateLimit';
 import { bootstrap } from './core/bootstrap';
 import { systemClock, type Clock } from './core/clock';
 import { Core } from './core/core';
@@ -13,12 +14,18 @@ import { fingerprintSha1, loadOrCreateControllerPki, toPkcs7Base64 } from './cor
 import { Store } from './core/store/db';
 import { parseDuration } from '../shared/duration';
 import { API_BASES } from './api/registry';
+import { prepareShares, startPublicFrontend, type FrontendUrls } from './share/wiring';
+import { defaultRendererDir, startConsoleServer } from './console/index';
 
 export interface StartOptions {
   dataDir?: string;
   configFile?: string;
   /** overrides api.address from the config file */
   apiAddress?: string;
+  /** overrides console.address from the config file */
+  consoleAddress?: string;
+  /** the built renderer the console serves (default: out/renderer of this checkout) */
+  consoleRendererDir?: string;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   logger?: Logger;
@@ -28,8 +35,10 @@ export interface App {
   core: Core;
   config: WeftConfig;
   dataDir: string;
-  urls: { api: string; client: string; management: string };
+  urls: { api: string; client: string; management: string; frontend?: FrontendUrls; console?: string };
   admin: { username: string; generatedPassword?: string };
+  /** the operator console, unless console.enabled is false */
+  console?: { url: string; createLoginLink(): string };
   close(): Promise<void>;
 }
 
@@ -40,6 +49,11 @@ export function resolveConfig(opts: StartOptions): { config: WeftConfig; dataDir
     const r = hostPort.safeParse(opts.apiAddress);
     if (!r.success) throw new ConfigError(`--api-address: ${r.error.issues[0]!.message}`);
     config.api.address = opts.apiAddress;
+  }
+  if (opts.consoleAddress !== undefined) {
+    const r = configSchema.shape.console.safeParse({ ...config.console, address: opts.consoleAddress });
+    if (!r.success) throw new ConfigError(`--console-address: ${r.error.issues[0]!.message}`);
+    config.console = r.data;
   }
   const dataDir = resolve(opts.dataDir ?? config.data_dir ?? '.weft');
   return { config, dataDir };
@@ -74,18 +88,22 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       dataDir,
       apiPublicUrl: '',
       sessionTimeoutMs: parseDuration(config.api.session_timeout),
+      snapshotIntervalMs: parseDuration(config.rate_limits.snapshot_interval),
     }, { ...pki, caBundlePkcs7: toPkcs7Base64(caBundle) }, log);
+    cleanups.push(() => core.security.close());
 
     const boot = await bootstrap(core, {
       username: env.WEFT_ADMIN_USERNAME || 'admin',
       password: env.WEFT_ADMIN_PASSWORD || undefined,
     });
+    await prepareShares(core, config.frontend);
 
     const routes = buildRoutes(core);
     const server = createApiServer(core, {
       tls: { key: pki.server.keyPem, cert: pki.serverChainPem, ca: caBundle },
       routes,
       rootAliases: ROOT_ALIASES,
+      limits: apiLimits(config.rate_limits, clock),
     });
     await server.listen({ host, port });
     cleanups.push(() => server.close());
@@ -99,13 +117,27 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     cleanups.push(() => clearInterval(sweeper));
 
     const api = core.config.apiPublicUrl;
-    log.info({ api, dataDir }, 'weft started');
+    const frontend = await startPublicFrontend(core, { frontend: config.frontend, dataDir, apiUrl: api, logger: log, clock });
+    cleanups.push(() => frontend.close());
+    const urls = { api, client: api + API_BASES.client, management: api + API_BASES.management };
+    const consoleServer = config.console.enabled
+      ? await startConsoleServer({
+          core,
+          address: config.console.address,
+          rendererDir: opts.consoleRendererDir ?? defaultRendererDir(),
+          loginLinkTtlMs: parseDuration(config.console.login_link_ttl),
+          apiUrls: () => urls,
+        })
+      : undefined;
+    if (consoleServer) cleanups.push(() => consoleServer.close());
+    log.info({ api, console: consoleServer?.url, dataDir }, 'weft started');
     return {
       core,
       config,
       dataDir,
-      urls: { api, client: api + API_BASES.client, management: api + API_BASES.management },
+      urls: { ...urls, frontend: frontend.urls, console: consoleServer?.url },
       admin: { username: boot.adminUsername, generatedPassword: boot.generatedAdminPassword },
+      console: consoleServer,
       close,
     };
   } catch (e) {

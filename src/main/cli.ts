@@ -7,12 +7,17 @@ export const HELP = `Weft ${WEFT_VERSION}: a self-contained overlay-network cont
 
 Usage:
   weft [start] [options]          start the controller (the default command)
+  weft share public <target> --backend-mode proxy|web [options]
+                                  publish a local URL or directory on the public frontend (see weft share --help)
+  weft share release <token>      remove a share created with weft share public --reserved
   weft help                       show this help
 
 Options for start:
   --data-dir DIR                  where the database, PKI and logs live (default ./.weft)
   --config FILE                   YAML configuration file (validated at start)
   --api-address HOST:PORT         controller API listener (default 127.0.0.1:1280; port 0 picks a free port)
+  --console-address HOST:PORT     operator console listener, loopback only (default 127.0.0.1:1281, or a free
+                                  port when that one is taken)
   -h, --help                      show this help
 
 Environment:
@@ -30,12 +35,22 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
     out(HELP);
     return undefined;
   }
+  if (command === 'share') {
+    const { processShareIo, runShareCommand } = await import('./share/shareCommand');
+    const io = processShareIo(out, err);
+    try {
+      process.exitCode = await runShareCommand(rest, io);
+    } finally {
+      io.dispose();
+    }
+    return undefined;
+  }
   if (command !== 'start') {
     err(`weft: unknown command "${command}" (see weft --help)`);
     process.exitCode = 2;
     return undefined;
   }
-  let values: { 'data-dir'?: string; config?: string; 'api-address'?: string; help?: boolean };
+  let values: { 'data-dir'?: string; config?: string; 'api-address'?: string; 'console-address'?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: rest,
@@ -43,6 +58,7 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
         'data-dir': { type: 'string' },
         config: { type: 'string' },
         'api-address': { type: 'string' },
+        'console-address': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -66,7 +82,9 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
-  starting = startApp({ dataDir: values['data-dir'], configFile: values.config, apiAddress: values['api-address'] });
+  starting = startApp({
+    dataDir: values['data-dir'], configFile: values.config, apiAddress: values['api-address'], consoleAddress: values['console-address'],
+  });
   let app: App;
   try {
     app = (await starting)!;
@@ -88,6 +106,18 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
     `  controller API:  ${app.urls.api}`,
     `  client API:      ${app.urls.client}`,
     `  management API:  ${app.urls.management}`,
+    ...(app.urls.frontend
+      ? [
+          `  public shares:   ${app.urls.frontend.shareUrl}   (health: ${app.urls.frontend.publicListener}/health)`,
+          ...(app.urls.frontend.oauthEndpoint ? [`  OAuth endpoint:  ${app.urls.frontend.oauthEndpoint}   (health: ${app.urls.frontend.oauthListener}/health)`] : []),
+        ]
+      : []),
+    ...(app.console
+      ? [
+          `  console:         ${app.console.url}`,
+          `  console login:   ${app.console.createLoginLink()}   (one-time link, valid ${app.config.console.login_link_ttl}; then sign in with username and password)`,
+        ]
+      : []),
     `  admin username:  ${app.admin.username}`,
   ];
   if (app.admin.generatedPassword) {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '../shared/duration';
+import { frontendConfigSchema } from './frontend/config';
 
 /** host:port with a port 0..65535 (0 = pick a free port). */
 export const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port').refine(
@@ -16,6 +17,62 @@ const duration = z.string().refine((v) => {
   }
 }, 'must be a duration such as 30s, 5m or 6h');
 
+/**
+ * Rate limits of the controller API. Defaults are generous for one workstation's clients (and the test suite's
+ * bursts of logins from 127.0.0.1) yet bound what one client or a login storm can take.
+ */
+const rateLimitsSchema = z
+  .object({
+    /** adaptive cap on concurrent authentications (POST /authenticate, /authenticate/mfa): 429 beyond it */
+    auth: z
+      .object({
+        enabled: z.boolean().default(true),
+        /** the window starts here and never grows past it */
+        max_concurrent: z.number().int().min(1).max(10_000).default(64),
+        /** the window never shrinks below this */
+        min_concurrent: z.number().int().min(1).max(10_000).default(8),
+        /** an authentication slower than this shrinks the window by a quarter; a faster one widens it by one */
+        target_latency: duration.default('5s'),
+      })
+      .strict()
+      .prefault({}),
+    /** token bucket per client IP address over every API request: 429 with Retry-After when empty */
+    per_client: z
+      .object({
+        enabled: z.boolean().default(true),
+        requests_per_second: z.number().positive().max(1_000_000).default(1000),
+        burst: z.number().int().min(1).max(1_000_000).default(2000),
+      })
+      .strict()
+      .prefault({}),
+    /** a request not answered within this time gets 503 SERVICE_UNAVAILABLE */
+    request_timeout: duration.default('30s'),
+    /** minimum time between two database snapshots (POST /database/snapshot): 429 before */
+    snapshot_interval: duration.default('1m'),
+  })
+  .strict()
+  .refine((v) => v.auth.min_concurrent <= v.auth.max_concurrent, {
+    message: 'auth.min_concurrent must not exceed auth.max_concurrent',
+    path: ['auth', 'min_concurrent'],
+  });
+
+/** 127.0.0.0/8, ::1 or localhost: the console speaks plain HTTP and must not be reachable from the network. */
+function isLoopbackAddress(address: string): boolean {
+  const { host } = splitHostPort(address);
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/** The operator console (src/main/console): a loopback HTTP server for the renderer and its tRPC API. */
+const consoleSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    /** unset: 127.0.0.1:1281, or a free port when that one is taken; port 0 = a free port */
+    address: hostPort.refine(isLoopbackAddress, 'must be a loopback address (127.0.0.1, [::1] or localhost)').optional(),
+    /** how long a one-time login link printed at start (or made by the desktop app) stays usable */
+    login_link_ttl: duration.default('15m'),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     data_dir: z.string().min(1).optional(),
@@ -29,18 +86,17 @@ export const configSchema = z
       })
       .strict()
       .default({ address: '127.0.0.1:1280', advertised_hosts: [], session_timeout: '30m' }),
-    frontend: z.unknown().optional(),
-    console: z.unknown().optional(),
-    rate_limits: z.unknown().optional(),
+    frontend: frontendConfigSchema.optional(),
+    console: consoleSchema.prefault({}),
+    rate_limits: rateLimitsSchema.prefault({}),
   })
   .strict();
 export type WeftConfig = z.infer<typeof configSchema>;
 
 export class ConfigError extends Error {}
 
-/** Formats the first zod issue as one line naming the field. */
-export function describeIssue(error: z.ZodError, prefix = ''): string {
-  const issue = error.issues[0]!;
+/** Formats a zod issue (the first by default) as one line naming the field. */
+export function describeIssue(error: z.ZodError, prefix = '', issue: z.core.$ZodIssue = error.issues[0]!): string {
   const path = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');
   let message = issue.message;
   if (issue.code === 'unrecognized_keys') message = `unknown field(s): ${issue.keys.join(', ')}`;
@@ -65,7 +121,12 @@ export function loadConfig(file: string | undefined): WeftConfig {
     }
   }
   const result = configSchema.safeParse(raw);
-  if (!result.success) throw new ConfigError(`config file ${file}: ${describeIssue(result.error)}`);
+  if (!result.success) {
+    // One line per bad field: a field failing several checks reports its first problem only.
+    const fields = new Map<string, z.core.$ZodIssue>();
+    for (const issue of result.error.issues) if (!fields.has(issue.path.join('.'))) fields.set(issue.path.join('.'), issue);
+    throw new ConfigError([...fields.values()].map((issue) => `config file ${file}: ${describeIssue(result.error, '', issue)}`).join('\n'));
+  }
   return result.data;
 }
 

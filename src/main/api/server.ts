@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
+import { withDeadline, type ApiLimits } from '../core/auth/rateLimit';
 import type { Core } from '../core/core';
-import { ApiError, unauthorized } from '../core/errors';
+import { ApiError, rateLimited, unauthorized, unavailable } from '../core/errors';
+import { isStoreUnavailable } from '../core/ops/availability';
 import { envelope, errorEnvelope } from './envelope';
 import { API_BASES, peerCertificates, type ApiName, type ApiReply, type ApiRequest, type RouteDef } from './registry';
 
@@ -14,6 +16,8 @@ export interface ApiServerOptions {
   routes: RouteDef[];
   /** extra root paths served outside the API bases (OpenZiti's aliases), as [path, api to answer for] */
   rootAliases: Array<{ method: 'GET'; path: string; api: ApiName; target: string }>;
+  /** rate limits and the request timeout (none when absent) */
+  limits?: ApiLimits;
 }
 
 interface RequestState {
@@ -55,6 +59,14 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
     return sendError(core, req, reply, new ApiError('NOT_FOUND', 404, 'The resource requested was not found or is no longer available'));
   });
 
+  const perClient = opts.limits?.perClient;
+  if (perClient) {
+    app.addHook('onRequest', async (req, reply) => {
+      const wait = perClient.take(req.ip);
+      if (wait > 0) return sendError(core, req, reply, rateLimited(wait));
+    });
+  }
+
   const register = (api: ApiName, route: RouteDef, fullPath: string) => {
     const regex = new RegExp(`^${fullPath.replace(/:[A-Za-z]+/g, '[^/]+')}$`);
     let entry = allowed.find((a) => a.regex.source === regex.source);
@@ -64,7 +76,7 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
     app.route({
       method: route.method,
       url: fullPath,
-      handler: (req, reply) => handle(core, api, route, req, reply),
+      handler: (req, reply) => handle(core, api, route, req, reply, opts.limits),
     });
   };
   for (const route of opts.routes) for (const api of route.apis) register(api, route, API_BASES[api] + route.path);
@@ -83,7 +95,10 @@ function token(req: FastifyRequest): string | undefined {
   return m?.[1];
 }
 
-async function handle(core: Core, api: ApiName, route: RouteDef, req: FastifyRequest, reply: FastifyReply) {
+/** Authentications share an adaptive concurrency limit (argon2 and JWKS fetches are the expensive requests). */
+const isAuthentication = (route: RouteDef) => route.path === '/authenticate' || route.path.startsWith('/authenticate/');
+
+async function handle(core: Core, api: ApiName, route: RouteDef, req: FastifyRequest, reply: FastifyReply, limits?: ApiLimits) {
   const request: ApiRequest = {
     ctx: core.system,
     params: req.params as Record<string, string>,
@@ -104,7 +119,12 @@ async function handle(core: Core, api: ApiName, route: RouteDef, req: FastifyReq
     request.ctx = core.ctx(resolved.caller);
     request.session = resolved.session;
   }
-  const out: ApiReply = await route.handler(request);
+  const authLimit = isAuthentication(route) ? limits?.auth : undefined;
+  const release = authLimit?.tryAcquire();
+  if (authLimit && !release) throw rateLimited(1);
+  const work = (async () => route.handler(request))();
+  if (release) work.finally(release).catch(() => undefined);
+  const out: ApiReply = limits ? await withDeadline(work, limits.requestTimeoutMs) : await work;
   reply.code(out.status ?? 200);
   if (out.raw) {
     for (const [k, v] of Object.entries(out.raw.headers ?? {})) void reply.header(k, v);
@@ -134,6 +154,9 @@ export function sendError(core: Core, req: FastifyRequest, reply: FastifyReply, 
       e = new ApiError('UNSUPPORTED_MEDIA_TYPE', 415, `Content-Type ${String(req.headers['content-type'])} is not supported`);
     } else if (fe.code?.startsWith('FST_ERR_CTP') || fe.statusCode === 400) {
       e = new ApiError('COULD_NOT_PARSE_BODY', 400, 'The body of the request could not be parsed');
+    } else if (isStoreUnavailable(err)) {
+      core.log.warn({ err, requestId, url: req.url }, 'store unavailable');
+      e = unavailable('The data store is unavailable; try again later');
     } else {
       core.log.error({ err, requestId, url: req.url }, 'unhandled error');
       e = new ApiError('UNHANDLED', 500, 'An unexpected error occurred; it has been logged with this request id');

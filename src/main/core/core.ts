@@ -1,11 +1,14 @@
 import type { Logger } from 'pino';
 import { ApiSessionService, type AuthQuery } from './auth/apiSessions';
+import { SecurityService } from './auth/security';
 import type { Caller } from './auth/permissions';
 import type { Clock } from './clock';
 import type { Ctx } from './context';
-import { ApiError } from './errors';
+import { createCertAuthenticator } from './enrollment/authenticators';
+import { decorateIdentityEnrollments } from './enrollment/records';
 import type { IdentityDecorator } from './entities/identities';
 import { SchemaValidator } from './entities/jsonSchema';
+import { NO_FRONTEND_OAUTH_CHECK, type ShareOAuthCheck } from './shares';
 import type { ControllerPki } from './pki/index';
 
 /** The controller's PKI plus derived encodings served by the APIs. */
@@ -18,6 +21,8 @@ export interface CoreConfig {
   apiPublicUrl: string;
   /** Inactivity timeout of API sessions */
   sessionTimeoutMs: number;
+  /** Minimum time between two database snapshots (default 1 minute) */
+  snapshotIntervalMs?: number;
 }
 
 /** The system itself as a caller (bootstrap, maintenance): full rights, no session. */
@@ -31,17 +36,22 @@ export class Core {
   readonly sessions = new ApiSessionService(this);
   readonly schemas = new SchemaValidator();
   /** Modules that add computed identity fields register here (batched per page). */
-  readonly identityDecorators: IdentityDecorator[] = [];
+  readonly identityDecorators: IdentityDecorator[] = [decorateIdentityEnrollments];
   /** `/summary` counts: name -> table; modules add their tables. */
   readonly summaryTables: Record<string, string> = {
     apiSessions: 'api_sessions', authPolicies: 'auth_policies', authenticators: 'authenticators', configTypes: 'config_types',
     configs: 'configs', controllers: 'controllers', edgeRouters: 'edge_routers', identities: 'identities', services: 'services',
+    cas: 'cas', enrollments: 'enrollments', routers: 'routers',
   };
   /** Answers owned by later modules (MFA, external JWT); defaults describe "not configured". */
   readonly hooks = {
     isTotpEnrolled: (_identityId: string): boolean => false,
     extJwtAuthQueries: (_session: Row): AuthQuery[] => [],
+    /** OAuth options of public shares against the running frontend (set by app.ts; core/shares.ts). */
+    checkShareOAuth: NO_FRONTEND_OAUTH_CHECK as ShareOAuthCheck,
   };
+  /** MFA, external JWT verification, integrity runs and snapshots; implements the hooks above (auth/security.ts). */
+  readonly security: SecurityService = new SecurityService(this);
 
   constructor(
     readonly store: Store,
@@ -59,12 +69,8 @@ export class Core {
     return this.ctx(SYSTEM);
   }
 
-  /** Certificate authenticators arrive with the PKI/enrollment module. */
-  createCertAuthenticator(_ctx: Ctx, _identityId: string, _certPem: string | undefined, _tags: object): string {
-    throw new ApiError('COULD_NOT_VALIDATE', 400, 'certificate authenticators are created through enrollment', {
-      field: 'method',
-      reason: 'cert authenticators are not supported by this operation',
-      value: 'cert',
-    });
+  /** Management `POST /authenticators` with method cert (enrollment/authenticators.ts). */
+  createCertAuthenticator(ctx: Ctx, identityId: string, certPem: string | undefined, tags: object): string {
+    return createCertAuthenticator(ctx, identityId, certPem, tags);
   }
 }

@@ -9,6 +9,10 @@ const SESSION_TYP = 'weft-session+jwt';
 const MAX_CANDIDATES = 8;
 const MAX_LOGOUT_COOKIES = 64;
 const MAX_COOKIE_BYTES = 4000;
+// A browser sends the same session cookie on every request, and opening it (AES-GCM, then HMAC, through
+// WebCrypto) costs more than proxying a small response. Authentic values are remembered with their claims;
+// expiry is still checked on every use. Bounded: the oldest entry goes first.
+const VERIFIED_CACHE_SIZE = 4096;
 
 /** Claims of a session cookie. One cookie per share; names are `<cookie_name>_<share token>`. */
 export interface SessionClaims extends JWTPayload {
@@ -39,6 +43,8 @@ export interface SessionCookieSettings {
 }
 
 export class SessionCodec {
+  private readonly verified = new Map<string, SessionClaims>();
+
   constructor(
     private readonly keys: FrontendKeys,
     private readonly settings: SessionCookieSettings,
@@ -120,13 +126,22 @@ export class SessionCodec {
   }
 
   private async open(cookieName: string, value: string, nowMs: number): Promise<{ session: Session; expired: boolean } | undefined> {
-    const result = await unseal<SessionClaims>(value, { signing: this.keys.sessionSigning, encryption: this.keys.sessionEncryption }, SESSION_TYP, nowMs);
-    const claims = result.claims;
-    if (!claims || !isSessionClaims(claims)) return undefined;
+    let claims = this.verified.get(value);
+    let expired: boolean;
+    if (claims) {
+      expired = claims.exp <= Math.floor(nowMs / 1000); // jose's rule for "exp"
+      if (expired) this.verified.delete(value);
+    } else {
+      const result = await unseal<SessionClaims>(value, { signing: this.keys.sessionSigning, encryption: this.keys.sessionEncryption }, SESSION_TYP, nowMs);
+      claims = result.claims;
+      if (!claims || !isSessionClaims(claims)) return undefined;
+      expired = !result.ok;
+      if (result.ok) this.remember(value, claims);
+    }
     // The cookie name must agree with the share inside it, so a cookie cannot be replayed under another share's name.
     if (cookieName !== this.cookieNameFor(claims.shr)) return undefined;
     return {
-      expired: !result.ok,
+      expired,
       session: {
         cookieName,
         provider: claims.prv,
@@ -137,6 +152,11 @@ export class SessionCodec {
         tokens: { accessToken: claims.at, refreshToken: claims.rt, subject: claims.sub },
       },
     };
+  }
+
+  private remember(value: string, claims: SessionClaims): void {
+    if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(value, claims);
   }
 }
 

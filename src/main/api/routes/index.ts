@@ -1,15 +1,15 @@
 import type { Core } from '../../core/core';
 import type { RouteDef } from '../registry';
-import { enrollmentRoutes } from './enrollment';
+import { certMethod, enrollmentRoutes } from './enrollment';
 import { informationalRoutes } from './informational';
 import { managementRoutes } from './management';
 import { policyRoutes } from './policy';
-import { securityRoutes } from './security';
+import { extJwtMethod, securityRoutes } from './security';
 import { passwordMethod, sessionRoutes, type Authenticator } from './session';
 
 /** Authentication methods of POST /authenticate?method=...; modules add theirs here. */
 export function authenticationMethods(): Record<string, Authenticator> {
-  return { password: passwordMethod };
+  return { password: passwordMethod, cert: certMethod, 'ext-jwt': extJwtMethod };
 }
 
 /** The whole route table of both APIs, assembled from each module's routes. */

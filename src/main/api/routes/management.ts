@@ -45,7 +45,7 @@ export function managementRoutes(core: Core): RouteDef[] {
     ...resourceRoutes(authenticators),
     ...resourceRoutes(configTypes),
     ...resourceRoutes(configs),
-    ...resourceRoutes(services),
+    ...resourceRoutes(services, { roleFilter: roleFilter('service') }),
     ...resourceRoutes(apiSessions, { only: ['list', 'get', 'delete'] }),
     ...resourceRoutes(edgeRouters, { roleFilter: roleFilter('edge-router') }),
     relatedRoute(identities, 'authenticators', authenticators, 't.identity_id = ?'),

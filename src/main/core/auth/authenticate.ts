@@ -3,7 +3,7 @@ import type { Core } from '../core';
 import { invalidAuth } from '../errors';
 import type { ApiObject } from '../entities/resource';
 import { isDisabled } from '../entities/identities';
-import { loadAuthPolicy } from '../entities/authPolicies';
+import { loadAuthPolicy, type AuthPolicy } from '../entities/authPolicies';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { passwordSchema, usernameSchema } from '../entities/common';
@@ -56,7 +56,7 @@ export async function authenticatePassword(core: Core, rawBody: unknown, client:
     throw invalidAuth();
   }
   if (identity.failed_login_attempts) store.runSql('UPDATE identities SET failed_login_attempts = 0 WHERE id = ?', identity.id);
-  return startSession(core, identity, auth, body, client);
+  return completeLogin(core, { method: 'password', identity, authenticator: auth }, body, client);
 }
 
 /** Counts a failed primary authentication; reaching maxAttempts disables the identity (the lockout). */
@@ -79,9 +79,53 @@ export function recordFailure(core: Core, identity: Row, rules: { maxAttempts: n
   });
 }
 
-/** Creates the API session after a successful primary authentication and returns its view. */
-export function startSession(core: Core, identity: Row, authenticator: Row, body: AuthenticateBody, client: ClientInfo): ApiObject {
+export type PrimaryMethod = 'password' | 'cert' | 'ext-jwt';
+
+/** What a primary authentication established, handed to completeLogin. */
+export interface PrimaryLogin {
+  method: PrimaryMethod;
+  /** the full identities row */
+  identity: Row;
+  /** the authenticator that was used (updb, cert); ext-jwt has none */
+  authenticator?: Row | null;
+  /** ext-jwt: the signer whose JWT was verified (recorded as the session's authenticatorId, as OpenZiti does) */
+  extJwtSignerId?: string;
+  /** cert: the client certificate is outside its validity period (accepted only with allowExpiredCerts) */
+  certExpired?: boolean;
+}
+
+/** Whether the identity's auth policy lets this primary method (and signer / expired cert) log in. */
+export function primaryAllowed(policy: AuthPolicy, login: PrimaryLogin): boolean {
+  switch (login.method) {
+    case 'password':
+      return policy.primary.updb.allowed;
+    case 'cert':
+      return policy.primary.cert.allowed && (!login.certExpired || policy.primary.cert.allowExpiredCerts);
+    case 'ext-jwt': {
+      const signers = policy.primary.extJwt.allowedSigners ?? [];
+      return policy.primary.extJwt.allowed && (!signers.length || signers.includes(login.extJwtSignerId ?? ''));
+    }
+    default:
+      return false;
+  }
+}
+
+/**
+ * The shared tail of every login method (password, cert, ext-jwt): refuses disabled identities and methods the
+ * identity's auth policy does not allow (401 INVALID_AUTH), then creates the API session. The session is partial
+ * (reaches only the MFA / completion endpoints) while the policy's secondary factors are outstanding: TOTP when
+ * the identity enrolled MFA or the policy requires it, a JWT of `requireExtJwtSigner` unless that signer did the
+ * primary login.
+ */
+export function completeLogin(core: Core, login: PrimaryLogin, body: AuthenticateBody, client: ClientInfo): ApiObject {
+  const { identity } = login;
   const store = core.store;
+  const policy = loadAuthPolicy(core.system, identity.auth_policy_id as string);
+  if (isDisabled(identity, core.clock.now()) || !primaryAllowed(policy, login)) {
+    core.log.info({ identityId: identity.id, method: login.method }, 'login refused by auth policy or disabled identity');
+    throw invalidAuth();
+  }
+  const required = policy.secondary.requireExtJwtSigner;
   const session = store.tx(() => {
     if (body.envInfo || body.sdkInfo) {
       store.runSql(
@@ -91,18 +135,26 @@ export function startSession(core: Core, identity: Row, authenticator: Row, body
         identity.id,
       );
     }
-    const policy = loadAuthPolicy(core.system, identity.auth_policy_id as string);
     return core.sessions.create({
       identityId: identity.id as string,
-      authenticatorId: authenticator.id as string,
+      authenticatorId: (login.authenticator?.id as string | undefined) ?? login.extJwtSignerId ?? '',
       ipAddress: client.ipAddress,
       configTypes: body.configTypes ?? [],
       isMfaRequired: core.hooks.isTotpEnrolled(identity.id as string) || policy.secondary.requireTotp,
-      isExtJwtRequired: !!policy.secondary.requireExtJwtSigner,
+      isExtJwtRequired: !!required && !(login.method === 'ext-jwt' && login.extJwtSignerId === required),
     });
   });
   const ctx = core.ctx(callerOf(identity, session));
   const view = core.sessions.view(ctx, session);
   view.token = session.token;
   return view;
+}
+
+/**
+ * Creates the API session after a successful password (a updb authenticator) or certificate authentication (a cert
+ * authenticator, or a pseudo authenticator for CA externalId logins); see completeLogin.
+ */
+export function startSession(core: Core, identity: Row, authenticator: Row, body: AuthenticateBody, client: ClientInfo): ApiObject {
+  const method: PrimaryMethod = authenticator.method === 'updb' ? 'password' : 'cert';
+  return completeLogin(core, { method, identity, authenticator }, body, client);
 }

@@ -4,7 +4,10 @@ import { referencedEntity, validationError } from '../errors';
 import { scalar } from '../query/fields';
 import type { Row } from '../store/db';
 import { nameSchema, nullableTags } from './common';
+import { configWritten } from '../policy/entityHooks';
 import type { ResourceDef } from './resource';
+import { SVC_PROXY_CONFIG_TYPE_ID } from './builtinConfigTypes';
+import { validateShareConfig } from '../shares';
 
 const data = z.record(z.string(), z.unknown());
 
@@ -36,10 +39,17 @@ export const configs: ResourceDef = {
   beforeWrite(_op, input, existing, ctx) {
     const typeId = (existing?.config_type_id as string | undefined) ?? input.configTypeId;
     if (input.data !== undefined) validateConfigData(ctx, typeId, input.data);
+    if (input.data !== undefined && typeId === SVC_PROXY_CONFIG_TYPE_ID) validateShareConfig(ctx, input.data, existing?.id as string | undefined);
   },
   beforeDelete(row, ctx) {
     if (ctx.core.store.getSql('SELECT 1 FROM service_configs WHERE config_id = ? LIMIT 1', row.id)) {
       throw referencedEntity('the config is used by services');
     }
+    if (ctx.core.store.getSql('SELECT 1 FROM identity_service_configs WHERE config_id = ? LIMIT 1', row.id)) {
+      throw referencedEntity('the config is used by identity service config overrides');
+    }
+  },
+  afterWrite(op, id, _input, _existing, ctx) {
+    if (op !== 'create') configWritten(ctx.core, id);
   },
 };

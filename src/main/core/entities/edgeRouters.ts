@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { issueRouterEnrollment } from '../enrollment/routers';
+import { edgeRouterDeleting, edgeRouterWritten } from '../policy/entityHooks';
 import { scalar } from '../query/fields';
 import { roleAttributesField } from '../query/roleFields';
 import { attributesSchema, costSchema, nameSchema, nullableTags, patchOf, tagsSchema } from './common';
@@ -74,5 +76,12 @@ export const edgeRouters: ResourceDef = {
     if (input.cost === null) input.cost = 0;
     for (const k of ['appData', 'ctrlChanListeners', 'tags'] as const) if (input[k] === null) input[k] = {};
     if (input.roleAttributes === null) input.roleAttributes = [];
+  },
+  afterWrite(op, id, input, existing, ctx) {
+    if (op === 'create') issueRouterEnrollment(ctx, 'edge', id);
+    edgeRouterWritten(ctx, id, op, input, existing);
+  },
+  beforeDelete(row, ctx) {
+    edgeRouterDeleting(ctx, row);
   },
 };

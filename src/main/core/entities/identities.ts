@@ -5,6 +5,8 @@ import { conflict, validationError } from '../errors';
 import { scalar } from '../query/fields';
 import { roleAttributesField } from '../query/roleFields';
 import type { Row } from '../store/db';
+import { createIdentityEnrollments } from '../enrollment/records';
+import { identityWritten } from '../policy/entityHooks';
 import { DEFAULT_AUTH_POLICY_ID } from './authPolicies';
 import { attributesSchema, costSchema, nameSchema, nullableTags, patchOf, precedenceSchema, tagsSchema } from './common';
 import type { ApiObject, ResourceDef } from './resource';
@@ -136,6 +138,11 @@ export const identities: ResourceDef = {
       if (input.type !== undefined && input.type !== existing.type_id) throw validationError('type', 'the default admin type cannot be changed', input.type);
     }
     return extra;
+  },
+  afterWrite(op, id, input, _existing, ctx) {
+    // enrollments requested with the identity are created in its transaction
+    if (op === 'create') createIdentityEnrollments(ctx, id, input.enrollment);
+    identityWritten(ctx.core, id, op, input);
   },
   beforeDelete(row) {
     if (row.is_default_admin) throw conflict('ENTITY_CAN_NOT_BE_DELETED', 'the default admin identity cannot be deleted');

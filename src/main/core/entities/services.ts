@@ -4,6 +4,8 @@ import { validationError } from '../errors';
 import { roleAttributesField } from '../query/roleFields';
 import { scalar } from '../query/fields';
 import { attributesSchema, nameSchema, nullableTags, patchOf } from './common';
+import { serviceDeleting, serviceWritten } from '../policy/entityHooks';
+import { decorateServices } from '../policy/serviceView';
 import type { ResourceDef } from './resource';
 
 const configsSchema = z.array(z.string()).nullable();
@@ -87,7 +89,8 @@ export const services: ResourceDef = {
     input.configs = ids;
     return { configs: JSON.stringify(ids) };
   },
-  afterWrite(_op, id, input, _existing, ctx) {
+  afterWrite(op, id, input, _existing, ctx) {
+    serviceWritten(ctx.core, id, op, input);
     if (input.configs === undefined) return;
     const store = ctx.core.store;
     store.runSql('DELETE FROM service_configs WHERE service_id = ?', id);
@@ -95,11 +98,10 @@ export const services: ResourceDef = {
       store.runSql('INSERT INTO service_configs (service_id, config_id) VALUES (?, ?)', id, configId);
     }
   },
-  decorate(items) {
-    for (const item of items) {
-      item.config ??= {};
-      item.permissions ??= [];
-      item.postureQueries ??= [];
-    }
+  beforeDelete(row, ctx) {
+    serviceDeleting(ctx.core, row.id as string);
+  },
+  decorate(items, rows, ctx) {
+    decorateServices(ctx, items, rows);
   },
 };

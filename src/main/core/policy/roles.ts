@@ -58,3 +58,32 @@ export function roleFilterSql(entityType: string, roleFilter: string[], roleSema
   if (!roleFilter.length) return undefined;
   return roleMatchSql(entityType, parseRoles(roleFilter, 'roleFilter'), parseSemantic(roleSemantic, 'roleSemantic'));
 }
+
+/**
+ * Validates the roles of one policy side as OpenZiti does: every entry is `#attr` or `@id`, `#all` stands alone,
+ * and every `@id` names an existing entity of `table`. Returns the parsed roles.
+ */
+export function checkPolicyRoles(
+  store: { allSql<T>(sql: string, ...params: unknown[]): T[] },
+  field: string,
+  roles: readonly string[],
+  entity: { table: string; plural: string },
+): ParsedRoles {
+  if (roles.length > 1 && roles.includes('#all')) {
+    throw validationError(field, 'if using #all, it should be the only role specified', roles);
+  }
+  const invalid = roles.filter((r) => !/^[#@]./s.test(r));
+  if (invalid.length) {
+    throw validationError(field, 'role entries must prefixed with # (to indicate role attributes) or @ (to indicate a name or id)', invalid);
+  }
+  const parsed = parseRoles(roles, field);
+  if (parsed.ids.length) {
+    const found = new Set(
+      store.allSql<{ id: string }>(`SELECT id FROM ${entity.table} WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(parsed.ids))
+        .map((r) => r.id),
+    );
+    const missing = parsed.ids.filter((id) => !found.has(id));
+    if (missing.length) throw validationError(field, `no ${entity.plural} found with the given ids`, missing);
+  }
+  return parsed;
+}

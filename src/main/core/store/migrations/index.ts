@@ -3,6 +3,7 @@ import * as m001 from './001_foundation';
 import * as m002 from './002_enrollment';
 import * as m003 from './003_policy';
 import * as m004 from './004_security';
+import * as m005 from './005_shares';
 
 export interface Migration {
   version: number;
@@ -16,4 +17,5 @@ export const migrations: Migration[] = [
   { version: 2, name: 'enrollment', up: m002.up },
   { version: 3, name: 'policy', up: m003.up },
   { version: 4, name: 'security', up: m004.up },
+  { version: 5, name: 'shares', up: m005.up },
 ];

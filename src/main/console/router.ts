@@ -1,0 +1,27 @@
+import { CONSOLE_RESOURCES } from './registry';
+import { resourceRouter } from './resources';
+import { dashboardRouter } from './routers/dashboard';
+import { enrollmentRouter } from './routers/enrollment';
+import { identityRouter } from './routers/identities';
+import { policyRouter } from './routers/policy';
+import { rolesRouter } from './routers/roles';
+import { securityRouter } from './routers/security';
+import { sessionRouter } from './routers/session';
+import { router } from './trpc';
+
+/**
+ * The console's tRPC API: thin procedures over the same core functions the REST adapter calls, with the caller's
+ * core context (`ctx.zctx`), so every procedure is authorized by the core exactly as REST is.
+ */
+export const appRouter = router({
+  session: sessionRouter,
+  dashboard: dashboardRouter,
+  resources: resourceRouter(CONSOLE_RESOURCES),
+  roles: rolesRouter,
+  identities: identityRouter,
+  policy: policyRouter,
+  enrollment: enrollmentRouter,
+  security: securityRouter,
+});
+
+export type AppRouter = typeof appRouter;

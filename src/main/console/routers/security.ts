@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { disableMfa, initiateMfa, loadMfa, mfaStatus, regenerateRecoveryCodes, verifyMfa, viewRecoveryCodes } from '../../core/auth/mfa';
+import { requirePermission } from '../../core/auth/permissions';
+import type { Ctx } from '../../core/context';
+import { ApiError } from '../../core/errors';
+import { authedProcedure, partialProcedure, router } from '../trpc';
+
+const code = z.object({ code: z.string().min(1, 'is required').max(100) });
+
+/** The caller's MFA enrollment, or null when there is none. */
+function statusOrNull(ctx: Ctx) {
+  try {
+    return mfaStatus(ctx) as { id: string; isVerified: boolean; provisioningUrl?: string; recoveryCodes?: string[] };
+  } catch (e) {
+    if (e instanceof ApiError && e.code === 'NOT_FOUND') return null;
+    throw e;
+  }
+}
+
+/** MFA of the signed-in identity (reachable while partial, as in REST: a policy may demand enrollment first). */
+const mfaRouter = router({
+  status: partialProcedure.query(({ ctx }) => statusOrNull(ctx.zctx)),
+  /** As `POST /current-identity/mfa`; answers with the provisioning URL and recovery codes. */
+  enroll: partialProcedure.mutation(({ ctx }) => {
+    initiateMfa(ctx.zctx);
+    return statusOrNull(ctx.zctx)!;
+  }),
+  /** As `POST /current-identity/mfa/verify`: completes the enrollment (and this session's MFA). */
+  verify: partialProcedure.input(code).mutation(({ ctx, input }) => {
+    verifyMfa(ctx.zctx, input);
+    return { ok: true };
+  }),
+  /** As `GET /current-identity/mfa/recovery-codes` (a mutation: the TOTP code is spent). */
+  recoveryCodes: authedProcedure.input(code).mutation(({ ctx, input }) => ({
+    recoveryCodes: viewRecoveryCodes(ctx.zctx, input.code).recoveryCodes as string[],
+  })),
+  regenerateRecoveryCodes: authedProcedure.input(code).mutation(({ ctx, input }) => {
+    regenerateRecoveryCodes(ctx.zctx, input);
+    const mfa = loadMfa(ctx.core, ctx.zctx.caller.identityId)!;
+    return { recoveryCodes: JSON.parse(mfa.recovery_codes as string) as string[] };
+  }),
+  /** As `DELETE /current-identity/mfa` (a code is needed once the enrollment is complete). */
+  disable: authedProcedure.input(z.object({ code: z.string().max(100).optional() })).mutation(({ ctx, input }) => {
+    disableMfa(ctx.zctx, input.code);
+    return { ok: true };
+  }),
+});
+
+/** Data integrity check/fix and database snapshots (as `/database/*`, with the same ops permissions). */
+const databaseRouter = router({
+  startIntegrityCheck: authedProcedure.input(z.object({ fix: z.boolean() })).mutation(({ ctx, input }) => {
+    requirePermission(ctx.zctx.caller, 'ops', 'update');
+    ctx.core.security.integrity.start(input.fix);
+    return { ok: true };
+  }),
+  integrityResults: authedProcedure.query(({ ctx }) => {
+    requirePermission(ctx.zctx.caller, 'ops', 'read');
+    return ctx.core.security.integrity.results();
+  }),
+  snapshot: authedProcedure.mutation(async ({ ctx }) => {
+    requirePermission(ctx.zctx.caller, 'ops', 'update');
+    return { file: await ctx.core.security.snapshots.create() };
+  }),
+});
+
+export const securityRouter = router({ mfa: mfaRouter, database: databaseRouter });

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { authenticateMfa } from '../../core/auth/mfa';
+import { passwordLogin } from '../auth';
+import { partialProcedure, publicProcedure, router, type ConsoleContext } from '../trpc';
+
+/** Who is signed in: null without a live session; `partial` while MFA is outstanding. */
+function me(ctx: ConsoleContext) {
+  if (!ctx.session) return null;
+  const { session, caller } = ctx.session;
+  const view = ctx.core.sessions.view(ctx.core.ctx(caller), session);
+  return {
+    identity: { id: caller.identityId, name: caller.identityName, isAdmin: caller.isAdmin },
+    partial: !!caller.partial,
+    authQueries: (view.authQueries ?? []) as Array<{ typeId: string; isTotpEnrolled?: boolean }>,
+    expiresAt: view.expiresAt as string,
+  };
+}
+
+export const sessionRouter = router({
+  me: publicProcedure.query(({ ctx }) => me(ctx)),
+
+  /** Username and password, as `POST /authenticate?method=password` (auth policy, lockout, MFA all apply). */
+  login: publicProcedure
+    .input(z.object({ username: z.string().min(1, 'is required').max(100), password: z.string().min(1, 'is required').max(100) }))
+    .mutation(async ({ ctx, input }) => {
+      const token = await passwordLogin(ctx.core, input, ctx.clientIp);
+      // a new login replaces the browser's previous session
+      if (ctx.session) ctx.core.sessions.remove(ctx.session.session.id as string);
+      ctx.setSessionCookie(token);
+      const resolved = ctx.core.sessions.resolve(token)!;
+      return me({ ...ctx, session: { session: resolved.session, caller: resolved.caller, token } });
+    }),
+
+  /** Ends the API session (as `DELETE /current-api-session`) and clears the cookie. */
+  logout: publicProcedure.mutation(({ ctx }) => {
+    if (ctx.session) ctx.core.sessions.remove(ctx.session.session.id as string);
+    ctx.clearSessionCookie();
+    return { ok: true };
+  }),
+
+  /** The TOTP (or recovery) code that completes a partial session, as `POST /authenticate/mfa`. */
+  mfaCode: partialProcedure.input(z.object({ code: z.string().min(1, 'is required').max(100) })).mutation(({ ctx, input }) => {
+    authenticateMfa(ctx.zctx, input);
+    return { ok: true };
+  }),
+});

@@ -1,0 +1,199 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { isIP } from 'node:net';
+import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
+import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
+import type { Core } from '../core/core';
+import { ApiError } from '../core/errors';
+import { LOGIN_LINK_FAILED_PARAM, LOGIN_LINK_PATH, type ConsoleUrls } from '../../shared/console';
+import {
+  allowedHosts, csrfProblem, defaultAdminLogin, expiredCookie, LoginLinks, readCookie, resolveConsoleSession, sessionCookie, sessionCookieName,
+} from './auth';
+import { appRouter } from './router';
+import { serveStatic } from './static';
+import type { ConsoleContext } from './trpc';
+
+/** Without `console.address` the console takes this one, or any free port when it is in use. */
+export const DEFAULT_CONSOLE_ADDRESS = '127.0.0.1:1281';
+const MAX_BODY = 1024 * 1024;
+
+/** The renderer only loads its own scripts and styles and talks to its own origin. */
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: blob:", "font-src 'self'", "connect-src 'self'",
+  "manifest-src 'self'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'", "object-src 'none'",
+].join('; ');
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'content-security-policy': CONTENT_SECURITY_POLICY,
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'permissions-policy': 'camera=(), microphone=(), geolocation=(), usb=(), serial=()',
+};
+
+export interface ConsoleServerOptions {
+  core: Core;
+  /** host:port; undefined = DEFAULT_CONSOLE_ADDRESS with a fallback to a free port */
+  address: string | undefined;
+  /** the built renderer (index.html and assets/) */
+  rendererDir: string;
+  loginLinkTtlMs: number;
+  /** the controller's URLs (known once the API listens) */
+  apiUrls: () => Omit<ConsoleUrls, 'console'>;
+}
+
+export interface ConsoleServer {
+  url: string;
+  /** A fresh one-time login link for the default admin. */
+  createLoginLink(): string;
+  close(): Promise<void>;
+}
+
+function splitAddress(address: string): { host: string; port: number } {
+  const i = address.lastIndexOf(':');
+  return { host: address.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(address.slice(i + 1)) };
+}
+
+function listen(server: Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (e: Error) => reject(e);
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.removeListener('error', onError);
+      resolve((server.address() as { port: number }).port);
+    });
+  });
+}
+
+function plain(res: ServerResponse, status: number, text: string, extra: Record<string, string> = {}): void {
+  res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...extra });
+  res.end(text);
+}
+
+/** The console's own loopback HTTP server: the built renderer, `/trpc` and the one-time login link. */
+export async function startConsoleServer(opts: ConsoleServerOptions): Promise<ConsoleServer> {
+  const { core } = opts;
+  const { host } = splitAddress(opts.address ?? DEFAULT_CONSOLE_ADDRESS);
+  const links = new LoginLinks(core.clock, opts.loginLinkTtlMs);
+  let hosts = new Set<string>();
+  let cookieName = '';
+  let url = '';
+  const urls = (): ConsoleUrls => ({ ...opts.apiUrls(), console: url });
+
+  async function handleTrpc(req: IncomingMessage, res: ServerResponse, requestHost: string): Promise<void> {
+    const problem = csrfProblem(req.headers, requestHost);
+    if (problem) {
+      core.log.warn({ problem }, 'console: refused a tRPC request');
+      plain(res, 403, `Forbidden: ${problem}`);
+      return;
+    }
+    const token = readCookie(req.headers.cookie, cookieName);
+    const session = resolveConsoleSession(core, token);
+    // the last cookie decision of the request wins; a dead session's cookie is cleared
+    let cookie: string | undefined = token && !session ? expiredCookie(cookieName) : undefined;
+    const ctx: ConsoleContext = {
+      core,
+      urls,
+      session,
+      clientIp: req.socket.remoteAddress ?? '127.0.0.1',
+      setSessionCookie: (t) => (cookie = sessionCookie(cookieName, t)),
+      clearSessionCookie: () => (cookie = expiredCookie(cookieName)),
+    };
+    const response = await fetchRequestHandler({
+      endpoint: '/trpc',
+      req: incomingMessageToRequest(req, res, { maxBodySize: MAX_BODY }),
+      router: appRouter,
+      createContext: () => ctx,
+      onError: ({ error, path }) => {
+        if (error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof ApiError)) {
+          core.log.error({ err: error.cause ?? error, path }, 'console procedure failed');
+        }
+      },
+    });
+    const headers: Record<string, string | string[]> = { ...SECURITY_HEADERS, 'cache-control': 'no-store' };
+    response.headers.forEach((value, key) => {
+      if (key !== 'set-cookie') headers[key] = value;
+    });
+    if (cookie) headers['set-cookie'] = cookie;
+    const body = Buffer.from(await response.arrayBuffer());
+    res.writeHead(response.status, headers);
+    res.end(req.method === 'HEAD' ? undefined : body);
+  }
+
+  function handleLoginLink(req: IncomingMessage, res: ServerResponse, requestUrl: URL): void {
+    const redirect = (location: string, setCookie?: string) => {
+      res.writeHead(303, { ...SECURITY_HEADERS, location, 'cache-control': 'no-store', ...(setCookie ? { 'set-cookie': setCookie } : {}) });
+      res.end();
+    };
+    if (req.method !== 'GET') {
+      plain(res, 405, 'Method not allowed', { allow: 'GET' });
+      return;
+    }
+    if (!links.consume(requestUrl.searchParams.get('token'))) {
+      redirect(`/?${LOGIN_LINK_FAILED_PARAM}=link-invalid`);
+      return;
+    }
+    let token: string;
+    try {
+      token = defaultAdminLogin(core, req.socket.remoteAddress ?? '127.0.0.1');
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      core.log.warn({ code: e.code }, 'console: one-time link login refused');
+      redirect(`/?${LOGIN_LINK_FAILED_PARAM}=link-refused`);
+      return;
+    }
+    const previous = resolveConsoleSession(core, readCookie(req.headers.cookie, cookieName));
+    if (previous) core.sessions.remove(previous.session.id as string);
+    redirect('/', sessionCookie(cookieName, token));
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestHost = (req.headers.host ?? '').toLowerCase();
+    if (!hosts.has(requestHost)) {
+      plain(res, 421, 'Misdirected request: this console answers only to its loopback address');
+      return;
+    }
+    const requestUrl = new URL(req.url ?? '/', `http://${requestHost}`);
+    if (requestUrl.pathname.startsWith('/trpc/')) return handleTrpc(req, res, requestHost);
+    if (requestUrl.pathname === LOGIN_LINK_PATH) return handleLoginLink(req, res, requestUrl);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      plain(res, 405, 'Method not allowed', { allow: 'GET, HEAD' });
+      return;
+    }
+    await serveStatic(res, opts.rendererDir, requestUrl.pathname, req.method === 'HEAD', SECURITY_HEADERS);
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((e) => {
+      core.log.error({ err: e }, 'console request failed');
+      if (!res.headersSent) plain(res, 500, 'Internal error');
+      else res.destroy();
+    });
+  });
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 60_000;
+
+  let port: number;
+  const wanted = splitAddress(opts.address ?? DEFAULT_CONSOLE_ADDRESS).port;
+  try {
+    port = await listen(server, host, wanted);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || opts.address !== undefined) throw e;
+    core.log.warn({ address: DEFAULT_CONSOLE_ADDRESS }, 'console: the default address is in use; taking a free port');
+    port = await listen(server, host, 0);
+  }
+  hosts = allowedHosts(host, port);
+  cookieName = sessionCookieName(port);
+  url = `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+
+  return {
+    url,
+    createLoginLink: () => `${url}${LOGIN_LINK_PATH}?token=${links.issue()}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

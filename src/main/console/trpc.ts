@@ -1,0 +1,108 @@
+import { initTRPC, TRPCError } from '@trpc/server';
+import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
+import type { Caller } from '../core/auth/permissions';
+import type { Ctx } from '../core/context';
+import type { Core } from '../core/core';
+import { ApiError } from '../core/errors';
+import type { Row } from '../core/store/db';
+import type { ConsoleUrls, ZitiErrorData } from '../../shared/console';
+
+/** The API session behind the console's cookie, resolved exactly as the REST API resolves `zt-session`. */
+export interface ConsoleSession {
+  session: Row;
+  caller: Caller;
+  token: string;
+}
+
+/** Per-request context of a console procedure. */
+export interface ConsoleContext {
+  core: Core;
+  urls: () => ConsoleUrls;
+  session: ConsoleSession | undefined;
+  clientIp: string;
+  /** Sets the session cookie on the response (login). */
+  setSessionCookie(token: string): void;
+  /** Expires the session cookie (logout, dead session). */
+  clearSessionCookie(): void;
+}
+
+const STATUS_CODES: Record<number, TRPC_ERROR_CODE_KEY> = {
+  400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 405: 'METHOD_NOT_SUPPORTED', 409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE', 429: 'TOO_MANY_REQUESTS', 503: 'SERVICE_UNAVAILABLE',
+};
+
+/** An ApiError of the core as a TRPCError; the OpenZiti code, message and field cause travel in `cause`. */
+export function toTrpcError(e: ApiError): TRPCError {
+  return new TRPCError({ code: STATUS_CODES[e.status] ?? 'INTERNAL_SERVER_ERROR', message: e.message, cause: e });
+}
+
+/** The `data.ziti` part of an error: what forms need to show field errors. */
+export function zitiData(error: TRPCError): ZitiErrorData | undefined {
+  const cause = error.cause;
+  if (cause instanceof ApiError) {
+    return { code: cause.code, message: cause.message, ...(cause.fieldCause ? { cause: { ...cause.fieldCause, value: safeValue(cause.fieldCause.value) } } : {}) };
+  }
+  // input validation by the procedure's zod schema (standard-schema issues)
+  const issues = (cause as { issues?: Array<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }> } | undefined)?.issues;
+  if (error.code === 'BAD_REQUEST' && Array.isArray(issues) && issues.length) {
+    const issue = issues[0]!;
+    const field = (issue.path ?? []).map((p) => String(typeof p === 'object' ? p.key : p)).join('.') || '(root)';
+    return { code: 'COULD_NOT_VALIDATE', message: 'The supplied request contains an invalid document', cause: { field, reason: issue.message } };
+  }
+  return undefined;
+}
+
+/** Field values echoed back are for display only: keep them short. */
+function safeValue(v: unknown): unknown {
+  if (typeof v === 'string') return v.length > 200 ? `${v.slice(0, 200)}…` : v;
+  if (v === undefined || v === null || typeof v === 'number' || typeof v === 'boolean') return v;
+  const text = JSON.stringify(v) ?? '';
+  return text.length > 200 ? `${text.slice(0, 200)}…` : v;
+}
+
+const t = initTRPC.context<ConsoleContext>().create({
+  isDev: false,
+  errorFormatter({ shape, error }) {
+    const ziti = zitiData(error);
+    const internal = error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof ApiError);
+    return {
+      ...shape,
+      message: internal ? 'Internal error (see the controller log)' : shape.message,
+      data: { code: shape.data.code, httpStatus: shape.data.httpStatus, path: shape.data.path, ziti },
+    };
+  },
+});
+
+/** Maps the core's ApiErrors (thrown by any procedure) to TRPCErrors with the matching code. */
+const mapErrors = t.middleware(async ({ next }) => {
+  const result = await next();
+  if (!result.ok && result.error.cause instanceof ApiError) throw toTrpcError(result.error.cause);
+  return result;
+});
+
+export const router = t.router;
+export const mergeRouters = t.mergeRouters;
+export const createCallerFactory = t.createCallerFactory;
+
+/** Anyone (the login procedures, `session.me`). */
+export const publicProcedure = t.procedure.use(mapErrors);
+
+const notSignedIn = () => new TRPCError({ code: 'UNAUTHORIZED', message: 'Not signed in, or the session has expired' });
+
+/**
+ * Any live API session, including one still waiting for MFA (like REST's `partial` routes): the core context of
+ * the caller is `ctx.zctx`.
+ */
+export const partialProcedure = publicProcedure.use(({ ctx, next }) => {
+  if (!ctx.session) throw notSignedIn();
+  const zctx: Ctx = ctx.core.ctx(ctx.session.caller);
+  return next({ ctx: { ...ctx, session: ctx.session, zctx } });
+});
+
+/** A complete API session (MFA done); the core then checks the caller's permissions in every operation. */
+export const authedProcedure = partialProcedure.use(({ ctx, next }) => {
+  if (ctx.session.caller.partial) {
+    throw new TRPCError({ code: 'UNAUTHORIZED', message: 'Multi-factor authentication is required to complete the sign-in' });
+  }
+  return next();
+});

@@ -1,0 +1,63 @@
+import type { Core } from '../core';
+import { loadAuthPolicy } from '../entities/authPolicies';
+import type { ExternalIdClaim } from '../entities/cas';
+import { isDisabled } from '../entities/identities';
+import type { ApiObject } from '../entities/resource';
+import { invalidAuth } from '../errors';
+import { externalIdFromCertificate } from '../enrollment/caClaims';
+import { usableCas } from '../enrollment/cas';
+import { chainToAnchor, isCurrentlyValid, peerPems } from '../enrollment/certificates';
+import { fingerprintSha1 } from '../pki/index';
+import type { Row } from '../store/db';
+import { parseAuthenticateBody, startSession, type ClientInfo } from './authenticate';
+
+/** Authenticator id of sessions whose identity was found by a CA's externalId claim (no stored authenticator). */
+export const EXTERNAL_ID_AUTHENTICATOR = 'internal';
+
+/**
+ * POST /authenticate?method=cert: the TLS client certificate of the connection must chain to the controller's CAs or
+ * to a verified CA with authentication enabled. The identity is the one whose certificate authenticator has the
+ * certificate's fingerprint, or, for a CA with an externalIdClaim, the one whose externalId the certificate carries.
+ * Validity dates are enforced unless the identity's auth policy allows expired certificates.
+ */
+export async function authenticateCert(core: Core, rawBody: unknown, peerCertificates: Buffer[], client: ClientInfo): Promise<ApiObject> {
+  const body = parseAuthenticateBody(rawBody);
+  const [leaf, ...intermediates] = peerPems(peerCertificates);
+  if (!leaf) throw invalidAuth('a client certificate is required');
+  const now = core.clock.now();
+  const fail = (reason: string) => {
+    core.log.info({ reason, fingerprint: fingerprintSha1(leaf) }, 'certificate authentication failed');
+    return invalidAuth();
+  };
+
+  // dates are checked against the auth policy below, once the identity is known
+  let ca: Row | undefined;
+  if (!chainToAnchor(leaf, intermediates, controllerAnchors(core), now, true).ok) {
+    ca = usableCas(core.system, 'is_auth_enabled').find((c) => chainToAnchor(leaf, intermediates, c.anchors, now, true).ok)?.row;
+    if (!ca) throw fail('certificate does not chain to a trusted CA');
+  }
+
+  let identity: Row | undefined;
+  let authenticator: Row;
+  const claim = ca?.external_id_claim ? (JSON.parse(ca.external_id_claim as string) as ExternalIdClaim) : null;
+  const externalId = claim ? externalIdFromCertificate(leaf, claim) : undefined;
+  if (externalId) {
+    identity = core.store.getSql<Row>('SELECT * FROM identities WHERE external_id = ?', externalId);
+    authenticator = { id: EXTERNAL_ID_AUTHENTICATOR };
+  } else {
+    const found = core.store.getSql<Row>("SELECT * FROM authenticators WHERE method = 'cert' AND fingerprint = ?", fingerprintSha1(leaf));
+    if (!found) throw fail('no authenticator has this certificate');
+    authenticator = found;
+    identity = core.store.getSql<Row>('SELECT * FROM identities WHERE id = ?', found.identity_id);
+  }
+  if (!identity) throw fail('no identity for this certificate');
+  if (isDisabled(identity, now)) throw fail('identity disabled');
+  const policy = loadAuthPolicy(core.system, identity.auth_policy_id as string).primary.cert;
+  if (!policy.allowed) throw fail('certificate authentication not allowed by the auth policy');
+  if (!policy.allowExpiredCerts && !isCurrentlyValid(leaf, now)) throw fail('certificate expired or not yet valid');
+  return startSession(core, identity, authenticator, body, client);
+}
+
+function controllerAnchors(core: Core): string[] {
+  return [core.pki.root.certPem, core.pki.intermediate.certPem, core.pki.signing.certPem];
+}

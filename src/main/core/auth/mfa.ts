@@ -1,0 +1,247 @@
+import { randomInt } from 'node:crypto';
+import { SignJWT } from 'jose';
+import { generateSecret, generateURI, verifySync } from 'otplib';
+import QRCode from 'qrcode';
+import { z } from 'zod';
+import type { Core } from '../core';
+import type { Ctx } from '../context';
+import { ApiError, conflict, notFound } from '../errors';
+import { newId } from '../ids';
+import { importPrivateKey, jwsAlgorithmForKey } from '../pki/index';
+import type { ApiObject } from '../entities/resource';
+import type { Row } from '../store/db';
+import { parseInput } from '../validation';
+import { requirePermission } from './permissions';
+
+/** TOTP as authenticator apps expect it: SHA-1, 6 digits, 30 s steps; one step of skew either way is accepted. */
+const TOTP_TOLERANCE_S = 30;
+const RECOVERY_CODE_COUNT = 20;
+/** Wrong codes a session may submit before it is ended (a new primary login, with its lockout rules, is then needed). */
+export const MAX_MFA_FAILURES = 5;
+const ISSUER = 'weft';
+
+export const mfaCodeBody = z.object({ code: z.string().min(1, 'is required').max(100) });
+
+const invalidCode = () => new ApiError('INVALID_MFA_TOKEN', 401, 'The MFA code supplied is not valid');
+
+export function loadMfa(core: Core, identityId: string): Row | undefined {
+  return core.store.getSql<Row>('SELECT * FROM mfas WHERE identity_id = ?', identityId);
+}
+
+export function isTotpEnrolled(core: Core, identityId: string): boolean {
+  return !!core.store.getSql('SELECT 1 FROM mfas WHERE identity_id = ? AND is_verified = 1', identityId);
+}
+
+const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+
+/** 20 codes of 6 base32 characters (30 bits each), like OpenZiti's. */
+function recoveryCodes(): string[] {
+  return Array.from({ length: RECOVERY_CODE_COUNT }, () => Array.from({ length: 6 }, () => BASE32[randomInt(32)]).join(''));
+}
+
+export function provisioningUrl(mfa: Row, identityName: string): string {
+  return generateURI({ issuer: ISSUER, label: identityName, secret: mfa.secret as string });
+}
+
+/**
+ * The time step a 6-digit TOTP code matches at `epoch` (seconds), one step of skew either way, or undefined.
+ * Codes of `lastStep` or earlier are refused: each step's code works once.
+ */
+export function checkTotp(secret: string, code: string, epoch: number, lastStep?: number | null): number | undefined {
+  if (!/^\d{6}$/.test(code)) return undefined;
+  const result = verifySync({
+    secret, token: code, epoch, epochTolerance: TOTP_TOLERANCE_S, ...(lastStep != null ? { afterTimeStep: lastStep } : {}),
+  });
+  return result.valid && 'timeStep' in result ? result.timeStep : undefined;
+}
+
+/**
+ * Checks a code against an enrollment and consumes it: a TOTP code must be newer than the last accepted one
+ * (no replays), a recovery code is removed. Runs inside the caller's transaction.
+ */
+function consumeCode(core: Core, mfa: Row, code: string, allowRecovery: boolean): boolean {
+  const trimmed = code.trim();
+  if (/^\d{6}$/.test(trimmed)) {
+    const epoch = Math.floor(core.clock.now().getTime() / 1000);
+    const step = checkTotp(mfa.secret as string, trimmed, epoch, mfa.last_time_step as number | null);
+    if (step === undefined) return false;
+    core.store.runSql('UPDATE mfas SET last_time_step = ? WHERE id = ?', step, mfa.id);
+    return true;
+  }
+  if (!allowRecovery) return false;
+  const codes = JSON.parse(mfa.recovery_codes as string) as string[];
+  const i = codes.indexOf(trimmed.toUpperCase());
+  if (i < 0) return false;
+  codes.splice(i, 1);
+  core.store.runSql('UPDATE mfas SET recovery_codes = ?, updated_at = ? WHERE id = ?', JSON.stringify(codes), core.clock.now().toISOString(), mfa.id);
+  return true;
+}
+
+/**
+ * Verifies a code for the caller's enrollment, atomically with its consumption. A wrong code counts against the
+ * calling session and ends it after MAX_MFA_FAILURES; the failure is answered 401.
+ */
+function requireCode(ctx: Ctx, mfa: Row, code: string, allowRecovery: boolean): void {
+  const core = ctx.core;
+  const ok = core.store.tx(() => {
+    const fresh = core.store.getSql<Row>('SELECT * FROM mfas WHERE id = ?', mfa.id);
+    return !!fresh && consumeCode(core, fresh, code, allowRecovery);
+  });
+  if (ok) return;
+  const sessionId = ctx.caller.apiSessionId;
+  if (sessionId && core.security.noteMfaFailure(sessionId) >= MAX_MFA_FAILURES) {
+    core.sessions.remove(sessionId);
+    core.log.warn({ identityId: ctx.caller.identityId }, 'API session ended after too many wrong MFA codes');
+  }
+  throw invalidCode();
+}
+
+function detail(mfa: Row, extra: ApiObject): ApiObject {
+  return {
+    _links: { self: { href: './current-identity/mfa' } },
+    id: mfa.id,
+    createdAt: mfa.created_at,
+    updatedAt: mfa.updated_at,
+    tags: JSON.parse(mfa.tags as string),
+    ...extra,
+  };
+}
+
+function identityName(core: Core, identityId: string): string {
+  return core.store.getSql<{ name: string }>('SELECT name FROM identities WHERE id = ?', identityId)?.name ?? identityId;
+}
+
+// ---- current identity -----------------------------------------------------------------------------
+
+/** POST /current-identity/mfa: starts (or restarts a pending) enrollment; 409 when one is completed. */
+export function initiateMfa(ctx: Ctx): string {
+  const core = ctx.core;
+  const identityId = ctx.caller.identityId;
+  return core.store.tx(() => {
+    const existing = loadMfa(core, identityId);
+    if (existing?.is_verified) throw conflict('MFA_EXISTS', 'The identity is already enrolled in MFA');
+    if (existing) core.store.runSql('DELETE FROM mfas WHERE id = ?', existing.id);
+    const id = newId();
+    const now = core.clock.now().toISOString();
+    core.store.runSql(
+      'INSERT INTO mfas (id, identity_id, secret, is_verified, recovery_codes, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?, ?)',
+      id, identityId, generateSecret(), JSON.stringify(recoveryCodes()), now, now,
+    );
+    return id;
+  });
+}
+
+function requireMfa(ctx: Ctx, state?: 'pending' | 'verified'): Row {
+  const mfa = loadMfa(ctx.core, ctx.caller.identityId);
+  if (!mfa || (state === 'pending' && mfa.is_verified) || (state === 'verified' && !mfa.is_verified)) throw notFound('MFA enrollment');
+  return mfa;
+}
+
+/** GET /current-identity/mfa: the secret material only while the enrollment is pending. */
+export function mfaStatus(ctx: Ctx): ApiObject {
+  const mfa = requireMfa(ctx);
+  if (mfa.is_verified) return detail(mfa, { isVerified: true });
+  return detail(mfa, {
+    isVerified: false,
+    provisioningUrl: provisioningUrl(mfa, identityName(ctx.core, ctx.caller.identityId)),
+    recoveryCodes: JSON.parse(mfa.recovery_codes as string),
+  });
+}
+
+/** GET /current-identity/mfa/qr-code: the provisioning URL as a PNG, while pending. */
+export function mfaQrCode(ctx: Ctx): Promise<Buffer> {
+  const mfa = requireMfa(ctx, 'pending');
+  return QRCode.toBuffer(provisioningUrl(mfa, identityName(ctx.core, ctx.caller.identityId)), { type: 'png', width: 256, margin: 2 });
+}
+
+/** POST /current-identity/mfa/verify: completes the enrollment; the calling session has thereby passed MFA. */
+export function verifyMfa(ctx: Ctx, body: unknown): void {
+  const { code } = parseInput(mfaCodeBody, body);
+  const mfa = requireMfa(ctx, 'pending');
+  requireCode(ctx, mfa, code, false);
+  const now = ctx.core.clock.now().toISOString();
+  ctx.core.store.tx(() => {
+    ctx.core.store.runSql('UPDATE mfas SET is_verified = 1, updated_at = ? WHERE id = ?', now, mfa.id);
+    markPassed(ctx, now);
+  });
+}
+
+/** DELETE /current-identity/mfa: a valid code (TOTP or recovery) unless the enrollment was never completed. */
+export function disableMfa(ctx: Ctx, code: string | undefined): void {
+  const mfa = requireMfa(ctx);
+  if (mfa.is_verified) requireCode(ctx, mfa, code ?? '', true);
+  ctx.core.store.runSql('DELETE FROM mfas WHERE id = ?', mfa.id);
+}
+
+/** GET /current-identity/mfa/recovery-codes (code in the header or body). */
+export function viewRecoveryCodes(ctx: Ctx, code: string | undefined): ApiObject {
+  const mfa = requireMfa(ctx, 'verified');
+  requireCode(ctx, mfa, code ?? '', false);
+  const fresh = loadMfa(ctx.core, ctx.caller.identityId)!;
+  return detail(fresh, { recoveryCodes: JSON.parse(fresh.recovery_codes as string) });
+}
+
+/** POST /current-identity/mfa/recovery-codes: replaces all recovery codes. */
+export function regenerateRecoveryCodes(ctx: Ctx, body: unknown): void {
+  const { code } = parseInput(mfaCodeBody, body);
+  const mfa = requireMfa(ctx, 'verified');
+  requireCode(ctx, mfa, code, false);
+  ctx.core.store.runSql('UPDATE mfas SET recovery_codes = ?, updated_at = ? WHERE id = ?',
+    JSON.stringify(recoveryCodes()), ctx.core.clock.now().toISOString(), mfa.id);
+}
+
+/** POST /authenticate/mfa: a TOTP or recovery code completes the MFA factor of the calling session. */
+export function authenticateMfa(ctx: Ctx, body: unknown): void {
+  const { code } = parseInput(mfaCodeBody, body);
+  const mfa = loadMfa(ctx.core, ctx.caller.identityId);
+  // not enrolled (a policy requires TOTP): enrollment, not a code, completes the factor
+  if (!mfa?.is_verified) throw invalidCode();
+  requireCode(ctx, mfa, code, true);
+  ctx.core.store.tx(() => markPassed(ctx, ctx.core.clock.now().toISOString()));
+}
+
+function markPassed(ctx: Ctx, now: string): void {
+  if (!ctx.caller.apiSessionId) return;
+  ctx.core.store.runSql('UPDATE api_sessions SET is_mfa_complete = 1, mfa_passed_at = ?, updated_at = ? WHERE id = ?',
+    now, now, ctx.caller.apiSessionId);
+  ctx.core.security.clearMfaFailures(ctx.caller.apiSessionId);
+}
+
+/** POST /current-api-session/totp-token: a controller-signed proof that TOTP was checked now (posture responses). */
+export async function createTotpToken(ctx: Ctx, body: unknown): Promise<{ token: string; issuedAt: string }> {
+  const { code } = parseInput(mfaCodeBody, body);
+  const mfa = requireMfa(ctx, 'verified');
+  requireCode(ctx, mfa, code, false);
+  const issued = ctx.core.clock.now();
+  const now = issued.toISOString();
+  ctx.core.store.tx(() => markPassed(ctx, now));
+  const { signing } = ctx.core.pki;
+  const token = await new SignJWT({ type: 'totp', apiSessionId: ctx.caller.apiSessionId })
+    .setProtectedHeader({ alg: jwsAlgorithmForKey(signing.keyPem), kid: ctx.core.pki.signingFingerprint })
+    .setSubject(ctx.caller.identityId)
+    .setIssuer(ctx.core.config.apiPublicUrl)
+    .setIssuedAt(Math.floor(issued.getTime() / 1000))
+    .setJti(newId())
+    .sign(importPrivateKey(signing.keyPem));
+  return { token, issuedAt: now };
+}
+
+// ---- administration -------------------------------------------------------------------------------
+
+/** DELETE /identities/{id}/mfa: removes any enrollment, completed or not. */
+export function removeIdentityMfa(ctx: Ctx, identityId: string): void {
+  requirePermission(ctx.caller, 'identity', 'update');
+  if (!ctx.core.store.getSql('SELECT 1 FROM identities WHERE id = ?', identityId)) throw notFound('identity');
+  ctx.core.store.runSql('DELETE FROM mfas WHERE identity_id = ?', identityId);
+}
+
+/** Identity view: `isMfaEnabled` for a page of identities in one query. */
+export function decorateMfaEnabled(ctx: Ctx, items: ApiObject[], rows: Row[]): void {
+  const enabled = new Set(
+    ctx.core.store.allSql<{ identity_id: string }>(
+      'SELECT identity_id FROM mfas WHERE is_verified = 1 AND identity_id IN (SELECT value FROM json_each(?))',
+      JSON.stringify(rows.map((r) => r.id)),
+    ).map((r) => r.identity_id),
+  );
+  items.forEach((item, i) => (item.isMfaEnabled = enabled.has(rows[i]!.id as string)));
+}

@@ -1,0 +1,135 @@
+import { z } from 'zod';
+import { requirePermission } from '../auth/permissions';
+import type { Ctx } from '../context';
+import { forbidden, notFound, unauthorized, validationError } from '../errors';
+import { PkiError, fingerprintSha1, parseCertificate, splitPemBundle } from '../pki/index';
+import type { Row } from '../store/db';
+import { parseInput } from '../validation';
+import { usableCas } from './cas';
+import { chainToAnchor, issueFromCsr, keyChanged, peerPems, type IssuedCertificate } from './certificates';
+import { authenticatorCannotBeUpdated, authenticatorMethodMax, certInUse, invalidCertPem, invalidClientCert } from './errors';
+import { insertCertAuthenticator } from './identityEnroll';
+import { insertEnrollment } from './records';
+
+function requireAuthenticator(ctx: Ctx, id: string): Row {
+  const row = ctx.core.store.getSql<Row>('SELECT * FROM authenticators WHERE id = ?', id);
+  if (!row) throw notFound('authenticator');
+  return row;
+}
+
+/** Whether a certificate was issued by this controller's signing CA (only those can be extended). */
+function issuedByNetwork(ctx: Ctx, certPem: string): boolean {
+  return chainToAnchor(certPem, [], [ctx.core.pki.signing.certPem], ctx.core.clock.now(), true).ok;
+}
+
+/**
+ * POST /authenticators with method `cert`: binds an existing client certificate to an identity. The certificate is
+ * recorded with the CA it chains to (so a re-enroll becomes ottca) and whether the controller issued it.
+ */
+export function createCertAuthenticator(ctx: Ctx, identityId: string, certPem: string | undefined, tags: object): string {
+  if (!certPem) throw validationError('certPem', 'is required for method cert');
+  const certs = splitPemBundle(certPem);
+  if (certs.length !== 1) throw invalidCertPem({ field: 'certPem', reason: 'exactly one PEM certificate is expected', value: certs.length });
+  let fingerprint: string;
+  try {
+    const info = parseCertificate(certs[0]!);
+    if (info.isCa) throw invalidCertPem({ field: 'certPem', reason: 'a CA certificate cannot be a client certificate' });
+    fingerprint = info.fingerprint;
+  } catch (e) {
+    if (e instanceof PkiError) throw invalidCertPem({ field: 'certPem', reason: e.message });
+    throw e;
+  }
+  const store = ctx.core.store;
+  if (store.getSql('SELECT 1 FROM authenticators WHERE fingerprint = ? OR unverified_fingerprint = ?', fingerprint, fingerprint)) throw certInUse();
+  if (store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId)) throw authenticatorMethodMax();
+  const now = ctx.core.clock.now();
+  const ca = usableCas(ctx, 'is_auth_enabled').find((c) => chainToAnchor(certs[0]!, [], c.anchors, now, true).ok);
+  return store.tx(() => insertCertAuthenticator(ctx.core, {
+    identityId, certPem: certs[0]!, fingerprint, caId: (ca?.row.id as string | undefined) ?? null, issuedByNetwork: issuedByNetwork(ctx, certs[0]!),
+  }, tags));
+}
+
+const reEnrollSchema = z.object({ expiresAt: z.string().datetime({ offset: true, message: 'must be an RFC 3339 date-time' }) });
+
+/**
+ * POST /authenticators/{id}/re-enroll: the authenticator is deleted and a matching enrollment created in its place
+ * (updb -> updb with the same username, cert -> ott, cert from a CA -> ottca). Returns the enrollment id.
+ */
+export function reEnrollAuthenticator(ctx: Ctx, id: string, body: unknown): string {
+  requirePermission(ctx.caller, 'identity', 'update');
+  requirePermission(ctx.caller, 'enrollment', 'create');
+  const input = parseInput(reEnrollSchema, body);
+  const auth = requireAuthenticator(ctx, id);
+  const expiresAt = new Date(input.expiresAt);
+  if (expiresAt <= ctx.core.clock.now()) throw validationError('expiresAt', 'must be after the current date and time', input.expiresAt);
+  const store = ctx.core.store;
+  return store.tx(() => {
+    store.runSql('DELETE FROM authenticators WHERE id = ?', id);
+    // the username becomes free again before the updb enrollment claims it
+    const base = { identityId: auth.identity_id as string, expiresAt };
+    if (auth.method === 'updb') return insertEnrollment(ctx, { ...base, method: 'updb', username: auth.username as string });
+    if (auth.ca_id && store.getSql('SELECT 1 FROM cas WHERE id = ?', auth.ca_id)) return insertEnrollment(ctx, { ...base, method: 'ottca', caId: auth.ca_id as string });
+    return insertEnrollment(ctx, { ...base, method: 'ott' });
+  });
+}
+
+const requestExtendSchema = z.object({ rollKeys: z.boolean().nullable().optional() }).nullable().optional();
+
+/** POST /authenticators/{id}/request-extend: flags a certificate authenticator for early extension (403 otherwise). */
+export function requestExtend(ctx: Ctx, id: string, body: unknown): void {
+  requirePermission(ctx.caller, 'identity', 'update');
+  const input = parseInput(requestExtendSchema, body) ?? {};
+  const auth = requireAuthenticator(ctx, id);
+  if (auth.method !== 'cert') throw forbidden('only certificate authenticators can be flagged for extension');
+  const now = ctx.core.clock.now().toISOString();
+  ctx.core.store.runSql(
+    'UPDATE authenticators SET is_extend_requested = 1, is_key_roll_requested = ?, extend_requested_at = ?, updated_at = ? WHERE id = ?',
+    !!input.rollKeys, now, now, id,
+  );
+}
+
+/** The caller's own certificate authenticator, presented on this connection and issued by the controller. */
+function ownExtendable(ctx: Ctx, id: string, peerCertificates: Buffer[]): Row {
+  const auth = requireAuthenticator(ctx, id);
+  if (auth.identity_id !== ctx.caller.identityId) throw notFound('authenticator');
+  if (auth.method !== 'cert' || !auth.cert_pem) throw authenticatorCannotBeUpdated();
+  const [leaf] = peerPems(peerCertificates);
+  if (!leaf || fingerprintSha1(leaf) !== auth.fingerprint) throw unauthorized();
+  if (!issuedByNetwork(ctx, auth.cert_pem as string)) throw authenticatorCannotBeUpdated();
+  return auth;
+}
+
+/**
+ * POST /current-identity/authenticators/{id}/extend: a new certificate for a CSR (new key allowed), made with the current
+ * certificate on the connection. The old certificate stays valid until extend-verify confirms receipt of the new one.
+ */
+export async function extendCertificate(ctx: Ctx, id: string, peerCertificates: Buffer[], body: unknown): Promise<{ ca: string; clientCert: string }> {
+  const input = parseInput(z.object({ clientCertCsr: z.string() }), body);
+  const auth = ownExtendable(ctx, id, peerCertificates);
+  const current = parseCertificate(auth.cert_pem as string);
+  const cert: IssuedCertificate = await issueFromCsr(ctx.core, {
+    csrPem: input.clientCertCsr, field: 'clientCertCsr', commonName: current.subjectCN, uriSans: current.uris, dnsSans: current.dnsNames,
+  });
+  ctx.core.store.runSql(
+    'UPDATE authenticators SET unverified_cert_pem = ?, unverified_fingerprint = ?, updated_at = ? WHERE id = ? AND fingerprint = ?',
+    cert.certPem, cert.fingerprint, ctx.core.clock.now().toISOString(), id, auth.fingerprint,
+  );
+  return { ca: ctx.core.pki.caBundlePem, clientCert: cert.chainPem };
+}
+
+/** POST .../extend-verify: the client proves it received the new certificate; from now on only it authenticates. */
+export function verifyExtendedCertificate(ctx: Ctx, id: string, body: unknown): void {
+  const input = parseInput(z.object({ clientCert: z.string() }), body);
+  const auth = requireAuthenticator(ctx, id);
+  if (auth.identity_id !== ctx.caller.identityId) throw notFound('authenticator');
+  if (auth.method !== 'cert' || !auth.unverified_fingerprint) throw authenticatorCannotBeUpdated();
+  const [leaf] = splitPemBundle(input.clientCert);
+  if (!leaf || fingerprintSha1(leaf) !== auth.unverified_fingerprint) throw invalidClientCert({ field: 'clientCert', reason: 'is not the certificate issued by the extension' });
+  const now = ctx.core.clock.now().toISOString();
+  ctx.core.store.runSql(
+    `UPDATE authenticators SET cert_pem = unverified_cert_pem, fingerprint = unverified_fingerprint, unverified_cert_pem = NULL,
+       unverified_fingerprint = NULL, is_extend_requested = 0, is_key_roll_requested = 0, extend_requested_at = NULL,
+       last_extend_rolled_keys = ?, updated_at = ? WHERE id = ? AND unverified_fingerprint = ?`,
+    keyChanged(auth.cert_pem as string, auth.unverified_cert_pem as string), now, id, auth.unverified_fingerprint,
+  );
+}

@@ -1,0 +1,176 @@
+import { z } from 'zod';
+import { checkPasswordRules, hashPassword } from '../auth/passwords';
+import type { Core } from '../core';
+import { loadAuthPolicy } from '../entities/authPolicies';
+import type { ExternalIdClaim } from '../entities/cas';
+import { passwordSchema, usernameSchema } from '../entities/common';
+import { identities } from '../entities/identities';
+import { applyCreate, type ResourceDef } from '../entities/resource';
+import { validationError } from '../errors';
+import { newId } from '../ids';
+import { fingerprintSha1, parseCertificate } from '../pki/index';
+import type { Row } from '../store/db';
+import { parseInput } from '../validation';
+import { externalIdFromCertificate, formatIdentityName, uniqueIdentityName } from './caClaims';
+import { usableCas } from './cas';
+import { chainToAnchor, issueFromCsr, peerPems, spiffeId, type IssuedCertificate } from './certificates';
+import {
+  authenticatorMethodMax, caNoLongerValid, certFailedValidation, certInUse, identityAlreadyEnrolled, invalidEnrollmentToken,
+  missingCertClaim, noValidCas,
+} from './errors';
+import { enrollmentByToken } from './records';
+
+export interface EnrollmentCerts {
+  ca: string;
+  cert: string;
+}
+
+/** True when a certificate fingerprint is already bound to an authenticator (current or pending extension). */
+function fingerprintInUse(core: Core, fingerprint: string): boolean {
+  return !!core.store.getSql('SELECT 1 FROM authenticators WHERE fingerprint = ? OR unverified_fingerprint = ?', fingerprint, fingerprint);
+}
+
+interface CertAuthenticator {
+  identityId: string;
+  certPem: string;
+  fingerprint: string;
+  caId?: string | null;
+  issuedByNetwork: boolean;
+}
+
+export function insertCertAuthenticator(core: Core, a: CertAuthenticator, tags: object = {}): string {
+  const id = newId();
+  const now = core.clock.now().toISOString();
+  core.store.runSql(
+    `INSERT INTO authenticators (id, identity_id, method, fingerprint, cert_pem, ca_id, is_issued_by_network, created_at, updated_at, tags)
+     VALUES (?, ?, 'cert', ?, ?, ?, ?, ?, ?, ?)`,
+    id, a.identityId, a.fingerprint, a.certPem, a.caId ?? null, a.issuedByNetwork, now, now, JSON.stringify(tags),
+  );
+  return id;
+}
+
+/** Deletes the enrollment if its token is still the same (a concurrent use or refresh makes the token invalid). */
+function consume(core: Core, enrollment: Row): void {
+  if (!core.store.runSql('DELETE FROM enrollments WHERE id = ? AND token = ?', enrollment.id, enrollment.token).changes) throw invalidEnrollmentToken();
+}
+
+/** A client certificate for an identity: SPIFFE id URI SAN, one year, CN from the CSR (or the identity id). */
+export function issueIdentityCertificate(core: Core, identityId: string, csrPem: unknown, field: string): Promise<IssuedCertificate> {
+  return issueFromCsr(core, { csrPem, field, fallbackCommonName: identityId, uriSans: [spiffeId(core, 'identity', identityId)] });
+}
+
+/** One-time token + CSR: the identity gets a network-issued certificate authenticator. */
+export async function enrollOtt(core: Core, token: unknown, csrPem: unknown, field = 'clientCsr'): Promise<EnrollmentCerts> {
+  const enrollment = enrollmentByToken(core, token, ['ott']);
+  const identityId = enrollment.identity_id as string;
+  const cert = await issueIdentityCertificate(core, identityId, csrPem, field);
+  core.store.tx(() => {
+    consume(core, enrollment);
+    insertCertAuthenticator(core, { identityId, certPem: cert.certPem, fingerprint: cert.fingerprint, issuedByNetwork: true });
+  });
+  return { ca: core.pki.caBundlePem, cert: cert.chainPem };
+}
+
+/** The presented client certificate and the CA (of `cas`) it chains to, or CERT_FAILED_VALIDATION. */
+function presentedCertificate(core: Core, peerCertificates: Buffer[], cas: Array<{ row: Row; anchors: string[] }>): { leaf: string; ca: Row } {
+  const [leaf, ...intermediates] = peerPems(peerCertificates);
+  if (!leaf) throw certFailedValidation({ field: 'clientCertificate', reason: 'no client certificate was presented on the TLS connection' });
+  const now = core.clock.now();
+  for (const ca of cas) if (chainToAnchor(leaf, intermediates, ca.anchors, now).ok) return { leaf, ca: ca.row };
+  throw certFailedValidation({ field: 'clientCertificate', reason: 'the client certificate does not chain to a verified CA enabled for this enrollment' });
+}
+
+/** One-time token + a pre-exchanged certificate from the enrollment's (verified, ottca-enabled) CA. */
+export function enrollOttCa(core: Core, token: unknown, peerCertificates: Buffer[]): Record<string, never> {
+  const enrollment = enrollmentByToken(core, token, ['ottca']);
+  const ca = usableCas(core.system, 'is_ott_ca_enrollment_enabled').find((c) => c.row.id === enrollment.ca_id);
+  if (!ca) throw caNoLongerValid();
+  const { leaf } = presentedCertificate(core, peerCertificates, [ca]);
+  const fingerprint = fingerprintSha1(leaf);
+  if (fingerprintInUse(core, fingerprint)) throw certInUse();
+  core.store.tx(() => {
+    consume(core, enrollment);
+    insertCertAuthenticator(core, { identityId: enrollment.identity_id as string, certPem: leaf, fingerprint, caId: ca.row.id as string, issuedByNetwork: false });
+  });
+  return {};
+}
+
+const updbBody = z.object({ username: usernameSchema.optional(), password: passwordSchema }).passthrough();
+
+/** One-time token + password: the identity gets the enrollment's username with this password. */
+export async function enrollUpdb(core: Core, token: unknown, body: unknown): Promise<Record<string, never>> {
+  const enrollment = enrollmentByToken(core, token, ['updb']);
+  const input = parseInput(updbBody, body ?? {});
+  if (input.username !== undefined && input.username !== enrollment.username) {
+    throw validationError('username', 'must be the username of the enrollment', input.username);
+  }
+  const identity = core.store.getSql<Row>('SELECT id, auth_policy_id FROM identities WHERE id = ?', enrollment.identity_id)!;
+  checkPasswordRules(loadAuthPolicy(core.system, identity.auth_policy_id as string).primary.updb, input.password);
+  if (core.store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'updb'", identity.id)) throw authenticatorMethodMax();
+  const hash = await hashPassword(input.password);
+  core.store.tx(() => {
+    consume(core, enrollment);
+    const now = core.clock.now().toISOString();
+    core.store.runSql(
+      "INSERT INTO authenticators (id, identity_id, method, username, password_hash, created_at, updated_at) VALUES (?, ?, 'updb', ?, ?, ?, ?)",
+      newId(), identity.id, enrollment.username, hash, now, now,
+    );
+  });
+  return {};
+}
+
+export interface NewIdentity {
+  id: string;
+  name: string;
+  roleAttributes?: string[];
+  externalId?: string | null;
+  authPolicyId?: string | null;
+}
+
+/** Identity create accepting a chosen id (its certificate names the id before the identity exists). */
+const identitiesWithId: ResourceDef = {
+  ...identities,
+  schemas: { ...identities.schemas, create: (identities.schemas.create as z.ZodObject).extend({ id: z.string().min(1) }) },
+};
+
+/** Creates an identity through the generic resource mechanism (its hooks run); call inside a transaction. */
+export function createEnrolledIdentity(core: Core, identity: NewIdentity): string {
+  return applyCreate(core.system, identitiesWithId, {
+    id: identity.id,
+    name: identity.name,
+    type: 'Default',
+    isAdmin: false,
+    roleAttributes: identity.roleAttributes ?? [],
+    externalId: identity.externalId ?? null,
+    authPolicyId: identity.authPolicyId ?? null,
+  });
+}
+
+/**
+ * CA auto enrollment: no identity exists beforehand. The presented certificate must chain to a verified CA with auto
+ * enrollment enabled; the identity is named by the CA's identityNameFormat and inherits its identityRoles. With an
+ * externalIdClaim the identity is found by externalId later (certificates may rotate); otherwise by fingerprint.
+ */
+export function enrollCa(core: Core, peerCertificates: Buffer[], body: unknown): Record<string, never> {
+  const cas = usableCas(core.system, 'is_auto_ca_enrollment_enabled');
+  if (!cas.length) throw noValidCas();
+  const { leaf, ca } = presentedCertificate(core, peerCertificates, cas);
+  const claim = ca.external_id_claim ? (JSON.parse(ca.external_id_claim as string) as ExternalIdClaim) : null;
+  const externalId = claim ? externalIdFromCertificate(leaf, claim) : undefined;
+  if (claim && !externalId) throw missingCertClaim();
+  const fingerprint = fingerprintSha1(leaf);
+  if (externalId && core.store.getSql('SELECT 1 FROM identities WHERE external_id = ?', externalId)) throw identityAlreadyEnrolled();
+  if (!externalId && fingerprintInUse(core, fingerprint)) throw certInUse();
+  const requested = body && typeof body === 'object' && typeof (body as { name?: unknown }).name === 'string' ? (body as { name: string }).name : '';
+  const id = newId();
+  const name = formatIdentityName(ca.identity_name_format as string, {
+    caName: ca.name as string, caId: ca.id as string, commonName: parseCertificate(leaf).subjectCN, requestedName: requested || id, identityId: id,
+  });
+  core.store.tx(() => {
+    createEnrolledIdentity(core, {
+      id, name: uniqueIdentityName(core.store, name), roleAttributes: JSON.parse(ca.identity_roles as string), externalId: externalId ?? null,
+    });
+    if (!externalId) insertCertAuthenticator(core, { identityId: id, certPem: leaf, fingerprint, caId: ca.id as string, issuedByNetwork: false });
+  });
+  return {};
+}

@@ -1,0 +1,151 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { requirePermission } from '../auth/permissions';
+import type { Ctx } from '../context';
+import type { Core } from '../core';
+import { notFound, validationError } from '../errors';
+import { newId } from '../ids';
+import type { ApiObject } from '../entities/resource';
+import { ref, namesById } from '../entities/resource';
+import { usernameSchema } from '../entities/common';
+import type { Row } from '../store/db';
+import { parseInput } from '../validation';
+import { enrollmentExists, enrollmentExpired, invalidEnrollmentToken } from './errors';
+import { signEnrollmentJwt } from './jwt';
+
+/** Enrollments created with an identity (and router enrollments) expire after 180 minutes, as in OpenZiti. */
+export const DEFAULT_ENROLLMENT_MINUTES = 180;
+export const IDENTITY_ENROLL_METHODS = ['ott', 'ottca', 'updb'] as const;
+export type IdentityEnrollMethod = (typeof IDENTITY_ENROLL_METHODS)[number];
+
+export const defaultExpiry = (core: Core) => new Date(core.clock.now().getTime() + DEFAULT_ENROLLMENT_MINUTES * 60_000);
+
+export interface NewEnrollment {
+  identityId: string;
+  method: IdentityEnrollMethod;
+  caId?: string | null;
+  username?: string | null;
+  expiresAt: Date;
+  /** field prefix for validation errors (identity create nests them under `enrollment`) */
+  fieldPrefix?: string;
+}
+
+/** Inserts an identity enrollment with a fresh token and signed JWT. Call inside a transaction. */
+export function insertEnrollment(ctx: Ctx, e: NewEnrollment): string {
+  const store = ctx.core.store;
+  const field = (name: string) => (e.fieldPrefix ? `${e.fieldPrefix}.${name}` : name);
+  if (store.getSql('SELECT 1 FROM enrollments WHERE identity_id = ? AND method = ?', e.identityId, e.method)) throw enrollmentExists(e.method);
+  if (e.method === 'ottca') {
+    if (!e.caId || !store.getSql('SELECT 1 FROM cas WHERE id = ?', e.caId)) throw validationError(field(e.fieldPrefix ? 'ottca' : 'caId'), 'ca not found', e.caId ?? null);
+  }
+  if (e.method === 'updb') {
+    const f = field(e.fieldPrefix ? 'updb' : 'username');
+    const parsed = usernameSchema.safeParse(e.username);
+    if (!parsed.success) throw validationError(f, e.username ? parsed.error.issues[0]!.message : 'username not provided', e.username ?? null);
+    const taken = store.getSql(
+      "SELECT 1 FROM authenticators WHERE username = ? UNION ALL SELECT 1 FROM enrollments WHERE method = 'updb' AND username = ?",
+      e.username, e.username,
+    );
+    if (taken) throw validationError(f, `duplicate value '${e.username}' in unique index on authenticators store`, e.username);
+  }
+  const id = newId();
+  const token = randomUUID();
+  const now = ctx.core.clock.now().toISOString();
+  store.runSql(
+    `INSERT INTO enrollments (id, method, identity_id, ca_id, username, token, jwt, issued_at, expires_at, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    id, e.method, e.identityId, e.method === 'ottca' ? e.caId : null, e.method === 'updb' ? e.username : null, token,
+    signEnrollmentJwt(ctx.core, { em: e.method, sub: e.identityId, jti: token, exp: e.expiresAt }),
+    now, e.expiresAt.toISOString(), now, now,
+  );
+  return id;
+}
+
+const futureDate = z.string().datetime({ offset: true, message: 'must be an RFC 3339 date-time' });
+const createSchema = z.object({
+  method: z.enum(IDENTITY_ENROLL_METHODS),
+  identityId: z.string().min(1),
+  expiresAt: futureDate,
+  caId: z.string().nullable().optional(),
+  username: z.string().nullable().optional(),
+  tags: z.record(z.string(), z.unknown()).nullable().optional(),
+});
+export const enrollmentCreateSchema = createSchema;
+export const enrollmentRefreshSchema = z.object({ expiresAt: futureDate });
+
+function futureExpiry(core: Core, value: string): Date {
+  const at = new Date(value);
+  if (at <= core.clock.now()) throw validationError('expiresAt', 'must be after the current date and time', value);
+  return at;
+}
+
+/** POST /enrollments: 409 when an enrollment of the same method is already outstanding for the identity. */
+export function createEnrollment(ctx: Ctx, body: unknown): string {
+  requirePermission(ctx.caller, 'enrollment', 'create');
+  const input = parseInput(createSchema, body);
+  const store = ctx.core.store;
+  if (!store.getSql('SELECT 1 FROM identities WHERE id = ?', input.identityId)) throw validationError('identityId', 'identity not found', input.identityId);
+  const expiresAt = futureExpiry(ctx.core, input.expiresAt);
+  return store.tx(() => {
+    const id = insertEnrollment(ctx, { ...input, expiresAt });
+    if (input.tags) store.runSql('UPDATE enrollments SET tags = ? WHERE id = ?', JSON.stringify(input.tags), id);
+    return id;
+  });
+}
+
+/** POST /enrollments/{id}/refresh: a new expiry window, token and JWT; the previous token stops working. */
+export function refreshEnrollment(ctx: Ctx, id: string, body: unknown): void {
+  requirePermission(ctx.caller, 'enrollment', 'update');
+  const input = parseInput(enrollmentRefreshSchema, body);
+  const store = ctx.core.store;
+  const row = store.getSql<Row>('SELECT * FROM enrollments WHERE id = ?', id);
+  if (!row) throw notFound('enrollment');
+  const expiresAt = futureExpiry(ctx.core, input.expiresAt);
+  const token = randomUUID();
+  const now = ctx.core.clock.now().toISOString();
+  store.runSql(
+    'UPDATE enrollments SET token = ?, jwt = ?, issued_at = ?, expires_at = ?, updated_at = ? WHERE id = ?',
+    token, signEnrollmentJwt(ctx.core, { em: row.method as IdentityEnrollMethod, sub: row.identity_id as string, jti: token, exp: expiresAt }),
+    now, expiresAt.toISOString(), now, id,
+  );
+}
+
+/** The outstanding enrollment for a token; unknown tokens and other methods are INVALID_ENROLLMENT_TOKEN, late ones ENROLLMENT_EXPIRED. */
+export function enrollmentByToken(core: Core, token: unknown, methods: readonly string[]): Row {
+  const row = typeof token === 'string' && token ? core.store.getSql<Row>('SELECT * FROM enrollments WHERE token = ?', token) : undefined;
+  if (!row || !methods.includes(row.method as string)) throw invalidEnrollmentToken();
+  if ((row.expires_at as string) <= core.clock.now().toISOString()) throw enrollmentExpired();
+  return row;
+}
+
+/** Identity create with `enrollment: {ott | ottca | updb}` (already parsed): runs inside the identity's create transaction. */
+export function createIdentityEnrollments(ctx: Ctx, identityId: string, request: { ott?: boolean; ottca?: string; updb?: string } | undefined): void {
+  if (!request) return;
+  const base = { identityId, expiresAt: defaultExpiry(ctx.core), fieldPrefix: 'enrollment' };
+  if (request.ott) insertEnrollment(ctx, { ...base, method: 'ott' });
+  if (request.ottca !== undefined) insertEnrollment(ctx, { ...base, method: 'ottca', caId: request.ottca });
+  if (request.updb !== undefined) insertEnrollment(ctx, { ...base, method: 'updb', username: request.updb });
+}
+
+/** Fills the identity view's `enrollment` ({ott, ottca, updb}) for a page of identities: one query per page. */
+export function decorateIdentityEnrollments(ctx: Ctx, items: ApiObject[], rows: Row[]): void {
+  if (!rows.length) return;
+  const store = ctx.core.store;
+  const enrollments = store.allSql<Row>(
+    'SELECT * FROM enrollments WHERE identity_id IN (SELECT value FROM json_each(?))',
+    JSON.stringify(rows.map((r) => r.id)),
+  );
+  const caNames = namesById(store, 'cas', [...new Set(enrollments.map((e) => e.ca_id).filter((v): v is string => !!v))]);
+  const byIdentity = new Map<string, Record<string, unknown>>();
+  for (const e of enrollments) {
+    const view: Record<string, unknown> = { id: e.id, token: e.token, jwt: e.jwt, expiresAt: e.expires_at };
+    if (e.method === 'ottca') Object.assign(view, { caId: e.ca_id, ca: e.ca_id ? ref('cas', e.ca_id as string, caNames.get(e.ca_id as string)) : null });
+    if (e.method === 'updb') view.username = e.username;
+    const entry = byIdentity.get(e.identity_id as string) ?? {};
+    entry[e.method as string] = view;
+    byIdentity.set(e.identity_id as string, entry);
+  }
+  items.forEach((item, i) => {
+    item.enrollment = byIdentity.get(rows[i]!.id as string) ?? {};
+  });
+}

@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import { requirePermission } from '../auth/permissions';
+import type { Ctx } from '../context';
+import type { Core } from '../core';
+import { notFound, unauthorized, validationError } from '../errors';
+import { fingerprintSha1 } from '../pki/index';
+import type { Row } from '../store/db';
+import { csrRequestedSans, checkCsr, isCurrentlyValid, issueFromCsr, peerPems, spiffeId } from './certificates';
+import { enrollmentExpired, invalidEnrollmentToken, missingCsr, routerCommonNameInvalid } from './errors';
+import { signEnrollmentJwt } from './jwt';
+import { defaultExpiry } from './records';
+
+/** Edge routers and transit routers enroll the same way; only the table and the JWT's `em` differ. */
+export const ROUTER_KINDS = {
+  edge: { table: 'edge_routers', em: 'erott' },
+  transit: { table: 'routers', em: 'trott' },
+} as const;
+export type RouterKind = keyof typeof ROUTER_KINDS;
+
+/** Gives a router a fresh enrollment token and JWT (replacing any outstanding one). Call inside a transaction. */
+export function issueRouterEnrollment(ctx: Ctx, kind: RouterKind, id: string): void {
+  const { table, em } = ROUTER_KINDS[kind];
+  const token = randomUUID();
+  const expiresAt = defaultExpiry(ctx.core);
+  ctx.core.store.runSql(
+    `UPDATE ${table} SET enrollment_token = ?, enrollment_jwt = ?, enrollment_created_at = ?, enrollment_expires_at = ? WHERE id = ?`,
+    token, signEnrollmentJwt(ctx.core, { em, sub: id, jti: token, exp: expiresAt }),
+    ctx.core.clock.now().toISOString(), expiresAt.toISOString(), id,
+  );
+}
+
+/** Re-enroll: the router's certificate stops working and a new enrollment JWT replaces any outstanding one. */
+export function reEnrollRouter(ctx: Ctx, kind: RouterKind, id: string): void {
+  requirePermission(ctx.caller, 'router', 'update');
+  const { table } = ROUTER_KINDS[kind];
+  const store = ctx.core.store;
+  if (!store.getSql(`SELECT 1 FROM ${table} WHERE id = ?`, id)) throw notFound('router');
+  const extra = kind === 'transit' ? ', unverified_cert_pem = NULL, unverified_fingerprint = NULL' : '';
+  store.tx(() => {
+    store.runSql(
+      `UPDATE ${table} SET fingerprint = NULL, cert_pem = NULL, is_verified = 0, is_online = 0${extra}, updated_at = ? WHERE id = ?`,
+      ctx.core.clock.now().toISOString(), id,
+    );
+    issueRouterEnrollment(ctx, kind, id);
+  });
+}
+
+interface FoundRouter {
+  kind: RouterKind;
+  row: Row;
+}
+
+function findRouter(core: Core, column: 'enrollment_token' | 'fingerprint', value: string): FoundRouter | undefined {
+  for (const kind of Object.keys(ROUTER_KINDS) as RouterKind[]) {
+    const row = core.store.getSql<Row>(`SELECT * FROM ${ROUTER_KINDS[kind].table} WHERE ${column} = ?`, value);
+    if (row) return { kind, row };
+  }
+  return undefined;
+}
+
+export interface RouterCsrs {
+  certCsr?: unknown;
+  clientCsr?: unknown;
+  serverCertCsr?: unknown;
+  serverCsr?: unknown;
+}
+
+/** Issues the router's client certificate (CN = router id) and its server certificate (SANs as requested). */
+async function issueRouterCertificates(core: Core, id: string, body: RouterCsrs, fields: { client: string; server: string }) {
+  const clientCsr = body.certCsr ?? body.clientCsr;
+  const serverCsr = body.serverCertCsr ?? body.serverCsr;
+  if (typeof serverCsr !== 'string' || !serverCsr) throw missingCsr({ field: fields.server, reason: 'server CSR is required', value: serverCsr ?? null });
+  if (typeof clientCsr !== 'string' || !clientCsr) throw missingCsr({ field: fields.client, reason: 'client CSR is required', value: clientCsr ?? null });
+  const client = await checkCsr(clientCsr, fields.client);
+  if (client.commonName !== id) throw routerCommonNameInvalid({ field: fields.client, reason: 'common name must be the router id', value: client.commonName });
+  await checkCsr(serverCsr, fields.server); // before reading its requested SANs
+  const sans = csrRequestedSans(serverCsr);
+  const server = await issueFromCsr(core, {
+    csrPem: serverCsr, field: fields.server, usage: 'server', dnsSans: sans.dns, ipSans: sans.ip,
+    uriSans: [spiffeId(core, 'router', id)],
+  });
+  const cert = await issueFromCsr(core, { csrPem: clientCsr, field: fields.client, commonName: id, uriSans: [spiffeId(core, 'router', id)] });
+  return { cert, server };
+}
+
+/** POST /enroll/erott (and the legacy /enroll?method=erott|trott): a router enrolls with its one-time token. */
+export async function enrollRouter(core: Core, token: unknown, body: RouterCsrs): Promise<{ ca: string; cert: string; serverCert: string }> {
+  const found = typeof token === 'string' && token ? findRouter(core, 'enrollment_token', token) : undefined;
+  if (!found) throw invalidEnrollmentToken();
+  const { kind, row } = found;
+  if ((row.enrollment_expires_at as string) <= core.clock.now().toISOString()) throw enrollmentExpired();
+  const { cert, server } = await issueRouterCertificates(core, row.id as string, body, { client: 'certCsr', server: 'serverCertCsr' });
+  const changed = core.store.runSql(
+    `UPDATE ${ROUTER_KINDS[kind].table} SET cert_pem = ?, fingerprint = ?, is_verified = 1, enrollment_token = NULL, enrollment_jwt = NULL,
+       enrollment_created_at = NULL, enrollment_expires_at = NULL, updated_at = ? WHERE id = ? AND enrollment_token = ?`,
+    cert.certPem, cert.fingerprint, core.clock.now().toISOString(), row.id, token,
+  ).changes;
+  if (!changed) throw invalidEnrollmentToken(); // used concurrently, or replaced by a re-enroll meanwhile
+  return { ca: core.pki.caBundlePem, cert: cert.chainPem, serverCert: server.chainPem };
+}
+
+/**
+ * POST /enroll/extend/router: made with the router's current client certificate; returns new certificates and the
+ * old client certificate stops working at once.
+ */
+export async function extendRouter(core: Core, peerCertificates: Buffer[], body: unknown): Promise<{ ca: string; cert: string; serverCert: string }> {
+  const [leaf] = peerPems(peerCertificates);
+  const found = leaf ? findRouter(core, 'fingerprint', fingerprintSha1(leaf)) : undefined;
+  if (!found || !isCurrentlyValid(leaf!, core.clock.now())) throw unauthorized();
+  if (body === null || typeof body !== 'object') throw validationError('(root)', 'a JSON object with certCsr and serverCertCsr is required', body ?? null);
+  const b = body as RouterCsrs;
+  if (b.certCsr === undefined) throw validationError('certCsr', 'is required');
+  if (b.serverCertCsr === undefined) throw validationError('serverCertCsr', 'is required');
+  const { kind, row } = found;
+  const { cert, server } = await issueRouterCertificates(core, row.id as string, { certCsr: b.certCsr, serverCertCsr: b.serverCertCsr }, { client: 'certCsr', server: 'serverCertCsr' });
+  const changed = core.store.runSql(
+    `UPDATE ${ROUTER_KINDS[kind].table} SET cert_pem = ?, fingerprint = ?, updated_at = ? WHERE id = ? AND fingerprint = ?`,
+    cert.certPem, cert.fingerprint, core.clock.now().toISOString(), row.id, row.fingerprint,
+  ).changes;
+  if (!changed) throw unauthorized();
+  return { ca: core.pki.caBundlePem, cert: cert.chainPem, serverCert: server.chainPem };
+}

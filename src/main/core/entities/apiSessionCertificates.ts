@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import type { Ctx } from '../context';
+import { notFound } from '../errors';
+import { newId } from '../ids';
+import type { ListParams } from '../query/list';
+import { scalar } from '../query/fields';
+import type { Row } from '../store/db';
+import { parseInput } from '../validation';
+import { issueFromCsr, spiffeId } from '../enrollment/certificates';
+import { listRows, present, type ResourceDef } from './resource';
+
+/** Ephemeral client certificates of an API session (Client API, owned by the session; no management view). */
+export const apiSessionCertificates: ResourceDef = {
+  entity: 'current-api-session/certificates',
+  table: 'api_session_certificates',
+  permission: 'ops',
+  columns: {
+    subject: { column: 'subject', codec: 'string', write: false },
+    fingerprint: { column: 'fingerprint', codec: 'string', write: false },
+    validFrom: { column: 'valid_from', codec: 'datetime', write: false },
+    validTo: { column: 'valid_to', codec: 'datetime', write: false },
+    certificate: { column: 'cert_pem', codec: 'string', write: false },
+  },
+  fields: {
+    subject: scalar('string', 't.subject'),
+    fingerprint: scalar('string', 't.fingerprint'),
+    validFrom: scalar('datetime', 't.valid_from'),
+    validTo: scalar('datetime', 't.valid_to'),
+  },
+  defaultSort: 't.created_at ASC, t.id ASC',
+  schemas: { create: z.object({ csr: z.string() }) },
+};
+
+const sessionOf = (ctx: Ctx): string => {
+  if (!ctx.caller.apiSessionId) throw notFound('api session');
+  return ctx.caller.apiSessionId;
+};
+
+export function listSessionCertificates(ctx: Ctx, params: ListParams) {
+  const { rows, meta } = listRows(ctx, apiSessionCertificates, params, { where: 't.api_session_id = ?', params: [sessionOf(ctx)] });
+  return { data: present(ctx, apiSessionCertificates, rows), meta };
+}
+
+function ownRow(ctx: Ctx, id: string): Row {
+  const row = ctx.core.store.getSql<Row>('SELECT * FROM api_session_certificates WHERE id = ? AND api_session_id = ?', id, sessionOf(ctx));
+  if (!row) throw notFound('certificate');
+  return row;
+}
+
+export const getSessionCertificate = (ctx: Ctx, id: string) => present(ctx, apiSessionCertificates, [ownRow(ctx, id)])[0]!;
+
+export function deleteSessionCertificate(ctx: Ctx, id: string): void {
+  ownRow(ctx, id);
+  ctx.core.store.runSql('DELETE FROM api_session_certificates WHERE id = ?', id);
+}
+
+/** Signs a CSR for the caller's API session: valid until the session would expire now, SPIFFE id names the session. */
+export async function createSessionCertificate(ctx: Ctx, body: unknown): Promise<{ id: string; certificate: string; cas: string }> {
+  const input = parseInput(z.object({ csr: z.string() }), body);
+  const sessionId = sessionOf(ctx);
+  const session = ctx.core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', sessionId);
+  if (!session) throw notFound('api session');
+  const id = newId();
+  const cert = await issueFromCsr(ctx.core, {
+    csrPem: input.csr, field: 'csr', fallbackCommonName: ctx.caller.identityId, notAfter: ctx.core.sessions.expiresAt(session),
+    uriSans: [spiffeId(ctx.core, 'identity', ctx.caller.identityId, 'apiSession', sessionId, 'apiSessionCertificate', id)],
+  });
+  const now = ctx.core.clock.now().toISOString();
+  ctx.core.store.runSql(
+    `INSERT INTO api_session_certificates (id, api_session_id, subject, fingerprint, valid_from, valid_to, cert_pem, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    id, sessionId, cert.subject, cert.fingerprint, cert.notBefore.toISOString(), cert.notAfter.toISOString(), cert.certPem, now, now,
+  );
+  return { id, certificate: cert.chainPem, cas: ctx.core.pki.caBundlePem };
+}

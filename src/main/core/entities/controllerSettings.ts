@@ -1,0 +1,92 @@
+import { z } from 'zod';
+import { requirePermission } from '../auth/permissions';
+import type { Ctx } from '../context';
+import { conflict, notFound, validationError } from '../errors';
+import { scalar } from '../query/fields';
+import type { Row } from '../store/db';
+import { nullableTags } from './common';
+import type { ApiObject, ResourceDef } from './resource';
+
+export const GLOBAL_SETTINGS_ID = 'global';
+
+const uris = z.array(z.string().trim().min(1, 'must not be empty')).nullable().optional();
+const oidcSchema = z.object({ redirectUris: uris, postLogoutUris: uris }).strict().nullable().optional();
+export interface OidcSettings {
+  redirectUris?: string[] | null;
+  postLogoutUris?: string[] | null;
+}
+
+/**
+ * Controller settings: the 'global' row and per-controller overrides (id = controller id). In an override a
+ * missing or null value inherits the global one; the effective view merges them.
+ */
+export const controllerSettings: ResourceDef = {
+  entity: 'controller-settings',
+  table: 'controller_settings',
+  permission: 'ops',
+  columns: { oidc: { column: 'oidc', codec: 'json' } },
+  fields: { controllerId: scalar('string', 't.controller_id') },
+  defaultSort: "CASE t.id WHEN 'global' THEN 0 ELSE 1 END, t.id ASC",
+  schemas: {
+    create: z.object({ controllerId: z.string().min(1), oidc: oidcSchema, tags: nullableTags.optional() })
+      .transform((v) => ({ ...v, id: v.controllerId })),
+    update: z.object({ oidc: oidcSchema, tags: nullableTags.optional() }),
+    patch: z.object({ oidc: oidcSchema, tags: nullableTags.optional() }),
+  },
+  beforeWrite(op, input, existing, ctx) {
+    const isGlobal = existing?.id === GLOBAL_SETTINGS_ID;
+    if (op === 'create') {
+      if (input.controllerId === GLOBAL_SETTINGS_ID) throw validationError('controllerId', 'the global settings exist already', input.controllerId);
+      if (!ctx.core.store.getSql('SELECT 1 FROM controllers WHERE id = ?', input.controllerId)) {
+        throw validationError('controllerId', 'controller not found', input.controllerId);
+      }
+      if (ctx.core.store.getSql('SELECT 1 FROM controller_settings WHERE id = ?', input.controllerId)) {
+        throw validationError('controllerId', 'settings for this controller exist already', input.controllerId);
+      }
+    }
+    if (op === 'patch' && input.oidc !== undefined && input.oidc !== null) {
+      // PATCH merges inside oidc: absent fields stay
+      const cur = (existing?.oidc ? JSON.parse(existing.oidc as string) : {}) as OidcSettings;
+      input.oidc = { ...cur, ...Object.fromEntries(Object.entries(input.oidc).filter(([, v]) => v !== undefined)) };
+    }
+    if (op === 'update' && input.oidc === undefined) input.oidc = null;
+    if (input.tags === null) input.tags = {};
+    if (isGlobal && input.oidc !== undefined) {
+      // the global settings are the fallback: they hold values, never "inherit"
+      const o = (input.oidc ?? {}) as OidcSettings;
+      input.oidc = { redirectUris: o.redirectUris ?? [], postLogoutUris: o.postLogoutUris ?? [] };
+    }
+    return op === 'create' ? { controller_id: input.controllerId } : undefined;
+  },
+  beforeDelete(row) {
+    if (row.id === GLOBAL_SETTINGS_ID) throw conflict('ENTITY_CAN_NOT_BE_DELETED', 'the global controller settings cannot be deleted');
+  },
+};
+
+const oidcOf = (row: Row | undefined): OidcSettings | null => (row?.oidc ? (JSON.parse(row.oidc as string) as OidcSettings) : null);
+
+/** GET /controller-settings/{id}/effective: global settings overridden by the controller's own (`instance`). */
+export function effectiveSettings(ctx: Ctx, id: string): ApiObject {
+  requirePermission(ctx.caller, 'ops', 'read');
+  const store = ctx.core.store;
+  const global = store.getSql<Row>('SELECT * FROM controller_settings WHERE id = ?', GLOBAL_SETTINGS_ID)!;
+  const instance = id === GLOBAL_SETTINGS_ID ? global : store.getSql<Row>('SELECT * FROM controller_settings WHERE id = ?', id);
+  if (!instance && !store.getSql('SELECT 1 FROM controllers WHERE id = ?', id)) throw notFound('controller setting');
+  const g = oidcOf(global) ?? {};
+  const i = oidcOf(instance);
+  const base = instance ?? global;
+  return {
+    _links: { self: { href: `./controller-settings/${id}/effective` } },
+    id,
+    createdAt: base.created_at,
+    updatedAt: base.updated_at,
+    tags: JSON.parse((instance?.tags as string | undefined) ?? '{}'),
+    effective: {
+      oidc: {
+        redirectUris: i?.redirectUris ?? g.redirectUris ?? [],
+        postLogoutUris: i?.postLogoutUris ?? g.postLogoutUris ?? [],
+      },
+    },
+    instance: { oidc: i },
+  };
+}

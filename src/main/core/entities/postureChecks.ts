@@ -1,0 +1,138 @@
+import { z } from 'zod';
+import type { Ctx } from '../context';
+import { validationError } from '../errors';
+import { AccessChanges } from '../policy/changes';
+import { classOf } from '../policy/classes';
+import { roleAttributesChanged } from '../policy/policyIndex';
+import { scalar } from '../query/fields';
+import { roleAttributesField } from '../query/roleFields';
+import type { Row } from '../store/db';
+import { parseInput } from '../validation';
+import { attributesSchema, nameSchema, nullableTags } from './common';
+import type { ResourceDef } from './resource';
+
+export const POSTURE_CHECK_TYPE_IDS = ['OS', 'PROCESS', 'DOMAIN', 'MAC', 'MFA', 'PROCESS_MULTI'] as const;
+export type PostureCheckTypeId = (typeof POSTURE_CHECK_TYPE_IDS)[number];
+export const OS_TYPES = ['Windows', 'WindowsServer', 'Android', 'iOS', 'Linux', 'macOS'] as const;
+
+const osType = z.enum(OS_TYPES);
+const strings = z.array(z.string());
+const nonEmpty = (what: string) => z.array(z.string()).min(1, `must contain at least one ${what}`);
+const processMulti = z.object({ osType, path: z.string().min(1), hashes: strings.optional(), signerFingerprints: strings.optional() });
+
+/** The type-specific fields of each posture check type (create and update; PATCH takes any subset). */
+export const POSTURE_CHECK_DETAILS: Record<PostureCheckTypeId, z.ZodRawShape> = {
+  DOMAIN: { domains: nonEmpty('domain') },
+  MAC: { macAddresses: nonEmpty('MAC address') },
+  OS: { operatingSystems: z.array(z.object({ type: osType, versions: strings.default([]) })).min(1, 'must contain at least one operating system') },
+  PROCESS: {
+    process: z.object({ osType, path: z.string().min(1), hashes: strings.optional(), signerFingerprint: z.string().optional() }),
+  },
+  PROCESS_MULTI: {
+    semantic: z.enum(['AllOf', 'AnyOf']),
+    processes: z.array(processMulti).min(1, 'must contain at least one process'),
+  },
+  MFA: {
+    timeoutSeconds: z.number().int().min(-1).default(-1),
+    promptOnWake: z.boolean().default(false),
+    promptOnUnlock: z.boolean().default(false),
+    ignoreLegacyEndpoints: z.boolean().default(false),
+  },
+};
+const DETAIL_KEYS = [...new Set(Object.values(POSTURE_CHECK_DETAILS).flatMap((s) => Object.keys(s)))];
+const anyDetails = Object.fromEntries(DETAIL_KEYS.map((k) => [k, z.unknown().optional()]));
+const typeId = z.enum(POSTURE_CHECK_TYPE_IDS);
+
+function checkAttributes(attrs: unknown): void {
+  (Array.isArray(attrs) ? attrs : []).forEach((a: string) => {
+    if (a.startsWith('#') || a.startsWith('@')) throw validationError('roleAttributes', `role attributes may not be prefixed with ${a[0]}`, a);
+  });
+}
+
+/** The type-specific fields, validated for the check's type: complete for create/update, merged for PATCH. */
+function details(type: PostureCheckTypeId, input: Record<string, unknown>, existing: Row | undefined, patch: boolean): Record<string, unknown> {
+  const shape = POSTURE_CHECK_DETAILS[type];
+  const given = Object.fromEntries(Object.keys(shape).filter((k) => input[k] !== undefined && input[k] !== null).map((k) => [k, input[k]]));
+  if (!patch) return parseInput(z.object(shape), given) as Record<string, unknown>;
+  const partial = parseInput(z.object(shape).partial(), given) as Record<string, unknown>;
+  for (const k of Object.keys(partial)) if (given[k] === undefined) delete partial[k];
+  return { ...(JSON.parse(existing!.details as string) as object), ...partial };
+}
+
+export const postureChecks: ResourceDef = {
+  entity: 'posture-checks',
+  table: 'posture_checks',
+  permission: 'posture-check',
+  roleAttributesType: 'posture-check',
+  columns: {
+    name: { column: 'name', codec: 'string' },
+    typeId: { column: 'type_id', codec: 'string', write: false },
+    roleAttributes: { column: 'role_attributes', codec: 'json' },
+    version: { column: 'version', codec: 'int', write: false },
+  },
+  fields: {
+    name: scalar('string', 't.name'),
+    typeId: scalar('string', 't.type_id'),
+    version: scalar('number', 't.version'),
+    roleAttributes: roleAttributesField('posture-check'),
+  },
+  defaultSort: 't.name ASC',
+  schemas: {
+    create: z.object({ name: nameSchema, typeId, roleAttributes: attributesSchema.optional(), tags: nullableTags.optional(), ...anyDetails }),
+    update: z.object({ name: nameSchema, typeId: typeId.optional(), roleAttributes: attributesSchema.default([]), tags: nullableTags.default({}), ...anyDetails }),
+    patch: z.object({ name: nameSchema.nullable().optional(), typeId: typeId.nullable().optional(), roleAttributes: attributesSchema.optional(), tags: nullableTags.optional(), ...anyDetails }),
+  },
+  links: (row) => ({ 'service-policies': `posture-checks/${row.id}/service-policies` }),
+  beforeWrite(op, input, existing) {
+    if (input.name === null) delete input.name;
+    if (input.tags === null) input.tags = {};
+    if (input.roleAttributes === null) input.roleAttributes = [];
+    checkAttributes(input.roleAttributes);
+    const type = ((existing?.type_id as string | undefined) ?? input.typeId) as PostureCheckTypeId;
+    if (existing && input.typeId != null && input.typeId !== existing.type_id) {
+      throw validationError('typeId', 'the type of a posture check can not be changed', input.typeId);
+    }
+    const extra: Record<string, unknown> = { details: JSON.stringify(details(type, input, existing, op === 'patch')) };
+    if (op === 'create') Object.assign(extra, { type_id: type, version: 1 });
+    else extra.version = (existing!.version as number) + 1;
+    return extra;
+  },
+  afterWrite(op, id, input, _existing, ctx) {
+    if (op === 'create' || input.roleAttributes !== undefined) roleAttributesChanged(ctx.core, 'posture-check', id);
+    postureViewsChanged(ctx, id, op === 'create');
+  },
+  beforeDelete(row, ctx) {
+    postureViewsChanged(ctx, row.id as string, false, true);
+  },
+  decorate(items, rows) {
+    items.forEach((item, i) => Object.assign(item, JSON.parse(rows[i]!.details as string)));
+  },
+};
+
+/**
+ * Posture checks show in the posture queries of the services their policies grant; the first check created
+ * (or the last deleted) changes every service's posture queries.
+ */
+function postureViewsChanged(ctx: Ctx, id: string, created: boolean, deleting = false): void {
+  const store = ctx.core.store;
+  const changes = new AccessChanges();
+  const count = store.getSql<{ n: number }>('SELECT count(*) AS n FROM posture_checks')!.n;
+  if ((created && count === 1) || (deleting && count === 1)) changes.addEveryone(store);
+  else changes.addPostureClassAudience(store, [classOf(store, 'posture-check', id)]);
+  changes.apply(ctx.core);
+}
+
+/** Posture check types (read-only, created at bootstrap). */
+export const postureCheckTypes: ResourceDef = {
+  entity: 'posture-check-types',
+  table: 'posture_check_types',
+  permission: 'posture-check',
+  columns: {
+    name: { column: 'name', codec: 'string' },
+    operatingSystems: { column: 'operating_systems', codec: 'json' },
+    version: { column: 'version', codec: 'string' },
+  },
+  fields: { name: scalar('string', 't.name') },
+  defaultSort: 't.id ASC',
+  schemas: {},
+};

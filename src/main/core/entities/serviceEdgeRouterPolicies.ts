@@ -1,0 +1,13 @@
+import { policyResource } from '../policy/policyResource';
+import { SERVICE_EDGE_ROUTER_POLICY } from '../policy/policySpecs';
+
+/** Service edge router policies: which services may be reached through which edge routers. */
+export const serviceEdgeRouterPolicies = policyResource({
+  entity: 'service-edge-router-policies',
+  permission: 'service-edge-router-policy',
+  spec: SERVICE_EDGE_ROUTER_POLICY,
+  links: (row) => ({
+    'edge-routers': `service-edge-router-policies/${row.id}/edge-routers`,
+    services: `service-edge-router-policies/${row.id}/services`,
+  }),
+});

@@ -1,0 +1,107 @@
+import type { Ctx } from '../context';
+import { classesOf } from '../policy/access';
+import { scalar } from '../query/fields';
+import type { Row, Store } from '../store/db';
+import { namesById, ref, type ApiObject, type ResourceDef } from './resource';
+
+/** Edge routers offered with a session: at most this many, online ones first (as OpenZiti). */
+export const SESSION_EDGE_ROUTER_LIMIT = 25;
+
+/**
+ * Dial/Bind sessions. Created through the Client API (core/policy/sessionGrant.ts); both APIs list, read and delete
+ * them. `edgeRouters` are the routers the identity may use for the service, computed when shown.
+ */
+export const sessions: ResourceDef = {
+  entity: 'sessions',
+  table: 'sessions',
+  permission: 'ops',
+  columns: {
+    token: { column: 'token', codec: 'string', write: false },
+    apiSessionId: { column: 'api_session_id', codec: 'string', write: false },
+    identityId: { column: 'identity_id', codec: 'string', write: false },
+    serviceId: { column: 'service_id', codec: 'string', write: false },
+    type: { column: 'type', codec: 'string', write: false },
+  },
+  refs: { service: { column: 'service_id', entity: 'services', table: 'services' } },
+  fields: {
+    type: scalar('string', 't.type'),
+    apiSessionId: scalar('string', 't.api_session_id'),
+    identityId: scalar('string', 't.identity_id'),
+    serviceId: scalar('string', 't.service_id'),
+    token: scalar('string', 't.token'),
+  },
+  defaultSort: 't.created_at DESC, t.id ASC',
+  schemas: {},
+  links: (row) => ({ 'route-path': `sessions/${row.id}/route-path` }),
+  decorate(items, rows, ctx) {
+    const routers = sessionEdgeRouters(ctx, rows);
+    const policyNames = namesById(ctx.core.store, 'service_policies', [...new Set(rows.flatMap((r) => JSON.parse(r.service_policies as string) as string[]))]);
+    items.forEach((item, i) => {
+      const row = rows[i]!;
+      item.apiSession = ref('api-sessions', row.api_session_id as string, undefined);
+      item.edgeRouters = routers.get(row.id as string) ?? [];
+      item.servicePolicies = (JSON.parse(row.service_policies as string) as string[])
+        .filter((id) => policyNames.has(id))
+        .map((id) => ref('service-policies', id, policyNames.get(id)));
+    });
+  },
+};
+
+/** The edge router fields shown to an identity (sessions, service edge routers, current identity's routers). */
+export function edgeRouterView(r: Row): ApiObject {
+  const supportedProtocols = JSON.parse(r.supported_protocols as string) as Record<string, string>;
+  return {
+    appData: JSON.parse(r.app_data as string),
+    cost: r.cost,
+    disabled: !!r.disabled,
+    hostname: r.hostname,
+    isOnline: !!r.is_online,
+    name: r.name,
+    noTraversal: !!r.no_traversal,
+    supportedProtocols,
+    syncStatus: r.sync_status,
+  };
+}
+
+/**
+ * The routers an identity class may use for a service class (reachable by both), online first then by name,
+ * at most SESSION_EDGE_ROUTER_LIMIT: walks edge routers in that order (index from migration 003) and stops early.
+ */
+export function commonRouters(store: Store, identityClass: number, serviceClass: number): Row[] {
+  return store.allSql<Row>(
+    `SELECT r.* FROM edge_routers r
+     WHERE (SELECT class_id FROM role_class_members WHERE kind = 'edge-router' AND entity_id = r.id) IN (
+       SELECT router_class FROM identity_router_access WHERE identity_class = ?
+       INTERSECT SELECT router_class FROM service_router_access WHERE service_class = ?)
+     ORDER BY r.is_online DESC, r.name, r.id LIMIT ?`,
+    identityClass, serviceClass, SESSION_EDGE_ROUTER_LIMIT,
+  );
+}
+
+function sessionEdgeRouters(ctx: Ctx, rows: Row[]): Map<string, ApiObject[]> {
+  const store = ctx.core.store;
+  const identityClass = classesOf(store, 'identity', [...new Set(rows.map((r) => r.identity_id as string))]);
+  const serviceClass = classesOf(store, 'service', [...new Set(rows.map((r) => r.service_id as string))]);
+  const pairOf = (r: Row): [number, number] | undefined => {
+    const ic = identityClass.get(r.identity_id as string);
+    const sc = serviceClass.get(r.service_id as string);
+    return ic === undefined || sc === undefined ? undefined : [ic, sc];
+  };
+  const pairs = new Map<string, [number, number]>();
+  for (const r of rows) {
+    const p = pairOf(r);
+    if (p) pairs.set(p.join(':'), p);
+  }
+  // one query per distinct (identity class, service class) pair of the page: bounded by classes, not rows
+  const routers = new Map([...pairs].map(([key, [ic, sc]]) => [key, commonRouters(store, ic, sc)]));
+  const out = new Map<string, ApiObject[]>();
+  for (const r of rows) {
+    const p = pairOf(r);
+    const list = p ? routers.get(p.join(':')) ?? [] : [];
+    out.set(r.id as string, list.map((er) => {
+      const v = edgeRouterView(er);
+      return { ...v, urls: v.supportedProtocols };
+    }));
+  }
+  return out;
+}

@@ -1,0 +1,270 @@
+import { EXTERNAL_ID_AUTHENTICATOR } from '../auth/certAuth';
+import type { Core } from '../core';
+import { ApiError } from '../errors';
+import { syncRoleAttributes } from '../entities/roleAttributes';
+import type { Row, Store } from '../store/db';
+
+/** One inconsistency; `fix` repairs it (run in its own transaction). */
+export interface IntegrityFinding {
+  description: string;
+  fix?: () => void;
+}
+/** A check inspects the store and reports inconsistencies; modules add theirs to `core.security.integrity.checks`. */
+export type IntegrityCheck = (store: Store) => IntegrityFinding[];
+
+export interface IntegrityResults {
+  inProgress: boolean;
+  fixingErrors: boolean;
+  tooManyErrors: boolean;
+  startTime: string | null;
+  endTime: string | null;
+  error: string | null;
+  results: Array<{ description: string; fixed: boolean }>;
+}
+
+/** A run stops collecting after this many findings (and says so with `tooManyErrors`). */
+export const MAX_FINDINGS = 1000;
+
+/**
+ * Data integrity check and fix: one run at a time across both (a second start is 429). Runs happen after the
+ * starting request has been answered (202); results stay in memory until the next run.
+ */
+export class DataIntegrity {
+  readonly checks: IntegrityCheck[] = [danglingReferences, roleAttributeLinks, serviceConfigLinks, orphanedApiSessions, authPolicySigners];
+  /** How a run is started; tests hold runs to observe `inProgress`. */
+  schedule: (run: () => void) => void = (run) => void setImmediate(run);
+  private state: IntegrityResults = {
+    inProgress: false, fixingErrors: false, tooManyErrors: false, startTime: null, endTime: null, error: null, results: [],
+  };
+  private closed = false;
+
+  constructor(private readonly core: Core) {}
+
+  get inProgress(): boolean {
+    return this.state.inProgress;
+  }
+
+  start(fix: boolean): void {
+    if (this.state.inProgress) {
+      throw new ApiError('RATE_LIMITED', 429, 'A data integrity check or fix is already in progress; only one runs at a time',
+        undefined, { 'retry-after': '1' });
+    }
+    this.state = {
+      inProgress: true, fixingErrors: fix, tooManyErrors: false, startTime: this.core.clock.now().toISOString(), endTime: null,
+      error: null, results: [],
+    };
+    this.schedule(() => this.run(fix));
+  }
+
+  results(): IntegrityResults {
+    return { ...this.state, results: [...this.state.results] };
+  }
+
+  close(): void {
+    this.closed = true;
+  }
+
+  private run(fix: boolean): void {
+    const state = this.state;
+    try {
+      if (this.closed) throw new Error('the controller is shutting down');
+      for (const check of this.checks) {
+        for (const finding of check(this.core.store)) {
+          if (state.results.length >= MAX_FINDINGS) {
+            state.tooManyErrors = true;
+            break;
+          }
+          state.results.push({ description: finding.description, fixed: fix && !!finding.fix && this.tryFix(finding) });
+        }
+        if (state.tooManyErrors) break;
+      }
+    } catch (e) {
+      state.error = (e as Error).message;
+      this.core.log.error({ err: e }, 'data integrity run failed');
+    } finally {
+      state.endTime = this.core.clock.now().toISOString();
+      state.inProgress = false;
+      this.core.log.info({ findings: state.results.length, fix }, 'data integrity run finished');
+    }
+  }
+
+  private tryFix(finding: IntegrityFinding): boolean {
+    try {
+      this.core.store.tx(() => finding.fix!());
+      return true;
+    } catch (e) {
+      this.core.log.warn({ err: e, finding: finding.description }, 'could not fix a data integrity finding');
+      return false;
+    }
+  }
+}
+
+const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const LIMIT = MAX_FINDINGS + 1;
+
+/** Required references that a repair points at a system default rather than deleting the row. */
+const DEFAULT_TARGETS: Record<string, unknown> = { 'identities.auth_policy_id': 'default', 'identities.type_id': 'Default' };
+
+/**
+ * Every foreign key of every table (also other modules' tables) whose row points at nothing. Repair: a system
+ * default where there is one, NULL for an optional reference, deletion where the parent's deletion would have
+ * cascaded; anything else is reported for manual repair.
+ */
+function danglingReferences(store: Store): IntegrityFinding[] {
+  const out: IntegrityFinding[] = [];
+  const tables = store.allSql<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
+  for (const { name: table } of tables) {
+    const fks = store.allSql<{ id: number; seq: number; table: string; from: string; to: string | null; on_delete: string }>(
+      `PRAGMA foreign_key_list(${q(table)})`,
+    );
+    const info = store.allSql<{ name: string; notnull: number; pk: number }>(`PRAGMA table_info(${q(table)})`);
+    const pk = info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+    const keyCols = pk.length ? pk : ['rowid'];
+    for (const fk of fks) {
+      if (fks.some((o) => o.id === fk.id && o.seq > 0)) continue; // composite keys: none in this schema
+      const parentPk = fk.to ?? store.allSql<{ name: string; pk: number }>(`PRAGMA table_info(${q(fk.table)})`).find((c) => c.pk === 1)?.name ?? 'rowid';
+      const rows = store.allSql<Row>(
+        `SELECT ${keyCols.map((c, i) => `c.${q(c)} AS k${i}`).join(', ')}, c.${q(fk.from)} AS v FROM ${q(table)} c
+         WHERE c.${q(fk.from)} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${q(fk.table)} p WHERE p.${q(parentPk)} = c.${q(fk.from)})
+         LIMIT ${LIMIT}`,
+      );
+      const nullable = !info.find((c) => c.name === fk.from)?.notnull;
+      const target = DEFAULT_TARGETS[`${table}.${fk.from}`];
+      for (const row of rows) {
+        const key = keyCols.map((_, i) => row[`k${i}`]);
+        const where = keyCols.map((c) => `${q(c)} = ?`).join(' AND ');
+        const label = `${table} ${key.join('/')}`;
+        let description = `${label}: ${fk.from} references missing ${fk.table} '${String(row.v)}'`;
+        let fix: (() => void) | undefined;
+        if (target !== undefined) {
+          description += `; repair sets it to '${String(target)}'`;
+          fix = () => void store.runSql(`UPDATE ${q(table)} SET ${q(fk.from)} = ? WHERE ${where}`, target, ...key);
+        } else if (fk.on_delete === 'CASCADE') {
+          description += '; repair deletes the orphaned row';
+          fix = () => void store.runSql(`DELETE FROM ${q(table)} WHERE ${where}`, ...key);
+        } else if (nullable) {
+          description += '; repair clears the reference';
+          fix = () => void store.runSql(`UPDATE ${q(table)} SET ${q(fk.from)} = NULL WHERE ${where}`, ...key);
+        } else {
+          description += '; needs manual repair';
+        }
+        out.push({ description, fix });
+      }
+    }
+  }
+  return out;
+}
+
+/** Entity kinds with a `role_attributes` JSON column mirrored in the role_attributes table. */
+const ROLE_TABLES: Record<string, string> = {
+  identity: 'identities', service: 'services', 'edge-router': 'edge_routers', 'posture-check': 'posture_checks',
+};
+
+function tableHas(store: Store, table: string, column: string): boolean {
+  return store.allSql<{ name: string }>(`PRAGMA table_info(${q(table)})`).some((c) => c.name === column);
+}
+
+/** The role_attributes index against the entities' JSON copies: orphaned links, missing and stale attributes. */
+function roleAttributeLinks(store: Store): IntegrityFinding[] {
+  const out: IntegrityFinding[] = [];
+  for (const [type, table] of Object.entries(ROLE_TABLES)) {
+    if (!tableHas(store, table, 'role_attributes')) continue;
+    for (const r of store.allSql<Row>(
+      `SELECT r.entity_id, r.attr FROM role_attributes r WHERE r.entity_type = ?
+         AND NOT EXISTS (SELECT 1 FROM ${q(table)} t WHERE t.id = r.entity_id) LIMIT ${LIMIT}`, type,
+    )) {
+      out.push({
+        description: `role attribute '${String(r.attr)}' links missing ${type} '${String(r.entity_id)}'; repair deletes the link`,
+        fix: () => void store.runSql('DELETE FROM role_attributes WHERE entity_type = ? AND entity_id = ? AND attr = ?', type, r.entity_id, r.attr),
+      });
+    }
+    for (const t of store.allSql<Row>(`SELECT id, role_attributes FROM ${q(table)} WHERE NOT json_valid(role_attributes) LIMIT ${LIMIT}`)) {
+      out.push({
+        description: `${type} '${String(t.id)}' has malformed roleAttributes; repair rebuilds them from the role attribute index`,
+        fix: () => {
+          const attrs = store.allSql<{ attr: string }>('SELECT attr FROM role_attributes WHERE entity_type = ? AND entity_id = ? ORDER BY attr', type, t.id);
+          store.runSql(`UPDATE ${q(table)} SET role_attributes = ? WHERE id = ?`, JSON.stringify(attrs.map((a) => a.attr)), t.id);
+        },
+      });
+    }
+    for (const t of store.allSql<Row>(
+      `SELECT t.id, t.role_attributes FROM ${q(table)} t WHERE json_valid(t.role_attributes) AND (
+         EXISTS (SELECT 1 FROM json_each(t.role_attributes) j WHERE NOT EXISTS
+           (SELECT 1 FROM role_attributes r WHERE r.entity_type = ? AND r.entity_id = t.id AND r.attr = j.value))
+         OR EXISTS (SELECT 1 FROM role_attributes r WHERE r.entity_type = ? AND r.entity_id = t.id AND NOT EXISTS
+           (SELECT 1 FROM json_each(t.role_attributes) j WHERE j.value = r.attr))) LIMIT ${LIMIT}`, type, type,
+    )) {
+      out.push({
+        description: `${type} '${String(t.id)}': the role attribute index differs from its roleAttributes; repair re-indexes them`,
+        fix: () => syncRoleAttributes(store, type, t.id as string, JSON.parse(t.role_attributes as string) as string[]),
+      });
+    }
+  }
+  return out;
+}
+
+/** services.configs (ordered copy) against the service_configs links. */
+function serviceConfigLinks(store: Store): IntegrityFinding[] {
+  if (!tableHas(store, 'services', 'configs')) return [];
+  return store.allSql<Row>(
+    `SELECT s.id, s.configs FROM services s WHERE json_valid(s.configs) AND (
+       EXISTS (SELECT 1 FROM json_each(s.configs) j WHERE NOT EXISTS
+         (SELECT 1 FROM service_configs sc WHERE sc.service_id = s.id AND sc.config_id = j.value))
+       OR EXISTS (SELECT 1 FROM service_configs sc WHERE sc.service_id = s.id AND NOT EXISTS
+         (SELECT 1 FROM json_each(s.configs) j WHERE j.value = sc.config_id))) LIMIT ${LIMIT}`,
+  ).map((s) => ({
+    description: `service '${String(s.id)}': its configs list and its config links differ; repair joins them (dropping missing configs)`,
+    fix: () => {
+      const listed = (JSON.parse(s.configs as string) as string[]).filter((id) => store.getSql('SELECT 1 FROM configs WHERE id = ?', id));
+      const linked = store.allSql<{ config_id: string }>('SELECT config_id FROM service_configs WHERE service_id = ?', s.id).map((r) => r.config_id);
+      const all = [...new Set([...listed, ...linked])];
+      store.runSql('DELETE FROM service_configs WHERE service_id = ?', s.id);
+      for (const id of all) store.runSql('INSERT INTO service_configs (service_id, config_id) VALUES (?, ?)', s.id, id);
+      store.runSql('UPDATE services SET configs = ? WHERE id = ?', JSON.stringify(all), s.id);
+    },
+  }));
+}
+
+/**
+ * API sessions whose authenticator (for ext-jwt logins: signer) is gone: there is no foreign key to cascade. CA
+ * externalId certificate logins have no authenticator row (EXTERNAL_ID_AUTHENTICATOR).
+ */
+function orphanedApiSessions(store: Store): IntegrityFinding[] {
+  return store.allSql<Row>(
+    `SELECT id, authenticator_id FROM api_sessions s WHERE s.authenticator_id IS NOT NULL AND s.authenticator_id NOT IN ('', ?)
+       AND NOT EXISTS (SELECT 1 FROM authenticators a WHERE a.id = s.authenticator_id)
+       AND NOT EXISTS (SELECT 1 FROM external_jwt_signers j WHERE j.id = s.authenticator_id) LIMIT ${LIMIT}`,
+    EXTERNAL_ID_AUTHENTICATOR,
+  ).map((s) => ({
+    description: `api session '${String(s.id)}' was created by missing authenticator '${String(s.authenticator_id)}'; repair ends the session`,
+    fix: () => void store.runSql('DELETE FROM api_sessions WHERE id = ?', s.id),
+  }));
+}
+
+/** Auth policies naming external JWT signers that no longer exist. */
+function authPolicySigners(store: Store): IntegrityFinding[] {
+  const out: IntegrityFinding[] = [];
+  const rows = store.allSql<Row>(
+    `SELECT p.id, p.primary_json, p.secondary_json FROM auth_policies p WHERE
+       EXISTS (SELECT 1 FROM json_each(p.primary_json, '$.extJwt.allowedSigners') j
+               WHERE NOT EXISTS (SELECT 1 FROM external_jwt_signers s WHERE s.id = j.value))
+       OR (json_extract(p.secondary_json, '$.requireExtJwtSigner') IS NOT NULL AND NOT EXISTS
+           (SELECT 1 FROM external_jwt_signers s WHERE s.id = json_extract(p.secondary_json, '$.requireExtJwtSigner')))
+     LIMIT ${LIMIT}`,
+  );
+  for (const p of rows) {
+    out.push({
+      description: `auth policy '${String(p.id)}' names external JWT signers that do not exist; repair removes them`,
+      fix: () => {
+        const exists = (id: string) => !!store.getSql('SELECT 1 FROM external_jwt_signers WHERE id = ?', id);
+        const primary = JSON.parse(p.primary_json as string);
+        const secondary = JSON.parse(p.secondary_json as string);
+        primary.extJwt.allowedSigners = (primary.extJwt.allowedSigners ?? []).filter(exists);
+        if (secondary.requireExtJwtSigner && !exists(secondary.requireExtJwtSigner)) secondary.requireExtJwtSigner = null;
+        store.runSql('UPDATE auth_policies SET primary_json = ?, secondary_json = ? WHERE id = ?',
+          JSON.stringify(primary), JSON.stringify(secondary), p.id);
+      },
+    });
+  }
+  return out;
+}

@@ -1,0 +1,139 @@
+import type { Ctx } from '../context';
+import type { Core } from '../core';
+import { listRows, listSql, type ListExtra, type ResourceDef } from '../entities/resource';
+import type { ListParams } from '../query/list';
+import type { Row, Store } from '../store/db';
+import type { RoleKind } from './kinds';
+import { ensureClass } from './policyIndex';
+
+/** Class id used when an entity has none (matches nothing). */
+export const NO_CLASS = -1;
+
+export const classFor = (core: Core, kind: RoleKind, id: string): number => ensureClass(core, kind, id) ?? NO_CLASS;
+
+export type PolicyTypeFilter = 'dial' | 'bind' | undefined;
+const typeCondition = (t: PolicyTypeFilter) => (t === 'dial' ? ' AND a.dial > 0' : t === 'bind' ? ' AND a.bind > 0' : '');
+
+/**
+ * SQL restrictions (over alias t of the listed entity's table) answering "who may reach what" from the class links.
+ * Every one is an indexed lookup by class: never an evaluation of policies.
+ */
+export const reach = {
+  servicesOfIdentity: (identityClass: number, type?: PolicyTypeFilter): ListExtra => ({
+    where: `t.id IN (SELECT m.entity_id FROM service_access a JOIN role_class_members m ON m.class_id = a.service_class
+                     WHERE a.identity_class = ?${typeCondition(type)})`,
+    params: [identityClass],
+  }),
+  identitiesOfService: (serviceClass: number, type?: PolicyTypeFilter): ListExtra => ({
+    where: `t.id IN (SELECT m.entity_id FROM service_access a JOIN role_class_members m ON m.class_id = a.identity_class
+                     WHERE a.service_class = ?${typeCondition(type)})`,
+    params: [serviceClass],
+  }),
+  routersOfIdentity: (identityClass: number): ListExtra => ({
+    where: `t.id IN (SELECT m.entity_id FROM identity_router_access a JOIN role_class_members m ON m.class_id = a.router_class
+                     WHERE a.identity_class = ?)`,
+    params: [identityClass],
+  }),
+  identitiesOfRouter: (routerClass: number): ListExtra => ({
+    where: `t.id IN (SELECT m.entity_id FROM identity_router_access a JOIN role_class_members m ON m.class_id = a.identity_class
+                     WHERE a.router_class = ?)`,
+    params: [routerClass],
+  }),
+  routersOfService: (serviceClass: number): ListExtra => ({
+    where: `t.id IN (SELECT m.entity_id FROM service_router_access a JOIN role_class_members m ON m.class_id = a.router_class
+                     WHERE a.service_class = ?)`,
+    params: [serviceClass],
+  }),
+  servicesOfRouter: (routerClass: number): ListExtra => ({
+    where: `t.id IN (SELECT m.entity_id FROM service_router_access a JOIN role_class_members m ON m.class_id = a.service_class
+                     WHERE a.router_class = ?)`,
+    params: [routerClass],
+  }),
+  /** edge routers an identity may use for a service: reachable by both the identity and the service */
+  commonRouters: (identityClass: number, serviceClass: number): ListExtra => ({
+    where: `t.id IN (SELECT m.entity_id FROM role_class_members m WHERE m.kind = 'edge-router' AND m.class_id IN (
+              SELECT router_class FROM identity_router_access WHERE identity_class = ?
+              INTERSECT SELECT router_class FROM service_router_access WHERE service_class = ?))`,
+    params: [identityClass, serviceClass],
+  }),
+  /** policies (t = a policy table) matching an entity's class on any side */
+  policiesOfClass: (classId: number): ListExtra => ({
+    where: 't.id IN (SELECT policy_id FROM class_policies WHERE class_id = ?)',
+    params: [classId],
+  }),
+  /** entities of a kind (t = its table) selected by one side of a policy */
+  membersOfPolicy: (policyId: string, kind: RoleKind): ListExtra => ({
+    where: `t.id IN (SELECT m.entity_id FROM class_policies cp JOIN role_class_members m ON m.class_id = cp.class_id
+                     WHERE cp.policy_id = ? AND cp.kind = ?)`,
+    params: [policyId, kind],
+  }),
+};
+
+export interface Grant {
+  dial: boolean;
+  bind: boolean;
+}
+
+/** Dial/Bind grants of an identity class for service classes. */
+export function grantsFor(store: Store, identityClass: number, serviceClasses: number[]): Map<number, Grant> {
+  const out = new Map<number, Grant>();
+  if (!serviceClasses.length) return out;
+  for (const r of store.allSql<{ service_class: number; dial: number; bind: number }>(
+    'SELECT service_class, dial, bind FROM service_access WHERE identity_class = ? AND service_class IN (SELECT value FROM json_each(?))',
+    identityClass, JSON.stringify(serviceClasses),
+  )) out.set(r.service_class, { dial: r.dial > 0, bind: r.bind > 0 });
+  return out;
+}
+
+/** OpenZiti's permission list: Bind before Dial; `Invalid` when neither (some SDKs expect a non-empty list). */
+export function permissionsOf(grant: Grant | undefined): string[] {
+  const out = [...(grant?.bind ? ['Bind'] : []), ...(grant?.dial ? ['Dial'] : [])];
+  return out.length ? out : ['Invalid'];
+}
+
+/** Classes of a page of entities of one kind (entity id -> class id). */
+export function classesOf(store: Store, kind: RoleKind, ids: string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  if (!ids.length) return out;
+  for (const r of store.allSql<{ entity_id: string; class_id: number }>(
+    'SELECT entity_id, class_id FROM role_class_members WHERE kind = ? AND entity_id IN (SELECT value FROM json_each(?))',
+    kind, JSON.stringify(ids),
+  )) out.set(r.entity_id, r.class_id);
+  return out;
+}
+
+/** Number of distinct entities reachable through a class's links (classes are disjoint, so member counts add up). */
+export function reachCount(store: Store, table: 'identity_router_access' | 'service_router_access', column: string, classId: number): number {
+  return store.getSql<{ n: number }>(
+    `SELECT coalesce(sum(c.member_count), 0) AS n FROM ${table} a JOIN role_classes c ON c.id = a.router_class WHERE a.${column} = ?`,
+    classId,
+  )!.n;
+}
+
+/**
+ * The services an identity class reaches, paged in SQL. Without a filter the total is the sum of the reached
+ * classes' member counts, and when the identity reaches a good share of all services the page is found by walking
+ * services in name order (stopping at the page) rather than collecting and sorting every reachable service.
+ */
+export function listReachableServices(ctx: Ctx, def: ResourceDef, identityClass: number, params: ListParams, restrict?: ListExtra) {
+  const store = ctx.core.store;
+  if (params.filter || restrict?.where) {
+    const base = reach.servicesOfIdentity(identityClass);
+    return listRows(ctx, def, params, restrict?.where
+      ? { where: `(${base.where}) AND (${restrict.where})`, params: [...base.params!, ...(restrict.params ?? [])] }
+      : base);
+  }
+  const classes = store.allSql<{ c: number; n: number }>(
+    `SELECT a.service_class AS c, r.member_count AS n FROM service_access a JOIN role_classes r ON r.id = a.service_class
+     WHERE a.identity_class = ?`,
+    identityClass,
+  );
+  const total = classes.reduce((sum, r) => sum + r.n, 0);
+  const everything = store.getSql<{ n: number }>("SELECT coalesce(sum(member_count), 0) AS n FROM role_classes WHERE kind = 'service'")!.n;
+  const where = total * 5 >= everything
+    ? "(SELECT class_id FROM role_class_members WHERE kind = 'service' AND entity_id = t.id) IN (SELECT value FROM json_each(?))"
+    : 't.id IN (SELECT entity_id FROM role_class_members WHERE class_id IN (SELECT value FROM json_each(?)))';
+  const q = listSql(def, params, { where, params: [JSON.stringify(classes.map((r) => r.c))] });
+  const rows = store.allSql<Row>(q.pageSql, ...q.args, q.limit, q.offset);
+  return { rows, meta: { pagination: { limit: q.limit, offset: q.offset, totalCount: total }, filterableFields: q.filterableFields } };
+}

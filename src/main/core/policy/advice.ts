@@ -1,0 +1,38 @@
+import { requirePermission } from '../auth/permissions';
+import type { Ctx } from '../context';
+import { identities } from '../entities/identities';
+import { ref, requireRow } from '../entities/resource';
+import { services } from '../entities/services';
+import { classFor, grantsFor, reach, reachCount } from './access';
+
+/**
+ * GET /identities/{id}/policy-advice/{serviceId}: whether the identity may dial/bind the service, how many edge
+ * routers each side reaches, and the routers they share with their online state. Read from the same class links
+ * that session creation uses, so the advice and the outcome agree.
+ */
+export function policyAdvice(ctx: Ctx, identityId: string, serviceId: string) {
+  requirePermission(ctx.caller, 'identity', 'read');
+  requirePermission(ctx.caller, 'service', 'read');
+  const store = ctx.core.store;
+  const identity = requireRow(store, identities, identityId);
+  const service = requireRow(store, services, serviceId);
+  const ic = classFor(ctx.core, 'identity', identityId);
+  const sc = classFor(ctx.core, 'service', serviceId);
+  const grant = grantsFor(store, ic, [sc]).get(sc);
+  const common = reach.commonRouters(ic, sc);
+  const routers = store.allSql<{ id: string; name: string; is_online: number }>(
+    `SELECT t.id, t.name, t.is_online FROM edge_routers t WHERE ${common.where} ORDER BY t.name, t.id`,
+    ...common.params!,
+  );
+  return {
+    commonRouters: routers.map((r) => ({ ...ref('edge-routers', r.id, r.name), isOnline: !!r.is_online })),
+    identity: ref('identities', identityId, identity.name as string),
+    identityId,
+    identityRouterCount: reachCount(store, 'identity_router_access', 'identity_class', ic),
+    isBindAllowed: !!grant?.bind,
+    isDialAllowed: !!grant?.dial,
+    service: ref('services', serviceId, service.name as string),
+    serviceId,
+    serviceRouterCount: reachCount(store, 'service_router_access', 'service_class', sc),
+  };
+}

@@ -1,0 +1,97 @@
+import type { Store } from '../store/db';
+import type { RoleKind } from './kinds';
+import { addClassLinks } from './links';
+
+/**
+ * Role classes. Entities of a kind with the same role attributes, named by `@id` in the same policies, are matched
+ * by exactly the same policies; they share a class, and policy matches and access are kept per class. An entity is
+ * (re)classified whenever its attributes or the policies naming it change; emptied classes delete themselves
+ * (triggers in migration 003).
+ */
+
+export function classOf(store: Store, kind: RoleKind, entityId: string): number | undefined {
+  return store.getSql<{ class_id: number }>('SELECT class_id FROM role_class_members WHERE kind = ? AND entity_id = ?', kind, entityId)
+    ?.class_id;
+}
+
+export interface Reclassified {
+  from?: number;
+  to: number;
+}
+
+/** Moves an entity into the class of its current attributes and `@id` references; creates the class if new. */
+export function classify(store: Store, kind: RoleKind, entityId: string): Reclassified {
+  const attrs = store
+    .allSql<{ attr: string }>('SELECT attr FROM role_attributes WHERE entity_type = ? AND entity_id = ? ORDER BY attr', kind, entityId)
+    .map((r) => r.attr);
+  const refs = store
+    .allSql<{ policy_id: string }>(
+      "SELECT policy_id FROM policy_side_roles WHERE kind = ? AND role_type = 'id' AND value = ? ORDER BY policy_id",
+      kind, entityId,
+    )
+    .map((r) => r.policy_id);
+  const key = JSON.stringify([attrs, refs]);
+  const from = classOf(store, kind, entityId);
+  const to = store.getSql<{ id: number }>('SELECT id FROM role_classes WHERE kind = ? AND key = ?', kind, key)?.id
+    ?? createClass(store, kind, key, attrs, refs);
+  if (from === undefined) {
+    store.runSql('INSERT INTO role_class_members (kind, entity_id, class_id) VALUES (?, ?, ?)', kind, entityId, to);
+  } else if (from !== to) {
+    store.runSql('UPDATE role_class_members SET class_id = ? WHERE kind = ? AND entity_id = ?', to, kind, entityId);
+  }
+  return { from, to };
+}
+
+/** A new class: its attributes, references, the policy sides that match it and the access links that follow. */
+function createClass(store: Store, kind: RoleKind, key: string, attrs: string[], refs: string[]): number {
+  const id = Number(store.runSql('INSERT INTO role_classes (kind, key) VALUES (?, ?)', kind, key).lastInsertRowid);
+  store.runSql('INSERT INTO role_class_attrs (class_id, attr) SELECT ?, value FROM json_each(?)', id, JSON.stringify(attrs));
+  store.runSql('INSERT INTO role_class_refs (class_id, policy_id) SELECT ?, value FROM json_each(?)', id, JSON.stringify(refs));
+  store.runSql(
+    `WITH hits(policy_id, n) AS (
+       SELECT policy_id, count(*) FROM policy_side_roles
+       WHERE kind = ? AND role_type = 'attr' AND value IN (SELECT value FROM json_each(?)) GROUP BY policy_id)
+     INSERT INTO class_policies (policy_id, kind, class_id)
+     SELECT s.policy_id, s.kind, ? FROM policy_sides s LEFT JOIN hits h ON h.policy_id = s.policy_id
+     WHERE s.kind = ? AND (s.is_all = 1 OR s.policy_id IN (SELECT value FROM json_each(?))
+       OR (h.n > 0 AND (s.semantic = 'AnyOf' OR h.n = s.attr_count)))`,
+    kind, JSON.stringify(attrs), id, kind, JSON.stringify(refs),
+  );
+  addClassLinks(store, id, kind);
+  return id;
+}
+
+/** Records which classes of `kind` a policy side matches (its previous matches must have been removed). */
+export function matchPolicySide(
+  store: Store,
+  policyId: string,
+  kind: RoleKind,
+  side: { all: boolean; attrs: string[]; semantic: 'AllOf' | 'AnyOf' },
+): void {
+  const attrs = [...new Set(side.attrs)];
+  store.runSql(
+    `INSERT INTO class_policies (policy_id, kind, class_id)
+     SELECT ?, ?, c.id FROM role_classes c WHERE c.kind = ? AND (
+       ? = 1
+       OR c.id IN (SELECT class_id FROM role_class_refs WHERE policy_id = ?)
+       OR c.id IN (SELECT class_id FROM role_class_attrs WHERE attr IN (SELECT value FROM json_each(?)) GROUP BY class_id HAVING count(*) >= ?))`,
+    policyId, kind, kind, side.all, policyId, JSON.stringify(attrs),
+    attrs.length === 0 ? Number.MAX_SAFE_INTEGER : side.semantic === 'AnyOf' ? 1 : attrs.length,
+  );
+}
+
+/** Classes each member of `kind` that is not classified yet (rows written around the resource hooks). */
+export function classifyUnclassified(store: Store, kind: RoleKind, table: string, batch = 1000): number {
+  let done = 0;
+  for (;;) {
+    const ids = store.allSql<{ id: string }>(
+      `SELECT t.id FROM ${table} t WHERE NOT EXISTS (SELECT 1 FROM role_class_members m WHERE m.kind = ? AND m.entity_id = t.id) LIMIT ?`,
+      kind, batch,
+    );
+    if (!ids.length) return done;
+    store.tx(() => {
+      for (const { id } of ids) classify(store, kind, id);
+    });
+    done += ids.length;
+  }
+}

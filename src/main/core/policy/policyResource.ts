@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import type { PermissionGroup } from '../auth/permissions';
+import { SYSTEM } from '../core';
+import type { Ctx } from '../context';
+import { nameSchema, nullableTags, patchOf } from '../entities/common';
+import { namesById, type ApiObject, type ColumnSpec, type ResourceDef } from '../entities/resource';
+import { conflict } from '../errors';
+import type { QueryFields } from '../query/compile';
+import { scalar } from '../query/fields';
+import { setFromJsonArray } from '../query/compile';
+import type { Row } from '../store/db';
+import { KINDS } from './kinds';
+import { reindexPolicy, type PolicySide, type PolicyTypeSpec } from './policyIndex';
+import { checkPolicyRoles } from './roles';
+
+const semantic = z.enum(['AllOf', 'AnyOf']);
+const roles = z.array(z.string()).nullable();
+
+export interface PolicyResourceOptions {
+  entity: string;
+  permission: PermissionGroup;
+  spec: PolicyTypeSpec;
+  /** columns beyond name, semantic and the role sides (e.g. a service policy's type) */
+  columns?: Record<string, ColumnSpec>;
+  fields?: QueryFields;
+  /** body fields beyond name, semantic, roles and tags: required ones (create/update) */
+  required?: z.ZodRawShape;
+  links(row: Row): Record<string, string>;
+}
+
+/**
+ * The one declaration behind service policies, edge router policies and service edge router policies:
+ * name, semantic, role sides (validated, sorted, shown with `*RolesDisplay`), and the policy index kept in step
+ * inside every write. Rows with `is_system` set are neither updated nor deleted by callers other than the system.
+ */
+export function policyResource(o: PolicyResourceOptions): ResourceDef {
+  const { spec } = o;
+  const sideColumns = Object.fromEntries(spec.sides.map((s) => [s.field, { column: s.column, codec: 'json' } satisfies ColumnSpec]));
+  const sideFields = Object.fromEntries(spec.sides.map((s) => [s.field, setFromJsonArray(`t.${s.column}`)]));
+  const optionalRoles = Object.fromEntries(spec.sides.map((s) => [s.field, roles.optional()]));
+  const defaultRoles = Object.fromEntries(spec.sides.map((s) => [s.field, roles.default([])]));
+  const guardSystem = (row: Row | undefined, ctx: Ctx, code: string, what: string) => {
+    if (row?.is_system && ctx.caller !== SYSTEM) throw conflict(code, `system ${o.entity} can not be ${what}`);
+  };
+  return {
+    entity: o.entity,
+    table: spec.table,
+    permission: o.permission,
+    columns: {
+      name: { column: 'name', codec: 'string' },
+      semantic: { column: 'semantic', codec: 'string' },
+      ...sideColumns,
+      ...o.columns,
+    },
+    fields: { name: scalar('string', 't.name'), semantic: scalar('string', 't.semantic'), ...sideFields, ...o.fields },
+    defaultSort: 't.name ASC',
+    schemas: {
+      create: z.object({ name: nameSchema, semantic, ...o.required, ...optionalRoles, tags: nullableTags.optional() }),
+      update: z.object({ name: nameSchema, semantic, ...o.required, ...defaultRoles, tags: nullableTags.default({}) }),
+      patch: patchOf({ name: nameSchema, semantic, ...o.required, ...Object.fromEntries(spec.sides.map((s) => [s.field, z.array(z.string())])), tags: nullableTags }),
+    },
+    links: o.links,
+    beforeWrite(op, input, existing, ctx) {
+      guardSystem(existing, ctx, 'ENTITY_CAN_NOT_BE_UPDATED', 'updated');
+      for (const k of ['name', 'semantic', ...Object.keys(o.required ?? {})]) if (input[k] === null) delete input[k];
+      if (input.tags === null) input.tags = {};
+      for (const side of spec.sides) {
+        if (input[side.field] === undefined) {
+          if (op === 'create') input[side.field] = [];
+          continue;
+        }
+        const values = [...new Set((input[side.field] as string[] | null) ?? [])].sort();
+        checkPolicyRoles(ctx.core.store, side.field, values, KINDS[side.kind]);
+        input[side.field] = values;
+      }
+    },
+    afterWrite(_op, id, _input, existing, ctx) {
+      const row = ctx.core.store.getSql<Row>(`SELECT * FROM ${spec.table} WHERE id = ?`, id)!;
+      reindexPolicy(ctx.core, spec, id, existing, row);
+    },
+    beforeDelete(row, ctx) {
+      guardSystem(row, ctx, 'ENTITY_CAN_NOT_BE_DELETED', 'deleted');
+      reindexPolicy(ctx.core, spec, row.id as string, row, undefined);
+    },
+    decorate(items, rows, ctx) {
+      decorateRoleDisplays(ctx, spec.sides, items, rows);
+    },
+  };
+}
+
+/** `<side>Display`: `{role, name}` per role, `@id` shown as `@<name>` (unknown ids are left out), attributes as is. */
+function decorateRoleDisplays(ctx: Ctx, sides: PolicySide[], items: ApiObject[], rows: Row[]): void {
+  const names = new Map<PolicySide, Map<string, string>>();
+  for (const side of sides) {
+    const ids = rows.flatMap((r) => (JSON.parse(r[side.column] as string) as string[]).filter((x) => x.startsWith('@')).map((x) => x.slice(1)));
+    names.set(side, namesById(ctx.core.store, KINDS[side.kind].table, [...new Set(ids)]));
+  }
+  items.forEach((item, i) => {
+    for (const side of sides) {
+      const known = names.get(side)!;
+      item[`${side.field}Display`] = (JSON.parse(rows[i]![side.column] as string) as string[]).flatMap((role) => {
+        if (!role.startsWith('@')) return [{ role, name: role }];
+        const name = known.get(role.slice(1));
+        return name === undefined ? [] : [{ role, name: `@${name}` }];
+      });
+    }
+  });
+}

@@ -1,0 +1,187 @@
+import { z } from 'zod';
+import { requirePermission } from '../auth/permissions';
+import type { Core } from '../core';
+import type { Ctx } from '../context';
+import { identities } from '../entities/identities';
+import { requireRow } from '../entities/resource';
+import { validationError } from '../errors';
+import type { Row } from '../store/db';
+import { parseInput } from '../validation';
+import { classesOf } from './access';
+import { AccessChanges } from './changes';
+import { classOf } from './classes';
+import { evaluateGrant, loadPostureData, mfaStateOf, policyPostureChecks, savePostureData } from './posture';
+import { cleanHex, MFA_PROMPT_GRACE_SECONDS, NO_TIMEOUT, type PostureData } from './postureEvaluation';
+
+const strings = z.array(z.string());
+const RESPONSES = {
+  DOMAIN: z.object({ domain: z.string() }),
+  OS: z.object({ type: z.string(), version: z.string(), build: z.string().optional() }),
+  MAC: z.object({ macAddresses: strings }),
+  PROCESS: z.object({ path: z.string().optional(), isRunning: z.boolean().optional(), hash: z.string().optional(), signerFingerprints: strings.optional() }),
+  ENDPOINT_STATE: z.object({ woken: z.boolean().optional(), unlocked: z.boolean().optional() }),
+} as const;
+const TYPES = ['DOMAIN', 'OS', 'MAC', 'PROCESS', 'PROCESS_MULTI', 'ENDPOINT_STATE'] as const;
+const head = z.object({ id: z.string().min(1), typeId: z.string() });
+
+type Response = { id: string; typeId: (typeof TYPES)[number] } & Record<string, any>;
+
+function parseResponse(body: unknown, prefix: string): Response {
+  const h = parseInput(head, body);
+  if (!(TYPES as readonly string[]).includes(h.typeId)) {
+    throw validationError(`${prefix}typeId`, h.typeId === 'MFA' ? 'MFA posture is established by MFA authentication' : `must be one of ${TYPES.join(', ')}`, h.typeId);
+  }
+  const schema = RESPONSES[h.typeId === 'PROCESS_MULTI' ? 'PROCESS' : (h.typeId as keyof typeof RESPONSES)];
+  const result = schema.safeParse(body);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw validationError(`${prefix}${issue.path.join('.')}`, issue.code === 'invalid_type' ? 'is required' : issue.message);
+  }
+  return { ...h, ...result.data } as Response;
+}
+
+/** Parses one response (POST /posture-response) or an array of them (POST /posture-response-bulk). */
+export function parsePostureResponses(body: unknown, bulk: boolean): Response[] {
+  if (!bulk) return [parseResponse(body ?? {}, '')];
+  if (!Array.isArray(body)) throw validationError('(root)', 'must be an array of posture responses', body);
+  return body.map((b, i) => parseResponse(b ?? {}, `${i}.`));
+}
+
+function apply(data: PostureData, r: Response, apiSessionId: string, now: string): void {
+  const base = { postureCheckId: r.id, lastUpdatedAt: now };
+  switch (r.typeId) {
+    case 'DOMAIN':
+      data.domain = { ...base, name: r.domain };
+      break;
+    case 'OS':
+      data.os = { ...base, type: r.type, version: r.version, build: r.build ?? '' };
+      break;
+    case 'MAC':
+      data.mac = { ...base, addresses: (r.macAddresses as string[]).map(cleanHex) };
+      break;
+    case 'PROCESS':
+    case 'PROCESS_MULTI': {
+      const entry = {
+        ...base, path: r.path ?? '', isRunning: !!r.isRunning, hash: cleanHex(r.hash ?? ''),
+        signerFingerprints: ((r.signerFingerprints as string[] | undefined) ?? []).map(cleanHex),
+      };
+      data.processes = data.processes.filter((p) => !(p.postureCheckId === entry.postureCheckId && p.path === entry.path)).concat(entry);
+      break;
+    }
+    case 'ENDPOINT_STATE': {
+      const s = (data.sessions[apiSessionId] ??= {});
+      s.endpointState = { ...s.endpointState, ...(r.woken ? { wokenAt: now } : {}), ...(r.unlocked ? { unlockedAt: now } : {}) };
+      break;
+    }
+  }
+}
+
+/**
+ * Records posture responses of the caller's API session. Returns the services whose MFA timers a wake or unlock
+ * altered. Afterwards the identity's sessions that no longer pass their posture checks are deleted and its
+ * service list counts as changed.
+ */
+export function submitPostureResponses(ctx: Ctx, apiSession: Row, responses: Response[]): Array<Record<string, unknown>> {
+  const core = ctx.core;
+  const store = core.store;
+  const identityId = ctx.caller.identityId;
+  return store.tx(() => {
+    const data = loadPostureData(store, identityId);
+    const now = core.clock.now().toISOString();
+    for (const r of responses) apply(data, r, apiSession.id as string, now);
+    const live = new Set(store.allSql<{ id: string }>('SELECT id FROM api_sessions WHERE identity_id = ?', identityId).map((r) => r.id));
+    for (const id of Object.keys(data.sessions)) if (!live.has(id)) delete data.sessions[id];
+    savePostureData(core, identityId, data);
+    const woken = responses.some((r) => r.typeId === 'ENDPOINT_STATE' && r.woken);
+    const unlocked = responses.some((r) => r.typeId === 'ENDPOINT_STATE' && r.unlocked);
+    const altered = woken || unlocked ? promptedServices(core, identityId, apiSession, woken, unlocked) : [];
+    revokeFailingSessions(core, identityId);
+    const changes = new AccessChanges();
+    changes.identities.add(identityId);
+    changes.apply(core);
+    return altered;
+  });
+}
+
+/** Services behind MFA checks that prompt on wake/unlock: their timeout drops to the grace period (OpenZiti's rule). */
+function promptedServices(core: Core, identityId: string, apiSession: Row, woken: boolean, unlocked: boolean) {
+  const store = core.store;
+  const mfa = mfaStateOf(core, apiSession);
+  if (!mfa.passedAt) return [];
+  const sinceMfa = Math.floor((core.clock.now().getTime() - Date.parse(mfa.passedAt)) / 1000);
+  const identityClass = classOf(store, 'identity', identityId);
+  if (identityClass === undefined) return [];
+  const rows = store.allSql<{ id: string; name: string; details: string }>(
+    `SELECT DISTINCT s.id, s.name, pc.details FROM posture_checks pc
+     JOIN role_class_members pm ON pm.kind = 'posture-check' AND pm.entity_id = pc.id
+     JOIN class_policies cp ON cp.class_id = pm.class_id
+     JOIN class_policies ip ON ip.policy_id = cp.policy_id AND ip.class_id = ?
+     JOIN class_policies sp ON sp.policy_id = cp.policy_id AND sp.kind = 'service'
+     JOIN role_class_members sm ON sm.class_id = sp.class_id
+     JOIN services s ON s.id = sm.entity_id
+     WHERE pc.type_id = 'MFA'`,
+    identityClass,
+  );
+  const byService = new Map<string, { id: string; name: string; postureQueryType: string; timeout: number; timeoutRemaining: number }>();
+  for (const r of rows) {
+    const d = JSON.parse(r.details) as { timeoutSeconds: number; promptOnWake: boolean; promptOnUnlock: boolean };
+    const timeout = d.timeoutSeconds > 0 ? d.timeoutSeconds : NO_TIMEOUT;
+    const prompted = (d.promptOnWake && woken) || (d.promptOnUnlock && unlocked);
+    if (!prompted || !(timeout === NO_TIMEOUT || timeout - sinceMfa > MFA_PROMPT_GRACE_SECONDS)) continue;
+    const prev = byService.get(r.id);
+    if (!prev || timeout < prev.timeout) {
+      byService.set(r.id, { id: r.id, name: r.name, postureQueryType: 'MFA', timeout, timeoutRemaining: MFA_PROMPT_GRACE_SECONDS });
+    }
+  }
+  return [...byService.values()];
+}
+
+/** Deletes the identity's sessions whose service no longer has a passing policy of the session's type. */
+export function revokeFailingSessions(core: Core, identityId: string): void {
+  const store = core.store;
+  const list = store.allSql<Row>(
+    `SELECT a.*, s.id AS session_id, s.service_id, s.type AS session_type FROM sessions s JOIN api_sessions a ON a.id = s.api_session_id
+     WHERE s.identity_id = ?`,
+    identityId,
+  );
+  if (!list.length) return;
+  const identityClass = classOf(store, 'identity', identityId);
+  const serviceClass = classesOf(store, 'service', [...new Set(list.map((r) => r.service_id as string))]);
+  const policies = policyPostureChecks(store, identityClass, [...new Set(serviceClass.values())]);
+  const data = loadPostureData(store, identityId);
+  for (const s of list) {
+    const mine = policies.filter((p) => p.serviceClass === serviceClass.get(s.service_id as string));
+    const outcome = evaluateGrant(mine, s.session_type as string, { data, mfa: mfaStateOf(core, s), now: core.clock.now() });
+    if (!outcome.passed) store.runSql('DELETE FROM sessions WHERE id = ?', s.session_id);
+  }
+}
+
+/** GET /identities/{id}/posture-data. */
+export function postureDataView(ctx: Ctx, identityId: string) {
+  requirePermission(ctx.caller, 'identity', 'read');
+  const store = ctx.core.store;
+  const identity = requireRow(store, identities, identityId);
+  const data = loadPostureData(store, identityId);
+  const base = (x: { postureCheckId: string; lastUpdatedAt: string } | undefined) =>
+    ({ postureCheckId: x?.postureCheckId ?? '', lastUpdatedAt: x?.lastUpdatedAt ?? null, timedOut: false });
+  const sessionsData: Record<string, unknown> = {};
+  for (const s of store.allSql<Row>('SELECT * FROM api_sessions WHERE identity_id = ? ORDER BY created_at', identityId)) {
+    const mfa = mfaStateOf(ctx.core, s);
+    const state = data.sessions[s.id as string]?.endpointState ?? {};
+    const after = (at: string | undefined) => !!mfa.passedAt && (!at || at <= mfa.passedAt);
+    sessionsData[s.id as string] = {
+      endpointState: { unlockedAt: state.unlockedAt ?? null, wokenAt: state.wokenAt ?? null },
+      mfa: { apiSessionId: s.id, passedAt: mfa.passedAt, passedMfa: !!mfa.passedAt, passedOnUnlock: after(state.unlockedAt), passedOnWake: after(state.wokenAt) },
+      sdkInfo: JSON.parse((identity.sdk_info as string) ?? '{}'),
+    };
+  }
+  return {
+    apiSessionPostureData: sessionsData,
+    domain: { ...base(data.domain), domain: data.domain?.name ?? '' },
+    mac: { ...base(data.mac), addresses: data.mac?.addresses ?? [] },
+    os: { ...base(data.os), build: data.os?.build ?? '', type: data.os?.type ?? '', version: data.os?.version ?? '' },
+    processes: data.processes.map((p) => ({
+      ...base(p), path: p.path, binaryHash: p.hash, isRunning: p.isRunning, signerFingerprints: p.signerFingerprints,
+    })),
+  };
+}

@@ -1,0 +1,95 @@
+import { z } from 'zod';
+import { requirePermission } from '../auth/permissions';
+import type { Ctx } from '../context';
+import { identities } from '../entities/identities';
+import { requireRow } from '../entities/resource';
+import { validationError } from '../errors';
+import type { Row } from '../store/db';
+import { parseInput } from '../validation';
+import { AccessChanges } from './changes';
+
+/** `/identities/{id}/service-configs`: per-identity configs that replace a service's config of the same type. */
+const pairs = z.array(z.object({ serviceId: z.string().min(1), configId: z.string().min(1) }));
+
+const entityRef = (entity: string, id: string, name: string) => ({ _links: { self: { href: `./${entity}/${id}` } }, id, name, urlName: entity });
+
+export function listServiceConfigOverrides(ctx: Ctx, identityId: string) {
+  requirePermission(ctx.caller, 'identity', 'read');
+  requireRow(ctx.core.store, identities, identityId);
+  const rows = ctx.core.store.allSql<Row>(
+    `SELECT x.service_id, s.name AS service_name, x.config_id, c.name AS config_name
+     FROM identity_service_configs x JOIN services s ON s.id = x.service_id JOIN configs c ON c.id = x.config_id
+     WHERE x.identity_id = ? ORDER BY s.name, c.name`,
+    identityId,
+  );
+  return rows.map((r) => ({
+    config: entityRef('configs', r.config_id as string, r.config_name as string),
+    configId: r.config_id,
+    service: entityRef('services', r.service_id as string, r.service_name as string),
+    serviceId: r.service_id,
+  }));
+}
+
+/** Looks up the configs of a body's pairs, checking services exist and configs target services. */
+function resolvePairs(ctx: Ctx, body: unknown, forAdd: boolean): Array<{ serviceId: string; configId: string; typeId: string }> {
+  const input = parseInput(pairs, body);
+  const store = ctx.core.store;
+  return input.map((p, i) => {
+    if (forAdd && !store.getSql('SELECT 1 FROM services WHERE id = ?', p.serviceId)) {
+      throw validationError(`${i}.serviceId`, 'no service found with the given id', p.serviceId);
+    }
+    const config = store.getSql<Row>(
+      'SELECT c.id, c.name, c.config_type_id, ct.name AS type_name, ct.target FROM configs c JOIN config_types ct ON ct.id = c.config_type_id WHERE c.id = ?',
+      p.configId,
+    );
+    if (!config) throw validationError(`${i}.configId`, 'no config found with the given id', p.configId);
+    if (forAdd && config.target != null && config.target !== 'service') {
+      throw validationError(`${i}.configId`, `config ${config.name} has config type ${config.type_name} which does not target services`, p.configId);
+    }
+    return { serviceId: p.serviceId, configId: p.configId, typeId: config.config_type_id as string };
+  });
+}
+
+/** POST: sets the override of each pair's config type for its service (replacing one of the same type). */
+export function associateServiceConfigs(ctx: Ctx, identityId: string, body: unknown): void {
+  requirePermission(ctx.caller, 'identity', 'update');
+  const store = ctx.core.store;
+  requireRow(store, identities, identityId);
+  const list = resolvePairs(ctx, body, true);
+  store.tx(() => {
+    for (const p of list) {
+      store.runSql(
+        `INSERT INTO identity_service_configs (identity_id, service_id, config_type_id, config_id) VALUES (?, ?, ?, ?)
+         ON CONFLICT (identity_id, service_id, config_type_id) DO UPDATE SET config_id = excluded.config_id`,
+        identityId, p.serviceId, p.typeId, p.configId,
+      );
+    }
+    overridesChanged(ctx, identityId);
+  });
+}
+
+/** DELETE: removes the override of each pair's config type for its service; no body removes every override. */
+export function removeServiceConfigs(ctx: Ctx, identityId: string, body: unknown): void {
+  requirePermission(ctx.caller, 'identity', 'update');
+  const store = ctx.core.store;
+  requireRow(store, identities, identityId);
+  const list = body === undefined || body === null ? undefined : resolvePairs(ctx, body, false);
+  store.tx(() => {
+    if (!list || !list.length) store.runSql('DELETE FROM identity_service_configs WHERE identity_id = ?', identityId);
+    else {
+      for (const p of list) {
+        store.runSql(
+          'DELETE FROM identity_service_configs WHERE identity_id = ? AND service_id = ? AND config_type_id = ?',
+          identityId, p.serviceId, p.typeId,
+        );
+      }
+    }
+    overridesChanged(ctx, identityId);
+  });
+}
+
+function overridesChanged(ctx: Ctx, identityId: string): void {
+  const changes = new AccessChanges();
+  changes.identities.add(identityId);
+  changes.apply(ctx.core);
+}

@@ -1,0 +1,126 @@
+import type { Ctx } from '../context';
+import type { ApiObject } from '../entities/resource';
+import type { Row, Store } from '../store/db';
+import { classesOf, grantsFor, permissionsOf } from './access';
+import { ensureClass } from './policyIndex';
+import { anyPostureChecks, evaluationInput, policyPostureChecks, type PolicyChecks } from './posture';
+import { checkPasses, timeoutRemaining, timeoutSeconds, type EvaluationInput } from './postureEvaluation';
+
+/**
+ * How a page of services is shown: for whom (permissions, overrides, posture) and with which config types.
+ * Defaults: the caller, and the config types its API session asked for at authentication.
+ */
+export interface ServiceViewOptions {
+  identityId?: string;
+  /** config type names or ids, or `all` */
+  configTypes?: string[];
+}
+
+const VIEW = Symbol('serviceView');
+type ViewCtx = Ctx & { [VIEW]?: ServiceViewOptions };
+
+/** A context whose service presentations use `opts`. */
+export function withServiceView(ctx: Ctx, opts: ServiceViewOptions): Ctx {
+  return { ...ctx, [VIEW]: opts } as ViewCtx;
+}
+
+/** Fills `permissions`, `config` and `postureQueries` of a page of services (a fixed number of queries per page). */
+export function decorateServices(ctx: Ctx, items: ApiObject[], rows: Row[]): void {
+  if (!rows.length) return;
+  const view = (ctx as ViewCtx)[VIEW] ?? {};
+  const core = ctx.core;
+  const store = core.store;
+  const identityId = view.identityId ?? ctx.caller.identityId;
+  const apiSession = ctx.caller.apiSessionId && !view.identityId
+    ? store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', ctx.caller.apiSessionId)
+    : undefined;
+  const identityClass = ensureClass(core, 'identity', identityId);
+  const serviceIds = rows.map((r) => r.id as string);
+  const serviceClass = classesOf(store, 'service', serviceIds);
+  const classes = [...new Set(serviceClass.values())];
+  const grants = identityClass === undefined ? new Map() : grantsFor(store, identityClass, classes);
+  const configTypes = view.configTypes ?? (JSON.parse((apiSession?.config_types as string | undefined) ?? '[]') as string[]);
+  const configs = serviceConfigs(store, identityId, serviceIds, configTypes);
+  const policies = anyPostureChecks(store) ? policyPostureChecks(store, identityClass, classes) : undefined;
+  const input = policies?.length ? evaluationInput(core, identityId, apiSession) : undefined;
+  const passing = new Map<string, boolean>();
+  items.forEach((item, i) => {
+    const id = rows[i]!.id as string;
+    const cls = serviceClass.get(id);
+    item.permissions = permissionsOf(cls === undefined ? undefined : grants.get(cls));
+    item.config = configs.get(id) ?? {};
+    const mine = policies?.filter((p) => p.serviceClass === cls) ?? [];
+    item.postureQueries = mine.length
+      ? mine.map((p) => postureQuerySet(p, input!, passing))
+      : (item.permissions as string[]).map((permission) => ({
+        policyId: `dummy ${permission.toLowerCase()} policy: no posture checks defined`,
+        policyType: permission,
+        isPassing: true,
+        postureQueries: [],
+      }));
+  });
+}
+
+function postureQuerySet(p: PolicyChecks, input: EvaluationInput, passing: Map<string, boolean>) {
+  const queries = p.checks.map((c) => {
+    const id = c.id as string;
+    if (!passing.has(id)) passing.set(id, checkPasses(c, input));
+    const remaining = timeoutRemaining(c, input);
+    const d = JSON.parse(c.details as string) as Record<string, any>;
+    return {
+      _links: { self: { href: `./posture-checks/${id}` } },
+      id,
+      createdAt: c.created_at,
+      updatedAt: c.updated_at,
+      tags: JSON.parse(c.tags as string),
+      isPassing: passing.get(id)!,
+      queryType: c.type_id,
+      timeout: timeoutSeconds(c),
+      timeoutRemaining: remaining,
+      timeoutAt: remaining >= 0 ? new Date(input.now.getTime() + remaining * 1000).toISOString() : null,
+      ...(c.type_id === 'MFA' ? { promptOnWake: !!d.promptOnWake, promptOnUnlock: !!d.promptOnUnlock } : {}),
+      ...(c.type_id === 'PROCESS' ? { process: { osType: d.process.osType, path: d.process.path } } : {}),
+      ...(c.type_id === 'PROCESS_MULTI'
+        ? { processes: (d.processes as Array<{ osType: string; path: string }>).map((x) => ({ osType: x.osType, path: x.path })) }
+        : {}),
+    };
+  });
+  return { policyId: p.policyId, policyType: p.type, isPassing: queries.every((q) => q.isPassing), postureQueries: queries };
+}
+
+/** Config type ids asked for (by id or name); `all` selects every type. */
+export function resolveConfigTypes(store: Store, values: string[]): { all: boolean; ids: Set<string> } {
+  if (values.includes('all')) return { all: true, ids: new Set() };
+  if (!values.length) return { all: false, ids: new Set() };
+  const ids = store.allSql<{ id: string }>(
+    'SELECT id FROM config_types WHERE id IN (SELECT value FROM json_each(?)) OR name IN (SELECT value FROM json_each(?))',
+    JSON.stringify(values), JSON.stringify(values),
+  );
+  return { all: false, ids: new Set(ids.map((r) => r.id)) };
+}
+
+/**
+ * `config` of each service: its configs of the wanted types keyed by type name, with the identity's overrides
+ * for that service taking precedence.
+ */
+function serviceConfigs(store: Store, identityId: string, serviceIds: string[], wanted: string[]): Map<string, Record<string, unknown>> {
+  const out = new Map<string, Record<string, unknown>>();
+  const types = resolveConfigTypes(store, wanted);
+  if (!types.all && !types.ids.size) return out;
+  const want = (typeId: string) => types.all || types.ids.has(typeId);
+  const ids = JSON.stringify(serviceIds);
+  const put = (r: { service_id: string; type_id: string; type_name: string; data: string }) => {
+    if (!want(r.type_id)) return;
+    const cfg = out.get(r.service_id) ?? {};
+    cfg[r.type_name] = JSON.parse(r.data);
+    out.set(r.service_id, cfg);
+  };
+  const select = 'SELECT x.service_id, c.config_type_id AS type_id, ct.name AS type_name, c.data FROM';
+  const joins = 'JOIN configs c ON c.id = x.config_id JOIN config_types ct ON ct.id = c.config_type_id';
+  for (const r of store.allSql<any>(`${select} service_configs x ${joins} WHERE x.service_id IN (SELECT value FROM json_each(?))`, ids)) put(r);
+  for (const r of store.allSql<any>(
+    `${select} identity_service_configs x ${joins} WHERE x.identity_id = ? AND x.service_id IN (SELECT value FROM json_each(?))`,
+    identityId, ids,
+  )) put(r);
+  return out;
+}

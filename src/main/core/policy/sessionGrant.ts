@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import type { Ctx } from '../context';
+import { nullableTags } from '../entities/common';
+import { ApiError, notFound, unauthorized, validationError } from '../errors';
+import { newId } from '../ids';
+import type { Row } from '../store/db';
+import { parseInput } from '../validation';
+import { classFor, grantsFor, type Grant } from './access';
+import { anyPostureChecks, evaluateGrant, evaluationInput, policyPostureChecks, postureFailure, type PostureOutcome } from './posture';
+import { signServiceAccessToken, verifyServiceAccessToken } from './serviceAccessToken';
+
+const createBody = z.object({
+  serviceId: z.string().optional(),
+  type: z.enum(['Dial', 'Bind', 'Invalid']).optional(),
+  tags: nullableTags.optional(),
+});
+
+/** The service as an identity may see it: 404 unless some policy grants Dial or Bind (OpenZiti hides the rest). */
+export function accessibleService(ctx: Ctx, serviceId: string): { service: Row; identityClass: number; serviceClass: number; grant: Grant } {
+  const core = ctx.core;
+  const service = core.store.getSql<Row>('SELECT * FROM services WHERE id = ?', serviceId);
+  if (!service) throw notFound('service');
+  const identityClass = classFor(core, 'identity', ctx.caller.identityId);
+  const serviceClass = classFor(core, 'service', serviceId);
+  const grant = grantsFor(core.store, identityClass, [serviceClass]).get(serviceClass);
+  if (!grant) throw notFound('service');
+  return { service, identityClass, serviceClass, grant };
+}
+
+/**
+ * POST /sessions (Client API): a Dial or Bind session of the caller's API session for a service. Repeating the
+ * request returns the existing session. Refused with 404 when the service is not visible, 400 when only the other
+ * kind of access is granted, 409 INVALID_POSTURE (recorded as a failed service request) when no policy of that
+ * type has all its posture checks passing, 400 NO_EDGE_ROUTERS_AVAILABLE when no edge router serves both.
+ */
+export function createSession(ctx: Ctx, apiSession: Row, body: unknown): string {
+  const core = ctx.core;
+  const store = core.store;
+  const input = parseInput(createBody, body ?? {});
+  if (!input.serviceId) throw validationError('serviceId', 'is required', input.serviceId);
+  const type = input.type ?? 'Dial';
+  if (type === 'Invalid') throw validationError('type', "must be 'Dial' or 'Bind'", type);
+  const { service, identityClass, serviceClass, grant } = accessibleService(ctx, input.serviceId);
+  if (!(type === 'Dial' ? grant.dial : grant.bind)) throw validationError('serviceId', 'service not found', input.serviceId);
+  const existing = store.getSql<{ id: string }>(
+    'SELECT id FROM sessions WHERE api_session_id = ? AND service_id = ? AND type = ?', apiSession.id, service.id, type,
+  );
+  if (existing) return existing.id;
+  // as OpenZiti: without any posture check there is nothing to evaluate (and no passing policies to record)
+  const outcome: PostureOutcome = anyPostureChecks(store)
+    ? evaluateGrant(policyPostureChecks(store, identityClass, [serviceClass]), type, evaluationInput(core, ctx.caller.identityId, apiSession))
+    : { passed: true, passingPolicyIds: [] };
+  if (!outcome.passed) {
+    throw store.tx(() => postureFailure(core, ctx.caller.identityId, {
+      apiSessionId: apiSession.id as string, serviceId: service.id as string, serviceName: service.name as string, sessionType: type,
+      policyFailures: outcome.failure!.policyFailures as Array<{ policyId: string; checks: unknown[] }>,
+    }));
+  }
+  const shared = store.getSql(
+    `SELECT 1 FROM identity_router_access ia JOIN service_router_access sa ON sa.router_class = ia.router_class
+     WHERE ia.identity_class = ? AND sa.service_class = ? LIMIT 1`,
+    identityClass, serviceClass,
+  );
+  if (!shared) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE', 400, 'No edge routers are assigned and online to handle the requested connection');
+  const id = newId();
+  const now = core.clock.now();
+  const token = signServiceAccessToken(core, {
+    sub: service.id as string, jti: id, iat: Math.floor(now.getTime() / 1000),
+    z_asid: apiSession.id as string, z_iid: ctx.caller.identityId, z_st: type,
+  });
+  store.runSql(
+    `INSERT INTO sessions (id, token, api_session_id, identity_id, service_id, type, service_policies, created_at, updated_at, tags)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    id, token, apiSession.id, ctx.caller.identityId, service.id, type, JSON.stringify(outcome.passingPolicyIds),
+    now.toISOString(), now.toISOString(), JSON.stringify(input.tags ?? {}),
+  );
+  return id;
+}
+
+/** The optional `session-token` header of service edge router listings: when present it must be a valid session JWT of this API session. */
+export function checkSessionTokenHeader(ctx: Ctx, token: string | undefined): void {
+  if (token === undefined) return;
+  const claims = verifyServiceAccessToken(ctx.core, token);
+  if (!claims || claims.z_asid !== ctx.caller.apiSessionId) throw unauthorized();
+}

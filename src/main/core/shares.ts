@@ -1,0 +1,131 @@
+import { isAbsolute } from 'node:path';
+import { parseDuration } from '../../shared/duration';
+import type { Ctx } from './context';
+import type { Core } from './core';
+import { SVC_PROXY_CONFIG_TYPE_ID } from './entities/builtinConfigTypes';
+import { validationError } from './errors';
+
+/**
+ * Public shares. A share is a config of type svc.proxy.v1 plus a service carrying it; it is live only while
+ * such a service exists. The frontend resolves `<token>.<share domain>` through `findLiveShare`.
+ */
+
+/** Tag set on the config and service of shares created by `weft share public`. */
+export const SHARE_TAG = 'weft.share';
+/** Used when a share config has OAuth but no checkInterval (the seed's default). */
+export const DEFAULT_SHARE_CHECK_INTERVAL = '3h';
+
+/** Name of the config and of the service of the share with this token. */
+export const shareResourceName = (token: string) => `share-${token}`;
+
+export interface ShareOAuthData {
+  provider: string;
+  emailPatterns?: string[];
+  checkInterval?: string;
+}
+
+/** svc.proxy.v1 config data as stored (its JSON schema is in entities/builtinConfigTypes.ts). */
+export interface ShareConfigData {
+  token: string;
+  backendMode: 'proxy' | 'web';
+  /** http(s) URL for `proxy`, absolute directory for `web` */
+  target: string;
+  oauth?: ShareOAuthData;
+}
+
+/** A live share as the frontend serves it (structurally the frontend's PublicShare). */
+export interface LiveShare {
+  token: string;
+  backendMode: 'proxy' | 'web';
+  target: string;
+  oauth?: { provider: string; emailPatterns: string[]; checkIntervalMs: number };
+}
+
+/** A problem with a share's OAuth options; `field` is relative to `oauth` ('' = the section as a whole). */
+export interface ShareFieldIssue {
+  field: string;
+  reason: string;
+}
+
+/** Checks OAuth options against the running frontend; installed by the composition root on `core.hooks`. */
+export type ShareOAuthCheck = (oauth: ShareOAuthData) => ShareFieldIssue | undefined;
+
+export const NO_FRONTEND_OAUTH_CHECK: ShareOAuthCheck = () => ({
+  field: '',
+  reason: 'OAuth is not available: this Weft has no frontend configured',
+});
+
+/** Share tokens are the first DNS label of the share's host name. */
+export const SHARE_TOKEN = /^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$/;
+
+// The literal type id lets SQLite use the partial expression index configs_share_token (migration 005).
+const SHARE_BY_TOKEN = `SELECT c.id, c.name FROM configs c
+  WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND json_extract(c.data, '$.token') = ? AND c.id <> ? LIMIT 1`;
+const LIVE_SHARE_BY_TOKEN = `SELECT c.data FROM configs c
+  WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND json_extract(c.data, '$.token') = ?
+    AND EXISTS (SELECT 1 FROM service_configs sc WHERE sc.config_id = c.id)
+  ORDER BY c.created_at LIMIT 1`;
+
+/**
+ * What the JSON schema cannot say about a svc.proxy.v1 config: the token is a DNS label no other share uses,
+ * the target fits the backend mode, and the OAuth options name a provider of the running frontend with
+ * valid email globs and a positive check interval. Runs inside the config write's transaction.
+ */
+export function validateShareConfig(ctx: Ctx, data: Record<string, unknown>, configId: string | undefined): void {
+  const share = data as unknown as ShareConfigData;
+  if (!SHARE_TOKEN.test(share.token)) {
+    throw validationError('data.token', 'must be 3-63 lowercase letters, digits or "-", and start and end with a letter or digit', share.token);
+  }
+  const taken = ctx.core.store.getSql<{ id: string; name: string }>(SHARE_BY_TOKEN, share.token, configId ?? '');
+  if (taken) throw validationError('data.token', `is already used by the share config "${taken.name}"`, share.token);
+  if (share.backendMode === 'proxy' && !isProxyTarget(share.target)) {
+    throw validationError('data.target', 'must be an absolute http or https URL without credentials for backend mode proxy', share.target);
+  }
+  if (share.backendMode === 'web' && !isAbsolute(share.target)) {
+    throw validationError('data.target', 'must be an absolute directory path for backend mode web', share.target);
+  }
+  if (share.oauth) {
+    const issue = ctx.core.hooks.checkShareOAuth(share.oauth);
+    if (issue) {
+      const field = issue.field ? `data.oauth.${issue.field}` : 'data.oauth';
+      throw validationError(field, issue.reason, valueAt(share.oauth, issue.field));
+    }
+  }
+}
+
+/** The share with this token if a service carries its config, in the shape the frontend serves. */
+export function findLiveShare(core: Core, token: string): LiveShare | undefined {
+  const row = core.store.getSql<{ data: string }>(LIVE_SHARE_BY_TOKEN, token);
+  if (!row) return undefined;
+  const data = JSON.parse(row.data) as ShareConfigData;
+  const share: LiveShare = { token: data.token, backendMode: data.backendMode, target: data.target };
+  if (data.oauth) {
+    let checkIntervalMs: number;
+    try {
+      checkIntervalMs = parseDuration(data.oauth.checkInterval ?? DEFAULT_SHARE_CHECK_INTERVAL);
+    } catch {
+      // Only data written before validation existed can get here; an OAuth share must never be served open.
+      core.log.warn({ share: token }, 'share config has an invalid oauth.checkInterval; not serving it');
+      return undefined;
+    }
+    share.oauth = { provider: data.oauth.provider, emailPatterns: data.oauth.emailPatterns ?? [], checkIntervalMs };
+  }
+  return share;
+}
+
+/** The frontend's ShareResolver, backed by the store. */
+export function createShareResolver(core: Core): { resolve(token: string): LiveShare | undefined } {
+  return { resolve: (token) => findLiveShare(core, token) };
+}
+
+function isProxyTarget(target: string): boolean {
+  if (!URL.canParse(target)) return false;
+  const url = new URL(target);
+  return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && url.hostname !== '';
+}
+
+function valueAt(oauth: ShareOAuthData, field: string): unknown {
+  let v: unknown = oauth;
+  for (const p of field.split('.').filter(Boolean)) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[p] : undefined;
+  return v;
+}

@@ -1,0 +1,142 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Agent, request } from 'undici';
+import { SVC_PROXY_CONFIG_TYPE_ID } from '../core/entities/builtinConfigTypes';
+import { SHARE_TAG, shareResourceName, type ShareConfigData } from '../core/shares';
+import { adminClientFiles } from './adminClientCert';
+import { ShareCliError } from './errors';
+import { readRuntimeFile, type RuntimeInfo } from './runtimeFile';
+
+const MANAGEMENT = '/edge/management/v1';
+
+/** An error answer of the Management API. */
+export class ApiAnswerError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string | undefined,
+    readonly field: string | undefined,
+    readonly reason: string,
+  ) {
+    super(field ? `${field}: ${reason}` : reason);
+  }
+}
+
+export interface ShareIds {
+  configId: string;
+  serviceId: string;
+}
+
+/**
+ * The Management API as the default admin, logged in with the data dir's admin client certificate over
+ * mutual TLS (`POST /authenticate?method=cert`): no password on the command line.
+ */
+export class ManagementClient {
+  private constructor(
+    readonly runtime: RuntimeInfo,
+    private readonly agent: Agent,
+    private token: string,
+  ) {}
+
+  static async login(dataDir: string): Promise<ManagementClient> {
+    const runtime = readRuntimeFile(dataDir);
+    const files = adminClientFiles(join(dataDir, 'pki'));
+    let tls: { ca: string; cert: string; key: string };
+    try {
+      tls = { ca: readFileSync(files.ca, 'utf8'), cert: readFileSync(files.cert, 'utf8'), key: readFileSync(files.key, 'utf8') };
+    } catch (err) {
+      throw new ShareCliError(
+        `cannot read the admin client certificate (${(err as Error).message}); it is issued on the first start of Weft in ${dataDir} ` +
+          'and readable only by the user who started it',
+      );
+    }
+    const agent = new Agent({ connect: tls });
+    try {
+      const client = new ManagementClient(runtime, agent, '');
+      const session = await client.call<{ token: string; authQueries?: unknown[] }>('POST', '/authenticate?method=cert', {}, false).catch((err) => {
+        if (err instanceof ApiAnswerError && err.status === 401) {
+          throw new ShareCliError('certificate login refused: the admin client certificate of this data dir is no longer registered with Weft');
+        }
+        throw err;
+      });
+      if (session.authQueries?.length) {
+        throw new ShareCliError("the admin's login requires MFA, which weft share cannot complete with a certificate");
+      }
+      client.token = session.token;
+      return client;
+    } catch (err) {
+      await agent.close();
+      throw err;
+    }
+  }
+
+  /** One request; `data` of the answer, or an ApiAnswerError / ShareCliError (unreachable). */
+  async call<T = any>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, withSession = true): Promise<T> {
+    const headers: Record<string, string> = {};
+    if (withSession) headers['zt-session'] = this.token;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res;
+    try {
+      res = await request(this.runtime.api + MANAGEMENT + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        dispatcher: this.agent,
+      });
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      throw new ShareCliError(`cannot reach Weft at ${this.runtime.api}: ${e.code ?? e.message}`);
+    }
+    const text = await res.body.text();
+    let parsed: any;
+    try {
+      parsed = text ? JSON.parse(text) : {};
+    } catch {
+      throw new ShareCliError(`unexpected answer from ${this.runtime.api} (HTTP ${res.statusCode})`);
+    }
+    if (res.statusCode >= 400) {
+      const e = parsed?.error ?? {};
+      throw new ApiAnswerError(res.statusCode, e.code, e.cause?.field, e.cause?.reason ?? e.message ?? `HTTP ${res.statusCode}`);
+    }
+    return parsed.data as T;
+  }
+
+  /** Creates the share's config and its service; a failure leaves nothing behind. */
+  async createShare(data: ShareConfigData): Promise<ShareIds> {
+    const name = shareResourceName(data.token);
+    const tags = { [SHARE_TAG]: true };
+    const config = await this.call<{ id: string }>('POST', '/configs', { name, configTypeId: SVC_PROXY_CONFIG_TYPE_ID, data, tags });
+    try {
+      const service = await this.call<{ id: string }>('POST', '/services', { name, encryptionRequired: true, configs: [config.id], tags });
+      return { configId: config.id, serviceId: service.id };
+    } catch (err) {
+      await this.call('DELETE', `/configs/${config.id}`).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Deletes every service carrying the config, then the config; already-deleted parts are fine. */
+  async deleteShare(configId: string): Promise<void> {
+    const services = await this.call<Array<{ id: string }>>('GET', `/configs/${configId}/services?limit=500`).catch(ignoreNotFound([]));
+    for (const s of services) await this.call('DELETE', `/services/${s.id}`).catch(ignoreNotFound(undefined));
+    await this.call('DELETE', `/configs/${configId}`).catch(ignoreNotFound(undefined));
+  }
+
+  /** The config of the share created by `weft share public` with this token, if any. */
+  async findShareConfig(token: string): Promise<string | undefined> {
+    const filter = encodeURIComponent(`name = "${shareResourceName(token)}" and type = "${SVC_PROXY_CONFIG_TYPE_ID}"`);
+    const found = await this.call<Array<{ id: string; data: ShareConfigData }>>('GET', `/configs?filter=${filter}`);
+    return found.find((c) => c.data?.token === token)?.id;
+  }
+
+  async close(): Promise<void> {
+    await this.call('DELETE', '/current-api-session').catch(() => undefined);
+    await this.agent.close();
+  }
+}
+
+function ignoreNotFound<T>(fallback: T) {
+  return (err: unknown): T => {
+    if (err instanceof ApiAnswerError && err.status === 404) return fallback;
+    throw err;
+  };
+}

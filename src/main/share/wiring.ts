@@ -1,0 +1,78 @@
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock';
+import type { Core } from '../core/core';
+import { createShareResolver } from '../core/shares';
+import { urlHost } from '../frontend/address';
+import type { FrontendConfig } from '../frontend/config';
+import { ensureAdminClientCertificate } from './adminClientCert';
+import { checkShareOAuth, frontendOffer } from './oauthOptions';
+import { removeRuntimeFile, TOKEN_PLACEHOLDER, writeRuntimeFile } from './runtimeFile';
+
+/** Where the frontend answers; `shareUrl` has `{token}` in place of a share token. */
+export interface FrontendUrls {
+  shareUrl: string;
+  /** the public listener itself (GET /health) */
+  publicListener: string;
+  /** oauth.endpoint_url */
+  oauthEndpoint?: string;
+  /** the OAuth listener itself (GET /health) */
+  oauthListener?: string;
+}
+
+/**
+ * Before the API listens: share configs are checked against this frontend configuration, and the default
+ * admin has a client certificate for local `weft share` commands.
+ */
+export async function prepareShares(core: Core, frontend: FrontendConfig | undefined): Promise<void> {
+  const offer = frontendOffer(frontend);
+  core.hooks.checkShareOAuth = (oauth) => checkShareOAuth(offer, oauth);
+  await ensureAdminClientCertificate(core);
+}
+
+/**
+ * After the API listens: the public frontend (when configured) serving shares from the store, and
+ * `<data dir>/runtime.json` for local commands. close() removes the file, then stops the frontend.
+ */
+export async function startPublicFrontend(
+  core: Core,
+  opts: { frontend: FrontendConfig | undefined; dataDir: string; apiUrl: string; logger: Logger; clock: Clock },
+): Promise<{ urls?: FrontendUrls; close(): Promise<void> }> {
+  // Loaded only when configured: the frontend's providers pull in openid-client, jose and undici.
+  const handle = opts.frontend
+    ? await (await import('../frontend')).startFrontend({ config: opts.frontend, resolver: createShareResolver(core), logger: opts.logger, now: () => opts.clock.now().getTime() })
+    : undefined;
+  let urls: FrontendUrls | undefined;
+  if (handle && opts.frontend) {
+    const scheme = opts.frontend.tls ? 'https' : 'http';
+    urls = {
+      shareUrl: `${handle.shareUrl(TOKEN_PLACEHOLDER)}/`,
+      publicListener: listenerUrl(scheme, handle.publicAddress),
+      oauthEndpoint: opts.frontend.oauth?.endpoint_url.replace(/\/+$/, ''),
+      oauthListener: handle.oauthAddress
+        ? listenerUrl(opts.frontend.tls && opts.frontend.oauth?.endpoint_url.startsWith('https:') ? 'https' : 'http', handle.oauthAddress)
+        : undefined,
+    };
+  }
+  try {
+    writeRuntimeFile(opts.dataDir, {
+      pid: process.pid,
+      api: opts.apiUrl,
+      ...(urls ? { frontend: { shareUrl: urls.shareUrl, ...frontendOffer(opts.frontend) } } : {}),
+    });
+  } catch (err) {
+    await handle?.close();
+    throw err;
+  }
+  return {
+    urls,
+    close: async () => {
+      removeRuntimeFile(opts.dataDir, opts.apiUrl);
+      await handle?.close();
+    },
+  };
+}
+
+function listenerUrl(scheme: string, address: { host: string; port: number }): string {
+  const host = address.host === '0.0.0.0' ? '127.0.0.1' : address.host === '::' ? '::1' : address.host;
+  return `${scheme}://${urlHost(host)}:${address.port}`;
+}

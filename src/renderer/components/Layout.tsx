@@ -1,0 +1,76 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useRef, useState, type ReactNode } from 'react';
+import type { Me } from '../lib/types';
+import { SIGNED_OUT_KEY } from '../pages/LoginPage';
+import { PAGE_GROUPS, type PageDef } from '../pages/registry';
+import { href, useLocationPath } from '../router';
+import { useTRPC } from '../trpc';
+
+/** Header, navigation (a menu button at narrow widths) and the main region; focus moves to the page heading on navigation. */
+export function Layout({ me, pages, children }: { me: Me; pages: PageDef[]; children: ReactNode }) {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const path = useLocationPath();
+  const main = useRef<HTMLElement>(null);
+  const [menuOpen, setMenuOpen] = useState(false);
+  const logout = useMutation(
+    trpc.session.logout.mutationOptions({
+      onSuccess: () => {
+        sessionStorage.setItem(SIGNED_OUT_KEY, '1');
+        return qc.resetQueries();
+      },
+    }),
+  );
+  const current = path.split('/')[1] || 'dashboard';
+
+  useEffect(() => {
+    setMenuOpen(false);
+    main.current?.querySelector<HTMLElement>('h1')?.focus();
+  }, [path]);
+
+  return (
+    <div className="layout">
+      <a className="skip-link" href="#main" onClick={(e) => (e.preventDefault(), main.current?.querySelector<HTMLElement>('h1')?.focus())}>
+        Skip to content
+      </a>
+      <header className="topbar">
+        <button type="button" className="menu-button" aria-expanded={menuOpen} aria-controls="nav" onClick={() => setMenuOpen(!menuOpen)}>
+          Menu
+        </button>
+        <a className="brand" href={href('/')}>
+          Weft
+        </a>
+        <div className="user">
+          <span className="user-name" title={me.identity.id}>
+            {me.identity.name}
+            {me.identity.isAdmin ? ' (admin)' : ''}
+          </span>
+          <button type="button" className="secondary" onClick={() => logout.mutate()} disabled={logout.isPending}>
+            Sign out
+          </button>
+        </div>
+      </header>
+      <nav id="nav" className={menuOpen ? 'nav open' : 'nav'} aria-label="Console">
+        {PAGE_GROUPS.map((group) => (
+          <div key={group} className="nav-group">
+            <h2 className="nav-heading">{group}</h2>
+            <ul>
+              {pages
+                .filter((p) => p.group === group)
+                .map((p) => (
+                  <li key={p.id}>
+                    <a href={href(`/${p.id}`)} aria-current={current === p.id ? 'page' : undefined}>
+                      {p.title}
+                    </a>
+                  </li>
+                ))}
+            </ul>
+          </div>
+        ))}
+      </nav>
+      <main id="main" ref={main}>
+        {children}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,233 @@
+import { useQuery } from '@tanstack/react-query';
+import { useId, useState, type ReactNode } from 'react';
+import { errorField, errorInfo } from '../lib/errors';
+import { getPath, setPath } from '../lib/paths';
+import type { ResourceName, RoleKind } from '../lib/types';
+import { useTRPC } from '../trpc';
+import { JsonSchemaForm, type JsonSchema } from './JsonSchemaForm';
+import { ChipsInput, JsonTextarea, RefMultiSelect, RefSelect, TagsEditor } from './inputs';
+import { AttributesField, RolesField } from './RolesField';
+import { ErrorBox } from './Status';
+
+export type Values = Record<string, unknown>;
+
+interface Base {
+  /** dotted path into the request body, e.g. "primary.updb.allowed" */
+  name: string;
+  label: string;
+  help?: ReactNode;
+  required?: boolean;
+  /** shown only when this returns true for the current values */
+  when?: (values: Values) => boolean;
+  /** only on create (e.g. fields that cannot change later) */
+  createOnly?: boolean;
+}
+
+export type FieldSpec = Base &
+  (
+    | { kind: 'text' | 'password'; placeholder?: string; autoComplete?: string }
+    | { kind: 'textarea' | 'pem'; rows?: number; placeholder?: string }
+    | { kind: 'number'; min?: number; max?: number }
+    | { kind: 'checkbox' }
+    | { kind: 'select'; options: Array<{ value: string; label: string }> }
+    | { kind: 'radio'; options: Array<{ value: string; label: string }> }
+    | { kind: 'attributes'; roleKind: RoleKind }
+    /** a list of plain strings (chips) */
+    | { kind: 'list'; placeholder?: string }
+    | { kind: 'roles'; roleKind: RoleKind; semanticField?: string }
+    | { kind: 'tags' }
+    | { kind: 'json'; rows?: number }
+    | { kind: 'ref'; resource: ResourceName; nullable?: boolean; filter?: string }
+    | { kind: 'refs'; resource: ResourceName }
+    /** config data generated from the JSON schema of the config type named by `typeField` */
+    | { kind: 'schemaData'; typeField: string }
+  );
+
+/** The field a server error belongs to: the longest field name that is the error's field or a prefix of it. */
+export function fieldForError(fields: FieldSpec[], errorPath: string | undefined): FieldSpec | undefined {
+  if (!errorPath) return undefined;
+  return fields
+    .filter((f) => errorPath === f.name || errorPath.startsWith(`${f.name}.`))
+    .sort((a, b) => b.name.length - a.name.length)[0];
+}
+
+function SchemaData(p: { id: string; configTypeId: unknown; value: Values; onChange(v: Values): void; error?: { path: string; reason: string } }) {
+  const trpc = useTRPC();
+  const typeId = typeof p.configTypeId === 'string' ? p.configTypeId : '';
+  const type = useQuery({ ...trpc.resources.get.queryOptions({ resource: 'config-types', id: typeId }), enabled: !!typeId });
+  if (!typeId) return <p className="hint">Choose a config type first.</p>;
+  if (type.isPending) return <p className="hint">Loading the config type's schema…</p>;
+  if (type.error) return <ErrorBox error={type.error} />;
+  return <JsonSchemaForm idPrefix={p.id} schema={(type.data.schema ?? {}) as JsonSchema} value={p.value ?? {}} onChange={p.onChange} error={p.error} />;
+}
+
+interface FormProps {
+  fields: FieldSpec[];
+  initial: Values;
+  mode: 'create' | 'edit';
+  submitLabel: string;
+  /** turns the form values into the request body */
+  toBody?: (values: Values) => unknown;
+  onSubmit(body: unknown): Promise<unknown>;
+  onCancel?(): void;
+  /** accessible name of the form */
+  label: string;
+}
+
+/**
+ * The one form of the console: fields declared per page, values as the request body, and the server's validation
+ * errors (COULD_NOT_VALIDATE cause.field) shown next to the field they name.
+ */
+export function ResourceForm(p: FormProps) {
+  const formId = useId();
+  const [values, setValues] = useState<Values>(p.initial);
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const fields = p.fields.filter((f) => (p.mode === 'create' || !f.createOnly) && (!f.when || f.when(values)));
+  const errorPath = errorField(error);
+  const errorTarget = fieldForError(fields, errorPath);
+
+  async function submit(e: React.FormEvent) {
+    e.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      await p.onSubmit(p.toBody ? p.toBody(values) : values);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  function control(f: FieldSpec, id: string, describedBy: string | undefined, invalid: boolean): ReactNode {
+    const v = getPath(values, f.name);
+    const set = (next: unknown) => setValues((cur) => setPath(cur, f.name, next));
+    const common = { id, 'aria-describedby': describedBy, 'aria-invalid': invalid || undefined, required: f.required };
+    switch (f.kind) {
+      case 'text':
+      case 'password':
+        return (
+          <input {...common} type={f.kind} value={typeof v === 'string' ? v : ''} placeholder={f.placeholder} autoComplete={f.autoComplete ?? 'off'}
+            onChange={(e) => set(e.target.value === '' ? undefined : e.target.value)} />
+        );
+      case 'textarea':
+      case 'pem':
+        return (
+          <textarea {...common} rows={f.rows ?? (f.kind === 'pem' ? 10 : 4)} className={f.kind === 'pem' ? 'code' : undefined} value={typeof v === 'string' ? v : ''}
+            placeholder={f.placeholder ?? (f.kind === 'pem' ? '-----BEGIN CERTIFICATE-----' : undefined)} spellCheck={false}
+            onChange={(e) => set(e.target.value === '' ? undefined : e.target.value)} />
+        );
+      case 'number':
+        return (
+          <input {...common} type="number" inputMode="numeric" min={f.min} max={f.max} value={typeof v === 'number' ? v : ''}
+            onChange={(e) => set(e.target.value === '' ? undefined : Number(e.target.value))} />
+        );
+      case 'checkbox':
+        return <input {...common} required={false} type="checkbox" checked={!!v} onChange={(e) => set(e.target.checked)} />;
+      case 'select':
+        return (
+          <select {...common} value={typeof v === 'string' ? v : ''} onChange={(e) => set(e.target.value === '' ? undefined : e.target.value)}>
+            {!f.required && <option value="">(none)</option>}
+            {f.required && v === undefined && <option value="">Choose…</option>}
+            {f.options.map((o) => (
+              <option key={o.value} value={o.value}>
+                {o.label}
+              </option>
+            ))}
+          </select>
+        );
+      case 'radio':
+        return (
+          <div role="radiogroup" aria-labelledby={`${id}-label`} aria-describedby={describedBy} className="radio-group">
+            {f.options.map((o) => (
+              <label key={o.value} className="inline">
+                <input type="radio" name={id} value={o.value} checked={(v ?? '') === o.value} onChange={() => set(o.value)} />
+                {o.label}
+              </label>
+            ))}
+          </div>
+        );
+      case 'attributes':
+        return <AttributesField id={id} kind={f.roleKind} value={(v as string[]) ?? []} onChange={set} describedBy={describedBy} invalid={invalid} />;
+      case 'list':
+        return <ChipsInput id={id} values={(v as string[]) ?? []} onChange={(vs) => set(vs)} describedBy={describedBy} invalid={invalid} placeholder={f.placeholder} />;
+      case 'roles':
+        return (
+          <RolesField id={id} kind={f.roleKind} value={(v as string[]) ?? []} onChange={set} describedBy={describedBy} invalid={invalid}
+            semantic={(getPath(values, f.semanticField ?? 'semantic') as 'AllOf' | 'AnyOf') ?? 'AllOf'} />
+        );
+      case 'tags':
+        return <TagsEditor id={id} value={(v as Values) ?? {}} onChange={set} />;
+      case 'json':
+        return <JsonTextarea id={id} value={v} onChange={set} rows={f.rows} describedBy={describedBy} invalid={invalid} />;
+      case 'ref':
+        return <RefSelect id={id} label={f.label} resource={f.resource} value={v as string | null} onChange={set} nullable={f.nullable}
+          filter={f.filter} describedBy={describedBy} invalid={invalid} />;
+      case 'refs':
+        return <RefMultiSelect id={id} label={f.label} resource={f.resource} value={(v as string[]) ?? []} onChange={set} describedBy={describedBy} invalid={invalid} />;
+      case 'schemaData': {
+        const sub = errorPath && errorTarget === f ? { path: errorPath.slice(f.name.length + 1), reason: errorInfo(error).ziti!.cause!.reason } : undefined;
+        return <SchemaData id={id} configTypeId={getPath(values, f.typeField)} value={(v as Values) ?? {}} onChange={set} error={sub} />;
+      }
+    }
+  }
+
+  return (
+    <form className="resource-form" aria-label={p.label} onSubmit={submit} noValidate>
+      {error ? <ErrorBox error={error} title="Not saved:" /> : null}
+      {fields.map((f) => {
+        const id = `${formId}-${f.name.replace(/\./g, '-')}`;
+        const invalid = errorTarget === f && f.kind !== 'schemaData';
+        const reason = invalid ? errorInfo(error).ziti?.cause?.reason : undefined;
+        const describedBy = [f.help ? `${id}-help` : undefined, reason ? `${id}-error` : undefined].filter(Boolean).join(' ') || undefined;
+        const grouped = f.kind === 'radio' || f.kind === 'schemaData' || f.kind === 'tags';
+        return (
+          <div key={f.name} className={`field field-${f.kind}`}>
+            {f.kind === 'checkbox' ? (
+              <label className="inline">
+                {control(f, id, describedBy, invalid)}
+                {f.label}
+              </label>
+            ) : (
+              <>
+                {grouped ? (
+                  <span className="label" id={`${id}-label`}>
+                    {f.label}
+                    {f.required && <span aria-hidden="true"> *</span>}
+                  </span>
+                ) : (
+                  <label htmlFor={id} id={`${id}-label`}>
+                    {f.label}
+                    {f.required && <span aria-hidden="true"> *</span>}
+                  </label>
+                )}
+                {control(f, id, describedBy, invalid)}
+              </>
+            )}
+            {f.help && (
+              <span id={`${id}-help`} className="hint">
+                {f.help}
+              </span>
+            )}
+            {reason && (
+              <span id={`${id}-error`} className="field-error" role="alert">
+                {reason}
+              </span>
+            )}
+          </div>
+        );
+      })}
+      <div className="form-actions">
+        <button type="submit" disabled={busy}>
+          {busy ? 'Saving…' : p.submitLabel}
+        </button>
+        {p.onCancel && (
+          <button type="button" className="secondary" onClick={p.onCancel}>
+            Cancel
+          </button>
+        )}
+      </div>
+    </form>
+  );
+}

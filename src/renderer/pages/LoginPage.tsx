@@ -1,0 +1,118 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useId, useState } from 'react';
+import { LOGIN_LINK_FAILED_PARAM } from '../../shared/console';
+import { ErrorBox, Notice } from '../components/Status';
+import { errorInfo } from '../lib/errors';
+import type { Me } from '../lib/types';
+import { useTRPC } from '../trpc';
+import { MfaEnrollment } from './MfaPage';
+
+export const SIGNED_OUT_KEY = 'weft-console-signed-out';
+
+function reasonText(): { text: string; kind: 'info' | 'warning' } | undefined {
+  const param = new URLSearchParams(window.location.search).get(LOGIN_LINK_FAILED_PARAM);
+  if (param === 'link-invalid') return { kind: 'warning', text: 'That login link has expired or was already used. Sign in with your username and password.' };
+  if (param === 'link-refused') return { kind: 'warning', text: 'The login link was refused (the admin cannot sign in). Sign in with a username and password.' };
+  if (sessionStorage.getItem(SIGNED_OUT_KEY)) return { kind: 'info', text: 'You have signed out.' };
+  return undefined;
+}
+
+/** Username and password (the console's login link signs in without it). */
+export function LoginPage({ sessionEnded }: { sessionEnded: boolean }) {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const userId = useId();
+  const passId = useId();
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [reason] = useState(reasonText);
+  const login = useMutation(
+    trpc.session.login.mutationOptions({
+      onSuccess: async () => {
+        sessionStorage.removeItem(SIGNED_OUT_KEY);
+        if (window.location.search) window.history.replaceState(null, '', '/' + window.location.hash);
+        await qc.invalidateQueries();
+      },
+    }),
+  );
+  const field = errorInfo(login.error).ziti?.cause?.field;
+  return (
+    <main className="login" id="main">
+      <form
+        className="login-card"
+        aria-labelledby="login-title"
+        onSubmit={(e) => {
+          e.preventDefault();
+          login.mutate({ username, password });
+        }}
+      >
+        <h1 id="login-title">Sign in to Weft</h1>
+        {reason && <Notice kind={reason.kind}>{reason.text}</Notice>}
+        {!reason && sessionEnded && <Notice kind="warning">Your session has ended (it expired or was signed out). Sign in again.</Notice>}
+        {login.error && <ErrorBox error={login.error} title={errorInfo(login.error).ziti?.code === 'INVALID_AUTH' ? 'Sign-in failed:' : undefined} />}
+        <div className="field">
+          <label htmlFor={userId}>Username</label>
+          <input id={userId} name="username" autoComplete="username" required value={username} onChange={(e) => setUsername(e.target.value)}
+            aria-invalid={field === 'username' || undefined} autoFocus />
+        </div>
+        <div className="field">
+          <label htmlFor={passId}>Password</label>
+          <input id={passId} name="password" type="password" autoComplete="current-password" required value={password}
+            onChange={(e) => setPassword(e.target.value)} aria-invalid={field === 'password' || undefined} />
+        </div>
+        <button type="submit" disabled={login.isPending}>
+          {login.isPending ? 'Signing in…' : 'Sign in'}
+        </button>
+        <p className="hint">
+          <code>npm start</code> prints a one-time login link; the first start also prints the admin password.
+        </p>
+      </form>
+    </main>
+  );
+}
+
+/** A session waiting for its second factor: a TOTP/recovery code, or MFA enrollment when a policy demands it. */
+export function SecondFactorPage({ me }: { me: Me }) {
+  const trpc = useTRPC();
+  const qc = useQueryClient();
+  const codeId = useId();
+  const [code, setCode] = useState('');
+  const mfa = useMutation(trpc.session.mfaCode.mutationOptions({ onSuccess: () => qc.invalidateQueries() }));
+  const logout = useMutation(trpc.session.logout.mutationOptions({ onSuccess: () => qc.resetQueries() }));
+  const query = me.authQueries.find((q) => q.typeId === 'MFA');
+  return (
+    <main className="login" id="main">
+      <div className="login-card">
+        <h1 tabIndex={-1}>Two-factor authentication</h1>
+        <p>{`Signed in as ${me.identity.name}. One more step is needed.`}</p>
+        {query && query.isTotpEnrolled === false ? (
+          <>
+            <Notice kind="warning">Your auth policy requires MFA: enroll an authenticator app to finish signing in.</Notice>
+            <MfaEnrollment onDone={() => qc.invalidateQueries()} />
+          </>
+        ) : (
+          <form
+            aria-label="Authentication code"
+            onSubmit={(e) => {
+              e.preventDefault();
+              mfa.mutate({ code });
+            }}
+          >
+            {mfa.error && <ErrorBox error={mfa.error} />}
+            <div className="field">
+              <label htmlFor={codeId}>Code from your authenticator app (or a recovery code)</label>
+              <input id={codeId} name="code" inputMode="numeric" autoComplete="one-time-code" required value={code}
+                onChange={(e) => setCode(e.target.value.trim())} autoFocus />
+            </div>
+            <button type="submit" disabled={mfa.isPending}>
+              Verify
+            </button>
+          </form>
+        )}
+        <button type="button" className="link-button" onClick={() => logout.mutate()}>
+          Sign out
+        </button>
+      </div>
+    </main>
+  );
+}

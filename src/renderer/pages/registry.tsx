@@ -1,0 +1,48 @@
+import type { ReactNode } from 'react';
+import { ResourcePage, type ResourcePageSpec } from '../components/ResourcePage';
+import { DashboardPage } from './DashboardPage';
+import { DatabasePage } from './DatabasePage';
+import { casSpec, edgeRoutersSpec, routersSpec } from './enrollmentSpecs';
+import { apiSessionsSpec, authPoliciesSpec, configsSpec, configTypesSpec, servicesSpec } from './foundationSpecs';
+import { identitiesSpec } from './identities';
+import { MfaPage } from './MfaPage';
+import { PolicyAdvicePage } from './PolicyAdvicePage';
+import { edgeRouterPoliciesSpec, postureChecksSpec, serviceEdgeRouterPoliciesSpec, servicePoliciesSpec } from './policySpecs';
+
+export const PAGE_GROUPS = ['Overview', 'Access', 'Services', 'Policies', 'Network', 'Operations'] as const;
+
+/** A page of the console: `#/<id>/<params...>`. */
+export interface PageDef {
+  id: string;
+  title: string;
+  group: (typeof PAGE_GROUPS)[number];
+  render(params: string[]): ReactNode;
+}
+
+const resourcePage = (group: PageDef['group'], spec: ResourcePageSpec): PageDef => ({
+  id: spec.path,
+  title: spec.title,
+  group,
+  render: (params) => <ResourcePage key={`${spec.path}/${params.join('/')}`} spec={spec} params={params} />,
+});
+
+/** Every page, in navigation order. A new resource page is a spec plus one line here. */
+export const PAGES: PageDef[] = [
+  { id: 'dashboard', title: 'Dashboard', group: 'Overview', render: () => <DashboardPage /> },
+  resourcePage('Access', identitiesSpec),
+  resourcePage('Access', authPoliciesSpec),
+  resourcePage('Access', casSpec),
+  { id: 'mfa', title: 'My MFA', group: 'Access', render: () => <MfaPage /> },
+  resourcePage('Services', servicesSpec),
+  resourcePage('Services', configsSpec),
+  resourcePage('Services', configTypesSpec),
+  resourcePage('Policies', servicePoliciesSpec),
+  resourcePage('Policies', edgeRouterPoliciesSpec),
+  resourcePage('Policies', serviceEdgeRouterPoliciesSpec),
+  resourcePage('Policies', postureChecksSpec),
+  { id: 'policy-advice', title: 'Policy advice', group: 'Policies', render: () => <PolicyAdvicePage /> },
+  resourcePage('Network', edgeRoutersSpec),
+  resourcePage('Network', routersSpec),
+  resourcePage('Operations', apiSessionsSpec),
+  { id: 'database', title: 'Database', group: 'Operations', render: () => <DatabasePage /> },
+];

@@ -1,0 +1,63 @@
+/**
+ * Types and constants shared by the console's server (src/main/console) and its renderer (src/renderer).
+ * Nothing here imports main-process code: the renderer bundles this file.
+ */
+
+/** Every tRPC request of the renderer carries this header; the server refuses calls without it (CSRF). */
+export const CSRF_HEADER = 'x-weft-console';
+export const CSRF_HEADER_VALUE = '1';
+
+/** Path of the one-time login link: `/login/link?token=...`. */
+export const LOGIN_LINK_PATH = '/login/link';
+/** Query parameter the server adds to `/` when a login link could not be used. */
+export const LOGIN_LINK_FAILED_PARAM = 'login';
+
+export interface ConsoleUrls {
+  api: string;
+  client: string;
+  management: string;
+  console: string;
+}
+
+/** The OpenZiti error behind a console error: code, message and (for validation errors) the field. */
+export interface ZitiErrorData {
+  code: string;
+  message: string;
+  cause?: { field: string; reason: string; value?: unknown };
+}
+
+/** An entity as the management API presents it. */
+export interface Entity {
+  id: string;
+  name?: string;
+  createdAt?: string;
+  updatedAt?: string;
+  tags?: Record<string, unknown>;
+  [field: string]: unknown;
+}
+
+export interface Pagination {
+  limit: number;
+  offset: number;
+  totalCount: number;
+}
+
+export interface ListPage<T = Entity> {
+  data: T[];
+  meta: { pagination: Pagination; filterableFields: string[] };
+}
+
+export type SortDir = 'asc' | 'desc';
+
+export interface ListQuery {
+  limit?: number;
+  offset?: number;
+  /** ZitiQL (without or with its own `sort by`, which then wins over `sort`) */
+  filter?: string;
+  sort?: { field: string; dir: SortDir };
+  roleFilter?: string[];
+  roleSemantic?: 'AllOf' | 'AnyOf';
+}
+
+export const DEFAULT_PAGE_SIZE = 25;
+export const MAX_PAGE_SIZE = 500;

@@ -1,0 +1,143 @@
+// The whole stack in a real browser: Weft started with a frontend + oauth configuration, the real
+// `weft share public` CLI creating an OAuth share through the Management API, Chromium logging in at a real
+// OpenID Provider (oidc-provider on loopback), refresh, logout, a refused email, and removal on Ctrl-C.
+import { once } from 'node:events';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestApp } from '../support/app';
+import { COOKIE_NAME, freePort, HttpUserAgent, launchChromium, startEchoBackend, type EchoBackend, type LaunchedBrowser } from '../support/browser';
+import { startOidcProvider, type TestOidcProvider } from '../support/oidcProvider';
+import { frontendSection, OffsetClock, startShareApp, startShareCli, type ShareCli } from '../support/shares';
+
+const CLIENT = { clientId: 'weft-share-e2e', clientSecret: 'share-e2e-client-secret-0123456789' };
+const CHECK_INTERVAL_MS = 60_000;
+
+/** Completes oidc-provider's login (and consent, if asked) pages in the browser. */
+async function signInWithBrowser(page: Page, login: string, issuer: string): Promise<void> {
+  await page.waitForURL((u) => u.href.startsWith(issuer));
+  await page.fill('input[name="login"]', login);
+  await page.fill('input[name="password"]', 'any-password');
+  await Promise.all([page.waitForURL((u) => !u.pathname.endsWith('/login')), page.click('button[type="submit"]')]);
+  if (page.url().startsWith(issuer) && (await page.locator('input[name="prompt"][value="consent"]').count())) {
+    await Promise.all([page.waitForURL((u) => !u.href.startsWith(issuer)), page.click('button[type="submit"]')]);
+  }
+}
+
+describe('weft share public e2e: Weft + CLI + Chromium + oidc-provider', () => {
+  const clock = new OffsetClock();
+  let idp: TestOidcProvider;
+  let app: TestApp;
+  let backend: EchoBackend;
+  let cli: ShareCli;
+  let browser: LaunchedBrowser;
+  let page: Page;
+  let endpointUrl: string;
+
+  beforeAll(async () => {
+    const oauthPort = await freePort();
+    endpointUrl = `http://auth.weft.test:${oauthPort}`;
+    idp = await startOidcProvider({ clients: [{ ...CLIENT, redirectUris: [`${endpointUrl}/idp/auth/callback`] }] });
+    idp.setAccount('alice', { email: 'Alice@Example.test', emailVerified: true });
+    idp.setAccount('mallory', { email: 'mallory@elsewhere.test', emailVerified: true });
+    const provider = {
+      name: 'idp',
+      type: 'oidc' as const,
+      client_id: CLIENT.clientId,
+      client_secret: CLIENT.clientSecret,
+      issuer: idp.issuer,
+      scopes: ['openid', 'email', 'offline_access'],
+      supports_pkce: true,
+    };
+    [app, backend] = await Promise.all([startShareApp({ frontend: frontendSection({ oauthPort, providers: [provider] }), clock }), startEchoBackend()]);
+    cli = await startShareCli([
+      backend.url,
+      '--backend-mode', 'proxy',
+      '--oauth-provider', 'idp',
+      '--oauth-email-address-pattern', '*@example.test',
+      '--oauth-check-interval', '1m',
+      '--data-dir', app.dataDir,
+    ]);
+    browser = await launchChromium();
+    page = await browser.context.newPage();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await cli?.stop();
+    await app?.stop();
+    await backend?.close();
+    await idp?.close();
+  });
+
+  it('the CLI prints the share URL on the configured share domain', () => {
+    expect(cli.url).toBe(app.urls.frontend!.shareUrl.replace('{token}', cli.token));
+    expect(cli.stdout).toContain('  OAuth:       provider idp; emails matching *@example.test; re-verified every 1m');
+  });
+
+  it('logs in at the provider and lands on the original URL with its query; the backend sees the three headers', async () => {
+    const original = `${cli.url}deep/path?x=1&y=two%20words`;
+    await page.goto(original);
+    await signInWithBrowser(page, 'alice', idp.issuer);
+    await page.waitForURL(original);
+    expect(page.url()).toBe(original);
+
+    const echoed = JSON.parse((await page.textContent('body'))!);
+    expect(echoed.url).toBe('/deep/path?x=1&y=two%20words');
+    expect(echoed.headers['svc-auth-provider']).toBe('idp');
+    expect(echoed.headers['svc-auth-email']).toBe('Alice@Example.test');
+    const expires = Date.parse(echoed.headers['svc-auth-expires']);
+    expect(expires).toBeGreaterThan(clock.now().getTime());
+    expect(echoed.headers['svc-auth-expires']).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
+    expect(echoed.headers.cookie ?? '').not.toContain(COOKIE_NAME);
+    const session = (await browser.context.cookies()).find((c) => c.name === `${COOKIE_NAME}_${cli.token}`);
+    expect(session).toMatchObject({ domain: '.weft.test', httpOnly: true, sameSite: 'Lax' });
+  });
+
+  it('re-verifies at the short check interval with a transparent refresh', async () => {
+    const grants = idp.refreshGrants;
+    clock.advance(CHECK_INTERVAL_MS + 1000);
+    const refreshed = once(idp.events, 'refresh');
+    const response = await page.reload();
+    await refreshed;
+    expect(response!.status()).toBe(200);
+    expect(idp.refreshGrants).toBe(grants + 1);
+    expect(JSON.parse((await page.textContent('body'))!).headers['svc-auth-email']).toBe('Alice@Example.test');
+  });
+
+  it('logs out: the token is revoked, the cookie is gone, and the share asks for a login again', async () => {
+    const revoked = once(idp.events, 'revoked');
+    await page.goto(`${endpointUrl}/idp/logout?redirect_url=${encodeURIComponent(cli.url)}`);
+    await revoked;
+    expect((await browser.context.cookies()).some((c) => c.name === `${COOKIE_NAME}_${cli.token}`)).toBe(false);
+    await page.waitForURL((u) => u.href.startsWith(idp.issuer));
+  });
+
+  it('refuses an email outside the share pattern with 403', async () => {
+    const second = await launchChromium();
+    try {
+      const p = await second.context.newPage();
+      const callbacks: number[] = [];
+      p.on('response', (r) => {
+        if (r.url().startsWith(`${endpointUrl}/idp/auth/callback`)) callbacks.push(r.status());
+      });
+      await p.goto(cli.url);
+      await signInWithBrowser(p, 'mallory', idp.issuer);
+      await p.waitForURL((u) => u.href.startsWith(`${endpointUrl}/idp/auth/callback`));
+      expect(callbacks).toEqual([403]);
+      expect(await p.textContent('body')).toContain('mallory@elsewhere.test');
+      expect((await second.context.cookies()).some((c) => c.name === `${COOKIE_NAME}_${cli.token}`)).toBe(false);
+      expect(backend.requests.some((r) => r.headers['svc-auth-email'] === 'mallory@elsewhere.test')).toBe(false);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('Ctrl-C on the CLI removes the share: the URL answers 404', async () => {
+    expect(await cli.stop('SIGINT')).toBe(0);
+    expect(cli.stdout.at(-1)).toBe(`Share ${cli.token} removed.`);
+    const res = await new HttpUserAgent().request(cli.url);
+    expect(res.status).toBe(404);
+    const response = await page.goto(cli.url);
+    expect(response!.status()).toBe(404);
+  });
+});

@@ -1,0 +1,138 @@
+// Weft with a frontend for share tests: the app started from a YAML config with a `frontend` section,
+// an adjustable clock, in-process IO for `weft share` and the real CLI as a child process.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { EventEmitter, once } from 'node:events';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Clock } from '../../src/main/core/clock';
+import type { FrontendConfig, ProviderConfig } from '../../src/main/frontend/config';
+import type { ShareIo } from '../../src/main/share/shareCommand';
+import { startTestApp, tempDir, type TestApp } from './app';
+import { ENCRYPTION_KEY, SIGNING_KEY, SHARE_DOMAIN, COOKIE_DOMAIN, COOKIE_NAME, AUTH_HOST } from './browser';
+
+export const ROOT = join(import.meta.dirname, '..', '..');
+export const WEFT_BIN = join(ROOT, 'bin', 'weft.mjs');
+
+export const GITHUB: ProviderConfig = { name: 'github', type: 'idp_a', client_id: 'gh-client', client_secret: 'gh-secret' };
+export const GOOGLE: ProviderConfig = { name: 'google', type: 'idp_b', client_id: 'gg-client', client_secret: 'gg-secret' };
+
+/** A frontend section on loopback port 0; shares at *.share.weft.test, OAuth at auth.weft.test:<oauthPort>. */
+export function frontendSection(opts: { providers?: ProviderConfig[]; oauthPort?: number; noOAuth?: boolean } = {}): FrontendConfig {
+  const oauthPort = opts.oauthPort ?? 0;
+  return {
+    bind_address: '127.0.0.1:0',
+    share_domain: SHARE_DOMAIN,
+    ...(opts.noOAuth
+      ? {}
+      : {
+          oauth: {
+            bind_address: `127.0.0.1:${oauthPort}`,
+            endpoint_url: `http://${AUTH_HOST}:${oauthPort || 9}`,
+            cookie_name: COOKIE_NAME,
+            cookie_domain: COOKIE_DOMAIN,
+            session_lifetime: '6h',
+            intermediate_lifetime: '5m',
+            signing_key: SIGNING_KEY,
+            encryption_key: ENCRYPTION_KEY,
+            providers: (opts.providers ?? [GITHUB, GOOGLE]).map((p) => ({ ...p })),
+          },
+        }),
+  };
+}
+
+/** Writes `config` as a YAML file (JSON is YAML) and returns its path. */
+export function writeConfigFile(config: Record<string, unknown>, dir = tempDir('weft-config-')): string {
+  const file = join(dir, 'weft.yml');
+  writeFileSync(file, JSON.stringify(config, null, 2));
+  return file;
+}
+
+/** The real app with the given frontend section (none: no frontend). */
+export function startShareApp(opts: { frontend?: FrontendConfig; clock?: Clock; dataDir?: string } = {}): Promise<TestApp> {
+  const configFile = writeConfigFile(opts.frontend ? { frontend: opts.frontend } : {});
+  return startTestApp({ configFile, clock: opts.clock, dataDir: opts.dataDir });
+}
+
+/** Real time plus an offset that tests move forward (core and frontend share it). */
+export class OffsetClock implements Clock {
+  private offset = 0;
+  now(): Date {
+    return new Date(Date.now() + this.offset);
+  }
+  advance(ms: number): void {
+    this.offset += ms;
+  }
+}
+
+/** The public URL of a share (with a path) on a test app's frontend. */
+export function shareUrl(app: TestApp, token: string, pathAndQuery = '/'): string {
+  return app.urls.frontend!.shareUrl.replace('{token}', token).replace(/\/$/, pathAndQuery);
+}
+
+/** In-process IO for runShareCommand: collects lines; `stop()` plays the part of Ctrl-C. */
+export class MemoryShareIo implements ShareIo {
+  readonly lines: string[] = [];
+  readonly errors: string[] = [];
+  readonly events = new EventEmitter();
+  readonly stopped: Promise<string>;
+  stop!: (signal?: string) => void;
+
+  constructor() {
+    this.stopped = new Promise((resolve) => (this.stop = (signal = 'SIGINT') => resolve(signal)));
+  }
+  out = (line: string) => {
+    this.lines.push(...line.split('\n'));
+    this.events.emit('line', line);
+  };
+  err = (line: string) => void this.errors.push(line);
+
+  /** Resolves with the public URL once it is printed. */
+  async publicUrl(): Promise<string> {
+    for (;;) {
+      const url = /public URL:\s+(\S+)/.exec(this.lines.join('\n'))?.[1];
+      if (url) return url;
+      await once(this.events, 'line');
+    }
+  }
+}
+
+export interface ShareCli {
+  proc: ChildProcess;
+  stdout: string[];
+  stderr: string[];
+  /** the printed public URL */
+  url: string;
+  token: string;
+  /** Sends the signal and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Runs the real `weft share public ...` as a child process and waits for its public URL. */
+export async function startShareCli(args: string[]): Promise<ShareCli> {
+  const proc = spawn(process.execPath, [WEFT_BIN, 'share', 'public', ...args], { cwd: ROOT, env: { ...process.env } });
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  createInterface({ input: proc.stderr! }).on('line', (l) => stderr.push(l));
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    exited.then((code) => reject(new Error(`weft share public exited with ${code}:\n${stdout.join('\n')}\n${stderr.join('\n')}`)));
+    createInterface({ input: proc.stdout! }).on('line', (l) => {
+      stdout.push(l);
+      const m = /public URL:\s+(\S+)/.exec(l);
+      if (m) resolve(m[1]!);
+    });
+  });
+  const token = new URL(url).hostname.split('.')[0]!;
+  return {
+    proc,
+    stdout,
+    stderr,
+    url,
+    token,
+    stop: (signal = 'SIGINT') => {
+      if (proc.exitCode === null) proc.kill(signal);
+      return exited;
+    },
+  };
+}
