@@ -1,5 +1,7 @@
-// The pieces of `npm run desktop` that decide things (tested under Node in test/unit/electron-desktop.test.ts).
-import { existsSync, readFileSync } from 'node:fs';
+// The pieces of `npm run desktop` (and of the Electron entry test): which Electron binary, which native builds.
+// The deciding functions are tested under Node in test/unit/electron-desktop.test.ts.
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 
 /**
@@ -76,4 +78,60 @@ export function copyFilter(moduleDir: string) {
 export function displayProblem(platform: NodeJS.Platform, env: NodeJS.ProcessEnv): string | undefined {
   if (platform !== 'linux') return undefined;
   return env.DISPLAY || env.WAYLAND_DISPLAY ? undefined : 'no display: neither DISPLAY nor WAYLAND_DISPLAY is set (run it in a graphical session, or use npm start)';
+}
+
+/**
+ * npm's `nodedir` setting (exported to scripts as npm_config_nodedir) makes node-gyp compile against those Node
+ * headers even when asked for Electron: the result would carry Node's ABI. The rebuild must run without it.
+ */
+export const NODEDIR_VARIABLES = ['npm_config_nodedir', 'NPM_CONFIG_NODEDIR'];
+
+/** The built files of a module (to check each is really Electron's build). */
+export const nativeBinaries = (moduleDir: string) => [join(moduleDir, 'build', 'Release', 'better_sqlite3.node')].filter((f) => existsSync(f));
+
+/**
+ * Gives Electron its own build of the V8-ABI modules without touching Node's: each is copied to out/native-build,
+ * rebuilt there by @electron/rebuild (a prebuilt binary when one is published, else a compile against Electron's
+ * headers) and moved to out/node_modules, which Electron's main bundle (out/main) resolves before the project's
+ * node_modules. Does nothing when the last build (out/node_modules/.weft-electron-native.json) still fits.
+ */
+export async function ensureNativeModules(root: string, electronVersion: string, say: (line: string) => void): Promise<void> {
+  const todo = modulesToRebuild(root, electronVersion, readStamp(root));
+  if (!todo.length) return;
+  const nodeApi = NATIVE_MODULES.filter((m) => m.nodeApi).map((m) => m.name);
+  say(`building ${todo.join(', ')} for Electron ${electronVersion} (${nodeApi.join(', ')} use Node-API and load as they are)...`);
+  const staging = join(root, 'out', 'native-build');
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(join(staging, 'node_modules'), { recursive: true });
+  const versions = Object.fromEntries(NATIVE_MODULES.filter((m) => !m.nodeApi).map((m) => [m.name, moduleVersion(root, m.name)]));
+  writeFileSync(join(staging, 'package.json'), JSON.stringify({ name: 'weft-electron-native', private: true, dependencies: versions }, null, 2));
+  for (const name of todo) {
+    const from = join(root, 'node_modules', name);
+    cpSync(from, join(staging, 'node_modules', name), { recursive: true, filter: copyFilter(from) });
+  }
+  for (const v of NODEDIR_VARIABLES) delete process.env[v];
+  try {
+    const { rebuild } = await import('@electron/rebuild');
+    await rebuild({ buildPath: staging, electronVersion, onlyModules: todo, force: true });
+  } catch (e) {
+    throw new Error(
+      `could not build ${todo.join(', ')} for Electron ${electronVersion}: ${(e as Error).message}\n` +
+        'It needs network access (Electron headers or a prebuilt binary) and a C/C++ toolchain (python3, make, g++).',
+    );
+  }
+  // a binary Node itself can load was built for Node's ABI, not Electron's (node-gyp used other headers)
+  for (const name of todo) {
+    for (const file of nativeBinaries(join(staging, 'node_modules', name))) {
+      const check = spawnSync(process.execPath, ['-e', `process.dlopen({ exports: {} }, ${JSON.stringify(file)})`], { stdio: 'ignore' });
+      if (check.status === 0) throw new Error(`the rebuild of ${name} produced a build for Node's ABI, not Electron's (is node-gyp configured with other headers?)`);
+    }
+  }
+  const target = electronModulesDir(root);
+  mkdirSync(target, { recursive: true });
+  for (const name of todo) {
+    rmSync(join(target, name), { recursive: true, force: true });
+    renameSync(join(staging, 'node_modules', name), join(target, name));
+  }
+  rmSync(staging, { recursive: true, force: true });
+  writeFileSync(stampFile(root), JSON.stringify({ electron: electronVersion, modules: versions }, null, 2));
 }

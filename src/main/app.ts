@@ -126,7 +126,8 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
           address: config.console.address,
           rendererDir: opts.consoleRendererDir ?? defaultRendererDir(),
           loginLinkTtlMs: parseDuration(config.console.login_link_ttl),
-          apiUrls: () => urls,
+          apiUrls: () => ({ ...urls, shareUrl: frontend.urls?.shareUrl }),
+          shareProviders: config.frontend?.oauth?.providers.map((p) => p.name),
         })
       : undefined;
     if (consoleServer) cleanups.push(() => consoleServer.close());

@@ -17,6 +17,8 @@ export interface ConsoleUrls {
   client: string;
   management: string;
   console: string;
+  /** public share URL with `{token}` for the share's token; absent without a frontend */
+  shareUrl?: string;
 }
 
 /** The OpenZiti error behind a console error: code, message and (for validation errors) the field. */

@@ -2,6 +2,7 @@
 // `weft share public` CLI creating an OAuth share through the Management API, Chromium logging in at a real
 // OpenID Provider (oidc-provider on loopback), refresh, logout, a refused email, and removal on Ctrl-C.
 import { once } from 'node:events';
+import pino from 'pino';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app';
@@ -32,6 +33,8 @@ describe('weft share public e2e: Weft + CLI + Chromium + oidc-provider', () => {
   let browser: LaunchedBrowser;
   let page: Page;
   let endpointUrl: string;
+  const logs: string[] = [];
+  const callbackUrls: string[] = [];
 
   beforeAll(async () => {
     const oauthPort = await freePort();
@@ -48,7 +51,11 @@ describe('weft share public e2e: Weft + CLI + Chromium + oidc-provider', () => {
       scopes: ['openid', 'email', 'offline_access'],
       supports_pkce: true,
     };
-    [app, backend] = await Promise.all([startShareApp({ frontend: frontendSection({ oauthPort, providers: [provider] }), clock }), startEchoBackend()]);
+    [app, backend] = await Promise.all([startShareApp({
+        frontend: frontendSection({ oauthPort, providers: [provider] }),
+        clock,
+        logger: pino({ level: 'info' }, { write: (line: string) => void logs.push(line) }),
+      }), startEchoBackend()]);
     cli = await startShareCli([
       backend.url,
       '--backend-mode', 'proxy',
@@ -59,6 +66,9 @@ describe('weft share public e2e: Weft + CLI + Chromium + oidc-provider', () => {
     ]);
     browser = await launchChromium();
     page = await browser.context.newPage();
+    page.on('request', (r) => {
+      if (r.url().startsWith(`${endpointUrl}/idp/auth/callback`)) callbackUrls.push(r.url());
+    });
   });
 
   afterAll(async () => {
@@ -91,6 +101,30 @@ describe('weft share public e2e: Weft + CLI + Chromium + oidc-provider', () => {
     expect(echoed.headers.cookie ?? '').not.toContain(COOKIE_NAME);
     const session = (await browser.context.cookies()).find((c) => c.name === `${COOKIE_NAME}_${cli.token}`);
     expect(session).toMatchObject({ domain: '.weft.test', httpOnly: true, sameSite: 'Lax' });
+  });
+
+  it('logs requests with provider and email, never tokens or cookies', async () => {
+    const entries = logs.map((l) => JSON.parse(l));
+    expect(entries).toContainEqual(
+      expect.objectContaining({ msg: 'public request', share: cli.token, provider: 'idp', email: 'Alice@Example.test', status: 200, path: '/deep/path' }),
+    );
+    expect(entries).toContainEqual(expect.objectContaining({ msg: 'oauth request', route: 'auth/callback', provider: 'idp', email: 'Alice@Example.test', status: 302 }));
+    const session = (await browser.context.cookies()).find((c) => c.name === `${COOKIE_NAME}_${cli.token}`)!;
+    expect(callbackUrls).toHaveLength(1);
+    const callback = new URL(callbackUrls[0]!).searchParams;
+    const secrets = [session.value, callback.get('code')!, callback.get('state')!];
+    for (const secret of secrets) expect(secret.length).toBeGreaterThan(10);
+    for (const line of logs) for (const secret of secrets) expect(line).not.toContain(secret);
+    expect(logs.join('\n')).not.toMatch(/svc-auth-session_[a-z0-9]+=|"cookie"|authorization/i);
+  });
+
+  it('answers /health on both listeners', async () => {
+    const agent = new HttpUserAgent();
+    for (const listener of [app.urls.frontend!.publicListener, app.urls.frontend!.oauthListener!]) {
+      const res = await agent.request(`${listener}/health`);
+      expect(res.status).toBe(200);
+      expect(res.json()).toEqual({ status: 'ok' });
+    }
   });
 
   it('re-verifies at the short check interval with a transparent refresh', async () => {

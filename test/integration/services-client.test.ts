@@ -128,11 +128,16 @@ describe('client services', () => {
     expect(await last()).toBe(t);
     // none of that concerned the other identity
     expect(await last(o)).toBe(otherBefore);
-    // an unrelated policy does not move it either
+    // an unrelated policy does not move it either, nor does renaming a policy
     const before = await last();
     await step();
     await net.servicePolicy('lc-unrelated', 'Dial', ['#lc-other'], ['#nothing']);
-    expect(await last()).toBe(before);
+    const mine = await net.servicePolicy('lc-mine', 'Dial', ['#lc-eng'], ['#lc-web']);
+    const withMine = await last();
+    expect(withMine > before).toBe(true);
+    await step();
+    await net.admin.patch(`/service-policies/${mine}`, { name: 'lc-mine-renamed', tags: { x: 'y' } });
+    expect(await last()).toBe(withMine);
   });
 
   it('encryptionRequired is fixed at create', async () => {

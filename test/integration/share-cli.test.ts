@@ -91,18 +91,19 @@ describe('admin client certificate and runtime file', () => {
 describe('weft share public: bad input is refused before anything is created (exit 2)', () => {
   const site = tempDir('weft-site-');
   writeFileSync(join(site, 'file.txt'), 'x');
+  const B = 'BACKEND/'; // replaced by the echo backend's URL once it runs
   const cases: Array<[string, string[], RegExp]> = [
-    ['unknown provider', [backend_('/'), '--backend-mode', 'proxy', '--oauth-provider', 'gitlab'], /^weft share public: --oauth-provider: unknown OAuth provider "gitlab" \(configured providers: github, google\)$/],
-    ['bad glob', [backend_('/'), '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-email-address-pattern', '*@ok.com', '--oauth-email-address-pattern', 'example.com'], /^weft share public: --oauth-email-address-pattern: email address pattern "example\.com" has no "@"/],
-    ['bad duration', [backend_('/'), '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-check-interval', '3 hours'], /^weft share public: --oauth-check-interval: invalid duration "3 hours"/],
-    ['zero duration', [backend_('/'), '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-check-interval', '0s'], /--oauth-check-interval: invalid duration "0s": must be greater than zero$/],
+    ['unknown provider', [B, '--backend-mode', 'proxy', '--oauth-provider', 'gitlab'], /^weft share public: --oauth-provider: unknown OAuth provider "gitlab" \(configured providers: github, google\)$/],
+    ['bad glob', [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-email-address-pattern', '*@ok.com', '--oauth-email-address-pattern', 'example.com'], /^weft share public: --oauth-email-address-pattern: email address pattern "example\.com" has no "@"/],
+    ['bad duration', [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-check-interval', '3 hours'], /^weft share public: --oauth-check-interval: invalid duration "3 hours"/],
+    ['zero duration', [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-check-interval', '0s'], /--oauth-check-interval: invalid duration "0s": must be greater than zero$/],
     ['missing directory', [join(site, 'nope'), '--backend-mode', 'web'], /^weft share public: <target>: directory .*nope does not exist$/],
     ['a file for web', [join(site, 'file.txt'), '--backend-mode', 'web'], /<target>: .*file\.txt is not a directory/],
     ['proxy target without scheme', ['localhost:3000', '--backend-mode', 'proxy'], /<target>: .*did you mean http:\/\/localhost:3000\?/],
-    ['missing backend mode', [backend_('/')], /--backend-mode is required: proxy .* or web/],
-    ['bad backend mode', [backend_('/'), '--backend-mode', 'tcp'], /--backend-mode: must be proxy or web \(got "tcp"\)/],
-    ['pattern without provider', [backend_('/'), '--backend-mode', 'proxy', '--oauth-email-address-pattern', '*@x.com'], /--oauth-email-address-pattern needs --oauth-provider/],
-    ['unknown option', [backend_('/'), '--backend-mode', 'proxy', '--oauth-providr', 'github'], /Unknown option '--oauth-providr'/],
+    ['missing backend mode', [B], /--backend-mode is required: proxy .* or web/],
+    ['bad backend mode', [B, '--backend-mode', 'tcp'], /--backend-mode: must be proxy or web \(got "tcp"\)/],
+    ['pattern without provider', [B, '--backend-mode', 'proxy', '--oauth-email-address-pattern', '*@x.com'], /--oauth-email-address-pattern needs --oauth-provider/],
+    ['unknown option', [B, '--backend-mode', 'proxy', '--oauth-providr', 'github'], /Unknown option '--oauth-providr'/],
     ['two targets', ['http://a/', 'http://b/', '--backend-mode', 'proxy'], /expected one <target>, got 2/],
   ];
   for (const [what, args, pattern] of cases) {
@@ -152,10 +153,6 @@ describe('weft share public: bad input is refused before anything is created (ex
     expect(r.stdout).toBe('');
   });
 });
-
-function backend_(path: string): string {
-  return `BACKEND${path}`;
-}
 
 describe('weft share public: creating and removing shares', () => {
   it('creates config + service, prints the URL, and removes both when stopped', async () => {

@@ -120,7 +120,7 @@ describe('weft start with a bad frontend section', () => {
   }
   const stderrLines = (s: string) => s.trim().split('\n').filter((l) => l && !/Warning|trace-warnings|npm warn/.test(l));
 
-  it('prints one line naming the field, exits 2 and writes nothing (npm start -- --config and weft)', () => {
+  it('prints one line naming the field, exits 2 and writes nothing (npm start -- --config and weft)', { timeout: 180_000 }, () => {
     const dir = tempDir();
     const dataDir = join(dir, 'data');
     const runs: Array<[(f: any) => void, RegExp, 'node' | 'npm']> = [

@@ -5,6 +5,7 @@ import { EventEmitter, once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Logger } from 'pino';
 import type { Clock } from '../../src/main/core/clock';
 import type { FrontendConfig, ProviderConfig } from '../../src/main/frontend/config';
 import type { ShareIo } from '../../src/main/share/shareCommand';
@@ -49,9 +50,9 @@ export function writeConfigFile(config: Record<string, unknown>, dir = tempDir('
 }
 
 /** The real app with the given frontend section (none: no frontend). */
-export function startShareApp(opts: { frontend?: FrontendConfig; clock?: Clock; dataDir?: string } = {}): Promise<TestApp> {
+export function startShareApp(opts: { frontend?: FrontendConfig; clock?: Clock; dataDir?: string; logger?: Logger } = {}): Promise<TestApp> {
   const configFile = writeConfigFile(opts.frontend ? { frontend: opts.frontend } : {});
-  return startTestApp({ configFile, clock: opts.clock, dataDir: opts.dataDir });
+  return startTestApp({ configFile, clock: opts.clock, dataDir: opts.dataDir, ...(opts.logger ? { logger: opts.logger } : {}) });
 }
 
 /** Real time plus an offset that tests move forward (core and frontend share it). */

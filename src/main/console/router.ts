@@ -7,6 +7,7 @@ import { policyRouter } from './routers/policy';
 import { rolesRouter } from './routers/roles';
 import { securityRouter } from './routers/security';
 import { sessionRouter } from './routers/session';
+import { sharesRouter } from './routers/shares';
 import { router } from './trpc';
 
 /**
@@ -22,6 +23,7 @@ export const appRouter = router({
   policy: policyRouter,
   enrollment: enrollmentRouter,
   security: securityRouter,
+  shares: sharesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -41,6 +41,8 @@ export interface ConsoleServerOptions {
   loginLinkTtlMs: number;
   /** the controller's URLs (known once the API listens) */
   apiUrls: () => Omit<ConsoleUrls, 'console'>;
+  /** OAuth providers the public frontend offers to shares (undefined: no frontend or no oauth section) */
+  shareProviders?: string[];
 }
 
 export interface ConsoleServer {
@@ -95,6 +97,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     const ctx: ConsoleContext = {
       core,
       urls,
+      shareProviders: opts.shareProviders,
       session,
       clientIp: req.socket.remoteAddress ?? '127.0.0.1',
       setSessionCookie: (t) => (cookie = sessionCookie(cookieName, t)),

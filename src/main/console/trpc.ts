@@ -18,6 +18,8 @@ export interface ConsoleSession {
 export interface ConsoleContext {
   core: Core;
   urls: () => ConsoleUrls;
+  /** OAuth providers of the public frontend, for share forms */
+  shareProviders: string[] | undefined;
   session: ConsoleSession | undefined;
   clientIp: string;
   /** Sets the session cookie on the response (login). */

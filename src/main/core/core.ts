@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { ApiSessionService, type AuthQuery } from './auth/apiSessions';
 import { SecurityService } from './auth/security';
+import { ServiceAccessTokens } from './policy/serviceAccessToken';
 import type { Caller } from './auth/permissions';
 import type { Clock } from './clock';
 import type { Ctx } from './context';
@@ -52,6 +53,8 @@ export class Core {
   };
   /** MFA, external JWT verification, integrity runs and snapshots; implements the hooks above (auth/security.ts). */
   readonly security: SecurityService = new SecurityService(this);
+  /** Signs and verifies the JWTs of Dial/Bind sessions (policy/serviceAccessToken.ts). */
+  readonly serviceAccessTokens = new ServiceAccessTokens(this);
 
   constructor(
     readonly store: Store,

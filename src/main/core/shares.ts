@@ -64,7 +64,7 @@ const SHARE_BY_TOKEN = `SELECT c.id, c.name FROM configs c
 const LIVE_SHARE_BY_TOKEN = `SELECT c.data FROM configs c
   WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND json_extract(c.data, '$.token') = ?
     AND EXISTS (SELECT 1 FROM service_configs sc WHERE sc.config_id = c.id)
-  ORDER BY c.created_at LIMIT 1`;
+  LIMIT 1`;
 
 /**
  * What the JSON schema cannot say about a svc.proxy.v1 config: the token is a DNS label no other share uses,
@@ -96,8 +96,11 @@ export function validateShareConfig(ctx: Ctx, data: Record<string, unknown>, con
 /** The share with this token if a service carries its config, in the shape the frontend serves. */
 export function findLiveShare(core: Core, token: string): LiveShare | undefined {
   const row = core.store.getSql<{ data: string }>(LIVE_SHARE_BY_TOKEN, token);
-  if (!row) return undefined;
-  const data = JSON.parse(row.data) as ShareConfigData;
+  return row ? shareFromData(core, token, row.data) : undefined;
+}
+
+function shareFromData(core: Core, token: string, json: string): LiveShare | undefined {
+  const data = JSON.parse(json) as ShareConfigData;
   const share: LiveShare = { token: data.token, backendMode: data.backendMode, target: data.target };
   if (data.oauth) {
     let checkIntervalMs: number;
@@ -113,9 +116,26 @@ export function findLiveShare(core: Core, token: string): LiveShare | undefined 
   return share;
 }
 
-/** The frontend's ShareResolver, backed by the store. */
+const PARSED_CACHE_SIZE = 1024;
+
+/**
+ * The frontend's ShareResolver, backed by the store: one indexed query per request, so a deleted share is gone
+ * at once. The parsed form of each share's data is kept while the data stays byte-for-byte the same.
+ */
 export function createShareResolver(core: Core): { resolve(token: string): LiveShare | undefined } {
-  return { resolve: (token) => findLiveShare(core, token) };
+  const parsed = new Map<string, { json: string; share: LiveShare | undefined }>();
+  return {
+    resolve(token) {
+      const row = core.store.getSql<{ data: string }>(LIVE_SHARE_BY_TOKEN, token);
+      if (!row) return undefined;
+      const hit = parsed.get(token);
+      if (hit?.json === row.data) return hit.share;
+      const share = shareFromData(core, token, row.data);
+      if (parsed.size >= PARSED_CACHE_SIZE) parsed.delete(parsed.keys().next().value!);
+      parsed.set(token, { json: row.data, share });
+      return share;
+    },
+  };
 }
 
 function isProxyTarget(target: string): boolean {

@@ -7,6 +7,7 @@ import { apiSessionsSpec, authPoliciesSpec, configsSpec, configTypesSpec, servic
 import { identitiesSpec } from './identities';
 import { MfaPage } from './MfaPage';
 import { PolicyAdvicePage } from './PolicyAdvicePage';
+import { SharesPage } from './SharesPage';
 import { edgeRouterPoliciesSpec, postureChecksSpec, serviceEdgeRouterPoliciesSpec, servicePoliciesSpec } from './policySpecs';
 
 export const PAGE_GROUPS = ['Overview', 'Access', 'Services', 'Policies', 'Network', 'Operations'] as const;
@@ -43,6 +44,7 @@ export const PAGES: PageDef[] = [
   { id: 'policy-advice', title: 'Policy advice', group: 'Policies', render: () => <PolicyAdvicePage /> },
   resourcePage('Network', edgeRoutersSpec),
   resourcePage('Network', routersSpec),
+  { id: 'shares', title: 'Public shares', group: 'Network', render: () => <SharesPage /> },
   resourcePage('Operations', apiSessionsSpec),
   { id: 'database', title: 'Database', group: 'Operations', render: () => <DatabasePage /> },
 ];

@@ -31,12 +31,6 @@ import { listParams, resourceRoutes } from './resources';
 const mgmt: ApiName[] = ['management'];
 const client: ApiName[] = ['client'];
 
-/** Both restrictions at once. */
-function andExtra(...parts: Array<ListExtra | undefined>): ListExtra {
-  const given = parts.filter((p): p is ListExtra => !!p?.where);
-  return { where: given.map((p) => `(${p.where})`).join(' AND ') || undefined, params: given.flatMap((p) => p.params ?? []) };
-}
-
 /** `/parent/:id/<name>`: `child` rows reached from the parent (its class links), listed and paged in SQL. */
 function reachRoute(
   parent: ResourceDef,
@@ -81,6 +75,10 @@ function clientSessionView(ctx: Ctx, rows: Row[]) {
 export function policyRoutes(core: Core): RouteDef[] {
   // rows written around the resource hooks (bootstrap's admin, older data) get their role classes now
   for (const kind of Object.keys(KINDS) as RoleKind[]) classifyUnclassified(core.store, kind, KINDS[kind].table);
+  Object.assign(core.summaryTables, {
+    servicePolicies: 'service_policies', edgeRouterPolicies: 'edge_router_policies', serviceEdgeRouterPolicies: 'service_edge_router_policies',
+    postureChecks: 'posture_checks', sessions: 'sessions', terminators: 'terminators',
+  });
   const identityClass = classOfParam(core, 'identity');
   const serviceClass = classOfParam(core, 'service');
   const routerClass = classOfParam(core, 'edge-router');

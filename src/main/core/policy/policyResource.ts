@@ -76,6 +76,9 @@ export function policyResource(o: PolicyResourceOptions): ResourceDef {
     },
     afterWrite(_op, id, _input, existing, ctx) {
       const row = ctx.core.store.getSql<Row>(`SELECT * FROM ${spec.table} WHERE id = ?`, id)!;
+      // a rename or new tags changes nobody's access
+      const relevant = ['semantic', 'type', ...spec.sides.map((s) => s.column)];
+      if (existing && relevant.every((c) => existing[c] === row[c])) return;
       reindexPolicy(ctx.core, spec, id, existing, row);
     },
     beforeDelete(row, ctx) {

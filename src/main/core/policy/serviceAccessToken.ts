@@ -26,29 +26,44 @@ function algorithmOf(key: KeyObject): keyof typeof HASH {
   return alg;
 }
 
-/** Signs a session token with the controller's signing key (synchronously, so it can happen inside a transaction). */
-export function signServiceAccessToken(core: Core, claims: Omit<ServiceAccessClaims, 'iss' | 'aud' | 'z_t'>): string {
-  const key = createPrivateKey(core.pki.signing.keyPem);
-  const alg = algorithmOf(key);
-  const body = `${b64({ alg, typ: 'JWT', kid: core.pki.signingFingerprint })}.${b64({ iss: core.config.apiPublicUrl, aud: ['openziti'], z_t: 's', ...claims })}`;
-  const signature = sign(HASH[alg], Buffer.from(body), { key, dsaEncoding: 'ieee-p1363' });
-  return `${body}.${signature.toString('base64url')}`;
-}
+/**
+ * Signs and verifies session tokens with the controller's signing key (synchronously, so signing can happen inside a
+ * transaction). The parsed keys are kept per core: parsing a PEM key costs more than the signature.
+ */
+export class ServiceAccessTokens {
+  private keys?: { privateKey: KeyObject; publicKey: KeyObject; alg: keyof typeof HASH };
 
-/** Verifies a session token's signature and type; returns its claims, or undefined when it is not one of ours. */
-export function verifyServiceAccessToken(core: Core, token: string): ServiceAccessClaims | undefined {
-  const parts = token.split('.');
-  if (parts.length !== 3) return undefined;
-  try {
-    const header = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString()) as { alg?: string };
-    const key = createPublicKey(core.pki.signing.certPem);
-    const alg = algorithmOf(key);
-    if (header.alg !== alg) return undefined;
-    const ok = verify(HASH[alg], Buffer.from(`${parts[0]}.${parts[1]}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(parts[2]!, 'base64url'));
-    if (!ok) return undefined;
-    const claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString()) as ServiceAccessClaims;
-    return claims.z_t === 's' && Array.isArray(claims.aud) && claims.aud.includes('openziti') ? claims : undefined;
-  } catch {
-    return undefined;
+  constructor(private readonly core: Core) {}
+
+  private get parsed() {
+    if (!this.keys) {
+      const privateKey = createPrivateKey(this.core.pki.signing.keyPem);
+      this.keys = { privateKey, publicKey: createPublicKey(this.core.pki.signing.certPem), alg: algorithmOf(privateKey) };
+    }
+    return this.keys;
+  }
+
+  sign(claims: Omit<ServiceAccessClaims, 'iss' | 'aud' | 'z_t'>): string {
+    const { privateKey, alg } = this.parsed;
+    const body = `${b64({ alg, typ: 'JWT', kid: this.core.pki.signingFingerprint })}.${b64({ iss: this.core.config.apiPublicUrl, aud: ['openziti'], z_t: 's', ...claims })}`;
+    const signature = sign(HASH[alg], Buffer.from(body), { key: privateKey, dsaEncoding: 'ieee-p1363' });
+    return `${body}.${signature.toString('base64url')}`;
+  }
+
+  /** The claims of a valid token of ours, or undefined. */
+  verify(token: string): ServiceAccessClaims | undefined {
+    const parts = token.split('.');
+    if (parts.length !== 3) return undefined;
+    try {
+      const { publicKey, alg } = this.parsed;
+      const header = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString()) as { alg?: string };
+      if (header.alg !== alg) return undefined;
+      const ok = verify(HASH[alg], Buffer.from(`${parts[0]}.${parts[1]}`), { key: publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(parts[2]!, 'base64url'));
+      if (!ok) return undefined;
+      const claims = JSON.parse(Buffer.from(parts[1]!, 'base64url').toString()) as ServiceAccessClaims;
+      return claims.z_t === 's' && Array.isArray(claims.aud) && claims.aud.includes('openziti') ? claims : undefined;
+    } catch {
+      return undefined;
+    }
   }
 }

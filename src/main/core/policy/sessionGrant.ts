@@ -7,7 +7,6 @@ import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { classFor, grantsFor, type Grant } from './access';
 import { anyPostureChecks, evaluateGrant, evaluationInput, policyPostureChecks, postureFailure, type PostureOutcome } from './posture';
-import { signServiceAccessToken, verifyServiceAccessToken } from './serviceAccessToken';
 
 const createBody = z.object({
   serviceId: z.string().optional(),
@@ -64,7 +63,7 @@ export function createSession(ctx: Ctx, apiSession: Row, body: unknown): string 
   if (!shared) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE', 400, 'No edge routers are assigned and online to handle the requested connection');
   const id = newId();
   const now = core.clock.now();
-  const token = signServiceAccessToken(core, {
+  const token = core.serviceAccessTokens.sign({
     sub: service.id as string, jti: id, iat: Math.floor(now.getTime() / 1000),
     z_asid: apiSession.id as string, z_iid: ctx.caller.identityId, z_st: type,
   });
@@ -80,6 +79,6 @@ export function createSession(ctx: Ctx, apiSession: Row, body: unknown): string 
 /** The optional `session-token` header of service edge router listings: when present it must be a valid session JWT of this API session. */
 export function checkSessionTokenHeader(ctx: Ctx, token: string | undefined): void {
   if (token === undefined) return;
-  const claims = verifyServiceAccessToken(ctx.core, token);
+  const claims = ctx.core.serviceAccessTokens.verify(token);
   if (!claims || claims.z_asid !== ctx.caller.apiSessionId) throw unauthorized();
 }
