@@ -1,11 +1,10 @@
 import { createServer, type IncomingMessage } from 'node:http';
-import { pipeline } from 'node:stream/promises';
 import { Agent, type Dispatcher } from 'undici';
 
 /**
  * The comparison point of the frontend bench: the least a Node reverse proxy does — node:http in, undici out,
- * hop-by-hop headers dropped, bodies streamed — with no share lookup, no session and no logging.
- * argv: <backend origin>
+ * hop-by-hop headers dropped, bodies streamed with pipe() (as Weft does) — with no share lookup, no session and
+ * no logging. argv: <backend origin>
  */
 const backend = process.argv[2]!;
 const dispatcher = new Agent({ keepAliveTimeout: 10_000 });
@@ -32,7 +31,9 @@ const server = createServer(async (req, res) => {
     const headers: Record<string, string | string[]> = {};
     for (const [k, v] of Object.entries(upstream.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) headers[k] = v;
     res.writeHead(upstream.statusCode, headers);
-    await pipeline(upstream.body, res);
+    upstream.body.once('error', () => res.destroy());
+    res.once('close', () => upstream.body.destroy());
+    upstream.body.pipe(res);
   } catch {
     if (!res.headersSent) res.writeHead(502).end();
     else res.destroy();

@@ -91,6 +91,10 @@ describe('sessions', () => {
     const sa = await open(a);
     const sb = await open(b);
     const sk = await open(keep);
+    // a page of sessions for services of different classes still shows each one's edge routers
+    const listed = (await c.get('/sessions', { api: 'client' })).body.data;
+    expect(listed).toHaveLength(3);
+    for (const x of listed) expect(x.edgeRouters.map((e: any) => e.name)).toEqual(['sess-open']);
     // a service losing the attribute loses the policy, and its session
     await net.admin.patch(`/services/${b}`, { roleAttributes: [] });
     expect(await sessionIds(c)).toEqual([sa, sk].sort());

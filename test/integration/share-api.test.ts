@@ -50,6 +50,22 @@ describe('share resolver', () => {
     expect((await admin.del(`/configs/${configId}`)).status).toBe(200);
   });
 
+  it('sees every change at once (the resolver caches answers only while the store is unchanged)', async () => {
+    const configId = await admin.create('/configs', configBody('changing', { target: `${backend.url}/v1` }));
+    const serviceId = await admin.create('/services', { name: 'svc-changing', encryptionRequired: true, configs: [configId] });
+    const url = shareUrl(app, 'changing', '/x');
+    expect((await agent.request(url)).json().url).toBe('/v1/x');
+    expect((await agent.request(url)).json().url).toBe('/v1/x'); // answered from the cache
+    expect((await admin.patch(`/configs/${configId}`, { data: { ...configBody('changing').data, target: `${backend.url}/v2` } })).status).toBe(200);
+    expect((await agent.request(url)).json().url).toBe('/v2/x');
+    expect((await agent.request(shareUrl(app, 'not-yet'))).status).toBe(404); // a cached miss...
+    const later = await admin.create('/configs', configBody('not-yet'));
+    await admin.create('/services', { name: 'svc-not-yet', encryptionRequired: true, configs: [later] });
+    expect((await agent.request(shareUrl(app, 'not-yet'))).status).toBe(200); // ...is forgotten by the next write
+    app.core.store.runSql('DELETE FROM services WHERE id = ?', serviceId);
+    expect((await agent.request(url)).status).toBe(404);
+  });
+
   it('gives the frontend the OAuth settings, with the 3h default check interval', async () => {
     const configId = await admin.create('/configs', configBody('oauth-one', { oauth: { provider: 'github', emailPatterns: ['*@example.com'] } }));
     await admin.create('/services', { name: 'svc-oauth-one', encryptionRequired: true, configs: [configId] });

@@ -116,23 +116,34 @@ function shareFromData(core: Core, token: string, json: string): LiveShare | und
   return share;
 }
 
-const PARSED_CACHE_SIZE = 1024;
+const RESOLVER_CACHE_SIZE = 4096;
+// Row changes made through this connection (every write Weft makes); reading it touches no database page.
+const LOCAL_CHANGES = 'SELECT total_changes() AS n';
+// Writers outside Weft (another connection) are not counted above; answers are never older than this.
+const MAX_ANSWER_AGE_MS = 1000;
 
 /**
- * The frontend's ShareResolver, backed by the store: one indexed query per request, so a deleted share is gone
- * at once. The parsed form of each share's data is kept while the data stays byte-for-byte the same.
+ * The frontend's ShareResolver, backed by the store. Answers (misses too) are cached until the store changes,
+ * so a deleted service stops its share on the very next request, while an unchanged store costs one trivial
+ * statement per request instead of an indexed lookup.
  */
 export function createShareResolver(core: Core): { resolve(token: string): LiveShare | undefined } {
-  const parsed = new Map<string, { json: string; share: LiveShare | undefined }>();
+  const cache = new Map<string, LiveShare | undefined>();
+  let cachedChanges = -1;
+  let cachedAtMs = 0;
   return {
     resolve(token) {
-      const row = core.store.getSql<{ data: string }>(LIVE_SHARE_BY_TOKEN, token);
-      if (!row) return undefined;
-      const hit = parsed.get(token);
-      if (hit?.json === row.data) return hit.share;
-      const share = shareFromData(core, token, row.data);
-      if (parsed.size >= PARSED_CACHE_SIZE) parsed.delete(parsed.keys().next().value!);
-      parsed.set(token, { json: row.data, share });
+      const changes = core.store.getSql<{ n: number }>(LOCAL_CHANGES)!.n;
+      const nowMs = performance.now();
+      if (changes !== cachedChanges || nowMs - cachedAtMs > MAX_ANSWER_AGE_MS) {
+        cache.clear();
+        cachedChanges = changes;
+        cachedAtMs = nowMs;
+      }
+      if (cache.has(token)) return cache.get(token);
+      const share = findLiveShare(core, token);
+      if (cache.size >= RESOLVER_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      cache.set(token, share);
       return share;
     },
   };

@@ -29,14 +29,20 @@ export function compileEmailMatcher(patterns: readonly string[]): EmailMatcher {
 /** Per-frontend cache so hot requests do not recompile globs. */
 export class EmailMatcherCache {
   private readonly cache = new Map<string, EmailMatcher>();
+  // Shares usually arrive as the same objects request after request: skip even building the key.
+  private readonly byList = new WeakMap<readonly string[], EmailMatcher>();
 
   matches(patterns: readonly string[], email: string): boolean {
-    const key = JSON.stringify(patterns);
-    let matcher = this.cache.get(key);
+    let matcher = this.byList.get(patterns);
     if (!matcher) {
-      if (this.cache.size > 1000) this.cache.clear();
-      matcher = compileEmailMatcher(patterns);
-      this.cache.set(key, matcher);
+      const key = JSON.stringify(patterns);
+      matcher = this.cache.get(key);
+      if (!matcher) {
+        if (this.cache.size > 1000) this.cache.clear();
+        matcher = compileEmailMatcher(patterns);
+        this.cache.set(key, matcher);
+      }
+      this.byList.set(patterns, matcher);
     }
     return matcher(email);
   }

@@ -20,8 +20,9 @@ const REPLACED = new Set(['host', 'cookie', 'forwarded', 'x-forwarded-for', 'x-f
 
 export const AUTH_HEADER_PREFIX = 'svc-auth-';
 
-function connectionTokens(value: string | string[] | undefined): Set<string> {
-  const text = Array.isArray(value) ? value.join(',') : (value ?? '');
+function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
+  if (value === undefined) return undefined; // the common case: nothing extra to drop
+  const text = Array.isArray(value) ? value.join(',') : value;
   return new Set(text.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean));
 }
 
@@ -42,7 +43,7 @@ export function forwardRequestHeaders(req: IncomingMessage, ctx: ForwardContext,
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
-    if (HOP_BY_HOP.has(name) || listed.has(name) || REPLACED.has(name)) continue;
+    if (HOP_BY_HOP.has(name) || listed?.has(name) || REPLACED.has(name)) continue;
     if (name.startsWith(AUTH_HEADER_PREFIX)) continue;
     out.push(raw[i], raw[i + 1]);
   }
@@ -72,7 +73,7 @@ export function forwardResponseHeaders(headers: Record<string, string | string[]
   const out: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(headers)) {
     const lower = name.toLowerCase();
-    if (value === undefined || HOP_BY_HOP.has(lower) || listed.has(lower)) continue;
+    if (value === undefined || HOP_BY_HOP.has(lower) || listed?.has(lower)) continue;
     out[lower] = value;
   }
   return out;

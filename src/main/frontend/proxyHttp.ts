@@ -1,5 +1,6 @@
+import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream/promises';
+import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { forwardResponseHeaders } from './forwardHeaders';
 import { sendPage } from './pages';
@@ -17,6 +18,22 @@ export function backendUrl(target: URL, requestPath: string): URL {
   return url;
 }
 
+// A request target made only of these (non-empty segments not starting with ".", no "%2e", "%" only before two hex
+// digits, a non-empty query) comes out of URL parsing unchanged, so the common case needs no URL objects.
+const PLAIN_TARGET = /^\/(?:[\w\-~!$&()*+,;=:@%][\w\-~!$&()*+,;=:@%.]*(?:\/[\w\-~!$&()*+,;=:@%][\w\-~!$&()*+,;=:@%.]*)*\/?)?(?:\?[\w\-~!$&()*+,;=:@%./?]+)?$/;
+const ODD_PERCENT = /%(?![0-9A-Fa-f]{2})|%2e/i;
+
+/** Origin and path (with query) of the backend request; the same answer as backendUrl, faster for plain targets. */
+export function backendRequestTarget(target: URL, requestPath: string): { origin: string; path: string } {
+  if (PLAIN_TARGET.test(requestPath) && !ODD_PERCENT.test(requestPath)) {
+    const q = requestPath.indexOf('?');
+    const search = q < 0 ? target.search : requestPath.slice(q);
+    return { origin: target.origin, path: `${target.pathname.replace(/\/+$/, '')}${q < 0 ? requestPath : requestPath.slice(0, q)}${search}` };
+  }
+  const url = backendUrl(target, requestPath);
+  return { origin: url.origin, path: `${url.pathname}${url.search}` };
+}
+
 function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 }
@@ -27,20 +44,21 @@ export async function proxyHttp(
   res: ServerResponse,
   opts: { dispatcher: Dispatcher; target: URL; path: string; headers: string[]; setCookies: string[] },
 ): Promise<void> {
-  const url = backendUrl(opts.target, opts.path);
-  const abort = new AbortController();
-  res.on('close', () => {
-    if (!res.writableFinished) abort.abort();
+  const backend = backendRequestTarget(opts.target, opts.path);
+  // undici accepts an EventEmitter as its abort signal; it is much cheaper than an AbortController per request.
+  const abort = new EventEmitter();
+  res.once('close', () => {
+    if (!res.writableFinished) abort.emit('abort');
   });
   let upstream: Dispatcher.ResponseData;
   try {
     upstream = await opts.dispatcher.request({
-      origin: url.origin,
-      path: `${url.pathname}${url.search}`,
+      origin: backend.origin,
+      path: backend.path,
       method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
       headers: opts.headers,
       body: hasBody(req) ? req : null,
-      signal: abort.signal,
+      signal: abort,
       headersTimeout: 300_000,
       bodyTimeout: 0, // streaming responses (SSE, long downloads) may idle
     });
@@ -56,5 +74,28 @@ export async function proxyHttp(
     headers['set-cookie'] = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), ...opts.setCookies];
   }
   res.writeHead(upstream.statusCode, headers);
-  await pipeline(upstream.body, res);
+  await pipeBody(upstream.body, res);
+}
+
+/**
+ * Streams the backend's body into the response with backpressure, like stream.pipeline, without its per-call
+ * AbortController and error object. Rejects when the backend fails mid-body; a client leaving early ends the
+ * backend body and resolves.
+ */
+function pipeBody(body: Readable, res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => {
+      res.off('close', onClose);
+      res.destroy();
+      reject(err);
+    };
+    const onClose = () => {
+      body.off('error', onError);
+      if (!res.writableFinished) body.destroy();
+      resolve();
+    };
+    body.once('error', onError);
+    res.once('close', onClose);
+    body.pipe(res);
+  });
 }

@@ -53,7 +53,21 @@ type Access =
   | { ok: true; identity?: AuthIdentity; setCookies: string[] }
   | { ok: false; status: number; respond: (res: ServerResponse) => Promise<void> | void; socketBody: string; outcome: string };
 
+const TARGET_CACHE_SIZE = 1024;
+
 export function createPublicHandlers(ctx: PublicContext) {
+  // Parsed share targets: the same few strings on every request.
+  const targets = new Map<string, URL>();
+  function targetUrl(target: string): URL {
+    let url = targets.get(target);
+    if (!url) {
+      url = new URL(target);
+      if (targets.size >= TARGET_CACHE_SIZE) targets.delete(targets.keys().next().value!);
+      targets.set(target, url);
+    }
+    return url;
+  }
+
   async function lookup(token: string): Promise<PublicShare | undefined> {
     const share = await ctx.resolver.resolve(token);
     return share ? { ...share, token } : undefined;
@@ -147,7 +161,7 @@ export function createPublicHandlers(ctx: PublicContext) {
       return serveWebRoot(req, res, share.target, path);
     }
     const headers = forwardRequestHeaders(req, { publicScheme: ctx.publicScheme, isOwnCookie: ctx.isOwnCookie, identity: access.identity });
-    await proxyHttp(req, res, { dispatcher: ctx.dispatcher, target: new URL(share.target), path, headers, setCookies: access.setCookies });
+    await proxyHttp(req, res, { dispatcher: ctx.dispatcher, target: targetUrl(share.target), path, headers, setCookies: access.setCookies });
   }
 
   async function request(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -191,7 +205,7 @@ export function createPublicHandlers(ctx: PublicContext) {
       const headers = forwardRequestHeaders(req, { publicScheme: ctx.publicScheme, isOwnCookie: ctx.isOwnCookie, identity: access.identity }, { upgrade: true });
       log.status = 101;
       await proxyUpgrade(req, socket, head, {
-        target: new URL(share.target),
+        target: targetUrl(share.target),
         path: requestPathOf(req.url),
         headers,
         setCookies: access.setCookies,

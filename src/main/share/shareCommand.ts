@@ -44,11 +44,16 @@ export async function runShareCommand(argv: string[], io: ShareIo): Promise<numb
     if (sub === 'release') return await shareRelease(args, io);
     throw badInput(`unknown share command "${sub}" (see weft share --help)`);
   } catch (err) {
+    const prefix = `weft share${sub && !sub.startsWith('-') ? ` ${sub}` : ''}`;
     if (err instanceof ShareCliError) {
-      io.err(`weft share${sub && !sub.startsWith('-') ? ` ${sub}` : ''}: ${err.message}`);
+      io.err(`${prefix}: ${err.message}`);
       return err.exitCode;
     }
-    io.err(`weft share: unexpected error: ${(err as Error)?.stack ?? String(err)}`);
+    if (err instanceof ApiAnswerError) {
+      io.err(`${prefix}: Weft refused: ${err.message} (HTTP ${err.status})`);
+      return 1;
+    }
+    io.err(`${prefix}: unexpected error: ${(err as Error)?.stack ?? String(err)}`);
     return 1;
   }
 }

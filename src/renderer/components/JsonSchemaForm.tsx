@@ -65,7 +65,7 @@ export function JsonSchemaForm(p: Props) {
     const labelEl = (
       <label htmlFor={id}>
         {label}
-        {required && <span aria-hidden="true"> *</span>}
+        {required && <span aria-hidden="true" className="required-mark"> *</span>}
       </label>
     );
     const wrap = (control: ReactNode) => (
@@ -95,7 +95,7 @@ export function JsonSchemaForm(p: Props) {
         if (!path) return <div className="schema-root">{children}</div>;
         return (
           <fieldset key={path} className="schema-object">
-            <legend>{label}{required ? ' *' : ''}</legend>
+            <legend>{label}{required && <span aria-hidden="true" className="required-mark"> *</span>}</legend>
             {d.error}
             {children}
           </fieldset>
@@ -129,7 +129,7 @@ export function JsonSchemaForm(p: Props) {
         if (items.enum) {
           return (
             <fieldset key={path} className="schema-object" aria-describedby={d.describedBy}>
-              <legend>{label}{required ? ' *' : ''}</legend>
+              <legend>{label}{required && <span aria-hidden="true" className="required-mark"> *</span>}</legend>
               {items.enum.map((v) => (
                 <label key={String(v)} className="inline">
                   <input type="checkbox" checked={list.includes(v)}
@@ -155,7 +155,7 @@ export function JsonSchemaForm(p: Props) {
         if (itemType === 'object' && items.properties) {
           return (
             <fieldset key={path} className="schema-object">
-              <legend>{label}{required ? ' *' : ''}</legend>
+              <legend>{label}{required && <span aria-hidden="true" className="required-mark"> *</span>}</legend>
               {d.error}
               {list.map((_, i) => (
                 <div key={i} className="schema-item">

@@ -194,12 +194,12 @@ export function ResourceForm(p: FormProps) {
                 {grouped ? (
                   <span className="label" id={`${id}-label`}>
                     {f.label}
-                    {f.required && <span aria-hidden="true"> *</span>}
+                    {f.required && <span aria-hidden="true" className="required-mark"> *</span>}
                   </span>
                 ) : (
                   <label htmlFor={id} id={`${id}-label`}>
                     {f.label}
-                    {f.required && <span aria-hidden="true"> *</span>}
+                    {f.required && <span aria-hidden="true" className="required-mark"> *</span>}
                   </label>
                 )}
                 {control(f, id, describedBy, invalid)}

@@ -153,7 +153,7 @@ export function ResourceTable(props: ResourceTableProps) {
                 {!page.data.length && (
                   <tr>
                     <td colSpan={props.columns.length + (props.rowActions ? 1 : 0)} className="empty">
-                      {props.emptyText ?? (filter ? 'Nothing matches the filter.' : 'None yet.')}
+                      {props.emptyText ?? (filter && !props.fixedFilter ? 'Nothing matches the filter.' : 'None yet.')}
                     </td>
                   </tr>
                 )}

@@ -8,7 +8,7 @@ function CodeForm({ label, submit, busy, error, onSubmit }: { label: string; sub
   const id = useId();
   const [code, setCode] = useState('');
   return (
-    <form aria-label={label} className="inline-form" onSubmit={(e) => (e.preventDefault(), onSubmit(code))}>
+    <form aria-label={submit} className="inline-form" onSubmit={(e) => (e.preventDefault(), onSubmit(code))}>
       {error ? <ErrorBox error={error} /> : null}
       <div className="field">
         <label htmlFor={id}>{label}</label>

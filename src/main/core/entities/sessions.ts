@@ -78,6 +78,30 @@ export function commonRouters(store: Store, identityClass: number, serviceClass:
   );
 }
 
+/** commonRouters for several (identity class, service class) pairs in one query, keyed "ic:sc". */
+export function commonRoutersForPairs(store: Store, pairs: Array<[number, number]>): Map<string, Row[]> {
+  if (pairs.length === 1) return new Map([[pairs[0]!.join(':'), commonRouters(store, ...pairs[0]!)]]);
+  const out = new Map<string, Row[]>();
+  if (!pairs.length) return out;
+  const rows = store.allSql<Row & { ic: number; sc: number }>(
+    `WITH pairs(ic, sc) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
+     SELECT * FROM (
+       SELECT p.ic, p.sc, r.*, row_number() OVER (PARTITION BY p.ic, p.sc ORDER BY r.is_online DESC, r.name, r.id) AS rn
+       FROM pairs p
+       JOIN identity_router_access ia ON ia.identity_class = p.ic
+       JOIN service_router_access sa ON sa.service_class = p.sc AND sa.router_class = ia.router_class
+       JOIN role_class_members m ON m.class_id = ia.router_class
+       JOIN edge_routers r ON r.id = m.entity_id)
+     WHERE rn <= ? ORDER BY ic, sc, rn`,
+    JSON.stringify(pairs), SESSION_EDGE_ROUTER_LIMIT,
+  );
+  for (const r of rows) {
+    const key = `${r.ic}:${r.sc}`;
+    out.set(key, [...(out.get(key) ?? []), r]);
+  }
+  return out;
+}
+
 function sessionEdgeRouters(ctx: Ctx, rows: Row[]): Map<string, ApiObject[]> {
   const store = ctx.core.store;
   const identityClass = classesOf(store, 'identity', [...new Set(rows.map((r) => r.identity_id as string))]);
@@ -92,8 +116,7 @@ function sessionEdgeRouters(ctx: Ctx, rows: Row[]): Map<string, ApiObject[]> {
     const p = pairOf(r);
     if (p) pairs.set(p.join(':'), p);
   }
-  // one query per distinct (identity class, service class) pair of the page: bounded by classes, not rows
-  const routers = new Map([...pairs].map(([key, [ic, sc]]) => [key, commonRouters(store, ic, sc)]));
+  const routers = commonRoutersForPairs(store, [...pairs.values()]);
   const out = new Map<string, ApiObject[]>();
   for (const r of rows) {
     const p = pairOf(r);

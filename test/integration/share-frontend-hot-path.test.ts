@@ -1,7 +1,9 @@
-// The frontend remembers verified session cookie values (its hot path): remembering must never change
-// an answer — expiry, tampering, foreign shares and providers behave as for a cookie seen the first time.
+// The frontend's hot path takes shortcuts (verified session cookies are remembered, plain request targets skip
+// URL parsing, parsed globs are reused); none of them may change an answer.
 import { describe, expect, it } from 'vitest';
+import { EmailMatcherCache } from '../../src/main/frontend/emailPatterns';
 import { deriveKeys } from '../../src/main/frontend/keys';
+import { backendRequestTarget, backendUrl } from '../../src/main/frontend/proxyHttp';
 import { SessionCodec } from '../../src/main/frontend/sessions';
 
 const keys = deriveKeys('cache-signing-key-0123456789abcdef-xyz', 'cache-encryption-key-0123');
@@ -54,5 +56,45 @@ describe('verified session cookies', () => {
     const codec = newCodec();
     await codec.find((await cookie(codec)).header, 'abc', 'corp', NOW);
     expect(await codec.find(foreign.header, 'abc', 'corp', NOW)).toBeUndefined();
+  });
+});
+
+describe('backend request targets', () => {
+  const targets = ['http://127.0.0.1:3000', 'http://127.0.0.1:3000/', 'http://127.0.0.1:3000/base', 'http://127.0.0.1:3000/base/', 'http://h.test/b?fixed=1', 'https://h.test:8443/a/b/'];
+  const expected = (target: URL, path: string) => {
+    const url = backendUrl(target, path);
+    return { origin: url.origin, path: `${url.pathname}${url.search}` };
+  };
+
+  it('plain paths and the tricky ones give what URL parsing gives', () => {
+    const samples = [
+      '/', '/x', '/x/', '/x/y.z?q=1&r=two', '/a//b', '/./a', '/a/./b', '/a/../b', '/..', '/%2e%2E/x', '/%2fx', '/%zz', '/a%20b',
+      "/it's", '/a b', '/a?', '/a?b?c', '/a?x=%2e', '/ä', '/a\\b', '//evil.test/x', '/a#frag', '/a?q="x"', '/.well-known/x', '/a.', '/a..b',
+    ];
+    for (const t of targets) for (const p of samples) expect(backendRequestTarget(new URL(t), p), `${t} + ${p}`).toEqual(expected(new URL(t), p));
+  });
+
+  it('random request targets agree too', () => {
+    const alphabet = ['a', 'Z', '0', '-', '_', '~', '.', '..', '/', '//', '%2e', '%2E', '%41', '%', '?', '&', '=', "'", '"', '<', '@', ':', '+', ' ', '\\', '#', 'é', '!', '$', '(', '*', ',', ';'];
+    let seed = 42;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let i = 0; i < 3000; i++) {
+      let p = '/';
+      const n = next() % 12;
+      for (let j = 0; j < n; j++) p += alphabet[next() % alphabet.length];
+      const t = new URL(targets[next() % targets.length]!);
+      expect(backendRequestTarget(t, p), `${t.href} + ${p}`).toEqual(expected(t, p));
+    }
+  });
+});
+
+describe('email pattern matchers', () => {
+  it('answer the same whether found by list identity or by content', () => {
+    const cache = new EmailMatcherCache();
+    const patterns = ['*@Example.com'];
+    expect(cache.matches(patterns, 'a@example.com')).toBe(true);
+    expect(cache.matches(patterns, 'a@other.com')).toBe(false);
+    expect(cache.matches(['*@other.com'], 'a@other.com')).toBe(true);
+    expect(cache.matches([], 'anyone@anywhere.test')).toBe(true);
   });
 });
