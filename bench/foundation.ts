@@ -5,7 +5,7 @@ import pino from 'pino';
 import { startApp } from '../src/main/app';
 import { identities } from '../src/main/core/entities/identities';
 import { createResource, listSql } from '../src/main/core/entities/resource';
-import { load, printTable, rowOf, startChild, timeSync, type Row } from './lib';
+import { benchConfigFile, load, printTable, rowOf, startChild, timeSync, type Row } from './lib';
 
 const ADMIN = { username: 'admin', password: 'bench-admin-password' };
 
@@ -64,7 +64,7 @@ export async function foundationBench(workDir: string, opts: { identities: numbe
   const dataDir = join(workDir, 'foundation');
   console.log(`seeding ${opts.identities} identities through the core…`);
   await seedIdentities(dataDir, opts.identities);
-  const weft = await startChild(new URL('./weftServer.ts', import.meta.url).pathname, [dataDir]);
+  const weft = await startChild(new URL('./weftServer.ts', import.meta.url).pathname, [dataDir, benchConfigFile(workDir)]);
   const rows: Row[] = [];
   try {
     const origin = weft.info.origin as string;

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { Pool } from 'undici';
@@ -139,4 +141,14 @@ export function printTable(title: string, rows: Row[]): void {
   console.log(line(head));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const c of cells) console.log(line(c));
+}
+
+/**
+ * A config file for benchmarked servers: the per-client and authentication rate limits are real defences
+ * that a single-origin load generator would trip, so benches turn them off.
+ */
+export function benchConfigFile(dir: string, extraYaml = ''): string {
+  const file = join(dir, `bench-${Math.random().toString(36).slice(2)}.yml`);
+  writeFileSync(file, `rate_limits:\n  per_client:\n    enabled: false\n  auth:\n    enabled: false\n${extraYaml}`);
+  return file;
 }

@@ -11,7 +11,7 @@ import { createResource, resourceOps } from '../src/main/core/entities/resource'
 import { serviceEdgeRouterPolicies } from '../src/main/core/entities/serviceEdgeRouterPolicies';
 import { servicePolicies } from '../src/main/core/entities/servicePolicies';
 import { services } from '../src/main/core/entities/services';
-import { load, printTable, rowOf, startChild, type Measurement, type Row } from './lib';
+import { benchConfigFile, load, printTable, rowOf, startChild, type Measurement, type Row } from './lib';
 
 /**
  * Issue 4's table: services, policies and sessions at OpenZiti's reference models. Each model is seeded through the
@@ -341,9 +341,7 @@ async function measureUpdates(http: Http, admin: string, user: string, s: Seeded
 }
 
 export async function policyBench(workDir: string, opts: { quick: boolean; durationMs: number }): Promise<Row[]> {
-  const configFile = join(workDir, 'policy-bench.yml');
-  // the bench is one client at full speed: per-client and authentication rate limits would measure themselves
-  writeFileSync(configFile, 'rate_limits:\n  per_client:\n    enabled: false\n  auth:\n    enabled: false\n');
+  const configFile = benchConfigFile(workDir);
   const models = opts.quick
     ? [SMALL, scaled(LARGE, 0.05, 'large-x0.05'), scaled(MANY, 0.05, 'many-services-x0.05')]
     : [SMALL, LARGE, MANY];
