@@ -1,4 +1,4 @@
-import { useEffect, useState, useSyncExternalStore, type AnchorHTMLAttributes, type ReactNode } from 'react';
+import { useSyncExternalStore, type AnchorHTMLAttributes, type ReactNode } from 'react';
 
 /**
  * Hash routing (`#/identities/abc`): the same bundle works from the console server and inside Electron, deep
@@ -32,18 +32,4 @@ export function Link({ to, children, ...rest }: { to: string; children: ReactNod
       {children}
     </a>
   );
-}
-
-/** Moves focus to the main heading after a page change, for keyboard and screen reader users. */
-export function useFocusOnNavigate(ref: React.RefObject<HTMLElement | null>): void {
-  const path = useLocationPath();
-  const [first, setFirst] = useState(true);
-  useEffect(() => {
-    if (first) {
-      setFirst(false);
-      return;
-    }
-    ref.current?.focus();
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [path]);
 }

@@ -6,6 +6,7 @@ import jsQR from 'jsqr';
 import type { Locator, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildRenderer, isRendererStale } from '../../scripts/build-renderer';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import { launchChromium, type LaunchedBrowser } from '../support/browser';
 import { ManualClock } from '../support/clock';
@@ -32,6 +33,7 @@ describe('console: identities, CAs and MFA (Chromium)', () => {
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
+    if (isRendererStale()) await buildRenderer(); // npm test builds it first (pretest); this covers running the file alone
     app = await startTestApp({ clock, consoleAddress: '127.0.0.1:0' });
     browser = await launchChromium();
     page = await browser.context.newPage();

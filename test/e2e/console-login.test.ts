@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildRenderer, isRendererStale } from '../../scripts/build-renderer';
 import { tempDir } from '../support/app';
 import { launchChromium, type LaunchedBrowser } from '../support/browser';
 
@@ -41,6 +42,7 @@ describe('console sign-in (real CLI, Chromium)', () => {
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
+    if (isRendererStale()) await buildRenderer(); // npm test builds it first (pretest); this covers running the file alone
     cli = await startCli(dataDir);
     consoleUrl = /console:\s+(http:\/\/\S+)/.exec(cli.banner)![1]!;
     link = /console login:\s+(http:\/\/\S+)/.exec(cli.banner)![1]!;

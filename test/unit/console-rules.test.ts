@@ -120,3 +120,17 @@ describe('policy advice sentence', () => {
     );
   });
 });
+
+describe('console configuration', () => {
+  it('defaults to enabled on the default address with 15-minute links; only loopback addresses are accepted', async () => {
+    const { configSchema } = await import('../../src/main/config');
+    expect(configSchema.parse({}).console).toEqual({ enabled: true, login_link_ttl: '15m' });
+    for (const address of ['127.0.0.1:0', '127.0.0.2:1281', 'localhost:9000', '[::1]:1281']) {
+      expect(configSchema.safeParse({ console: { address } }).success, address).toBe(true);
+    }
+    for (const address of ['0.0.0.0:1281', '192.168.1.2:1281', 'example.com:1281', '[::]:1281', '127.0.0.1']) {
+      expect(configSchema.safeParse({ console: { address } }).success, address).toBe(false);
+    }
+    expect(configSchema.safeParse({ console: { login_link_ttl: 'soon' } }).success).toBe(false);
+  });
+});

@@ -12,7 +12,7 @@ export function DatabasePage() {
   );
   const start = useMutation(
     trpc.security.database.startIntegrityCheck.mutationOptions({
-      onSuccess: () => qc.invalidateQueries({ queryKey: trpc.security.database.integrityResults.queryKey() }),
+      onSuccess: (started) => qc.setQueryData(trpc.security.database.integrityResults.queryKey(), started),
     }),
   );
   const snapshot = useMutation(trpc.security.database.snapshot.mutationOptions());

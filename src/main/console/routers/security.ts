@@ -51,7 +51,8 @@ const databaseRouter = router({
   startIntegrityCheck: authedProcedure.input(z.object({ fix: z.boolean() })).mutation(({ ctx, input }) => {
     requirePermission(ctx.zctx.caller, 'ops', 'update');
     ctx.core.security.integrity.start(input.fix);
-    return { ok: true };
+    // the run's state as it starts (inProgress), so the page polls from here on
+    return ctx.core.security.integrity.results();
   }),
   integrityResults: authedProcedure.query(({ ctx }) => {
     requirePermission(ctx.zctx.caller, 'ops', 'read');
