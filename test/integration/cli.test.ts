@@ -33,7 +33,8 @@ async function start(args: string[], env: NodeJS.ProcessEnv = {}) {
   return { proc, lines, api, stop };
 }
 
-describe('command line', () => {
+// Each case starts real `weft` processes (TypeScript compiled on start), which is slow on a loaded machine.
+describe('command line', { timeout: 240_000 }, () => {
   it('--help lists commands and options, for both weft --help and npm start -- --help', () => {
     for (const args of [['--help'], ['help'], ['start', '--help']]) {
       const r = run(args);
