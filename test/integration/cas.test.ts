@@ -1,20 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fingerprintSha1 } from '../../src/main/core/pki';
-import { startTestApp, type TestApp } from '../support/app';
+import { useTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { certLogin, clientCert, decodeJwt, externalCa, type CertAndKey } from '../support/pki';
 
 let app: TestApp;
 let admin: ApiClient;
 
-beforeAll(async () => {
-  app = await startTestApp();
-  admin = await app.adminClient();
-});
-afterAll(async () => {
-  await admin.close();
-  await app.stop();
-});
+useTestApp((a, c) => ((app = a), (admin = c)));
 
 interface CaOptions {
   isAuthEnabled?: boolean;

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app';
+import { describe, expect, it } from 'vitest';
+import { useTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { createUser, login } from '../support/users';
 
@@ -7,14 +7,7 @@ let app: TestApp;
 let admin: ApiClient;
 let controllerId: string;
 
-beforeAll(async () => {
-  app = await startTestApp();
-  admin = await app.adminClient();
-});
-afterAll(async () => {
-  await admin.close();
-  await app.stop();
-});
+useTestApp((a, c) => ((app = a), (admin = c)));
 
 describe('controllers', () => {
   it('lists this controller on both APIs', async () => {

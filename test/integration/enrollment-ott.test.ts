@@ -1,21 +1,14 @@
 import { X509Certificate } from 'node:crypto';
 import { importX509, jwtVerify, createLocalJWKSet } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app';
+import { describe, expect, it } from 'vitest';
+import { useTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { certLogin, csr, decodeJwt, tamperCsrSignature } from '../support/pki';
 
 let app: TestApp;
 let admin: ApiClient;
 
-beforeAll(async () => {
-  app = await startTestApp();
-  admin = await app.adminClient();
-});
-afterAll(async () => {
-  await admin.close();
-  await app.stop();
-});
+useTestApp((a, c) => ((app = a), (admin = c)));
 
 async function ottIdentity(name: string): Promise<{ id: string; jwt: string; token: string; enrollmentId: string }> {
   const id = await admin.create('/identities', { name, type: 'Device', isAdmin: false, enrollment: { ott: true } });

@@ -1,19 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app';
+import { describe, expect, it } from 'vitest';
+import { useTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { csr, decodeJwt } from '../support/pki';
 
 let app: TestApp;
 let admin: ApiClient;
 
-beforeAll(async () => {
-  app = await startTestApp();
-  admin = await app.adminClient();
-});
-afterAll(async () => {
-  await admin.close();
-  await app.stop();
-});
+useTestApp((a, c) => ((app = a), (admin = c)));
 
 const inOneHour = () => new Date(Date.now() + 3600_000).toISOString();
 const identity = (name: string, extra: object = {}) => admin.create('/identities', { name, type: 'User', isAdmin: false, ...extra });

@@ -1,21 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { parse as parseYaml } from 'yaml';
 import { pkcs7ToPems, fingerprintSha1 } from '../../src/main/core/pki/index';
-import { startTestApp, type TestApp } from '../support/app';
+import { useTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 
 let app: TestApp;
 let admin: ApiClient;
 
-beforeAll(async () => {
-  app = await startTestApp();
-  admin = await app.adminClient();
-});
-afterAll(async () => {
-  await admin.close();
-  await app.stop();
-});
+useTestApp((a, c) => ((app = a), (admin = c)));
 
 const expectError = (r: { status: number; body: any }, status: number, code: string) => {
   expect(r.status).toBe(status);

@@ -1,18 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type TestApp } from '../support/app';
+import { describe, expect, it } from 'vitest';
+import { useTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 
 let app: TestApp;
 let admin: ApiClient;
 
-beforeAll(async () => {
-  app = await startTestApp();
-  admin = await app.adminClient();
-});
-afterAll(async () => {
-  await admin.close();
-  await app.stop();
-});
+useTestApp((a, c) => ((app = a), (admin = c)));
 
 describe('identities', () => {
   it('create → 201 {id,_links}; get returns every seed field', async () => {

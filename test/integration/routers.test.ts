@@ -1,21 +1,14 @@
 import { X509Certificate } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fingerprintSha1 } from '../../src/main/core/pki';
-import { startTestApp, type TestApp } from '../support/app';
+import { useTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { csr, csrWithSans, decodeJwt, tamperCsrSignature } from '../support/pki';
 
 let app: TestApp;
 let admin: ApiClient;
 
-beforeAll(async () => {
-  app = await startTestApp();
-  admin = await app.adminClient();
-});
-afterAll(async () => {
-  await admin.close();
-  await app.stop();
-});
+useTestApp((a, c) => ((app = a), (admin = c)));
 
 async function routerCsrs(id: string) {
   const server = await csrWithSans('router.example.com', ['router.example.com', 'localhost'], ['10.0.0.7']);

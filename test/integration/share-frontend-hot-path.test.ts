@@ -1,6 +1,12 @@
 // The frontend's hot path takes shortcuts (verified session cookies are remembered, plain request targets skip
-// URL parsing, parsed globs are reused); none of them may change an answer.
+// URL parsing, parsed globs are reused, responses are relayed through undici's dispatch handler); none of them
+// may change an answer.
+import { once } from 'node:events';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
+import { startFrontend } from '../../src/main/frontend';
 import { EmailMatcherCache } from '../../src/main/frontend/emailPatterns';
 import { deriveKeys } from '../../src/main/frontend/keys';
 import { backendRequestTarget, backendUrl } from '../../src/main/frontend/proxyHttp';
@@ -96,5 +102,55 @@ describe('email pattern matchers', () => {
     expect(cache.matches(patterns, 'a@other.com')).toBe(false);
     expect(cache.matches(['*@other.com'], 'a@other.com')).toBe(true);
     expect(cache.matches([], 'anyone@anywhere.test')).toBe(true);
+  });
+});
+
+describe('response relay', () => {
+  it('streams a large body intact, and a client leaving mid-body closes the backend response', async () => {
+    const chunk = Buffer.alloc(256 * 1024, 'x');
+    const backendClosed: Array<Promise<unknown>> = [];
+    const backend = http.createServer((req, res) => {
+      backendClosed.push(once(res, 'close').then(() => res.writableFinished));
+      res.writeHead(200, { 'content-type': 'application/octet-stream' });
+      if (req.url === '/big') {
+        let sent = 0;
+        const pump = () => {
+          while (sent < 64) {
+            sent++;
+            if (!res.write(chunk)) return void res.once('drain', pump);
+          }
+          res.end();
+        };
+        pump();
+      } else res.write(chunk); // /hang: one chunk, then nothing
+    });
+    await new Promise<void>((resolve) => backend.listen(0, '127.0.0.1', resolve));
+    const target = `http://127.0.0.1:${(backend.address() as AddressInfo).port}`;
+    const fe = await startFrontend({
+      config: { bind_address: '127.0.0.1:0', share_domain: 'share.weft.test' },
+      resolver: { resolve: (token) => (token === 'relay' ? { token, backendMode: 'proxy', target } : undefined) },
+      logger: pino({ level: 'silent' }),
+    });
+    const get = (path: string) =>
+      new Promise<http.IncomingMessage>((resolve, reject) =>
+        http.get({ host: '127.0.0.1', port: fe.publicAddress.port, path, headers: { host: 'relay.share.weft.test' } }, resolve).on('error', reject),
+      );
+    try {
+      const big = await get('/big');
+      let bytes = 0;
+      big.on('data', (c: Buffer) => (bytes += c.length));
+      await once(big, 'end');
+      expect(bytes).toBe(64 * chunk.length);
+      expect(await backendClosed[0]).toBe(true);
+
+      const hang = await get('/hang');
+      await once(hang, 'data');
+      hang.destroy();
+      expect(await backendClosed[1]).toBe(false); // the frontend aborted its backend request
+    } finally {
+      await fe.close();
+      backend.closeAllConnections();
+      await new Promise<void>((resolve) => backend.close(() => resolve()));
+    }
   });
 });

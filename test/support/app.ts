@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,5 +42,22 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
       await app.close();
       if (!keepData) rmSync(dataDir, { recursive: true, force: true });
     },
+  });
+}
+
+/**
+ * Starts one app and an admin client for the whole test file (stopped afterwards) and hands them to `use`.
+ */
+export function useTestApp(use: (app: TestApp, admin: ApiClient) => void, opts: StartOptions = {}): void {
+  let app: TestApp | undefined;
+  let admin: ApiClient | undefined;
+  beforeAll(async () => {
+    app = await startTestApp(opts);
+    admin = await app.adminClient();
+    use(app, admin);
+  });
+  afterAll(async () => {
+    await admin?.close();
+    await app?.stop();
   });
 }
