@@ -20,10 +20,6 @@ export interface ApiServerOptions {
   limits?: ApiLimits;
 }
 
-interface RequestState {
-  requestId: string;
-}
-
 /** One HTTPS listener for both APIs; client certificates are requested but optional. */
 export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInstance {
   const app = Fastify({

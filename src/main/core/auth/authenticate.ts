@@ -150,11 +150,3 @@ export function completeLogin(core: Core, login: PrimaryLogin, body: Authenticat
   return view;
 }
 
-/**
- * Creates the API session after a successful password (a updb authenticator) or certificate authentication (a cert
- * authenticator, or a pseudo authenticator for CA externalId logins); see completeLogin.
- */
-export function startSession(core: Core, identity: Row, authenticator: Row, body: AuthenticateBody, client: ClientInfo): ApiObject {
-  const method: PrimaryMethod = authenticator.method === 'updb' ? 'password' : 'cert';
-  return completeLogin(core, { method, identity, authenticator }, body, client);
-}

@@ -1,7 +1,5 @@
 import type { Core } from '../core';
-import { loadAuthPolicy } from '../entities/authPolicies';
 import type { ExternalIdClaim } from '../entities/cas';
-import { isDisabled } from '../entities/identities';
 import type { ApiObject } from '../entities/resource';
 import { invalidAuth } from '../errors';
 import { externalIdFromCertificate } from '../enrollment/caClaims';
@@ -9,7 +7,7 @@ import { usableCas } from '../enrollment/cas';
 import { chainToAnchor, isCurrentlyValid, peerPems } from '../enrollment/certificates';
 import { fingerprintSha1 } from '../pki/index';
 import type { Row } from '../store/db';
-import { parseAuthenticateBody, startSession, type ClientInfo } from './authenticate';
+import { completeLogin, parseAuthenticateBody, type ClientInfo } from './authenticate';
 
 /** Authenticator id of sessions whose identity was found by a CA's externalId claim (no stored authenticator). */
 export const EXTERNAL_ID_AUTHENTICATOR = 'internal';
@@ -51,11 +49,8 @@ export async function authenticateCert(core: Core, rawBody: unknown, peerCertifi
     identity = core.store.getSql<Row>('SELECT * FROM identities WHERE id = ?', found.identity_id);
   }
   if (!identity) throw fail('no identity for this certificate');
-  if (isDisabled(identity, now)) throw fail('identity disabled');
-  const policy = loadAuthPolicy(core.system, identity.auth_policy_id as string).primary.cert;
-  if (!policy.allowed) throw fail('certificate authentication not allowed by the auth policy');
-  if (!policy.allowExpiredCerts && !isCurrentlyValid(leaf, now)) throw fail('certificate expired or not yet valid');
-  return startSession(core, identity, authenticator, body, client);
+  // disabled identity, cert.allowed and allowExpiredCerts are the shared auth-policy checks of completeLogin
+  return completeLogin(core, { method: 'cert', identity, authenticator, certExpired: !isCurrentlyValid(leaf, now) }, body, client);
 }
 
 function controllerAnchors(core: Core): string[] {

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { requirePermission } from '../auth/permissions';
-import { checkPasswordRules, hashPassword, verifyPassword } from '../auth/passwords';
+import { hashPassword, verifyPassword } from '../auth/passwords';
+import { checkPasswordForIdentity } from '../auth/policyChecks';
 import type { Ctx } from '../context';
 import { invalidAuth, notFound, validationError } from '../errors';
 import { scalar } from '../query/fields';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
-import { loadAuthPolicy } from './authPolicies';
 import { nullableTags, passwordSchema, usernameSchema } from './common';
 import { applyUpdate, createResource, requireRow, type ResourceDef } from './resource';
 
@@ -66,7 +66,7 @@ export const authenticators: ResourceDef = {
       if (ctx.core.store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'updb'", input.identityId)) {
         throw validationError('identityId', 'the identity already has a updb authenticator', input.identityId);
       }
-      checkPasswordRules(loadAuthPolicy(ctx, identity.auth_policy_id as string).primary.updb, input.password);
+      checkPasswordForIdentity(ctx, input.identityId, input.password);
       const hash = await hashPassword(input.password);
       return createResource(ctx, authenticators, { ...input, password: undefined, passwordHash: hash });
     },
@@ -107,8 +107,7 @@ export async function updateCredentials(ctx: Ctx, id: string, body: unknown, op:
   }
   let passwordHash: string | undefined;
   if (input.password != null) {
-    const identity = store.getSql<Row>('SELECT auth_policy_id FROM identities WHERE id = ?', row.identity_id)!;
-    checkPasswordRules(loadAuthPolicy(ctx, identity.auth_policy_id as string).primary.updb, input.password);
+    checkPasswordForIdentity(ctx, row.identity_id as string, input.password);
     passwordHash = await hashPassword(input.password);
   }
   const def = { ...authenticators, schemas: { update: internalUpdate, patch: internalUpdate } };
