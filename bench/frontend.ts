@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { deriveKeys } from '../src/main/frontend/keys';
@@ -41,6 +41,16 @@ async function expectStatus(origin: string, headers: Record<string, string>, sta
   const res = await request(`${origin}/`, { headers });
   await res.body.dump();
   if (res.statusCode !== status) throw new Error(`bench set-up: expected ${status} from ${headers.host ?? origin}, got ${res.statusCode}`);
+}
+
+/** CPU time (user + system, µs) a process has used, from /proc on Linux; undefined elsewhere. */
+function cpuMicros(pid: number | undefined): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000; // clock ticks of 10 ms
+  } catch {
+    return undefined;
+  }
 }
 
 /** Rounds of one target as one measurement: total requests over total time, median percentiles. */
@@ -99,21 +109,34 @@ export async function frontendBench(workDir: string, opts: { quick: boolean; dur
     // uses the median of the rounds' ratios (each pair measured back to back).
     const rounds = opts.quick ? 5 : 8;
     const runs: Record<keyof typeof targets, Measurement[]> = { direct: [], bare: [], open: [], session: [] };
+    // CPU used by the server under test per request: steadier than req/s on a shared machine.
+    const server = { direct: backend, bare, open: weft, session: weft };
+    const cpu = { direct: 0, bare: 0, open: 0, session: 0 };
+    const served = { direct: 0, bare: 0, open: 0, session: 0 };
     for (let round = 0; round < rounds; round++) {
       for (const [name, target] of Object.entries(targets) as Array<[keyof typeof targets, LoadOptions]>) {
-        runs[name].push(await load({ ...target, durationMs: opts.durationMs, warmupMs: round === 0 ? 500 : 150 }));
+        const warmupMs = round === 0 ? 500 : 150;
+        const before = cpuMicros(server[name].proc.pid);
+        const m = await load({ ...target, durationMs: opts.durationMs, warmupMs });
+        const after = cpuMicros(server[name].proc.pid);
+        if (before !== undefined && after !== undefined) {
+          cpu[name] += after - before;
+          served[name] += (m.rps * (opts.durationMs + warmupMs)) / 1000; // the warm-up's requests used CPU too
+        }
+        runs[name].push(m);
       }
     }
+    const cpuNote = (name: keyof typeof cpu) => (served[name] ? `≈${(cpu[name] / served[name]).toFixed(0)} µs CPU/req in its server process` : undefined);
     const direct = combine(runs.direct);
     const bareM = combine(runs.bare);
     const openM = combine(runs.open);
     const sessionM = combine(runs.session);
 
     const scenario = 'GET / (256 B JSON)';
-    rows.push(rowOf(scenario, 'backend directly (node:http)', direct));
-    rows.push(rowOf(scenario, 'bare undici pass-through proxy', bareM));
-    rows.push(rowOf(scenario, 'weft frontend, open share', openM));
-    rows.push(rowOf(scenario, 'weft frontend, OAuth share + valid session', sessionM));
+    rows.push(rowOf(scenario, 'backend directly (node:http)', direct, cpuNote('direct')));
+    rows.push(rowOf(scenario, 'bare undici pass-through proxy', bareM, cpuNote('bare')));
+    rows.push(rowOf(scenario, 'weft frontend, open share', openM, cpuNote('open')));
+    rows.push(rowOf(scenario, 'weft frontend, OAuth share + valid session', sessionM, cpuNote('session')));
     const ratios = runs.session.map((m, i) => m.rps / runs.bare[i]!.rps).sort((x, y) => x - y);
     const ratio = ratios[Math.floor(ratios.length / 2)]!;
     rows.push({

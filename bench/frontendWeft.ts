@@ -3,7 +3,7 @@ import { startApp } from '../src/main/app';
 
 /**
  * Weft for the frontend bench: the whole app (API + frontend) from a config file, logging every request at info
- * level to a file through pino's asynchronous, buffered destination (one write per 4 KiB rather than per line).
+ * level with a synchronous write per line, as `weft start` does to stderr (here to a file, not the terminal).
  * Prints {api, shareUrl, publicListener} once listening. argv: <dataDir> <configFile> <logFile>
  */
 const [dataDir, configFile, logFile] = process.argv.slice(2);
@@ -11,7 +11,7 @@ const app = await startApp({
   dataDir,
   configFile,
   apiAddress: '127.0.0.1:0',
-  logger: pino({ level: 'info' }, pino.destination({ dest: logFile!, sync: false, minLength: 4096 })),
+  logger: pino({ level: 'info' }, pino.destination({ dest: logFile!, sync: true })),
   env: { WEFT_ADMIN_USERNAME: 'admin', WEFT_ADMIN_PASSWORD: 'bench-admin-password' },
 });
 const f = app.urls.frontend!;

@@ -1,6 +1,4 @@
-import { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { forwardResponseHeaders } from './forwardHeaders';
 import { sendPage } from './pages';
@@ -38,64 +36,96 @@ function hasBody(req: IncomingMessage): boolean {
   return req.headers['transfer-encoding'] !== undefined || (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
 }
 
-/** Streams the request to the backend and the response back; 502 page when the backend fails. */
-export async function proxyHttp(
-  req: IncomingMessage,
-  res: ServerResponse,
-  opts: { dispatcher: Dispatcher; target: URL; path: string; headers: string[]; setCookies: string[] },
-): Promise<void> {
-  const backend = backendRequestTarget(opts.target, opts.path);
-  // undici accepts an EventEmitter as its abort signal; it is much cheaper than an AbortController per request.
-  const abort = new EventEmitter();
-  res.once('close', () => {
-    if (!res.writableFinished) abort.emit('abort');
-  });
-  let upstream: Dispatcher.ResponseData;
-  try {
-    upstream = await opts.dispatcher.request({
-      origin: backend.origin,
-      path: backend.path,
-      method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
-      headers: opts.headers,
-      body: hasBody(req) ? req : null,
-      signal: abort,
-      headersTimeout: 300_000,
-      bodyTimeout: 0, // streaming responses (SSE, long downloads) may idle
-    });
-  } catch (err) {
-    if (!res.headersSent && !res.destroyed) {
-      sendPage(res, 502, 'Bad gateway', ['The shared service is not reachable right now. Try again in a moment.']);
-    }
-    throw err;
-  }
-  const headers = forwardResponseHeaders(upstream.headers);
-  if (opts.setCookies.length) {
-    const existing = headers['set-cookie'];
-    headers['set-cookie'] = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), ...opts.setCookies];
-  }
-  res.writeHead(upstream.statusCode, headers);
-  await pipeBody(upstream.body, res);
+export interface ProxyHttpOptions {
+  dispatcher: Dispatcher;
+  target: URL;
+  path: string;
+  headers: string[];
+  setCookies: string[];
 }
 
 /**
- * Streams the backend's body into the response with backpressure, like stream.pipeline, without its per-call
- * AbortController and error object. Rejects when the backend fails mid-body; a client leaving early ends the
- * backend body and resolves.
+ * Streams the request to the backend and the response back; 502 page when the backend fails before answering.
+ * Resolves when the response is closed (done or abandoned by the client); rejects on a backend failure.
  */
-function pipeBody(body: Readable, res: ServerResponse): Promise<void> {
+export function proxyHttp(req: IncomingMessage, res: ServerResponse, opts: ProxyHttpOptions): Promise<void> {
+  const backend = backendRequestTarget(opts.target, opts.path);
   return new Promise<void>((resolve, reject) => {
-    const onError = (err: Error) => {
-      res.off('close', onClose);
-      res.destroy();
-      reject(err);
-    };
-    const onClose = () => {
-      body.off('error', onError);
-      if (!res.writableFinished) body.destroy();
+    const handler = new ResponseRelay(res, opts.setCookies, reject);
+    res.once('close', () => {
+      if (!res.writableFinished) handler.clientGone();
       resolve();
-    };
-    body.once('error', onError);
-    res.once('close', onClose);
-    body.pipe(res);
+    });
+    opts.dispatcher.dispatch(
+      {
+        origin: backend.origin,
+        path: backend.path,
+        method: (req.method ?? 'GET') as Dispatcher.HttpMethod,
+        headers: opts.headers,
+        body: hasBody(req) ? req : null,
+        headersTimeout: 300_000,
+        bodyTimeout: 0, // streaming responses (SSE, long downloads) may idle
+      },
+      handler,
+    );
   });
+}
+
+/**
+ * Relays one backend response into a ServerResponse through undici's dispatch handler interface: no body stream,
+ * pipe or promise per chunk, with backpressure (the backend is paused while the client's socket is full).
+ */
+class ResponseRelay implements Dispatcher.DispatchHandler {
+  private controller?: Dispatcher.DispatchController;
+  private gone = false;
+  private waitingForDrain = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly setCookies: string[],
+    private readonly fail: (err: Error) => void,
+  ) {}
+
+  clientGone(): void {
+    this.gone = true;
+    this.controller?.abort(new Error('the client closed the connection'));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.gone) controller.abort(new Error('the client closed the connection'));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, upstreamHeaders: Record<string, string | string[] | undefined>): void {
+    const headers = forwardResponseHeaders(upstreamHeaders);
+    if (this.setCookies.length) {
+      const existing = headers['set-cookie'];
+      headers['set-cookie'] = [...(existing === undefined ? [] : Array.isArray(existing) ? existing : [existing]), ...this.setCookies];
+    }
+    this.res.writeHead(statusCode, headers);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.res.write(chunk) || this.waitingForDrain) return;
+    this.waitingForDrain = true;
+    controller.pause();
+    this.res.once('drain', () => {
+      this.waitingForDrain = false;
+      controller.resume();
+    });
+  }
+
+  onResponseEnd(): void {
+    this.res.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    if (this.gone) return; // our own abort: nobody is waiting for an answer
+    if (!this.res.headersSent && !this.res.destroyed) {
+      sendPage(this.res, 502, 'Bad gateway', ['The shared service is not reachable right now. Try again in a moment.']);
+    } else {
+      this.res.destroy();
+    }
+    this.fail(err);
+  }
 }

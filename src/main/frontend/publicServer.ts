@@ -69,7 +69,8 @@ export function createPublicHandlers(ctx: PublicContext) {
   }
 
   async function lookup(token: string): Promise<PublicShare | undefined> {
-    const share = await ctx.resolver.resolve(token);
+    const found = ctx.resolver.resolve(token);
+    const share = found instanceof Promise ? await found : found; // store-backed resolvers answer synchronously
     return share ? { ...share, token } : undefined;
   }
 

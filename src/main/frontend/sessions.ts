@@ -42,6 +42,9 @@ export interface SessionCookieSettings {
   secure: boolean;
 }
 
+type Opened = { session: Session; expired: boolean };
+const NOT_REMEMBERED = Symbol('not remembered');
+
 export class SessionCodec {
   private readonly verified = new Map<string, SessionClaims>();
 
@@ -105,7 +108,8 @@ export class SessionCodec {
     let best: Session | undefined;
     const candidates = parseCookieHeader(cookieHeader).filter((c) => c.name === name).slice(0, MAX_CANDIDATES);
     for (const c of candidates) {
-      const opened = await this.open(c.name, c.value, nowMs);
+      const remembered = this.openRemembered(c.name, c.value, nowMs);
+      const opened = remembered !== NOT_REMEMBERED ? remembered : await this.open(c.name, c.value, nowMs);
       if (!opened || opened.expired) continue;
       const s = opened.session;
       if (s.share !== shareToken || s.provider !== provider) continue;
@@ -125,19 +129,26 @@ export class SessionCodec {
     return out;
   }
 
-  private async open(cookieName: string, value: string, nowMs: number): Promise<{ session: Session; expired: boolean } | undefined> {
-    let claims = this.verified.get(value);
-    let expired: boolean;
-    if (claims) {
-      expired = claims.exp <= Math.floor(nowMs / 1000); // jose's rule for "exp"
-      if (expired) this.verified.delete(value);
-    } else {
-      const result = await unseal<SessionClaims>(value, { signing: this.keys.sessionSigning, encryption: this.keys.sessionEncryption }, SESSION_TYP, nowMs);
-      claims = result.claims;
-      if (!claims || !isSessionClaims(claims)) return undefined;
-      expired = !result.ok;
-      if (result.ok) this.remember(value, claims);
-    }
+  /** A remembered (already verified) cookie value opened without crypto, or NOT_REMEMBERED. */
+  private openRemembered(cookieName: string, value: string, nowMs: number): Opened | undefined | typeof NOT_REMEMBERED {
+    const claims = this.verified.get(value);
+    if (!claims) return NOT_REMEMBERED;
+    const expired = claims.exp <= Math.floor(nowMs / 1000); // jose's rule for "exp"
+    if (expired) this.verified.delete(value);
+    return this.opened(cookieName, claims, expired);
+  }
+
+  private async open(cookieName: string, value: string, nowMs: number): Promise<Opened | undefined> {
+    const remembered = this.openRemembered(cookieName, value, nowMs);
+    if (remembered !== NOT_REMEMBERED) return remembered;
+    const result = await unseal<SessionClaims>(value, { signing: this.keys.sessionSigning, encryption: this.keys.sessionEncryption }, SESSION_TYP, nowMs);
+    const claims = result.claims;
+    if (!claims || !isSessionClaims(claims)) return undefined;
+    if (result.ok) this.remember(value, claims);
+    return this.opened(cookieName, claims, !result.ok);
+  }
+
+  private opened(cookieName: string, claims: SessionClaims, expired: boolean): Opened | undefined {
     // The cookie name must agree with the share inside it, so a cookie cannot be replayed under another share's name.
     if (cookieName !== this.cookieNameFor(claims.shr)) return undefined;
     return {
