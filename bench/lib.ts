@@ -14,9 +14,18 @@ export interface Measurement {
   errors: number;
 }
 
+export interface RequestSpec {
+  path: string;
+  method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  headers?: Record<string, string>;
+  body?: string;
+}
+
 export interface LoadOptions {
   origin: string;
   path: string;
+  /** a fresh request for every call (e.g. creates that must not repeat); overrides path/method/headers/body */
+  next?: () => RequestSpec;
   method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   headers?: Record<string, string>;
   body?: string;
@@ -43,9 +52,10 @@ export async function load(opts: LoadOptions): Promise<Measurement> {
   let stop = false;
   const worker = async () => {
     while (!stop) {
+      const r: RequestSpec = opts.next?.() ?? opts;
       const t0 = process.hrtime.bigint();
       try {
-        const res = await pool.request({ path: opts.path, method: opts.method ?? 'GET', headers: opts.headers, body: opts.body });
+        const res = await pool.request({ path: r.path, method: r.method ?? 'GET', headers: r.headers, body: r.body });
         await res.body.dump();
         if (!ok(res.statusCode)) errors++;
       } catch {

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
-import { Agent, Pool, request } from 'undici';
+import { Agent, request } from 'undici';
 import { startApp } from '../src/main/app';
 import { authenticators } from '../src/main/core/entities/authenticators';
 import { edgeRouterPolicies } from '../src/main/core/entities/edgeRouterPolicies';
@@ -205,42 +205,6 @@ class Http {
   }
 }
 
-/** Like load(), with a different request each time (session creation must not repeat a request). */
-async function loadEach(origin: string, ca: string, next: () => { path: string; body: string; headers: Record<string, string> }, durationMs: number, connections = 8): Promise<Measurement> {
-  const pool = new Pool(origin, { connections, pipelining: 1, connect: { ca } });
-  const latencies: number[] = [];
-  let errors = 0;
-  let recording = false;
-  let stop = false;
-  const worker = async () => {
-    while (!stop) {
-      const r = next();
-      const t0 = process.hrtime.bigint();
-      try {
-        const res = await pool.request({ path: r.path, method: 'POST', headers: r.headers, body: r.body });
-        await res.body.dump();
-        if (res.statusCode !== 201) errors++;
-      } catch {
-        errors++;
-      }
-      if (recording) latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
-    }
-  };
-  const workers = Array.from({ length: connections }, worker);
-  await new Promise((r) => setTimeout(r, 300));
-  recording = true;
-  const start = process.hrtime.bigint();
-  await new Promise((r) => setTimeout(r, durationMs));
-  recording = false;
-  const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
-  stop = true;
-  await Promise.all(workers);
-  await pool.close();
-  latencies.sort((a, b) => a - b);
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
-  return { rps: latencies.length / elapsed, p50Ms: pct(0.5), p99Ms: pct(0.99), requests: latencies.length, errors };
-}
-
 interface ModelResult {
   spec: ModelSpec;
   weft: Record<string, Measurement>;
@@ -278,6 +242,7 @@ async function measureModel(workDir: string, spec: ModelSpec, durationMs: number
       const i = n++;
       return {
         path: '/edge/client/v1/sessions',
+        method: 'POST' as const,
         headers: { 'zt-session': tokens[Math.floor(i / dialable.length) % tokens.length]!, 'content-type': 'application/json' },
         body: JSON.stringify({ serviceId: dialable[i % dialable.length], type: 'Dial' }),
       };
@@ -299,7 +264,7 @@ async function measureModel(workDir: string, spec: ModelSpec, durationMs: number
       const f = floor.info.origin as string;
       result.weft[CASES[0]] = await load({ origin, path: listPath, headers: { 'zt-session': user }, ca, durationMs });
       result.floor[CASES[0]] = await load({ origin: f, path: listPath, ca, durationMs });
-      result.weft[CASES[1]] = await loadEach(origin, ca, nextSession, durationMs);
+      result.weft[CASES[1]] = await load({ origin, path: '', next: nextSession, ca, durationMs, ok: (st) => st === 201 });
       result.pairs = { used: n, available: tokens.length * dialable.length };
       result.floor[CASES[1]] = await load({ origin: f, path: '/edge/client/v1/sessions', method: 'POST', ca, durationMs, ok: (s) => s === 201 });
       result.weft[CASES[2]] = await load({ origin, path: advicePath, headers: { 'zt-session': admin }, ca, durationMs });

@@ -22,7 +22,6 @@ let clock: ManualClock;
 let jwks: JwksServer;
 let key: SigningKey;
 let signerA: string;
-let signerB: string;
 
 async function policy(name: string, primary: object = {}, secondary: object = {}): Promise<string> {
   const p = structuredClone(PRIMARY) as any;
@@ -50,7 +49,7 @@ beforeAll(async () => {
     name: 'signer-a', issuer: 'issuer-a', audience: 'weft', enabled: true, jwksEndpoint: url,
     externalAuthUrl: 'https://a.example.test/auth', clientId: 'client-a', scopes: ['openid'],
   });
-  signerB = await admin.create('/external-jwt-signers', { name: 'signer-b', issuer: 'issuer-b', audience: 'weft', enabled: true, jwksEndpoint: url });
+  await admin.create('/external-jwt-signers', { name: 'signer-b', issuer: 'issuer-b', audience: 'weft', enabled: true, jwksEndpoint: url });
 });
 afterAll(async () => {
   await admin.close();
