@@ -18,37 +18,20 @@ const typeCondition = (t: PolicyTypeFilter) => (t === 'dial' ? ' AND a.dial > 0'
  * SQL restrictions (over alias t of the listed entity's table) answering "who may reach what" from the class links.
  * Every one is an indexed lookup by class: never an evaluation of policies.
  */
+/** Members of the classes on one side of an access table, for a class on its other side. */
+const across = (table: string, listed: string, given: string) => (classId: number, type?: PolicyTypeFilter): ListExtra => ({
+  where: `t.id IN (SELECT m.entity_id FROM ${table} a JOIN role_class_members m ON m.class_id = a.${listed}
+                   WHERE a.${given} = ?${typeCondition(type)})`,
+  params: [classId],
+});
+
 export const reach = {
-  servicesOfIdentity: (identityClass: number, type?: PolicyTypeFilter): ListExtra => ({
-    where: `t.id IN (SELECT m.entity_id FROM service_access a JOIN role_class_members m ON m.class_id = a.service_class
-                     WHERE a.identity_class = ?${typeCondition(type)})`,
-    params: [identityClass],
-  }),
-  identitiesOfService: (serviceClass: number, type?: PolicyTypeFilter): ListExtra => ({
-    where: `t.id IN (SELECT m.entity_id FROM service_access a JOIN role_class_members m ON m.class_id = a.identity_class
-                     WHERE a.service_class = ?${typeCondition(type)})`,
-    params: [serviceClass],
-  }),
-  routersOfIdentity: (identityClass: number): ListExtra => ({
-    where: `t.id IN (SELECT m.entity_id FROM identity_router_access a JOIN role_class_members m ON m.class_id = a.router_class
-                     WHERE a.identity_class = ?)`,
-    params: [identityClass],
-  }),
-  identitiesOfRouter: (routerClass: number): ListExtra => ({
-    where: `t.id IN (SELECT m.entity_id FROM identity_router_access a JOIN role_class_members m ON m.class_id = a.identity_class
-                     WHERE a.router_class = ?)`,
-    params: [routerClass],
-  }),
-  routersOfService: (serviceClass: number): ListExtra => ({
-    where: `t.id IN (SELECT m.entity_id FROM service_router_access a JOIN role_class_members m ON m.class_id = a.router_class
-                     WHERE a.service_class = ?)`,
-    params: [serviceClass],
-  }),
-  servicesOfRouter: (routerClass: number): ListExtra => ({
-    where: `t.id IN (SELECT m.entity_id FROM service_router_access a JOIN role_class_members m ON m.class_id = a.service_class
-                     WHERE a.router_class = ?)`,
-    params: [routerClass],
-  }),
+  servicesOfIdentity: across('service_access', 'service_class', 'identity_class'),
+  identitiesOfService: across('service_access', 'identity_class', 'service_class'),
+  routersOfIdentity: across('identity_router_access', 'router_class', 'identity_class'),
+  identitiesOfRouter: across('identity_router_access', 'identity_class', 'router_class'),
+  routersOfService: across('service_router_access', 'router_class', 'service_class'),
+  servicesOfRouter: across('service_router_access', 'service_class', 'router_class'),
   /** edge routers an identity may use for a service: reachable by both the identity and the service */
   commonRouters: (identityClass: number, serviceClass: number): ListExtra => ({
     where: `t.id IN (SELECT m.entity_id FROM role_class_members m WHERE m.kind = 'edge-router' AND m.class_id IN (
