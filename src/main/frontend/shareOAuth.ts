@@ -5,29 +5,45 @@ import type { ShareOAuth } from './types';
 
 export const DEFAULT_CHECK_INTERVAL = '3h';
 
+export interface ShareOAuthOptions {
+  provider: string;
+  emailPatterns?: string[];
+  checkInterval?: string;
+}
+
 /**
- * Validates a share's OAuth options (--oauth-provider, --oauth-email-address-pattern,
- * --oauth-check-interval) against the frontend configuration.
+ * The first problem with a share's OAuth options (--oauth-provider, --oauth-email-address-pattern,
+ * --oauth-check-interval) given the provider names the frontend offers (undefined = no `oauth` section),
+ * naming the offending option field; undefined when they are fine.
  */
-export function validateShareOAuth(
-  config: FrontendConfig | undefined,
-  oauth: { provider: string; emailPatterns: string[]; checkInterval?: string },
-): ShareOAuth {
-  const providers = config?.oauth?.providers;
-  if (!providers || providers.length === 0) {
-    throw new Error('OAuth is not available: the frontend configuration has no "oauth" section');
+export function shareOAuthIssue(providers: string[] | undefined, oauth: ShareOAuthOptions): { field: string; reason: string } | undefined {
+  if (!providers?.length) return { field: '', reason: 'OAuth is not available: the frontend configuration has no "oauth" section' };
+  if (typeof oauth.provider !== 'string' || !providers.includes(oauth.provider)) {
+    return { field: 'provider', reason: `unknown OAuth provider "${String(oauth.provider)}" (configured providers: ${providers.join(', ')})` };
   }
-  const known = providers.map((p) => p.name);
-  if (typeof oauth.provider !== 'string' || !known.includes(oauth.provider)) {
-    throw new Error(`unknown OAuth provider "${String(oauth.provider)}" (configured providers: ${known.join(', ')})`);
+  const patterns = oauth.emailPatterns ?? [];
+  for (let i = 0; i < patterns.length; i++) {
+    try {
+      checkEmailPattern(patterns[i]!);
+    } catch (err) {
+      return { field: `emailPatterns.${i}`, reason: (err as Error).message };
+    }
   }
-  const emailPatterns = oauth.emailPatterns ?? [];
-  for (const pattern of emailPatterns) checkEmailPattern(pattern);
-  let checkIntervalMs: number;
   try {
-    checkIntervalMs = parseDuration(oauth.checkInterval ?? DEFAULT_CHECK_INTERVAL);
+    parseDuration(oauth.checkInterval ?? DEFAULT_CHECK_INTERVAL);
   } catch (err) {
-    throw new Error(`OAuth check interval: ${(err as Error).message}`);
+    return { field: 'checkInterval', reason: `OAuth check interval: ${(err as Error).message}` };
   }
-  return { provider: oauth.provider, emailPatterns: [...emailPatterns], checkIntervalMs };
+  return undefined;
+}
+
+/** Validates a share's OAuth options against the frontend configuration; throws with a clear message. */
+export function validateShareOAuth(config: FrontendConfig | undefined, oauth: ShareOAuthOptions): ShareOAuth {
+  const issue = shareOAuthIssue(config?.oauth?.providers.map((p) => p.name), oauth);
+  if (issue) throw new Error(issue.reason);
+  return {
+    provider: oauth.provider,
+    emailPatterns: [...(oauth.emailPatterns ?? [])],
+    checkIntervalMs: parseDuration(oauth.checkInterval ?? DEFAULT_CHECK_INTERVAL),
+  };
 }
