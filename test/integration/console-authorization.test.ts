@@ -146,6 +146,77 @@ describe('console authorization and errors', () => {
     for (const s of sessions.data.data) expect(s.token).toBeUndefined();
   });
 
+  it('the procedures of the signer, terminator, session, settings and identity-detail pages are authorized by the core', async () => {
+    const user = await new Console(app.urls.console!).login('plain-user', 'plain-password-1');
+    const self = (await user.query('session.me')).data.identity.id as string;
+    const denied = [
+      ...['external-jwt-signers', 'terminators', 'sessions', 'controller-settings', 'controllers'].map((resource) => user.query('resources.list', { resource })),
+      user.mutate('resources.create', { resource: 'external-jwt-signers', body: { name: 's', issuer: 'i', audience: 'a', enabled: true, jwksEndpoint: 'https://x.test/jwks' } }),
+      user.mutate('resources.create', { resource: 'terminators', body: { service: 'x', router: 'y', binding: 'edge', address: 'a' } }),
+      user.mutate('resources.delete', { resource: 'sessions', id: 'x' }),
+      user.mutate('resources.update', { resource: 'controller-settings', id: 'global', body: { oidc: { redirectUris: ['https://x.test/cb'] } } }),
+      user.query('controllerSettings.effective', { id: 'global' }),
+      user.query('identityPosture.data', { identityId: self }),
+      user.query('identityPosture.failedServiceRequests', { identityId: self }),
+      user.query('identityTracing.get', { identityId: self }),
+      user.mutate('identityTracing.update', { identityId: self, body: { enabled: true } }),
+      user.query('serviceConfigOverrides.list', { identityId: self }),
+      user.mutate('serviceConfigOverrides.associate', { identityId: self, pairs: [] }),
+      user.mutate('serviceConfigOverrides.remove', { identityId: self, pairs: [] }),
+    ];
+    for (const r of await Promise.all(denied)) {
+      expect(r.status).toBe(401);
+      expect(r.error!.data.code).toBe('UNAUTHORIZED');
+      expect(r.error!.data.ziti.code).toBe('UNAUTHORIZED');
+    }
+    // identity.read opens the identity-detail reads (as over REST), not the writes or the ops reads
+    const reader = await new Console(app.urls.console!).login('reader-user', 'reader-password-1');
+    for (const path of ['identityPosture.data', 'identityPosture.failedServiceRequests', 'identityTracing.get', 'serviceConfigOverrides.list']) {
+      expect((await reader.query(path, { identityId: self })).status, path).toBe(200);
+    }
+    expect((await reader.mutate('identityTracing.update', { identityId: self, body: { enabled: true } })).status).toBe(401);
+    expect((await reader.query('controllerSettings.effective', { id: 'global' })).status).toBe(401);
+    expect((await reader.query('resources.list', { resource: 'sessions' })).status).toBe(401);
+  });
+
+  it('the new procedures answer as REST does: effective settings, tracing with field errors, sessions without tokens', async () => {
+    expect((await asAdmin.mutate('resources.update', { resource: 'controller-settings', id: 'global', body: { oidc: { redirectUris: ['https://app.test/cb'] } } })).status).toBe(200);
+    const controller = (await admin.get('/controllers')).body.data[0].id;
+    const eff = await asAdmin.query('controllerSettings.effective', { id: controller });
+    expect(eff.data).toMatchObject({ id: controller, effective: { oidc: { redirectUris: ['https://app.test/cb'], postLogoutUris: [] } }, instance: { oidc: null } });
+    expect((await admin.get(`/controller-settings/${controller}/effective`)).body.data.effective).toEqual(eff.data.effective);
+
+    const target = await admin.create('/identities', { name: 'traced', type: 'Device', isAdmin: false });
+    const bad = await asAdmin.mutate('identityTracing.update', { identityId: target, body: { enabled: true, duration: 'soon' } });
+    expect(bad.status).toBe(400);
+    expect(bad.error!.data.ziti).toMatchObject({ code: 'COULD_NOT_VALIDATE', cause: { field: 'duration' } });
+    const on = await asAdmin.mutate('identityTracing.update', { identityId: target, body: { enabled: true, duration: '30m', channels: ['edge'] } });
+    expect(on.data).toMatchObject({ enabled: true, channels: ['edge'] });
+    expect((await admin.get(`/identities/${target}/trace`)).body.data).toMatchObject({ enabled: true, traceId: on.data.traceId });
+    const missing = await asAdmin.query('identityPosture.failedServiceRequests', { identityId: 'no-such-identity' });
+    expect(missing.error!.data.ziti.code).toBe('NOT_FOUND');
+
+    // a Dial session opened over the Client API, listed by the console without its token
+    const userId = await createUser(admin, 'session-user', 'session-password-1', { roleAttributes: ['sess'] });
+    const svc = await admin.create('/services', { name: 'sess-svc', encryptionRequired: true, roleAttributes: ['sess'] });
+    const router = await admin.create('/edge-routers', { name: 'sess-router' });
+    await admin.create('/service-policies', { name: 'sess-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#sess'], serviceRoles: ['#sess'] });
+    await admin.create('/edge-router-policies', { name: 'sess-erp', semantic: 'AnyOf', identityRoles: ['#sess'], edgeRouterRoles: [`@${router}`] });
+    await admin.create('/service-edge-router-policies', { name: 'sess-serp', semantic: 'AnyOf', serviceRoles: ['#sess'], edgeRouterRoles: [`@${router}`] });
+    const client = app.client();
+    const auth = await client.post('/authenticate?method=password', { username: 'session-user', password: 'session-password-1' }, { api: 'client' });
+    client.token = auth.body.data.token;
+    const session = (await client.post('/sessions', { serviceId: svc, type: 'Dial' }, { api: 'client' })).body.data;
+    const listed = await asAdmin.query('resources.list', { resource: 'sessions', filter: `identityId = "${userId}"` });
+    expect(listed.data.data).toHaveLength(1);
+    expect(listed.data.data[0]).toMatchObject({ id: session.id, type: 'Dial', service: { name: 'sess-svc' }, edgeRouters: [expect.objectContaining({ name: 'sess-router' })] });
+    expect(listed.data.data[0].token).toBeUndefined();
+    expect((await asAdmin.query('resources.get', { resource: 'sessions', id: session.id })).data.token).toBeUndefined();
+    expect((await asAdmin.mutate('resources.delete', { resource: 'sessions', id: session.id })).status).toBe(200);
+    expect((await client.get(`/sessions/${session.id}`, { api: 'client' })).status).toBe(404);
+    await client.close();
+  });
+
   it('role previews and policy advice explain access', async () => {
     const alice = await admin.create('/identities', { name: 'alice', type: 'User', isAdmin: false, roleAttributes: ['staff'] });
     const web = await admin.create('/services', { name: 'web', encryptionRequired: true, roleAttributes: ['intranet'] });

@@ -4,6 +4,7 @@ import { authenticators } from '../core/entities/authenticators';
 import { cas } from '../core/entities/cas';
 import { configTypes } from '../core/entities/configTypes';
 import { configs } from '../core/entities/configs';
+import { controllerSettings } from '../core/entities/controllerSettings';
 import { controllers } from '../core/entities/controllers';
 import { edgeRouterPolicies } from '../core/entities/edgeRouterPolicies';
 import { edgeRouters } from '../core/entities/edgeRouters';
@@ -16,6 +17,7 @@ import { routers } from '../core/entities/routers';
 import { serviceEdgeRouterPolicies } from '../core/entities/serviceEdgeRouterPolicies';
 import { servicePolicies } from '../core/entities/servicePolicies';
 import { services } from '../core/entities/services';
+import { sessions } from '../core/entities/sessions';
 import { terminators } from '../core/entities/terminators';
 import type { ConsoleResource } from './resources';
 
@@ -46,8 +48,11 @@ export const CONSOLE_RESOURCES = {
   'posture-checks': { def: postureChecks, roleKind: 'posture-check' },
   'posture-check-types': { def: postureCheckTypes, ops: [] },
   terminators: { def: terminators },
+  // the session token is a credential for dialing: never sent to the browser
+  sessions: { def: sessions, ops: ['delete'], redact: ['token'] },
   // security
   'external-jwt-signers': { def: externalJwtSigners },
+  'controller-settings': { def: controllerSettings },
 } satisfies Record<string, ConsoleResource>;
 
 export type ConsoleResourceName = keyof typeof CONSOLE_RESOURCES;

@@ -1,11 +1,15 @@
 import { CONSOLE_RESOURCES } from './registry';
 import { resourceRouter } from './resources';
+import { controllerSettingsRouter } from './routers/controllerSettings';
 import { dashboardRouter } from './routers/dashboard';
 import { enrollmentRouter } from './routers/enrollment';
 import { identityRouter } from './routers/identities';
+import { identityPostureRouter } from './routers/identityPosture';
+import { identityTracingRouter } from './routers/identityTracing';
 import { policyRouter } from './routers/policy';
 import { rolesRouter } from './routers/roles';
 import { securityRouter } from './routers/security';
+import { serviceConfigOverridesRouter } from './routers/serviceConfigOverrides';
 import { sessionRouter } from './routers/session';
 import { sharesRouter } from './routers/shares';
 import { router } from './trpc';
@@ -24,6 +28,10 @@ export const appRouter = router({
   enrollment: enrollmentRouter,
   security: securityRouter,
   shares: sharesRouter,
+  identityPosture: identityPostureRouter,
+  identityTracing: identityTracingRouter,
+  serviceConfigOverrides: serviceConfigOverridesRouter,
+  controllerSettings: controllerSettingsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -21,6 +21,8 @@ interface Base {
   when?: (values: Values) => boolean;
   /** only on create (e.g. fields that cannot change later) */
   createOnly?: boolean;
+  /** dotted paths reset (to undefined) whenever this field changes, e.g. a choice the other fields depend on */
+  clears?: string[];
 }
 
 export type FieldSpec = Base &
@@ -41,7 +43,23 @@ export type FieldSpec = Base &
     | { kind: 'refs'; resource: ResourceName }
     /** config data generated from the JSON schema of the config type named by `typeField` */
     | { kind: 'schemaData'; typeField: string }
+    /** a list of objects, each edited with `fields` (names relative to the item; their `when` is not applied), e.g. processes of a posture check */
+    | { kind: 'repeat'; fields: FieldSpec[]; itemLabel: string }
   );
+
+/** The items of a repeat field as fields with full paths ("processes.0.path"), one group per item. */
+function repeatItems(f: FieldSpec & { kind: 'repeat' }, values: Values): Array<{ label: string; fields: FieldSpec[] }> {
+  const list = getPath(values, f.name);
+  return (Array.isArray(list) ? list : []).map((_, i) => ({
+    label: `${f.itemLabel} ${i + 1}`,
+    fields: f.fields.map((sub) => ({ ...sub, name: `${f.name}.${i}.${sub.name}` })),
+  }));
+}
+
+/** Every field on screen, the fields of repeated items included (server errors can name any of them). */
+function flatten(fields: FieldSpec[], values: Values): FieldSpec[] {
+  return fields.flatMap((f) => (f.kind === 'repeat' ? [f, ...flatten(repeatItems(f, values).flatMap((item) => item.fields), values)] : [f]));
+}
 
 /** The field a server error belongs to: the longest field name that is the error's field or a prefix of it. */
 export function fieldForError(fields: FieldSpec[], errorPath: string | undefined): FieldSpec | undefined {
@@ -85,7 +103,7 @@ export function ResourceForm(p: FormProps) {
   const [busy, setBusy] = useState(false);
   const fields = p.fields.filter((f) => (p.mode === 'create' || !f.createOnly) && (!f.when || f.when(values)));
   const errorPath = errorField(error);
-  const errorTarget = fieldForError(fields, errorPath);
+  const errorTarget = fieldForError(flatten(fields, values), errorPath);
 
   async function submit(e: React.FormEvent) {
     e.preventDefault();
@@ -102,7 +120,7 @@ export function ResourceForm(p: FormProps) {
 
   function control(f: FieldSpec, id: string, describedBy: string | undefined, invalid: boolean): ReactNode {
     const v = getPath(values, f.name);
-    const set = (next: unknown) => setValues((cur) => setPath(cur, f.name, next));
+    const set = (next: unknown) => setValues((cur) => (f.clears ?? []).reduce((acc, path) => setPath(acc, path, undefined), setPath(cur, f.name, next)));
     const common = { id, 'aria-describedby': describedBy, 'aria-invalid': invalid || undefined, required: f.required };
     switch (f.kind) {
       case 'text':
@@ -167,57 +185,84 @@ export function ResourceForm(p: FormProps) {
       case 'refs':
         return <RefMultiSelect id={id} label={f.label} resource={f.resource} value={(v as string[]) ?? []} onChange={set} describedBy={describedBy} invalid={invalid} />;
       case 'schemaData': {
-        const sub = errorPath && errorTarget === f ? { path: errorPath.slice(f.name.length + 1), reason: errorInfo(error).ziti!.cause!.reason } : undefined;
+        const sub = errorPath && errorTarget?.name === f.name ? { path: errorPath.slice(f.name.length + 1), reason: errorInfo(error).ziti!.cause!.reason } : undefined;
         return <SchemaData id={id} configTypeId={getPath(values, f.typeField)} value={(v as Values) ?? {}} onChange={set} error={sub} />;
       }
+      case 'repeat': {
+        const list = Array.isArray(v) ? v : [];
+        return (
+          <div className="repeat-items">
+            {repeatItems(f, values).map((item, i) => (
+              <fieldset key={item.label} className="repeat-item">
+                <legend>{item.label}</legend>
+                {item.fields.map(renderField)}
+                <button type="button" className="secondary" onClick={() => set(list.filter((_, j) => j !== i))}>
+                  {`Remove ${item.label.toLowerCase()}`}
+                </button>
+              </fieldset>
+            ))}
+            <button type="button" className="secondary" onClick={() => set([...list, {}])}>
+              {`Add ${f.itemLabel.toLowerCase()}`}
+            </button>
+          </div>
+        );
+      }
     }
+  }
+
+  function renderField(f: FieldSpec): ReactNode {
+    const id = `${formId}-${f.name.replace(/\./g, '-')}`;
+    // by name: the fields of repeated items are rebuilt on every render
+    const invalid = errorTarget?.name === f.name && f.kind !== 'schemaData';
+    const reason = invalid ? errorInfo(error).ziti?.cause?.reason : undefined;
+    const describedBy = [f.help ? `${id}-help` : undefined, reason ? `${id}-error` : undefined].filter(Boolean).join(' ') || undefined;
+    const grouped = f.kind === 'radio' || f.kind === 'schemaData' || f.kind === 'tags' || f.kind === 'repeat';
+    const errorEl = reason && (
+      <span id={`${id}-error`} className="field-error" role="alert">
+        {reason}
+      </span>
+    );
+    // a ref field remounts when its resource changes (its search box belongs to one resource)
+    const key = f.kind === 'ref' ? `${f.name}:${f.resource}` : f.name;
+    return (
+      <div key={key} className={`field field-${f.kind}`} {...(f.kind === 'repeat' ? { role: 'group', 'aria-labelledby': `${id}-label` } : {})}>
+        {f.kind === 'checkbox' ? (
+          <label className="inline">
+            {control(f, id, describedBy, invalid)}
+            {f.label}
+          </label>
+        ) : (
+          <>
+            {grouped ? (
+              <span className="label" id={`${id}-label`}>
+                {f.label}
+                {f.required && <span aria-hidden="true" className="required-mark"> *</span>}
+              </span>
+            ) : (
+              <label htmlFor={id} id={`${id}-label`}>
+                {f.label}
+                {f.required && <span aria-hidden="true" className="required-mark"> *</span>}
+              </label>
+            )}
+            {/* a list's own error (e.g. "must contain at least one") goes above its items */}
+            {f.kind === 'repeat' && errorEl}
+            {control(f, id, describedBy, invalid)}
+          </>
+        )}
+        {f.help && (
+          <span id={`${id}-help`} className="hint">
+            {f.help}
+          </span>
+        )}
+        {f.kind !== 'repeat' && errorEl}
+      </div>
+    );
   }
 
   return (
     <form className="resource-form" aria-label={p.label} onSubmit={submit} noValidate>
       {error ? <ErrorBox error={error} title="Not saved:" /> : null}
-      {fields.map((f) => {
-        const id = `${formId}-${f.name.replace(/\./g, '-')}`;
-        const invalid = errorTarget === f && f.kind !== 'schemaData';
-        const reason = invalid ? errorInfo(error).ziti?.cause?.reason : undefined;
-        const describedBy = [f.help ? `${id}-help` : undefined, reason ? `${id}-error` : undefined].filter(Boolean).join(' ') || undefined;
-        const grouped = f.kind === 'radio' || f.kind === 'schemaData' || f.kind === 'tags';
-        return (
-          <div key={f.name} className={`field field-${f.kind}`}>
-            {f.kind === 'checkbox' ? (
-              <label className="inline">
-                {control(f, id, describedBy, invalid)}
-                {f.label}
-              </label>
-            ) : (
-              <>
-                {grouped ? (
-                  <span className="label" id={`${id}-label`}>
-                    {f.label}
-                    {f.required && <span aria-hidden="true" className="required-mark"> *</span>}
-                  </span>
-                ) : (
-                  <label htmlFor={id} id={`${id}-label`}>
-                    {f.label}
-                    {f.required && <span aria-hidden="true" className="required-mark"> *</span>}
-                  </label>
-                )}
-                {control(f, id, describedBy, invalid)}
-              </>
-            )}
-            {f.help && (
-              <span id={`${id}-help`} className="hint">
-                {f.help}
-              </span>
-            )}
-            {reason && (
-              <span id={`${id}-error`} className="field-error" role="alert">
-                {reason}
-              </span>
-            )}
-          </div>
-        );
-      })}
+      {fields.map(renderField)}
       <div className="form-actions">
         <button type="submit" disabled={busy}>
           {busy ? 'Saving…' : p.submitLabel}

@@ -31,7 +31,24 @@ export interface ResourcePageSpec {
   properties?: Array<{ label: string; render(entity: Entity): ReactNode }>;
   /** extra panels on the detail view (enrollment, verification, ...) */
   panels?: (entity: Entity) => ReactNode;
+  /** fields left out of the detail view's generic property list (shown better by `properties` or `panels`) */
+  hiddenProperties?: string[];
+  /** extra panels below the list */
+  listPanels?: () => ReactNode;
   rowActions?: (entity: Entity) => ReactNode;
+}
+
+/** A spec with more detail panels after its own (pages that compose views of several modules). */
+export function withPanels(spec: ResourcePageSpec, more: (entity: Entity) => ReactNode): ResourcePageSpec {
+  return {
+    ...spec,
+    panels: (e) => (
+      <>
+        {spec.panels?.(e)}
+        {more(e)}
+      </>
+    ),
+  };
 }
 
 /** The first column of most tables: the name, linking to the detail view. */
@@ -61,6 +78,7 @@ export function ResourcePage({ spec, params }: { spec: ResourcePageSpec; params:
       }
     >
       <ResourceTable resource={spec.resource} label={spec.title} columns={spec.columns} defaultSort={spec.defaultSort} rowActions={spec.rowActions} />
+      {spec.listPanels?.()}
     </Page>
   );
 }
@@ -142,7 +160,7 @@ function DetailView({ spec, id }: { spec: ResourcePageSpec; id: string }) {
   }
   const e = entity.data as Entity;
   const editable = spec.canEdit !== false && !!spec.fields;
-  const scalars = Object.entries(e).filter(([k, v]) => !SKIP.has(k) && (typeof v !== 'object' || v === null || Array.isArray(v)) && !/Jwt$|Pem$|^enrollmentToken$/.test(k));
+  const scalars = Object.entries(e).filter(([k, v]) => !SKIP.has(k) && !spec.hiddenProperties?.includes(k) && (typeof v !== 'object' || v === null || Array.isArray(v)) && !/Jwt$|Pem$|^enrollmentToken$/.test(k));
   const tags = Object.entries((e.tags ?? {}) as Record<string, unknown>);
   return (
     <Page

@@ -84,34 +84,3 @@ export const serviceEdgeRouterPoliciesSpec: ResourcePageSpec = {
   createInitial: { semantic: 'AnyOf', serviceRoles: [], edgeRouterRoles: [] },
   toCreateBody: withRoles('serviceRoles', 'edgeRouterRoles'),
 };
-
-const POSTURE_TYPES = ['OS', 'PROCESS', 'PROCESS_MULTI', 'DOMAIN', 'MAC', 'MFA'];
-const isType = (...types: string[]) => (v: Values) => types.includes(v.typeId as string);
-
-export const postureChecksSpec: ResourcePageSpec = {
-  resource: 'posture-checks',
-  path: 'posture-checks',
-  title: 'Posture checks',
-  singular: 'posture check',
-  description: 'Conditions on the client device (OS, processes, domain, MAC addresses, MFA) that service policies can require.',
-  columns: [nameColumn('posture-checks'), { field: 'typeId', label: 'Type' }, { field: 'roleAttributes', label: 'Role attributes', sortable: false }, { field: 'version', label: 'Version' }],
-  defaultSort: { field: 'name', dir: 'asc' },
-  fields: [
-    { kind: 'text', name: 'name', label: 'Name', required: true },
-    { kind: 'select', name: 'typeId', label: 'Type', required: true, createOnly: true, options: POSTURE_TYPES.map((t) => ({ value: t, label: t })) },
-    { kind: 'attributes', name: 'roleAttributes', label: 'Role attributes', roleKind: 'posture-check' },
-    { kind: 'list', name: 'domains', label: 'Windows domains', when: isType('DOMAIN') },
-    { kind: 'list', name: 'macAddresses', label: 'MAC addresses', placeholder: '00:11:22:33:44:55, then Enter', when: isType('MAC') },
-    { kind: 'json', name: 'operatingSystems', label: 'Operating systems (JSON: [{"type": "Linux", "versions": [">=5.0.0"]}])', when: isType('OS') },
-    { kind: 'json', name: 'process', label: 'Process (JSON: {"osType": "Linux", "path": "/usr/bin/x", "hashes": []})', when: isType('PROCESS') },
-    { kind: 'select', name: 'semantic', label: 'Processes semantic', options: [{ value: 'AllOf', label: 'AllOf' }, { value: 'AnyOf', label: 'AnyOf' }], when: isType('PROCESS_MULTI') },
-    { kind: 'json', name: 'processes', label: 'Processes (JSON list)', when: isType('PROCESS_MULTI') },
-    { kind: 'number', name: 'timeoutSeconds', label: 'MFA timeout seconds (-1 = none)', min: -1, when: isType('MFA') },
-    { kind: 'checkbox', name: 'promptOnWake', label: 'Prompt on wake', when: isType('MFA') },
-    { kind: 'checkbox', name: 'promptOnUnlock', label: 'Prompt on unlock', when: isType('MFA') },
-    tags,
-  ],
-  createInitial: { typeId: 'MFA', roleAttributes: [], timeoutSeconds: -1 },
-  toEditValues: (e) => Object.fromEntries(Object.entries(e).filter(([k]) => !['_links', 'id', 'createdAt', 'updatedAt', 'version'].includes(k))),
-  toEditBody: ({ typeId: _t, ...rest }) => rest,
-};

@@ -2,13 +2,18 @@ import type { ReactNode } from 'react';
 import { ResourcePage, type ResourcePageSpec } from '../components/ResourcePage';
 import { DashboardPage } from './DashboardPage';
 import { DatabasePage } from './DatabasePage';
+import { controllerSettingsSpec, controllersSpec } from './controllerSettings';
+import { identitiesDetailSpec, servicesDetailSpec } from './detailExtensions';
 import { casSpec, edgeRoutersSpec, routersSpec } from './enrollmentSpecs';
-import { apiSessionsSpec, authPoliciesSpec, configsSpec, configTypesSpec, servicesSpec } from './foundationSpecs';
-import { identitiesSpec } from './identities';
+import { externalJwtSignersSpec } from './externalJwtSigners';
+import { apiSessionsSpec, authPoliciesSpec, configsSpec, configTypesSpec } from './foundationSpecs';
 import { MfaPage } from './MfaPage';
 import { PolicyAdvicePage } from './PolicyAdvicePage';
+import { postureChecksSpec } from './postureChecks';
 import { SharesPage } from './SharesPage';
-import { edgeRouterPoliciesSpec, postureChecksSpec, serviceEdgeRouterPoliciesSpec, servicePoliciesSpec } from './policySpecs';
+import { edgeRouterPoliciesSpec, serviceEdgeRouterPoliciesSpec, servicePoliciesSpec } from './policySpecs';
+import { sessionsSpec } from './sessions';
+import { terminatorsSpec } from './terminators';
 
 export const PAGE_GROUPS = ['Overview', 'Access', 'Services', 'Policies', 'Network', 'Operations'] as const;
 
@@ -30,11 +35,13 @@ const resourcePage = (group: PageDef['group'], spec: ResourcePageSpec): PageDef 
 /** Every page, in navigation order. A new resource page is a spec plus one line here. */
 export const PAGES: PageDef[] = [
   { id: 'dashboard', title: 'Dashboard', group: 'Overview', render: () => <DashboardPage /> },
-  resourcePage('Access', identitiesSpec),
+  resourcePage('Access', identitiesDetailSpec),
   resourcePage('Access', authPoliciesSpec),
+  resourcePage('Access', externalJwtSignersSpec),
   resourcePage('Access', casSpec),
   { id: 'mfa', title: 'My MFA', group: 'Access', render: () => <MfaPage /> },
-  resourcePage('Services', servicesSpec),
+  resourcePage('Services', servicesDetailSpec),
+  resourcePage('Services', terminatorsSpec),
   resourcePage('Services', configsSpec),
   resourcePage('Services', configTypesSpec),
   resourcePage('Policies', servicePoliciesSpec),
@@ -46,5 +53,8 @@ export const PAGES: PageDef[] = [
   resourcePage('Network', routersSpec),
   { id: 'shares', title: 'Public shares', group: 'Network', render: () => <SharesPage /> },
   resourcePage('Operations', apiSessionsSpec),
+  resourcePage('Operations', sessionsSpec),
+  resourcePage('Operations', controllersSpec),
+  resourcePage('Operations', controllerSettingsSpec),
   { id: 'database', title: 'Database', group: 'Operations', render: () => <DatabasePage /> },
 ];

@@ -25,6 +25,7 @@ export const controllerSettings: ResourceDef = {
   table: 'controller_settings',
   permission: 'ops',
   columns: { oidc: { column: 'oidc', codec: 'json' } },
+  refs: { controller: { column: 'controller_id', entity: 'controllers', table: 'controllers' } },
   fields: { controllerId: scalar('string', 't.controller_id') },
   defaultSort: "CASE t.id WHEN 'global' THEN 0 ELSE 1 END, t.id ASC",
   schemas: {

@@ -22,7 +22,10 @@ export const sessions: ResourceDef = {
     serviceId: { column: 'service_id', codec: 'string', write: false },
     type: { column: 'type', codec: 'string', write: false },
   },
-  refs: { service: { column: 'service_id', entity: 'services', table: 'services' } },
+  refs: {
+    service: { column: 'service_id', entity: 'services', table: 'services' },
+    identity: { column: 'identity_id', entity: 'identities', table: 'identities' },
+  },
   fields: {
     type: scalar('string', 't.type'),
     apiSessionId: scalar('string', 't.api_session_id'),

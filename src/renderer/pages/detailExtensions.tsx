@@ -1,0 +1,19 @@
+import { withPanels } from '../components/ResourcePage';
+import { servicesSpec } from './foundationSpecs';
+import { IdentityPosture } from './identityPosture';
+import { identitiesSpec } from './identities';
+import { IdentityServiceConfigs } from './identityServiceConfigs';
+import { IdentityTracing } from './identityTracing';
+import { ServiceTerminators } from './terminators';
+
+/** Identities with their posture, failed service requests, tracing and service config overrides. */
+export const identitiesDetailSpec = withPanels(identitiesSpec, (e) => (
+  <>
+    <IdentityPosture identity={e} />
+    <IdentityTracing identity={e} />
+    <IdentityServiceConfigs identity={e} />
+  </>
+));
+
+/** Services with the terminators that host them. */
+export const servicesDetailSpec = withPanels(servicesSpec, (e) => <ServiceTerminators service={e} />);
