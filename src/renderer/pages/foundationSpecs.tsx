@@ -1,9 +1,8 @@
-import { useMutation } from '@tanstack/react-query';
-import { ConfirmButton, nameColumn, useInvalidateAll, type ResourcePageSpec } from '../components/ResourcePage';
+import { DeleteEntityButton } from '../components/DeleteEntityButton';
+import { nameColumn, type ResourcePageSpec } from '../components/ResourcePage';
 import type { FieldSpec } from '../components/ResourceForm';
 import type { Entity } from '../lib/types';
 import { Link } from '../router';
-import { useTRPC } from '../trpc';
 
 const tags: FieldSpec = { kind: 'tags', name: 'tags', label: 'Tags' };
 const refName = (field: string) => (e: Entity) => (e[field] as { name?: string } | null)?.name ?? '';
@@ -116,20 +115,6 @@ export const servicesSpec: ResourcePageSpec = {
   toCreateBody: (v) => ({ ...v, encryptionRequired: !!v.encryptionRequired }),
 };
 
-function DeleteSessionButton({ session }: { session: Entity }) {
-  const trpc = useTRPC();
-  const invalidate = useInvalidateAll();
-  const remove = useMutation(trpc.resources.delete.mutationOptions({ onSuccess: invalidate }));
-  return (
-    <ConfirmButton
-      label="End"
-      confirmLabel={`End the API session of ${(session.identity as { name?: string } | null)?.name ?? session.identityId}`}
-      busy={remove.isPending}
-      onConfirm={() => remove.mutate({ resource: 'api-sessions', id: session.id })}
-    />
-  );
-}
-
 export const apiSessionsSpec: ResourcePageSpec = {
   resource: 'api-sessions',
   path: 'api-sessions',
@@ -146,5 +131,12 @@ export const apiSessionsSpec: ResourcePageSpec = {
   defaultSort: { field: 'createdAt', dir: 'desc' },
   canCreate: false,
   canEdit: false,
-  rowActions: (e) => <DeleteSessionButton session={e} />,
+  rowActions: (e) => (
+    <DeleteEntityButton
+      resource="api-sessions"
+      id={e.id}
+      label="End"
+      confirmLabel={`End the API session of ${(e.identity as { name?: string } | null)?.name ?? e.identityId}`}
+    />
+  ),
 };
