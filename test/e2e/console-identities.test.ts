@@ -1,19 +1,16 @@
 // The console in Chromium: an identity with a one-time-token enrollment (its JWT read back from the QR code on the
 // page), a third-party CA created and verified, and MFA enrolled by scanning the provisioning QR code.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import jsQR from 'jsqr';
 import type { Locator, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildRenderer, isRendererStale } from '../../scripts/build-renderer';
-import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
-import { launchChromium, type LaunchedBrowser } from '../support/browser';
+import { describe, expect, it } from 'vitest';
+import { ADMIN_PASSWORD, ADMIN_USER, type TestApp } from '../support/app';
+import { SCREENSHOTS as SHOTS, useConsoleSession } from '../support/consoleBrowser';
 import { ManualClock } from '../support/clock';
 import { clientCert, decodeJwt, externalCa } from '../support/pki';
 import { epochSeconds, secretOf, totp, totpStepStart } from '../support/users';
-
-const SHOTS = join(import.meta.dirname, '..', '..', 'test-results', 'screenshots');
 
 /** Decodes the QR code an image on the page shows (from a screenshot of the element, as a phone camera would). */
 async function readQr(image: Locator): Promise<string> {
@@ -27,25 +24,12 @@ async function readQr(image: Locator): Promise<string> {
 describe('console: identities, CAs and MFA (Chromium)', () => {
   const clock = new ManualClock(totpStepStart());
   let app: TestApp;
-  let browser: LaunchedBrowser;
   let page: Page;
   const go = (path: string) => page.goto(`${app.urls.console}/#${path}`);
 
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    if (isRendererStale()) await buildRenderer(); // npm test builds it first (pretest); this covers running the file alone
-    app = await startTestApp({ clock, consoleAddress: '127.0.0.1:0' });
-    browser = await launchChromium();
-    page = await browser.context.newPage();
-    await page.setViewportSize({ width: 1280, height: 800 });
-    await page.goto(app.console!.createLoginLink());
-    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-  });
+  useConsoleSession(async (s) => {
+    ({ app, page } = s);
+  }, { clock });
 
   it('creates an identity with a one-time token; the QR code on the page is its enrollment JWT', async () => {
     await go('/identities');

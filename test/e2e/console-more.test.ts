@@ -2,23 +2,18 @@
 // detail's posture data, failed service requests, tracing and service config overrides, and the structured posture
 // check forms — in Chromium, against a small network built over the Management and Client APIs. Field errors from
 // the server land at their field. Saves a screenshot of every new page, at 1280×800 and at a phone's width.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildRenderer, isRendererStale } from '../../scripts/build-renderer';
-import { startTestApp, type TestApp } from '../support/app';
-import { launchChromium, type LaunchedBrowser } from '../support/browser';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { TestApp } from '../support/app';
+import { SCREENSHOTS as SHOTS, useConsoleSession } from '../support/consoleBrowser';
 import type { ApiClient } from '../support/client';
 import { externalCa } from '../support/pki';
 import { createUser } from '../support/users';
 
-const SHOTS = join(import.meta.dirname, '..', '..', 'test-results', 'screenshots');
-
 describe('console: signers, terminators, settings, sessions, identity posture and tracing, posture checks (Chromium)', () => {
   let app: TestApp;
   let admin: ApiClient;
-  let browser: LaunchedBrowser;
   let page: Page;
   /** carol: a user with a Client API session, a Dial policy for "intranet" and one (posture-checked) for "payroll" */
   const net = { carol: '', intranet: '', payroll: '', router: '', client: undefined as ApiClient | undefined };
@@ -53,16 +48,9 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     await page.locator('main .spinner').first().waitFor({ state: 'detached' });
   };
 
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    if (isRendererStale()) await buildRenderer(); // npm test builds it first (pretest); this covers running the file alone
-    app = await startTestApp({ consoleAddress: '127.0.0.1:0' });
+  useConsoleSession(async (s) => {
+    ({ app, page } = s);
     admin = await app.adminClient();
-    browser = await launchChromium();
-    page = await browser.context.newPage();
-    await page.setViewportSize({ width: 1280, height: 800 });
-    await page.goto(app.console!.createLoginLink());
-    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
 
     // the small network: carol may dial intranet (no posture checks) and payroll (behind a DOMAIN check)
     net.carol = await createUser(admin, 'carol', 'carol-password-1', { roleAttributes: ['ops'] });
@@ -85,8 +73,6 @@ describe('console: signers, terminators, settings, sessions, identity posture an
   afterAll(async () => {
     await net.client?.close();
     await admin?.close();
-    await browser?.close();
-    await app?.stop();
   });
 
   it('creates an external JWT signer with a JWKS URL (every field); a bad URL is shown at its field', async () => {

@@ -2,21 +2,16 @@
 // service, an edge router, the three policies (checking their live role previews) — then asks the policy advice
 // page why access works; creates and removes a public share; runs the integrity check and a snapshot. Saves a
 // screenshot of every page, at 1280×800 and at a phone's width.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { request } from 'undici';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildRenderer, isRendererStale } from '../../scripts/build-renderer';
-import { startTestApp, type TestApp } from '../support/app';
-import { launchChromium, type LaunchedBrowser } from '../support/browser';
+import { describe, expect, it } from 'vitest';
+import type { TestApp } from '../support/app';
+import { SCREENSHOTS as SHOTS, useConsoleSession } from '../support/consoleBrowser';
 import { frontendSection, writeConfigFile } from '../support/shares';
-
-const SHOTS = join(import.meta.dirname, '..', '..', 'test-results', 'screenshots');
 
 describe('console: a small network, policy advice, shares, operations (Chromium)', () => {
   let app: TestApp;
-  let browser: LaunchedBrowser;
   let page: Page;
   const go = (path: string) => page.goto(`${app.urls.console}/#${path}`);
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
@@ -31,21 +26,9 @@ describe('console: a small network, policy advice, shares, operations (Chromium)
     if (commit) await input.press('Enter');
   }
 
-  beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    if (isRendererStale()) await buildRenderer(); // npm test builds it first (pretest); this covers running the file alone
-    app = await startTestApp({ configFile: writeConfigFile({ frontend: frontendSection() }), consoleAddress: '127.0.0.1:0' });
-    browser = await launchChromium();
-    page = await browser.context.newPage();
-    await page.setViewportSize({ width: 1280, height: 800 });
-    await page.goto(app.console!.createLoginLink());
-    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await app?.stop();
-  });
+  useConsoleSession(async (s) => {
+    ({ app, page } = s);
+  }, { configFile: writeConfigFile({ frontend: frontendSection() }) });
 
   it('creates a config with the form generated from its config type; schema errors show at the field', async () => {
     await go('/configs/new');

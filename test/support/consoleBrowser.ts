@@ -1,0 +1,41 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
+import { buildRenderer, isRendererStale } from '../../scripts/build-renderer';
+import type { StartOptions } from '../../src/main/app';
+import { startTestApp, type TestApp } from './app';
+import { launchChromium, type LaunchedBrowser } from './browser';
+
+export const SCREENSHOTS = join(import.meta.dirname, '..', '..', 'test-results', 'screenshots');
+
+export interface ConsoleSession {
+  app: TestApp;
+  browser: LaunchedBrowser;
+  /** a 1280×800 page signed in to the console through the one-time login link */
+  page: Page;
+}
+
+/**
+ * For a whole test file: the real app with its console, Chromium, and a page signed in as the admin; closed
+ * afterwards. The renderer is built first when stale (npm test does it in pretest; this covers running a file alone).
+ */
+export function useConsoleSession(use: (s: ConsoleSession) => void | Promise<void>, opts: StartOptions = {}): void {
+  let session: ConsoleSession | undefined;
+  beforeAll(async () => {
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    if (isRendererStale()) await buildRenderer();
+    const app = await startTestApp({ consoleAddress: '127.0.0.1:0', ...opts });
+    const browser = await launchChromium();
+    const page = await browser.context.newPage();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.goto(app.console!.createLoginLink());
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    session = { app, browser, page };
+    await use(session);
+  });
+  afterAll(async () => {
+    await session?.browser.close();
+    await session?.app.stop();
+  });
+}
