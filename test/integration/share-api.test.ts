@@ -1,27 +1,19 @@
 // Public shares through the Management API: a svc.proxy.v1 config is live on the frontend only while a
 // service carries it, and share configs are validated against the running frontend's configuration.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SVC_PROXY_CONFIG_TYPE_ID } from '../../src/main/core/entities/builtinConfigTypes';
 import { findLiveShare } from '../../src/main/core/shares';
 import type { TestApp } from '../support/app';
-import { HttpUserAgent, startEchoBackend, type EchoBackend } from '../support/browser';
+import { HttpUserAgent, type EchoBackend } from '../support/browser';
 import type { ApiClient } from '../support/client';
-import { frontendSection, shareUrl, startShareApp } from '../support/shares';
+import { frontendSection, shareUrl, startShareApp, useShareApp } from '../support/shares';
 
 let app: TestApp;
 let admin: ApiClient;
 let backend: EchoBackend;
 const agent = new HttpUserAgent();
 
-beforeAll(async () => {
-  [app, backend] = await Promise.all([startShareApp({ frontend: frontendSection() }), startEchoBackend()]);
-  admin = await app.adminClient();
-});
-afterAll(async () => {
-  await admin?.close();
-  await app?.stop();
-  await backend?.close();
-});
+useShareApp((s) => ({ app, admin, backend } = s));
 
 const configBody = (token: string, data: Record<string, unknown> = {}) => ({
   name: `cfg-${token}`,

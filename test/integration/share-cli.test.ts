@@ -3,29 +3,21 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SVC_PROXY_CONFIG_TYPE_ID } from '../../src/main/core/entities/builtinConfigTypes';
 import { fingerprintSha1 } from '../../src/main/core/pki';
 import { runShareCommand } from '../../src/main/share/shareCommand';
 import { ADMIN_PASSWORD, startTestApp, tempDir, type TestApp } from '../support/app';
-import { HttpUserAgent, startEchoBackend, type EchoBackend } from '../support/browser';
+import { HttpUserAgent, type EchoBackend } from '../support/browser';
 import type { ApiClient } from '../support/client';
-import { frontendSection, MemoryShareIo, ROOT, shareUrl, startShareApp, startShareCli, WEFT_BIN } from '../support/shares';
+import { frontendSection, MemoryShareIo, ROOT, shareUrl, startShareApp, startShareCli, WEFT_BIN, useShareApp } from '../support/shares';
 
 let app: TestApp;
 let admin: ApiClient;
 let backend: EchoBackend;
 const agent = new HttpUserAgent();
 
-beforeAll(async () => {
-  [app, backend] = await Promise.all([startShareApp({ frontend: frontendSection() }), startEchoBackend()]);
-  admin = await app.adminClient();
-});
-afterAll(async () => {
-  await admin?.close();
-  await app?.stop();
-  await backend?.close();
-});
+useShareApp((s) => ({ app, admin, backend } = s));
 
 async function share(args: string[], dataDir = app.dataDir): Promise<{ code: number; io: MemoryShareIo }> {
   const io = new MemoryShareIo();

@@ -6,10 +6,13 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Logger } from 'pino';
+import { afterAll, beforeAll } from 'vitest';
 import type { Clock } from '../../src/main/core/clock';
 import type { FrontendConfig, ProviderConfig } from '../../src/main/frontend/config';
 import type { ShareIo } from '../../src/main/share/shareCommand';
 import { startTestApp, tempDir, type TestApp } from './app';
+import type { ApiClient } from './client';
+import { startEchoBackend, type EchoBackend } from './browser';
 import { ENCRYPTION_KEY, SIGNING_KEY, SHARE_DOMAIN, COOKIE_DOMAIN, COOKIE_NAME, AUTH_HOST } from './browser';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
@@ -136,4 +139,19 @@ export async function startShareCli(args: string[]): Promise<ShareCli> {
       return exited;
     },
   };
+}
+
+/** For a whole test file: an app with the test frontend, an echo backend and an admin client; closed afterwards. */
+export function useShareApp(use: (s: { app: TestApp; admin: ApiClient; backend: EchoBackend }) => void): void {
+  let s: { app: TestApp; admin: ApiClient; backend: EchoBackend } | undefined;
+  beforeAll(async () => {
+    const [app, backend] = await Promise.all([startShareApp({ frontend: frontendSection() }), startEchoBackend()]);
+    s = { app, backend, admin: await app.adminClient() };
+    use(s);
+  });
+  afterAll(async () => {
+    await s?.admin.close();
+    await s?.app.stop();
+    await s?.backend.close();
+  });
 }
