@@ -1,5 +1,6 @@
 import { nameColumn, type ResourcePageSpec } from '../components/ResourcePage';
 import type { FieldSpec, Values } from '../components/ResourceForm';
+import type { ResourceName, RoleKind } from '../lib/types';
 
 const tags: FieldSpec = { kind: 'tags', name: 'tags', label: 'Tags' };
 const semantic: FieldSpec = {
@@ -9,78 +10,75 @@ const semantic: FieldSpec = {
 const rolesHelp = '#attribute selects by role attribute, @id one entity, #all everything.';
 const withRoles = (...sides: string[]) => (v: Values) => ({ ...v, ...Object.fromEntries(sides.map((s) => [s, v[s] ?? []])) });
 
-export const servicePoliciesSpec: ResourcePageSpec = {
+interface RoleSide {
+  name: string;
+  label: string;
+  roleKind: RoleKind;
+}
+
+/** The page of one policy kind: name, semantic and its role sides (each with a live match preview), plus extras. */
+function policySpec(p: {
+  resource: ResourceName;
+  title: string;
+  singular: string;
+  description: string;
+  sides: RoleSide[];
+  extraColumns?: ResourcePageSpec['columns'];
+  extraFields?: FieldSpec[];
+  extraInitial?: Values;
+}): ResourcePageSpec {
+  return {
+    resource: p.resource,
+    path: p.resource,
+    title: p.title,
+    singular: p.singular,
+    description: p.description,
+    columns: [
+      nameColumn(p.resource),
+      ...(p.extraColumns ?? []),
+      { field: 'semantic', label: 'Semantic' },
+      ...p.sides.map((side) => ({ field: side.name, label: side.label, sortable: false })),
+    ],
+    defaultSort: { field: 'name', dir: 'asc' },
+    fields: [
+      { kind: 'text', name: 'name', label: 'Name', required: true },
+      ...(p.extraFields ?? []),
+      semantic,
+      ...p.sides.map((side): FieldSpec => ({ kind: 'roles', name: side.name, label: side.label, roleKind: side.roleKind, help: rolesHelp })),
+      tags,
+    ],
+    createInitial: { ...p.extraInitial, semantic: 'AnyOf', ...Object.fromEntries(p.sides.map((side) => [side.name, []])) },
+    toCreateBody: withRoles(...p.sides.map((side) => side.name)),
+  };
+}
+
+const identitySide: RoleSide = { name: 'identityRoles', label: 'Identity roles', roleKind: 'identity' };
+const serviceSide: RoleSide = { name: 'serviceRoles', label: 'Service roles', roleKind: 'service' };
+const edgeRouterSide: RoleSide = { name: 'edgeRouterRoles', label: 'Edge router roles', roleKind: 'edge-router' };
+
+export const servicePoliciesSpec = policySpec({
   resource: 'service-policies',
-  path: 'service-policies',
   title: 'Service policies',
   singular: 'service policy',
   description: 'Which identities may dial (use) or bind (host) which services, subject to which posture checks.',
-  columns: [
-    nameColumn('service-policies'),
-    { field: 'type', label: 'Type' },
-    { field: 'semantic', label: 'Semantic' },
-    { field: 'identityRoles', label: 'Identity roles', sortable: false },
-    { field: 'serviceRoles', label: 'Service roles', sortable: false },
-    { field: 'postureCheckRoles', label: 'Posture check roles', sortable: false },
-  ],
-  defaultSort: { field: 'name', dir: 'asc' },
-  fields: [
-    { kind: 'text', name: 'name', label: 'Name', required: true },
-    { kind: 'select', name: 'type', label: 'Type', required: true, options: [{ value: 'Dial', label: 'Dial' }, { value: 'Bind', label: 'Bind' }] },
-    semantic,
-    { kind: 'roles', name: 'identityRoles', label: 'Identity roles', roleKind: 'identity', help: rolesHelp },
-    { kind: 'roles', name: 'serviceRoles', label: 'Service roles', roleKind: 'service', help: rolesHelp },
-    { kind: 'roles', name: 'postureCheckRoles', label: 'Posture check roles', roleKind: 'posture-check', help: rolesHelp },
-    tags,
-  ],
-  createInitial: { type: 'Dial', semantic: 'AnyOf', identityRoles: [], serviceRoles: [], postureCheckRoles: [] },
-  toCreateBody: withRoles('identityRoles', 'serviceRoles', 'postureCheckRoles'),
-};
+  sides: [identitySide, serviceSide, { name: 'postureCheckRoles', label: 'Posture check roles', roleKind: 'posture-check' }],
+  extraColumns: [{ field: 'type', label: 'Type' }],
+  extraFields: [{ kind: 'select', name: 'type', label: 'Type', required: true, options: [{ value: 'Dial', label: 'Dial' }, { value: 'Bind', label: 'Bind' }] }],
+  extraInitial: { type: 'Dial' },
+});
 
-export const edgeRouterPoliciesSpec: ResourcePageSpec = {
+export const edgeRouterPoliciesSpec = policySpec({
   resource: 'edge-router-policies',
-  path: 'edge-router-policies',
   title: 'Edge router policies',
   singular: 'edge router policy',
   description: 'Which identities may connect to which edge routers.',
-  columns: [
-    nameColumn('edge-router-policies'),
-    { field: 'semantic', label: 'Semantic' },
-    { field: 'identityRoles', label: 'Identity roles', sortable: false },
-    { field: 'edgeRouterRoles', label: 'Edge router roles', sortable: false },
-  ],
-  defaultSort: { field: 'name', dir: 'asc' },
-  fields: [
-    { kind: 'text', name: 'name', label: 'Name', required: true },
-    semantic,
-    { kind: 'roles', name: 'identityRoles', label: 'Identity roles', roleKind: 'identity', help: rolesHelp },
-    { kind: 'roles', name: 'edgeRouterRoles', label: 'Edge router roles', roleKind: 'edge-router', help: rolesHelp },
-    tags,
-  ],
-  createInitial: { semantic: 'AnyOf', identityRoles: [], edgeRouterRoles: [] },
-  toCreateBody: withRoles('identityRoles', 'edgeRouterRoles'),
-};
+  sides: [identitySide, edgeRouterSide],
+});
 
-export const serviceEdgeRouterPoliciesSpec: ResourcePageSpec = {
+export const serviceEdgeRouterPoliciesSpec = policySpec({
   resource: 'service-edge-router-policies',
-  path: 'service-edge-router-policies',
   title: 'Service edge router policies',
   singular: 'service edge router policy',
   description: 'Which services may be reached through which edge routers.',
-  columns: [
-    nameColumn('service-edge-router-policies'),
-    { field: 'semantic', label: 'Semantic' },
-    { field: 'serviceRoles', label: 'Service roles', sortable: false },
-    { field: 'edgeRouterRoles', label: 'Edge router roles', sortable: false },
-  ],
-  defaultSort: { field: 'name', dir: 'asc' },
-  fields: [
-    { kind: 'text', name: 'name', label: 'Name', required: true },
-    semantic,
-    { kind: 'roles', name: 'serviceRoles', label: 'Service roles', roleKind: 'service', help: rolesHelp },
-    { kind: 'roles', name: 'edgeRouterRoles', label: 'Edge router roles', roleKind: 'edge-router', help: rolesHelp },
-    tags,
-  ],
-  createInitial: { semantic: 'AnyOf', serviceRoles: [], edgeRouterRoles: [] },
-  toCreateBody: withRoles('serviceRoles', 'edgeRouterRoles'),
-};
+  sides: [serviceSide, edgeRouterSide],
+});
