@@ -8,9 +8,11 @@ import { type ListExtra, listRows, present, requireRow, type ResourceDef } from 
 export function listRelated(ctx: Ctx, parent: ResourceDef, parentId: string, def: ResourceDef, params: ListParams, extra: ListExtra) {
   requirePermission(ctx.caller, parent.permission, 'read');
   requirePermission(ctx.caller, def.permission, 'read');
-  requireRow(ctx.core.store, parent, parentId);
-  const { rows, meta } = listRows(ctx, def, params, extra);
-  return { data: present(ctx, def, rows), meta };
+  return ctx.core.store.read(() => {
+    requireRow(ctx.core.store, parent, parentId);
+    const { rows, meta } = listRows(ctx, def, params, extra);
+    return { data: present(ctx, def, rows), meta };
+  });
 }
 
 /** Distinct role attributes in use by an entity kind, paged and filterable on `id` (the attribute). */

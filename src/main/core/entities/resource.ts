@@ -197,13 +197,15 @@ export function listRows(ctx: Ctx, def: ResourceDef, params: ListParams, extra: 
 
 export function listResource(ctx: Ctx, def: ResourceDef, params: ListParams, extra?: ListExtra): Page<ApiObject> {
   requirePermission(ctx.caller, def.permission, 'read');
-  const { rows, meta } = listRows(ctx, def, params, extra);
-  return { data: present(ctx, def, rows), meta };
+  return ctx.core.store.read(() => {
+    const { rows, meta } = listRows(ctx, def, params, extra);
+    return { data: present(ctx, def, rows), meta };
+  });
 }
 
 export function getResource(ctx: Ctx, def: ResourceDef, id: string): ApiObject {
   requirePermission(ctx.caller, def.permission, 'read');
-  return present(ctx, def, [requireRow(ctx.core.store, def, id)])[0]!;
+  return ctx.core.store.read(() => present(ctx, def, [requireRow(ctx.core.store, def, id)])[0]!);
 }
 
 // ---- writing --------------------------------------------------------------------------------------

