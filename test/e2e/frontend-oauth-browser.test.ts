@@ -14,22 +14,11 @@ import {
   type LaunchedBrowser,
   type TestFrontend,
 } from '../support/browser';
-import { startOidcProvider, type TestOidcProvider } from '../support/oidcProvider';
+import { startOidcProvider, type TestOidcProvider, signInWithBrowser } from '../support/oidcProvider';
 
 const CLIENT = { clientId: 'weft-e2e', clientSecret: 'e2e-client-secret-0123456789' };
 const HOUR = 3_600_000;
 const HOSTILE_EMAIL = '<img src=x onerror="document.title=1">@evil.test';
-
-/** Completes oidc-provider's login (and consent, if asked) pages in the browser. */
-async function signInWithBrowser(page: Page, login: string, issuer: string): Promise<void> {
-  await page.waitForURL((u) => u.href.startsWith(issuer));
-  await page.fill('input[name="login"]', login);
-  await page.fill('input[name="password"]', 'any-password');
-  await Promise.all([page.waitForURL((u) => !u.pathname.endsWith('/login')), page.click('button[type="submit"]')]);
-  if (page.url().startsWith(issuer) && (await page.locator('input[name="prompt"][value="consent"]').count())) {
-    await Promise.all([page.waitForURL((u) => !u.href.startsWith(issuer)), page.click('button[type="submit"]')]);
-  }
-}
 
 describe('frontend e2e: Chromium + oidc-provider', () => {
   let idp: TestOidcProvider;

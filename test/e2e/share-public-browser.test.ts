@@ -7,22 +7,11 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app';
 import { COOKIE_NAME, freePort, HttpUserAgent, launchChromium, startEchoBackend, type EchoBackend, type LaunchedBrowser } from '../support/browser';
-import { startOidcProvider, type TestOidcProvider } from '../support/oidcProvider';
+import { startOidcProvider, type TestOidcProvider, signInWithBrowser } from '../support/oidcProvider';
 import { frontendSection, OffsetClock, startShareApp, startShareCli, type ShareCli } from '../support/shares';
 
 const CLIENT = { clientId: 'weft-share-e2e', clientSecret: 'share-e2e-client-secret-0123456789' };
 const CHECK_INTERVAL_MS = 60_000;
-
-/** Completes oidc-provider's login (and consent, if asked) pages in the browser. */
-async function signInWithBrowser(page: Page, login: string, issuer: string): Promise<void> {
-  await page.waitForURL((u) => u.href.startsWith(issuer));
-  await page.fill('input[name="login"]', login);
-  await page.fill('input[name="password"]', 'any-password');
-  await Promise.all([page.waitForURL((u) => !u.pathname.endsWith('/login')), page.click('button[type="submit"]')]);
-  if (page.url().startsWith(issuer) && (await page.locator('input[name="prompt"][value="consent"]').count())) {
-    await Promise.all([page.waitForURL((u) => !u.href.startsWith(issuer)), page.click('button[type="submit"]')]);
-  }
-}
 
 describe('weft share public e2e: Weft + CLI + Chromium + oidc-provider', () => {
   const clock = new OffsetClock();

@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startEchoBackend, startTestFrontend, testClock, type AgentResponse, type EchoBackend, type HttpUserAgent, type TestClock, type TestFrontend } from './browser';
+import { json, readBody } from './httpUtil';
 
 export interface GithubEmail {
   email: string;
@@ -33,18 +34,6 @@ interface PendingCode {
   login: string;
   clientId: string;
   redirectUri: string;
-}
-
-async function readBody(req: http.IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function json(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
 }
 
 export async function startFakeGithub(opts: { clientId: string; clientSecret: string }): Promise<FakeGithub> {

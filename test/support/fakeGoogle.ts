@@ -4,6 +4,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { json, readBody } from './httpUtil';
 
 export interface GoogleUser {
   email: string;
@@ -28,18 +29,6 @@ interface PendingCode {
   redirectUri: string;
   challenge?: string;
   method?: string;
-}
-
-async function readBody(req: http.IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function json(res: http.ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-  res.end(text);
 }
 
 export async function startFakeGoogle(opts: { clientId: string; clientSecret: string }): Promise<FakeGoogle> {

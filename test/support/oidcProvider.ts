@@ -7,6 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { HttpUserAgent } from './browser';
+import type { Page } from 'playwright-core';
 
 export interface OidcAccount {
   email: string;
@@ -145,4 +146,15 @@ export async function signInAtOidcProvider(agent: HttpUserAgent, authorizationUr
     next = submitted.location;
   }
   throw new Error('too many steps at oidc-provider');
+}
+
+/** Completes oidc-provider's login (and consent, if asked) pages in the browser. */
+export async function signInWithBrowser(page: Page, login: string, issuer: string): Promise<void> {
+  await page.waitForURL((u) => u.href.startsWith(issuer));
+  await page.fill('input[name="login"]', login);
+  await page.fill('input[name="password"]', 'any-password');
+  await Promise.all([page.waitForURL((u) => !u.pathname.endsWith('/login')), page.click('button[type="submit"]')]);
+  if (page.url().startsWith(issuer) && (await page.locator('input[name="prompt"][value="consent"]').count())) {
+    await Promise.all([page.waitForURL((u) => !u.href.startsWith(issuer)), page.click('button[type="submit"]')]);
+  }
 }
