@@ -63,9 +63,7 @@ export function loadAuthPolicy(ctx: Ctx, id: string): AuthPolicy {
 }
 
 function checkSigners(ctx: Ctx, p: AuthPolicyPrimary, s: AuthPolicySecondary): void {
-  const exists = (id: string) =>
-    !!ctx.core.store.getSql("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'external_jwt_signers'") &&
-    !!ctx.core.store.getSql('SELECT 1 FROM external_jwt_signers WHERE id = ?', id);
+  const exists = (id: string) => !!ctx.core.store.getSql('SELECT 1 FROM external_jwt_signers WHERE id = ?', id);
   p.extJwt.allowedSigners.forEach((id, i) => {
     if (!exists(id)) throw validationError(`primary.extJwt.allowedSigners.${i}`, 'external JWT signer not found', id);
   });
