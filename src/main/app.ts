@@ -22,6 +22,8 @@ export interface StartOptions {
   configFile?: string;
   /** overrides api.address from the config file */
   apiAddress?: string;
+  /** overrides api.brand from the config file */
+  apiBrand?: string;
   /** overrides console.address from the config file */
   consoleAddress?: string;
   /** the built renderer the console serves (default: out/renderer of this checkout) */
@@ -49,6 +51,11 @@ export function resolveConfig(opts: StartOptions): { config: WeftConfig; dataDir
     const r = hostPort.safeParse(opts.apiAddress);
     if (!r.success) throw new ConfigError(`--api-address: ${r.error.issues[0]!.message}`);
     config.api.address = opts.apiAddress;
+  }
+  if (opts.apiBrand !== undefined) {
+    const r = configSchema.shape.api.safeParse({ ...config.api, brand: opts.apiBrand });
+    if (!r.success) throw new ConfigError(`--api-brand: must be svc or ziti`);
+    config.api = r.data;
   }
   if (opts.consoleAddress !== undefined) {
     const r = configSchema.shape.console.safeParse({ ...config.console, address: opts.consoleAddress });
@@ -88,6 +95,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       dataDir,
       apiPublicUrl: '',
       sessionTimeoutMs: parseDuration(config.api.session_timeout),
+      brand: config.api.brand,
       snapshotIntervalMs: parseDuration(config.rate_limits.snapshot_interval),
     }, { ...pki, caBundlePkcs7: toPkcs7Base64(caBundle) }, log);
     cleanups.push(() => core.security.close());
@@ -100,7 +108,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
 
     const routes = buildRoutes(core);
     const server = createApiServer(core, {
-      tls: { key: pki.server.keyPem, cert: pki.serverChainPem, ca: caBundle },
+      tls: { key: pki.server.keyPem, cert: pki.serverChainPem },
       routes,
       rootAliases: ROOT_ALIASES,
       limits: apiLimits(config.rate_limits, clock),

@@ -16,6 +16,7 @@ Options for start:
   --data-dir DIR                  where the database, PKI and logs live (default ./.weft)
   --config FILE                   YAML configuration file (validated at start)
   --api-address HOST:PORT         controller API listener (default 127.0.0.1:1280; port 0 picks a free port)
+  --api-brand svc|ziti            brand word sent to clients (MFA auth query provider); ziti for stock OpenZiti SDKs
   --console-address HOST:PORT     operator console listener, loopback only (default 127.0.0.1:1281, or a free
                                   port when that one is taken)
   -h, --help                      show this help
@@ -50,7 +51,7 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
     process.exitCode = 2;
     return undefined;
   }
-  let values: { 'data-dir'?: string; config?: string; 'api-address'?: string; 'console-address'?: string; help?: boolean };
+  let values: { 'data-dir'?: string; config?: string; 'api-address'?: string; 'api-brand'?: string; 'console-address'?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: rest,
@@ -58,6 +59,7 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
         'data-dir': { type: 'string' },
         config: { type: 'string' },
         'api-address': { type: 'string' },
+        'api-brand': { type: 'string' },
         'console-address': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -83,7 +85,7 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   starting = startApp({
-    dataDir: values['data-dir'], configFile: values.config, apiAddress: values['api-address'], consoleAddress: values['console-address'],
+    dataDir: values['data-dir'], configFile: values.config, apiAddress: values['api-address'], apiBrand: values['api-brand'], consoleAddress: values['console-address'],
   });
   let app: App;
   try {

@@ -83,9 +83,11 @@ export const configSchema = z
         /** extra host names / IPs for the server certificate and the advertised URL (first one wins) */
         advertised_hosts: z.array(z.string().min(1)).default([]),
         session_timeout: duration.default('30m'),
+        /** the brand word in what Weft sends (MFA auth query provider): svc (the specification's) or ziti (stock SDKs) */
+        brand: z.enum(['svc', 'ziti']).default('svc'),
       })
       .strict()
-      .default({ address: '127.0.0.1:1280', advertised_hosts: [], session_timeout: '30m' }),
+      .prefault({}),
     frontend: frontendConfigSchema.optional(),
     console: consoleSchema.prefault({}),
     rate_limits: rateLimitsSchema.prefault({}),

@@ -1,14 +1,14 @@
 // Signing in to the console in Chromium against the real CLI (`npm start` runs bin/weft.mjs): the one-time link
 // it prints, the link refused the second time, the username/password form, signing out.
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildRenderer, isRendererStale } from '../../scripts/build-renderer';
 import { tempDir } from '../support/app';
 import { launchChromium, type LaunchedBrowser } from '../support/browser';
+import { startWeftProcess } from '../support/weftProcess';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SHOTS = join(ROOT, 'test-results', 'screenshots');
@@ -16,20 +16,10 @@ const PASSWORD = 'console-e2e-password-1';
 
 /** Starts `weft` like `npm start` does and reads its banner. */
 async function startCli(dataDir: string): Promise<{ proc: ChildProcess; banner: string }> {
-  const proc = spawn(process.execPath, [join(ROOT, 'bin', 'weft.mjs'), '--data-dir', dataDir, '--api-address', '127.0.0.1:0', '--console-address', '127.0.0.1:0'], {
-    cwd: ROOT,
-    env: { ...process.env, WEFT_ADMIN_USERNAME: 'admin', WEFT_ADMIN_PASSWORD: PASSWORD },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  return startWeftProcess(dataDir, ['--api-address', '127.0.0.1:0', '--console-address', '127.0.0.1:0'], {
+    WEFT_ADMIN_USERNAME: 'admin',
+    WEFT_ADMIN_PASSWORD: PASSWORD,
   });
-  const lines: string[] = [];
-  await new Promise<void>((resolve, reject) => {
-    proc.once('exit', (code) => reject(new Error(`weft exited ${code}: ${lines.join('\n')}`)));
-    createInterface({ input: proc.stdout! }).on('line', (l) => {
-      lines.push(l);
-      if (l.includes('admin username:')) resolve();
-    });
-  });
-  return { proc, banner: lines.join('\n') };
 }
 
 describe('console sign-in (real CLI, Chromium)', () => {

@@ -1,10 +1,10 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
 import { request, Agent } from 'undici';
 import { tempDir } from '../support/app';
+import { startWeftProcess } from '../support/weftProcess';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const WEFT = join(ROOT, 'bin', 'weft.mjs');
@@ -13,24 +13,9 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}) {
   return spawnSync(process.execPath, [WEFT, ...args], { cwd: ROOT, env: { ...process.env, ...env }, encoding: 'utf8', timeout: 60_000 });
 }
 
-/** Starts `weft` and collects stdout lines until the API URL is printed. */
+/** Starts `weft` (its first argument pair must be --data-dir DIR) and reads the banner. */
 async function start(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const proc = spawn(process.execPath, [WEFT, ...args], { cwd: ROOT, env: { ...process.env, ...env } });
-  const lines: string[] = [];
-  const rl = createInterface({ input: proc.stdout });
-  await new Promise<void>((resolve, reject) => {
-    proc.once('exit', (code) => reject(new Error(`weft exited ${code}: ${lines.join('\n')}`)));
-    rl.on('line', (l) => {
-      lines.push(l);
-      if (l.includes('admin username:')) setImmediate(resolve); // the rest of the banner arrives in the same chunk
-    });
-  });
-  const api = /controller API:\s+(\S+)/.exec(lines.join('\n'))![1]!;
-  const stop = () => new Promise<number | null>((resolve) => {
-    proc.once('exit', (code) => resolve(code));
-    proc.kill('SIGINT');
-  });
-  return { proc, lines, api, stop };
+  return startWeftProcess(args[1]!, args.slice(2), env);
 }
 
 // Each case starts real `weft` processes (TypeScript compiled on start), which is slow on a loaded machine.
@@ -39,7 +24,7 @@ describe('command line', { timeout: 240_000 }, () => {
     for (const args of [['--help'], ['help'], ['start', '--help']]) {
       const r = run(args);
       expect(r.status).toBe(0);
-      for (const word of ['start', '--data-dir', '--config', '--api-address', 'WEFT_ADMIN_PASSWORD']) expect(r.stdout).toContain(word);
+      for (const word of ['start', '--data-dir', '--config', '--api-address', '--api-brand', 'WEFT_ADMIN_PASSWORD']) expect(r.stdout).toContain(word);
     }
     const npm = spawnSync('npm', ['start', '--silent', '--', '--help'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
     expect(npm.stdout).toContain('--api-address');
@@ -60,6 +45,7 @@ describe('command line', { timeout: 240_000 }, () => {
       ['api:\n  session_timeout: soon\n', /api\.session_timeout/],
       ['api:\n  adress: 127.0.0.1:1\n', /api: unknown field\(s\): adress/],
       ['log_level: loud\n', /log_level/],
+      ['api:\n  brand: openziti\n', /api\.brand/],
       ['api: [1, 2\n', /not valid YAML/],
     ];
     for (const [text, pattern] of cases) {
@@ -74,6 +60,7 @@ describe('command line', { timeout: 240_000 }, () => {
     }
     expect(run(['--config', join(dir, 'missing.yml'), '--data-dir', dataDir]).stderr).toContain('not found');
     expect(run(['--api-address', 'bad', '--data-dir', dataDir]).stderr).toContain('--api-address');
+    expect(run(['--api-brand', 'openziti', '--data-dir', dataDir]).stderr).toContain('--api-brand: must be svc or ziti');
     expect(existsSync(dataDir)).toBe(false);
   });
 

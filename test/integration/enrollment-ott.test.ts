@@ -19,20 +19,20 @@ async function ottIdentity(name: string): Promise<{ id: string; jwt: string; tok
 const authenticatorCount = async (identityId: string) => (await admin.get(`/identities/${identityId}/authenticators`)).body.meta.pagination.totalCount;
 
 describe('one-time token enrollment', () => {
-  it('identity create with enrollment.ott carries a JWT signed by the signing CA (kid = its SHA-1 fingerprint)', async () => {
+  it('identity create with enrollment.ott carries a JWT signed with the API server certificate key (kid = its SHA-1 fingerprint)', async () => {
     const before = Date.now();
     const { id, jwt, token } = await ottIdentity('ott-jwt');
     const { header, payload } = decodeJwt(jwt);
-    expect(header).toMatchObject({ alg: 'ES256', kid: app.core.pki.signingFingerprint, typ: 'JWT' });
+    expect(header).toMatchObject({ alg: 'ES256', kid: app.core.jwt.kid, typ: 'JWT' });
     expect(payload).toMatchObject({ em: 'ott', jti: token, sub: id, iss: app.urls.api, ctrls: [app.urls.api] });
     // default expiry: 180 minutes
     expect((payload.exp as number) * 1000).toBeGreaterThanOrEqual(before + 179 * 60_000);
     expect((payload.exp as number) * 1000).toBeLessThanOrEqual(Date.now() + 180 * 60_000 + 1000);
-    // verifiable with the signing certificate and with the published JWKS
-    await jwtVerify(jwt, await importX509(app.core.pki.signing.certPem, 'ES256'), { issuer: app.urls.api });
+    // verifiable with the server certificate SDKs fetch and with the published JWKS
+    await jwtVerify(jwt, await importX509(app.core.pki.server.certPem, 'ES256'), { issuer: app.urls.api });
     const jwks = await app.client().get('/enroll/jwks', { api: 'client' });
     expect(jwks.status).toBe(200);
-    expect(jwks.body.keys[0]).toMatchObject({ kid: app.core.pki.signingFingerprint, kty: 'EC', crv: 'P-256', use: 'sig', alg: 'ES256' });
+    expect(jwks.body.keys[0]).toMatchObject({ kid: app.core.jwt.kid, kty: 'EC', crv: 'P-256', use: 'sig', alg: 'ES256' });
     expect(jwks.body.keys[0].d).toBeUndefined();
     await jwtVerify(jwt, createLocalJWKSet(jwks.body));
     // and listed under /enrollments

@@ -23,7 +23,7 @@ describe('/enrollments', () => {
     const e = (await admin.get(`/enrollments/${eid}`)).body.data;
     expect(e).toMatchObject({
       id: eid, method: 'ott', identityId: id, identity: { id, name: 'rec-ott', urlName: 'identities', entity: 'identities' },
-      expiresAt, token: expect.any(String), jwt: expect.any(String), ca: null, caId: null, username: null, tags: {},
+      expiresAt, token: expect.any(String), jwt: expect.any(String), ca: null, caId: null, username: '', tags: {},
     });
     expect(decodeJwt(e.jwt).payload).toMatchObject({ em: 'ott', jti: e.token, sub: id, exp: Math.floor(Date.parse(expiresAt) / 1000) });
     const view = (await admin.get(`/identities/${id}`)).body.data.enrollment;

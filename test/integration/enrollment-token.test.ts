@@ -60,7 +60,7 @@ describe('token header enrollment', () => {
   });
 
   it('without a CSR: a token-only identity (it authenticates with such tokens)', async () => {
-    const r = await enroll(await token({ sub: 'ext-user-2', preferred_username: 'token-user-2' }));
+    const r = await enroll(await token({ sub: 'ext-user-2', preferred_username: 'token-user-2' }), {}, { 'ziti-token-issuer-id': signerId });
     expect(r.status).toBe(200);
     expect(r.body.data).toEqual({});
     const identity = (await admin.get(`/identities?filter=${encodeURIComponent('externalId = "ext-user-2"')}`)).body.data[0];
@@ -74,6 +74,8 @@ describe('token header enrollment', () => {
       await enroll(await token({ sub: 'x1', preferred_username: 'x1' }, { key: await importPKCS8(forged.keyPem, 'ES256') })),
       await enroll(await token({ sub: 'x2', preferred_username: 'x2' }, { exp: '-1m' })),
       await enroll(await token({ sub: 'x3', preferred_username: 'x3' }), {}, { 'svc-token-issuer-id': 'other-signer' }),
+      // stock OpenZiti clients' spelling of the header is read too
+      await enroll(await token({ sub: 'x6', preferred_username: 'x6' }), {}, { 'ziti-token-issuer-id': 'other-signer' }),
       await enroll('not-a-jwt'),
       await app.client().post('/enroll/token', {}, { api: 'client' }),
     ];

@@ -57,10 +57,13 @@ describe('external JWT signers: CRUD', () => {
     expect(r.body.data._links.self.href).toBe(`./external-jwt-signers/${signerId}`);
     const g = (await admin.get(`/external-jwt-signers/${signerId}`)).body.data;
     expect(g).toMatchObject({
-      id: signerId, name: 'idp', issuer: ISSUER, audience: AUDIENCE, enabled: true, jwksEndpoint: jwksUrl, certPem: null, kid: null,
-      fingerprint: null, commonName: null, notBefore: null, notAfter: null, claimsProperty: 'sub', useExternalId: false,
+      id: signerId, name: 'idp', issuer: ISSUER, audience: AUDIENCE, enabled: true, jwksEndpoint: jwksUrl, certPem: null, kid: '',
+      // without a certificate: empty strings and Go's zero time, as OpenZiti (its spec lets none of these be null)
+      fingerprint: '', commonName: '', notBefore: '0001-01-01T00:00:00.000Z', notAfter: '0001-01-01T00:00:00.000Z',
+      claimsProperty: 'sub', useExternalId: false,
       externalAuthUrl: 'https://idp.example.test/authorize', clientId: 'weft', scopes: ['openid', 'email'], targetToken: 'ACCESS',
-      enrollToCertEnabled: false, enrollToTokenEnabled: false, enrollAuthPolicyId: null, tags: { team: 'sec' },
+      enrollToCertEnabled: false, enrollToTokenEnabled: false, enrollAuthPolicyId: '', enrollNameClaimsSelector: '',
+      enrollAttributeClaimsSelector: '', tags: { team: 'sec' },
     });
 
     const pub = await app.client().get('/external-jwt-signers', { api: 'client' });
@@ -107,11 +110,13 @@ describe('external JWT signers: CRUD', () => {
     // PATCH switches from certificate to JWKS only when the certificate is cleared too
     const id = r.body.data.id;
     expect((await admin.patch(`/external-jwt-signers/${id}`, { jwksEndpoint: jwksUrl })).status).toBe(400);
-    expect((await admin.patch(`/external-jwt-signers/${id}`, { jwksEndpoint: jwksUrl, certPem: null })).status).toBe(200);
-    expect((await admin.get(`/external-jwt-signers/${id}`)).body.data).toMatchObject({ certPem: null, fingerprint: null, commonName: null, claimsProperty: 'email' });
+    // null leaves certPem alone (OpenZiti's PATCH), '' clears it (as the ziti CLI sends for "none")
+    expect((await admin.patch(`/external-jwt-signers/${id}`, { jwksEndpoint: jwksUrl, certPem: null })).status).toBe(400);
+    expect((await admin.patch(`/external-jwt-signers/${id}`, { jwksEndpoint: jwksUrl, certPem: '' })).status).toBe(200);
+    expect((await admin.get(`/external-jwt-signers/${id}`)).body.data).toMatchObject({ certPem: null, fingerprint: '', commonName: '', claimsProperty: 'email' });
     // PUT resets what it omits
     expect((await admin.put(`/external-jwt-signers/${id}`, { name: 'cert-signer', issuer: 'cert-issuer', audience: AUDIENCE, enabled: false, certPem: ca.certPem })).status).toBe(200);
-    expect((await admin.get(`/external-jwt-signers/${id}`)).body.data).toMatchObject({ enabled: false, claimsProperty: 'sub', useExternalId: false, kid: null, jwksEndpoint: null });
+    expect((await admin.get(`/external-jwt-signers/${id}`)).body.data).toMatchObject({ enabled: false, claimsProperty: 'sub', useExternalId: false, kid: '', jwksEndpoint: null });
     // disabled signers are not listed publicly
     expect((await app.client().get('/external-jwt-signers', { api: 'client' })).body.data.map((s: any) => s.name)).toEqual(['idp']);
     expect((await admin.del(`/external-jwt-signers/${id}`)).status).toBe(200);

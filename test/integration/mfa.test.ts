@@ -147,7 +147,7 @@ describe('MFA lifecycle of the current identity', () => {
     const r = await user.post('/current-api-session/totp-token', { code: code() });
     expect(r.status).toBe(200);
     expect(r.body.data.issuedAt).toBe(clock.now().toISOString());
-    const key = await importX509(app.core.pki.signing.certPem, decodeJwtAlg(r.body.data.token));
+    const key = await importX509(app.core.pki.server.certPem, decodeJwtAlg(r.body.data.token));
     const { payload } = await jwtVerify(r.body.data.token, key, { currentDate: clock.now() });
     expect(payload).toMatchObject({ sub: userId, type: 'totp' });
   });

@@ -34,7 +34,11 @@ describe('service policies: CRUD and validation', () => {
     const anyOf = await net.admin.get(`/service-policies?filter=${encodeURIComponent('anyOf(identityRoles) = "#crud-eng"')}`);
     expect(anyOf.body.data.map((p: any) => p.id)).toEqual([id]);
 
+    // PATCH as OpenZiti reads it: null leaves a field alone, [] clears it
+    const before = (await net.admin.get(`/service-policies/${id}`)).body.data.serviceRoles;
     expect((await net.admin.patch(`/service-policies/${id}`, { type: 'Bind', serviceRoles: null })).status).toBe(200);
+    expect((await net.admin.get(`/service-policies/${id}`)).body.data).toMatchObject({ type: 'Bind', serviceRoles: before, name: 'crud-sp', semantic: 'AllOf' });
+    expect((await net.admin.patch(`/service-policies/${id}`, { serviceRoles: [] })).status).toBe(200);
     expect((await net.admin.get(`/service-policies/${id}`)).body.data).toMatchObject({ type: 'Bind', serviceRoles: [], name: 'crud-sp', semantic: 'AllOf' });
     expect((await net.admin.put(`/service-policies/${id}`, { name: 'crud-sp-2', type: 'Dial', semantic: 'AnyOf' })).status).toBe(200);
     expect((await net.admin.get(`/service-policies/${id}`)).body.data).toMatchObject({

@@ -25,11 +25,11 @@ describe('edge routers', () => {
     const er = (await admin.get(`/edge-routers/${id}`)).body.data;
     expect(er).toMatchObject({
       id, name: 'er-1', cost: 7, roleAttributes: ['east', 'public'], isTunnelerEnabled: true, noTraversal: false, isOnline: false,
-      isVerified: false, fingerprint: null, hostname: '', supportedProtocols: {}, tags: { t: 'x' },
+      isVerified: false, fingerprint: '', hostname: '', supportedProtocols: {}, tags: { t: 'x' },
       enrollmentToken: expect.any(String), enrollmentJwt: expect.any(String), enrollmentCreatedAt: expect.any(String), enrollmentExpiresAt: expect.any(String),
     });
     const { header, payload } = decodeJwt(er.enrollmentJwt);
-    expect(header.kid).toBe(app.core.pki.signingFingerprint);
+    expect(header.kid).toBe(app.core.jwt.kid);
     expect(payload).toMatchObject({ em: 'erott', sub: id, jti: er.enrollmentToken, iss: app.urls.api, ctrls: [app.urls.api] });
     expect(Date.parse(er.enrollmentExpiresAt)).toBeGreaterThanOrEqual(before + 179 * 60_000);
     expect((payload.exp as number) * 1000).toBe(Math.floor(Date.parse(er.enrollmentExpiresAt) / 1000) * 1000);
@@ -48,7 +48,7 @@ describe('edge routers', () => {
     expect(badSig.body.error.code).toBe('COULD_NOT_PROCESS_CSR');
     const noServer = await anon.post('/enroll/erott', { token: er.enrollmentToken, certCsr: client.csrPem }, { api: 'client' });
     expect(noServer.body.error.code).toBe('MISSING_OR_INVALID_CSR');
-    expect((await admin.get(`/edge-routers/${id}`)).body.data).toMatchObject({ isVerified: false, fingerprint: null, enrollmentToken: er.enrollmentToken });
+    expect((await admin.get(`/edge-routers/${id}`)).body.data).toMatchObject({ isVerified: false, fingerprint: '', enrollmentToken: er.enrollmentToken });
 
     const r = await anon.post('/enroll/erott', { token: er.enrollmentToken, ...body }, { api: 'client' });
     expect(r.status).toBe(200);
@@ -124,7 +124,7 @@ describe('edge routers', () => {
     expect((await admin.get(`/edge-routers/${id}`)).body.data.isVerified).toBe(true);
     expect((await admin.post(`/edge-routers/${id}/re-enroll`)).status).toBe(200);
     const after = (await admin.get(`/edge-routers/${id}`)).body.data;
-    expect(after).toMatchObject({ isVerified: false, fingerprint: null, certPem: null, enrollmentToken: expect.any(String) });
+    expect(after).toMatchObject({ isVerified: false, fingerprint: '', certPem: null, enrollmentToken: expect.any(String) });
     expect(decodeJwt(after.enrollmentJwt).payload).toMatchObject({ em: 'erott', sub: id, jti: after.enrollmentToken });
     // the removed certificate cannot extend any more
     const asRouter = app.client().withCert(enrolled.cert, csrs.client.keyPem);
@@ -151,7 +151,7 @@ describe('routers (transit)', () => {
     const tr = (await admin.get(`/routers/${id}`)).body.data;
     expect(tr).toMatchObject({
       id, name: 'tr-1', cost: 3, noTraversal: true, disabled: false, ctrlChanListeners: { 'tls:0.0.0.0:6262': ['x'] }, tags: { a: 'b' },
-      isOnline: false, isVerified: false, fingerprint: null, interfaces: [], unverifiedCertPem: null, unverifiedFingerprint: null,
+      isOnline: false, isVerified: false, fingerprint: '', interfaces: [], unverifiedCertPem: null, unverifiedFingerprint: null,
       enrollmentToken: expect.any(String), enrollmentJwt: expect.any(String), enrollmentCreatedAt: expect.any(String), enrollmentExpiresAt: expect.any(String),
     });
     expect(decodeJwt(tr.enrollmentJwt).payload).toMatchObject({ em: 'trott', sub: id, jti: tr.enrollmentToken });
@@ -175,7 +175,7 @@ describe('routers (transit)', () => {
     expect(r.status).toBe(200);
     expect((await admin.get(`/routers/${id}`)).body.data).toMatchObject({ isVerified: true, fingerprint: fingerprintSha1(r.body.data.cert), enrollmentJwt: null });
     expect((await admin.post(`/routers/${id}/re-enroll`)).status).toBe(200);
-    expect((await admin.get(`/routers/${id}`)).body.data).toMatchObject({ isVerified: false, fingerprint: null, enrollmentJwt: expect.any(String) });
+    expect((await admin.get(`/routers/${id}`)).body.data).toMatchObject({ isVerified: false, fingerprint: '', enrollmentJwt: expect.any(String) });
   });
 
   it('requires the router permission', async () => {

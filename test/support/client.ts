@@ -1,4 +1,5 @@
 import { Agent, request } from 'undici';
+import { assertSwagger } from './swagger';
 
 export interface Resp<T = any> {
   status: number;
@@ -39,7 +40,8 @@ export class ApiClient {
       payload = JSON.stringify(body);
       headers['content-type'] = 'application/json';
     }
-    const res = await request(this.baseUrl + BASES[opts.api ?? 'management'] + path, {
+    const fullPath = BASES[opts.api ?? 'management'] + path;
+    const res = await request(this.baseUrl + fullPath, {
       method: method as any,
       headers,
       body: payload,
@@ -47,7 +49,10 @@ export class ApiClient {
     });
     const text = await res.body.text();
     let parsed: any = text;
-    if (String(res.headers['content-type'] ?? '').includes('json') && text) parsed = JSON.parse(text);
+    const contentType = String(res.headers['content-type'] ?? '');
+    if (contentType.includes('json') && text) parsed = JSON.parse(text);
+    // every response of every test must match the official OpenZiti swagger (see ./swagger.ts)
+    assertSwagger({ method, path: fullPath, status: res.statusCode, contentType, body: parsed, text });
     return { status: res.statusCode, headers: res.headers as Resp['headers'], body: parsed, text };
   }
 

@@ -3,15 +3,17 @@ import { createLocalJWKSet, importX509, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import type { Core } from '../../src/main/core/core';
 import { enrollmentJwks, signEnrollmentJwt, signNonce } from '../../src/main/core/enrollment/jwt';
-import { createIntermediateCa, createRootCa, fingerprintSha1, type KeyAlgorithm } from '../../src/main/core/pki';
+import { createIntermediateCa, createRootCa, fingerprintSha1, JwtSigner, type KeyAlgorithm } from '../../src/main/core/pki';
 
 /** Just the parts of a core the enrollment JWT code reads. */
 async function fakeCore(keyAlg: KeyAlgorithm): Promise<Core> {
   const root = await createRootCa({ commonName: 'root', keyAlg });
+  // stands in for the API server certificate, whose key signs the controller's JWTs
   const signing = await createIntermediateCa({ commonName: 'signing', issuer: root, keyAlg });
   const now = new Date('2030-01-02T03:04:05Z');
   return {
-    pki: { root, signing, signingFingerprint: fingerprintSha1(signing.certPem), caBundlePem: root.certPem + signing.certPem },
+    pki: { root, signing, caBundlePem: root.certPem + signing.certPem },
+    jwt: new JwtSigner(signing, [root.certPem]),
     config: { apiPublicUrl: 'https://ctrl.example:1280' },
     clock: { now: () => now },
   } as unknown as Core;
@@ -19,20 +21,20 @@ async function fakeCore(keyAlg: KeyAlgorithm): Promise<Core> {
 
 describe('enrollment JWTs', () => {
   for (const [keyAlg, alg] of [['EC-P256', 'ES256'], ['EC-P384', 'ES384'], ['RSA-2048', 'RS256']] as const) {
-    it(`are signed with a ${keyAlg} signing key (${alg}) and verify against the certificate and the JWKS`, async () => {
+    it(`are signed with a ${keyAlg} key (${alg}) and verify against the certificate and the JWKS`, async () => {
       const core = await fakeCore(keyAlg);
       const jti = randomUUID();
       const exp = new Date('2030-01-02T06:04:05Z');
       const jwt = signEnrollmentJwt(core, { em: 'ott', sub: 'id-1', jti, exp });
       const currentDate = core.clock.now();
       const { payload, protectedHeader } = await jwtVerify(jwt, await importX509(core.pki.signing.certPem, alg), { currentDate });
-      expect(protectedHeader).toEqual({ alg, kid: core.pki.signingFingerprint, typ: 'JWT' });
+      expect(protectedHeader).toEqual({ alg, kid: fingerprintSha1(core.pki.signing.certPem), typ: 'JWT' });
       expect(payload).toEqual({
         em: 'ott', iss: 'https://ctrl.example:1280', sub: 'id-1', jti, iat: currentDate.getTime() / 1000, exp: exp.getTime() / 1000,
         ctrls: ['https://ctrl.example:1280'],
       });
       const jwks = enrollmentJwks(core);
-      expect(jwks.keys[0]).toMatchObject({ kid: core.pki.signingFingerprint, alg, use: 'sig' });
+      expect(jwks.keys[0]).toMatchObject({ kid: fingerprintSha1(core.pki.signing.certPem), alg, use: 'sig' });
       expect(jwks.keys[0]!.d).toBeUndefined();
       await jwtVerify(jwt, createLocalJWKSet(jwks as never), { currentDate });
       // a tampered payload fails

@@ -1,18 +1,21 @@
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
 import { withDeadline, type ApiLimits } from '../core/auth/rateLimit';
 import type { Core } from '../core/core';
-import { ApiError, rateLimited, unauthorized, unavailable } from '../core/errors';
+import { ApiError, echoValue, rateLimited, unauthorized, unavailable } from '../core/errors';
 import { isStoreUnavailable } from '../core/ops/availability';
 import { envelope, errorEnvelope } from './envelope';
 import { API_BASES, peerCertificates, type ApiName, type ApiReply, type ApiRequest, type RouteDef } from './registry';
 
 export const BODY_LIMIT = 1024 * 1024;
+/** The request line plus headers, as OpenZiti (Go's http.Server default of 1 MB); long filters travel in the URL. */
+export const HEADER_LIMIT = 1024 * 1024;
 const TEXT_TYPES = ['text/plain', 'application/x-pem-file', 'application/pkcs10', 'application/x-x509-user-cert', 'application/pkix-cert'];
 
 export interface ApiServerOptions {
-  tls: { key: string; cert: string; ca: string[] };
+  tls: { key: string; cert: string };
   routes: RouteDef[];
   /** extra root paths served outside the API bases (OpenZiti's aliases), as [path, api to answer for] */
   rootAliases: Array<{ method: 'GET'; path: string; api: ApiName; target: string }>;
@@ -23,8 +26,14 @@ export interface ApiServerOptions {
 /** One HTTPS listener for both APIs; client certificates are requested but optional. */
 export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInstance {
   const app = Fastify({
-    https: { key: opts.tls.key, cert: opts.tls.cert, ca: opts.tls.ca, requestCert: true, rejectUnauthorized: false },
+    https: {
+      // No `ca`: Node would list those CAs in the certificate request, and Go clients (OpenZiti's SDKs and CLI) then
+      // withhold certificates from other issuers, e.g. third-party CAs for OTTCA enrollment. Chains are checked in the core.
+      key: opts.tls.key, cert: opts.tls.cert, requestCert: true, rejectUnauthorized: false,
+      maxHeaderSize: HEADER_LIMIT,
+    },
     bodyLimit: BODY_LIMIT,
+    clientErrorHandler: rawClientError,
     routerOptions: { ignoreTrailingSlash: true },
     genReqId: () => randomUUID(),
     logger: false,
@@ -82,6 +91,29 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
   }
   return app;
 }
+
+/**
+ * Requests Node rejects before Fastify sees them (headers over HEADER_LIMIT, malformed HTTP, timeouts) still get
+ * the error envelope, written raw on the socket, which is then closed.
+ */
+function rawClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'REQUEST_HEADER_FIELDS_TOO_LARGE', `The request line and headers exceed the limit of ${HEADER_LIMIT} bytes`]
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'REQUEST_TIMEOUT', 'The request was not received in time']
+        : [400, 'INVALID_REQUEST', 'The request is not valid HTTP'];
+  const body = JSON.stringify(errorEnvelope({ code, message, requestId: randomUUID() }));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_TEXT[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Connection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
 function token(req: FastifyRequest): string | undefined {
   const zt = req.headers['zt-session'];
@@ -159,7 +191,8 @@ export function sendError(core: Core, req: FastifyRequest, reply: FastifyReply, 
     }
   }
   for (const [k, v] of Object.entries(e.headers ?? {})) void reply.header(k, v);
-  const cause = e.fieldCause;
+  // the value is echoed as sent, within bounds (a hostile body must not break the reply)
+  const cause = e.fieldCause && { ...e.fieldCause, value: echoValue(e.fieldCause.value, 64 * 1024) };
   return reply
     .code(e.status)
     .type('application/json')

@@ -3,7 +3,7 @@ import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { Caller } from '../core/auth/permissions';
 import type { Ctx } from '../core/context';
 import type { Core } from '../core/core';
-import { ApiError } from '../core/errors';
+import { ApiError, echoValue } from '../core/errors';
 import type { Row } from '../core/store/db';
 import type { ConsoleUrls, ZitiErrorData } from '../../shared/console';
 
@@ -55,12 +55,7 @@ export function zitiData(error: TRPCError): ZitiErrorData | undefined {
 }
 
 /** Field values echoed back are for display only: keep them short. */
-function safeValue(v: unknown): unknown {
-  if (typeof v === 'string') return v.length > 200 ? `${v.slice(0, 200)}…` : v;
-  if (v === undefined || v === null || typeof v === 'number' || typeof v === 'boolean') return v;
-  const text = JSON.stringify(v) ?? '';
-  return text.length > 200 ? `${text.slice(0, 200)}…` : v;
-}
+const safeValue = (v: unknown): unknown => echoValue(v, 200);
 
 const t = initTRPC.context<ConsoleContext>().create({
   isDev: false,

@@ -10,7 +10,7 @@ import { decorateIdentityEnrollments } from './enrollment/records';
 import type { IdentityDecorator } from './entities/identities';
 import { SchemaValidator } from './entities/jsonSchema';
 import { NO_FRONTEND_OAUTH_CHECK, type ShareOAuthCheck } from './shares';
-import type { ControllerPki } from './pki/index';
+import { JwtSigner, type ControllerPki } from './pki/index';
 
 /** The controller's PKI plus derived encodings served by the APIs. */
 export type PkiMaterial = ControllerPki & { caBundlePkcs7: string };
@@ -22,6 +22,11 @@ export interface CoreConfig {
   apiPublicUrl: string;
   /** Inactivity timeout of API sessions */
   sessionTimeoutMs: number;
+  /**
+   * The brand word Weft sends where OpenZiti sends `ziti` (the MFA auth query's provider): `svc` as the specification
+   * writes it, `ziti` for stock OpenZiti SDKs. Both spellings are accepted on input.
+   */
+  brand: 'svc' | 'ziti';
   /** Minimum time between two database snapshots (default 1 minute) */
   snapshotIntervalMs?: number;
 }
@@ -63,6 +68,12 @@ export class Core {
     readonly pki: PkiMaterial,
     readonly log: Logger,
   ) {}
+
+  private jwtSigner?: JwtSigner;
+  /** Signs the controller's own JWTs with the API server certificate's key (pki/jwtSigner.ts). */
+  get jwt(): JwtSigner {
+    return (this.jwtSigner ??= new JwtSigner(this.pki.server, [this.pki.intermediate.certPem, this.pki.root.certPem]));
+  }
 
   ctx(caller: Caller): Ctx {
     return { core: this, caller };

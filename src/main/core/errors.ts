@@ -18,6 +18,22 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A field value echoed back in an error, bounded: strings and serialized values longer than `max` characters are cut
+ * to a string, and a value too deep to serialize (a hostile body) becomes a placeholder instead of failing the reply.
+ */
+export function echoValue(v: unknown, max: number): unknown {
+  if (typeof v === 'string') return v.length > max ? `${v.slice(0, max)}…` : v;
+  if (v === undefined || v === null || typeof v === 'number' || typeof v === 'boolean') return v;
+  let text: string;
+  try {
+    text = JSON.stringify(v) ?? '';
+  } catch {
+    return '(value not shown: it cannot be serialized)';
+  }
+  return text.length > max ? `${text.slice(0, max)}…` : v;
+}
+
 export const validationError = (field: string, reason: string, value?: unknown) =>
   new ApiError('COULD_NOT_VALIDATE', 400, 'The supplied request contains an invalid document', {
     field,

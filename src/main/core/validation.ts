@@ -3,7 +3,7 @@ import { validationError } from './errors';
 
 /** Parses input with a zod schema; the first problem becomes OpenZiti's COULD_NOT_VALIDATE with cause.field. */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input);
+  const result = schema.safeParse(normalizeGoJson(schema, input));
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const path = issue.path.map(String);
@@ -21,4 +21,80 @@ function valueAt(input: unknown, path: string[]): unknown {
     v = (v as Record<string, unknown>)[p];
   }
   return v;
+}
+
+/**
+ * A PATCH body as OpenZiti reads it: a field whose value is `null` is not an update (its JSON field tracking skips
+ * nil values), so Go clients send `null` for every field they leave alone, e.g. `ziti edge update ext-jwt-signer`.
+ * Top-level fields only: nested objects (tags, app data, auth policy sections) are merged by their owners.
+ */
+export function patchFields(body: unknown): unknown {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null));
+}
+
+/** Object shapes reachable from a schema through wrappers, unions, pipes and arrays (zod 4 definitions). */
+type Def = { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; innerType?: z.ZodType; in?: z.ZodType;
+  options?: z.ZodType[]; valueType?: z.ZodType; left?: z.ZodType; right?: z.ZodType; getter?: () => z.ZodType };
+const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: Def } })._zod.def;
+
+/**
+ * OpenZiti decodes bodies with Go's encoding/json, and Go clients (its own CLI among them) rely on two of its habits:
+ * field names match case-insensitively (`{"Type": "Windows", "Versions": [...]}` for OS posture checks), and a nil
+ * slice is sent as `null` and means an empty list. Renames keys that differ from a known field only in case (exact
+ * names win) and turns `null` into `[]` where the schema wants a list. Returns the input
+ * itself when nothing changes.
+ */
+export function normalizeGoJson(schema: z.ZodType, input: unknown, depth = 0): unknown {
+  if (depth > 16) return input;
+  const def = defOf(schema);
+  if (input === null) {
+    // a Go nil slice: nullable or not, a list field given null is an empty list (PATCH bodies drop nulls before this)
+    if (def.type === 'array') return [];
+    if (['optional', 'nullable', 'default', 'prefault', 'catch', 'readonly', 'nonoptional'].includes(def.type)) return normalizeGoJson(def.innerType!, input, depth + 1);
+    return def.type === 'pipe' ? normalizeGoJson(def.in!, input, depth + 1) : input;
+  }
+  if (typeof input !== 'object') return input;
+  switch (def.type) {
+    case 'optional': case 'nullable': case 'default': case 'prefault': case 'catch': case 'readonly': case 'nonoptional':
+      return normalizeGoJson(def.innerType!, input, depth + 1);
+    case 'pipe':
+      return normalizeGoJson(def.in!, input, depth + 1);
+    case 'lazy':
+      return normalizeGoJson(def.getter!(), input, depth + 1);
+    case 'union':
+      return def.options!.reduce<unknown>((v, option) => normalizeGoJson(option, v, depth + 1), input);
+    case 'intersection':
+      return normalizeGoJson(def.right!, normalizeGoJson(def.left!, input, depth + 1), depth + 1);
+    case 'array': {
+      if (!Array.isArray(input)) return input;
+      const out = input.map((v) => normalizeGoJson(def.element!, v, depth + 1));
+      return out.some((v, i) => v !== input[i]) ? out : input;
+    }
+    case 'record': {
+      if (Array.isArray(input)) return input;
+      const entries = Object.entries(input).map(([k, v]) => [k, normalizeGoJson(def.valueType!, v, depth + 1)] as const);
+      return entries.some(([k, v]) => v !== (input as Record<string, unknown>)[k]) ? Object.fromEntries(entries) : input;
+    }
+    case 'object': {
+      if (Array.isArray(input)) return input;
+      const shape = def.shape!;
+      let changed = false;
+      const out: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(input)) {
+        let name = key;
+        if (!(key in shape)) {
+          const lower = key.toLowerCase();
+          const match = Object.keys(shape).find((k) => k.toLowerCase() === lower);
+          if (match && !(match in input)) name = match;
+        }
+        const v = name in shape ? normalizeGoJson(shape[name]!, value, depth + 1) : value;
+        if (name !== key || v !== value) changed = true;
+        out[name] = v;
+      }
+      return changed ? out : input;
+    }
+    default:
+      return input;
+  }
 }

@@ -7,6 +7,7 @@ import { configs } from '../../core/entities/configs';
 import { controllers } from '../../core/entities/controllers';
 import { identities } from '../../core/entities/identities';
 import { identityTypes } from '../../core/entities/identityTypes';
+import { revocations } from '../../core/entities/revocations';
 import { listRelated, listRoleAttributes, summary } from '../../core/entities/listings';
 import { listRows, present, type ResourceDef } from '../../core/entities/resource';
 import type { PermissionGroup } from '../../core/auth/permissions';
@@ -48,6 +49,7 @@ export function managementRoutes(core: Core): RouteDef[] {
     ...resourceRoutes(services, { roleFilter: roleFilter('service') }),
     ...resourceRoutes(apiSessions, { only: ['list', 'get', 'delete'] }),
     ...resourceRoutes(edgeRouters, { roleFilter: roleFilter('edge-router') }),
+    ...resourceRoutes(revocations, { only: ['list', 'get', 'create'] }),
     relatedRoute(identities, 'authenticators', authenticators, 't.identity_id = ?'),
     relatedRoute(configTypes, 'configs', configs, 't.config_type_id = ?'),
     relatedRoute(configs, 'services', services, 't.id IN (SELECT service_id FROM service_configs WHERE config_id = ?)'),

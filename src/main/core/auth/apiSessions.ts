@@ -115,7 +115,7 @@ export class ApiSessionService {
     const out: AuthQuery[] = [];
     if (row.is_mfa_required && !row.is_mfa_complete) {
       out.push({
-        typeId: 'MFA', provider: 'svc', format: 'numeric', httpMethod: 'POST', httpUrl: './authenticate/mfa',
+        typeId: 'MFA', provider: this.core.config.brand, format: 'numeric', httpMethod: 'POST', httpUrl: './authenticate/mfa',
         minLength: 4, maxLength: 8, isTotpEnrolled: this.core.hooks.isTotpEnrolled(row.identity_id as string),
       });
     }

@@ -1,5 +1,4 @@
 import { randomInt } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { generateSecret, generateURI, verifySync } from 'otplib';
 import QRCode from 'qrcode';
 import { z } from 'zod';
@@ -7,7 +6,6 @@ import type { Core } from '../core';
 import type { Ctx } from '../context';
 import { ApiError, conflict, notFound } from '../errors';
 import { newId } from '../ids';
-import { importPrivateKey, jwsAlgorithmForKey } from '../pki/index';
 import type { ApiObject } from '../entities/resource';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
@@ -215,14 +213,14 @@ export async function createTotpToken(ctx: Ctx, body: unknown): Promise<{ token:
   const issued = ctx.core.clock.now();
   const now = issued.toISOString();
   ctx.core.store.tx(() => markPassed(ctx, now));
-  const { signing } = ctx.core.pki;
-  const token = await new SignJWT({ type: 'totp', apiSessionId: ctx.caller.apiSessionId })
-    .setProtectedHeader({ alg: jwsAlgorithmForKey(signing.keyPem), kid: ctx.core.pki.signingFingerprint })
-    .setSubject(ctx.caller.identityId)
-    .setIssuer(ctx.core.config.apiPublicUrl)
-    .setIssuedAt(Math.floor(issued.getTime() / 1000))
-    .setJti(newId())
-    .sign(importPrivateKey(signing.keyPem));
+  const token = ctx.core.jwt.sign({
+    type: 'totp',
+    apiSessionId: ctx.caller.apiSessionId,
+    sub: ctx.caller.identityId,
+    iss: ctx.core.config.apiPublicUrl,
+    iat: Math.floor(issued.getTime() / 1000),
+    jti: newId(),
+  });
   return { token, issuedAt: now };
 }
 

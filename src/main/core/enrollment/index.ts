@@ -9,7 +9,7 @@ import { ROUTER_KINDS, enrollRouter } from './routers';
 
 export { enrollCa, enrollOtt, enrollOttCa, enrollUpdb } from './identityEnroll';
 export { enrollRouter, extendRouter, reEnrollRouter } from './routers';
-export { enrollToken, TOKEN_ISSUER_HEADER } from './tokenEnroll';
+export { enrollToken, TOKEN_ISSUER_HEADERS } from './tokenEnroll';
 export { enrollmentJwks, networkJwt } from './jwt';
 
 /** The enrollment method a token belongs to (identity enrollments, then routers); undefined if unknown. */
@@ -60,6 +60,6 @@ const challengeSchema = z.object({ keyId: z.string(), nonce: z.uuid() });
 /** POST /enroll/challenge: signs the client's nonce with the enrollment key named by keyId. */
 export function enrollmentChallenge(core: Core, body: unknown) {
   const input = parseInput(challengeSchema, body);
-  if (input.keyId !== core.pki.signingFingerprint) throw validationError('keyId', 'no enrollment signing key has this id', input.keyId);
+  if (input.keyId !== core.jwt.kid) throw validationError('keyId', 'no enrollment signing key has this id', input.keyId);
   return signNonce(core, input.nonce);
 }

@@ -8,7 +8,8 @@ import { enrollmentNotAllowed, identityAlreadyEnrolled, invalidEnrollmentToken }
 import { createEnrolledIdentity, insertCertAuthenticator, issueIdentityCertificate, type EnrollmentCerts } from './identityEnroll';
 
 /** The seed's brand-neutral name of OpenZiti's `ziti-token-issuer-id` header. */
-export const TOKEN_ISSUER_HEADER = 'svc-token-issuer-id';
+/** Both spellings are accepted: the specification's brand word and stock OpenZiti clients' (see api.brand). */
+export const TOKEN_ISSUER_HEADERS = ['svc-token-issuer-id', 'ziti-token-issuer-id'] as const;
 
 /** A claim by selector: a property name, or a JSON pointer such as `/realm_access/roles`. */
 function claim(payload: JWTPayload, selector: string): unknown {
@@ -46,7 +47,7 @@ export async function enrollToken(
     throw e;
   }
   const { signer, payload, subject } = verified;
-  const issuerId = headers[TOKEN_ISSUER_HEADER];
+  const issuerId = TOKEN_ISSUER_HEADERS.map((h) => headers[h]).find((v) => typeof v === 'string' && v);
   if (typeof issuerId === 'string' && issuerId && issuerId !== signer.id) throw invalidEnrollmentToken();
 
   const name = strings(claim(payload, (signer.enroll_name_claims_selector as string | null) || (signer.claims_property as string) || 'sub'))[0];

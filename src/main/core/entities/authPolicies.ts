@@ -47,7 +47,8 @@ export const DEFAULT_SECONDARY: AuthPolicySecondary = { requireTotp: false, requ
 const full = { name: nameSchema, primary: primarySchema, secondary: secondarySchema, tags: nullableTags.optional() };
 const deepPartial = z.object({
   cert: primarySchema.shape.cert.partial().nullable().optional(),
-  extJwt: primarySchema.shape.extJwt.partial().nullable().optional(),
+  // null signers in a PATCH leave them alone (the ziti CLI sends null for every section it does not change)
+  extJwt: z.object({ allowed: z.boolean(), allowedSigners: z.array(z.string()).nullable() }).partial().nullable().optional(),
   updb: primarySchema.shape.updb.partial().nullable().optional(),
 });
 

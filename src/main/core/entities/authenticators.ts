@@ -33,9 +33,9 @@ export const authenticators: ResourceDef = {
   columns: {
     method: { column: 'method', codec: 'string' },
     identityId: { column: 'identity_id', codec: 'string' },
-    username: { column: 'username', codec: 'string' },
-    fingerprint: { column: 'fingerprint', codec: 'string', write: false },
-    certPem: { column: 'cert_pem', codec: 'string', write: false },
+    username: { column: 'username', codec: 'string', whenNull: '' },
+    fingerprint: { column: 'fingerprint', codec: 'string', write: false, whenNull: '' },
+    certPem: { column: 'cert_pem', codec: 'string', write: false, whenNull: '' },
     isIssuedByNetwork: { column: 'is_issued_by_network', codec: 'bool', write: false },
     isExtendRequested: { column: 'is_extend_requested', codec: 'bool', write: false },
     isKeyRollRequested: { column: 'is_key_roll_requested', codec: 'bool', write: false },

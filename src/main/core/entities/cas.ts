@@ -75,7 +75,8 @@ export const cas: ResourceDef = {
     isOttCaEnrollmentEnabled: { column: 'is_ott_ca_enrollment_enabled', codec: 'bool' },
     identityRoles: { column: 'identity_roles', codec: 'json' },
     identityNameFormat: { column: 'identity_name_format', codec: 'string' },
-    externalIdClaim: { column: 'external_id_claim', codec: 'json' },
+    // OpenZiti leaves the claim out when the CA has none (never null)
+    externalIdClaim: { column: 'external_id_claim', codec: 'json', whenNull: undefined },
   },
   fields: {
     name: scalar('string', 't.name'),

@@ -22,7 +22,8 @@ export const configTypes: ResourceDef = {
   schemas: {
     create: z.object(body),
     update: z.object({ ...body, schema: jsonObject.default({}) }),
-    patch: patchOf({ name: nameSchema, schema: jsonObject, target, tags: nullableTags }),
+    // a PATCH may leave the schema out, but not null it (OpenZiti answers null with a validation error too)
+    patch: patchOf({ name: nameSchema, target, tags: nullableTags }).extend({ schema: jsonObject.optional() }),
   },
   links: (row) => ({ configs: `config-types/${row.id}/configs` }),
   beforeWrite(op, input, _existing, ctx) {

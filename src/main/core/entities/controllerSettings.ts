@@ -24,7 +24,8 @@ export const controllerSettings: ResourceDef = {
   entity: 'controller-settings',
   table: 'controller_settings',
   permission: 'ops',
-  columns: { oidc: { column: 'oidc', codec: 'json' } },
+  // an override without its own oidc settings leaves the field out (the spec's oidc is an object, never null)
+  columns: { oidc: { column: 'oidc', codec: 'json', whenNull: undefined } },
   refs: { controller: { column: 'controller_id', entity: 'controllers', table: 'controllers' } },
   fields: { controllerId: scalar('string', 't.controller_id') },
   defaultSort: "CASE t.id WHEN 'global' THEN 0 ELSE 1 END, t.id ASC",
@@ -88,6 +89,6 @@ export function effectiveSettings(ctx: Ctx, id: string): ApiObject {
         postLogoutUris: i?.postLogoutUris ?? g.postLogoutUris ?? [],
       },
     },
-    instance: { oidc: i },
+    instance: i ? { oidc: i } : {},
   };
 }

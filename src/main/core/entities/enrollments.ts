@@ -11,7 +11,7 @@ export const enrollments: ResourceDef = {
     method: { column: 'method', codec: 'string', write: false },
     identityId: { column: 'identity_id', codec: 'string', write: false },
     caId: { column: 'ca_id', codec: 'string', write: false },
-    username: { column: 'username', codec: 'string', write: false },
+    username: { column: 'username', codec: 'string', write: false, whenNull: '' },
     token: { column: 'token', codec: 'string', write: false },
     jwt: { column: 'jwt', codec: 'string', write: false },
     expiresAt: { column: 'expires_at', codec: 'datetime', write: false },

@@ -7,7 +7,8 @@ import type { Row } from '../store/db';
 import { nameSchema, nullableTags } from './common';
 import type { ResourceDef } from './resource';
 
-const url = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+/** An http(s) URL; '' means none, as OpenZiti's CLI sends for an unset URL. */
+const url = z.union([z.literal('').transform(() => null), z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })]);
 const text = z.string().trim().min(1, 'must not be empty');
 /** Optional fields and the value they take when a create or PUT omits them (or a PATCH nulls them). */
 const OPTIONAL_DEFAULTS = {
@@ -21,7 +22,8 @@ const optional = {
   kid: z.string().nullable().optional(),
   claimsProperty: text.nullable().optional(),
   useExternalId: z.boolean().nullable().optional(),
-  externalAuthUrl: url.nullable().optional(),
+  // shown as '' while unset (see `str` below), so '' is accepted back as "unset"
+  externalAuthUrl: url.or(z.literal('')).nullable().optional(),
   clientId: z.string().nullable().optional(),
   scopes: z.array(z.string()).nullable().optional(),
   targetToken: z.enum(['ACCESS', 'ID']).nullable().optional(),
@@ -42,6 +44,9 @@ const patch = z.object({
 });
 
 const col = (column: string, codec: 'string' | 'bool' | 'json' | 'datetime' = 'string', write = true) => ({ column, codec, write });
+/** OpenZiti's spec lets none of these be null: an unset string shows as '', an unset time as Go's zero time. */
+const str = (column: string, write = true) => ({ ...col(column, 'string', write), whenNull: '' });
+const ZERO_TIME = '0001-01-01T00:00:00.000Z';
 
 /** External JWT signers: trusted issuers whose JWTs authenticate identities (`POST /authenticate?method=ext-jwt`). */
 export const externalJwtSigners: ResourceDef = {
@@ -55,22 +60,22 @@ export const externalJwtSigners: ResourceDef = {
     audience: col('audience'),
     certPem: col('cert_pem'),
     jwksEndpoint: col('jwks_endpoint'),
-    kid: col('kid'),
-    fingerprint: col('fingerprint', 'string', false),
-    commonName: col('common_name', 'string', false),
-    notBefore: col('not_before', 'datetime', false),
-    notAfter: col('not_after', 'datetime', false),
-    claimsProperty: col('claims_property'),
+    kid: str('kid'),
+    fingerprint: str('fingerprint', false),
+    commonName: str('common_name', false),
+    notBefore: { ...col('not_before', 'datetime', false), whenNull: ZERO_TIME },
+    notAfter: { ...col('not_after', 'datetime', false), whenNull: ZERO_TIME },
+    claimsProperty: str('claims_property'),
     useExternalId: col('use_external_id', 'bool'),
-    externalAuthUrl: col('external_auth_url'),
-    clientId: col('client_id'),
+    externalAuthUrl: str('external_auth_url'),
+    clientId: str('client_id'),
     scopes: col('scopes', 'json'),
     targetToken: col('target_token'),
     enrollToCertEnabled: col('enroll_to_cert_enabled', 'bool'),
     enrollToTokenEnabled: col('enroll_to_token_enabled', 'bool'),
-    enrollNameClaimsSelector: col('enroll_name_claims_selector'),
-    enrollAttributeClaimsSelector: col('enroll_attribute_claims_selector'),
-    enrollAuthPolicyId: col('enroll_auth_policy_id'),
+    enrollNameClaimsSelector: str('enroll_name_claims_selector'),
+    enrollAttributeClaimsSelector: str('enroll_attribute_claims_selector'),
+    enrollAuthPolicyId: str('enroll_auth_policy_id'),
   },
   fields: {
     name: scalar('string', 't.name'),
@@ -92,7 +97,7 @@ export const externalJwtSigners: ResourceDef = {
   beforeWrite(op, input, existing, ctx) {
     for (const k of ['name', 'enabled', 'issuer', 'audience']) if (input[k] === null) delete input[k];
     for (const [k, v] of Object.entries(OPTIONAL_DEFAULTS)) {
-      if (input[k] === null || (op !== 'patch' && input[k] === undefined)) input[k] = v;
+      if (input[k] === null || (op !== 'patch' && input[k] === undefined) || (input[k] === '' && v === null)) input[k] = v;
     }
     if (input.tags === null) input.tags = {};
     const certPem = input.certPem !== undefined ? input.certPem : existing?.cert_pem ?? null;
@@ -143,7 +148,7 @@ export const clientExternalJwtSigners: ResourceDef = {
     clientId: col('client_id'),
     enrollToCertEnabled: col('enroll_to_cert_enabled', 'bool'),
     enrollToTokenEnabled: col('enroll_to_token_enabled', 'bool'),
-    externalAuthUrl: col('external_auth_url'),
+    externalAuthUrl: str('external_auth_url'),
     scopes: col('scopes', 'json'),
     targetToken: col('target_token'),
   },

@@ -7,7 +7,7 @@ import type { QueryFields } from '../query/compile';
 import { pageQuery, type ListParams, type Page } from '../query/list';
 import { scalar } from '../query/fields';
 import type { Row, Store } from '../store/db';
-import { parseInput } from '../validation';
+import { parseInput, patchFields } from '../validation';
 import { syncRoleAttributes, deleteRoleAttributes } from './roleAttributes';
 
 /**
@@ -20,6 +20,11 @@ export interface ColumnSpec {
   codec: Codec;
   /** false: read-only (never written from a request body). */
   write?: boolean;
+  /**
+   * What the API shows while the column is NULL, for fields the OpenZiti spec does not let be null (its go-swagger
+   * clients fail on null there): e.g. '' for strings, `undefined` to leave the field out. Without it, null is shown.
+   */
+  whenNull?: unknown;
 }
 export interface RefSpec {
   /** column holding the referenced id */
@@ -137,7 +142,10 @@ export function present(ctx: Ctx, def: ResourceDef, rows: Row[]): ApiObject[] {
       updatedAt: row.updated_at,
       tags: decode('json', row.tags) ?? {},
     };
-    for (const [field, spec] of Object.entries(def.columns)) item[field] = decode(spec.codec, row[spec.column]);
+    for (const [field, spec] of Object.entries(def.columns)) {
+      const v = decode(spec.codec, row[spec.column]);
+      item[field] = v === null && 'whenNull' in spec ? spec.whenNull : v;
+    }
     for (const [field, spec] of Object.entries(def.refs ?? {})) {
       const refId = row[spec.column] as string | null;
       item[field] = refId ? ref(spec.entity, refId, refNames.get(field)!.get(refId)) : null;
@@ -277,7 +285,7 @@ export function applyUpdate(ctx: Ctx, def: ResourceDef, id: string, body: unknow
   if (!schema) throw conflict('METHOD_NOT_ALLOWED', `${op} is not supported`);
   const store = ctx.core.store;
   const existing = requireRow(store, def, id);
-  const input = parseInput(schema, body) as Record<string, unknown>;
+  const input = parseInput(schema, op === 'patch' ? patchFields(body) : body) as Record<string, unknown>;
   store.tx(() => {
     const extra = def.beforeWrite?.(op, input, existing, ctx) ?? {};
     const values = { ...columnValues(def, input), ...extra, updated_at: ctx.core.clock.now().toISOString() };

@@ -15,7 +15,7 @@ export const ROUTER_COLUMNS: Record<string, ColumnSpec> = {
   ctrlChanListeners: { column: 'ctrl_chan_listeners', codec: 'json' },
   isOnline: { column: 'is_online', codec: 'bool', write: false },
   isVerified: { column: 'is_verified', codec: 'bool', write: false },
-  fingerprint: { column: 'fingerprint', codec: 'string', write: false },
+  fingerprint: { column: 'fingerprint', codec: 'string', write: false, whenNull: '' },
   enrollmentToken: { column: 'enrollment_token', codec: 'string', write: false },
   enrollmentJwt: { column: 'enrollment_jwt', codec: 'string', write: false },
   enrollmentCreatedAt: { column: 'enrollment_created_at', codec: 'datetime', write: false },

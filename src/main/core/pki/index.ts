@@ -28,3 +28,4 @@ export { fingerprintSha1, splitPemBundle, toPem } from './pem';
 export { isIssuedBy, verifyChain, type VerifyChainOptions, type VerifyChainResult } from './chain';
 export { pkcs7ToPems, toPkcs7Base64, toPkcs7Der } from './pkcs7';
 export { loadOrCreateControllerPki, type ControllerPki, type ControllerPkiOptions } from './controllerPki';
+export { JwtSigner } from './jwtSigner';

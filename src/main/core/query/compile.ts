@@ -119,12 +119,20 @@ function cat(...parts: Array<Sql | string>): Sql {
     if (typeof p === 'string') out.sql += p;
     else {
       out.sql += p.sql;
-      out.params.push(...p.params);
+      for (const v of p.params) out.params.push(v);
     }
   }
   return out;
 }
 const negate = (p: Sql) => cat('NOT coalesce(', p, ', 0)');
+
+function joinBalanced(parts: Sql[], op: string): Sql {
+  if (parts.length === 1) return parts[0]!;
+  const mid = parts.length >> 1;
+  return cat('(', joinBalanced(parts.slice(0, mid), op), op, joinBalanced(parts.slice(mid), op), ')');
+}
+/** Longer `in` lists travel as one JSON parameter (SQLite limits the number of parameters of a statement). */
+const IN_LIST_PARAMS = 50;
 
 type Comparison = Extract<BoolExpr, { kind: 'compare' | 'in' | 'between' }>;
 type Resolved =
@@ -176,8 +184,18 @@ class Compiler {
   expr(e: BoolExpr): Sql {
     switch (e.kind) {
       case 'and':
-      case 'or':
-        return cat('(', this.expr(e.left), ` ${e.kind.toUpperCase()} `, this.expr(e.right), ')');
+      case 'or': {
+        // a chain of one operator (thousands of terms in a long filter) is compiled in a loop and joined as a
+        // balanced tree, so neither this recursion nor SQLite's expression depth grows with its length
+        const terms: Sql[] = [];
+        let cur: BoolExpr = e;
+        while (cur.kind === e.kind) {
+          terms.push(this.expr(cur.left));
+          cur = cur.right;
+        }
+        terms.push(this.expr(cur));
+        return joinBalanced(terms, ` ${e.kind.toUpperCase()} `);
+      }
       case 'not':
         return negate(this.expr(e.expr));
       case 'const':
@@ -301,6 +319,7 @@ function predicate(x: string, type: FieldType, e: Comparison, desc: string): Sql
   };
   if (e.kind === 'in') {
     const values = e.values.map(check);
+    if (values.length > IN_LIST_PARAMS) return sql(`${x} IN (SELECT value FROM json_each(?))`, JSON.stringify(values));
     return sql(`${x} IN (${values.map(() => '?').join(', ')})`, ...values);
   }
   if (e.kind === 'between') {

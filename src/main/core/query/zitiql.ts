@@ -197,6 +197,13 @@ function normaliseDatetime(d: RegExpExecArray, pos: number): string {
 
 // ---- parser ---------------------------------------------------------------------------------------
 
+/**
+ * How deeply a filter may nest (parentheses, `not`, and changes between `and` and `or` in a chain). Long chains of
+ * one operator are fine (`a or b or ...` with thousands of terms); the limit keeps parsing, compiling and SQLite's
+ * expression depth bounded for hostile filters.
+ */
+export const MAX_NESTING = 100;
+
 /** Parses a ZitiQL query. A blank string yields an empty query. Throws QueryError. */
 export function parseZitiQl(src: string): ParsedQuery {
   return new Parser(lex(src)).query();
@@ -204,6 +211,9 @@ export function parseZitiQl(src: string): ParsedQuery {
 
 class Parser {
   private i = 0;
+  private depth = 0;
+  /** nesting height of the and/or/not nodes built so far (a chain of one operator counts once) */
+  private readonly heights = new WeakMap<BoolExpr, number>();
   constructor(private readonly tokens: Token[]) {}
 
   private get tok(): Token {
@@ -283,24 +293,53 @@ class Parser {
     return n;
   }
 
+  /** A chain of unary terms joined by and/or, nested to the right (built in a loop: chains may be long). */
   private boolExpr(): BoolExpr {
-    const left = this.unary();
-    if (this.isWord('and', 'or')) {
-      const kind = this.next().text as 'and' | 'or';
-      return { kind, left, right: this.boolExpr() };
+    const terms = [this.unary()];
+    const ops: Array<{ kind: 'and' | 'or'; pos: number }> = [];
+    while (this.isWord('and', 'or')) {
+      const t = this.next();
+      ops.push({ kind: t.text as 'and' | 'or', pos: t.pos });
+      terms.push(this.unary());
     }
-    return left;
+    let e = terms[terms.length - 1]!;
+    for (let k = ops.length - 1; k >= 0; k--) {
+      const { kind, pos } = ops[k]!;
+      const right = e;
+      e = { kind, left: terms[k]!, right };
+      this.measure(e, Math.max(this.height(terms[k]!) + 1, this.height(right) + (right.kind === kind ? 0 : 1)), pos);
+    }
+    return e;
+  }
+
+  private height(e: BoolExpr): number {
+    return this.heights.get(e) ?? 1;
+  }
+
+  private measure(e: BoolExpr, height: number, pos: number): BoolExpr {
+    if (height > MAX_NESTING) throw new QueryError(`the filter nests more than ${MAX_NESTING} levels deep`, pos);
+    this.heights.set(e, height);
+    return e;
+  }
+
+  /** Parses a nested part (after `not` or `(`) one level deeper. */
+  private nested(pos: number): BoolExpr {
+    if (++this.depth > MAX_NESTING) throw new QueryError(`the filter nests more than ${MAX_NESTING} levels deep`, pos);
+    const e = this.boolExpr();
+    this.depth--;
+    return e;
   }
 
   private unary(): BoolExpr {
     const t = this.tok;
     if (this.isWord('not')) {
       this.next();
-      return { kind: 'not', expr: this.boolExpr() };
+      const expr = this.nested(t.pos);
+      return this.measure({ kind: 'not', expr }, this.height(expr) + 1, t.pos);
     }
     if (this.isPunct('(')) {
       this.next();
-      const e = this.boolExpr();
+      const e = this.nested(t.pos);
       this.expectPunct(')');
       return e;
     }

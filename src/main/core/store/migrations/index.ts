@@ -4,6 +4,7 @@ import * as m002 from './002_enrollment';
 import * as m003 from './003_policy';
 import * as m004 from './004_security';
 import * as m005 from './005_shares';
+import * as m006 from './006_revocations';
 
 export interface Migration {
   version: number;
@@ -18,4 +19,5 @@ export const migrations: Migration[] = [
   { version: 3, name: 'policy', up: m003.up },
   { version: 4, name: 'security', up: m004.up },
   { version: 5, name: 'shares', up: m005.up },
+  { version: 6, name: 'revocations', up: m006.up },
 ];

@@ -1,0 +1,1 @@
+export function openzitiStamp(root?: string): string;

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { requirePermission } from '../auth/permissions';
+import { notFound, validationError } from '../errors';
+import { scalar } from '../query/fields';
+import { parseInput } from '../validation';
+import { nullableTags } from './common';
+import { applyCreate, type ResourceDef } from './resource';
+
+export const REVOCATION_TYPES = ['JTI', 'IDENTITY', 'API_SESSION'] as const;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const createSchema = z.object({
+  id: z.string().trim().min(1, 'must not be empty'),
+  type: z.enum(REVOCATION_TYPES),
+  tags: nullableTags.optional(),
+});
+
+/**
+ * Revocations, as OpenZiti's Management API (list, get, create; administrators). Creating one replaces an existing
+ * revocation of the same id and takes effect at once: an IDENTITY revocation ends the identity's API sessions
+ * (all issued before it), an API_SESSION revocation ends that session. Weft issues no JWT access tokens, so a JTI
+ * revocation is recorded only. A revocation is kept as long as a revoked credential could have lived (the API
+ * session timeout).
+ */
+export const revocations: ResourceDef = {
+  entity: 'revocations',
+  table: 'revocations',
+  permission: 'ops',
+  columns: {
+    type: { column: 'type', codec: 'string' },
+    expiresAt: { column: 'expires_at', codec: 'datetime', write: false },
+  },
+  fields: { type: scalar('string', 't.type'), expiresAt: scalar('datetime', 't.expires_at') },
+  defaultSort: 't.created_at ASC, t.id ASC',
+  schemas: { create: createSchema },
+  handlers: {
+    create(ctx, body) {
+      requirePermission(ctx.caller, 'ops', 'create');
+      const input = parseInput(createSchema, body);
+      const store = ctx.core.store;
+      if (input.type === 'IDENTITY' && !store.getSql('SELECT 1 FROM identities WHERE id = ?', input.id)) throw notFound('identity');
+      const isSession = input.type === 'API_SESSION' && !!store.getSql('SELECT 1 FROM api_sessions WHERE id = ?', input.id);
+      // OpenZiti's JWT and API session ids are UUIDs; Weft's API session ids are its own
+      if (input.type !== 'IDENTITY' && !isSession && !UUID.test(input.id)) {
+        throw validationError('id', input.type === 'JTI' ? 'must be a valid UUID' : 'must be a valid UUID or the id of an API session', input.id);
+      }
+      const now = ctx.core.clock.now();
+      return store.tx(() => {
+        store.runSql('DELETE FROM revocations WHERE id = ?', input.id);
+        const id = applyCreate(ctx, { ...revocations, schemas: { create: internalCreate } }, {
+          ...input,
+          expiresAt: new Date(now.getTime() + ctx.core.config.sessionTimeoutMs).toISOString(),
+          issuedBefore: now.toISOString(),
+        });
+        if (input.type === 'IDENTITY') ctx.core.sessions.removeForIdentity(input.id);
+        if (isSession) ctx.core.sessions.remove(input.id);
+        return id;
+      });
+    },
+  },
+  beforeWrite(_op, input) {
+    return { expires_at: input.expiresAt, issued_before: input.issuedBefore };
+  },
+};
+
+/** The generic create gets the times computed by the handler above. */
+const internalCreate = createSchema.extend({ expiresAt: z.string(), issuedBefore: z.string() });

@@ -1,0 +1,232 @@
+// weft-sdk-client: a small OpenZiti Go SDK program the interop tests drive against Weft.
+// Every command prints one JSON object per line on stdout; errors go to stderr with exit status 1.
+package main
+
+import (
+	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/x509"
+	"encoding/base32"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/openziti/edge-api/rest_model"
+	edge_apis "github.com/openziti/sdk-golang/edge-apis"
+	"github.com/openziti/sdk-golang/ziti"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fail(errors.New("usage: weft-sdk-client probe|mfa-enroll|ext-jwt [flags]"))
+	}
+	cmd, args := os.Args[1], os.Args[2:]
+	var err error
+	switch cmd {
+	case "probe":
+		err = probe(args)
+	case "mfa-enroll":
+		err = mfaEnroll(args)
+	case "ext-jwt":
+		err = extJwt(args)
+	default:
+		err = fmt.Errorf("unknown command %q", cmd)
+	}
+	if err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "error:", err)
+	os.Exit(1)
+}
+
+func emit(v any) {
+	b, _ := json.Marshal(v)
+	fmt.Println(string(b))
+}
+
+// totp computes the RFC 6238 code (SHA-1, 6 digits, 30 s) for a base32 secret.
+func totp(secret string, at time.Time) string {
+	key, err := base32.StdEncoding.WithPadding(base32.NoPadding).DecodeString(strings.ToUpper(strings.TrimRight(secret, "=")))
+	if err != nil {
+		fail(fmt.Errorf("bad TOTP secret: %w", err))
+	}
+	var msg [8]byte
+	binary.BigEndian.PutUint64(msg[:], uint64(at.Unix()/30))
+	mac := hmac.New(sha1.New, key)
+	mac.Write(msg[:])
+	sum := mac.Sum(nil)
+	off := sum[len(sum)-1] & 0x0f
+	code := (binary.BigEndian.Uint32(sum[off:off+4]) & 0x7fffffff) % 1000000
+	return fmt.Sprintf("%06d", code)
+}
+
+// answerMfa registers a TOTP answer for MFA auth queries when a secret is given; step shifts the code by that many
+// 30-second steps (a code is accepted once, so a login right after the enrollment uses the next step's).
+func answerMfa(ctx ziti.Context, secret string, step int, queries *[]string) {
+	record := func(q *rest_model.AuthQueryDetail) {
+		if q != nil && q.Provider != nil {
+			*queries = append(*queries, string(*q.Provider))
+		}
+	}
+	if secret == "" {
+		ctx.Events().AddAuthQueryListener(func(_ ziti.Context, q *rest_model.AuthQueryDetail) { record(q) })
+		return
+	}
+	ctx.Events().AddMfaTotpCodeListener(func(_ ziti.Context, q *rest_model.AuthQueryDetail, resp ziti.MfaCodeResponse) {
+		record(q)
+		if err := resp(totp(secret, time.Now().Add(time.Duration(step)*30*time.Second))); err != nil {
+			fmt.Fprintln(os.Stderr, "mfa answer failed:", err)
+		}
+	})
+}
+
+// report authenticates and prints what the identity sees: itself, its services and a Dial session.
+func report(ctx ziti.Context, service string, queries *[]string) error {
+	if err := ctx.Authenticate(); err != nil {
+		return fmt.Errorf("authenticate: %w", err)
+	}
+	me, err := ctx.GetCurrentIdentity()
+	if err != nil {
+		return fmt.Errorf("current identity: %w", err)
+	}
+	services, err := ctx.GetServices()
+	if err != nil {
+		return fmt.Errorf("services: %w", err)
+	}
+	names := []string{}
+	for _, s := range services {
+		names = append(names, *s.Name)
+	}
+	out := map[string]any{"identityId": *me.ID, "identityName": *me.Name, "services": names, "authQueries": *queries}
+	if service != "" {
+		id, ok, err := ctx.GetServiceId(service)
+		if err != nil || !ok {
+			return fmt.Errorf("service %q not visible (%v)", service, err)
+		}
+		session, err := ctx.GetSession(id)
+		if err != nil {
+			return fmt.Errorf("dial session: %w", err)
+		}
+		routers := []map[string]any{}
+		for _, er := range session.EdgeRouters {
+			routers = append(routers, map[string]any{"name": er.Name, "urls": er.Urls, "supportedProtocols": er.SupportedProtocols})
+		}
+		out["session"] = map[string]any{"id": *session.ID, "type": string(*session.Type), "serviceId": *session.ServiceID, "edgeRouters": routers}
+	}
+	emit(out)
+	return nil
+}
+
+func probe(args []string) error {
+	fs := flag.NewFlagSet("probe", flag.ExitOnError)
+	identity := fs.String("identity", "", "identity JSON file written by `ziti edge enroll` (certificate login)")
+	controller := fs.String("controller", "", "with -username/-password: controller URL, https://host:port")
+	caFile := fs.String("ca", "", "with -username/-password: PEM file of the controller's CA")
+	username := fs.String("username", "", "password login instead of an identity file")
+	password := fs.String("password", "", "password for -username")
+	service := fs.String("service", "", "create a Dial session for this service")
+	mfaSecret := fs.String("mfa-secret", "", "answer MFA auth queries with TOTP codes from this base32 secret")
+	mfaStep := fs.Int("mfa-step", 0, "use the TOTP code this many 30 s steps ahead")
+	_ = fs.Parse(args)
+	var ctx ziti.Context
+	var err error
+	if *username != "" {
+		pool, perr := caPool(*caFile)
+		if perr != nil {
+			return perr
+		}
+		creds := edge_apis.NewUpdbCredentials(*username, *password)
+		creds.CaPool = pool
+		ctx, err = ziti.NewContext(&ziti.Config{ZtAPI: *controller + "/edge/client/v1", Credentials: creds})
+	} else {
+		ctx, err = ziti.NewContextFromFile(*identity)
+	}
+	if err != nil {
+		return err
+	}
+	defer ctx.Close()
+	queries := []string{}
+	answerMfa(ctx, *mfaSecret, *mfaStep, &queries)
+	return report(ctx, *service, &queries)
+}
+
+// mfaEnroll enrolls TOTP MFA for the identity and verifies it with a code computed from the returned secret.
+func mfaEnroll(args []string) error {
+	fs := flag.NewFlagSet("mfa-enroll", flag.ExitOnError)
+	identity := fs.String("identity", "", "identity JSON file")
+	_ = fs.Parse(args)
+	ctx, err := ziti.NewContextFromFile(*identity)
+	if err != nil {
+		return err
+	}
+	defer ctx.Close()
+	if err := ctx.Authenticate(); err != nil {
+		return fmt.Errorf("authenticate: %w", err)
+	}
+	detail, err := ctx.EnrollZitiMfa()
+	if err != nil {
+		return fmt.Errorf("enroll mfa: %w", err)
+	}
+	u, err := url.Parse(detail.ProvisioningURL)
+	if err != nil {
+		return fmt.Errorf("provisioning url: %w", err)
+	}
+	secret := u.Query().Get("secret")
+	if err := ctx.VerifyZitiMfa(totp(secret, time.Now())); err != nil {
+		return fmt.Errorf("verify mfa: %w", err)
+	}
+	emit(map[string]any{"secret": secret, "recoveryCodes": len(detail.RecoveryCodes), "provisioningUrl": detail.ProvisioningURL})
+	return nil
+}
+
+// extJwt logs in with an externally issued JWT (ext-jwt primary authentication).
+func extJwt(args []string) error {
+	fs := flag.NewFlagSet("ext-jwt", flag.ExitOnError)
+	controller := fs.String("controller", "", "controller URL, https://host:port")
+	caFile := fs.String("ca", "", "PEM file of the controller's CA")
+	jwt := fs.String("jwt", "", "the JWT")
+	service := fs.String("service", "", "create a Dial session for this service")
+	_ = fs.Parse(args)
+	pool, err := caPool(*caFile)
+	if err != nil {
+		return err
+	}
+	creds := edge_apis.NewJwtCredentials(*jwt)
+	creds.CaPool = pool
+	ctx, err := ziti.NewContext(&ziti.Config{ZtAPI: *controller + "/edge/client/v1", Credentials: creds})
+	if err != nil {
+		return err
+	}
+	defer ctx.Close()
+	signers, err := ctx.GetExternalSigners()
+	if err != nil {
+		return fmt.Errorf("external signers: %w", err)
+	}
+	names := []string{}
+	for _, s := range signers {
+		names = append(names, *s.Name)
+	}
+	emit(map[string]any{"signers": names})
+	return report(ctx, *service, &[]string{})
+}
+
+func caPool(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, errors.New("no certificate in the CA file")
+	}
+	return pool, nil
+}

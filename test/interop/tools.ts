@@ -1,0 +1,90 @@
+// The real OpenZiti programs the interop tests drive: the `ziti` CLI and weft-sdk-client (test/interop/sdkclient,
+// on the OpenZiti Go SDK), built by scripts/openziti-tools.sh into a cache folder.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { openzitiStamp } from '../../scripts/openziti-stamp.mjs';
+import { tempDir } from '../support/app';
+
+export const INSTALL_COMMAND = 'npm run openziti-tools';
+
+export function openzitiDir(): string {
+  return process.env.WEFT_OPENZITI_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'weft', 'openziti');
+}
+
+/** Paths of the tools; throws (failing the test, naming the install command) when they are missing or stale. */
+export function openzitiTools(): { ziti: string; sdkClient: string; dir: string } {
+  const dir = openzitiDir();
+  const ziti = join(dir, 'ziti');
+  const sdkClient = join(dir, 'weft-sdk-client');
+  const missing = [ziti, sdkClient].filter((p) => !existsSync(p));
+  if (missing.length) throw new Error(`the OpenZiti test tools are not installed (${missing.join(', ')} missing): run \`${INSTALL_COMMAND}\``);
+  const stamp = existsSync(join(dir, 'stamp')) ? readFileSync(join(dir, 'stamp'), 'utf8').trim() : '';
+  if (stamp !== openzitiStamp()) throw new Error(`the OpenZiti test tools in ${dir} are out of date: run \`${INSTALL_COMMAND}\``);
+  return { ziti, sdkClient, dir };
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function run(file: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(file, args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+const describeRun = (what: string, r: RunResult) => `${what} exited ${r.code}\n--- stdout\n${r.stdout.slice(-3000)}\n--- stderr\n${r.stderr.slice(-3000)}`;
+
+/** The `ziti` CLI with its own config folder (its logins), so tests never touch ~/.config/ziti. */
+export class ZitiCli {
+  readonly configDir: string;
+  constructor(readonly bin: string, readonly cwd = tempDir('weft-ziti-')) {
+    this.configDir = join(cwd, 'ziti-config');
+    mkdirSync(this.configDir, { recursive: true });
+  }
+
+  run(...args: string[]): Promise<RunResult> {
+    return run(this.bin, args, { env: { ZITI_CONFIG_DIR: this.configDir, HOME: this.cwd }, cwd: this.cwd });
+  }
+
+  /** Runs and expects exit status 0; returns stdout. */
+  async ok(...args: string[]): Promise<string> {
+    const r = await this.run(...args);
+    if (r.code !== 0) throw new Error(describeRun(`ziti ${args.join(' ')}`, r));
+    return r.stdout;
+  }
+
+  /** Runs and expects a failure; returns stdout + stderr. */
+  async fails(...args: string[]): Promise<string> {
+    const r = await this.run(...args);
+    if (r.code === 0) throw new Error(describeRun(`ziti ${args.join(' ')} (expected to fail)`, r));
+    return r.stdout + r.stderr;
+  }
+
+  /** `ziti edge ... -j`: the JSON the CLI prints. */
+  async json<T = any>(...args: string[]): Promise<T> {
+    return JSON.parse(await this.ok(...args, '-j')) as T;
+  }
+
+  /** The id a `ziti edge create ...` printed ("... created with id: X", or the bare id). */
+  async create(...args: string[]): Promise<string> {
+    const out = await this.ok('edge', 'create', ...args);
+    const m = /created with id:\s*(\S+)/.exec(out) ?? /^(\S+)\s*$/m.exec(out.trim());
+    if (!m) throw new Error(`no id in: ${out}`);
+    return m[1]!;
+  }
+}
+
+/** weft-sdk-client: one JSON object per output line. */
+export async function sdkClient(bin: string, args: string[], timeoutMs = 60_000): Promise<Record<string, any>[]> {
+  const r = await run(bin, args, { timeoutMs });
+  if (r.code !== 0) throw new Error(describeRun(`weft-sdk-client ${args.join(' ')}`, r));
+  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+}
