@@ -16,6 +16,7 @@ import { parseDuration } from '../shared/duration';
 import { API_BASES } from './api/registry';
 import { prepareShares, startPublicFrontend, type FrontendUrls } from './share/wiring';
 import { defaultRendererDir, startConsoleServer } from './console/index';
+import { startBuiltinRouter, type EdgeRouter } from './router/index';
 
 export interface StartOptions {
   dataDir?: string;
@@ -26,6 +27,8 @@ export interface StartOptions {
   apiBrand?: string;
   /** overrides console.address from the config file */
   consoleAddress?: string;
+  /** overrides router.listener (tls:HOST:PORT), or `off` for router.enabled false */
+  routerListener?: string;
   /** the built renderer the console serves (default: out/renderer of this checkout) */
   consoleRendererDir?: string;
   env?: NodeJS.ProcessEnv;
@@ -37,7 +40,9 @@ export interface App {
   core: Core;
   config: WeftConfig;
   dataDir: string;
-  urls: { api: string; client: string; management: string; frontend?: FrontendUrls; console?: string };
+  urls: { api: string; client: string; management: string; frontend?: FrontendUrls; console?: string; router?: string };
+  /** the built-in edge router, unless router.enabled is false */
+  router?: EdgeRouter;
   admin: { username: string; generatedPassword?: string };
   /** the operator console, unless console.enabled is false */
   console?: { url: string; createLoginLink(): string };
@@ -56,6 +61,12 @@ export function resolveConfig(opts: StartOptions): { config: WeftConfig; dataDir
     const r = configSchema.shape.api.safeParse({ ...config.api, brand: opts.apiBrand });
     if (!r.success) throw new ConfigError(`--api-brand: must be svc or ziti`);
     config.api = r.data;
+  }
+  if (opts.routerListener !== undefined) {
+    const off = opts.routerListener === 'off';
+    const r = configSchema.shape.router.safeParse({ ...config.router, enabled: !off, ...(off ? {} : { listener: opts.routerListener }) });
+    if (!r.success) throw new ConfigError(`--router-listener: ${r.error.issues[0]!.message}`);
+    config.router = r.data;
   }
   if (opts.consoleAddress !== undefined) {
     const r = configSchema.shape.console.safeParse({ ...config.console, address: opts.consoleAddress });
@@ -120,6 +131,9 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     core.config.apiPublicUrl = `https://${hostForUrl}:${realPort}`;
     registerController(core, trustDomain);
 
+    const router = config.router.enabled ? await startBuiltinRouter(core, config.router, dataDir, log) : undefined;
+    if (router) cleanups.push(() => router.close());
+
     const sweeper = setInterval(() => core.sessions.sweep(), 60_000);
     sweeper.unref();
     cleanups.push(() => clearInterval(sweeper));
@@ -139,12 +153,13 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
         })
       : undefined;
     if (consoleServer) cleanups.push(() => consoleServer.close());
-    log.info({ api, console: consoleServer?.url, dataDir }, 'weft started');
+    log.info({ api, console: consoleServer?.url, router: router?.url, dataDir }, 'weft started');
     return {
       core,
       config,
       dataDir,
-      urls: { ...urls, frontend: frontend.urls, console: consoleServer?.url },
+      urls: { ...urls, frontend: frontend.urls, console: consoleServer?.url, router: router?.url },
+      router,
       admin: { username: boot.adminUsername, generatedPassword: boot.generatedAdminPassword },
       console: consoleServer,
       close,

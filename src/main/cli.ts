@@ -17,6 +17,8 @@ Options for start:
   --config FILE                   YAML configuration file (validated at start)
   --api-address HOST:PORT         controller API listener (default 127.0.0.1:1280; port 0 picks a free port)
   --api-brand svc|ziti            brand word sent to clients (MFA auth query provider); ziti for stock OpenZiti SDKs
+  --router-listener tls:HOST:PORT built-in edge router listener (default tls:127.0.0.1:3022, or a free port when
+                                  that one is taken; port 0 picks a free port); off = no router
   --console-address HOST:PORT     operator console listener, loopback only (default 127.0.0.1:1281, or a free
                                   port when that one is taken)
   -h, --help                      show this help
@@ -51,7 +53,7 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
     process.exitCode = 2;
     return undefined;
   }
-  let values: { 'data-dir'?: string; config?: string; 'api-address'?: string; 'api-brand'?: string; 'console-address'?: string; help?: boolean };
+  let values: { 'data-dir'?: string; config?: string; 'api-address'?: string; 'api-brand'?: string; 'console-address'?: string; 'router-listener'?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: rest,
@@ -60,6 +62,7 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
         config: { type: 'string' },
         'api-address': { type: 'string' },
         'api-brand': { type: 'string' },
+        'router-listener': { type: 'string' },
         'console-address': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -86,6 +89,7 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
   process.once('SIGTERM', stop);
   starting = startApp({
     dataDir: values['data-dir'], configFile: values.config, apiAddress: values['api-address'], apiBrand: values['api-brand'], consoleAddress: values['console-address'],
+    routerListener: values['router-listener'],
   });
   let app: App;
   try {
@@ -108,6 +112,7 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
     `  controller API:  ${app.urls.api}`,
     `  client API:      ${app.urls.client}`,
     `  management API:  ${app.urls.management}`,
+    ...(app.router ? [`  edge router:     ${app.router.url}   (${app.router.name}; SDKs and tunnelers connect here)`] : []),
     ...(app.urls.frontend
       ? [
           `  public shares:   ${app.urls.frontend.shareUrl}   (health: ${app.urls.frontend.publicListener}/health)`,

@@ -62,6 +62,27 @@ function isLoopbackAddress(address: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
+/** tls:HOST:PORT, the form OpenZiti writes router listeners and URLs in. */
+export const tlsAddress = z.string().regex(/^tls:(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be tls:host:port').refine(
+  (v) => Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535,
+  'port must be between 0 and 65535',
+);
+
+/** The built-in edge router (src/main/router): OpenZiti's edge protocol for SDKs and tunnelers. */
+const routerSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    /** the edge router entity's name (at its creation; rename it through the API afterwards) */
+    name: z.string().min(1).max(100).default('er-builtin'),
+    /** unset: tls:127.0.0.1:3022, or a free port when that one is taken; port 0 = a free port */
+    listener: tlsAddress.optional(),
+    /** host[:port] SDKs connect to (in sessions' edge router URLs); default: the listener's (127.0.0.1 for 0.0.0.0) */
+    advertise: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be host or host:port').optional(),
+    /** connections that do not answer a ping within this interval are closed (their terminators removed) */
+    heartbeat_interval: duration.default('30s'),
+  })
+  .strict();
+
 /** The operator console (src/main/console): a loopback HTTP server for the renderer and its tRPC API. */
 const consoleSchema = z
   .object({
@@ -90,6 +111,7 @@ export const configSchema = z
       .prefault({}),
     frontend: frontendConfigSchema.optional(),
     console: consoleSchema.prefault({}),
+    router: routerSchema.prefault({}),
     rate_limits: rateLimitsSchema.prefault({}),
   })
   .strict();

@@ -183,7 +183,7 @@ describe('console authorization and errors', () => {
     expect((await asAdmin.mutate('resources.update', { resource: 'controller-settings', id: 'global', body: { oidc: { redirectUris: ['https://app.test/cb'] } } })).status).toBe(200);
     const controller = (await admin.get('/controllers')).body.data[0].id;
     const eff = await asAdmin.query('controllerSettings.effective', { id: controller });
-    expect(eff.data).toMatchObject({ id: controller, effective: { oidc: { redirectUris: ['https://app.test/cb'], postLogoutUris: [] } }, instance: { oidc: null } });
+    expect(eff.data).toMatchObject({ id: controller, effective: { oidc: { redirectUris: ['https://app.test/cb'], postLogoutUris: [] } }, instance: {} });
     expect((await admin.get(`/controller-settings/${controller}/effective`)).body.data.effective).toEqual(eff.data.effective);
 
     const target = await admin.create('/identities', { name: 'traced', type: 'Device', isAdmin: false });

@@ -132,6 +132,40 @@ describe('errors', () => {
     expectError(r, 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
+  it('accepts request lines and headers up to 1 MiB (long filters), and answers larger ones with the error envelope', async () => {
+    const names = ['big-filter-a', 'big-filter-b'];
+    for (const name of names) await admin.create('/identities', { name, type: 'User', isAdmin: false });
+    const list = (filter: string) => admin.get(`/identities?filter=${encodeURIComponent(filter)}&limit=500`);
+    // ~100 KB each: a long `in` list, a long `or` chain (thousands of terms), a long string literal
+    const many = Array.from({ length: 9000 }, (_, i) => `"absent-${i}"`);
+    const inList = await list(`name in [${[...many, ...names.map((n) => `"${n}"`)].join(', ')}]`);
+    expect(inList.status).toBe(200);
+    expect(inList.body.data.map((i: any) => i.name).sort()).toEqual(names);
+    const chain = await list([...many.slice(0, 5000), `"${names[0]}"`].map((v) => `name = ${v}`).join(' or '));
+    expect(chain.status).toBe(200);
+    expect(chain.body.data.map((i: any) => i.name)).toEqual([names[0]]);
+    const literal = await list(`name = "${'x'.repeat(100 * 1024)}"`);
+    expect(literal.status).toBe(200);
+    expect(literal.body.data).toEqual([]);
+    // too deep is a filter error, not a crash
+    expectError(await list(`${'('.repeat(20000)}name = "x"${')'.repeat(20000)}`), 400, 'INVALID_FILTER');
+    expectError(await list(`${'not '.repeat(20000)}name = "x"`), 400, 'INVALID_FILTER');
+    const alternating = Array.from({ length: 4000 }, (_, i) => `${i ? (i % 2 ? ' or ' : ' and ') : ''}name = "n${i}"`).join('');
+    expectError(await list(alternating), 400, 'INVALID_FILTER');
+    // a 100 KB header is fine too
+    expect((await admin.get('/identities?limit=1', { headers: { 'x-padding': 'p'.repeat(100 * 1024) } })).status).toBe(200);
+
+    // over the limit: 431 in the JSON error envelope (written by the listener before any routing)
+    const huge = await request(`${app.urls.api}/edge/management/v1/identities?filter=${'x'.repeat(2 * 1024 * 1024)}`, { dispatcher: admin.agent });
+    expect(huge.statusCode).toBe(431);
+    expect(String(huge.headers['content-type'])).toContain('application/json');
+    const body = (await huge.body.json()) as any;
+    expect(body).toMatchObject({ error: { code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', message: expect.any(String) }, meta: { apiVersion: expect.any(String) } });
+    expect(body.error.requestId).toMatch(/^[0-9a-f-]{36}$/);
+    // and the listener keeps serving
+    expect((await admin.get('/version')).status).toBe(200);
+  });
+
   it('survives hostile input: prototype keys, deep nesting, unicode, odd query strings', async () => {
     const proto = await admin.post('/identities', JSON.parse('{"name":"proto","type":"User","isAdmin":false,"tags":{"__proto__":{"polluted":"yes"}}}'));
     expect(proto.status).toBe(201);

@@ -25,6 +25,7 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
   const dataDir = opts.dataDir ?? tempDir();
   const app = await startApp({
     apiAddress: '127.0.0.1:0',
+    routerListener: 'tls:127.0.0.1:0',
     logger: pino({ level: process.env.WEFT_TEST_LOG ?? 'silent' }),
     ...opts,
     dataDir,

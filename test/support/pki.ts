@@ -62,15 +62,6 @@ export function decodeJwt(jwt: string): { header: Record<string, unknown>; paylo
 }
 
 /** An EC P-256 CSR that requests DNS / IP subject alternative names (a router's server certificate). */
-export async function csrWithSans(commonName: string, dns: string[], ip: string[]): Promise<{ csrPem: string; keyPem: string }> {
-  const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-  const keys = (await crypto.subtle.generateKey(alg, true, ['sign', 'verify'])) as CryptoKeyPair;
-  const request = await x509.Pkcs10CertificateRequestGenerator.create({
-    name: `CN=${commonName}`,
-    keys,
-    signingAlgorithm: alg,
-    extensions: [new x509.SubjectAlternativeNameExtension([...dns.map((value) => ({ type: 'dns' as const, value })), ...ip.map((value) => ({ type: 'ip' as const, value }))])],
-  });
-  const pkcs8 = Buffer.from(await crypto.subtle.exportKey('pkcs8', keys.privateKey)).toString('base64');
-  return { csrPem: request.toString('pem'), keyPem: `-----BEGIN PRIVATE KEY-----\n${pkcs8.replace(/.{1,64}/g, '$&\n')}-----END PRIVATE KEY-----\n` };
+export function csrWithSans(commonName: string, dns: string[], ip: string[]): Promise<{ csrPem: string; keyPem: string }> {
+  return createCsr({ commonName, dnsSans: dns, ipSans: ip });
 }

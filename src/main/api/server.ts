@@ -34,7 +34,10 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
     },
     bodyLimit: BODY_LIMIT,
     clientErrorHandler: rawClientError,
-    routerOptions: { ignoreTrailingSlash: true },
+    // ids in paths may be long (find-my-way's default is 100 characters); longer ones are simply not found
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
+    // URLs the router cannot decode or match answer in the envelope too
+    frameworkErrors: (err, req, reply) => sendError(core, req, reply, err),
     genReqId: () => randomUUID(),
     logger: false,
     return503OnClosing: true,
@@ -176,7 +179,9 @@ export function sendError(core: Core, req: FastifyRequest, reply: FastifyReply, 
   if (err instanceof ApiError) e = err;
   else {
     const fe = err as FastifyError;
-    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || fe.statusCode === 413) {
+    if (fe.code === 'FST_ERR_BAD_URL' || fe.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+      e = new ApiError('NOT_FOUND', 404, 'The resource requested was not found or is no longer available');
+    } else if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' || fe.statusCode === 413) {
       e = new ApiError('REQUEST_ENTITY_TOO_LARGE', 413, `The request body exceeds the limit of ${BODY_LIMIT} bytes`);
     } else if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       e = new ApiError('UNSUPPORTED_MEDIA_TYPE', 415, `Content-Type ${String(req.headers['content-type'])} is not supported`);

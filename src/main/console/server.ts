@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { listenOn } from '../listen';
 import { isIP } from 'node:net';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
@@ -55,17 +56,6 @@ export interface ConsoleServer {
 function splitAddress(address: string): { host: string; port: number } {
   const i = address.lastIndexOf(':');
   return { host: address.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(address.slice(i + 1)) };
-}
-
-function listen(server: Server, host: string, port: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (e: Error) => reject(e);
-    server.once('error', onError);
-    server.listen(port, host, () => {
-      server.removeListener('error', onError);
-      resolve((server.address() as { port: number }).port);
-    });
-  });
 }
 
 function plain(res: ServerResponse, status: number, text: string, extra: Record<string, string> = {}): void {
@@ -177,15 +167,10 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   server.headersTimeout = 30_000;
   server.requestTimeout = 60_000;
 
-  let port: number;
   const wanted = splitAddress(opts.address ?? DEFAULT_CONSOLE_ADDRESS).port;
-  try {
-    port = await listen(server, host, wanted);
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || opts.address !== undefined) throw e;
-    core.log.warn({ address: DEFAULT_CONSOLE_ADDRESS }, 'console: the default address is in use; taking a free port');
-    port = await listen(server, host, 0);
-  }
+  const port = await listenOn(server, host, wanted, opts.address !== undefined ? undefined : {
+    onFallback: () => core.log.warn({ address: DEFAULT_CONSOLE_ADDRESS }, 'console: the default address is in use; taking a free port'),
+  });
   hosts = allowedHosts(host, port);
   cookieName = sessionCookieName(port);
   url = `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;

@@ -3,18 +3,24 @@
 package main
 
 import (
+	"bytes"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha1"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base32"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/openziti/edge-api/rest_model"
@@ -24,7 +30,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(errors.New("usage: weft-sdk-client probe|mfa-enroll|ext-jwt [flags]"))
+		fail(errors.New("usage: weft-sdk-client probe|mfa-enroll|ext-jwt|echo-server|dial [flags]"))
 	}
 	cmd, args := os.Args[1], os.Args[2:]
 	var err error
@@ -35,6 +41,10 @@ func main() {
 		err = mfaEnroll(args)
 	case "ext-jwt":
 		err = extJwt(args)
+	case "echo-server":
+		err = echoServer(args)
+	case "dial":
+		err = dial(args)
 	default:
 		err = fmt.Errorf("unknown command %q", cmd)
 	}
@@ -229,4 +239,153 @@ func caPool(file string) (*x509.CertPool, error) {
 		return nil, errors.New("no certificate in the CA file")
 	}
 	return pool, nil
+}
+
+// echoServer binds a service and echoes every connection's bytes back until stdin closes. It prints
+// {"bound": true} once a terminator is established, and one line per connection that ends.
+func echoServer(args []string) error {
+	fs := flag.NewFlagSet("echo-server", flag.ExitOnError)
+	identity := fs.String("identity", "", "identity JSON file")
+	service := fs.String("service", "", "the service to bind")
+	_ = fs.Parse(args)
+	ctx, err := ziti.NewContextFromFile(*identity)
+	if err != nil {
+		return err
+	}
+	defer ctx.Close()
+	if err := ctx.Authenticate(); err != nil {
+		return fmt.Errorf("authenticate: %w", err)
+	}
+	opts := ziti.DefaultListenOptions()
+	opts.MaxTerminators = 1
+	opts.WaitForNEstablishedListeners = 1
+	opts.ConnectTimeout = 20 * time.Second
+	listener, err := ctx.ListenWithOptions(*service, opts)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	emit(map[string]any{"bound": true})
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		_ = listener.Close()
+	}()
+	var out sync.Mutex
+	for {
+		conn, err := listener.Accept()
+		if err != nil {
+			emit(map[string]any{"closed": true, "reason": err.Error()})
+			return nil
+		}
+		go func() {
+			n, err := io.Copy(conn, conn)
+			_ = conn.Close()
+			out.Lock()
+			defer out.Unlock()
+			line := map[string]any{"echoed": n}
+			if err != nil {
+				line["error"] = err.Error()
+			}
+			emit(line)
+		}()
+	}
+}
+
+// dial connects to a service -count times in parallel, writes -bytes random bytes on each connection and checks
+// that exactly the same bytes come back. It prints one line per connection and a summary.
+func dial(args []string) error {
+	fs := flag.NewFlagSet("dial", flag.ExitOnError)
+	identity := fs.String("identity", "", "identity JSON file")
+	service := fs.String("service", "", "the service to dial")
+	size := fs.Int("bytes", 1024, "bytes to send on each connection")
+	count := fs.Int("count", 1, "connections in parallel")
+	hold := fs.Bool("hold", false, "after the echo, keep the connection open until stdin closes, then report how it ended")
+	_ = fs.Parse(args)
+	ctx, err := ziti.NewContextFromFile(*identity)
+	if err != nil {
+		return err
+	}
+	defer ctx.Close()
+	if err := ctx.Authenticate(); err != nil {
+		return fmt.Errorf("authenticate: %w", err)
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	failures := 0
+	for i := 0; i < *count; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			line, err := echoOnce(ctx, *service, *size, *hold)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failures++
+				line = map[string]any{"conn": i, "error": err.Error()}
+			}
+			line["conn"] = i
+			emit(line)
+		}(i)
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	emit(map[string]any{"ok": *count - failures, "failed": failures, "seconds": elapsed.Seconds()})
+	if failures > 0 {
+		return fmt.Errorf("%d of %d connections failed", failures, *count)
+	}
+	return nil
+}
+
+func echoOnce(ctx ziti.Context, service string, size int, hold bool) (map[string]any, error) {
+	t0 := time.Now()
+	conn, err := ctx.DialWithOptions(service, &ziti.DialOptions{ConnectTimeout: 20 * time.Second})
+	if err != nil {
+		return nil, fmt.Errorf("dial: %w", err)
+	}
+	defer conn.Close()
+	setup := time.Since(t0)
+	payload := make([]byte, size)
+	_, _ = rand.Read(payload)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := conn.Write(payload)
+		errc <- err
+	}()
+	got := make([]byte, size)
+	if _, err := io.ReadFull(conn, got); err != nil {
+		return nil, fmt.Errorf("read echo: %w", err)
+	}
+	if err := <-errc; err != nil {
+		return nil, fmt.Errorf("write: %w", err)
+	}
+	if !bytes.Equal(got, payload) {
+		return nil, errors.New("the echo differs from what was sent")
+	}
+	sum := sha256.Sum256(got)
+	line := map[string]any{"setupMs": setup.Milliseconds(), "bytes": size, "sha256": hex.EncodeToString(sum[:]), "seconds": time.Since(t0).Seconds()}
+	if hold {
+		emit(map[string]any{"holding": true})
+		ended := make(chan string, 1)
+		go func() {
+			buf := make([]byte, 1)
+			_, err := conn.Read(buf)
+			if err == nil {
+				ended <- "data"
+			} else {
+				ended <- err.Error()
+			}
+		}()
+		stdin := make(chan struct{})
+		go func() {
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			close(stdin)
+		}()
+		select {
+		case reason := <-ended:
+			line["ended"] = reason
+		case <-stdin:
+			line["ended"] = "stdin closed"
+		}
+	}
+	return line, nil
 }

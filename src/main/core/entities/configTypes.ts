@@ -21,7 +21,8 @@ export const configTypes: ResourceDef = {
   defaultSort: 't.name ASC',
   schemas: {
     create: z.object(body),
-    update: z.object({ ...body, schema: jsonObject.default({}) }),
+    // PUT without a schema, or with null (as OpenZiti accepts), leaves the config type without one
+    update: z.object({ ...body, schema: jsonObject.nullish().transform((v) => v ?? {}) }),
     // a PATCH may leave the schema out, but not null it (OpenZiti answers null with a validation error too)
     patch: patchOf({ name: nameSchema, target, tags: nullableTags }).extend({ schema: jsonObject.optional() }),
   },

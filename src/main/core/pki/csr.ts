@@ -100,13 +100,18 @@ export async function signCsr(opts: SignCsrOptions): Promise<{ certPem: string }
 export async function createCsr(opts: {
   keyAlg?: KeyAlgorithm;
   commonName: string;
+  /** subject alternative names to request (a server certificate) */
+  dnsSans?: string[];
+  ipSans?: string[];
 }): Promise<{ csrPem: string; keyPem: string }> {
   const keys = await generateKeyPair(opts.keyAlg);
   const signer = await toWebCryptoSigner(keys.privateKeyPem);
+  const sans = [...(opts.dnsSans ?? []).map((value) => ({ type: 'dns' as const, value })), ...(opts.ipSans ?? []).map((value) => ({ type: 'ip' as const, value }))];
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     name: [{ CN: [opts.commonName] }],
     keys: { privateKey: signer.privateKey, publicKey: signer.publicKey },
     signingAlgorithm: signer.signingAlgorithm,
+    extensions: sans.length ? [new x509.SubjectAlternativeNameExtension(sans)] : [],
   });
   return { csrPem: toPem(csr.rawData, 'CERTIFICATE REQUEST'), keyPem: keys.privateKeyPem };
 }

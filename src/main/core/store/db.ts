@@ -4,6 +4,8 @@ import { migrations } from './migrations/index';
 
 export type Row = Record<string, unknown>;
 type Query = Compilable | CompiledQuery | { sql: string; parameters: readonly unknown[] };
+export type ChangeOp = 'delete' | 'update';
+type ChangeListener = (ids: string[]) => void;
 
 /**
  * The SQLite store. Queries are built with Kysely (or written as SQL) and executed synchronously on
@@ -14,6 +16,9 @@ export class Store {
   /** Query builder only: `.compile()` its queries and pass them to all/get/run. */
   readonly qb: Kysely<any>;
   private readonly statements = new Map<string, Database.Statement>();
+  private readonly listeners = new Map<string, Set<ChangeListener>>();
+  /** ids changed by the running transaction, per "table:op", delivered when it commits */
+  private changed = new Map<string, Set<string>>();
 
   constructor(readonly file: string) {
     this.sqlite = new Database(file);
@@ -22,6 +27,79 @@ export class Store {
     this.sqlite.pragma('foreign_keys = ON');
     this.sqlite.pragma('busy_timeout = 5000');
     this.qb = new Kysely<any>({ dialect: new SqliteDialect({ database: this.sqlite }) });
+    this.sqlite.function('weft_changed', { deterministic: false, varargs: false }, (key: unknown, id: unknown) => {
+      let ids = this.changed.get(String(key));
+      if (!ids) this.changed.set(String(key), (ids = new Set()));
+      ids.add(String(id));
+      return null;
+    });
+  }
+
+  /**
+   * Calls `listener` with the ids of rows of `table` deleted (or updated) by any statement — cascades included —
+   * once the transaction that did it has committed (a rolled back one reports nothing). A TEMP trigger on this
+   * connection only: the database file is unchanged, other tools opening it see no trigger. Returns unwatch.
+   */
+  watch(table: string, op: ChangeOp, listener: ChangeListener): () => void {
+    if (!/^[a-z_]+$/.test(table)) throw new Error(`bad table name ${table}`);
+    const key = `${table}:${op}`;
+    let set = this.listeners.get(key);
+    if (!set) {
+      this.listeners.set(key, (set = new Set()));
+      this.sqlite.exec(`CREATE TEMP TRIGGER IF NOT EXISTS weft_watch_${table}_${op} AFTER ${op.toUpperCase()} ON main.${table}
+        BEGIN SELECT weft_changed('${key}', OLD.id); END`);
+    }
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  /**
+   * Calls `listener` once after each committed write that inserted, updated or deleted rows of any of `tables`
+   * (cascades included). Returns unwatch.
+   */
+  watchTables(tables: string[], listener: () => void): () => void {
+    const unwatch = tables.flatMap((table) => {
+      if (!/^[a-z_]+$/.test(table)) throw new Error(`bad table name ${table}`);
+      const key = `touched:${table}`;
+      let set = this.listeners.get(key);
+      if (!set) {
+        this.listeners.set(key, (set = new Set()));
+        for (const op of ['INSERT', 'UPDATE', 'DELETE']) {
+          this.sqlite.exec(`CREATE TEMP TRIGGER IF NOT EXISTS weft_touch_${table}_${op.toLowerCase()} AFTER ${op} ON main.${table}
+            BEGIN SELECT weft_changed('${key}', ''); END`);
+        }
+      }
+      return [set];
+    });
+    let pending = false;
+    // several watched tables changed by one write: one call
+    const once = () => {
+      if (pending) return;
+      pending = true;
+      queueMicrotask(() => {
+        pending = false;
+        listener();
+      });
+    };
+    for (const set of unwatch) set.add(once);
+    return () => unwatch.forEach((set) => set.delete(once));
+  }
+
+  /** Delivers the changes of a committed write (outside any transaction). */
+  private flushChanges(): void {
+    if (!this.changed.size || this.sqlite.inTransaction) return;
+    const changed = this.changed;
+    this.changed = new Map();
+    for (const [key, ids] of changed) {
+      for (const l of this.listeners.get(key) ?? []) {
+        try {
+          l([...ids]);
+        } catch (e) {
+          // a listener's failure must not fail the write that was committed
+          process.emitWarning(`store change listener for ${key} failed: ${(e as Error).message}`);
+        }
+      }
+    }
   }
 
   migrate(): void {
@@ -66,7 +144,9 @@ export class Store {
 
   run(q: Query): Database.RunResult {
     const { sql, params } = this.resolve(q);
-    return this.statement(sql).run(...params);
+    const r = this.statement(sql).run(...params);
+    this.flushChanges();
+    return r;
   }
 
   /** Raw SQL helpers with positional parameters. */
@@ -77,7 +157,9 @@ export class Store {
     return this.statement(sql).get(...params.map(toSqlite)) as T | undefined;
   }
   runSql(sql: string, ...params: unknown[]): Database.RunResult {
-    return this.statement(sql).run(...params.map(toSqlite));
+    const r = this.statement(sql).run(...params.map(toSqlite));
+    this.flushChanges();
+    return r;
   }
 
   /**
@@ -90,7 +172,15 @@ export class Store {
 
   /** Runs fn in an IMMEDIATE transaction; nested calls join the outer one (savepoints). */
   tx<T>(fn: () => T): T {
-    return this.sqlite.transaction(fn).immediate();
+    if (this.sqlite.inTransaction) return this.sqlite.transaction(fn).immediate();
+    try {
+      const out = this.sqlite.transaction(fn).immediate();
+      this.flushChanges();
+      return out;
+    } catch (e) {
+      this.changed.clear();
+      throw e;
+    }
   }
 
   close(): void {

@@ -1,0 +1,99 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import type { Core } from '../core';
+import { enrollRouter, reEnrollRouter } from '../enrollment/routers';
+import { edgeRouters } from '../entities/edgeRouters';
+import { applyCreate } from '../entities/resource';
+import { validationError } from '../errors';
+import { createCsr, parseCertificate } from '../pki/index';
+import type { Row } from '../store/db';
+import { clearRouterTerminators } from './terminators';
+
+const SETTING = 'builtin_router_id';
+const RENEW_WITHIN_MS = 30 * 86_400_000;
+
+export interface BuiltinRouterTls {
+  id: string;
+  name: string;
+  /** private key and certificate chain (server certificate + issuer) the listener presents */
+  keyPem: string;
+  certChainPem: string;
+}
+
+/**
+ * The edge router Weft runs itself: an ordinary edge router entity (tunneler-enabled, so it also has a router
+ * identity that can host services), enrolled to Weft's own PKI at first start through the same enrollment as any
+ * router. Its certificate is reissued (a re-enrollment) when it does not cover the advertised host or is about to
+ * expire. If an admin deleted it, the next start makes a new one.
+ */
+export async function provisionBuiltinRouter(core: Core, opts: { name: string; advertisedHost: string; dir: string }): Promise<BuiltinRouterTls> {
+  const store = core.store;
+  let row = routerRow(core);
+  if (!row) {
+    if (store.getSql('SELECT 1 FROM edge_routers WHERE name = ?', opts.name)) {
+      throw validationError('router.name', `an edge router named ${opts.name} exists already and is not Weft's built-in router`, opts.name);
+    }
+    const id = store.tx(() => {
+      const created = applyCreate(core.system, edgeRouters, { name: opts.name, isTunnelerEnabled: true, roleAttributes: [] });
+      store.runSql('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', SETTING, created);
+      return created;
+    });
+    row = store.getSql<Row>('SELECT * FROM edge_routers WHERE id = ?', id)!;
+  }
+  const id = row.id as string;
+  clearRouterTerminators(core, id);
+  mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
+  const keyFile = join(opts.dir, 'server.key.pem');
+  const chainFile = join(opts.dir, 'server.chain.pem');
+  const usable = row.is_verified && row.fingerprint && existsSync(keyFile) && existsSync(chainFile)
+    && certificateCovers(readFileSync(chainFile, 'utf8'), opts.advertisedHost, core.clock.now());
+  if (!usable) {
+    if (!row.enrollment_token) reEnrollRouter(core.system, 'edge', id);
+    const token = store.getSql<{ t: string }>('SELECT enrollment_token AS t FROM edge_routers WHERE id = ?', id)!.t;
+    const host = opts.advertisedHost;
+    const server = await createCsr({ commonName: id, dnsSans: isIP(host) ? ['localhost'] : [host, 'localhost'], ipSans: isIP(host) ? [host] : ['127.0.0.1'] });
+    const client = await createCsr({ commonName: id });
+    const issued = await enrollRouter(core, token, { certCsr: client.csrPem, serverCertCsr: server.csrPem });
+    writeFileSync(keyFile, server.keyPem, { mode: 0o600 });
+    chmodSync(keyFile, 0o600);
+    writeFileSync(chainFile, issued.serverCert);
+    writeFileSync(join(opts.dir, 'client.key.pem'), client.keyPem, { mode: 0o600 });
+    writeFileSync(join(opts.dir, 'client.chain.pem'), issued.cert);
+  }
+  return { id, name: routerRow(core)!.name as string, keyPem: readFileSync(keyFile, 'utf8'), certChainPem: readFileSync(chainFile, 'utf8') };
+}
+
+function routerRow(core: Core): Row | undefined {
+  const id = core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', SETTING)?.value;
+  return id ? core.store.getSql<Row>('SELECT * FROM edge_routers WHERE id = ?', id) : undefined;
+}
+
+function certificateCovers(chainPem: string, host: string, now: Date): boolean {
+  try {
+    const info = parseCertificate(chainPem);
+    const names = isIP(host) ? info.ipAddresses : info.dnsNames.map((d) => d.toLowerCase());
+    return names.includes(isIP(host) ? host : host.toLowerCase()) && info.notAfter.getTime() - now.getTime() > RENEW_WITHIN_MS;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The router is reachable at `url` (`tls:host:port`, what sessions offer SDKs) and online, or offline. Every other
+ * edge router is offline: Weft runs no fabric, so only its own router ever connects.
+ */
+export function setBuiltinRouterState(core: Core, id: string, state: { online: true; host: string; port: number } | { online: false }): void {
+  const now = core.clock.now().toISOString();
+  core.store.tx(() => {
+    core.store.runSql('UPDATE edge_routers SET is_online = 0 WHERE is_online = 1 AND id <> ?', id);
+    if (state.online) {
+      core.store.runSql(
+        `UPDATE edge_routers SET is_online = 1, hostname = ?, supported_protocols = ?, sync_status = 'SYNC_DONE', updated_at = ? WHERE id = ?`,
+        state.host, JSON.stringify({ tls: `tls:${state.host}:${state.port}` }), now, id,
+      );
+    } else {
+      core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE id = ?', now, id);
+    }
+  });
+}

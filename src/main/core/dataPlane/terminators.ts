@@ -1,0 +1,87 @@
+import { applyCreate, applyDelete, applyUpdate } from '../entities/resource';
+import { terminators } from '../entities/terminators';
+import type { Core } from '../core';
+import type { Row } from '../store/db';
+
+/** Bindings of terminators a Weft router makes: an SDK's Bind (`edge`) and the router's own hosting (`tunnel`). */
+export const ROUTER_BINDINGS = ['edge', 'tunnel'] as const;
+export type RouterBinding = (typeof ROUTER_BINDINGS)[number];
+
+export interface RouterTerminator {
+  serviceId: string;
+  routerId: string;
+  binding: RouterBinding;
+  address: string;
+  /** the instance id an SDK bound with (header 1006), '' for none */
+  identity: string;
+  cost: number;
+  precedence: 'default' | 'required' | 'failed';
+}
+
+/**
+ * Terminators a router reports go through the same write path as the Management API's (validation, links),
+ * as the system. Returns the new terminator's id.
+ */
+export function addRouterTerminator(core: Core, t: RouterTerminator): string {
+  return applyCreate(core.system, terminators, {
+    service: t.serviceId, router: t.routerId, binding: t.binding, address: t.address, identity: t.identity, cost: t.cost,
+    precedence: t.precedence,
+  });
+}
+
+export function updateRouterTerminator(core: Core, id: string, change: { cost?: number; precedence?: RouterTerminator['precedence'] }): void {
+  if (core.store.getSql('SELECT 1 FROM terminators WHERE id = ?', id)) applyUpdate(core.system, terminators, id, change, 'patch');
+}
+
+/** Removes a terminator if it still exists (it may have gone with its service or been deleted by an admin). */
+export function removeRouterTerminator(core: Core, id: string): void {
+  if (core.store.getSql('SELECT 1 FROM terminators WHERE id = ?', id)) applyDelete(core.system, terminators, id);
+}
+
+/** Drops what a router left behind (a stop without clean-up): its edge and tunnel terminators. */
+export function clearRouterTerminators(core: Core, routerId: string): void {
+  core.store.runSql(`DELETE FROM terminators WHERE router_id = ? AND binding IN ('edge', 'tunnel')`, routerId);
+}
+
+/** A service the router hosts itself: its identity may Bind it and it has a host.v1 config. */
+export interface RouterHostedService {
+  serviceId: string;
+  serviceName: string;
+  host: HostV1;
+}
+
+/** The fields of host.v1 the router acts on. */
+export interface HostV1 {
+  protocol?: string;
+  address?: string;
+  port?: number;
+  forwardProtocol?: boolean;
+  forwardAddress?: boolean;
+  forwardPort?: boolean;
+  allowedProtocols?: string[];
+  allowedAddresses?: string[];
+  allowedPortRanges?: Array<{ low: number; high: number }>;
+  listenOptions?: { cost?: number; precedence?: string; identity?: string };
+}
+
+/**
+ * Services a tunneler-enabled router hosts: those its router identity (same id as the router) may Bind that carry
+ * a host.v1 config (the identity's own override of that config first).
+ */
+export function routerHostedServices(core: Core, routerId: string): RouterHostedService[] {
+  const rows = core.store.allSql<Row>(
+    `WITH bindable AS (
+       SELECT m.entity_id AS service_id FROM role_class_members i
+       JOIN service_access a ON a.identity_class = i.class_id AND a.bind > 0
+       JOIN role_class_members m ON m.class_id = a.service_class
+       WHERE i.kind = 'identity' AND i.entity_id = ?)
+     SELECT s.id, s.name, coalesce(
+       (SELECT c.data FROM identity_service_configs x JOIN configs c ON c.id = x.config_id JOIN config_types ct ON ct.id = c.config_type_id
+        WHERE x.identity_id = ? AND x.service_id = s.id AND ct.name = 'host.v1'),
+       (SELECT c.data FROM service_configs x JOIN configs c ON c.id = x.config_id JOIN config_types ct ON ct.id = c.config_type_id
+        WHERE x.service_id = s.id AND ct.name = 'host.v1')) AS host
+     FROM services s WHERE s.id IN (SELECT service_id FROM bindable)`,
+    routerId, routerId,
+  );
+  return rows.filter((r) => r.host).map((r) => ({ serviceId: r.id as string, serviceName: r.name as string, host: JSON.parse(r.host as string) as HostV1 }));
+}

@@ -1,0 +1,129 @@
+import type { Duplex } from 'node:stream';
+import {
+  ChannelType, contentTypeOf, decode, EdgeType, encode, findHeader, FrameDecoder, Header, i32, type Message,
+} from './wire';
+
+export interface ChannelHandlers {
+  /** Edge Data frames, raw (the relay forwards them without decoding). */
+  onData(frame: Buffer): void;
+  /** Every other message that is not a reply to one of our requests. */
+  onMessage(msg: Message): void;
+  /** Called once, when the connection is gone (reason: what ended it, if it was an error). */
+  onClose(reason?: Error): void;
+}
+
+export class ChannelClosedError extends Error {}
+
+/**
+ * One OpenZiti channel over a TLS (or any duplex) stream, usable by either side: frames in and out, our own
+ * sequence numbers, replies matched to requests by their ReplyFor header, headers 128–255 reflected into replies.
+ */
+export class Channel {
+  private sequence = 0;
+  private readonly pending = new Map<number, { resolve(m: Message): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
+  private readonly decoder: FrameDecoder;
+  private handlers: ChannelHandlers;
+  closed = false;
+  /** when the last frame arrived (ms since the epoch) */
+  lastRead = Date.now();
+
+  constructor(readonly socket: Duplex, maxFrame: number, handlers: ChannelHandlers) {
+    this.handlers = handlers;
+    this.decoder = new FrameDecoder(maxFrame, (frame) => this.frame(frame));
+    socket.on('data', (chunk: Buffer) => {
+      this.lastRead = Date.now();
+      try {
+        this.decoder.push(chunk);
+      } catch (e) {
+        this.close(e as Error);
+      }
+    });
+    socket.on('error', (e) => this.close(e));
+    socket.on('close', () => this.close());
+  }
+
+  /** Replaces the handlers (e.g. once a connection's hello has been accepted). */
+  setHandlers(handlers: ChannelHandlers): void {
+    this.handlers = handlers;
+  }
+
+  private frame(frame: Buffer): void {
+    if (this.closed) return;
+    if (contentTypeOf(frame) === EdgeType.Data) return this.handlers.onData(frame);
+    const msg = decode(frame);
+    const replyFor = findHeader(frame, Header.ReplyFor);
+    if (replyFor && replyFor.length === 4) {
+      const waiter = this.pending.get(frame.readInt32LE(replyFor.offset));
+      if (waiter) {
+        this.pending.delete(msg.headers.get(Header.ReplyFor)!.readInt32LE(0));
+        clearTimeout(waiter.timer);
+        return waiter.resolve(msg);
+      }
+    }
+    this.handlers.onMessage(msg);
+  }
+
+  /** Writes a message with the next sequence number (unless it carries one, as hellos do: -1). false = back off. */
+  send(msg: Message): boolean {
+    if (msg.sequence === 0) msg.sequence = ++this.sequence;
+    return this.write(encode(msg));
+  }
+
+  /** Writes an encoded frame as is. false = the socket's buffer is full: wait for drain(). */
+  write(frame: Buffer): boolean {
+    if (this.closed) return false;
+    return this.socket.write(frame);
+  }
+
+  drain(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.closed || !this.socket.writableNeedDrain) return resolve();
+      const done = () => {
+        this.socket.off('drain', done);
+        this.socket.off('close', done);
+        resolve();
+      };
+      this.socket.once('drain', done);
+      this.socket.once('close', done);
+    });
+  }
+
+  request(msg: Message, timeoutMs: number): Promise<Message> {
+    if (this.closed) return Promise.reject(new ChannelClosedError('channel closed'));
+    msg.sequence = ++this.sequence;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(msg.sequence);
+        reject(new Error(`no reply to message type ${msg.contentType} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.pending.set(msg.sequence, { resolve, reject, timer });
+      this.send(msg);
+    });
+  }
+
+  /** Answers `to`: ReplyFor = its sequence, its headers 128–255 reflected. */
+  reply(to: Message, msg: Message): boolean {
+    for (const [k, v] of to.headers) if (k >= 128 && k <= 255 && !msg.headers.has(k)) msg.headers.set(k, v);
+    msg.headers.set(Header.ReplyFor, i32(to.sequence));
+    return this.send(msg);
+  }
+
+  /** A Result (type 2) reply, as channel peers answer pings, latency probes and hellos. */
+  result(to: Message, success: boolean, text = '', headers: Array<[number, Buffer]> = []): boolean {
+    const msg: Message = { contentType: ChannelType.Result, sequence: 0, headers: new Map(headers), body: Buffer.from(text) };
+    msg.headers.set(Header.ResultSuccess, Buffer.from([success ? 1 : 0]));
+    return this.reply(to, msg);
+  }
+
+  close(reason?: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const waiter of this.pending.values()) {
+      clearTimeout(waiter.timer);
+      waiter.reject(new ChannelClosedError(reason ? `channel closed: ${reason.message}` : 'channel closed'));
+    }
+    this.pending.clear();
+    this.socket.destroy();
+    this.handlers.onClose(reason);
+  }
+}

@@ -1,0 +1,143 @@
+import type { Socket } from 'node:net';
+import type { EdgeConnection } from './edgeConnection';
+import { EdgeType, encode, findHeader, Flag, Header, message, PREFIX_BYTES, str, u32 } from './channel/wire';
+
+/** One end of a circuit: an SDK connection's edge conn id, or a TCP socket the router dialed (router hosting). */
+export type CircuitEnd = { kind: 'sdk'; conn: EdgeConnection; connId: number } | { kind: 'tcp'; socket: Socket };
+export type Side = 'dialer' | 'host';
+
+export interface CircuitInfo {
+  id: string;
+  serviceId: string;
+  serviceName: string;
+  terminatorId: string;
+  /** the dialing identity's name */
+  caller: string;
+  /** `sdk` (an SDK's Bind) or `tcp` (the router dials the host.v1 address) */
+  hostKind: 'sdk' | 'tcp';
+  createdAt: string;
+  /** payload bytes from the dialer to the host, and back */
+  bytesIn: number;
+  bytesOut: number;
+}
+
+/**
+ * A circuit joins a dialer's edge conn to a terminator: Data frames are relayed one for one and in order (the
+ * SDKs' end-to-end encryption depends on it), with the conn id rewritten for the receiving side and everything
+ * else (flags, body) untouched. A full receiver pauses the sender until it drains.
+ */
+export class Circuit {
+  readonly createdAt = new Date();
+  bytesIn = 0;
+  bytesOut = 0;
+  private state: 'dialing' | 'open' | 'closed' = 'dialing';
+  /** frames the host sent before the dialer was told it is connected */
+  private early: Buffer[] = [];
+  host?: CircuitEnd;
+
+  constructor(
+    readonly id: string,
+    readonly info: { serviceId: string; serviceName: string; terminatorId: string; sessionId: string; caller: string },
+    readonly dialer: { kind: 'sdk'; conn: EdgeConnection; connId: number },
+    private readonly onClosed: (c: Circuit) => void,
+  ) {}
+
+  get closed(): boolean {
+    return this.state === 'closed';
+  }
+
+  attachHost(host: CircuitEnd): void {
+    this.host = host;
+    if (host.kind === 'tcp') this.pipeTcp(host.socket);
+  }
+
+  /** The dialer has its StateConnected: deliver what the host already sent, then relay as it comes. */
+  open(): void {
+    if (this.state !== 'dialing') return;
+    this.state = 'open';
+    for (const frame of this.early) this.relay('host', frame);
+    this.early = [];
+  }
+
+  /** A Data frame from one side. */
+  relay(from: Side, frame: Buffer): void {
+    if (this.state === 'closed') return;
+    if (from === 'host' && this.state === 'dialing') {
+      this.early.push(Buffer.from(frame)); // the frame's memory belongs to the read buffer
+      return;
+    }
+    const to = from === 'dialer' ? this.host : this.dialer;
+    const source = from === 'dialer' ? this.dialer : this.host;
+    if (!to || !source) return;
+    const body = frame.length - PREFIX_BYTES - frame.readUInt32LE(12);
+    if (from === 'dialer') this.bytesIn += body;
+    else this.bytesOut += body;
+    let writable: boolean;
+    if (to.kind === 'sdk') {
+      const connId = findHeader(frame, Header.ConnId);
+      if (!connId || connId.length !== 4) return;
+      frame.writeUInt32LE(to.connId, connId.offset);
+      writable = to.conn.channel.write(frame);
+      if (!writable) backOff(source, () => to.conn.channel.drain());
+    } else {
+      const flags = findHeader(frame, Header.Flags);
+      const fin = flags?.length === 4 && (frame.readUInt32LE(flags.offset) & Flag.FIN) !== 0;
+      writable = body > 0 ? to.socket.write(frame.subarray(frame.length - body)) : true;
+      if (fin) to.socket.end();
+      if (!writable) backOff(source, () => new Promise((r) => to.socket.once('drain', r)));
+    }
+  }
+
+  /** Ends the circuit; the side that ended it (if any) is not told again. */
+  close(reason: string, from?: Side): void {
+    if (this.state === 'closed') return;
+    this.state = 'closed';
+    this.early = [];
+    for (const [side, end] of [['dialer', this.dialer], ['host', this.host]] as const) {
+      if (!end) continue;
+      if (end.kind === 'sdk') {
+        end.conn.forget(end.connId);
+        if (side !== from) end.conn.channel.send(message(EdgeType.StateClosed, [[Header.ConnId, u32(end.connId)]], str(reason)));
+      } else if (side !== from) {
+        end.socket.end(() => end.socket.destroy());
+      }
+    }
+    this.onClosed(this);
+  }
+
+  describe(): CircuitInfo {
+    return {
+      id: this.id,
+      serviceId: this.info.serviceId,
+      serviceName: this.info.serviceName,
+      terminatorId: this.info.terminatorId,
+      caller: this.info.caller,
+      hostKind: this.host?.kind ?? 'sdk',
+      createdAt: this.createdAt.toISOString(),
+      bytesIn: this.bytesIn,
+      bytesOut: this.bytesOut,
+    };
+  }
+
+  /** Bytes from the router-dialed TCP socket go to the dialer as Data; its half-close as an empty FIN Data. */
+  private pipeTcp(socket: Socket): void {
+    const header = (flags: number) => [[Header.ConnId, u32(this.dialer.connId)], ...(flags ? [[Header.Flags, u32(flags)]] : [])] as Array<[number, Buffer]>;
+    socket.on('data', (chunk: Buffer) => {
+      if (this.state === 'closed') return;
+      this.relay('host', encode(message(EdgeType.Data, header(0), chunk)));
+    });
+    socket.on('end', () => {
+      if (this.state !== 'closed') this.relay('host', encode(message(EdgeType.Data, header(Flag.FIN))));
+    });
+    socket.on('error', () => undefined); // 'close' follows
+    socket.on('close', () => this.close('the hosted server closed the connection', 'host'));
+  }
+}
+
+/** Pauses the sending side until the receiver has room again. */
+function backOff(source: CircuitEnd, drained: () => Promise<unknown>): void {
+  const socket = source.kind === 'sdk' ? source.conn.channel.socket : source.socket;
+  if (socket.isPaused()) return;
+  socket.pause();
+  void drained().then(() => socket.resume());
+}

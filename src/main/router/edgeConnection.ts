@@ -1,0 +1,304 @@
+import { connect as tcpConnect } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { authorizeChannel, authorizeServiceSession, DataPlaneRefusal, type ChannelCaller, type SessionGrant } from '../core/dataPlane/access';
+import { newId } from '../core/ids';
+import { Channel } from './channel/channel';
+import {
+  bool, ChannelType, EdgeType, findHeader, getByte, getStr, getU16, getU32, Header, message, PRECEDENCES, str, u32,
+  type Message,
+} from './channel/wire';
+import { Circuit } from './circuit';
+import type { EdgeRouter, SdkTerminator } from './edgeRouter';
+import { hostTarget } from './hostTargets';
+
+/** Limits of a hello (as OpenZiti's channel listener) and of any other frame. */
+const HELLO_MAX_PART = 4192;
+/** SDKs send each write as one Data frame, however large (io.Copy: 32 KiB; a single 10 MB write: 10 MB). */
+export const MAX_FRAME = 64 * 1024 * 1024;
+const HELLO_TIMEOUT_MS = 15_000;
+/** How long a hosting SDK (or a router-dialed server) may take to accept a dial. */
+const DIAL_TIMEOUT_MS = 15_000;
+/** Conn ids the router hands out for incoming dials start in the upper half (SDKs use the lower half). */
+const ROUTER_CONN_IDS = 0x80000000;
+
+/**
+ * One SDK's TLS connection to the router: the hello (API session token + client certificate, checked by the
+ * core), then Connect (dial), Bind/Unbind/UpdateBind, Data and StateClosed multiplexed by edge conn id.
+ */
+export class EdgeConnection {
+  readonly channel: Channel;
+  caller?: ChannelCaller;
+  /** edge conn id -> the circuit it belongs to and which side it is */
+  private readonly endpoints = new Map<number, { circuit: Circuit; side: 'dialer' | 'host' }>();
+  /** bind conn id -> terminator id */
+  readonly binds = new Map<number, string>();
+  private nextConnId = ROUTER_CONN_IDS;
+  private readonly helloTimer: NodeJS.Timeout;
+
+  constructor(private readonly router: EdgeRouter, readonly socket: TLSSocket) {
+    this.channel = new Channel(socket, MAX_FRAME, {
+      onData: () => this.channel.close(new Error('data before hello')),
+      onMessage: (msg) => this.hello(msg),
+      onClose: (reason) => this.closed(reason),
+    });
+    this.helloTimer = setTimeout(() => this.channel.close(new Error('no hello in time')), HELLO_TIMEOUT_MS);
+  }
+
+  get remote(): string {
+    return `${this.socket.remoteAddress}:${this.socket.remotePort}`;
+  }
+
+  private hello(msg: Message): void {
+    clearTimeout(this.helloTimer);
+    if (msg.contentType !== ChannelType.Hello) return this.channel.close(new Error(`expected a hello, got message type ${msg.contentType}`));
+    let headerBytes = 0;
+    for (const v of msg.headers.values()) headerBytes += 8 + v.length;
+    if (headerBytes > HELLO_MAX_PART || msg.body.length > HELLO_MAX_PART) return this.channel.close(new Error('hello message too big'));
+    try {
+      this.caller = this.router.authorizeHello(getStr(msg.headers, Header.SessionToken) ?? '', this.socket.getPeerCertificate()?.raw);
+    } catch (e) {
+      const reason = e instanceof DataPlaneRefusal ? e.message : 'internal error';
+      if (!(e instanceof DataPlaneRefusal)) this.router.log.error({ err: e }, 'edge router: hello check failed');
+      this.channel.result(msg, false, reason);
+      return this.channel.close(new Error(`refused: ${reason}`));
+    }
+    this.channel.setHandlers({
+      onData: (frame) => this.data(frame),
+      onMessage: (m) => this.message(m),
+      onClose: (reason) => this.closed(reason),
+    });
+    this.channel.result(msg, true, '', [
+      [Header.ConnectionId, str(newId(8))],
+      [Header.Id, str(this.router.id)],
+      [Header.HelloVersion, str(this.router.versionHeader)],
+      [Header.SupportsBindSuccess, bool(true)],
+    ]);
+    this.router.log.debug({ remote: this.remote, identity: this.caller.identityName }, 'edge router: connection accepted');
+  }
+
+  private data(frame: Buffer): void {
+    const at = findHeader(frame, Header.ConnId);
+    if (!at || at.length !== 4) return;
+    const endpoint = this.endpoints.get(frame.readUInt32LE(at.offset));
+    endpoint?.circuit.relay(endpoint.side, frame);
+  }
+
+  private message(msg: Message): void {
+    switch (msg.contentType) {
+      case ChannelType.Latency:
+      case ChannelType.Ping:
+        this.channel.result(msg, true);
+        return;
+      case EdgeType.Connect:
+        void this.connect(msg).catch((e) => this.internalError(msg, e));
+        return;
+      case EdgeType.Bind:
+        try {
+          this.bind(msg);
+        } catch (e) {
+          this.internalError(msg, e);
+        }
+        return;
+      case EdgeType.Unbind:
+        return this.unbind(getU32(msg.headers, Header.ConnId), msg.body);
+      case EdgeType.UpdateBind:
+        return this.updateBind(msg);
+      case EdgeType.HealthEvent:
+        return this.health(msg);
+      case EdgeType.StateClosed: {
+        const connId = getU32(msg.headers, Header.ConnId);
+        if (connId === undefined) return;
+        const endpoint = this.endpoints.get(connId);
+        if (endpoint) return endpoint.circuit.close('closed by the peer', endpoint.side);
+        if (this.binds.has(connId)) return this.unbind(connId);
+        return;
+      }
+      default:
+        // replies that came too late, inspect answers, trace routes, xgress frames: nothing to do
+        return;
+    }
+  }
+
+  private internalError(msg: Message, e: unknown): void {
+    this.router.log.error({ err: e }, 'edge router: request failed');
+    this.refuse(msg, 'internal error in the router');
+  }
+
+  /** A failed Connect or Bind: StateClosed as the reply, with the reason. */
+  private refuse(msg: Message, reason: string): void {
+    const connId = msg.headers.get(Header.ConnId);
+    this.channel.reply(msg, message(EdgeType.StateClosed, connId ? [[Header.ConnId, connId]] : [], str(reason)));
+  }
+
+  private grant(msg: Message, type: 'Dial' | 'Bind'): SessionGrant | undefined {
+    try {
+      return authorizeServiceSession(this.router.core, this.caller!, msg.body.toString('utf8'), type);
+    } catch (e) {
+      if (!(e instanceof DataPlaneRefusal)) throw e;
+      this.refuse(msg, e.message);
+      return undefined;
+    }
+  }
+
+  /** A dial: pick a terminator, ask its host, and answer StateConnected (or StateClosed) to the dialer. */
+  private async connect(msg: Message): Promise<void> {
+    const connId = getU32(msg.headers, Header.ConnId);
+    if (connId === undefined) return this.refuse(msg, 'connId not set, required');
+    if (this.endpoints.has(connId)) return this.refuse(msg, `conn id ${connId} is in use`);
+    const grant = this.grant(msg, 'Dial');
+    if (!grant) return;
+    const instance = getStr(msg.headers, Header.TerminatorIdentity) ?? '';
+    const terminator = this.router.pickTerminator(grant.serviceId, instance);
+    if (!terminator) return this.refuse(msg, `service ${grant.serviceName} has no terminators${instance ? ` for instance ${instance}` : ''}`);
+    const circuit = this.router.newCircuit(
+      { serviceId: grant.serviceId, serviceName: grant.serviceName, terminatorId: terminator.id, sessionId: grant.sessionId, caller: this.caller!.identityName },
+      { kind: 'sdk', conn: this, connId },
+    );
+    this.endpoints.set(connId, { circuit, side: 'dialer' });
+    const fail = (reason: string) => {
+      if (circuit.closed) return;
+      this.endpoints.delete(connId);
+      circuit.close(reason, 'dialer');
+      this.refuse(msg, reason);
+    };
+    let hostKey: Buffer | undefined;
+    if (terminator.kind === 'sdk') {
+      const host = terminator.conn;
+      const hostConnId = host.allocateConnId();
+      host.endpoints.set(hostConnId, { circuit, side: 'host' });
+      circuit.attachHost({ kind: 'sdk', conn: host, connId: hostConnId });
+      const dial = message(EdgeType.Dial, [
+        [Header.ConnId, u32(terminator.bindConnId)],
+        [Header.RouterProvidedConnId, u32(hostConnId)],
+        [Header.CallerId, str(getStr(msg.headers, Header.CallerId) ?? this.caller!.identityName)],
+        [Header.CircuitId, str(circuit.id)],
+      ], terminator.token);
+      for (const h of [Header.PublicKey, Header.AppData, Header.ConnectionMarker]) {
+        const v = msg.headers.get(h);
+        if (v) dial.headers.set(h, Buffer.from(v));
+      }
+      let reply: Message;
+      try {
+        reply = await host.channel.request(dial, DIAL_TIMEOUT_MS);
+      } catch (e) {
+        return fail(`failed to establish connection with terminator ${terminator.id}: ${(e as Error).message}`);
+      }
+      if (reply.contentType !== EdgeType.DialSuccess) {
+        return fail(`failed to establish connection with terminator ${terminator.id}: ${reply.body.toString('utf8') || 'dial failed'}`);
+      }
+      hostKey = terminator.publicKey;
+    } else {
+      const target = hostTarget(terminator.host, msg.headers.get(Header.AppData));
+      if (typeof target === 'string') return fail(target);
+      const socket = tcpConnect({ host: target.host, port: target.port });
+      const connected = await new Promise<Error | undefined>((resolve) => {
+        const timer = setTimeout(() => resolve(new Error('timed out')), DIAL_TIMEOUT_MS);
+        socket.once('connect', () => (clearTimeout(timer), resolve(undefined)));
+        socket.once('error', (e) => (clearTimeout(timer), resolve(e)));
+      });
+      if (connected) {
+        socket.destroy();
+        return fail(`failed to dial ${target.host}:${target.port}: ${connected.message}`);
+      }
+      if (circuit.closed) return void socket.destroy();
+      circuit.attachHost({ kind: 'tcp', socket });
+    }
+    if (circuit.closed) return; // the dialer gave up, or the session ended meanwhile
+    this.channel.reply(msg, message(EdgeType.StateConnected, [
+      [Header.ConnId, u32(connId)],
+      [Header.CircuitId, str(circuit.id)],
+      ...(hostKey ? [[Header.PublicKey, hostKey] as [number, Buffer]] : []),
+    ]));
+    circuit.open();
+  }
+
+  /** A host binds a service: a terminator on this router, answered StateConnected then BindSuccess. */
+  private bind(msg: Message): void {
+    const connId = getU32(msg.headers, Header.ConnId);
+    if (connId === undefined) return this.refuse(msg, 'connId not set, required');
+    const grant = this.grant(msg, 'Bind');
+    if (!grant) return;
+    const precedence = PRECEDENCES[getByte(msg.headers, Header.Precedence) ?? 0];
+    if (!precedence) return this.refuse(msg, 'invalid precedence');
+    const term: Omit<SdkTerminator, 'id'> = {
+      kind: 'sdk',
+      serviceId: grant.serviceId,
+      sessionId: grant.sessionId,
+      conn: this,
+      bindConnId: connId,
+      token: Buffer.from(msg.body),
+      publicKey: msg.headers.get(Header.PublicKey) ? Buffer.from(msg.headers.get(Header.PublicKey)!) : undefined,
+      listenerId: getStr(msg.headers, Header.ListenerId),
+      identity: getStr(msg.headers, Header.TerminatorIdentity) ?? '',
+      cost: getU16(msg.headers, Header.Cost) ?? 0,
+      precedence,
+      healthy: true,
+    };
+    const previous = this.binds.get(connId);
+    if (previous) this.router.removeTerminator(previous, false);
+    const id = this.router.addSdkTerminator(term, this.caller!.identityId);
+    this.binds.set(connId, id);
+    const replyHeaders: Array<[number, Buffer]> = [[Header.ConnId, u32(connId)]];
+    if (msg.headers.has(Header.RouterProvidedConnId)) replyHeaders.push([Header.RouterProvidedConnId, bool(true)]);
+    this.channel.reply(msg, message(EdgeType.StateConnected, replyHeaders));
+    this.channel.send(message(EdgeType.BindSuccess, [[Header.ConnId, u32(connId)]]));
+  }
+
+  private unbind(connId: number | undefined, token?: Buffer): void {
+    if (connId === undefined) return;
+    const id = this.binds.get(connId);
+    if (!id) return;
+    const term = this.router.terminator(id);
+    if (token?.length && term?.kind === 'sdk' && !term.token.equals(token)) return;
+    this.binds.delete(connId);
+    this.router.removeTerminator(id, false);
+  }
+
+  private updateBind(msg: Message): void {
+    const id = this.binds.get(getU32(msg.headers, Header.ConnId) ?? -1);
+    if (!id) return;
+    const precedenceByte = getByte(msg.headers, Header.Precedence);
+    this.router.updateTerminator(id, {
+      cost: getU16(msg.headers, Header.Cost),
+      precedence: precedenceByte === undefined ? undefined : PRECEDENCES[precedenceByte],
+    });
+  }
+
+  /** A host's health check result: failing terminators are chosen last. */
+  private health(msg: Message): void {
+    const id = this.binds.get(getU32(msg.headers, Header.ConnId) ?? -1);
+    const term = id ? this.router.terminator(id) : undefined;
+    if (term?.kind === 'sdk') term.healthy = msg.headers.get(Header.HealthStatus)?.[0] === 1;
+  }
+
+  /** A conn id for an incoming dial, unused on this connection. */
+  allocateConnId(): number {
+    do {
+      this.nextConnId = this.nextConnId >= 0xfffffffe ? ROUTER_CONN_IDS : this.nextConnId + 1;
+    } while (this.endpoints.has(this.nextConnId));
+    return this.nextConnId;
+  }
+
+  /** A circuit has let go of one of this connection's conn ids. */
+  forget(connId: number): void {
+    this.endpoints.delete(connId);
+  }
+
+  /** Ends what depends on a terminator of this connection without touching the terminator itself. */
+  dropBind(connId: number, reason: string): void {
+    if (!this.binds.delete(connId)) return;
+    this.channel.send(message(EdgeType.StateClosed, [[Header.ConnId, u32(connId)]], str(reason)));
+  }
+
+  private closed(reason?: Error): void {
+    clearTimeout(this.helloTimer);
+    if (reason && !/ECONNRESET|EPIPE|socket hang up/.test(reason.message)) {
+      this.router.log.info({ remote: this.remote, identity: this.caller?.identityName, reason: reason.message }, 'edge router: connection closed');
+    }
+    for (const { circuit, side } of [...this.endpoints.values()]) circuit.close('the connection to the router closed', side);
+    this.endpoints.clear();
+    for (const id of this.binds.values()) this.router.removeTerminator(id, false);
+    this.binds.clear();
+    this.router.connectionClosed(this);
+  }
+}

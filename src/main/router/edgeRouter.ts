@@ -1,0 +1,330 @@
+import { createServer, type Server, type TLSSocket } from 'node:tls';
+import type { Logger } from 'pino';
+import type { Core } from '../core/core';
+import { authorizeChannel, channelStillValid, DataPlaneRefusal, type ChannelCaller } from '../core/dataPlane/access';
+import { setBuiltinRouterState } from '../core/dataPlane/builtinRouter';
+import { watchDataPlane } from '../core/dataPlane/events';
+import {
+  addRouterTerminator, clearRouterTerminators, removeRouterTerminator, routerHostedServices, updateRouterTerminator,
+  type HostV1, type RouterTerminator,
+} from '../core/dataPlane/terminators';
+import { newId } from '../core/ids';
+import type { Row } from '../core/store/db';
+import { listenOn } from '../listen';
+import { WEFT_VERSION } from '../version';
+import { ChannelType, message } from './channel/wire';
+import { Circuit, type CircuitInfo } from './circuit';
+import { EdgeConnection } from './edgeConnection';
+
+/** A terminator bound by an SDK on one of the router's connections. */
+export interface SdkTerminator {
+  kind: 'sdk';
+  id: string;
+  serviceId: string;
+  sessionId: string;
+  conn: EdgeConnection;
+  bindConnId: number;
+  /** the Bind's body, sent back byte for byte in every Dial */
+  token: Buffer;
+  publicKey?: Buffer;
+  listenerId?: string;
+  identity: string;
+  cost: number;
+  precedence: RouterTerminator['precedence'];
+  healthy: boolean;
+}
+
+/** A service the router hosts itself (host.v1 on a tunneler-enabled router): it dials the configured address. */
+export interface HostTerminator {
+  kind: 'host';
+  id: string;
+  serviceId: string;
+  host: HostV1;
+  identity: string;
+  cost: number;
+  precedence: RouterTerminator['precedence'];
+  healthy: boolean;
+}
+
+export type LocalTerminator = SdkTerminator | HostTerminator;
+
+export interface EdgeRouterOptions {
+  core: Core;
+  id: string;
+  name: string;
+  /** where the TLS listener binds; port 0 = any free port; a default address falls back to a free port when taken */
+  listen: { host: string; port: number; isDefault: boolean };
+  /** the host SDKs are told to connect to (the port is the listener's unless given) */
+  advertise: { host: string; port?: number };
+  tls: { keyPem: string; certChainPem: string };
+  /** ping every connection this often; one that does not answer within the interval is closed */
+  heartbeatMs: number;
+  log: Logger;
+}
+
+export interface RouterStatus {
+  id: string;
+  url: string;
+  online: boolean;
+  connections: number;
+  terminators: Array<{ id: string; serviceId: string; kind: 'sdk' | 'host'; identity: string; caller?: string; cost: number; precedence: string }>;
+  circuits: CircuitInfo[];
+}
+
+/**
+ * Weft's built-in edge router: OpenZiti's edge protocol for SDKs and tunnelers on a TLS listener. It asks the core
+ * (in process) whether a connection, dial or bind is allowed, reports its terminators through the core, and reacts
+ * to the core's changes (ended sessions, deleted terminators, a disabled router) after they commit.
+ */
+export class EdgeRouter {
+  readonly core: Core;
+  readonly id: string;
+  readonly log: Logger;
+  /** the router's name when it started */
+  readonly name: string;
+  readonly versionHeader = `${WEFT_VERSION}|weft|unknown|${process.platform}|${process.arch}`;
+  url = '';
+  private server!: Server;
+  private readonly conns = new Set<EdgeConnection>();
+  private readonly terminators = new Map<string, LocalTerminator>();
+  private readonly circuits = new Map<string, Circuit>();
+  private accepting = true;
+  private unwatch?: () => void;
+  private heartbeat?: NodeJS.Timeout;
+  private hostingSync?: Promise<void>;
+  private hostingDirty = false;
+
+  constructor(private readonly opts: EdgeRouterOptions) {
+    this.core = opts.core;
+    this.id = opts.id;
+    this.name = opts.name;
+    this.log = opts.log;
+  }
+
+  async start(): Promise<void> {
+    clearRouterTerminators(this.core, this.id);
+    this.server = createServer({ key: this.opts.tls.keyPem, cert: this.opts.tls.certChainPem, requestCert: true, rejectUnauthorized: false });
+    this.server.on('secureConnection', (socket: TLSSocket) => {
+      if (!this.accepting) return void socket.destroy();
+      socket.setNoDelay(true);
+      this.conns.add(new EdgeConnection(this, socket));
+    });
+    // failed TLS handshakes (scanners, wrong protocols) are the client's problem, not ours
+    this.server.on('tlsClientError', (err, socket) => {
+      this.log.debug({ err: err.message }, 'edge router: TLS handshake failed');
+      socket.destroy();
+    });
+    const { host, port: wanted, isDefault } = this.opts.listen;
+    const bound = await listenOn(this.server, host, wanted, isDefault ? {
+      onFallback: () => this.log.warn({ listener: `tls:${host}:${wanted}` }, 'edge router: the default listener address is in use; taking a free port'),
+    } : undefined);
+    const port = this.opts.advertise.port ?? bound;
+    this.url = `tls:${this.opts.advertise.host}:${port}`;
+    this.unwatch = watchDataPlane(this.core, {
+      sessionsEnded: (ids) => this.sessionsEnded(new Set(ids)),
+      apiSessionsEnded: (ids) => {
+        const gone = new Set(ids);
+        for (const c of this.conns) if (c.caller && gone.has(c.caller.apiSessionId)) c.channel.close(new Error('API session ended'));
+      },
+      terminatorsDeleted: (ids) => {
+        for (const id of ids) this.removeTerminator(id, true);
+      },
+      routersChanged: (ids) => {
+        if (ids.includes(this.id)) this.routerChanged();
+      },
+      hostingMayHaveChanged: () => this.syncHosting(),
+    });
+    this.routerChanged();
+    this.heartbeat = setInterval(() => this.ping(), this.opts.heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  /** Another connection may not take this one's place: the hello's token and certificate are checked by the core. */
+  authorizeHello(token: string, certDer: Buffer | undefined): ChannelCaller {
+    if (!this.accepting) throw new DataPlaneRefusal('the router is disabled');
+    return authorizeChannel(this.core, token, certDer);
+  }
+
+  /** Enabled and present: accept and be online; disabled or deleted: drop everyone and be offline. */
+  private routerChanged(): void {
+    const row = this.core.store.getSql<Row>('SELECT disabled FROM edge_routers WHERE id = ?', this.id);
+    const enabled = !!row && !row.disabled;
+    if (enabled && (!this.accepting || !this.isOnline())) {
+      this.accepting = true;
+      const port = Number(this.url.split(':').pop());
+      setBuiltinRouterState(this.core, this.id, { online: true, host: this.opts.advertise.host, port });
+      this.log.info({ url: this.url }, 'edge router online');
+    } else if (!enabled && this.accepting) {
+      this.accepting = false;
+      for (const c of [...this.conns]) c.channel.close(new Error(row ? 'router disabled' : 'router deleted'));
+      for (const id of [...this.terminators.keys()]) this.removeTerminator(id, false);
+      if (row) setBuiltinRouterState(this.core, this.id, { online: false });
+      this.log.info(row ? 'edge router disabled: offline' : 'edge router deleted: offline');
+    }
+    this.syncHosting();
+  }
+
+  private isOnline(): boolean {
+    return !!this.core.store.getSql<Row>('SELECT 1 FROM edge_routers WHERE id = ? AND is_online = 1', this.id);
+  }
+
+  // ---- terminators ------------------------------------------------------------------------------------------
+
+  terminator(id: string): LocalTerminator | undefined {
+    return this.terminators.get(id);
+  }
+
+  addSdkTerminator(t: Omit<SdkTerminator, 'id'>, hostIdentityId: string): string {
+    // a re-Bind of the same listener (e.g. after a reconnect) replaces its old terminator
+    if (t.listenerId) {
+      for (const old of this.terminators.values()) {
+        if (old.kind === 'sdk' && old.listenerId === t.listenerId && old.serviceId === t.serviceId && old.conn.caller?.identityId === hostIdentityId) {
+          old.conn.binds.delete(old.bindConnId);
+          this.removeTerminator(old.id, false);
+        }
+      }
+    }
+    const id = addRouterTerminator(this.core, {
+      serviceId: t.serviceId, routerId: this.id, binding: 'edge', address: newId(), identity: t.identity, cost: t.cost, precedence: t.precedence,
+    });
+    this.terminators.set(id, { ...t, id });
+    return id;
+  }
+
+  updateTerminator(id: string, change: { cost?: number; precedence?: RouterTerminator['precedence'] }): void {
+    const t = this.terminators.get(id);
+    if (!t) return;
+    if (change.cost !== undefined) t.cost = change.cost;
+    if (change.precedence !== undefined) t.precedence = change.precedence;
+    updateRouterTerminator(this.core, id, change);
+  }
+
+  /**
+   * Forgets a terminator and deletes its row. `external`: it was deleted elsewhere (by an admin, with its service),
+   * so its SDK is told (it binds again if it may).
+   */
+  removeTerminator(id: string, external: boolean): void {
+    const t = this.terminators.get(id);
+    if (!t) return;
+    this.terminators.delete(id);
+    if (t.kind === 'sdk' && external) t.conn.dropBind(t.bindConnId, 'terminator removed');
+    if (!external) removeRouterTerminator(this.core, id);
+  }
+
+  /** The best live terminator of a service for an instance id: required before default before failed, then cheapest. */
+  pickTerminator(serviceId: string, instance: string): LocalTerminator | undefined {
+    const rank = { required: 0, default: 1, failed: 2 } as const;
+    let best: LocalTerminator | undefined;
+    let bestScore = Infinity;
+    for (const t of this.terminators.values()) {
+      if (t.serviceId !== serviceId || t.identity !== instance) continue;
+      if (t.kind === 'sdk' && t.conn.channel.closed) continue;
+      const score = (t.healthy ? rank[t.precedence] : 2) * 1e6 + t.cost + Math.random();
+      if (score < bestScore) {
+        best = t;
+        bestScore = score;
+      }
+    }
+    return best;
+  }
+
+  /** Keeps the router-hosted terminators in step with the host.v1 services its identity may Bind. */
+  private syncHosting(): void {
+    this.hostingDirty = true;
+    if (this.hostingSync) return;
+    this.hostingSync = Promise.resolve().then(() => {
+      while (this.hostingDirty) {
+        this.hostingDirty = false;
+        this.reconcileHosting();
+      }
+      this.hostingSync = undefined;
+    }).catch((err) => {
+      this.hostingSync = undefined;
+      this.log.error({ err }, 'edge router: hosting sync failed');
+    });
+  }
+
+  private reconcileHosting(): void {
+    const wanted = this.accepting ? routerHostedServices(this.core, this.id) : [];
+    const byService = new Map(wanted.map((s) => [s.serviceId, s]));
+    for (const t of [...this.terminators.values()]) {
+      if (t.kind !== 'host') continue;
+      const w = byService.get(t.serviceId);
+      if (!w || JSON.stringify(w.host) !== JSON.stringify(t.host)) this.removeTerminator(t.id, false);
+      else byService.delete(t.serviceId);
+    }
+    for (const s of byService.values()) {
+      const listen = s.host.listenOptions ?? {};
+      const precedence = (['default', 'required', 'failed'] as const).find((p) => p === listen.precedence) ?? 'default';
+      const cost = Number.isInteger(listen.cost) ? listen.cost! : 0;
+      const identity = listen.identity ?? '';
+      const address = s.host.forwardAddress || s.host.forwardPort ? 'tcp:forwarded' : `tcp:${s.host.address}:${s.host.port}`;
+      const id = addRouterTerminator(this.core, { serviceId: s.serviceId, routerId: this.id, binding: 'tunnel', address, identity, cost, precedence });
+      this.terminators.set(id, { kind: 'host', id, serviceId: s.serviceId, host: s.host, identity, cost, precedence, healthy: true });
+    }
+  }
+
+  // ---- circuits --------------------------------------------------------------------------------------------
+
+  newCircuit(info: ConstructorParameters<typeof Circuit>[1], dialer: ConstructorParameters<typeof Circuit>[2]): Circuit {
+    const c = new Circuit(newId(), info, dialer, (done) => this.circuits.delete(done.id));
+    this.circuits.set(c.id, c);
+    return c;
+  }
+
+  private sessionsEnded(ids: Set<string>): void {
+    for (const c of [...this.circuits.values()]) if (ids.has(c.info.sessionId)) c.close('the session ended');
+    for (const t of [...this.terminators.values()]) {
+      if (t.kind === 'sdk' && ids.has(t.sessionId)) {
+        t.conn.dropBind(t.bindConnId, 'the session ended');
+        this.removeTerminator(t.id, false);
+      }
+    }
+  }
+
+  connectionClosed(conn: EdgeConnection): void {
+    this.conns.delete(conn);
+  }
+
+  /** A connection that does not answer a ping within the interval is dead (half-open): close it. */
+  private ping(): void {
+    for (const c of this.conns) {
+      if (!c.caller || c.channel.closed) continue;
+      if (!channelStillValid(this.core, c.caller)) {
+        c.channel.close(new Error('API session ended'));
+        continue;
+      }
+      c.channel.request(message(ChannelType.Ping), this.opts.heartbeatMs).catch(() => c.channel.close(new Error('no answer to the heartbeat')));
+    }
+  }
+
+  status(): RouterStatus {
+    return {
+      id: this.id,
+      url: this.url,
+      online: this.accepting,
+      connections: this.conns.size,
+      terminators: [...this.terminators.values()].map((t) => ({
+        id: t.id, serviceId: t.serviceId, kind: t.kind, identity: t.identity, cost: t.cost, precedence: t.precedence,
+        ...(t.kind === 'sdk' ? { caller: t.conn.caller?.identityName } : {}),
+      })),
+      circuits: [...this.circuits.values()].map((c) => c.describe()),
+    };
+  }
+
+  /** Closes every circuit and connection, removes the router's terminators and marks it offline. */
+  async close(): Promise<void> {
+    clearInterval(this.heartbeat);
+    this.unwatch?.();
+    this.accepting = false;
+    for (const c of [...this.circuits.values()]) c.close('the router is stopping');
+    for (const c of [...this.conns]) {
+      c.socket.end();
+      c.channel.close();
+    }
+    await this.hostingSync;
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    clearRouterTerminators(this.core, this.id);
+    if (this.core.store.getSql('SELECT 1 FROM edge_routers WHERE id = ?', this.id)) setBuiltinRouterState(this.core, this.id, { online: false });
+  }
+}

@@ -1,0 +1,43 @@
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { WeftConfig } from '../config';
+import type { Core } from '../core/core';
+import { provisionBuiltinRouter } from '../core/dataPlane/builtinRouter';
+import { parseDuration } from '../../shared/duration';
+import { EdgeRouter } from './edgeRouter';
+
+export { EdgeRouter, type RouterStatus } from './edgeRouter';
+
+const DEFAULT_LISTENER = 'tls:127.0.0.1:3022';
+
+/** Splits tls:host:port (IPv6 in brackets). */
+export function splitTlsAddress(address: string): { host: string; port: number } {
+  const rest = address.slice('tls:'.length);
+  const i = rest.lastIndexOf(':');
+  return { host: rest.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(rest.slice(i + 1)) };
+}
+
+/** Provisions (first start: creates and enrolls) Weft's own edge router and starts its listener. */
+export async function startBuiltinRouter(core: Core, config: WeftConfig['router'], dataDir: string, log: Logger): Promise<EdgeRouter> {
+  const listen = splitTlsAddress(config.listener ?? DEFAULT_LISTENER);
+  let advertise: { host: string; port?: number };
+  if (config.advertise) {
+    const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(config.advertise)!;
+    advertise = { host: m[1]!.replace(/^\[|\]$/g, ''), port: m[2] ? Number(m[2]) : undefined };
+  } else {
+    advertise = { host: listen.host === '0.0.0.0' || listen.host === '::' ? '127.0.0.1' : listen.host };
+  }
+  const tls = await provisionBuiltinRouter(core, { name: config.name, advertisedHost: advertise.host, dir: join(dataDir, 'router') });
+  const router = new EdgeRouter({
+    core,
+    id: tls.id,
+    name: tls.name,
+    listen: { ...listen, isDefault: config.listener === undefined },
+    advertise,
+    tls,
+    heartbeatMs: parseDuration(config.heartbeat_interval),
+    log,
+  });
+  await router.start();
+  return router;
+}
