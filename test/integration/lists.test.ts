@@ -7,7 +7,7 @@ let admin: ApiClient;
 const ids: Record<string, string> = {};
 
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ routerListener: 'off' }); // only the identities the tests make (no router identity)
   admin = await app.adminClient();
   const people = [
     { name: 'alice', roleAttributes: ['sales', 'emea'], tags: { team: 'red', vip: true }, defaultHostingCost: 10 },

@@ -1,6 +1,7 @@
 // The real OpenZiti programs the interop tests drive: the `ziti` CLI and weft-sdk-client (test/interop/sdkclient,
 // on the OpenZiti Go SDK), built by scripts/openziti-tools.sh into a cache folder.
-import { execFile } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -87,4 +88,74 @@ export async function sdkClient(bin: string, args: string[], timeoutMs = 60_000)
   const r = await run(bin, args, { timeoutMs });
   if (r.code !== 0) throw new Error(describeRun(`weft-sdk-client ${args.join(' ')}`, r));
   return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+}
+
+/** A long-running tool process: its stdout lines (JSON parsed when possible), waits on them, stdin and signals. */
+export class ToolProcess {
+  readonly lines: Array<Record<string, any> | string> = [];
+  readonly stderr: string[] = [];
+  readonly exited: Promise<number | null>;
+  private readonly proc: ChildProcess;
+  private waiters: Array<() => void> = [];
+
+  constructor(file: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}) {
+    this.proc = spawn(file, args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    createInterface({ input: this.proc.stdout! }).on('line', (l) => {
+      let v: Record<string, any> | string = l;
+      try {
+        v = JSON.parse(l) as Record<string, any>;
+      } catch {
+        // not JSON: keep the text
+      }
+      this.lines.push(v);
+      this.wake();
+    });
+    this.proc.stderr!.on('data', (d: Buffer) => this.stderr.push(d.toString()));
+    this.exited = new Promise((resolve) => this.proc.once('exit', (code) => {
+      this.wake();
+      resolve(code);
+    }));
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    w.forEach((f) => f());
+  }
+
+  /** The first output line matching `pred`; fails after `timeoutMs` or when the process exits first. */
+  async waitFor(pred: (line: Record<string, any>) => boolean, timeoutMs = 30_000): Promise<Record<string, any>> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const hit = this.lines.find((l) => typeof l === 'object' && pred(l));
+      if (hit) return hit as Record<string, any>;
+      if (this.proc.exitCode !== null || Date.now() > deadline) {
+        throw new Error(`no matching output (exit ${this.proc.exitCode})\n--- stdout\n${this.lines.map((l) => JSON.stringify(l)).join('\n').slice(-3000)}\n--- stderr\n${this.stderr.join('').slice(-3000)}`);
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
+        this.waiters.push(() => (clearTimeout(timer), resolve()));
+      });
+    }
+  }
+
+  /** Closes stdin (the test client's cue to stop). */
+  end(): void {
+    this.proc.stdin!.end();
+  }
+
+  kill(signal: NodeJS.Signals = 'SIGTERM'): void {
+    if (this.proc.exitCode === null) this.proc.kill(signal);
+  }
+}
+
+/** Polls `check` until it returns a truthy value (or throws after `timeoutMs`): for state that changes after an event. */
+export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

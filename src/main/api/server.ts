@@ -6,6 +6,7 @@ import { withDeadline, type ApiLimits } from '../core/auth/rateLimit';
 import type { Core } from '../core/core';
 import { ApiError, echoValue, rateLimited, unauthorized, unavailable } from '../core/errors';
 import { isStoreUnavailable } from '../core/ops/availability';
+import { patchFields } from '../core/validation';
 import { envelope, errorEnvelope } from './envelope';
 import { API_BASES, peerCertificates, type ApiName, type ApiReply, type ApiRequest, type RouteDef } from './registry';
 
@@ -134,7 +135,8 @@ async function handle(core: Core, api: ApiName, route: RouteDef, req: FastifyReq
     ctx: core.system,
     params: req.params as Record<string, string>,
     query: req.query as ApiRequest['query'],
-    body: req.body,
+    // OpenZiti's PATCH: a null field is left alone (Go clients send null for what they do not change)
+    body: req.method === 'PATCH' ? patchFields(req.body) : req.body,
     headers: req.headers,
     ip: req.ip,
     get peerCertificates() {

@@ -24,9 +24,10 @@ function valueAt(input: unknown, path: string[]): unknown {
 }
 
 /**
- * A PATCH body as OpenZiti reads it: a field whose value is `null` is not an update (its JSON field tracking skips
- * nil values), so Go clients send `null` for every field they leave alone, e.g. `ziti edge update ext-jwt-signer`.
- * Top-level fields only: nested objects (tags, app data, auth policy sections) are merged by their owners.
+ * A REST PATCH body as OpenZiti reads it: a field whose value is `null` is not an update (its JSON field tracking
+ * skips nil values), so Go clients send `null` for every field they leave alone, e.g. `ziti edge update
+ * ext-jwt-signer`. Top-level fields only: nested objects (tags, app data, auth policy sections) are merged by their
+ * owners. The core's own PATCH (used by the console) keeps `null` = clear.
  */
 export function patchFields(body: unknown): unknown {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
@@ -42,16 +43,17 @@ const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: Def } 
  * OpenZiti decodes bodies with Go's encoding/json, and Go clients (its own CLI among them) rely on two of its habits:
  * field names match case-insensitively (`{"Type": "Windows", "Versions": [...]}` for OS posture checks), and a nil
  * slice is sent as `null` and means an empty list. Renames keys that differ from a known field only in case (exact
- * names win) and turns `null` into `[]` where the schema wants a list. Returns the input
+ * names win) and turns `null` into `[]` where the schema wants a list and does not accept null itself (where it
+ * does, null keeps its own meaning, e.g. "inherit"). Returns the input
  * itself when nothing changes.
  */
 export function normalizeGoJson(schema: z.ZodType, input: unknown, depth = 0): unknown {
   if (depth > 16) return input;
   const def = defOf(schema);
   if (input === null) {
-    // a Go nil slice: nullable or not, a list field given null is an empty list (PATCH bodies drop nulls before this)
+    // a Go nil slice where the schema has no meaning for null: an empty list
     if (def.type === 'array') return [];
-    if (['optional', 'nullable', 'default', 'prefault', 'catch', 'readonly', 'nonoptional'].includes(def.type)) return normalizeGoJson(def.innerType!, input, depth + 1);
+    if (['optional', 'default', 'prefault', 'catch', 'readonly', 'nonoptional'].includes(def.type)) return normalizeGoJson(def.innerType!, input, depth + 1);
     return def.type === 'pipe' ? normalizeGoJson(def.in!, input, depth + 1) : input;
   }
   if (typeof input !== 'object') return input;

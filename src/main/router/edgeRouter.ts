@@ -324,7 +324,12 @@ export class EdgeRouter {
     }
     await this.hostingSync;
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
-    clearRouterTerminators(this.core, this.id);
-    if (this.core.store.getSql('SELECT 1 FROM edge_routers WHERE id = ?', this.id)) setBuiltinRouterState(this.core, this.id, { online: false });
+    try {
+      clearRouterTerminators(this.core, this.id);
+      if (this.core.store.getSql('SELECT 1 FROM edge_routers WHERE id = ?', this.id)) setBuiltinRouterState(this.core, this.id, { online: false });
+    } catch (err) {
+      // the store may be gone already (closed, or unavailable); the next start clears both anyway
+      this.log.warn({ err }, 'edge router: could not record that it stopped');
+    }
   }
 }

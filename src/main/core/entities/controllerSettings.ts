@@ -89,6 +89,7 @@ export function effectiveSettings(ctx: Ctx, id: string): ApiObject {
         postLogoutUris: i?.postLogoutUris ?? g.postLogoutUris ?? [],
       },
     },
-    instance: i ? { oidc: i } : {},
+    // an inherited list is left out, not null (OpenZiti's clients reject null lists)
+    instance: i ? { oidc: Object.fromEntries(Object.entries(i).filter(([, v]) => v != null)) } : {},
   };
 }

@@ -7,7 +7,7 @@ import type { QueryFields } from '../query/compile';
 import { pageQuery, type ListParams, type Page } from '../query/list';
 import { scalar } from '../query/fields';
 import type { Row, Store } from '../store/db';
-import { parseInput, patchFields } from '../validation';
+import { parseInput } from '../validation';
 import { syncRoleAttributes, deleteRoleAttributes } from './roleAttributes';
 
 /**
@@ -260,6 +260,8 @@ export function createResource(ctx: Ctx, def: ResourceDef, body: unknown): strin
 export function applyCreate(ctx: Ctx, def: ResourceDef, body: unknown): string {
   if (!def.schemas.create) throw conflict('METHOD_NOT_ALLOWED', 'create is not supported');
   const input = parseInput(def.schemas.create, body) as Record<string, unknown>;
+  // role attributes given as null (Go clients send a nil list so) are none
+  if (def.roleAttributesType && input.roleAttributes === null) input.roleAttributes = [];
   const store = ctx.core.store;
   return store.tx(() => {
     const id = (input.id as string | undefined) ?? newId();
@@ -285,7 +287,8 @@ export function applyUpdate(ctx: Ctx, def: ResourceDef, id: string, body: unknow
   if (!schema) throw conflict('METHOD_NOT_ALLOWED', `${op} is not supported`);
   const store = ctx.core.store;
   const existing = requireRow(store, def, id);
-  const input = parseInput(schema, op === 'patch' ? patchFields(body) : body) as Record<string, unknown>;
+  const input = parseInput(schema, body) as Record<string, unknown>;
+  if (def.roleAttributesType && input.roleAttributes === null) input.roleAttributes = [];
   store.tx(() => {
     const extra = def.beforeWrite?.(op, input, existing, ctx) ?? {};
     const values = { ...columnValues(def, input), ...extra, updated_at: ctx.core.clock.now().toISOString() };

@@ -14,6 +14,9 @@ export interface ChannelHandlers {
 
 export class ChannelClosedError extends Error {}
 
+/** Hellos and their results carry this sequence number (channel v4's HelloSequence). */
+export const HELLO_SEQUENCE = -1;
+
 /**
  * One OpenZiti channel over a TLS (or any duplex) stream, usable by either side: frames in and out, our own
  * sequence numbers, replies matched to requests by their ReplyFor header, headers 128–255 reflected into replies.
@@ -98,6 +101,23 @@ export class Channel {
       }, timeoutMs);
       this.pending.set(msg.sequence, { resolve, reject, timer });
       this.send(msg);
+    });
+  }
+
+  /**
+   * The dialing side's handshake: sends `msg` as the hello (sequence -1) and resolves with the reply for -1
+   * (whatever its content type; the caller checks it is a successful Result).
+   */
+  hello(msg: Message, timeoutMs: number): Promise<Message> {
+    if (this.closed) return Promise.reject(new ChannelClosedError('channel closed'));
+    msg.sequence = HELLO_SEQUENCE;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(HELLO_SEQUENCE);
+        reject(new Error(`no answer to the hello within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.pending.set(HELLO_SEQUENCE, { resolve, reject, timer });
+      this.write(encode(msg));
     });
   }
 
