@@ -108,9 +108,11 @@ describe('policy advice sentence', () => {
     identityRouterCount: 2, serviceRouterCount: 1, commonRouters: [{ name: 'er1', isOnline: true }],
   };
   it('explains access and what is missing', () => {
-    expect(adviceSentence(base)).toBe('Identity "alice" may dial service "web" through 1 common edge router: er1 (1 online).');
+    expect(adviceSentence(base)).toBe('Identity "alice" can dial service "web" through er1 (online).');
+    expect(adviceSentence({ ...base, commonRouters: [{ name: 'er-builtin', isOnline: true }, { name: 'er2', isOnline: false }] }))
+      .toBe('Identity "alice" can dial service "web" through er-builtin (online) and er2 (offline).');
     expect(adviceSentence({ ...base, isDialAllowed: false })).toMatch(/^Identity "alice" can neither dial nor bind service "web": no service policy grants it/);
-    expect(adviceSentence({ ...base, isBindAllowed: true })).toMatch(/may dial and bind/);
+    expect(adviceSentence({ ...base, isBindAllowed: true })).toMatch(/can dial and bind/);
     expect(adviceSentence({ ...base, identityRouterCount: 0, commonRouters: [] })).toMatch(/no edge router policy gives the identity any edge router/);
     expect(adviceSentence({ ...base, serviceRouterCount: 0, commonRouters: [] })).toMatch(/no service edge router policy lets the service use any/);
     expect(adviceSentence({ ...base, identityRouterCount: 0, serviceRouterCount: 0, commonRouters: [] })).toMatch(/Add both/);

@@ -35,7 +35,7 @@ export function adviceSentence(a: AdviceFacts): string {
     return `${allowed}, but the ${plural(a.identityRouterCount, 'edge router')} the identity may use and the ${plural(a.serviceRouterCount, 'edge router')} the service may use have none in common. Make one edge router match an edge router policy of the identity and a service edge router policy of the service.`;
   }
   const names = common.map((r) => r.name ?? '?');
-  const online = common.filter((r) => r.isOnline).length;
-  if (!online) return `${allowed} through ${plural(common.length, 'common edge router')} (${list(names)}), but none of them is online.`;
-  return `${allowed} through ${plural(common.length, 'common edge router')}: ${list(names)} (${online} online).`;
+  if (!common.some((r) => r.isOnline)) return `${allowed} through ${plural(common.length, 'common edge router')} (${list(names)}), but none of them is online.`;
+  const can = a.isDialAllowed && a.isBindAllowed ? 'dial and bind' : a.isDialAllowed ? 'dial' : 'bind';
+  return `${who} can ${can} ${what} through ${list(common.map((r) => `${r.name ?? '?'} (${r.isOnline ? 'online' : 'offline'})`))}.`;
 }

@@ -318,10 +318,13 @@ export class EdgeRouter {
     this.unwatch?.();
     this.accepting = false;
     for (const c of [...this.circuits.values()]) c.close('the router is stopping');
-    for (const c of [...this.conns]) {
+    // end() flushes what is queued (the StateClosed just sent) before the connection goes; peers that do not
+    // close their side in time are cut off
+    await Promise.all([...this.conns].map((c) => new Promise<void>((resolve) => {
+      const cut = setTimeout(() => c.channel.close(), 2000);
+      c.socket.once('close', () => (clearTimeout(cut), resolve()));
       c.socket.end();
-      c.channel.close();
-    }
+    })));
     await this.hostingSync;
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     try {

@@ -168,12 +168,12 @@ export class EdgeListener extends EventEmitter {
 
   private async bindOnce(): Promise<void> {
     if (this.closed) return;
-    let link: RouterLink | undefined;
+    let attempt: { link: RouterLink; bindConnId?: number } | undefined;
     try {
-      link = await this.client.sharedLink();
+      const link = await this.client.sharedLink();
       const session = await resolveSession(this.session, link.apiSessionToken);
       if (this.closed) return;
-      const attempt: { link: RouterLink; bindConnId?: number } = { link };
+      attempt = { link };
       this.current = attempt;
       attempt.bindConnId = await link.bind(session.token, this.listenerId, {
         token: Buffer.from(session.token),
@@ -194,9 +194,11 @@ export class EdgeListener extends EventEmitter {
           if (!this.closed) this.failed(new Error(`the terminator was lost: ${reason}`));
         },
       });
-      if (this.closed) link.unbind(attempt.bindConnId);
+      if (this.closed) attempt.link.unbind(attempt.bindConnId);
     } catch (err) {
-      if (this.current?.link === link) this.current = undefined;
+      // a bind whose link closed meanwhile was reported as dropped already
+      if (attempt && this.current !== attempt) return;
+      this.current = undefined;
       if (!this.closed) this.failed(err as Error);
     }
   }

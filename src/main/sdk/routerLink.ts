@@ -113,7 +113,7 @@ export class RouterLink extends EventEmitter implements EdgeConnLink {
     this.channel = new Channel(socket, MAX_FRAME, {
       onData: (frame) => this.data(frame),
       onMessage: (msg) => this.message(msg),
-      onClose: (reason) => this.closed(reason),
+      onClose: (reason) => this.onChannelClosed(reason),
     });
   }
 
@@ -330,7 +330,7 @@ export class RouterLink extends EventEmitter implements EdgeConnLink {
     return this.nextId;
   }
 
-  private closed(reason?: Error): void {
+  private onChannelClosed(reason?: Error): void {
     this.closeReason = reason?.message ?? 'closed';
     const why = `the connection to the router closed${reason ? ` (${reason.message})` : ''}`;
     for (const conn of [...this.conns.values()]) conn.linkLost(why);
