@@ -150,6 +150,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
           loginLinkTtlMs: parseDuration(config.console.login_link_ttl),
           apiUrls: () => ({ ...urls, shareUrl: frontend.urls?.shareUrl }),
           shareProviders: config.frontend?.oauth?.providers.map((p) => p.name),
+          dataPlane: router,
         })
       : undefined;
     if (consoleServer) cleanups.push(() => consoleServer.close());

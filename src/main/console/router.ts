@@ -2,6 +2,7 @@ import { CONSOLE_RESOURCES } from './registry';
 import { resourceRouter } from './resources';
 import { controllerSettingsRouter } from './routers/controllerSettings';
 import { dashboardRouter } from './routers/dashboard';
+import { dataPlaneRouter } from './routers/dataPlane';
 import { enrollmentRouter } from './routers/enrollment';
 import { identityRouter } from './routers/identities';
 import { identityPostureRouter } from './routers/identityPosture';
@@ -21,6 +22,7 @@ import { router } from './trpc';
 export const appRouter = router({
   session: sessionRouter,
   dashboard: dashboardRouter,
+  dataPlane: dataPlaneRouter,
   resources: resourceRouter(CONSOLE_RESOURCES),
   roles: rolesRouter,
   identities: identityRouter,

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { listenOn } from '../listen';
+import type { LiveDataPlane } from '../core/dataPlane/status';
 import { isIP } from 'node:net';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
@@ -44,6 +45,8 @@ export interface ConsoleServerOptions {
   apiUrls: () => Omit<ConsoleUrls, 'console'>;
   /** OAuth providers the public frontend offers to shares (undefined: no frontend or no oauth section) */
   shareProviders?: string[];
+  /** the built-in router's live state, when it runs */
+  dataPlane?: LiveDataPlane;
 }
 
 export interface ConsoleServer {
@@ -88,6 +91,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       core,
       urls,
       shareProviders: opts.shareProviders,
+      dataPlane: opts.dataPlane,
       session,
       clientIp: req.socket.remoteAddress ?? '127.0.0.1',
       setSessionCookie: (t) => (cookie = sessionCookie(cookieName, t)),

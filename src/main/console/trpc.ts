@@ -3,6 +3,7 @@ import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { Caller } from '../core/auth/permissions';
 import type { Ctx } from '../core/context';
 import type { Core } from '../core/core';
+import type { LiveDataPlane } from '../core/dataPlane/status';
 import { ApiError, echoValue } from '../core/errors';
 import type { Row } from '../core/store/db';
 import type { ConsoleUrls, ZitiErrorData } from '../../shared/console';
@@ -18,6 +19,8 @@ export interface ConsoleSession {
 export interface ConsoleContext {
   core: Core;
   urls: () => ConsoleUrls;
+  /** the running router's live state (terminators, circuits), when Weft runs one */
+  dataPlane: LiveDataPlane | undefined;
   /** OAuth providers of the public frontend, for share forms */
   shareProviders: string[] | undefined;
   session: ConsoleSession | undefined;

@@ -4,6 +4,7 @@ import type { Core } from '../core/core';
 import { authorizeChannel, channelStillValid, DataPlaneRefusal, type ChannelCaller } from '../core/dataPlane/access';
 import { setBuiltinRouterState } from '../core/dataPlane/builtinRouter';
 import { watchDataPlane } from '../core/dataPlane/events';
+import type { LiveDataPlane, LiveStatus } from '../core/dataPlane/status';
 import {
   addRouterTerminator, clearRouterTerminators, removeRouterTerminator, routerHostedServices, updateRouterTerminator,
   type HostV1, type RouterTerminator,
@@ -13,7 +14,7 @@ import type { Row } from '../core/store/db';
 import { listenOn } from '../listen';
 import { WEFT_VERSION } from '../version';
 import { ChannelType, message } from './channel/wire';
-import { Circuit, type CircuitInfo } from './circuit';
+import { Circuit } from './circuit';
 import { EdgeConnection } from './edgeConnection';
 
 /** A terminator bound by an SDK on one of the router's connections. */
@@ -62,21 +63,14 @@ export interface EdgeRouterOptions {
   log: Logger;
 }
 
-export interface RouterStatus {
-  id: string;
-  url: string;
-  online: boolean;
-  connections: number;
-  terminators: Array<{ id: string; serviceId: string; kind: 'sdk' | 'host'; identity: string; caller?: string; cost: number; precedence: string }>;
-  circuits: CircuitInfo[];
-}
+export type RouterStatus = LiveStatus;
 
 /**
  * Weft's built-in edge router: OpenZiti's edge protocol for SDKs and tunnelers on a TLS listener. It asks the core
  * (in process) whether a connection, dial or bind is allowed, reports its terminators through the core, and reacts
  * to the core's changes (ended sessions, deleted terminators, a disabled router) after they commit.
  */
-export class EdgeRouter {
+export class EdgeRouter implements LiveDataPlane {
   readonly core: Core;
   readonly id: string;
   readonly log: Logger;

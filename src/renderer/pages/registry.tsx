@@ -7,6 +7,7 @@ import { identitiesDetailSpec, servicesDetailSpec } from './detailExtensions';
 import { casSpec, edgeRoutersSpec, routersSpec } from './enrollmentSpecs';
 import { externalJwtSignersSpec } from './externalJwtSigners';
 import { apiSessionsSpec, authPoliciesSpec, configsSpec, configTypesSpec } from './foundationSpecs';
+import { LiveTrafficPage } from './LiveTrafficPage';
 import { MfaPage } from './MfaPage';
 import { PolicyAdvicePage } from './PolicyAdvicePage';
 import { postureChecksSpec } from './postureChecks';
@@ -49,6 +50,7 @@ export const PAGES: PageDef[] = [
   resourcePage('Policies', serviceEdgeRouterPoliciesSpec),
   resourcePage('Policies', postureChecksSpec),
   { id: 'policy-advice', title: 'Policy advice', group: 'Policies', render: () => <PolicyAdvicePage /> },
+  { id: 'live', title: 'Live traffic', group: 'Network', render: () => <LiveTrafficPage /> },
   resourcePage('Network', edgeRoutersSpec),
   resourcePage('Network', routersSpec),
   { id: 'shares', title: 'Public shares', group: 'Network', render: () => <SharesPage /> },
