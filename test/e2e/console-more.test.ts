@@ -146,7 +146,7 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     await button('Save').click();
     await page.getByText('JWKS: https://partner.test/jwks').waitFor();
     expect(await certificate.count()).toBe(0);
-    expect((await admin.get(`/external-jwt-signers/${rest.id}`)).body.data).toMatchObject({ certPem: null, fingerprint: null, jwksEndpoint: 'https://partner.test/jwks' });
+    expect((await admin.get(`/external-jwt-signers/${rest.id}`)).body.data).toMatchObject({ certPem: null, fingerprint: '', jwksEndpoint: 'https://partner.test/jwks' });
 
     // auth policies pick allowed signers by name
     await go('/auth-policies/new');
@@ -410,7 +410,8 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     await button('Edit').click();
     await page.getByRole('checkbox', { name: 'Prompt for MFA when the device is unlocked' }).check();
     await button('Save').click();
-    await page.getByRole('button', { name: 'Edit' }).waitFor();
+    // the form closes once the save is done (the Edit button is on the page all along)
+    await page.getByRole('button', { name: 'Save' }).waitFor({ state: 'detached' });
     expect((await admin.get(`/posture-checks/${mfa.id}`)).body.data).toMatchObject({ version: 2, promptOnUnlock: true, timeoutSeconds: 600 });
 
     await go('/posture-checks');

@@ -28,7 +28,8 @@ describe('console: a small network, policy advice, shares, operations (Chromium)
 
   useConsoleSession(async (s) => {
     ({ app, page } = s);
-  }, { configFile: writeConfigFile({ frontend: frontendSection() }) });
+    // the network the forms build is the whole network: no built-in router (the live traffic page has its own test)
+  }, { configFile: writeConfigFile({ frontend: frontendSection() }), routerListener: 'off' });
 
   it('creates a config with the form generated from its config type; schema errors show at the field', async () => {
     await go('/configs/new');
