@@ -27,12 +27,16 @@ afterAll(async () => {
   await dialer?.client.close();
 });
 
-/** Reads everything until the readable side ends. */
+/** Reads everything until the readable side ends (without destroying the conn, as an async iterator would). */
 async function readAll(conn: EdgeConn): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const c of conn) chunks.push(c as Buffer);
+  conn.on('data', (c: Buffer) => chunks.push(c));
+  await once(conn, 'end');
   return Buffer.concat(chunks);
 }
+
+/** Resolves once the conn is closed (at once if it is already). */
+const closed = (conn: EdgeConn) => (conn.closed ? Promise.resolve() : once(conn, 'close').then(() => undefined));
 
 /** Binds the echo service with an SDK client for `host`: every conn's bytes come back, its FIN too. */
 async function echoHost(): Promise<{ listener: EdgeListener; accepted: EdgeConn[]; close(): void }> {
@@ -60,7 +64,7 @@ describe('bind and dial through the router', () => {
       conn.end('overlay');
       // the host saw our FIN (its pipe ended its side), so the echo ends with a FIN too
       expect((await readAll(conn)).toString()).toBe('hello overlay');
-      await once(conn, 'close');
+      await closed(conn);
       expect(echo.accepted).toHaveLength(1);
       expect(echo.accepted[0]!.info).toMatchObject({ kind: 'accept', callerId: 'sdk-dialer' });
       await eventually(() => echo.accepted[0]!.destroyed, 'the host end to close');
@@ -103,7 +107,7 @@ describe('bind and dial through the router', () => {
     try {
       const first = await dialing.dial(await serviceSession(dialer, echoService, 'Dial'));
       expect((await readAll(first)).toString()).toBe('bye');
-      await once(first, 'close');
+      await closed(first);
 
       const second = await dialing.dial(await serviceSession(dialer, echoService, 'Dial'));
       await eventually(() => accepted.length === 2, 'the second conn');
@@ -111,7 +115,7 @@ describe('bind and dial through the router', () => {
       const ended = readAll(hostSide);
       second.destroy();
       expect((await ended).length).toBe(0);
-      await once(hostSide, 'close');
+      await closed(hostSide);
     } finally {
       dialing.close();
       client.close();
