@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { dataplaneBench } from './dataplane';
 import { foundationBench } from './foundation';
 import { frontendBench } from './frontend';
 import { policyBench } from './policy';
@@ -17,6 +18,7 @@ const scenarios: Record<string, () => Promise<unknown>> = {
   foundation: () => foundationBench(workDir, { identities: quick ? 10_000 : 100_000, durationMs: quick ? 1000 : 3000 }),
   frontend: () => frontendBench(workDir, { quick, durationMs: quick ? 1000 : 3000 }),
   policy: () => policyBench(workDir, { quick, durationMs: quick ? 1000 : 3000 }),
+  dataplane: () => dataplaneBench(workDir, { quick }),
 };
 try {
   for (const [name, run] of Object.entries(scenarios)) {

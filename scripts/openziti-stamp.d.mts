@@ -1,1 +1,2 @@
 export function openzitiStamp(root?: string): string;
+export function openzitiDir(): string;

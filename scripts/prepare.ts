@@ -1,7 +1,13 @@
 // Runs before npm start and npm test: puts back Node's native builds if a packaging run left Electron's in
 // node_modules, and builds the console renderer when it is missing or older than its sources (quick otherwise).
+// Before npm test (--test) it also builds the pinned OpenZiti tools the interop tests drive when Go is available
+// and they are missing or stale (the first build takes minutes; later runs reuse it).
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { buildRenderer, isRendererStale } from './build-renderer';
+import { openzitiDir, openzitiStamp } from './openziti-stamp.mjs';
 
 const require = createRequire(import.meta.url);
 const { restoreNodeBuilds } = require('./native-backup.cjs') as { restoreNodeBuilds(): boolean };
@@ -9,7 +15,19 @@ const { restoreNodeBuilds } = require('./native-backup.cjs') as { restoreNodeBui
 try {
   if (restoreNodeBuilds()) process.stderr.write("weft: restored Node's native module builds after an interrupted packaging run\n");
   if (isRendererStale()) await buildRenderer();
+  if (process.argv.includes('--test')) prepareOpenzitiTools();
 } catch (e) {
   process.stderr.write(`weft: preparing failed: ${(e as Error).stack ?? e}\n`);
   process.exit(1);
+}
+
+function prepareOpenzitiTools(): void {
+  const stamp = join(openzitiDir(), 'stamp');
+  if (existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === openzitiStamp()) return;
+  if (spawnSync('go', ['version'], { stdio: 'ignore' }).status !== 0) {
+    process.stderr.write('weft: Go is not installed, so the OpenZiti interop tests will fail: install Go, then run npm run openziti-tools\n');
+    return;
+  }
+  const r = spawnSync('bash', [join(import.meta.dirname, 'openziti-tools.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0) process.stderr.write('weft: building the OpenZiti tools failed; the interop tests will fail (see above)\n');
 }

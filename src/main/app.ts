@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
+import { processLogger } from './logFormat';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { createApiServer } from './api/server';
 import { buildRoutes, ROOT_ALIASES } from './api/routes/index';
 import { configSchema, loadConfig, splitHostPort, ConfigError, hostPort, type WeftConfig } from './config';
@@ -23,6 +24,8 @@ export interface StartOptions {
   configFile?: string;
   /** overrides api.address from the config file */
   apiAddress?: string;
+  /** overrides log_format from the config file */
+  logFormat?: string;
   /** overrides api.brand from the config file */
   apiBrand?: string;
   /** overrides console.address from the config file */
@@ -57,6 +60,11 @@ export function resolveConfig(opts: StartOptions): { config: WeftConfig; dataDir
     if (!r.success) throw new ConfigError(`--api-address: ${r.error.issues[0]!.message}`);
     config.api.address = opts.apiAddress;
   }
+  if (opts.logFormat !== undefined) {
+    const r = configSchema.shape.log_format.safeParse(opts.logFormat);
+    if (!r.success) throw new ConfigError('--log-format: must be auto, pretty or json');
+    config.log_format = r.data;
+  }
   if (opts.apiBrand !== undefined) {
     const r = configSchema.shape.api.safeParse({ ...config.api, brand: opts.apiBrand });
     if (!r.success) throw new ConfigError(`--api-brand: must be svc or ziti`);
@@ -82,7 +90,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
   const { config, dataDir } = resolveConfig(opts);
   const env = opts.env ?? process.env;
   const clock = opts.clock ?? systemClock;
-  const log = opts.logger ?? pino({ level: config.log_level }, pino.destination(2));
+  const log = opts.logger ?? processLogger(config.log_level, config.log_format);
   const cleanups: Array<() => Promise<void> | void> = [];
   const close = async () => {
     for (const fn of cleanups.reverse()) await fn();
@@ -139,7 +147,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     cleanups.push(() => clearInterval(sweeper));
 
     const api = core.config.apiPublicUrl;
-    const frontend = await startPublicFrontend(core, { frontend: config.frontend, dataDir, apiUrl: api, logger: log, clock });
+    const frontend = await startPublicFrontend(core, { frontend: config.frontend, dataDir, apiUrl: api, logger: log, clock, router: router && { url: router.url, id: router.id } });
     cleanups.push(() => frontend.close());
     const urls = { api, client: api + API_BASES.client, management: api + API_BASES.management };
     const consoleServer = config.console.enabled

@@ -19,6 +19,7 @@ Options for start:
   --api-brand svc|ziti            brand word sent to clients (MFA auth query provider); ziti for stock OpenZiti SDKs
   --router-listener tls:HOST:PORT built-in edge router listener (default tls:127.0.0.1:3022, or a free port when
                                   that one is taken; port 0 picks a free port); off = no router
+  --log-format auto|pretty|json   log lines on stderr: readable on a terminal (auto), or always readable or JSON
   --console-address HOST:PORT     operator console listener, loopback only (default 127.0.0.1:1281, or a free
                                   port when that one is taken)
   -h, --help                      show this help
@@ -53,7 +54,7 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
     process.exitCode = 2;
     return undefined;
   }
-  let values: { 'data-dir'?: string; config?: string; 'api-address'?: string; 'api-brand'?: string; 'console-address'?: string; 'router-listener'?: string; help?: boolean };
+  let values: { 'data-dir'?: string; config?: string; 'api-address'?: string; 'api-brand'?: string; 'log-format'?: string; 'console-address'?: string; 'router-listener'?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
       args: rest,
@@ -62,6 +63,7 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
         config: { type: 'string' },
         'api-address': { type: 'string' },
         'api-brand': { type: 'string' },
+        'log-format': { type: 'string' },
         'router-listener': { type: 'string' },
         'console-address': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
@@ -88,7 +90,7 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   starting = startApp({
-    dataDir: values['data-dir'], configFile: values.config, apiAddress: values['api-address'], apiBrand: values['api-brand'], consoleAddress: values['console-address'],
+    dataDir: values['data-dir'], configFile: values.config, apiAddress: values['api-address'], apiBrand: values['api-brand'], logFormat: values['log-format'], consoleAddress: values['console-address'],
     routerListener: values['router-listener'],
   });
   let app: App;

@@ -98,6 +98,8 @@ export const configSchema = z
   .object({
     data_dir: z.string().min(1).optional(),
     log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** auto: readable lines on a terminal, JSON lines otherwise; overridden by --log-format */
+    log_format: z.enum(['auto', 'pretty', 'json']).default('auto'),
     api: z
       .object({
         address: hostPort.default('127.0.0.1:1280'),

@@ -83,5 +83,17 @@ describe('command line', { timeout: 240_000 }, () => {
     const second = await start(['--data-dir', dataDir, '--api-address', '127.0.0.1:0'], env);
     expect(second.lines.join('\n')).not.toContain('admin password');
     expect(await second.stop()).toBe(0);
+    // stdout is not a terminal here: the log on stderr is JSON lines
+    expect(JSON.parse(first.stderr().split('\n').find((l) => l.includes('weft started'))!)).toMatchObject({ msg: 'weft started', level: 30 });
+  });
+
+  it('--log-format pretty prints readable log lines; json keeps JSON; a bad value is refused', async () => {
+    const dataDir = join(tempDir(), 'd');
+    const pretty = await start(['--data-dir', dataDir, '--api-address', '127.0.0.1:0', '--log-format', 'pretty']);
+    expect(await pretty.stop()).toBe(0);
+    const line = pretty.stderr().split('\n').find((l) => l.includes('weft started'))!;
+    expect(line).toMatch(/^\d\d:\d\d:\d\d INFO  weft started api=https:\/\/127\.0\.0\.1:\d+/);
+    expect(() => JSON.parse(line)).toThrow();
+    expect(run(['--log-format', 'loud', '--data-dir', dataDir]).stderr).toContain('--log-format: must be auto, pretty or json');
   });
 });

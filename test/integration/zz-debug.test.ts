@@ -1,29 +1,17 @@
-import { once } from 'node:events';
-import { it, expect } from 'vitest';
+import { it } from 'vitest';
+import { RouterLink } from '../../src/main/sdk';
 import { startTestApp } from '../support/app';
-import { edgeClient, openRouter, sdkIdentity, serviceBetween, serviceSession } from '../support/overlay';
+import { sdkIdentity, openRouter } from '../support/overlay';
 it('debug', async () => {
   const app = await startTestApp();
   const admin = await app.adminClient();
   await openRouter(app, admin);
-  const host = await sdkIdentity(app, admin, 'h');
-  const dialer = await sdkIdentity(app, admin, 'd');
-  const svc = await serviceBetween(admin, 'echo', host, dialer);
-  const hc = edgeClient(app, host);
-  const l = hc.listen(await serviceSession(host, svc, 'Bind'));
-  l.on('unavailable', (e) => console.log('unavailable', e));
-  l.on('connection', (c) => { console.log('accepted'); c.on('data', (d: Buffer) => console.log('host got', d.toString())); c.on('end', () => console.log('host end')); c.pipe(c); });
-  await once(l, 'bound');
-  console.log('bound');
-  const dc = edgeClient(app, dialer);
-  const conn = await dc.dial(await serviceSession(dialer, svc, 'Dial'));
-  console.log('dialed');
-  conn.on('data', (d: Buffer) => console.log('dialer got', d.toString()));
-  conn.on('end', () => console.log('dialer end'));
-  conn.on('close', () => console.log('dialer close'));
-  conn.write('hello ');
-  conn.end('overlay');
-  await once(conn, 'close');
-  hc.close(); dc.close();
+  const d = await sdkIdentity(app, admin, 'd');
+  const reasons: Record<string, number> = {};
+  for (let i = 0; i < 30; i++) {
+    const err: any = await RouterLink.open({ url: app.urls.router!, ca: app.core.pki.caBundlePem, cert: d.cert, key: d.key, apiSessionToken: 'bad', timeoutMs: 5000 }).catch((e) => e);
+    reasons[err.reason] = (reasons[err.reason] ?? 0) + 1;
+  }
+  console.log(reasons);
   await app.stop();
-}, 20000);
+}, 60000);

@@ -3,16 +3,13 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { openzitiStamp } from '../../scripts/openziti-stamp.mjs';
+import { openzitiDir, openzitiStamp } from '../../scripts/openziti-stamp.mjs';
+
+export { openzitiDir };
 import { tempDir } from '../support/app';
 
 export const INSTALL_COMMAND = 'npm run openziti-tools';
-
-export function openzitiDir(): string {
-  return process.env.WEFT_OPENZITI_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'weft', 'openziti');
-}
 
 /** Paths of the tools; throws (failing the test, naming the install command) when they are missing or stale. */
 export function openzitiTools(): { ziti: string; sdkClient: string; dir: string } {

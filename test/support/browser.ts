@@ -1,4 +1,5 @@
-// User agents for frontend tests — a real Chromium (playwright-core + Debian's /usr/bin/chromium)
+// User agents for frontend tests — a real Chromium (playwright-core + Debian's /usr/bin/chromium, or the one the
+// @sparticuz/chromium devDependency ships)
 // and an HTTP-level agent with a cookie jar — plus the things they visit: an echo backend and a
 // frontend started with a test configuration.
 //
@@ -23,7 +24,30 @@ export const COOKIE_DOMAIN = 'weft.test';
 export const SHARE_DOMAIN = 'share.weft.test';
 export const AUTH_HOST = 'auth.weft.test';
 export const COOKIE_NAME = 'svc-auth-session';
-export const CHROMIUM_PATH = '/usr/bin/chromium';
+/** Debian's Chromium, used when installed (WEFT_SYSTEM_CHROMIUM points elsewhere, e.g. to test without it). */
+const systemChromium = () => process.env.WEFT_SYSTEM_CHROMIUM ?? '/usr/bin/chromium';
+
+let chromiumPath: Promise<string> | undefined;
+
+/**
+ * The Chromium the browser tests drive: the system one when installed, otherwise the one the @sparticuz/chromium
+ * devDependency ships inside its npm package (unpacked to the temp dir on first use), so `npm install && npm test`
+ * needs nothing else. Says which once per test process.
+ */
+export function chromiumExecutable(): Promise<string> {
+  chromiumPath ??= (async () => {
+    const system = systemChromium();
+    if (existsSync(system)) {
+      process.stderr.write(`browser tests: using the system Chromium at ${system}\n`);
+      return system;
+    }
+    const bundled = (await import('@sparticuz/chromium')).default;
+    const file = await bundled.executablePath();
+    process.stderr.write(`browser tests: no system Chromium; using the one from the npm package @sparticuz/chromium (${file})\n`);
+    return file;
+  })();
+  return chromiumPath;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Chromium
@@ -35,13 +59,11 @@ export interface LaunchedBrowser {
 
 /** Launches Chromium with a fresh profile; *.weft.test resolves to 127.0.0.1. */
 export async function launchChromium(opts: { extraArgs?: string[] } = {}): Promise<LaunchedBrowser> {
-  if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(`Chromium is required for end-to-end tests but ${CHROMIUM_PATH} does not exist (install it: apt-get install -y chromium)`);
-  }
+  const executablePath = await chromiumExecutable();
   const userDataDir = await mkdtemp(path.join(os.tmpdir(), 'weft-chromium-'));
   try {
     const context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM_PATH,
+      executablePath,
       headless: true,
       args: [
         '--headless=new',

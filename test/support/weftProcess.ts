@@ -13,6 +13,8 @@ export interface WeftProcess {
   /** stdout lines so far (the banner first) */
   lines: string[];
   banner: string;
+  /** everything written to stderr so far (the log) */
+  stderr(): string;
   /** the controller API's base URL, e.g. https://127.0.0.1:40123 */
   api: string;
   dataDir: string;
@@ -49,6 +51,7 @@ export async function startWeftProcess(dataDir: string, args: string[] = [], env
     proc,
     lines,
     banner,
+    stderr: () => stderr.join(''),
     api,
     dataDir,
     caPem,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hashPassword } from './auth/passwords';
 import type { Core } from './core';
 import { DEFAULT_AUTH_POLICY_ID, DEFAULT_PRIMARY, DEFAULT_SECONDARY } from './entities/authPolicies';
-import { BUILTIN_CONFIG_TYPES } from './entities/builtinConfigTypes';
+import { BUILTIN_CONFIG_TYPES, SVC_PROXY_CONFIG_TYPE_ID } from './entities/builtinConfigTypes';
 import { IDENTITY_TYPES } from './entities/identities';
 import { newId } from './ids';
 
@@ -62,6 +62,9 @@ export async function bootstrap(core: Core, admin: AdminCredentials): Promise<Bo
         t.id, t.name, JSON.stringify(t.schema), now, now,
       );
     }
+    // Weft's own share type follows this version's schema (it gained `overlay`); OpenZiti's types are left alone.
+    const svcProxy = BUILTIN_CONFIG_TYPES.find((t) => t.id === SVC_PROXY_CONFIG_TYPE_ID)!;
+    store.runSql('UPDATE config_types SET schema = ?, updated_at = ? WHERE id = ? AND schema <> ?', JSON.stringify(svcProxy.schema), now, svcProxy.id, JSON.stringify(svcProxy.schema));
     if (!existingAdmin) {
       const id = newId();
       store.runSql(

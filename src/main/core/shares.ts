@@ -28,8 +28,14 @@ export interface ShareOAuthData {
 export interface ShareConfigData {
   token: string;
   backendMode: 'proxy' | 'web';
-  /** http(s) URL for `proxy`, absolute directory for `web` */
+  /** http(s) URL for `proxy`, absolute directory for `web` (on the machine that serves it) */
   target: string;
+  /**
+   * Overlay mode: the frontend dials the share's service through the built-in edge router and a `weft share`
+   * process, which binds the service, serves the backend (here or on another machine). Absent: local mode, the
+   * frontend proxies to the target (or serves the directory) itself.
+   */
+  overlay?: boolean;
   oauth?: ShareOAuthData;
 }
 
@@ -38,6 +44,8 @@ export interface LiveShare {
   token: string;
   backendMode: 'proxy' | 'web';
   target: string;
+  /** overlay mode: the service the frontend dials */
+  overlay?: { serviceId: string };
   oauth?: { provider: string; emailPatterns: string[]; checkIntervalMs: number };
 }
 
@@ -61,10 +69,9 @@ export const SHARE_TOKEN = /^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$/;
 // The literal type id lets SQLite use the partial expression index configs_share_token (migration 005).
 const SHARE_BY_TOKEN = `SELECT c.id, c.name FROM configs c
   WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND json_extract(c.data, '$.token') = ? AND c.id <> ? LIMIT 1`;
-const LIVE_SHARE_BY_TOKEN = `SELECT c.data FROM configs c
+const LIVE_SHARE_BY_TOKEN = `SELECT c.data, sc.service_id FROM configs c JOIN service_configs sc ON sc.config_id = c.id
   WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND json_extract(c.data, '$.token') = ?
-    AND EXISTS (SELECT 1 FROM service_configs sc WHERE sc.config_id = c.id)
-  LIMIT 1`;
+  ORDER BY sc.service_id LIMIT 1`;
 
 /**
  * What the JSON schema cannot say about a svc.proxy.v1 config: the token is a DNS label no other share uses,
@@ -95,13 +102,14 @@ export function validateShareConfig(ctx: Ctx, data: Record<string, unknown>, con
 
 /** The share with this token if a service carries its config, in the shape the frontend serves. */
 export function findLiveShare(core: Core, token: string): LiveShare | undefined {
-  const row = core.store.getSql<{ data: string }>(LIVE_SHARE_BY_TOKEN, token);
-  return row ? shareFromData(core, token, row.data) : undefined;
+  const row = core.store.getSql<{ data: string; service_id: string }>(LIVE_SHARE_BY_TOKEN, token);
+  return row ? shareFromData(core, token, row.data, row.service_id) : undefined;
 }
 
-function shareFromData(core: Core, token: string, json: string): LiveShare | undefined {
+function shareFromData(core: Core, token: string, json: string, serviceId: string): LiveShare | undefined {
   const data = JSON.parse(json) as ShareConfigData;
   const share: LiveShare = { token: data.token, backendMode: data.backendMode, target: data.target };
+  if (data.overlay) share.overlay = { serviceId };
   if (data.oauth) {
     let checkIntervalMs: number;
     try {

@@ -67,6 +67,24 @@ export function forwardRequestHeaders(req: IncomingMessage, ctx: ForwardContext,
   return out;
 }
 
+/**
+ * Request headers as they arrived, minus hop-by-hop ones and Host: what the host of an overlay share sends its
+ * backend. The frontend already removed the client's svc-auth-* headers and its own cookies and set X-Forwarded-*
+ * and, after OAuth, svc-auth-*; only the frontend may dial the share's service, so they are kept as they are.
+ */
+export function relayRequestHeaders(req: IncomingMessage, keep: { upgrade?: boolean } = {}): string[] {
+  const listed = connectionTokens(req.headers.connection);
+  const out: string[] = [];
+  const raw = req.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i].toLowerCase();
+    if (HOP_BY_HOP.has(name) || listed?.has(name) || name === 'host') continue;
+    out.push(raw[i], raw[i + 1]);
+  }
+  if (keep.upgrade && req.headers.upgrade) out.push('Connection', 'Upgrade', 'Upgrade', String(req.headers.upgrade));
+  return out;
+}
+
 /** Response headers from the backend minus hop-by-hop ones, as a header object for writeHead. */
 export function forwardResponseHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[]> {
   const listed = connectionTokens(headers.connection);

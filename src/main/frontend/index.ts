@@ -4,6 +4,7 @@ import { describeConfigIssues, frontendConfigSchema } from './config';
 import { listen, type Listener } from './listener';
 import { createOAuthHandler } from './oauthServer';
 import { OAuthRuntime } from './oauthRuntime';
+import { OverlayProxy } from './overlay';
 import { createPublicHandlers } from './publicServer';
 import type { FrontendHandle, StartFrontendOptions } from './types';
 
@@ -13,6 +14,7 @@ export { validateShareOAuth, DEFAULT_CHECK_INTERVAL } from './shareOAuth';
 export type {
   AuthIdentity,
   FrontendHandle,
+  OverlayDialer,
   ProviderEndpointOverrides,
   PublicShare,
   ShareOAuth,
@@ -36,10 +38,12 @@ export async function startFrontend(opts: StartFrontendOptions): Promise<Fronten
     logger.warn('oauth.endpoint_url is http while shares are https: browsers will refuse the Secure session cookie');
   }
   const dispatcher = new Agent({ keepAliveTimeout: 10_000, connect: { timeout: 10_000 } });
+  const overlay = opts.overlay ? new OverlayProxy(opts.overlay) : undefined;
   const listeners: Listener[] = [];
   const closeAll = async () => {
     await Promise.allSettled(listeners.map((l) => l.close()));
     await dispatcher.destroy().catch(() => undefined);
+    await overlay?.close();
   };
 
   try {
@@ -51,6 +55,7 @@ export async function startFrontend(opts: StartFrontendOptions): Promise<Fronten
       logger,
       oauth,
       dispatcher,
+      overlay,
       isOwnCookie: oauth ? (name) => oauth.sessions.isOwnCookie(name) : () => false,
       trackSocket: (s) => publicListener.track(s),
     });

@@ -32,7 +32,15 @@ export function proxyUpgrade(
   req: IncomingMessage,
   client: Duplex,
   head: Buffer,
-  opts: { target: URL; path: string; headers: string[]; setCookies: string[]; onUpstreamSocket: (s: Duplex) => void },
+  opts: {
+    target: URL;
+    path: string;
+    headers: string[];
+    setCookies: string[];
+    onUpstreamSocket: (s: Duplex) => void;
+    /** the connection to send the upgrade on (an overlay conn) instead of a TCP/TLS connection to the target */
+    createConnection?: () => Duplex;
+  },
 ): Promise<void> {
   return new Promise((resolve) => {
     const url = backendUrl(opts.target, opts.path);
@@ -46,6 +54,7 @@ export function proxyUpgrade(
       headers: ['Host', url.host, ...opts.headers],
       agent: false,
       timeout: 30_000,
+      ...(opts.createConnection ? { createConnection: opts.createConnection as unknown as http.RequestOptions['createConnection'] } : {}),
     });
     let answered = false;
     const fail = () => {

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Agent } from 'undici';
 import { forwardRequestHeaders } from './forwardHeaders';
 import type { OAuthRuntime } from './oauthRuntime';
+import type { OverlayProxy } from './overlay';
 import { sendJson, sendPage, sendRedirect } from './pages';
 import { ProviderError } from './providers';
 import { proxyHttp } from './proxyHttp';
@@ -20,6 +21,8 @@ export interface PublicContext {
   logger: Logger;
   oauth?: OAuthRuntime;
   dispatcher: Agent;
+  /** how overlay shares are reached; absent when this Weft runs no edge router */
+  overlay?: OverlayProxy;
   /** Cookie names the frontend owns; stripped from every proxied request, OAuth share or not. */
   isOwnCookie: (name: string) => boolean;
   trackSocket: (socket: Duplex) => void;
@@ -157,12 +160,23 @@ export function createPublicHandlers(ctx: PublicContext) {
       req.resume();
       return access.respond(res);
     }
+    if (share.overlay) {
+      // the process that binds the share's service serves it (proxy or web): the request goes there as it is
+      if (!ctx.overlay) return overlayUnavailable(res);
+      const headers = forwardRequestHeaders(req, { publicScheme: ctx.publicScheme, isOwnCookie: ctx.isOwnCookie, identity: access.identity });
+      const overlayShare = share as PublicShare & { overlay: { serviceId: string } };
+      return proxyHttp(req, res, { dispatcher: ctx.overlay.dispatcher, target: ctx.overlay.target(overlayShare), path, headers, setCookies: access.setCookies });
+    }
     if (share.backendMode === 'web') {
       if (access.setCookies.length) res.setHeader('Set-Cookie', access.setCookies);
       return serveWebRoot(req, res, share.target, path);
     }
     const headers = forwardRequestHeaders(req, { publicScheme: ctx.publicScheme, isOwnCookie: ctx.isOwnCookie, identity: access.identity });
     await proxyHttp(req, res, { dispatcher: ctx.dispatcher, target: targetUrl(share.target), path, headers, setCookies: access.setCookies });
+  }
+
+  function overlayUnavailable(res: ServerResponse): void {
+    sendPage(res, 503, 'Share unavailable', ['This share is served through the overlay network, which this frontend cannot reach.']);
   }
 
   async function request(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -193,7 +207,7 @@ export function createPublicHandlers(ctx: PublicContext) {
         log.status = 404;
         return writeSocketResponse(socket, 404, { 'Content-Type': 'text/plain; charset=utf-8' }, 'Share not found.\n');
       }
-      if (share.backendMode !== 'proxy') {
+      if (share.backendMode !== 'proxy' && !share.overlay) {
         log.status = 400;
         return writeSocketResponse(socket, 400, { 'Content-Type': 'text/plain; charset=utf-8' }, 'This share does not accept upgrades.\n');
       }
@@ -204,13 +218,27 @@ export function createPublicHandlers(ctx: PublicContext) {
         return writeSocketResponse(socket, access.status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' }, access.socketBody);
       }
       const headers = forwardRequestHeaders(req, { publicScheme: ctx.publicScheme, isOwnCookie: ctx.isOwnCookie, identity: access.identity }, { upgrade: true });
+      let target = share.overlay ? undefined : targetUrl(share.target);
+      let createConnection: (() => Duplex) | undefined;
+      if (share.overlay) {
+        const overlayShare = share as PublicShare & { overlay: { serviceId: string } };
+        if (!ctx.overlay) {
+          log.status = 503;
+          return writeSocketResponse(socket, 503, { 'Content-Type': 'text/plain; charset=utf-8' }, 'This share is served through the overlay network, which this frontend cannot reach.\n');
+        }
+        target = ctx.overlay.target(overlayShare);
+        const conn = await ctx.overlay.dial(overlayShare);
+        if (socket.destroyed) return void conn.destroy();
+        createConnection = () => conn;
+      }
       log.status = 101;
       await proxyUpgrade(req, socket, head, {
-        target: targetUrl(share.target),
+        target: target!,
         path: requestPathOf(req.url),
         headers,
         setCookies: access.setCookies,
         onUpstreamSocket: ctx.trackSocket,
+        createConnection,
       });
     } catch (err) {
       log.status = 502;

@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { FrontendConfig } from './config';
 
@@ -12,7 +13,17 @@ export interface PublicShare {
   backendMode: 'proxy' | 'web';
   /** URL for `proxy`, absolute directory for `web`. */
   target: string;
+  /**
+   * Overlay mode: requests (and upgrades) go over a connection dialed to this service through the edge router; the
+   * process that binds it serves the backend (backendMode and target are its business then).
+   */
+  overlay?: { serviceId: string };
   oauth?: ShareOAuth;
+}
+
+/** Dials a service through the edge router (provided by the composition root; the frontend knows no core). */
+export interface OverlayDialer {
+  dial(serviceId: string): Promise<Duplex>;
 }
 
 export interface ShareResolver {
@@ -30,6 +41,8 @@ export interface StartFrontendOptions {
   resolver: ShareResolver;
   logger: Logger;
   providerEndpoints?: ProviderEndpointOverrides;
+  /** how overlay shares are reached; without it they answer 503 */
+  overlay?: OverlayDialer;
   /** Internal: injectable clock (ms since epoch) for expiry and check-interval tests. */
   now?: () => number;
 }

@@ -7,7 +7,8 @@ import { adminClientFiles } from './adminClientCert';
 import { ShareCliError } from './errors';
 import { readRuntimeFile, type RuntimeInfo } from './runtimeFile';
 
-const MANAGEMENT = '/edge/management/v1';
+const API_BASES = { management: '/edge/management/v1', client: '/edge/client/v1' } as const;
+export type ApiName = keyof typeof API_BASES;
 
 /** An error answer of the Management API. */
 export class ApiAnswerError extends Error {
@@ -31,10 +32,16 @@ export interface ShareIds {
  * mutual TLS (`POST /authenticate?method=cert`): no password on the command line.
  */
 export class ManagementClient {
+  /** seconds until the API session expires without activity, as the login answered */
+  sessionSeconds?: number;
+
   private constructor(
     readonly runtime: RuntimeInfo,
+    /** the controller's CA bundle (PEM) */
+    readonly ca: string,
     private readonly agent: Agent,
     private token: string,
+    private readonly api: ApiName,
   ) {}
 
   static async login(dataDir: string): Promise<ManagementClient> {
@@ -49,19 +56,34 @@ export class ManagementClient {
           'and readable only by the user who started it',
       );
     }
+    return ManagementClient.certificateLogin(runtime, tls, 'management', (err) => {
+      if (err instanceof ApiAnswerError && err.status === 401) {
+        throw new ShareCliError('certificate login refused: the admin client certificate of this data dir is no longer registered with Weft');
+      }
+      throw err;
+    });
+  }
+
+  /** Logs in to one of the APIs with a client certificate (`POST /authenticate?method=cert`). */
+  static async certificateLogin(
+    runtime: RuntimeInfo,
+    tls: { ca: string; cert: string; key: string },
+    api: ApiName,
+    onRefusal: (err: unknown) => never = (err) => {
+      throw err;
+    },
+  ): Promise<ManagementClient> {
     const agent = new Agent({ connect: tls });
     try {
-      const client = new ManagementClient(runtime, agent, '');
-      const session = await client.call<{ token: string; authQueries?: unknown[] }>('POST', '/authenticate?method=cert', {}, false).catch((err) => {
-        if (err instanceof ApiAnswerError && err.status === 401) {
-          throw new ShareCliError('certificate login refused: the admin client certificate of this data dir is no longer registered with Weft');
-        }
-        throw err;
-      });
+      const client = new ManagementClient(runtime, tls.ca, agent, '', api);
+      const session = await client
+        .call<{ token: string; authQueries?: unknown[]; expirationSeconds?: number }>('POST', '/authenticate?method=cert', {}, false)
+        .catch(onRefusal);
       if (session.authQueries?.length) {
-        throw new ShareCliError("the admin's login requires MFA, which weft share cannot complete with a certificate");
+        throw new ShareCliError("the login requires MFA, which weft share cannot complete with a certificate");
       }
       client.token = session.token;
+      client.sessionSeconds = session.expirationSeconds;
       return client;
     } catch (err) {
       await agent.close();
@@ -69,14 +91,19 @@ export class ManagementClient {
     }
   }
 
+  /** The API session token of this login. */
+  get apiSession(): string {
+    return this.token;
+  }
+
   /** One request; `data` of the answer, or an ApiAnswerError / ShareCliError (unreachable). */
-  async call<T = any>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, withSession = true): Promise<T> {
+  async call<T = any>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, withSession = true, api: ApiName = this.api): Promise<T> {
     const headers: Record<string, string> = {};
     if (withSession) headers['zt-session'] = this.token;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let res;
     try {
-      res = await request(this.runtime.api + MANAGEMENT + path, {
+      res = await request(this.runtime.api + API_BASES[api] + path, {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -100,13 +127,16 @@ export class ManagementClient {
     return parsed.data as T;
   }
 
-  /** Creates the share's config and its service; a failure leaves nothing behind. */
+  /**
+   * Creates the share's config and its service; a failure leaves nothing behind. Overlay shares' services do not
+   * require end-to-end encryption (Weft's SDK, on both ends, has none; the router carries them over TLS).
+   */
   async createShare(data: ShareConfigData): Promise<ShareIds> {
     const name = shareResourceName(data.token);
     const tags = { [SHARE_TAG]: true };
     const config = await this.call<{ id: string }>('POST', '/configs', { name, configTypeId: SVC_PROXY_CONFIG_TYPE_ID, data, tags });
     try {
-      const service = await this.call<{ id: string }>('POST', '/services', { name, encryptionRequired: true, configs: [config.id], tags });
+      const service = await this.call<{ id: string }>('POST', '/services', { name, encryptionRequired: !data.overlay, configs: [config.id], tags });
       return { configId: config.id, serviceId: service.id };
     } catch (err) {
       await this.call('DELETE', `/configs/${config.id}`).catch(() => undefined);
@@ -114,11 +144,32 @@ export class ManagementClient {
     }
   }
 
-  /** Deletes every service carrying the config, then the config; already-deleted parts are fine. */
+  /**
+   * Deletes what belongs to the share: an overlay share's policies and identity (named after the token), every
+   * service carrying the config, then the config; already-deleted parts are fine.
+   */
   async deleteShare(configId: string): Promise<void> {
+    const config = await this.call<{ data?: ShareConfigData }>('GET', `/configs/${configId}`).catch(ignoreNotFound(undefined));
+    if (config?.data?.token) await this.deleteOverlayParts(config.data.token);
     const services = await this.call<Array<{ id: string }>>('GET', `/configs/${configId}/services?limit=500`).catch(ignoreNotFound([]));
     for (const s of services) await this.call('DELETE', `/services/${s.id}`).catch(ignoreNotFound(undefined));
     await this.call('DELETE', `/configs/${configId}`).catch(ignoreNotFound(undefined));
+  }
+
+  /** The policies and identity an overlay share was created with (none for a local one). */
+  async deleteOverlayParts(token: string): Promise<void> {
+    const name = shareResourceName(token);
+    const names = overlayPartNames(token);
+    const byName = (list: string[]) => encodeURIComponent(list.map((n) => `name = "${n}"`).join(' or '));
+    for (const [path, wanted] of [
+      ['/service-policies', [names.bindPolicy, names.dialPolicy]],
+      ['/edge-router-policies', [name]],
+      ['/service-edge-router-policies', [name]],
+      ['/identities', [names.identity]],
+    ] as const) {
+      const found = await this.call<Array<{ id: string; name: string }>>('GET', `${path}?filter=${byName([...wanted])}&limit=10`);
+      for (const e of found) if ((wanted as readonly string[]).includes(e.name)) await this.call('DELETE', `${path}/${e.id}`).catch(ignoreNotFound(undefined));
+    }
   }
 
   /** The config of the share created by `weft share public` with this token, if any. */
@@ -132,6 +183,12 @@ export class ManagementClient {
     await this.call('DELETE', '/current-api-session').catch(() => undefined);
     await this.agent.close();
   }
+}
+
+/** Names of what an overlay share adds to its config and service (all tagged like them). */
+export function overlayPartNames(token: string) {
+  const name = shareResourceName(token);
+  return { identity: name, bindPolicy: `${name}-bind`, dialPolicy: `${name}-dial`, edgeRouterPolicy: name, serviceEdgeRouterPolicy: name };
 }
 
 function ignoreNotFound<T>(fallback: T) {

@@ -16,6 +16,17 @@ export interface RuntimeInfo {
     /** public URL of a share with `{token}` in place of its token, e.g. https://{token}.share.example.com/ */
     shareUrl: string;
   };
+  /** present when the frontend can reach overlay shares: a frontend and the built-in edge router both run */
+  overlay?: OverlayOffer;
+}
+
+/** What `weft share public --overlay|--remote` needs to set up an overlay share. */
+export interface OverlayOffer {
+  /** the built-in router's advertised URL, tls:host:port (where hosts connect) */
+  router: string;
+  routerId: string;
+  /** the identity the frontend dials overlay shares as */
+  frontendIdentityId: string;
 }
 
 export const RUNTIME_FILE = 'runtime.json';

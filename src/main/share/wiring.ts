@@ -4,6 +4,8 @@ import type { Core } from '../core/core';
 import { createShareResolver } from '../core/shares';
 import { urlHost } from '../frontend/address';
 import type { FrontendConfig } from '../frontend/config';
+import type { FrontendHandle } from '../frontend/types';
+import { FrontendOverlay } from './frontendOverlay';
 import { ensureAdminClientCertificate } from './adminClientCert';
 import { checkShareOAuth, frontendOffer } from './oauthOptions';
 import { removeRuntimeFile, TOKEN_PLACEHOLDER, writeRuntimeFile } from './runtimeFile';
@@ -35,12 +37,30 @@ export async function prepareShares(core: Core, frontend: FrontendConfig | undef
  */
 export async function startPublicFrontend(
   core: Core,
-  opts: { frontend: FrontendConfig | undefined; dataDir: string; apiUrl: string; logger: Logger; clock: Clock },
+  opts: {
+    frontend: FrontendConfig | undefined;
+    dataDir: string;
+    apiUrl: string;
+    logger: Logger;
+    clock: Clock;
+    /** the built-in edge router, when it runs: overlay shares are dialed through it */
+    router?: { url: string; id: string };
+  },
 ): Promise<{ urls?: FrontendUrls; close(): Promise<void> }> {
-  // Loaded only when configured: the frontend's providers pull in openid-client, jose and undici.
-  const handle = opts.frontend
-    ? await (await import('../frontend')).startFrontend({ config: opts.frontend, resolver: createShareResolver(core), logger: opts.logger, now: () => opts.clock.now().getTime() })
-    : undefined;
+  // Overlay shares need both the frontend and the router (see frontendOverlay.ts for the frontend's identity).
+  const overlay = opts.frontend && opts.router ? await FrontendOverlay.start(core, opts.router, opts.logger) : undefined;
+  let handle: FrontendHandle | undefined;
+  try {
+    // Loaded only when configured: the frontend's providers pull in openid-client, jose and undici.
+    handle = opts.frontend
+      ? await (await import('../frontend')).startFrontend({
+          config: opts.frontend, resolver: createShareResolver(core), logger: opts.logger, now: () => opts.clock.now().getTime(), overlay,
+        })
+      : undefined;
+  } catch (err) {
+    overlay?.close();
+    throw err;
+  }
   let urls: FrontendUrls | undefined;
   if (handle && opts.frontend) {
     const scheme = opts.frontend.tls ? 'https' : 'http';
@@ -58,9 +78,11 @@ export async function startPublicFrontend(
       pid: process.pid,
       api: opts.apiUrl,
       ...(urls ? { frontend: { shareUrl: urls.shareUrl, ...frontendOffer(opts.frontend) } } : {}),
+      ...(urls && overlay && opts.router ? { overlay: { router: opts.router.url, routerId: opts.router.id, frontendIdentityId: overlay.identityId } } : {}),
     });
   } catch (err) {
     await handle?.close();
+    overlay?.close();
     throw err;
   }
   return {
@@ -68,6 +90,7 @@ export async function startPublicFrontend(
     close: async () => {
       removeRuntimeFile(opts.dataDir, opts.apiUrl);
       await handle?.close();
+      overlay?.close();
     },
   };
 }

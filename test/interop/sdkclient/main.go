@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/sha1"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"encoding/base32"
 	"encoding/binary"
@@ -17,10 +18,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/openziti/edge-api/rest_model"
@@ -30,7 +33,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(errors.New("usage: weft-sdk-client probe|mfa-enroll|ext-jwt|echo-server|dial [flags]"))
+		fail(errors.New("usage: weft-sdk-client probe|mfa-enroll|ext-jwt|echo-server|dial|tls-echo-server|tls-dial [flags]"))
 	}
 	cmd, args := os.Args[1], os.Args[2:]
 	var err error
@@ -45,6 +48,10 @@ func main() {
 		err = echoServer(args)
 	case "dial":
 		err = dial(args)
+	case "tls-echo-server":
+		err = tlsEchoServer(args)
+	case "tls-dial":
+		err = tlsDial(args)
 	default:
 		err = fmt.Errorf("unknown command %q", cmd)
 	}
@@ -269,6 +276,12 @@ func echoServer(args []string) error {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		_ = listener.Close()
 	}()
+	return echoAll(listener)
+}
+
+// echoAll echoes every accepted connection's bytes back, printing one line per connection that ends, until the
+// listener closes.
+func echoAll(listener net.Listener) error {
 	var out sync.Mutex
 	for {
 		conn, err := listener.Accept()
@@ -290,15 +303,34 @@ func echoServer(args []string) error {
 	}
 }
 
+// dialFlags are the options dial and tls-dial share.
+type dialFlags struct {
+	size       *int
+	count      *int
+	hold       *bool
+	sequential *bool
+	warmup     *bool
+	chunk      *int
+}
+
+func addDialFlags(fs *flag.FlagSet) dialFlags {
+	return dialFlags{
+		size:       fs.Int("bytes", 1024, "bytes to send on each connection"),
+		count:      fs.Int("count", 1, "connections (in parallel unless -sequential)"),
+		hold:       fs.Bool("hold", false, "after the echo, keep the connection open until stdin closes, then report how it ended"),
+		sequential: fs.Bool("sequential", false, "one connection after the other (each closed before the next): setup latencies"),
+		warmup:     fs.Bool("warmup", false, "first echo one byte on a connection that is not reported or timed (sessions, router connection)"),
+		chunk:      fs.Int("chunk", 0, "write the payload in writes of this many bytes (0: one write)"),
+	}
+}
+
 // dial connects to a service -count times in parallel, writes -bytes random bytes on each connection and checks
 // that exactly the same bytes come back. It prints one line per connection and a summary.
 func dial(args []string) error {
 	fs := flag.NewFlagSet("dial", flag.ExitOnError)
 	identity := fs.String("identity", "", "identity JSON file")
 	service := fs.String("service", "", "the service to dial")
-	size := fs.Int("bytes", 1024, "bytes to send on each connection")
-	count := fs.Int("count", 1, "connections in parallel")
-	hold := fs.Bool("hold", false, "after the echo, keep the connection open until stdin closes, then report how it ended")
+	opts := addDialFlags(fs)
 	_ = fs.Parse(args)
 	ctx, err := ziti.NewContextFromFile(*identity)
 	if err != nil {
@@ -308,61 +340,160 @@ func dial(args []string) error {
 	if err := ctx.Authenticate(); err != nil {
 		return fmt.Errorf("authenticate: %w", err)
 	}
-	start := time.Now()
+	return runDials(func() (net.Conn, error) {
+		return ctx.DialWithOptions(*service, &ziti.DialOptions{ConnectTimeout: 20 * time.Second})
+	}, opts)
+}
+
+// tlsEchoServer is echo-server over plain TLS (crypto/tls) instead of a Ziti service: the floor the bench compares
+// the router with. It prints {"bound": true, "address": "host:port"} once listening.
+func tlsEchoServer(args []string) error {
+	fs := flag.NewFlagSet("tls-echo-server", flag.ExitOnError)
+	listen := fs.String("listen", "127.0.0.1:0", "host:port to listen on")
+	certFile := fs.String("cert", "", "PEM certificate (chain) file")
+	keyFile := fs.String("key", "", "PEM private key file")
+	_ = fs.Parse(args)
+	cert, err := tls.LoadX509KeyPair(*certFile, *keyFile)
+	if err != nil {
+		return err
+	}
+	listener, err := tls.Listen("tcp", *listen, &tls.Config{Certificates: []tls.Certificate{cert}})
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	emit(map[string]any{"bound": true, "address": listener.Addr().String()})
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		_ = listener.Close()
+	}()
+	return echoAll(listener)
+}
+
+// tlsDial is dial over plain TLS to host:port (same payloads, checks and output lines); setupMs is the TCP connect
+// and TLS handshake.
+func tlsDial(args []string) error {
+	fs := flag.NewFlagSet("tls-dial", flag.ExitOnError)
+	addr := fs.String("addr", "", "host:port to connect to")
+	caFile := fs.String("ca", "", "PEM file of the CA that issued the server's certificate")
+	opts := addDialFlags(fs)
+	_ = fs.Parse(args)
+	pool, err := caPool(*caFile)
+	if err != nil {
+		return err
+	}
+	dialer := &tls.Dialer{NetDialer: &net.Dialer{Timeout: 20 * time.Second}, Config: &tls.Config{RootCAs: pool}}
+	return runDials(func() (net.Conn, error) { return dialer.Dial("tcp", *addr) }, opts)
+}
+
+// runDials makes -count connections (in parallel, or one after the other), each echoing its own random payload,
+// and prints one line per connection and a summary {ok, failed, seconds}. Payloads are made before the clock
+// starts, so seconds is connection setup and transfer only.
+func runDials(connect func() (net.Conn, error), opts dialFlags) error {
+	if *opts.warmup {
+		if _, err := echoOnce(connect, newPayload(1), 0, false); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
+	payloads := make([]payload, *opts.count)
+	for i := range payloads {
+		payloads[i] = newPayload(*opts.size)
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	failures := 0
-	for i := 0; i < *count; i++ {
+	one := func(i int) {
+		line, err := echoOnce(connect, payloads[i], *opts.chunk, *opts.hold)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			failures++
+			line = map[string]any{"conn": i, "error": err.Error()}
+		}
+		line["conn"] = i
+		emit(line)
+	}
+	cpu0 := cpuTime()
+	start := time.Now()
+	for i := 0; i < *opts.count; i++ {
+		if *opts.sequential {
+			one(i)
+			continue
+		}
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			line, err := echoOnce(ctx, *service, *size, *hold)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				failures++
-				line = map[string]any{"conn": i, "error": err.Error()}
-			}
-			line["conn"] = i
-			emit(line)
+			one(i)
 		}(i)
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	emit(map[string]any{"ok": *count - failures, "failed": failures, "seconds": elapsed.Seconds()})
+	emit(map[string]any{"ok": *opts.count - failures, "failed": failures, "seconds": elapsed.Seconds(), "cpuSeconds": (cpuTime() - cpu0).Seconds()})
 	if failures > 0 {
-		return fmt.Errorf("%d of %d connections failed", failures, *count)
+		return fmt.Errorf("%d of %d connections failed", failures, *opts.count)
 	}
 	return nil
 }
 
-func echoOnce(ctx ziti.Context, service string, size int, hold bool) (map[string]any, error) {
+// cpuTime is the user + system CPU time this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+type payload struct {
+	data   []byte
+	sha256 string
+}
+
+func newPayload(size int) payload {
+	data := make([]byte, size)
+	_, _ = rand.Read(data)
+	sum := sha256.Sum256(data)
+	return payload{data: data, sha256: hex.EncodeToString(sum[:])}
+}
+
+// echoOnce connects, writes the payload (in one write, or writes of chunk bytes) while reading the echo back, and
+// checks it piece by piece.
+func echoOnce(connect func() (net.Conn, error), p payload, chunk int, hold bool) (map[string]any, error) {
 	t0 := time.Now()
-	conn, err := ctx.DialWithOptions(service, &ziti.DialOptions{ConnectTimeout: 20 * time.Second})
+	conn, err := connect()
 	if err != nil {
 		return nil, fmt.Errorf("dial: %w", err)
 	}
 	defer conn.Close()
 	setup := time.Since(t0)
-	payload := make([]byte, size)
-	_, _ = rand.Read(payload)
+	size := len(p.data)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := conn.Write(payload)
-		errc <- err
+		if chunk <= 0 {
+			chunk = size
+		}
+		for off := 0; off < size; off += chunk {
+			if _, err := conn.Write(p.data[off:min(size, off+chunk)]); err != nil {
+				errc <- err
+				return
+			}
+		}
+		errc <- nil
 	}()
-	got := make([]byte, size)
-	if _, err := io.ReadFull(conn, got); err != nil {
-		return nil, fmt.Errorf("read echo: %w", err)
+	buf := make([]byte, min(size, 256<<10))
+	for off := 0; off < size; {
+		n, err := io.ReadFull(conn, buf[:min(len(buf), size-off)])
+		if err != nil {
+			return nil, fmt.Errorf("read echo: %w", err)
+		}
+		if !bytes.Equal(buf[:n], p.data[off:off+n]) {
+			return nil, errors.New("the echo differs from what was sent")
+		}
+		off += n
 	}
 	if err := <-errc; err != nil {
 		return nil, fmt.Errorf("write: %w", err)
 	}
-	if !bytes.Equal(got, payload) {
-		return nil, errors.New("the echo differs from what was sent")
-	}
-	sum := sha256.Sum256(got)
-	line := map[string]any{"setupMs": setup.Milliseconds(), "bytes": size, "sha256": hex.EncodeToString(sum[:]), "seconds": time.Since(t0).Seconds()}
+	line := map[string]any{"setupMs": float64(setup.Microseconds()) / 1000, "bytes": size, "sha256": p.sha256, "seconds": time.Since(t0).Seconds()}
 	if hold {
 		emit(map[string]any{"holding": true})
 		ended := make(chan string, 1)

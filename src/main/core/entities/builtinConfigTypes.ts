@@ -88,6 +88,8 @@ export const svcProxyV1 = {
     token: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{2,62}$' },
     backendMode: { type: 'string', enum: ['proxy', 'web'] },
     target: { type: 'string', minLength: 1 },
+    /** true: the frontend dials the share's service through the edge router; a `weft share` process binds it */
+    overlay: { type: 'boolean' },
     oauth: {
       type: 'object',
       additionalProperties: false,

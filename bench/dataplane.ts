@@ -1,0 +1,387 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { connect, createServer, type TLSSocket } from 'node:tls';
+import { pathToFileURL } from 'node:url';
+import { Agent, request } from 'undici';
+import { openzitiStamp } from '../scripts/openziti-stamp.mjs';
+import { createCsr } from '../src/main/core/pki/index';
+import { benchConfigFile, startChild, type Child } from './lib';
+
+/**
+ * The data plane: the real OpenZiti Go SDK (weft-sdk-client `dial` against `echo-server`) through Weft's built-in
+ * edge router, side by side in one run with the same Go client and server speaking plain TLS through a bare
+ * node:tls relay (the floor): one dial's echo stream, 50 concurrent dials, and dial setup latency.
+ * The service has encryptionRequired=false, so both paths carry the same bytes (TLS on each hop, no SDK
+ * end-to-end encryption). Every process is its own: Weft, the relay, the Go servers and each Go client run.
+ * WEFT_BENCH_CPU_PROF=DIR writes a V8 CPU profile of the Weft process into DIR (node --cpu-prof).
+ */
+
+const ADMIN = { username: 'admin', password: 'bench-admin-password' };
+const GOAL = 0.7;
+const MiB = 1 << 20;
+const INSTALL_COMMAND = 'npm run openziti-tools';
+
+export interface DataplaneRow {
+  scenario: string;
+  target: string;
+  mibps?: number;
+  p50Ms?: number;
+  p99Ms?: number;
+  note?: string;
+}
+
+/** weft-sdk-client from scripts/openziti-tools.sh's cache, or why it cannot be used. */
+function sdkClientPath(): { bin: string } | { missing: string } {
+  const dir = process.env.WEFT_OPENZITI_DIR ?? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'weft', 'openziti');
+  const bin = join(dir, 'weft-sdk-client');
+  if (!existsSync(bin)) return { missing: `${bin} is missing` };
+  const stamp = existsSync(join(dir, 'stamp')) ? readFileSync(join(dir, 'stamp'), 'utf8').trim() : '';
+  if (stamp !== openzitiStamp()) return { missing: `${bin} is out of date` };
+  return { bin };
+}
+
+// ---- Go tool processes ------------------------------------------------------------------------------------
+
+type Line = Record<string, any>;
+
+/** Runs weft-sdk-client to completion; its JSON lines (throws with its stderr when it fails). */
+function runTool(bin: string, args: string[], timeoutMs = 120_000): Promise<Line[]> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    proc.stdout.on('data', (d: Buffer) => out.push(d));
+    proc.stderr.on('data', (d: Buffer) => err.push(d));
+    const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      const text = Buffer.concat(out).toString();
+      if (code !== 0) return reject(new Error(`weft-sdk-client ${args.join(' ')} exited ${code}\n${text.slice(-2000)}\n${Buffer.concat(err).toString().slice(-2000)}`));
+      resolve(text.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line));
+    });
+  });
+}
+
+/** A long-running weft-sdk-client server: resolves once it printed {"bound": true}; stop() closes its stdin. */
+async function startServerTool(bin: string, args: string[]): Promise<{ proc: ChildProcess; bound: Line; stop(): Promise<void> }> {
+  const proc = spawn(bin, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  const err: string[] = [];
+  proc.stderr!.on('data', (d: Buffer) => err.push(d.toString()));
+  const bound = await new Promise<Line>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`weft-sdk-client ${args[0]} did not bind in 30 s\n${err.join('').slice(-2000)}`)), 30_000);
+    proc.once('exit', (code) => reject(new Error(`weft-sdk-client ${args[0]} exited ${code}\n${err.join('').slice(-2000)}`)));
+    createInterface({ input: proc.stdout! }).on('line', (l) => {
+      try {
+        const v = JSON.parse(l) as Line;
+        if (v.bound === true) {
+          clearTimeout(timer);
+          resolve(v);
+        }
+      } catch {
+        // not JSON
+      }
+    });
+  });
+  proc.removeAllListeners('exit');
+  return {
+    proc,
+    bound,
+    stop: async () => {
+      if (proc.exitCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.stdin!.end();
+      const timer = setTimeout(() => proc.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+// ---- the floor: a bare node:tls relay ------------------------------------------------------------------------
+
+/**
+ * Runs in its own process (`dataplane.ts relay <spec.json>`): a node:tls server that, for every connection, opens a
+ * TLS connection to the upstream echo server and pipes both ways. Prints {"address": "host:port"} once listening.
+ */
+function runRelay(specFile: string): void {
+  const spec = JSON.parse(readFileSync(specFile, 'utf8')) as { key: string; cert: string; ca: string; upstream: string };
+  const i = spec.upstream.lastIndexOf(':');
+  const upstream = { host: spec.upstream.slice(0, i), port: Number(spec.upstream.slice(i + 1)) };
+  const server = createServer({ key: spec.key, cert: spec.cert }, (client: TLSSocket) => {
+    client.setNoDelay(true);
+    const up = connect({ ...upstream, ca: spec.ca });
+    up.setNoDelay(true);
+    client.pipe(up);
+    up.pipe(client);
+    const end = () => {
+      client.destroy();
+      up.destroy();
+    };
+    for (const s of [client, up]) {
+      s.on('error', end);
+      s.on('close', end);
+    }
+  });
+  server.listen(0, '127.0.0.1', () => {
+    process.stdout.write(JSON.stringify({ address: `127.0.0.1:${(server.address() as { port: number }).port}` }) + '\n');
+  });
+  process.on('SIGTERM', () => process.exit(0));
+}
+
+// ---- Weft set-up over its APIs ---------------------------------------------------------------------------------
+
+class Http {
+  private readonly agent: Agent;
+  token?: string;
+  constructor(readonly origin: string, ca: string) {
+    this.agent = new Agent({ connect: { ca } });
+  }
+  async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
+    const headers: Record<string, string> = this.token ? { 'zt-session': this.token } : {};
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await request(this.origin + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), dispatcher: this.agent });
+    const text = await res.body.text();
+    if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
+    return JSON.parse(text);
+  }
+  async create(kind: string, body: unknown): Promise<string> {
+    return (await this.call('POST', `/edge/management/v1/${kind}`, body)).data.id;
+  }
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+}
+
+/** An identity enrolled by OTT through the Client API, written as the SDK's identity file. */
+async function enrolledIdentity(http: Http, dir: string, name: string, roleAttributes: string[]): Promise<string> {
+  const id = await http.create('identities', { name, type: 'Device', isAdmin: false, roleAttributes, enrollment: { ott: true } });
+  const token = (await http.call('GET', `/edge/management/v1/identities/${id}`)).data.enrollment.ott.token;
+  const { csrPem, keyPem } = await createCsr({ commonName: name });
+  const enrolled = (await http.call('POST', '/edge/client/v1/enroll/ott', { token, clientCsr: csrPem })).data as { cert: string; ca: string };
+  const file = join(dir, `${name}.json`);
+  writeFileSync(file, JSON.stringify({ ztAPI: `${http.origin}/edge/client/v1`, id: { cert: `pem:${enrolled.cert}`, key: `pem:${keyPem}`, ca: `pem:${enrolled.ca}` } }));
+  return file;
+}
+
+// ---- measurements -------------------------------------------------------------------------------------------------
+
+/** CPU time (user + system, µs) a process has used, from /proc on Linux; undefined elsewhere. */
+function cpuMicros(pid: number | undefined): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000; // clock ticks of 10 ms
+  } catch {
+    return undefined;
+  }
+}
+
+interface Target {
+  name: string;
+  /** the process relaying the bytes (Weft, or the bare relay), for its CPU time */
+  relayPid?: number;
+  /** weft-sdk-client arguments that make one connection set (dial or tls-dial, without --bytes/--count) */
+  dialArgs: string[];
+}
+
+interface Transfer {
+  mibps: number;
+  /** CPU time the relaying process used, µs */
+  cpuUs?: number;
+  lines: Line[];
+}
+
+async function transfer(bin: string, t: Target, bytes: number, count: number): Promise<Transfer> {
+  const before = cpuMicros(t.relayPid);
+  const lines = await runTool(bin, [...t.dialArgs, '--bytes', String(bytes), '--count', String(count), '--warmup']);
+  const after = cpuMicros(t.relayPid);
+  const summary = lines.at(-1)!;
+  if (summary.failed !== 0) throw new Error(`${t.name}: ${summary.failed} connections failed`);
+  return { mibps: (bytes * count) / MiB / summary.seconds, cpuUs: before !== undefined && after !== undefined ? after - before : undefined, lines };
+}
+
+const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
+const median = (xs: number[]) => percentile(xs, 0.5);
+
+interface Series {
+  runs: Transfer[];
+  bytesPerRun: number;
+}
+
+/** MiB/s over all rounds (total bytes over total time), and the relay's CPU per MiB echoed. */
+function summarize(s: Series): { mibps: number; cpuNote?: string; range: string } {
+  const seconds = s.runs.reduce((t, r) => t + s.bytesPerRun / MiB / r.mibps, 0);
+  const mibps = (s.bytesPerRun / MiB) * s.runs.length / seconds;
+  const cpu = s.runs.every((r) => r.cpuUs !== undefined) ? s.runs.reduce((t, r) => t + r.cpuUs!, 0) : undefined;
+  const mib = (s.bytesPerRun / MiB) * s.runs.length;
+  const sorted = s.runs.map((r) => r.mibps).sort((a, b) => a - b);
+  return {
+    mibps,
+    cpuNote: cpu === undefined ? undefined : `≈${(cpu / 1000 / mib).toFixed(2)} ms CPU per MiB echoed in the relaying process`,
+    range: `${sorted[0]!.toFixed(0)}-${sorted.at(-1)!.toFixed(0)} MiB/s`,
+  };
+}
+
+/** Rounds that run every target back to back, so a burst of other load on the machine hits them alike. */
+async function pairedRounds(bin: string, targets: Target[], bytes: number, count: number, rounds: number): Promise<Series[]> {
+  const series = targets.map(() => ({ runs: [] as Transfer[], bytesPerRun: bytes * count }));
+  for (let r = 0; r < rounds; r++) {
+    for (const [i, t] of targets.entries()) series[i]!.runs.push(await transfer(bin, t, bytes, count));
+  }
+  return series;
+}
+
+/** Sequential dials of one byte each: setup (the dial returning a connected conn) and first echo, both in ms. */
+async function setupLatency(bin: string, t: Target, dials: number): Promise<{ cold: Line; setup: number[]; firstEcho: number[] }> {
+  const lines = (await runTool(bin, [...t.dialArgs, '--bytes', '1', '--count', String(dials + 1), '--sequential'])).filter((l) => 'conn' in l);
+  const warm = lines.filter((l) => l.conn !== 0);
+  return { cold: lines.find((l) => l.conn === 0)!, setup: warm.map((l) => l.setupMs as number), firstEcho: warm.map((l) => (l.seconds as number) * 1000) };
+}
+
+// ---- the scenario ---------------------------------------------------------------------------------------------------
+
+/**
+ * The data-plane table: one dial's echo stream and 50 concurrent dials through Weft's router (Go SDK on both ends)
+ * against the same Go programs over plain TLS through a bare node:tls relay, and dial setup latency.
+ */
+export async function dataplaneBench(workDir: string, opts: { quick: boolean }): Promise<DataplaneRow[]> {
+  const title = `Data plane: echo through the built-in edge router${opts.quick ? ' (quick)' : ''}`;
+  const tool = sdkClientPath();
+  if ('missing' in tool) {
+    console.log(`\n## ${title}\n\nskipped: the OpenZiti test tools are not installed (${tool.missing}); install them with \`${INSTALL_COMMAND}\``);
+    return [];
+  }
+  const bin = tool.bin;
+  const dir = join(workDir, 'dataplane');
+  const dataDir = join(dir, 'data');
+  mkdirSync(dir, { recursive: true });
+  const single = opts.quick ? 8 * MiB : 64 * MiB;
+  const manyBytes = opts.quick ? MiB : 4 * MiB;
+  const many = 50;
+  const dials = opts.quick ? 40 : 200;
+
+  const profDir = process.env.WEFT_BENCH_CPU_PROF;
+  const config = benchConfigFile(dir, 'router:\n  listener: tls:127.0.0.1:0\nconsole:\n  enabled: false\n');
+  const stops: Array<() => Promise<void>> = [];
+  const rows: DataplaneRow[] = [];
+  try {
+    const weft: Child = await startChild(
+      new URL('./weftServer.ts', import.meta.url).pathname,
+      [dataDir, config],
+      { WEFT_ADMIN_USERNAME: ADMIN.username, WEFT_ADMIN_PASSWORD: ADMIN.password },
+      profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [],
+    );
+    stops.push(() => weft.stop());
+    const origin = weft.info.origin as string;
+    const pki = join(dataDir, 'pki');
+    const caFile = join(pki, 'ca-bundle.pem');
+    const ca = readFileSync(caFile, 'utf8');
+
+    // Weft: a service without end-to-end encryption, Bind/Dial policies, two identities enrolled over the Client API
+    const http = new Http(origin, ca);
+    try {
+      http.token = (await http.call('POST', '/edge/management/v1/authenticate?method=password', ADMIN)).data.token;
+      const service = 'bench-echo';
+      const serviceId = await http.create('services', { name: service, encryptionRequired: false });
+      await http.create('service-policies', { name: 'bench-bind', type: 'Bind', semantic: 'AnyOf', identityRoles: ['#bench-hosts'], serviceRoles: [`@${serviceId}`] });
+      await http.create('service-policies', { name: 'bench-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#bench-clients'], serviceRoles: [`@${serviceId}`] });
+      await http.create('edge-router-policies', { name: 'bench-routers', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] });
+      await http.create('service-edge-router-policies', { name: 'bench-services', semantic: 'AnyOf', serviceRoles: ['#all'], edgeRouterRoles: ['#all'] });
+      const host = await enrolledIdentity(http, dir, 'bench-host', ['bench-hosts']);
+      const client = await enrolledIdentity(http, dir, 'bench-client', ['bench-clients']);
+      const router = (await http.call('GET', `/edge/management/v1/edge-routers?filter=${encodeURIComponent('name = "er-builtin"')}`)).data[0];
+      console.log(`data plane: Weft's edge router at ${router?.supportedProtocols?.tls}`);
+
+      const weftEcho = await startServerTool(bin, ['echo-server', '--identity', host, '--service', service]);
+      stops.push(() => weftEcho.stop());
+
+      // the floor: the same Go pair over plain TLS (Weft's own server certificate), through a bare node:tls relay
+      const certFile = join(pki, 'server-chain.pem');
+      const keyFile = join(pki, 'server.key.pem');
+      const floorEcho = await startServerTool(bin, ['tls-echo-server', '--listen', '127.0.0.1:0', '--cert', certFile, '--key', keyFile]);
+      stops.push(() => floorEcho.stop());
+      const relaySpec = join(dir, 'relay.json');
+      writeFileSync(relaySpec, JSON.stringify({ key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), ca, upstream: floorEcho.bound.address }));
+      const relay = await startChild(new URL(import.meta.url).pathname, ['relay', relaySpec]);
+      stops.push(() => relay.stop());
+
+      const weftTarget: Target = { name: 'weft', relayPid: weft.proc.pid, dialArgs: ['dial', '--identity', client, '--service', service] };
+      const floorTarget: Target = { name: 'floor', relayPid: relay.proc.pid, dialArgs: ['tls-dial', '--addr', relay.info.address, '--ca', caFile] };
+      const WEFT = 'weft router (Go SDK ↔ Go SDK)';
+      const FLOOR = 'floor (Go TLS ↔ bare node:tls relay ↔ Go TLS)';
+
+      // throughput: one stream, then 50 concurrent dials; each round runs Weft then the floor back to back
+      const cases = [
+        { scenario: `1 dial, ${single / MiB} MiB echoed`, bytes: single, count: 1, rounds: opts.quick ? 3 : 5 },
+        { scenario: `${many} concurrent dials × ${manyBytes / MiB} MiB echoed`, bytes: manyBytes, count: many, rounds: opts.quick ? 2 : 3 },
+      ];
+      for (const c of cases) {
+        const [w, f] = await pairedRounds(bin, [weftTarget, floorTarget], c.bytes, c.count, c.rounds);
+        const ws = summarize(w!);
+        const fs = summarize(f!);
+        const perConn = (s: Series) => s.runs.flatMap((r) => r.lines.filter((l) => 'conn' in l).map((l) => (l.seconds as number) * 1000));
+        // for concurrent dials, p50/p99 are each connection's time from dial to its whole echo back
+        const p = (s: Series) => (c.count > 1 ? { p50Ms: percentile(perConn(s), 0.5), p99Ms: percentile(perConn(s), 0.99) } : {});
+        const note = (x: ReturnType<typeof summarize>) => [`rounds ${x.range}`, c.count > 1 ? 'p50/p99: per-connection dial to full echo' : '', x.cpuNote].filter(Boolean).join('; ');
+        rows.push({ scenario: c.scenario, target: WEFT, mibps: ws.mibps, ...p(w!), note: note(ws) });
+        rows.push({ scenario: c.scenario, target: FLOOR, mibps: fs.mibps, ...p(f!), note: note(fs) });
+        const ratios = w!.runs.map((r, i) => r.mibps / f!.runs[i]!.mibps).sort((a, b) => a - b);
+        const ratio = median(ratios);
+        rows.push({
+          scenario: c.scenario,
+          target: 'check',
+          note: `Weft at ${(ratio * 100).toFixed(0)}% of the floor's throughput (median of ${ratios.length} paired rounds, range ` +
+            `${(ratios[0]! * 100).toFixed(0)}-${(ratios.at(-1)! * 100).toFixed(0)}%); goal ≥ ${GOAL * 100}% ${ratio >= GOAL ? 'MET' : 'NOT MET'}`,
+        });
+      }
+
+      // dial setup latency: sequential dials (after a first, cold one), each echoing one byte
+      const scenario = `dial setup, ${dials} sequential dials`;
+      const wl = await setupLatency(bin, weftTarget, dials);
+      const fl = await setupLatency(bin, floorTarget, dials);
+      rows.push({
+        scenario, target: WEFT, p50Ms: median(wl.setup), p99Ms: percentile(wl.setup, 0.99),
+        note: `Dial until connected (router → hosting SDK → DialSuccess); first echo p50 ${median(wl.firstEcho).toFixed(2)} / p99 ${percentile(wl.firstEcho, 0.99).toFixed(2)} ms; ` +
+          `cold first dial (service session + router connection) ${(wl.cold.setupMs as number).toFixed(1)} ms`,
+      });
+      rows.push({
+        scenario, target: FLOOR, p50Ms: median(fl.setup), p99Ms: percentile(fl.setup, 0.99),
+        note: `TCP connect + TLS handshake to the relay; first echo (relay's upstream TLS too) p50 ${median(fl.firstEcho).toFixed(2)} / p99 ${percentile(fl.firstEcho, 0.99).toFixed(2)} ms`,
+      });
+      const ratio = median(wl.firstEcho) / median(fl.firstEcho);
+      rows.push({
+        scenario, target: 'check',
+        note: `Weft dial to first echo p50 ${median(wl.firstEcho).toFixed(2)} ms = ${ratio.toFixed(2)}× the floor's new TLS connection (${median(fl.firstEcho).toFixed(2)} ms); no goal set (reported)`,
+      });
+    } finally {
+      await http.close();
+    }
+  } finally {
+    for (const stop of stops.reverse()) await stop();
+  }
+  printRows(title, rows);
+  if (profDir) console.log(`\nCPU profile of the Weft process written to ${profDir}`);
+  return rows;
+}
+
+function printRows(title: string, rows: DataplaneRow[]): void {
+  const cells = rows.map((r) => [
+    r.scenario,
+    r.target,
+    r.mibps === undefined ? '' : r.mibps.toFixed(0),
+    r.p50Ms === undefined ? '' : r.p50Ms.toFixed(2),
+    r.p99Ms === undefined ? '' : r.p99Ms.toFixed(2),
+    r.note ?? '',
+  ]);
+  const head = ['scenario', 'target', 'MiB/s', 'p50 ms', 'p99 ms', 'note'];
+  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+  const line = (c: string[]) => c.map((x, i) => (i >= 2 && i <= 4 ? x.padStart(widths[i]!) : x.padEnd(widths[i]!))).join('  ');
+  console.log(`\n## ${title}\n`);
+  console.log(line(head));
+  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
+  for (const c of cells) console.log(line(c));
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv[2] === 'relay') runRelay(process.argv[3]!);
