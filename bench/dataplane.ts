@@ -180,52 +180,65 @@ function cpuMicros(pid: number | undefined): number | undefined {
 
 interface Target {
   name: string;
-  /** the process relaying the bytes (Weft, or the bare relay), for its CPU time */
+  /** the process relaying the bytes (Weft, or the bare relay) and the Go echo server, for their CPU time */
   relayPid?: number;
-  /** weft-sdk-client arguments that make one connection set (dial or tls-dial, without --bytes/--count) */
+  serverPid?: number;
+  /** weft-sdk-client arguments that make connections (dial or tls-dial, without --bytes/--count) */
   dialArgs: string[];
 }
 
 interface Transfer {
   mibps: number;
-  /** CPU time the relaying process used, µs */
-  cpuUs?: number;
+  /** CPU time (µs) used meanwhile by the relaying process, the Go echo server and the Go client */
+  cpuUs?: { relay: number; server: number; client: number };
   lines: Line[];
 }
 
+/** Writes the payload in writes of this size, as io.Copy does (and as the echo servers write it back). */
+const CHUNK = 32 * 1024;
+
 async function transfer(bin: string, t: Target, bytes: number, count: number): Promise<Transfer> {
-  const before = cpuMicros(t.relayPid);
-  const lines = await runTool(bin, [...t.dialArgs, '--bytes', String(bytes), '--count', String(count), '--warmup']);
-  const after = cpuMicros(t.relayPid);
+  const before = [cpuMicros(t.relayPid), cpuMicros(t.serverPid)];
+  const lines = await runTool(bin, [...t.dialArgs, '--bytes', String(bytes), '--count', String(count), '--chunk', String(CHUNK), '--warmup']);
+  const after = [cpuMicros(t.relayPid), cpuMicros(t.serverPid)];
   const summary = lines.at(-1)!;
   if (summary.failed !== 0) throw new Error(`${t.name}: ${summary.failed} connections failed`);
-  return { mibps: (bytes * count) / MiB / summary.seconds, cpuUs: before !== undefined && after !== undefined ? after - before : undefined, lines };
+  const known = [...before, ...after].every((x) => x !== undefined) && typeof summary.cpuSeconds === 'number';
+  return {
+    mibps: (bytes * count) / MiB / summary.seconds,
+    cpuUs: known ? { relay: after[0]! - before[0]!, server: after[1]! - before[1]!, client: summary.cpuSeconds * 1e6 } : undefined,
+    lines,
+  };
 }
 
 const percentile = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))]!;
-const median = (xs: number[]) => percentile(xs, 0.5);
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
 
 interface Series {
   runs: Transfer[];
   bytesPerRun: number;
 }
 
-/** MiB/s over all rounds (total bytes over total time), and the relay's CPU per MiB echoed. */
-function summarize(s: Series): { mibps: number; cpuNote?: string; range: string } {
-  const seconds = s.runs.reduce((t, r) => t + s.bytesPerRun / MiB / r.mibps, 0);
-  const mibps = (s.bytesPerRun / MiB) * s.runs.length / seconds;
-  const cpu = s.runs.every((r) => r.cpuUs !== undefined) ? s.runs.reduce((t, r) => t + r.cpuUs!, 0) : undefined;
+/** MiB/s over all rounds (total bytes over total time), and CPU per MiB echoed in each process. */
+function summarize(s: Series): { mibps: number; range: string; cpu?: { relay: number; server: number; client: number } } {
   const mib = (s.bytesPerRun / MiB) * s.runs.length;
+  const seconds = s.runs.reduce((t, r) => t + s.bytesPerRun / MiB / r.mibps, 0);
   const sorted = s.runs.map((r) => r.mibps).sort((a, b) => a - b);
-  return {
-    mibps,
-    cpuNote: cpu === undefined ? undefined : `≈${(cpu / 1000 / mib).toFixed(2)} ms CPU per MiB echoed in the relaying process`,
-    range: `${sorted[0]!.toFixed(0)}-${sorted.at(-1)!.toFixed(0)} MiB/s`,
-  };
+  const cpu = s.runs.every((r) => r.cpuUs)
+    ? (['relay', 'server', 'client'] as const).reduce((o, k) => ({ ...o, [k]: s.runs.reduce((t, r) => t + r.cpuUs![k], 0) / 1000 / mib }), {} as { relay: number; server: number; client: number })
+    : undefined;
+  return { mibps: mib / seconds, range: `${sorted[0]!.toFixed(0)}-${sorted.at(-1)!.toFixed(0)}`, cpu };
 }
 
-/** Rounds that run every target back to back, so a burst of other load on the machine hits them alike. */
+/**
+ * Rounds that run every target back to back, so a burst of other load on the machine hits them alike, after an
+ * unmeasured warm-up transfer on each (JIT, buffers).
+ */
 async function pairedRounds(bin: string, targets: Target[], bytes: number, count: number, rounds: number): Promise<Series[]> {
+  for (const t of targets) await transfer(bin, t, Math.min(bytes, 4 * MiB), Math.min(count, 10));
   const series = targets.map(() => ({ runs: [] as Transfer[], bytesPerRun: bytes * count }));
   for (let r = 0; r < rounds; r++) {
     for (const [i, t] of targets.entries()) series[i]!.runs.push(await transfer(bin, t, bytes, count));
@@ -234,11 +247,13 @@ async function pairedRounds(bin: string, targets: Target[], bytes: number, count
 }
 
 /** Sequential dials of one byte each: setup (the dial returning a connected conn) and first echo, both in ms. */
-async function setupLatency(bin: string, t: Target, dials: number): Promise<{ cold: Line; setup: number[]; firstEcho: number[] }> {
-  const lines = (await runTool(bin, [...t.dialArgs, '--bytes', '1', '--count', String(dials + 1), '--sequential'])).filter((l) => 'conn' in l);
+async function setupLatency(bin: string, dialArgs: string[], dials: number): Promise<{ cold: Line; setup: number[]; firstEcho: number[] }> {
+  const lines = (await runTool(bin, [...dialArgs, '--bytes', '1', '--count', String(dials + 1), '--sequential'])).filter((l) => 'conn' in l);
   const warm = lines.filter((l) => l.conn !== 0);
   return { cold: lines.find((l) => l.conn === 0)!, setup: warm.map((l) => l.setupMs as number), firstEcho: warm.map((l) => (l.seconds as number) * 1000) };
 }
+
+const ms = (x: number) => x.toFixed(2);
 
 // ---- the scenario ---------------------------------------------------------------------------------------------------
 
@@ -257,7 +272,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
   const dir = join(workDir, 'dataplane');
   const dataDir = join(dir, 'data');
   mkdirSync(dir, { recursive: true });
-  const single = opts.quick ? 8 * MiB : 64 * MiB;
+  const single = opts.quick ? 16 * MiB : 64 * MiB;
   const manyBytes = opts.quick ? MiB : 4 * MiB;
   const many = 50;
   const dials = opts.quick ? 40 : 200;
@@ -291,8 +306,6 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       await http.create('service-edge-router-policies', { name: 'bench-services', semantic: 'AnyOf', serviceRoles: ['#all'], edgeRouterRoles: ['#all'] });
       const host = await enrolledIdentity(http, dir, 'bench-host', ['bench-hosts']);
       const client = await enrolledIdentity(http, dir, 'bench-client', ['bench-clients']);
-      const router = (await http.call('GET', `/edge/management/v1/edge-routers?filter=${encodeURIComponent('name = "er-builtin"')}`)).data[0];
-      console.log(`data plane: Weft's edge router at ${router?.supportedProtocols?.tls}`);
 
       const weftEcho = await startServerTool(bin, ['echo-server', '--identity', host, '--service', service]);
       stops.push(() => weftEcho.stop());
@@ -307,53 +320,65 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       const relay = await startChild(new URL(import.meta.url).pathname, ['relay', relaySpec]);
       stops.push(() => relay.stop());
 
-      const weftTarget: Target = { name: 'weft', relayPid: weft.proc.pid, dialArgs: ['dial', '--identity', client, '--service', service] };
-      const floorTarget: Target = { name: 'floor', relayPid: relay.proc.pid, dialArgs: ['tls-dial', '--addr', relay.info.address, '--ca', caFile] };
+      // The Go SDK collects posture data (lsb_release, MAC addresses) again on every Dial, under a lock: ~10 ms
+      // of the SDK's own, whatever router it dials. Throughput runs have it collected once (--cache-posture);
+      // the setup rows show both.
+      const weftDial = ['dial', '--identity', client, '--service', service];
+      const weftTarget: Target = { name: 'weft', relayPid: weft.proc.pid, serverPid: weftEcho.proc.pid, dialArgs: [...weftDial, '--cache-posture'] };
+      const floorTarget: Target = { name: 'floor', relayPid: relay.proc.pid, serverPid: floorEcho.proc.pid, dialArgs: ['tls-dial', '--addr', relay.info.address, '--ca', caFile] };
       const WEFT = 'weft router (Go SDK ↔ Go SDK)';
-      const FLOOR = 'floor (Go TLS ↔ bare node:tls relay ↔ Go TLS)';
+      const FLOOR = 'floor (Go TLS ↔ node:tls relay ↔ Go TLS)';
 
       // throughput: one stream, then 50 concurrent dials; each round runs Weft then the floor back to back
       const cases = [
-        { scenario: `1 dial, ${single / MiB} MiB echoed`, bytes: single, count: 1, rounds: opts.quick ? 3 : 5 },
-        { scenario: `${many} concurrent dials × ${manyBytes / MiB} MiB echoed`, bytes: manyBytes, count: many, rounds: opts.quick ? 2 : 3 },
+        { scenario: `1 dial, ${single / MiB} MiB echoed`, bytes: single, count: 1, rounds: 5 },
+        { scenario: `${many} concurrent dials × ${manyBytes / MiB} MiB`, bytes: manyBytes, count: many, rounds: 3 },
       ];
       for (const c of cases) {
         const [w, f] = await pairedRounds(bin, [weftTarget, floorTarget], c.bytes, c.count, c.rounds);
         const ws = summarize(w!);
         const fs = summarize(f!);
-        const perConn = (s: Series) => s.runs.flatMap((r) => r.lines.filter((l) => 'conn' in l).map((l) => (l.seconds as number) * 1000));
         // for concurrent dials, p50/p99 are each connection's time from dial to its whole echo back
+        const perConn = (s: Series) => s.runs.flatMap((r) => r.lines.filter((l) => 'conn' in l).map((l) => (l.seconds as number) * 1000));
         const p = (s: Series) => (c.count > 1 ? { p50Ms: percentile(perConn(s), 0.5), p99Ms: percentile(perConn(s), 0.99) } : {});
-        const note = (x: ReturnType<typeof summarize>) => [`rounds ${x.range}`, c.count > 1 ? 'p50/p99: per-connection dial to full echo' : '', x.cpuNote].filter(Boolean).join('; ');
-        rows.push({ scenario: c.scenario, target: WEFT, mibps: ws.mibps, ...p(w!), note: note(ws) });
-        rows.push({ scenario: c.scenario, target: FLOOR, mibps: fs.mibps, ...p(f!), note: note(fs) });
+        const note = (x: ReturnType<typeof summarize>, relayName: string) =>
+          [`rounds ${x.range} MiB/s`, x.cpu && `CPU ms/MiB: ${relayName} ${ms(x.cpu.relay)}, Go server ${ms(x.cpu.server)}, Go client ${ms(x.cpu.client)}`, c.count > 1 && 'p50/p99: dial to full echo per connection']
+            .filter(Boolean).join('; ');
+        rows.push({ scenario: c.scenario, target: WEFT, mibps: ws.mibps, ...p(w!), note: note(ws, 'router') });
+        rows.push({ scenario: c.scenario, target: FLOOR, mibps: fs.mibps, ...p(f!), note: note(fs, 'relay') });
         const ratios = w!.runs.map((r, i) => r.mibps / f!.runs[i]!.mibps).sort((a, b) => a - b);
         const ratio = median(ratios);
+        const cpuRatio = ws.cpu && fs.cpu ? `; router CPU per MiB ${(ws.cpu.relay / fs.cpu.relay).toFixed(2)}× the relay's` : '';
         rows.push({
           scenario: c.scenario,
           target: 'check',
-          note: `Weft at ${(ratio * 100).toFixed(0)}% of the floor's throughput (median of ${ratios.length} paired rounds, range ` +
-            `${(ratios[0]! * 100).toFixed(0)}-${(ratios.at(-1)! * 100).toFixed(0)}%); goal ≥ ${GOAL * 100}% ${ratio >= GOAL ? 'MET' : 'NOT MET'}`,
+          note: `Weft at ${(ratio * 100).toFixed(0)}% of the floor (median of ${ratios.length} paired rounds, ` +
+            `${(ratios[0]! * 100).toFixed(0)}-${(ratios.at(-1)! * 100).toFixed(0)}%); goal ≥ ${GOAL * 100}% ${ratio >= GOAL ? 'MET' : 'NOT MET'}${cpuRatio}`,
         });
       }
 
-      // dial setup latency: sequential dials (after a first, cold one), each echoing one byte
+      // dial setup latency: sequential dials after a first, cold one (service session, router connection), 1 byte each
       const scenario = `dial setup, ${dials} sequential dials`;
-      const wl = await setupLatency(bin, weftTarget, dials);
-      const fl = await setupLatency(bin, floorTarget, dials);
+      const shipped = await setupLatency(bin, weftDial, dials);
+      const cached = await setupLatency(bin, weftTarget.dialArgs, dials);
+      const fl = await setupLatency(bin, floorTarget.dialArgs, dials);
+      const firstEcho = (x: { firstEcho: number[] }) => `first echo p50 ${ms(median(x.firstEcho))} / p99 ${ms(percentile(x.firstEcho, 0.99))} ms`;
       rows.push({
-        scenario, target: WEFT, p50Ms: median(wl.setup), p99Ms: percentile(wl.setup, 0.99),
-        note: `Dial until connected (router → hosting SDK → DialSuccess); first echo p50 ${median(wl.firstEcho).toFixed(2)} / p99 ${percentile(wl.firstEcho, 0.99).toFixed(2)} ms; ` +
-          `cold first dial (service session + router connection) ${(wl.cold.setupMs as number).toFixed(1)} ms`,
+        scenario, target: `${WEFT}, SDK as shipped`, p50Ms: median(shipped.setup), p99Ms: percentile(shipped.setup, 0.99),
+        note: `Dial until connected, incl. the SDK's posture collection on every Dial; ${firstEcho(shipped)}; cold first dial ${ms(shipped.cold.setupMs as number)} ms`,
+      });
+      rows.push({
+        scenario, target: `${WEFT}, posture cached`, p50Ms: median(cached.setup), p99Ms: percentile(cached.setup, 0.99),
+        note: `Dial → router → hosting SDK → StateConnected, over the open router connection; ${firstEcho(cached)}`,
       });
       rows.push({
         scenario, target: FLOOR, p50Ms: median(fl.setup), p99Ms: percentile(fl.setup, 0.99),
-        note: `TCP connect + TLS handshake to the relay; first echo (relay's upstream TLS too) p50 ${median(fl.firstEcho).toFixed(2)} / p99 ${percentile(fl.firstEcho, 0.99).toFixed(2)} ms`,
+        note: `new TCP connection + TLS handshake to the relay; ${firstEcho(fl)} (incl. the relay's upstream TLS)`,
       });
-      const ratio = median(wl.firstEcho) / median(fl.firstEcho);
       rows.push({
         scenario, target: 'check',
-        note: `Weft dial to first echo p50 ${median(wl.firstEcho).toFixed(2)} ms = ${ratio.toFixed(2)}× the floor's new TLS connection (${median(fl.firstEcho).toFixed(2)} ms); no goal set (reported)`,
+        note: `dial to first echo p50: Weft ${ms(median(cached.firstEcho))} ms (${ms(median(shipped.firstEcho))} ms with the SDK's per-dial posture collection) ` +
+          `vs ${ms(median(fl.firstEcho))} ms for the floor's new TLS connection; no goal set (reported)`,
       });
     } finally {
       await http.close();

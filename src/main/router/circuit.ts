@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net';
+import type { LiveStatus } from '../core/dataPlane/status';
 import type { EdgeConnection } from './edgeConnection';
 import { EdgeType, encode, findHeader, Flag, Header, message, PREFIX_BYTES, str, u32 } from './channel/wire';
 
@@ -6,20 +7,14 @@ import { EdgeType, encode, findHeader, Flag, Header, message, PREFIX_BYTES, str,
 export type CircuitEnd = { kind: 'sdk'; conn: EdgeConnection; connId: number } | { kind: 'tcp'; socket: Socket };
 export type Side = 'dialer' | 'host';
 
-export interface CircuitInfo {
-  id: string;
-  serviceId: string;
-  serviceName: string;
-  terminatorId: string;
-  /** the dialing identity's name */
-  caller: string;
-  /** `sdk` (an SDK's Bind) or `tcp` (the router dials the host.v1 address) */
-  hostKind: 'sdk' | 'tcp';
-  createdAt: string;
-  /** payload bytes from the dialer to the host, and back */
-  bytesIn: number;
-  bytesOut: number;
-}
+/**
+ * How much a receiver may have queued before its sender is paused. Above the sockets' own 16 KiB mark: SDKs write
+ * 32 KiB frames, and pausing at every frame costs more than the memory saves.
+ */
+const RELAY_BUFFER_BYTES = 1024 * 1024;
+
+/** What the console shows of a circuit (the core's live view declares the shape). */
+export type CircuitInfo = LiveStatus['circuits'][number];
 
 /**
  * A circuit joins a dialer's edge conn to a terminator: Data frames are relayed one for one and in order (the
@@ -77,12 +72,12 @@ export class Circuit {
       const connId = findHeader(frame, Header.ConnId);
       if (!connId || connId.length !== 4) return;
       frame.writeUInt32LE(to.connId, connId.offset);
-      writable = to.conn.channel.write(frame);
+      writable = to.conn.channel.write(frame) || to.conn.channel.socket.writableLength < RELAY_BUFFER_BYTES;
       if (!writable) backOff(source, () => to.conn.channel.drain());
     } else {
       const flags = findHeader(frame, Header.Flags);
       const fin = flags?.length === 4 && (frame.readUInt32LE(flags.offset) & Flag.FIN) !== 0;
-      writable = body > 0 ? to.socket.write(frame.subarray(frame.length - body)) : true;
+      writable = (body > 0 ? to.socket.write(frame.subarray(frame.length - body)) : true) || to.socket.writableLength < RELAY_BUFFER_BYTES;
       if (fin) to.socket.end();
       if (!writable) backOff(source, () => new Promise((r) => to.socket.once('drain', r)));
     }

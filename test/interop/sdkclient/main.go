@@ -29,6 +29,7 @@ import (
 	"github.com/openziti/edge-api/rest_model"
 	edge_apis "github.com/openziti/sdk-golang/edge-apis"
 	"github.com/openziti/sdk-golang/ziti"
+	"github.com/openziti/sdk-golang/ziti/edge/posture"
 )
 
 func main() {
@@ -330,6 +331,7 @@ func dial(args []string) error {
 	fs := flag.NewFlagSet("dial", flag.ExitOnError)
 	identity := fs.String("identity", "", "identity JSON file")
 	service := fs.String("service", "", "the service to dial")
+	cachePostureFlag := fs.Bool("cache-posture", false, "collect the posture data (OS version, MAC addresses) once, not on every Dial (the SDK runs lsb_release each time)")
 	opts := addDialFlags(fs)
 	_ = fs.Parse(args)
 	ctx, err := ziti.NewContextFromFile(*identity)
@@ -337,12 +339,28 @@ func dial(args []string) error {
 		return err
 	}
 	defer ctx.Close()
+	if *cachePostureFlag {
+		cachePosture(ctx)
+	}
 	if err := ctx.Authenticate(); err != nil {
 		return fmt.Errorf("authenticate: %w", err)
 	}
 	return runDials(func() (net.Conn, error) {
 		return ctx.DialWithOptions(*service, &ziti.DialOptions{ConnectTimeout: 20 * time.Second})
 	}, opts)
+}
+
+// cachePosture makes the SDK's posture cache reuse the OS and MAC address data it collects first: the Go SDK
+// re-collects them on every Dial (PostureCache.Evaluate, which forks lsb_release), serialized under a lock.
+func cachePosture(ctx ziti.Context) {
+	impl, ok := ctx.(*ziti.ContextImpl)
+	if !ok || impl.CtrlClt == nil || impl.CtrlClt.PostureCache == nil {
+		return
+	}
+	cache := impl.CtrlClt.PostureCache
+	osInfo, macs := cache.OsProvider.GetOsInfo(), cache.MacProvider.GetMacAddresses()
+	cache.OsProvider = posture.OsProviderFunc(func() posture.OsInfo { return osInfo })
+	cache.MacProvider = posture.MacProviderFunc(func() []string { return macs })
 }
 
 // tlsEchoServer is echo-server over plain TLS (crypto/tls) instead of a Ziti service: the floor the bench compares

@@ -27,6 +27,7 @@ export class Channel {
   private readonly decoder: FrameDecoder;
   private handlers: ChannelHandlers;
   closed = false;
+  private corked = false;
   /** when the last frame arrived (ms since the epoch) */
   lastRead = Date.now();
 
@@ -72,9 +73,20 @@ export class Channel {
     return this.write(encode(msg));
   }
 
-  /** Writes an encoded frame as is. false = the socket's buffer is full: wait for drain(). */
+  /**
+   * Writes an encoded frame as is. false = the socket's buffer is full: wait for drain(). Writes made in the same
+   * tick (the frames of one read, relayed) leave as one TLS write.
+   */
   write(frame: Buffer): boolean {
     if (this.closed) return false;
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      process.nextTick(() => {
+        this.corked = false;
+        this.socket.uncork();
+      });
+    }
     return this.socket.write(frame);
   }
 
