@@ -155,7 +155,10 @@ export class Channel {
       waiter.reject(new ChannelClosedError(reason ? `channel closed: ${reason.message}` : 'channel closed'));
     }
     this.pending.clear();
-    this.socket.destroy();
+    // what was written last (e.g. a refusal) still goes out; a peer that does not take it is cut off shortly
+    if (this.corked) this.socket.uncork();
+    this.socket.end();
+    setTimeout(() => this.socket.destroy(), 1000).unref();
     this.handlers.onClose(reason);
   }
 }
