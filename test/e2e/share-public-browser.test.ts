@@ -5,10 +5,11 @@ import { once } from 'node:events';
 import pino from 'pino';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestApp } from '../support/app';
+import { runShareCommand } from '../../src/main/share/shareCommand';
+import { tempDir, type TestApp } from '../support/app';
 import { COOKIE_NAME, freePort, HttpUserAgent, launchChromium, startEchoBackend, type EchoBackend, type LaunchedBrowser } from '../support/browser';
 import { startOidcProvider, type TestOidcProvider, signInWithBrowser } from '../support/oidcProvider';
-import { frontendSection, OffsetClock, startShareApp, startShareCli, type ShareCli } from '../support/shares';
+import { frontendSection, MemoryShareIo, OffsetClock, startShareApp, startShareCli, startWeftShare, type ShareCli } from '../support/shares';
 
 const CLIENT = { clientId: 'weft-share-e2e', clientSecret: 'share-e2e-client-secret-0123456789' };
 const CHECK_INTERVAL_MS = 60_000;
@@ -152,6 +153,34 @@ describe('weft share public e2e: Weft + CLI + Chromium + oidc-provider', () => {
       expect(backend.requests.some((r) => r.headers['svc-auth-email'] === 'mallory@elsewhere.test')).toBe(false);
     } finally {
       await second.close();
+    }
+  });
+
+  it('an overlay share hosted elsewhere (weft share public --remote, weft share host <grant>): the same login, the host\'s backend sees the three headers', async () => {
+    const remote = await startShareCli([
+      `${backend.url}/hosted`, '--backend-mode', 'proxy', '--remote', '--reserved',
+      '--oauth-provider', 'idp', '--oauth-email-address-pattern', '*@example.test', '--data-dir', app.dataDir,
+    ]);
+    expect(await remote.exited).toBe(0);
+    const grant = remote.stdout.find((l) => l.startsWith('  share grant: '))!.slice('  share grant: '.length);
+    const host = await startWeftShare('host', [grant], { cwd: tempDir('weft-host-') });
+    const other = await launchChromium();
+    try {
+      const p = await other.context.newPage();
+      const original = `${remote.url}via/overlay?q=1`;
+      await p.goto(original);
+      await signInWithBrowser(p, 'alice', idp.issuer);
+      await p.waitForURL(original);
+      const echoed = JSON.parse((await p.textContent('body'))!);
+      expect(echoed.url).toBe('/hosted/via/overlay?q=1');
+      expect(echoed.headers['svc-auth-provider']).toBe('idp');
+      expect(echoed.headers['svc-auth-email']).toBe('Alice@Example.test');
+      expect(echoed.headers.cookie ?? '').not.toContain(COOKIE_NAME);
+      expect((await other.context.cookies()).some((c) => c.name === `${COOKIE_NAME}_${remote.token}`)).toBe(true);
+    } finally {
+      await other.close();
+      await host.stop();
+      await runShareCommand(['release', remote.token, '--data-dir', app.dataDir], new MemoryShareIo());
     }
   });
 

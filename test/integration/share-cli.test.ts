@@ -58,6 +58,8 @@ describe('admin client certificate and runtime file', () => {
       pid: process.pid,
       api: other.urls.api,
       frontend: { shareUrl: other.urls.frontend!.shareUrl },
+      // the built-in router runs too: overlay shares can be made (see share-overlay.test.ts)
+      overlay: { router: other.urls.router, routerId: other.router!.id, frontendIdentityId: expect.any(String) },
     });
     expect(other.urls.frontend!.shareUrl).toMatch(/^http:\/\/\{token\}\.share\.weft\.test:\d+\/$/);
     const cert = readFileSync(join(other.dataDir, 'pki', 'admin-client.cert.pem'), 'utf8');

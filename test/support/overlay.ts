@@ -1,9 +1,10 @@
 // Identities, services and policies for tests that use the built-in edge router through Weft's own SDK
 // (src/main/sdk): an enrolled identity with its certificate and key, logged in through the Client API.
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { EdgeClient, type EdgeClientOptions, type ServiceSession } from '../../src/main/sdk';
 import type { TestApp } from './app';
 import type { ApiClient } from './client';
-import { csr } from './pki';
+import { deviceSession, enrolledDevice } from './edge';
 
 export interface SdkIdentity {
   id: string;
@@ -18,17 +19,9 @@ export interface SdkIdentity {
 
 /** A new identity enrolled (ott) with a fresh EC key, logged in with its certificate. */
 export async function sdkIdentity(app: TestApp, admin: ApiClient, name: string, roleAttributes: string[] = []): Promise<SdkIdentity> {
-  const id = await admin.create('/identities', { name, type: 'Default', isAdmin: false, roleAttributes, enrollment: { ott: true } });
-  const token = (await admin.get(`/identities/${id}`)).body.data.enrollment.ott.token as string;
-  const { csrPem, keyPem } = await csr('EC-P256', name);
-  const enrolled = await app.client().post('/enroll/ott', { token, clientCsr: csrPem }, { api: 'client' });
-  if (enrolled.status !== 200) throw new Error(`enroll ${name}: ${enrolled.status} ${enrolled.text}`);
-  const cert = enrolled.body.data.cert as string;
-  const client = app.client().withCert(cert, keyPem);
-  const login = await client.post('/authenticate?method=cert', {}, { api: 'client' });
-  if (login.status !== 200) throw new Error(`login ${name}: ${login.status} ${login.text}`);
-  client.token = login.body.data.token;
-  return { id, name, cert, key: keyPem, client, apiSession: client.token! };
+  const device = await enrolledDevice(app, admin, name, roleAttributes);
+  const { client, token } = await deviceSession(app, device);
+  return { ...device, client, apiSession: token };
 }
 
 /** Lets every identity and every service use the built-in router (an edge router policy and a service edge router policy). */
@@ -80,4 +73,49 @@ export async function eventually<T>(check: () => T | Promise<T>, what: string, t
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** A TCP relay to one address (e.g. the router's port), which tests can take down and bring back on the same port. */
+export interface TcpRelay {
+  port: number;
+  /** connections relayed so far */
+  connections: number;
+  /** stops listening and cuts every relayed connection */
+  down(): Promise<void>;
+  /** listens again on the same port */
+  up(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function tcpRelay(target: { host: string; port: number }): Promise<TcpRelay> {
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    relay.connections++;
+    const upstream = connect(target.port, target.host);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => undefined);
+    }
+    client.pipe(upstream).on('close', () => client.destroy());
+    upstream.pipe(client).on('close', () => upstream.destroy());
+    client.on('close', () => upstream.destroy());
+    upstream.on('close', () => client.destroy());
+  });
+  const listen = (port: number) => new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  await listen(0);
+  const port = (server.address() as AddressInfo).port;
+  const down = async () => {
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    for (const s of sockets) s.destroy();
+    await closed;
+  };
+  const relay: TcpRelay = { port, connections: 0, down, up: () => listen(port), close: () => (server.listening ? down() : Promise.resolve()) };
+  return relay;
 }

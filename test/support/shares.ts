@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import { afterAll, beforeAll } from 'vitest';
 import type { Clock } from '../../src/main/core/clock';
 import type { FrontendConfig, ProviderConfig } from '../../src/main/frontend/config';
-import type { ShareIo } from '../../src/main/share/shareCommand';
+import { runShareCommand, type ShareIo } from '../../src/main/share/shareCommand';
 import { startTestApp, tempDir, type TestApp } from './app';
 import type { ApiClient } from './client';
 import { startEchoBackend, type EchoBackend } from './browser';
@@ -108,19 +108,30 @@ export interface ShareCli {
   /** the printed public URL */
   url: string;
   token: string;
+  /** resolves with the exit code once the process ends */
+  exited: Promise<number | null>;
   /** Sends the signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
 /** Runs the real `weft share public ...` as a child process and waits for its public URL. */
-export async function startShareCli(args: string[]): Promise<ShareCli> {
-  const proc = spawn(process.execPath, [WEFT_BIN, 'share', 'public', ...args], { cwd: ROOT, env: { ...process.env } });
+export function startShareCli(args: string[]): Promise<ShareCli> {
+  return startWeftShare('public', args);
+}
+
+/**
+ * Runs the real `weft share <sub> ...` as a child process (in `cwd`, ROOT by default) and waits for the public URL it
+ * prints (`share host` prints it once the share is bound).
+ */
+export async function startWeftShare(sub: 'public' | 'host', args: string[], opts: { cwd?: string } = {}): Promise<ShareCli> {
+  const proc = spawn(process.execPath, [WEFT_BIN, 'share', sub, ...args], { cwd: opts.cwd ?? ROOT, env: { ...process.env } });
   const stdout: string[] = [];
   const stderr: string[] = [];
   createInterface({ input: proc.stderr! }).on('line', (l) => stderr.push(l));
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  // 'close' comes after the output streams ended: every line printed before exiting has been read by then
+  const exited = new Promise<number | null>((resolve) => proc.once('close', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    exited.then((code) => reject(new Error(`weft share public exited with ${code}:\n${stdout.join('\n')}\n${stderr.join('\n')}`)));
+    exited.then((code) => reject(new Error(`weft share ${sub} exited with ${code}:\n${stdout.join('\n')}\n${stderr.join('\n')}`)));
     createInterface({ input: proc.stdout! }).on('line', (l) => {
       stdout.push(l);
       const m = /public URL:\s+(\S+)/.exec(l);
@@ -134,8 +145,42 @@ export async function startShareCli(args: string[]): Promise<ShareCli> {
     stderr,
     url,
     token,
+    exited,
     stop: (signal = 'SIGINT') => {
       if (proc.exitCode === null) proc.kill(signal);
+      return exited;
+    },
+  };
+}
+
+/** `weft share ...` run in process (runShareCommand) until stop(): its IO, and the URL once printed. */
+export interface RunningShare {
+  io: MemoryShareIo;
+  url: string;
+  token: string;
+  /** resolves with the exit code once the command ends by itself */
+  exited: Promise<number>;
+  /** plays Ctrl-C and resolves with the exit code */
+  stop(): Promise<number>;
+}
+
+/** Starts `weft share <args> --data-dir <dataDir>` in process; rejects with its errors if it exits before printing a URL. */
+export async function runShare(args: string[], dataDir: string): Promise<RunningShare> {
+  const io = new MemoryShareIo();
+  const exited = runShareCommand([...args, '--data-dir', dataDir], io);
+  const url = await Promise.race([
+    io.publicUrl(),
+    exited.then((code): never => {
+      throw new Error(`weft share ${args[0]} exited with ${code}: ${[...io.lines, ...io.errors].join('\n')}`);
+    }),
+  ]);
+  return {
+    io,
+    url,
+    token: new URL(url).hostname.split('.')[0]!,
+    exited,
+    stop: () => {
+      io.stop();
       return exited;
     },
   };

@@ -52,9 +52,9 @@ export function proxyUpgrade(
       path: `${url.pathname}${url.search}`,
       method: req.method,
       headers: ['Host', url.host, ...opts.headers],
-      agent: false,
       timeout: 30_000,
-      ...(opts.createConnection ? { createConnection: opts.createConnection as unknown as http.RequestOptions['createConnection'] } : {}),
+      // no agent: a connection of its own (http uses createConnection only when there is no agent at all)
+      ...(opts.createConnection ? { createConnection: opts.createConnection as unknown as http.RequestOptions['createConnection'] } : { agent: false }),
     });
     let answered = false;
     const fail = () => {

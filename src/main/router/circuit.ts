@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { LiveStatus } from '../core/dataPlane/status';
 import type { EdgeConnection } from './edgeConnection';
-import { EdgeType, encode, findHeader, Flag, Header, message, PREFIX_BYTES, str, u32 } from './channel/wire';
+import { bodyOf, EdgeType, encode, findHeader, Flag, hasFin, Header, message, str, u32 } from './channel/wire';
 
 /** One end of a circuit: an SDK connection's edge conn id, or a TCP socket the router dialed (router hosting). */
 export type CircuitEnd = { kind: 'sdk'; conn: EdgeConnection; connId: number } | { kind: 'tcp'; socket: Socket };
@@ -64,9 +64,9 @@ export class Circuit {
     const to = from === 'dialer' ? this.host : this.dialer;
     const source = from === 'dialer' ? this.dialer : this.host;
     if (!to || !source) return;
-    const body = frame.length - PREFIX_BYTES - frame.readUInt32LE(12);
-    if (from === 'dialer') this.bytesIn += body;
-    else this.bytesOut += body;
+    const body = bodyOf(frame);
+    if (from === 'dialer') this.bytesIn += body.length;
+    else this.bytesOut += body.length;
     let writable: boolean;
     if (to.kind === 'sdk') {
       const connId = findHeader(frame, Header.ConnId);
@@ -75,10 +75,8 @@ export class Circuit {
       writable = to.conn.channel.write(frame) || to.conn.channel.socket.writableLength < RELAY_BUFFER_BYTES;
       if (!writable) backOff(source, () => to.conn.channel.drain());
     } else {
-      const flags = findHeader(frame, Header.Flags);
-      const fin = flags?.length === 4 && (frame.readUInt32LE(flags.offset) & Flag.FIN) !== 0;
-      writable = (body > 0 ? to.socket.write(frame.subarray(frame.length - body)) : true) || to.socket.writableLength < RELAY_BUFFER_BYTES;
-      if (fin) to.socket.end();
+      writable = (body.length > 0 ? to.socket.write(body) : true) || to.socket.writableLength < RELAY_BUFFER_BYTES;
+      if (hasFin(frame)) to.socket.end();
       if (!writable) backOff(source, () => new Promise((r) => to.socket.once('drain', r)));
     }
   }

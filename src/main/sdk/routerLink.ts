@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { Channel, ChannelClosedError } from '../router/channel/channel';
 import {
-  bool, ChannelType, EdgeType, findHeader, Flag, getBool, getStr, getU32, Header, message, PREFIX_BYTES, str, u32,
+  bodyOf, bool, ChannelType, EdgeType, findHeader, Flag, getBool, getStr, getU32, hasFin, Header, message, str, u32,
   type Message,
 } from '../router/channel/wire';
 import { EdgeConn, type EdgeConnLink } from './edgeConn';
@@ -265,10 +265,7 @@ export class RouterLink extends EventEmitter implements EdgeConnLink {
     if (!at || at.length !== 4) return;
     const conn = this.conns.get(frame.readUInt32LE(at.offset));
     if (!conn) return; // a conn we closed already: stray data
-    const flags = findHeader(frame, Header.Flags);
-    const fin = flags?.length === 4 && (frame.readUInt32LE(flags.offset) & Flag.FIN) !== 0;
-    const bodyLength = frame.length - PREFIX_BYTES - frame.readUInt32LE(12);
-    conn.receive(frame.subarray(frame.length - bodyLength), fin);
+    conn.receive(bodyOf(frame), hasFin(frame));
   }
 
   private message(msg: Message): void {

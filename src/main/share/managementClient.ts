@@ -156,8 +156,9 @@ export class ManagementClient {
     await this.call('DELETE', `/configs/${configId}`).catch(ignoreNotFound(undefined));
   }
 
-  /** The policies and identity an overlay share was created with (none for a local one). */
-  async deleteOverlayParts(token: string): Promise<void> {
+  /** The policies and identity an overlay share was created with (none for a local one); how many were deleted. */
+  async deleteOverlayParts(token: string): Promise<number> {
+    let deleted = 0;
     const name = shareResourceName(token);
     const names = overlayPartNames(token);
     const byName = (list: string[]) => encodeURIComponent(list.map((n) => `name = "${n}"`).join(' or '));
@@ -168,8 +169,13 @@ export class ManagementClient {
       ['/identities', [names.identity]],
     ] as const) {
       const found = await this.call<Array<{ id: string; name: string }>>('GET', `${path}?filter=${byName([...wanted])}&limit=10`);
-      for (const e of found) if ((wanted as readonly string[]).includes(e.name)) await this.call('DELETE', `${path}/${e.id}`).catch(ignoreNotFound(undefined));
+      for (const e of found) {
+        if (!(wanted as readonly string[]).includes(e.name)) continue;
+        await this.call('DELETE', `${path}/${e.id}`).catch(ignoreNotFound(undefined));
+        deleted++;
+      }
     }
+    return deleted;
   }
 
   /** The config of the share created by `weft share public` with this token, if any. */
@@ -179,8 +185,9 @@ export class ManagementClient {
     return found.find((c) => c.data?.token === token)?.id;
   }
 
-  async close(): Promise<void> {
-    await this.call('DELETE', '/current-api-session').catch(() => undefined);
+  /** Logs out (unless the API session is handed on, as a share grant's is) and closes the connections. */
+  async close(opts: { keepSession?: boolean } = {}): Promise<void> {
+    if (!opts.keepSession) await this.call('DELETE', '/current-api-session').catch(() => undefined);
     await this.agent.close();
   }
 }

@@ -1,15 +1,21 @@
 import type { ShareConfigData } from '../core/shares';
 import { badInput, ShareCliError } from './errors';
+import { decodeGrant, encodeGrant } from './grant';
 import { ApiAnswerError, ManagementClient, type ShareIds } from './managementClient';
+import { createOverlayShare, type OverlayShare } from './overlayShare';
 import { checkShareOAuth } from './oauthOptions';
 import { readRuntimeFile, TOKEN_PLACEHOLDER, type RuntimeInfo } from './runtimeFile';
-import { newShareToken, optionOfConfigField, optionOfOAuthIssue, parseSharePublic, parseShareRelease } from './shareOptions';
+import { ShareHost } from './shareHost';
+import { checkHostTarget, newShareToken, optionOfConfigField, optionOfOAuthIssue, parseShareHost, parseSharePublic, parseShareRelease } from './shareOptions';
 
 export const SHARE_HELP = `Usage:
   weft share public <target> --backend-mode proxy|web [options]
                                   share a local URL (proxy) or directory (web) on the public frontend
   weft share release <token> [--data-dir DIR]
                                   remove a share created with --reserved
+  weft share host <grant> [<target> --backend-mode proxy|web]
+                                  host an overlay share created with --remote, on any machine that reaches
+                                  Weft's edge router (nothing else: no data dir, no controller API)
 
 Options for share public:
   --backend-mode proxy|web        proxy: forward to the http(s) URL <target>; web: serve the directory <target>
@@ -17,12 +23,20 @@ Options for share public:
   --oauth-email-address-pattern GLOB
                                   allow only matching verified emails (repeatable; case-insensitive; e.g. '*@example.com')
   --oauth-check-interval DURATION re-verify the login this often (default 3h)
+  --overlay                       overlay mode: this process binds the share's service through Weft's edge router
+                                  and serves <target> itself; the frontend reaches it only through the router
+  --remote                        overlay mode, hosted elsewhere: print a share grant for weft share host on the
+                                  machine that can reach <target> (a web directory: its absolute path there)
   --reserved                      keep the share after this command exits and print how to remove it
   --data-dir DIR                  data dir of the running Weft (default ./.weft)
 
-weft share finds the running Weft through <data dir>/runtime.json and logs in as the default admin with the
-data dir's admin client certificate: run it as the user who started Weft. Without --reserved it keeps running
-and removes the share on Ctrl-C (SIGINT) or SIGTERM.
+Without --overlay or --remote the share is local: the frontend itself proxies to <target> (which Weft's machine
+must reach) or serves the directory. weft share public finds the running Weft through <data dir>/runtime.json and
+logs in as the default admin with the data dir's admin client certificate: run it as the user who started Weft.
+Without --reserved it keeps running and removes the share on Ctrl-C (SIGINT) or SIGTERM.
+
+A share grant holds a client certificate, its private key and an API session: treat it as a secret. The API
+session expires when no host has been connected for the API session timeout (api.session_timeout, 30m by default).
 `;
 
 export interface ShareIo {
@@ -42,6 +56,7 @@ export async function runShareCommand(argv: string[], io: ShareIo): Promise<numb
     }
     if (sub === 'public') return await sharePublic(args, io);
     if (sub === 'release') return await shareRelease(args, io);
+    if (sub === 'host') return await shareHost(args, io);
     throw badInput(`unknown share command "${sub}" (see weft share --help)`);
   } catch (err) {
     const prefix = `weft share${sub && !sub.startsWith('-') ? ` ${sub}` : ''}`;
@@ -66,43 +81,137 @@ async function sharePublic(args: string[], io: ShareIo): Promise<number> {
   }
   const runtime = readRuntimeFile(request.dataDir);
   checkAgainstFrontend(runtime, request.share);
+  if (request.mode !== 'local' && !runtime.overlay) {
+    throw badInput(`--${request.mode}: this Weft runs no edge router (router.enabled is false), so shares cannot go through the overlay`);
+  }
   const data: ShareConfigData = { token: newShareToken(), ...request.share };
+  const url = runtime.frontend!.shareUrl.replace(TOKEN_PLACEHOLDER, data.token);
 
   const client = await ManagementClient.login(request.dataDir);
   let ids: ShareIds;
+  let overlay: OverlayShare | undefined;
   try {
-    ids = await client.createShare(data).catch(explainShareRefusal);
+    if (request.mode === 'local') ids = await client.createShare(data).catch(explainShareRefusal);
+    else ({ ids } = overlay = await createOverlayShare(client, data, runtime.overlay!, url).catch(explainShareRefusal));
   } finally {
     await client.close();
   }
-  const url = runtime.frontend!.shareUrl.replace(TOKEN_PLACEHOLDER, data.token);
-  io.out(`Sharing ${data.target} (backend mode ${data.backendMode})`);
+  const release = `weft share release ${data.token} --data-dir ${request.dataDir}`;
+  const remove = () => removeShare(request.dataDir, ids.configId);
+
+  // overlay: this process hosts the share; the URL is printed once the router has the terminator
+  let host: ShareHost | undefined;
+  let expired: Promise<Error> | undefined;
+  if (request.mode === 'overlay') {
+    host = new ShareHost(overlay!.grant, data);
+    const first = await firstBind(host);
+    if (first) {
+      await host.close();
+      await remove().catch(() => undefined);
+      throw new ShareCliError(`cannot host the share through the edge router ${runtime.overlay!.router}: ${first.message}`);
+    }
+    expired = new Promise((resolve) => host!.once('expired', resolve));
+    reportAvailability(host, io);
+  }
+
+  io.out(`Sharing ${data.target} (backend mode ${data.backendMode}${request.mode === 'local' ? '' : request.mode === 'overlay' ? ', through the overlay' : ', through the overlay, hosted elsewhere'})`);
   io.out(`  public URL:  ${url}`);
   if (data.oauth) {
     const emails = data.oauth.emailPatterns?.length ? `emails matching ${data.oauth.emailPatterns.join(', ')}` : 'any verified email';
     io.out(`  OAuth:       provider ${data.oauth.provider}; ${emails}; re-verified every ${data.oauth.checkInterval}`);
   }
-  const release = `weft share release ${data.token} --data-dir ${request.dataDir}`;
+  if (request.mode === 'remote') {
+    const grant = encodeGrant(overlay!.grant);
+    const within = overlay!.sessionSeconds ? ` within ${Math.round(overlay!.sessionSeconds / 60)} minutes` : '';
+    io.out(`  share grant: ${grant}`);
+    io.out(`Host it${within} on the machine that reaches ${data.target}; it needs only the grant and the edge router at ${runtime.overlay!.router}:`);
+    io.out(`  weft share host ${grant}`);
+    io.out('(add "<target> --backend-mode proxy|web" to serve something else). The grant holds a private key: keep it secret.');
+  }
   if (request.reserved) {
     io.out(`Reserved: the share stays until you remove it with:\n  ${release}`);
     return 0;
   }
   io.out('Press Ctrl-C to stop sharing; the share is removed then.');
 
-  const signal = await io.stopped;
+  const stop = await Promise.race([io.stopped, ...(expired ? [expired] : [])]);
+  await host?.close();
   try {
-    // A fresh login: the API session of the start may have timed out, and Weft may have restarted on a new port.
-    const again = await ManagementClient.login(request.dataDir);
-    try {
-      await again.deleteShare(ids.configId);
-    } finally {
-      await again.close();
-    }
+    await remove();
   } catch (err) {
     const why = err instanceof ShareCliError || err instanceof ApiAnswerError ? err.message : String(err);
-    throw new ShareCliError(`${signal}: could not remove share ${data.token} (${why}); remove it with: ${release}`);
+    throw new ShareCliError(`${typeof stop === 'string' ? stop : 'the share stopped'}: could not remove share ${data.token} (${why}); remove it with: ${release}`);
   }
+  if (stop instanceof Error) throw new ShareCliError(`share ${data.token} can no longer be hosted (${stop.message}); it was removed`);
   io.out(`Share ${data.token} removed.`);
+  return 0;
+}
+
+/** A fresh login (the API session of the start may have timed out, and Weft may have restarted on a new port). */
+async function removeShare(dataDir: string, configId: string): Promise<void> {
+  const again = await ManagementClient.login(dataDir);
+  try {
+    await again.deleteShare(configId);
+  } finally {
+    await again.close();
+  }
+}
+
+/** Resolves with nothing once the first bind succeeded, or with the error of the first failure. */
+function firstBind(host: ShareHost): Promise<Error | undefined> {
+  return new Promise((resolve) => {
+    const done = (err?: Error) => {
+      host.off('bound', ok);
+      host.off('unavailable', done);
+      host.off('expired', done);
+      resolve(err);
+    };
+    const ok = () => done();
+    host.once('bound', ok);
+    host.once('unavailable', done);
+    host.once('expired', done);
+  });
+}
+
+/** Tells when hosting is interrupted and when it is back (not every retry). */
+function reportAvailability(host: ShareHost, io: ShareIo): void {
+  let down = false;
+  host.on('unavailable', (err: Error) => {
+    if (down) return;
+    down = true;
+    io.err(`weft share: the share is not reachable through the edge router right now (${err.message}); retrying`);
+  });
+  host.on('bound', () => {
+    if (!down) return;
+    down = false;
+    io.err('weft share: the share is reachable again');
+  });
+}
+
+/** `weft share host <grant> [<target> --backend-mode ...]`: host an overlay share with only its grant. */
+async function shareHost(args: string[], io: ShareIo): Promise<number> {
+  const request = parseShareHost(args);
+  if (request === 'help') {
+    io.out(SHARE_HELP);
+    return 0;
+  }
+  const grant = decodeGrant(request.grant);
+  const backend = request.backend ?? checkHostTarget(grant);
+  const host = new ShareHost(grant, backend);
+  const expired = new Promise<Error>((resolve) => host.once('expired', resolve));
+  let announced = false;
+  host.on('bound', () => {
+    if (announced) return;
+    announced = true;
+    io.out(`Hosting share ${grant.share} through the edge router ${grant.router}: ${backend.target} (backend mode ${backend.backendMode})`);
+    io.out(`  public URL:  ${grant.url}`);
+    io.out('Press Ctrl-C to stop hosting (the share stays; remove it on the Weft machine).');
+  });
+  reportAvailability(host, io);
+  const stop = await Promise.race([io.stopped, expired]);
+  await host.close();
+  if (stop instanceof Error) throw new ShareCliError(`the share grant no longer works (${stop.message}): the share was removed, or no host was connected for longer than the API session timeout`);
+  io.out(`Stopped hosting share ${grant.share}.`);
   return 0;
 }
 
@@ -115,8 +224,9 @@ async function shareRelease(args: string[], io: ShareIo): Promise<number> {
   const client = await ManagementClient.login(request.dataDir);
   try {
     const configId = await client.findShareConfig(request.token);
-    if (!configId) throw new ShareCliError(`no share with token ${request.token}`);
-    await client.deleteShare(configId);
+    if (configId) await client.deleteShare(configId);
+    // an overlay share whose config and service were removed elsewhere (the console) may have left its identity and policies
+    else if (!(await client.deleteOverlayParts(request.token))) throw new ShareCliError(`no share with token ${request.token}`);
   } finally {
     await client.close();
   }

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../../shared/duration';
 import { DEFAULT_SHARE_CHECK_INTERVAL, SHARE_TOKEN, type ShareConfigData, type ShareFieldIssue } from '../core/shares';
@@ -11,7 +11,19 @@ import { badInput } from './errors';
 export interface SharePublicRequest {
   dataDir: string;
   reserved: boolean;
+  /**
+   * local: the frontend reaches the target itself (the default); overlay: this process binds the share's service
+   * through the router and serves the target; remote: an overlay share hosted by `weft share host` elsewhere.
+   */
+  mode: 'local' | 'overlay' | 'remote';
   share: Omit<ShareConfigData, 'token'>;
+}
+
+/** `weft share host <grant> [<target>] [--backend-mode proxy|web]`. */
+export interface ShareHostRequest {
+  grant: string;
+  /** absent: what the grant was created for */
+  backend?: { backendMode: 'proxy' | 'web'; target: string };
 }
 
 export const DEFAULT_DATA_DIR = '.weft';
@@ -52,17 +64,24 @@ export function parseSharePublic(args: string[]): SharePublicRequest | 'help' {
     'oauth-email-address-pattern': { type: 'string', multiple: true },
     'oauth-check-interval': { type: 'string' },
     reserved: { type: 'boolean' },
+    overlay: { type: 'boolean' },
+    remote: { type: 'boolean' },
     'data-dir': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) return 'help';
+  if (values.overlay && values.remote) throw badInput('--overlay and --remote do not go together: --remote is an overlay share hosted elsewhere');
+  if (values.overlay && values.reserved) {
+    throw badInput('--overlay --reserved: nobody would host the share after this command exits; use --remote --reserved and run weft share host with the grant it prints');
+  }
+  const mode = values.remote ? 'remote' : values.overlay ? 'overlay' : 'local';
   if (positionals.length !== 1) {
     throw badInput(positionals.length ? `expected one <target>, got ${positionals.length}: ${positionals.join(' ')}` : 'missing <target> (a URL for --backend-mode proxy, a directory for web)');
   }
-  const mode = values['backend-mode'];
-  if (mode === undefined) throw badInput('--backend-mode is required: proxy (forward to a URL) or web (serve a directory)');
-  if (mode !== 'proxy' && mode !== 'web') throw badInput(`--backend-mode: must be proxy or web (got "${mode}")`);
-  const target = mode === 'proxy' ? proxyTarget(positionals[0]!) : webTarget(positionals[0]!);
+  const backendMode = parseBackendMode(values['backend-mode']);
+  if (backendMode === undefined) throw badInput('--backend-mode is required: proxy (forward to a URL) or web (serve a directory)');
+  // a remote host's directory is on its machine: only its form can be checked here
+  const target = backendMode === 'proxy' ? proxyTarget(positionals[0]!) : mode === 'remote' ? remoteWebTarget(positionals[0]!) : webTarget(positionals[0]!);
 
   const provider = values['oauth-provider'];
   const patterns = values['oauth-email-address-pattern'] ?? [];
@@ -70,7 +89,7 @@ export function parseSharePublic(args: string[]): SharePublicRequest | 'help' {
   if (provider === undefined && (patterns.length || interval !== undefined)) {
     throw badInput(`${patterns.length ? '--oauth-email-address-pattern' : '--oauth-check-interval'} needs --oauth-provider`);
   }
-  const share: SharePublicRequest['share'] = { backendMode: mode, target };
+  const share: SharePublicRequest['share'] = { backendMode, target };
   if (provider !== undefined) {
     if (provider.trim() === '') throw badInput('--oauth-provider: must not be empty');
     for (const p of patterns) {
@@ -88,7 +107,33 @@ export function parseSharePublic(args: string[]): SharePublicRequest | 'help' {
     }
     share.oauth = { provider, emailPatterns: patterns, checkInterval };
   }
-  return { dataDir: resolve(values['data-dir'] ?? DEFAULT_DATA_DIR), reserved: !!values.reserved, share };
+  return { dataDir: resolve(values['data-dir'] ?? DEFAULT_DATA_DIR), reserved: !!values.reserved, mode, share };
+}
+
+function parseBackendMode(mode: string | undefined): 'proxy' | 'web' | undefined {
+  if (mode !== undefined && mode !== 'proxy' && mode !== 'web') throw badInput(`--backend-mode: must be proxy or web (got "${mode}")`);
+  return mode;
+}
+
+/** Parses `share host <grant> [<target>] [--backend-mode proxy|web]` (the grant is decoded by the command). */
+export function parseShareHost(args: string[]): ShareHostRequest | 'help' {
+  const { values, positionals } = parse(args, { 'backend-mode': { type: 'string' }, help: { type: 'boolean', short: 'h' } });
+  if (values.help) return 'help';
+  if (positionals.length < 1) throw badInput('missing <grant> (the line printed by weft share public --remote)');
+  if (positionals.length > 2) throw badInput(`expected <grant> and at most one <target>, got ${positionals.length} arguments`);
+  const backendMode = parseBackendMode(values['backend-mode']);
+  const raw = positionals[1];
+  if (raw === undefined) {
+    if (backendMode !== undefined) throw badInput('--backend-mode needs a <target> (without both, the grant\'s are used)');
+    return { grant: positionals[0]! };
+  }
+  if (backendMode === undefined) throw badInput('--backend-mode is required with a <target>: proxy (forward to a URL) or web (serve a directory)');
+  return { grant: positionals[0]!, backend: { backendMode, target: backendMode === 'proxy' ? proxyTarget(raw) : webTarget(raw) } };
+}
+
+/** Checks a target the grant carries, on the machine that hosts it. */
+export function checkHostTarget(backend: { backendMode: 'proxy' | 'web'; target: string }): { backendMode: 'proxy' | 'web'; target: string } {
+  return { backendMode: backend.backendMode, target: backend.backendMode === 'proxy' ? proxyTarget(backend.target) : webTarget(backend.target) };
 }
 
 /** Parses `share release <token>`. */
@@ -110,6 +155,11 @@ function proxyTarget(raw: string): string {
   }
   if (url.username || url.password) throw badInput('<target>: the URL must not contain credentials');
   return url.href;
+}
+
+function remoteWebTarget(raw: string): string {
+  if (!isAbsolute(raw)) throw badInput(`<target>: "${raw}" must be the directory's absolute path on the machine that hosts the share (--remote)`);
+  return raw;
 }
 
 function webTarget(raw: string): string {

@@ -125,6 +125,15 @@ export function findHeader(frame: Buffer, key: number): { offset: number; length
   return undefined;
 }
 
+/** The body of a frame, without decoding its headers. */
+export const bodyOf = (frame: Buffer): Buffer => frame.subarray(PREFIX_BYTES + frame.readUInt32LE(12));
+
+/** A Data frame's FIN flag (header 1010): the sender will write no more (half-close). */
+export function hasFin(frame: Buffer): boolean {
+  const flags = findHeader(frame, Header.Flags);
+  return flags?.length === 4 && (frame.readUInt32LE(flags.offset) & Flag.FIN) !== 0;
+}
+
 export function decode(frame: Buffer): Message {
   const headerBytes = frame.readUInt32LE(12);
   const end = PREFIX_BYTES + headerBytes;
