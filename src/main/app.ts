@@ -11,6 +11,7 @@ import { bootstrap } from './core/bootstrap';
 import { systemClock, type Clock } from './core/clock';
 import { Core } from './core/core';
 import { newId } from './core/ids';
+import { pruneAuditLog } from './core/ops/audit';
 import { fingerprintSha1, loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
 import { Store } from './core/store/db';
 import { parseDuration } from '../shared/duration';
@@ -118,6 +119,9 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       snapshotIntervalMs: parseDuration(config.rate_limits.snapshot_interval),
     }, { ...pki, caBundlePkcs7: toPkcs7Base64(caBundle) }, log);
     cleanups.push(() => core.security.close());
+    // the secret key (<data dir>/secrets.key): created at the first start, refused when others may read it;
+    // MFA secrets still stored in clear are sealed with it
+    core.security.prepareSecrets();
 
     const boot = await bootstrap(core, {
       username: env.WEFT_ADMIN_USERNAME || 'admin',
@@ -145,6 +149,18 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     const sweeper = setInterval(() => core.sessions.sweep(), 60_000);
     sweeper.unref();
     cleanups.push(() => clearInterval(sweeper));
+    const auditRetention = { retentionMs: parseDuration(config.audit.retention), maxEntries: config.audit.max_entries };
+    const pruneAudit = () => {
+      try {
+        pruneAuditLog(core, auditRetention);
+      } catch (err) {
+        log.warn({ err }, 'audit log pruning failed');
+      }
+    };
+    pruneAudit();
+    const auditPruner = setInterval(pruneAudit, 10 * 60_000);
+    auditPruner.unref();
+    cleanups.push(() => clearInterval(auditPruner));
 
     const api = core.config.apiPublicUrl;
     const frontend = await startPublicFrontend(core, { frontend: config.frontend, dataDir, apiUrl: api, logger: log, clock, router: router && { url: router.url, id: router.id } });

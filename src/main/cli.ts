@@ -10,6 +10,8 @@ Usage:
   weft share public <target> --backend-mode proxy|web [options]
                                   publish a local URL or directory on the public frontend (see weft share --help)
   weft share release <token>      remove a share created with weft share public --reserved
+  weft share host <grant>         host an overlay share created with weft share public --remote (any machine that
+                                  reaches Weft's edge router)
   weft help                       show this help
 
 Options for start:

@@ -115,6 +115,14 @@ export const configSchema = z
     console: consoleSchema.prefault({}),
     router: routerSchema.prefault({}),
     rate_limits: rateLimitsSchema.prefault({}),
+    /** the audit log: entries older than `retention`, and the oldest beyond `max_entries`, are pruned (every 10 minutes) */
+    audit: z
+      .object({
+        retention: duration.default('2160h'),
+        max_entries: z.number().int().min(1000).max(100_000_000).default(1_000_000),
+      })
+      .strict()
+      .prefault({}),
   })
   .strict();
 export type WeftConfig = z.infer<typeof configSchema>;

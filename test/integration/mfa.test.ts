@@ -117,7 +117,7 @@ describe('MFA lifecycle of the current identity', () => {
     }
   });
 
-  it('recovery codes complete MFA once each; viewing and regenerating them needs a TOTP code', async () => {
+  it('recovery codes complete MFA once each; new ones (TOTP code needed) are shown once, by the next view', async () => {
     const a = await login(app, 'mfa-user', PASSWORD);
     const b = await login(app, 'mfa-user', PASSWORD);
     expect((await a.client.post('/authenticate/mfa', { code: recovery[0]!.toLowerCase() })).status).toBe(200);
@@ -128,17 +128,26 @@ describe('MFA lifecycle of the current identity', () => {
 
     clock.advance(2 * STEP);
     expect((await user.get('/current-identity/mfa/recovery-codes', { headers: { 'mfa-validation-code': '123' } })).status).toBe(401);
+    // codes are stored as digests: the ones shown at enrollment cannot be shown again (Weft's documented deviation)
     const view = await user.get('/current-identity/mfa/recovery-codes', { headers: { 'mfa-validation-code': code() } });
     expect(view.status).toBe(200);
-    expect(view.body.data.recoveryCodes).toEqual(recovery.slice(2));
+    expect(view.body.data.recoveryCodes).toEqual([]);
 
     clock.advance(STEP);
+    expect((await user.post('/current-identity/mfa/recovery-codes', { code: '12345' })).status).toBe(401);
     expect((await user.post('/current-identity/mfa/recovery-codes', { code: code() })).status).toBe(200);
     clock.advance(STEP);
     const fresh = (await user.get('/current-identity/mfa/recovery-codes', { headers: { 'mfa-validation-code': code() } })).body.data.recoveryCodes;
     expect(fresh).toHaveLength(20);
     expect(fresh.filter((c: string) => recovery.includes(c))).toEqual([]);
-    recovery = fresh;
+    // shown once: the next view has none, and the old codes no longer work while the new ones do
+    clock.advance(STEP);
+    expect((await user.get('/current-identity/mfa/recovery-codes', { headers: { 'mfa-validation-code': code() } })).body.data.recoveryCodes).toEqual([]);
+    const c = await login(app, 'mfa-user', PASSWORD);
+    expect((await c.client.post('/authenticate/mfa', { code: recovery[5] })).status).toBe(401);
+    expect((await c.client.post('/authenticate/mfa', { code: fresh[0] })).status).toBe(200);
+    await c.client.close();
+    recovery = fresh.slice(1);
   });
 
   it('TOTP token: a controller-signed proof of a TOTP check for posture responses', async () => {

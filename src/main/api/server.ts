@@ -7,6 +7,7 @@ import type { Core } from '../core/core';
 import { ApiError, echoValue, rateLimited, unauthorized, unavailable } from '../core/errors';
 import { isStoreUnavailable } from '../core/ops/availability';
 import { patchFields } from '../core/validation';
+import { auditTarget, recordRestAudit, type RestAudit, type RestAuditTarget } from './audit';
 import { envelope, errorEnvelope } from './envelope';
 import { API_BASES, peerCertificates, type ApiName, type ApiReply, type ApiRequest, type RouteDef } from './registry';
 
@@ -44,6 +45,17 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
     return503OnClosing: true,
   });
   const allowed: Array<{ regex: RegExp; methods: Set<string> }> = [];
+  // audit log: the state of each recorded request (routes carry their target in their config)
+  const audits = new WeakMap<FastifyRequest, RestAudit>();
+  const auditOf = (req: FastifyRequest): RestAudit | undefined => {
+    let audit = audits.get(req);
+    if (!audit) {
+      const config = req.routeOptions?.config as { audit?: { api: ApiName; target: RestAuditTarget } } | undefined;
+      if (!config?.audit) return undefined;
+      audits.set(req, (audit = { api: config.audit.api, target: config.audit.target }));
+    }
+    return audit;
+  };
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
@@ -57,7 +69,13 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
   });
   app.addContentTypeParser(TEXT_TYPES, { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
-  app.setErrorHandler((err: FastifyError | ApiError, req, reply) => sendError(core, req, reply, err));
+  // every failure of a recorded route lands here, from its handler or before it (a body that does not parse)
+  app.setErrorHandler((err: FastifyError | ApiError, req, reply) =>
+    sendError(core, req, reply, err, (e) => {
+      const audit = auditOf(req);
+      if (audit) recordRestAudit(core, audit, { errorCode: e.code }, audit.request, req.ip);
+    }),
+  );
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0]!.replace(/\/+$/, '') || '/';
     const match = allowed.find((a) => a.regex.test(path));
@@ -82,10 +100,12 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
     if (!entry) allowed.push((entry = { regex, methods: new Set() }));
     entry.methods.add(route.method);
     if (route.method === 'GET') entry.methods.add('HEAD');
+    const target = auditTarget(api, route);
     app.route({
       method: route.method,
       url: fullPath,
-      handler: (req, reply) => handle(core, api, route, req, reply, opts.limits),
+      config: { audit: target && { api, target } },
+      handler: (req, reply) => handle(core, api, route, req, reply, opts.limits, auditOf(req)),
     });
   };
   for (const route of opts.routes) for (const api of route.apis) register(api, route, API_BASES[api] + route.path);
@@ -130,7 +150,7 @@ function token(req: FastifyRequest): string | undefined {
 /** Authentications share an adaptive concurrency limit (argon2 and JWKS fetches are the expensive requests). */
 const isAuthentication = (route: RouteDef) => route.path === '/authenticate' || route.path.startsWith('/authenticate/');
 
-async function handle(core: Core, api: ApiName, route: RouteDef, req: FastifyRequest, reply: FastifyReply, limits?: ApiLimits) {
+async function handle(core: Core, api: ApiName, route: RouteDef, req: FastifyRequest, reply: FastifyReply, limits?: ApiLimits, audit?: RestAudit) {
   const request: ApiRequest = {
     ctx: core.system,
     params: req.params as Record<string, string>,
@@ -145,9 +165,11 @@ async function handle(core: Core, api: ApiName, route: RouteDef, req: FastifyReq
     api,
     raw: req,
   };
+  if (audit) audit.request = request;
   if (route.auth !== 'none') {
     const t = token(req);
     const resolved = t ? core.sessions.resolve(t) : undefined;
+    if (audit && resolved) audit.caller = resolved.caller;
     if (!resolved || (route.auth === 'session' && resolved.caller.partial)) throw unauthenticated(!!resolved);
     request.ctx = core.ctx(resolved.caller);
     request.session = resolved.session;
@@ -158,6 +180,8 @@ async function handle(core: Core, api: ApiName, route: RouteDef, req: FastifyReq
   const work = (async () => route.handler(request))();
   if (release) work.finally(release).catch(() => undefined);
   const out: ApiReply = limits ? await withDeadline(work, limits.requestTimeoutMs) : await work;
+  // recorded before the answer leaves: a client that reads the log next finds the entry (failures: the error handler)
+  if (audit) recordRestAudit(core, audit, { status: out.status ?? 200, data: out.data }, request, req.ip);
   reply.code(out.status ?? 200);
   if (out.raw) {
     for (const [k, v] of Object.entries(out.raw.headers ?? {})) void reply.header(k, v);
@@ -175,7 +199,7 @@ function unauthenticated(partial: boolean): ApiError {
 }
 
 /** Every error leaves in the envelope with a requestId; internals are logged, never sent. */
-export function sendError(core: Core, req: FastifyRequest, reply: FastifyReply, err: unknown) {
+export function sendError(core: Core, req: FastifyRequest, reply: FastifyReply, err: unknown, onError?: (e: ApiError) => void) {
   const requestId = String(req.id);
   let e: ApiError;
   if (err instanceof ApiError) e = err;
@@ -197,6 +221,7 @@ export function sendError(core: Core, req: FastifyRequest, reply: FastifyReply, 
       e = new ApiError('UNHANDLED', 500, 'An unexpected error occurred; it has been logged with this request id');
     }
   }
+  onError?.(e);
   for (const [k, v] of Object.entries(e.headers ?? {})) void reply.header(k, v);
   // the value is echoed as sent, within bounds (a hostile body must not break the reply)
   const cause = e.fieldCause && { ...e.fieldCause, value: echoValue(e.fieldCause.value, 64 * 1024) };

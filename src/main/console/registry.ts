@@ -19,6 +19,7 @@ import { servicePolicies } from '../core/entities/servicePolicies';
 import { services } from '../core/entities/services';
 import { sessions } from '../core/entities/sessions';
 import { terminators } from '../core/entities/terminators';
+import { auditLog } from '../core/ops/audit';
 import type { ConsoleResource } from './resources';
 
 /**
@@ -53,6 +54,8 @@ export const CONSOLE_RESOURCES = {
   // security
   'external-jwt-signers': { def: externalJwtSigners },
   'controller-settings': { def: controllerSettings },
+  // operations: read-only
+  'audit-log': { def: auditLog, ops: [] },
 } satisfies Record<string, ConsoleResource>;
 
 export type ConsoleResourceName = keyof typeof CONSOLE_RESOURCES;

@@ -10,6 +10,7 @@ import { LOGIN_LINK_FAILED_PARAM, LOGIN_LINK_PATH, type ConsoleUrls } from '../.
 import {
   allowedHosts, csrfProblem, defaultAdminLogin, expiredCookie, LoginLinks, readCookie, resolveConsoleSession, sessionCookie, sessionCookieName,
 } from './auth';
+import { recordLinkLogin } from './audit';
 import { appRouter } from './router';
 import { serveStatic } from './static';
 import type { ConsoleContext } from './trpc';
@@ -128,18 +129,22 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       return;
     }
     if (!links.consume(requestUrl.searchParams.get('token'))) {
+      recordLinkLogin(core, { errorCode: 'INVALID_AUTH' }, req.socket.remoteAddress ?? '127.0.0.1');
       redirect(`/?${LOGIN_LINK_FAILED_PARAM}=link-invalid`);
       return;
     }
     let token: string;
+    const ip = req.socket.remoteAddress ?? '127.0.0.1';
     try {
-      token = defaultAdminLogin(core, req.socket.remoteAddress ?? '127.0.0.1');
+      token = defaultAdminLogin(core, ip);
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       core.log.warn({ code: e.code }, 'console: one-time link login refused');
+      recordLinkLogin(core, { errorCode: e.code }, ip);
       redirect(`/?${LOGIN_LINK_FAILED_PARAM}=link-refused`);
       return;
     }
+    recordLinkLogin(core, { caller: resolveConsoleSession(core, token)?.caller }, ip);
     const previous = resolveConsoleSession(core, readCookie(req.headers.cookie, cookieName));
     if (previous) core.sessions.remove(previous.session.id as string);
     redirect('/', sessionCookie(cookieName, token));

@@ -7,6 +7,7 @@ import type { LiveDataPlane } from '../core/dataPlane/status';
 import { ApiError, echoValue } from '../core/errors';
 import type { Row } from '../core/store/db';
 import type { ConsoleUrls, ZitiErrorData } from '../../shared/console';
+import { recordConsoleMutation, type AuditNote } from './audit';
 
 /** The API session behind the console's cookie, resolved exactly as the REST API resolves `zt-session`. */
 export interface ConsoleSession {
@@ -84,8 +85,26 @@ export const router = t.router;
 export const mergeRouters = t.mergeRouters;
 export const createCallerFactory = t.createCallerFactory;
 
+/**
+ * Every mutation (the console's writes, its logins and MFA codes) goes into the audit log with its outcome, as the
+ * REST route it mirrors (console/audit.ts). Procedures may say more about themselves in `ctx.audit` (a login: who
+ * signed in); queries get a note too, unused.
+ */
+const auditMutations = t.middleware(async ({ ctx, type, path, getRawInput, next }) => {
+  const note: AuditNote = {};
+  const result = await next({ ctx: { audit: note } });
+  if (type === 'mutation') {
+    const input = await getRawInput().catch(() => undefined);
+    recordConsoleMutation(ctx.core, {
+      path, input, note, caller: ctx.session?.caller, sourceAddress: ctx.clientIp,
+      ...(result.ok ? { data: result.data } : { error: result.error }),
+    });
+  }
+  return result;
+});
+
 /** Anyone (the login procedures, `session.me`). */
-export const publicProcedure = t.procedure.use(mapErrors);
+export const publicProcedure = t.procedure.use(auditMutations).use(mapErrors);
 
 const notSignedIn = () => new TRPCError({ code: 'UNAUTHORIZED', message: 'Not signed in, or the session has expired' });
 

@@ -111,11 +111,15 @@ export function MfaPage() {
         <>
           <Notice kind="success">MFA is enabled for this identity.</Notice>
           <Panel title="Recovery codes">
-            <CodeForm label="Current code to show the recovery codes" submit="Show recovery codes" busy={codes.isPending} error={codes.error}
-              onSubmit={(code) => codes.mutate({ code })} />
+            <p className="hint">
+              Recovery codes are stored hashed: they are shown once, when they are made. Make a new set to see codes again (the old ones stop
+              working).
+            </p>
             <CodeForm label="Current code to replace the recovery codes" submit="New recovery codes" busy={regenerate.isPending}
               error={regenerate.error} onSubmit={(code) => regenerate.mutate({ code })} />
-            {shown && <RecoveryCodes codes={shown} />}
+            <CodeForm label="Current code to show codes made through the API and not shown yet" submit="Show recovery codes" busy={codes.isPending}
+              error={codes.error} onSubmit={(code) => codes.mutate({ code })} />
+            {shown && (shown.length ? <RecoveryCodes codes={shown} /> : <Notice kind="info">No recovery codes waiting to be shown.</Notice>)}
           </Panel>
           <Panel title="Disable MFA">
             <CodeForm label="Current code (or a recovery code) to disable MFA" submit="Disable MFA" busy={disable.isPending} error={disable.error}

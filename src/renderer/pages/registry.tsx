@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import { ResourcePage, type ResourcePageSpec } from '../components/ResourcePage';
+import { auditLogSpec } from './auditLog';
 import { DashboardPage } from './DashboardPage';
 import { DatabasePage } from './DatabasePage';
 import { controllerSettingsSpec, controllersSpec } from './controllerSettings';
@@ -59,4 +60,5 @@ export const PAGES: PageDef[] = [
   resourcePage('Operations', controllersSpec),
   resourcePage('Operations', controllerSettingsSpec),
   { id: 'database', title: 'Database', group: 'Operations', render: () => <DatabasePage /> },
+  resourcePage('Operations', auditLogSpec),
 ];

@@ -8,6 +8,7 @@ import { controllers } from '../../core/entities/controllers';
 import { identities } from '../../core/entities/identities';
 import { identityTypes } from '../../core/entities/identityTypes';
 import { revocations } from '../../core/entities/revocations';
+import { auditLog } from '../../core/ops/audit';
 import { listRelated, listRoleAttributes, summary } from '../../core/entities/listings';
 import { listRows, present, type ResourceDef } from '../../core/entities/resource';
 import type { PermissionGroup } from '../../core/auth/permissions';
@@ -50,6 +51,8 @@ export function managementRoutes(core: Core): RouteDef[] {
     ...resourceRoutes(apiSessions, { only: ['list', 'get', 'delete'] }),
     ...resourceRoutes(edgeRouters, { roleFilter: roleFilter('edge-router') }),
     ...resourceRoutes(revocations, { only: ['list', 'get', 'create'] }),
+    // Weft extension (not in OpenZiti's spec): read-only, administrators and ops readers
+    ...resourceRoutes(auditLog, { only: ['list', 'get'] }),
     relatedRoute(identities, 'authenticators', authenticators, 't.identity_id = ?'),
     relatedRoute(configTypes, 'configs', configs, 't.config_type_id = ?'),
     relatedRoute(configs, 'services', services, 't.id IN (SELECT service_id FROM service_configs WHERE config_id = ?)'),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { disableMfa, initiateMfa, loadMfa, mfaStatus, regenerateRecoveryCodes, verifyMfa, viewRecoveryCodes } from '../../core/auth/mfa';
+import { disableMfa, initiateMfa, mfaStatus, regenerateRecoveryCodes, verifyMfa, viewRecoveryCodes } from '../../core/auth/mfa';
 import { requirePermission } from '../../core/auth/permissions';
 import type { Ctx } from '../../core/context';
 import { ApiError } from '../../core/errors';
@@ -30,15 +30,17 @@ const mfaRouter = router({
     verifyMfa(ctx.zctx, input);
     return { ok: true };
   }),
-  /** As `GET /current-identity/mfa/recovery-codes` (a mutation: the TOTP code is spent). */
+  /**
+   * As `GET /current-identity/mfa/recovery-codes` (a mutation: the TOTP code is spent): the codes of a regeneration
+   * through the REST API not shown yet, once; otherwise none (only their digests are stored).
+   */
   recoveryCodes: authedProcedure.input(code).mutation(({ ctx, input }) => ({
     recoveryCodes: viewRecoveryCodes(ctx.zctx, input.code).recoveryCodes as string[],
   })),
-  regenerateRecoveryCodes: authedProcedure.input(code).mutation(({ ctx, input }) => {
-    regenerateRecoveryCodes(ctx.zctx, input);
-    const mfa = loadMfa(ctx.core, ctx.zctx.caller.identityId)!;
-    return { recoveryCodes: JSON.parse(mfa.recovery_codes as string) as string[] };
-  }),
+  /** As `POST /current-identity/mfa/recovery-codes`; the new codes are in the answer (and only there). */
+  regenerateRecoveryCodes: authedProcedure.input(code).mutation(({ ctx, input }) => ({
+    recoveryCodes: regenerateRecoveryCodes(ctx.zctx, input, { shownNow: true }),
+  })),
   /** As `DELETE /current-identity/mfa` (a code is needed once the enrollment is complete). */
   disable: authedProcedure.input(z.object({ code: z.string().max(100).optional() })).mutation(({ ctx, input }) => {
     disableMfa(ctx.zctx, input.code);

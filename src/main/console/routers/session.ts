@@ -28,6 +28,7 @@ export const sessionRouter = router({
       if (ctx.session) ctx.core.sessions.remove(ctx.session.session.id as string);
       ctx.setSessionCookie(token);
       const resolved = ctx.core.sessions.resolve(token)!;
+      ctx.audit.caller = resolved.caller;
       return me({ ...ctx, session: { session: resolved.session, caller: resolved.caller, token } });
     }),
 

@@ -10,6 +10,7 @@ import type { ApiObject } from '../entities/resource';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { requirePermission } from './permissions';
+import { SecretBox, SecretBoxError } from './secretBox';
 
 /** TOTP as authenticator apps expect it: SHA-1, 6 digits, 30 s steps; one step of skew either way is accepted. */
 const TOTP_TOLERANCE_S = 30;
@@ -37,8 +38,92 @@ function recoveryCodes(): string[] {
   return Array.from({ length: RECOVERY_CODE_COUNT }, () => Array.from({ length: 6 }, () => BASE32[randomInt(32)]).join(''));
 }
 
-export function provisioningUrl(mfa: Row, identityName: string): string {
-  return generateURI({ issuer: ISSUER, label: identityName, secret: mfa.secret as string });
+export function provisioningUrl(secret: string, identityName: string): string {
+  return generateURI({ issuer: ISSUER, label: identityName, secret });
+}
+
+// ---- secrets at rest ------------------------------------------------------------------------------
+//
+// The TOTP secret is sealed (AES-256-GCM, core/auth/secretBox.ts, bound to its row); recovery codes are kept as keyed
+// digests (HMAC-SHA-256 with a key derived from the same key file: a plain hash of a 30-bit code is brute-forced in
+// seconds), and a code is checked by digesting the input. Digests cannot be shown again, so the plain set is shown
+// only while the enrollment is pending (GET /current-identity/mfa) and, after POST .../recovery-codes makes a new set,
+// once by the next GET .../recovery-codes; until then it is kept sealed in `recovery_codes_pending`. Otherwise GET
+// .../recovery-codes answers an empty list (OpenZiti shows the remaining codes again; that would need them readable).
+
+const secretContext = (mfa: Row) => `mfas.secret:${mfa.id as string}`;
+const pendingContext = (mfa: Row) => `mfas.recovery_codes_pending:${mfa.id as string}`;
+const recoveryPurpose = (identityId: string) => `mfa recovery code:${identityId}`;
+
+function totpSecret(core: Core, mfa: Row): string | undefined {
+  try {
+    return core.security.secrets.open(mfa.secret as string, secretContext(mfa));
+  } catch (e) {
+    if (!(e instanceof SecretBoxError)) throw e;
+    core.log.error({ identityId: mfa.identity_id }, `the TOTP secret of an MFA enrollment does not open with the data directory's secret key`);
+    return undefined;
+  }
+}
+
+function digestCode(core: Core, identityId: string, code: string): string {
+  return core.security.secrets.digest(code.toUpperCase(), recoveryPurpose(identityId));
+}
+
+/** The stored form of a new set of recovery codes: digests, and the plain set sealed until it is shown. */
+function storedCodes(core: Core, mfa: Row, codes: string[]): { digests: string; pending: string } {
+  return {
+    digests: JSON.stringify(codes.map((c) => digestCode(core, mfa.identity_id as string, c))),
+    pending: core.security.secrets.seal(JSON.stringify(codes), pendingContext(mfa)),
+  };
+}
+
+function pendingCodes(core: Core, mfa: Row): string[] {
+  if (!mfa.recovery_codes_pending) return [];
+  try {
+    return JSON.parse(core.security.secrets.open(mfa.recovery_codes_pending as string, pendingContext(mfa))) as string[];
+  } catch (e) {
+    if (!(e instanceof SecretBoxError)) throw e;
+    core.log.error({ identityId: mfa.identity_id }, `pending recovery codes do not open with the data directory's secret key`);
+    return [];
+  }
+}
+
+/**
+ * Start-up step: seals TOTP secrets and digests recovery codes still stored in clear (rows written before secrets
+ * were protected). Idempotent: sealed values and digests are recognised by their prefixes and left alone. A pending
+ * enrollment keeps its plain codes sealed, to be shown until it is verified.
+ */
+export function sealMfaSecrets(core: Core): number {
+  const box = core.security.secrets;
+  const store = core.store;
+  const pending = () => store.allSql<Row>(`SELECT * FROM mfas WHERE secret NOT LIKE 'v1:%' OR (recovery_codes <> '[]' AND recovery_codes NOT LIKE '["h1:%')`);
+  if (!pending().length) return 0;
+  // the plain text must not linger in the file: freed space is zeroed, and the WAL is written back and emptied after
+  store.sqlite.pragma('secure_delete = ON');
+  try {
+    const converted = store.tx(() => {
+      let n = 0;
+      for (const mfa of pending()) {
+        const codes = JSON.parse(mfa.recovery_codes as string) as string[];
+        const plain = codes.filter((c) => !SecretBox.isDigest(c));
+        const secret = SecretBox.isSealed(mfa.secret) ? mfa.secret : box.seal(mfa.secret as string, secretContext(mfa));
+        const digests = codes.map((c) => (SecretBox.isDigest(c) ? c : digestCode(core, mfa.identity_id as string, c)));
+        // a pending enrollment still shows its codes: they are kept sealed until it is verified
+        const shown = !mfa.is_verified && plain.length && !mfa.recovery_codes_pending
+          ? box.seal(JSON.stringify(plain), pendingContext(mfa))
+          : mfa.recovery_codes_pending;
+        store.runSql('UPDATE mfas SET secret = ?, recovery_codes = ?, recovery_codes_pending = ? WHERE id = ?',
+          secret, JSON.stringify(digests), shown, mfa.id);
+        n++;
+      }
+      return n;
+    });
+    store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+    core.log.info({ converted }, 'MFA secrets and recovery codes stored in clear were sealed');
+    return converted;
+  } finally {
+    store.sqlite.pragma('secure_delete = OFF');
+  }
 }
 
 /**
@@ -60,15 +145,18 @@ export function checkTotp(secret: string, code: string, epoch: number, lastStep?
 function consumeCode(core: Core, mfa: Row, code: string, allowRecovery: boolean): boolean {
   const trimmed = code.trim();
   if (/^\d{6}$/.test(trimmed)) {
+    const secret = totpSecret(core, mfa);
+    if (secret === undefined) return false;
     const epoch = Math.floor(core.clock.now().getTime() / 1000);
-    const step = checkTotp(mfa.secret as string, trimmed, epoch, mfa.last_time_step as number | null);
+    const step = checkTotp(secret, trimmed, epoch, mfa.last_time_step as number | null);
     if (step === undefined) return false;
     core.store.runSql('UPDATE mfas SET last_time_step = ? WHERE id = ?', step, mfa.id);
     return true;
   }
   if (!allowRecovery) return false;
+  if (!/^[A-Za-z2-7]{6}$/.test(trimmed)) return false;
   const codes = JSON.parse(mfa.recovery_codes as string) as string[];
-  const i = codes.indexOf(trimmed.toUpperCase());
+  const i = codes.indexOf(digestCode(core, mfa.identity_id as string, trimmed));
   if (i < 0) return false;
   codes.splice(i, 1);
   core.store.runSql('UPDATE mfas SET recovery_codes = ?, updated_at = ? WHERE id = ?', JSON.stringify(codes), core.clock.now().toISOString(), mfa.id);
@@ -121,9 +209,12 @@ export function initiateMfa(ctx: Ctx): string {
     if (existing) core.store.runSql('DELETE FROM mfas WHERE id = ?', existing.id);
     const id = newId();
     const now = core.clock.now().toISOString();
+    const row: Row = { id, identity_id: identityId };
+    const codes = storedCodes(core, row, recoveryCodes());
     core.store.runSql(
-      'INSERT INTO mfas (id, identity_id, secret, is_verified, recovery_codes, created_at, updated_at) VALUES (?, ?, ?, 0, ?, ?, ?)',
-      id, identityId, generateSecret(), JSON.stringify(recoveryCodes()), now, now,
+      `INSERT INTO mfas (id, identity_id, secret, is_verified, recovery_codes, recovery_codes_pending, created_at, updated_at)
+       VALUES (?, ?, ?, 0, ?, ?, ?, ?)`,
+      id, identityId, core.security.secrets.seal(generateSecret(), secretContext(row)), codes.digests, codes.pending, now, now,
     );
     return id;
   });
@@ -141,15 +232,22 @@ export function mfaStatus(ctx: Ctx): ApiObject {
   if (mfa.is_verified) return detail(mfa, { isVerified: true });
   return detail(mfa, {
     isVerified: false,
-    provisioningUrl: provisioningUrl(mfa, identityName(ctx.core, ctx.caller.identityId)),
-    recoveryCodes: JSON.parse(mfa.recovery_codes as string),
+    provisioningUrl: provisioningUrl(pendingSecret(ctx, mfa), identityName(ctx.core, ctx.caller.identityId)),
+    recoveryCodes: pendingCodes(ctx.core, mfa),
   });
 }
 
 /** GET /current-identity/mfa/qr-code: the provisioning URL as a PNG, while pending. */
 export function mfaQrCode(ctx: Ctx): Promise<Buffer> {
   const mfa = requireMfa(ctx, 'pending');
-  return QRCode.toBuffer(provisioningUrl(mfa, identityName(ctx.core, ctx.caller.identityId)), { type: 'png', width: 256, margin: 2 });
+  return QRCode.toBuffer(provisioningUrl(pendingSecret(ctx, mfa), identityName(ctx.core, ctx.caller.identityId)), { type: 'png', width: 256, margin: 2 });
+}
+
+/** The secret of a pending enrollment, to show; one sealed with another key cannot be shown (start over). */
+function pendingSecret(ctx: Ctx, mfa: Row): string {
+  const secret = totpSecret(ctx.core, mfa);
+  if (secret === undefined) throw notFound('MFA enrollment');
+  return secret;
 }
 
 /** POST /current-identity/mfa/verify: completes the enrollment; the calling session has thereby passed MFA. */
@@ -159,7 +257,8 @@ export function verifyMfa(ctx: Ctx, body: unknown): void {
   requireCode(ctx, mfa, code, false);
   const now = ctx.core.clock.now().toISOString();
   ctx.core.store.tx(() => {
-    ctx.core.store.runSql('UPDATE mfas SET is_verified = 1, updated_at = ? WHERE id = ?', now, mfa.id);
+    // the recovery codes were shown while the enrollment was pending: from now on only their digests are kept
+    ctx.core.store.runSql('UPDATE mfas SET is_verified = 1, recovery_codes_pending = NULL, updated_at = ? WHERE id = ?', now, mfa.id);
     markPassed(ctx, now);
   });
 }
@@ -171,21 +270,36 @@ export function disableMfa(ctx: Ctx, code: string | undefined): void {
   ctx.core.store.runSql('DELETE FROM mfas WHERE id = ?', mfa.id);
 }
 
-/** GET /current-identity/mfa/recovery-codes (code in the header or body). */
+/**
+ * GET /current-identity/mfa/recovery-codes (code in the header or body): the codes made by the last regeneration, once;
+ * an empty list when they have been shown (only their digests are kept: see "secrets at rest" above).
+ */
 export function viewRecoveryCodes(ctx: Ctx, code: string | undefined): ApiObject {
   const mfa = requireMfa(ctx, 'verified');
   requireCode(ctx, mfa, code ?? '', false);
-  const fresh = loadMfa(ctx.core, ctx.caller.identityId)!;
-  return detail(fresh, { recoveryCodes: JSON.parse(fresh.recovery_codes as string) });
+  const core = ctx.core;
+  const shown = core.store.tx(() => {
+    const fresh = loadMfa(core, ctx.caller.identityId);
+    if (!fresh) throw notFound('MFA enrollment');
+    if (fresh.recovery_codes_pending) core.store.runSql('UPDATE mfas SET recovery_codes_pending = NULL WHERE id = ?', fresh.id);
+    return { fresh, codes: pendingCodes(core, fresh) };
+  });
+  return detail(shown.fresh, { recoveryCodes: shown.codes });
 }
 
-/** POST /current-identity/mfa/recovery-codes: replaces all recovery codes. */
-export function regenerateRecoveryCodes(ctx: Ctx, body: unknown): void {
+/**
+ * POST /current-identity/mfa/recovery-codes: replaces all recovery codes and returns the new ones. They stay sealed
+ * for the next GET .../recovery-codes unless `shownNow` (the console shows them in its answer).
+ */
+export function regenerateRecoveryCodes(ctx: Ctx, body: unknown, opts: { shownNow?: boolean } = {}): string[] {
   const { code } = parseInput(mfaCodeBody, body);
   const mfa = requireMfa(ctx, 'verified');
   requireCode(ctx, mfa, code, false);
-  ctx.core.store.runSql('UPDATE mfas SET recovery_codes = ?, updated_at = ? WHERE id = ?',
-    JSON.stringify(recoveryCodes()), ctx.core.clock.now().toISOString(), mfa.id);
+  const codes = recoveryCodes();
+  const stored = storedCodes(ctx.core, mfa, codes);
+  ctx.core.store.runSql('UPDATE mfas SET recovery_codes = ?, recovery_codes_pending = ?, updated_at = ? WHERE id = ?',
+    stored.digests, opts.shownNow ? null : stored.pending, ctx.core.clock.now().toISOString(), mfa.id);
+  return codes;
 }
 
 /** POST /authenticate/mfa: a TOTP or recovery code completes the MFA factor of the calling session. */
@@ -200,9 +314,8 @@ export function authenticateMfa(ctx: Ctx, body: unknown): void {
 
 function markPassed(ctx: Ctx, now: string): void {
   if (!ctx.caller.apiSessionId) return;
-  ctx.core.store.runSql('UPDATE api_sessions SET is_mfa_complete = 1, mfa_passed_at = ?, updated_at = ? WHERE id = ?',
+  ctx.core.store.runSql('UPDATE api_sessions SET is_mfa_complete = 1, mfa_passed_at = ?, mfa_failures = 0, updated_at = ? WHERE id = ?',
     now, now, ctx.caller.apiSessionId);
-  ctx.core.security.clearMfaFailures(ctx.caller.apiSessionId);
 }
 
 /** POST /current-api-session/totp-token: a controller-signed proof that TOTP was checked now (posture responses). */

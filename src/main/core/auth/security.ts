@@ -1,11 +1,12 @@
+import { join } from 'node:path';
 import type { Core } from '../core';
 import { DataIntegrity } from '../ops/integrity';
 import { Snapshots } from '../ops/snapshot';
 import { ExtJwtVerifier, extJwtAuthQueries } from './extJwt';
-import { decorateMfaEnabled, isTotpEnrolled } from './mfa';
+import { decorateMfaEnabled, isTotpEnrolled, sealMfaSecrets } from './mfa';
+import { loadOrCreateSecretKey, SECRET_KEY_FILE, SecretBox } from './secretBox';
 
 const DEFAULT_SNAPSHOT_INTERVAL_MS = 60_000;
-const MAX_TRACKED_SESSIONS = 10_000;
 
 /**
  * Per-core state of MFA, external JWT authentication and the operations endpoints; wires the core's hooks,
@@ -15,10 +16,9 @@ export class SecurityService {
   readonly extJwt: ExtJwtVerifier;
   readonly integrity: DataIntegrity;
   readonly snapshots: Snapshots;
-  /** wrong MFA codes per API session (in memory: a restart forgets them, the session limit still holds) */
-  private readonly mfaFailures = new Map<string, number>();
+  private secretBox?: SecretBox;
 
-  constructor(core: Core) {
+  constructor(private readonly core: Core) {
     this.extJwt = new ExtJwtVerifier(core);
     this.integrity = new DataIntegrity(core);
     this.snapshots = new Snapshots(core, () => core.config.snapshotIntervalMs ?? DEFAULT_SNAPSHOT_INTERVAL_MS);
@@ -28,18 +28,33 @@ export class SecurityService {
     Object.assign(core.summaryTables, { externalJwtSigners: 'external_jwt_signers', mfas: 'mfas', controllerSettings: 'controller_settings' });
   }
 
-  /** Counts a wrong MFA code of a session; returns the session's count. */
-  noteMfaFailure(sessionId: string): number {
-    if (this.mfaFailures.size >= MAX_TRACKED_SESSIONS && !this.mfaFailures.has(sessionId)) {
-      this.mfaFailures.delete(this.mfaFailures.keys().next().value!);
+  /**
+   * Seals secrets at rest with the key in `<data dir>/secrets.key` (created at the first start; refused when others
+   * may read it or it has the wrong size). Never created anew while the database holds values sealed with a lost key.
+   */
+  get secrets(): SecretBox {
+    if (!this.secretBox) {
+      const key = loadOrCreateSecretKey(join(this.core.config.dataDir, SECRET_KEY_FILE), {
+        mayCreate: () =>
+          this.core.store.getSql("SELECT 1 FROM mfas WHERE secret LIKE 'v1:%' LIMIT 1")
+            ? 'the database holds MFA secrets sealed with it; restore the file from a backup of this data directory'
+            : undefined,
+      });
+      this.secretBox = new SecretBox(key);
     }
-    const n = (this.mfaFailures.get(sessionId) ?? 0) + 1;
-    this.mfaFailures.set(sessionId, n);
-    return n;
+    return this.secretBox;
   }
 
-  clearMfaFailures(sessionId: string): void {
-    this.mfaFailures.delete(sessionId);
+  /** Start-up: loads (or creates) the secret key and seals secrets still stored in clear. */
+  prepareSecrets(): void {
+    sealMfaSecrets(this.core);
+  }
+
+  /** Counts a wrong MFA code of a session, in the session's row (a restart keeps it); returns the session's count. */
+  noteMfaFailure(sessionId: string): number {
+    return this.core.store.getSql<{ n: number }>(
+      'UPDATE api_sessions SET mfa_failures = mfa_failures + 1 WHERE id = ? RETURNING mfa_failures AS n', sessionId,
+    )?.n ?? 0;
   }
 
   async close(): Promise<void> {

@@ -5,6 +5,7 @@ import * as m003 from './003_policy';
 import * as m004 from './004_security';
 import * as m005 from './005_shares';
 import * as m006 from './006_revocations';
+import * as m007 from './007_hardening';
 
 export interface Migration {
   version: number;
@@ -20,4 +21,5 @@ export const migrations: Migration[] = [
   { version: 4, name: 'security', up: m004.up },
   { version: 5, name: 'shares', up: m005.up },
   { version: 6, name: 'revocations', up: m006.up },
+  { version: 7, name: 'hardening', up: m007.up },
 ];

@@ -1,0 +1,110 @@
+import { createHash } from 'node:crypto';
+import { decodeJwt } from 'jose';
+import type { Caller } from '../core/auth/permissions';
+import type { Core } from '../core/core';
+import { recordAudit, routeAction, type AuditEntry } from '../core/ops/audit';
+import type { ApiName, ApiRequest, RouteDef } from './registry';
+
+/**
+ * What the REST adapter records in the audit log (core/ops/audit.ts): every Management API write (POST, PUT, PATCH,
+ * DELETE, whatever the route) and every authentication (POST /authenticate, /authenticate/mfa) on either API,
+ * successful or not. Decided once per route when it is registered; undefined = not recorded.
+ */
+export interface RestAuditTarget {
+  kind: 'write' | 'login' | 'mfa';
+  action: string;
+  entityType: string;
+  route: string;
+}
+
+const LOGIN_METHODS = new Set(['password', 'cert', 'ext-jwt']);
+
+export function auditTarget(api: ApiName, route: RouteDef): RestAuditTarget | undefined {
+  const described = routeAction(route.method, route.path);
+  if (route.method === 'POST' && route.path === '/authenticate') return { ...described, kind: 'login', action: 'login', entityType: 'api-sessions' };
+  if (route.method === 'POST' && route.path === '/authenticate/mfa') return { ...described, kind: 'mfa', action: 'mfa', entityType: 'api-sessions' };
+  if (api !== 'management' || route.method === 'GET') return undefined;
+  return { ...described, kind: 'write' };
+}
+
+/** One request's audit state: the target, then what the adapter learnt while serving it. */
+export interface RestAudit {
+  target: RestAuditTarget;
+  api: ApiName;
+  /** set once the route's handler is reached */
+  request?: ApiRequest;
+  caller?: Caller;
+  recorded?: boolean;
+}
+
+/**
+ * The login's principal as far as the request shows it, never a secret: the username (password), the SHA-1
+ * fingerprint of the client certificate (cert), the subject of the bearer JWT, unverified (ext-jwt).
+ */
+function loginPrincipal(req: ApiRequest, method: string | undefined): string | undefined {
+  try {
+    if (method === 'password') {
+      const username = (req.body as { username?: unknown } | undefined)?.username;
+      return typeof username === 'string' ? username : undefined;
+    }
+    if (method === 'cert') {
+      const leaf = req.peerCertificates[0];
+      return leaf && createHash('sha1').update(leaf).digest('hex');
+    }
+    if (method === 'ext-jwt') {
+      const bearer = /^Bearer\s+(\S+)\s*$/i.exec(String(req.headers.authorization ?? ''))?.[1];
+      const sub = bearer ? decodeJwt(bearer).sub : undefined;
+      return typeof sub === 'string' ? sub : undefined;
+    }
+  } catch {
+    // an unreadable certificate or token names no one
+  }
+  return undefined;
+}
+
+function methodOf(req: ApiRequest): string | undefined {
+  const m = req.query.method;
+  const method = Array.isArray(m) ? m[m.length - 1] : m;
+  return method && LOGIN_METHODS.has(method) ? method : undefined;
+}
+
+/**
+ * Records the outcome of a request: `data` is the reply's (a create's new id, a login's API session), `errorCode` the
+ * failure's. `req` is absent when the request failed before the route's handler (e.g. a body that does not parse).
+ */
+export function recordRestAudit(
+  core: Core,
+  audit: RestAudit,
+  outcome: { status?: number; data?: unknown; errorCode?: string },
+  req: ApiRequest | undefined,
+  ip: string,
+): void {
+  if (audit.recorded) return;
+  audit.recorded = true;
+  const { target } = audit;
+  const data = (outcome.data ?? undefined) as { id?: unknown; identity?: { id?: unknown; name?: unknown } } | undefined;
+  const entry: AuditEntry = {
+    source: audit.api,
+    action: target.action,
+    entityType: target.entityType,
+    route: target.route,
+    caller: audit.caller,
+    sourceAddress: ip,
+    outcome: outcome.errorCode ? 'failure' : 'success',
+    errorCode: outcome.errorCode,
+  };
+  if (target.kind === 'login') {
+    const method = req && methodOf(req);
+    entry.authMethod = method;
+    entry.principal = req && loginPrincipal(req, method);
+    if (!outcome.errorCode && typeof data?.id === 'string') {
+      entry.entityId = data.id;
+      entry.caller = { identityId: String(data.identity?.id ?? ''), identityName: String(data.identity?.name ?? ''), apiSessionId: data.id };
+    }
+  } else if (target.kind === 'mfa') {
+    entry.entityId = audit.caller?.apiSessionId;
+  } else {
+    entry.entityId = req?.params.id ?? (outcome.status === 201 && typeof data?.id === 'string' ? data.id : undefined);
+  }
+  recordAudit(core, entry);
+}

@@ -1,0 +1,115 @@
+import type { TRPCError } from '@trpc/server';
+import type { Caller } from '../core/auth/permissions';
+import type { Core } from '../core/core';
+import { ApiError } from '../core/errors';
+import { recordAudit, routeAction, type AuditEntry } from '../core/ops/audit';
+import { LOGIN_LINK_PATH } from '../../shared/console';
+
+/**
+ * The console's writes in the audit log (core/ops/audit.ts), with source `console`: every tRPC mutation, successful
+ * or not, described as the REST route it mirrors (so one filter finds a change whichever way it was made).
+ */
+
+/** What a procedure tells the audit log about itself while it runs (a login: who signed in). */
+export interface AuditNote {
+  caller?: Caller;
+}
+
+type Input = Record<string, unknown>;
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const field = (o: unknown, k: string): string | undefined => (o && typeof o === 'object' ? str((o as Input)[k]) : undefined);
+
+interface Target {
+  /** the REST route (method and template) the procedure does the same as */
+  route?: string;
+  action?: string;
+  entityType?: string;
+  entityId?: string;
+}
+
+/** Procedure path → the REST route it mirrors and where its entity id is. */
+const ROUTES: Record<string, (input: Input, data: unknown) => Target> = {
+  'resources.create': (i, d) => ({ route: `POST /${str(i.resource)}`, entityId: field(d, 'id') }),
+  'resources.update': (i) => ({ route: `${i.op === 'update' ? 'PUT' : 'PATCH'} /${str(i.resource)}/:id`, entityId: str(i.id) }),
+  'resources.delete': (i) => ({ route: `DELETE /${str(i.resource)}/:id`, entityId: str(i.id) }),
+  'identities.disable': (i) => ({ route: 'POST /identities/:id/disable', entityId: str(i.id) }),
+  'identities.enable': (i) => ({ route: 'POST /identities/:id/enable', entityId: str(i.id) }),
+  'identities.resetMfa': (i) => ({ route: 'DELETE /identities/:id/mfa', entityId: str(i.id) }),
+  'identities.createEnrollment': (_i, d) => ({ route: 'POST /enrollments', entityId: field(d, 'id') }),
+  'identities.refreshEnrollment': (i) => ({ route: 'POST /enrollments/:id/refresh', entityId: str(i.id) }),
+  'enrollment.verifyCa': (i) => ({ route: 'POST /cas/:id/verify', entityId: str(i.id) }),
+  'enrollment.reEnrollRouter': (i) => ({ route: `POST /${i.kind === 'transit' ? 'transit-routers' : 'edge-routers'}/:id/re-enroll`, entityId: str(i.id) }),
+  'identityTracing.update': (i) => ({ route: 'PUT /identities/:id/trace', entityId: str(i.identityId) }),
+  'serviceConfigOverrides.associate': (i) => ({ route: 'POST /identities/:id/service-configs', entityId: str(i.identityId) }),
+  'serviceConfigOverrides.remove': (i) => ({ route: 'DELETE /identities/:id/service-configs', entityId: str(i.identityId) }),
+  'security.mfa.enroll': () => ({ route: 'POST /current-identity/mfa' }),
+  'security.mfa.verify': () => ({ route: 'POST /current-identity/mfa/verify' }),
+  'security.mfa.recoveryCodes': () => ({ route: 'GET /current-identity/mfa/recovery-codes' }),
+  'security.mfa.regenerateRecoveryCodes': () => ({ route: 'POST /current-identity/mfa/recovery-codes' }),
+  'security.mfa.disable': () => ({ route: 'DELETE /current-identity/mfa' }),
+  'security.database.startIntegrityCheck': (i) => ({ route: `POST /database/${i.fix === true ? 'fix' : 'check'}-data-integrity` }),
+  'security.database.snapshot': () => ({ route: 'POST /database/snapshot' }),
+  'shares.create': (_i, d) => ({ route: 'POST /shares', entityId: field(d, 'serviceId') }),
+  'shares.remove': (i) => ({ route: 'DELETE /shares/:id', entityId: str(i.configId) }),
+  'session.login': () => ({ action: 'login', entityType: 'api-sessions' }),
+  'session.mfaCode': () => ({ action: 'mfa', entityType: 'api-sessions' }),
+  'session.logout': () => ({ action: 'logout', entityType: 'api-sessions' }),
+};
+
+/** The OpenZiti error code of a failed procedure (the core's ApiError), else the tRPC code. */
+function errorCode(error: TRPCError): string {
+  return error.cause instanceof ApiError ? error.cause.code : error.code;
+}
+
+export interface ConsoleMutation {
+  path: string;
+  input: unknown;
+  /** the procedure's answer, or its error */
+  data?: unknown;
+  error?: TRPCError;
+  /** the console session's caller before the call */
+  caller?: Caller;
+  note: AuditNote;
+  sourceAddress: string;
+}
+
+/** Records one console mutation. Procedures not in the table above are recorded by their path. */
+export function recordConsoleMutation(core: Core, m: ConsoleMutation): void {
+  const input = (m.input && typeof m.input === 'object' ? m.input : {}) as Input;
+  const target = ROUTES[m.path]?.(input, m.data) ?? {};
+  const described = target.route ? routeAction(target.route.split(' ')[0]!, target.route.slice(target.route.indexOf(' ') + 1)) : undefined;
+  const entry: AuditEntry = {
+    source: 'console',
+    action: target.action ?? described?.action ?? m.path.slice(m.path.lastIndexOf('.') + 1),
+    entityType: target.entityType ?? described?.entityType ?? m.path.slice(0, Math.max(0, m.path.lastIndexOf('.'))),
+    entityId: target.entityId,
+    route: target.route ?? m.path,
+    // a login names who signed in (if anyone), not the session the browser had before
+    caller: m.path === 'session.login' ? m.note.caller : m.note.caller ?? m.caller,
+    sourceAddress: m.sourceAddress,
+    outcome: m.error ? 'failure' : 'success',
+    errorCode: m.error && errorCode(m.error),
+  };
+  if (m.path === 'session.login') {
+    entry.principal = str(input.username);
+    entry.authMethod = 'password';
+  }
+  if (entry.entityType === 'api-sessions') entry.entityId = entry.caller?.apiSessionId;
+  recordAudit(core, entry);
+}
+
+/** The one-time login link (not a tRPC call): a login of the default admin. */
+export function recordLinkLogin(core: Core, outcome: { caller?: Caller; errorCode?: string }, sourceAddress: string): void {
+  recordAudit(core, {
+    source: 'console',
+    action: 'login',
+    entityType: 'api-sessions',
+    entityId: outcome.caller?.apiSessionId,
+    route: `GET ${LOGIN_LINK_PATH}`,
+    caller: outcome.caller,
+    authMethod: 'link',
+    sourceAddress,
+    outcome: outcome.errorCode ? 'failure' : 'success',
+    errorCode: outcome.errorCode,
+  });
+}

@@ -1,0 +1,134 @@
+import type { Core } from '../core';
+import type { Caller } from '../auth/permissions';
+import { newId } from '../ids';
+import { scalar } from '../query/fields';
+import type { ResourceDef } from '../entities/resource';
+
+/**
+ * The audit log: who changed what through the Management API or the console, and every login and MFA completion,
+ * successful or not. Adapters record (REST: api/server.ts for every route it serves; the console: its tRPC mutation
+ * path), the core stores and lists. Entries name the caller, the source address, the action and the entity, and the
+ * outcome with the error code; never a secret — no passwords, tokens, codes or request bodies.
+ */
+export type AuditSource = 'management' | 'client' | 'console';
+export type AuditOutcome = 'success' | 'failure';
+
+export interface AuditEntry {
+  source: AuditSource;
+  /** create | update | patch | delete (from the HTTP method, see `routeAction`), login, mfa, logout, read */
+  action: string;
+  entityType?: string;
+  entityId?: string;
+  /** the route template ("POST /identities/:id/disable") or the console procedure */
+  route?: string;
+  /** the identity and API session acting (for a login: the one that logged in) */
+  caller?: Pick<Caller, 'identityId' | 'identityName' | 'apiSessionId'>;
+  /** logins: what was tried — a username, a certificate fingerprint, a token subject */
+  principal?: string;
+  /** logins: password | cert | ext-jwt | link */
+  authMethod?: string;
+  sourceAddress?: string;
+  outcome: AuditOutcome;
+  errorCode?: string;
+}
+
+const MAX_TEXT = 256;
+const text = (v: string | undefined): string | null => (v === undefined || v === '' ? null : v.length > MAX_TEXT ? v.slice(0, MAX_TEXT) : v);
+
+/**
+ * Stores one entry. Never throws: an audit write that fails (e.g. the store is unavailable, in which case the
+ * request failed as well) is logged, and the caller's answer stands.
+ */
+export function recordAudit(core: Core, e: AuditEntry): void {
+  const now = core.clock.now().toISOString();
+  // the system itself (unauthenticated routes run as it) is no caller worth naming
+  const caller = e.caller?.identityId === 'system' ? undefined : e.caller;
+  try {
+    core.store.runSql(
+      `INSERT INTO audit_log (id, source, action, entity_type, entity_id, route, identity_id, identity_name, api_session_id, principal,
+         auth_method, source_address, outcome, error_code, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      newId(), e.source, e.action, text(e.entityType), text(e.entityId), text(e.route), text(caller?.identityId), text(caller?.identityName),
+      text(caller?.apiSessionId), text(e.principal), text(e.authMethod), text(e.sourceAddress), e.outcome, text(e.errorCode), now, now,
+    );
+  } catch (err) {
+    core.log.error({ err, action: e.action, entityType: e.entityType }, 'could not write an audit log entry');
+  }
+}
+
+const METHOD_ACTIONS: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete', GET: 'read' };
+
+/**
+ * What a write route does, for the log: the action from the method (POST create, PUT update, PATCH patch, DELETE
+ * delete) and the entity type from the route's literal segments (`/identities/:id` → identities,
+ * `/identities/:id/disable` → identities/disable, `/database/snapshot` → database/snapshot); the entity id is the
+ * route's `:id` (or the id a create answers with).
+ */
+export function routeAction(method: string, path: string): { action: string; entityType: string; route: string } {
+  const literal = path.split('/').filter((s) => s && !s.startsWith(':'));
+  return { action: METHOD_ACTIONS[method] ?? method.toLowerCase(), entityType: literal.join('/'), route: `${method} ${path}` };
+}
+
+/**
+ * Keeps the log bounded: entries older than `retentionMs`, and the oldest beyond `maxEntries`, are deleted.
+ * Returns how many went.
+ */
+export function pruneAuditLog(core: Core, opts: { retentionMs: number; maxEntries: number }): number {
+  const store = core.store;
+  const cutoff = new Date(core.clock.now().getTime() - opts.retentionMs).toISOString();
+  let removed = store.runSql('DELETE FROM audit_log WHERE created_at < ?', cutoff).changes;
+  const oldestKept = store.getSql<{ created_at: string; rowid: number }>(
+    'SELECT created_at, rowid FROM audit_log ORDER BY created_at DESC, rowid DESC LIMIT 1 OFFSET ?', opts.maxEntries - 1,
+  );
+  if (oldestKept) {
+    removed += store.runSql(
+      'DELETE FROM audit_log WHERE created_at < ? OR (created_at = ? AND rowid < ?)', oldestKept.created_at, oldestKept.created_at, oldestKept.rowid,
+    ).changes;
+  }
+  if (removed) core.log.info({ removed }, 'audit log pruned');
+  return removed;
+}
+
+const string = (column: string) => scalar('string', `t.${column}`);
+
+/**
+ * `GET /audit-log` and `/audit-log/{id}` (a Weft extension: OpenZiti has no such resource) for administrators and
+ * `ops` readers; read-only, paged and filtered with ZitiQL like every list, newest first.
+ */
+export const auditLog: ResourceDef = {
+  entity: 'audit-log',
+  table: 'audit_log',
+  permission: 'ops',
+  columns: {
+    source: { column: 'source', codec: 'string', write: false },
+    action: { column: 'action', codec: 'string', write: false },
+    entityType: { column: 'entity_type', codec: 'string', write: false },
+    entityId: { column: 'entity_id', codec: 'string', write: false },
+    route: { column: 'route', codec: 'string', write: false },
+    identityId: { column: 'identity_id', codec: 'string', write: false },
+    identityName: { column: 'identity_name', codec: 'string', write: false },
+    apiSessionId: { column: 'api_session_id', codec: 'string', write: false },
+    principal: { column: 'principal', codec: 'string', write: false },
+    authMethod: { column: 'auth_method', codec: 'string', write: false },
+    sourceAddress: { column: 'source_address', codec: 'string', write: false },
+    outcome: { column: 'outcome', codec: 'string', write: false },
+    errorCode: { column: 'error_code', codec: 'string', write: false },
+  },
+  fields: {
+    source: string('source'),
+    action: string('action'),
+    entityType: string('entity_type'),
+    entityId: string('entity_id'),
+    route: string('route'),
+    identityId: string('identity_id'),
+    identityName: string('identity_name'),
+    apiSessionId: string('api_session_id'),
+    principal: string('principal'),
+    authMethod: string('auth_method'),
+    sourceAddress: string('source_address'),
+    outcome: string('outcome'),
+    errorCode: string('error_code'),
+  },
+  defaultSort: 't.created_at DESC, t.rowid DESC',
+  schemas: {},
+};
