@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csr, externalCa } from '../support/pki';
+import { buildRoutes } from '../../src/main/api/routes/index';
 import { specOperations } from '../support/swagger';
 import { Network } from './policies-network';
 
@@ -57,10 +58,26 @@ describe('OpenZiti spec coverage', () => {
         }
         const r = await net.admin.get(path, { api });
         if (r.status >= 300) failures.push(`${api} GET ${path}: ${r.status} ${r.text.slice(0, 200)}`);
+        else collectLinks(api, r.body);
       }
     }
     expect(failures).toEqual([]);
     expect(unreached).toEqual([]);
+  });
+
+  it('every _links href in those answers resolves to a registered route', () => {
+    const routes = buildRoutes(net.app.core);
+    const registered = (api: 'client' | 'management', path: string) =>
+      routes.some((r) => r.apis.includes(api) && new RegExp(`^${r.path.replace(/:[A-Za-z]+/g, '[^/]+')}$`).test(path));
+    expect(links.size).toBeGreaterThan(50);
+    // a link names a route of its API (actions such as ./cas/x/verify are POST routes); OpenZiti renders the same
+    // links in Client API answers, where they name Management API resources
+    const dangling = [...links].filter((l) => {
+      const [api, href] = l.split(' ') as ['client' | 'management', string];
+      const path = new URL(href, 'https://x/').pathname;
+      return !registered(api, path) && !registered('management', path);
+    });
+    expect(dangling).toEqual([]);
   });
 
   it('writes the other tests leave out: transit routers, config types, router policies, Client API services, own passwords', async () => {
@@ -102,6 +119,21 @@ describe('OpenZiti spec coverage', () => {
     await user.close();
   });
 });
+
+/** Every `_links` href seen in a successful read, as "<api> <href>". */
+const links = new Set<string>();
+
+function collectLinks(api: 'client' | 'management', body: unknown): void {
+  if (Array.isArray(body)) return body.forEach((v) => collectLinks(api, v));
+  if (!body || typeof body !== 'object') return;
+  for (const [k, v] of Object.entries(body)) {
+    if (k === '_links' && v && typeof v === 'object') {
+      for (const link of Object.values(v as Record<string, { href?: unknown }>)) if (typeof link?.href === 'string') links.add(`${api} ${link.href}`);
+    } else {
+      collectLinks(api, v);
+    }
+  }
+}
 
 function ok(r: { status: number; text: string }): void {
   expect(r.status, r.text).toBeLessThan(300);

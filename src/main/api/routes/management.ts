@@ -10,7 +10,7 @@ import { identityTypes } from '../../core/entities/identityTypes';
 import { revocations } from '../../core/entities/revocations';
 import { auditLog } from '../../core/ops/audit';
 import { listRelated, listRoleAttributes, summary } from '../../core/entities/listings';
-import { listRows, present, type ResourceDef } from '../../core/entities/resource';
+import { listRows, present, resourceOps, type ResourceDef } from '../../core/entities/resource';
 import type { PermissionGroup } from '../../core/auth/permissions';
 import { services } from '../../core/entities/services';
 import { edgeRouters } from '../../core/entities/edgeRouters';
@@ -67,6 +67,11 @@ export function managementRoutes(core: Core): RouteDef[] {
         const { rows, meta } = listRows(req.ctx, controllers, listParams(req));
         return { data: present(req.ctx, controllers, rows), meta };
       },
+    },
+    {
+      // not in OpenZiti's specs, but every controller's self link points here
+      apis: ['client', 'management'], method: 'GET', path: '/controllers/:id', auth: 'session', summary: 'One controller of this network',
+      handler: (req) => ({ data: resourceOps(controllers).get(req.ctx, req.params.id!) }),
     },
   ];
 
