@@ -1,7 +1,7 @@
 // End to end in Chromium against a real oidc-provider: login to a protected share, headers seen
 // by the backend, WebSocket with the session, transparent refresh, logout, and a refused email.
 import { once } from 'node:events';
-import type { Page } from 'playwright-core';
+import type { Page, Request as PageRequest } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   COOKIE_NAME,
@@ -100,6 +100,35 @@ describe('frontend e2e: Chromium + oidc-provider', () => {
     expect(hello.headers['svc-auth-provider']).toBe('idp');
     expect(hello.headers.cookie ?? '').not.toContain(COOKIE_NAME);
     expect(JSON.parse(result[1])).toEqual({ type: 'echo', data: 'ping' });
+  });
+
+  it('answers fetch() and XHR without a session with 401, not a login redirect (http: no Sec-Fetch-*)', async () => {
+    const session = (await browser.context.cookies()).find((c) => c.name === `${COOKIE_NAME}_app`)!;
+    await browser.context.clearCookies({ name: session.name });
+    try {
+      const seen: Array<Promise<Record<string, string>>> = [];
+      const onRequest = (r: PageRequest) => {
+        if (r.url().includes('/api/')) seen.push(r.allHeaders());
+      };
+      page.on('request', onRequest);
+      const result = await page.evaluate(async () => {
+        const res = await fetch('/api/data');
+        const xhr = await new Promise<number>((resolve) => {
+          const x = new XMLHttpRequest();
+          x.open('GET', '/api/xhr');
+          x.onloadend = () => resolve(x.status);
+          x.send();
+        });
+        return { fetchStatus: res.status, body: await res.json(), xhr };
+      });
+      page.off('request', onRequest);
+      expect(result).toMatchObject({ fetchStatus: 401, body: { error: 'authentication_required', provider: 'idp' }, xhr: 401 });
+      // What made this hard: over http Chromium sends no Sec-Fetch-Mode to tell scripts from navigations.
+      expect(seen.length).toBe(2);
+      for (const headers of await Promise.all(seen)) expect(headers['sec-fetch-mode']).toBeUndefined();
+    } finally {
+      await browser.context.addCookies([session]);
+    }
   });
 
   it('refreshes transparently at the check interval', async () => {

@@ -27,8 +27,7 @@ describe('frontend: idp_a provider', () => {
     backend = await startEchoBackend();
     fe = await startTestFrontend({
       now: clock.now,
-      providers: [{ name: 'github', type: 'idp_a', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret }],
-      providerEndpoints: { idp_a: gh.endpoints },
+      providers: [{ name: 'github', type: 'idp_a', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, ...gh.endpoints }],
       shares: [{ token: 'gh', backendMode: 'proxy', target: backend.url, oauth: { provider: 'github', emailPatterns: ['*@example.test'], checkIntervalMs: HOUR } }],
     });
   });
@@ -52,7 +51,7 @@ describe('frontend: idp_a provider', () => {
   it('uses GitHub authorize parameters and lands on the original URL', async () => {
     const agent = new HttpUserAgent();
     const { authorize, callback } = await login(agent, 'octo', '/x?y=1');
-    expect(authorize.origin + authorize.pathname).toBe(gh.endpoints.authorizeUrl);
+    expect(authorize.origin + authorize.pathname).toBe(gh.endpoints.auth_url);
     expect(authorize.searchParams.get('client_id')).toBe(CLIENT.clientId);
     expect(authorize.searchParams.get('scope')).toBe('user:email');
     expect(authorize.searchParams.get('redirect_uri')).toBe(`${fe.endpointUrl}/github/auth/callback`);
@@ -79,10 +78,14 @@ describe('frontend: idp_a provider', () => {
     expect(agent.cookie(`${COOKIE_NAME}_gh`)).toBeUndefined();
   });
 
-  it('fails cleanly when the account has no primary email', async () => {
+  it('refuses an account without a primary email (403 with the logout link) and revokes its token', async () => {
     const agent = new HttpUserAgent();
+    const revokedBefore = gh.revokedTokens.length;
     const { callback } = await login(agent, 'noprimary');
-    expect(callback.status).toBe(502);
+    expect(callback.status).toBe(403);
+    expect(callback.body).toContain('did not share an email address');
+    expect(callback.body).toContain(`href="${fe.endpointUrl}/github/logout?redirect_url=`);
+    expect(gh.revokedTokens.length).toBe(revokedBefore + 1);
     expect(agent.cookie(`${COOKIE_NAME}_gh`)).toBeUndefined();
   });
 
@@ -103,7 +106,7 @@ describe('frontend: idp_a provider', () => {
     clock.advance(HOUR);
     const res = await agent.request(fe.shareUrl('gh', '/'));
     expect(res.status).toBe(302);
-    expect(res.location).toContain(gh.endpoints.authorizeUrl);
+    expect(res.location).toContain(gh.endpoints.auth_url);
     expect((await agent.request(fe.shareUrl('gh', '/'), { headers: { 'x-requested-with': 'XMLHttpRequest' } })).status).toBe(401);
   });
 

@@ -17,8 +17,7 @@ describe('frontend: idp_b provider', () => {
     google.setUser('333', { email: 'outsider@other.test', verifiedEmail: true });
     backend = await startEchoBackend();
     fe = await startTestFrontend({
-      providers: [{ name: 'google', type: 'idp_b', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret }],
-      providerEndpoints: { idp_b: google.endpoints },
+      providers: [{ name: 'google', type: 'idp_b', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, ...google.endpoints }],
       shares: [
         { token: 'docs', backendMode: 'proxy', target: backend.url, oauth: { provider: 'google', emailPatterns: ['*@example.test', 'boss@*'], checkIntervalMs: 3_600_000 } },
       ],
@@ -42,7 +41,7 @@ describe('frontend: idp_b provider', () => {
   it('uses PKCE S256 and the Google endpoints, then proxies with the verified email', async () => {
     const agent = new HttpUserAgent();
     const { authorize, callback } = await login(agent, '111');
-    expect(authorize.origin + authorize.pathname).toBe(google.endpoints.authorizeUrl);
+    expect(authorize.origin + authorize.pathname).toBe(google.endpoints.auth_url);
     expect(authorize.searchParams.get('response_type')).toBe('code');
     expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
     expect(authorize.searchParams.get('scope')).toContain('email');

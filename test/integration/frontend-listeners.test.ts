@@ -33,7 +33,7 @@ function selfSigned(): { cert: string; key: string } {
 function httpsGet(port: number, host: string, pathName: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     https
-      .get({ hostname: '127.0.0.1', port, path: pathName, servername: host, headers: { host }, rejectUnauthorized: false }, (res) => {
+      .get({ hostname: '127.0.0.1', port, path: pathName, servername: host, headers: { host, accept: 'text/html' }, rejectUnauthorized: false }, (res) => {
         let body = '';
         res.on('data', (c) => (body += c));
         res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));

@@ -17,7 +17,7 @@ describe('negative: foreign session cookies', () => {
     expect((await agent.request(s.fe.shareUrl('app', '/'))).status).toBe(200);
     const other = await agent.request(s.fe.shareUrl('other', '/'));
     expect(other.status).toBe(302);
-    expect(other.location).toContain(s.gh.endpoints.authorizeUrl);
+    expect(other.location).toContain(s.gh.endpoints.auth_url);
   });
 
   it('refuses another share\'s cookie presented under this share\'s name', async () => {

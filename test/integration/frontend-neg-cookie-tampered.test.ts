@@ -19,7 +19,7 @@ describe('negative: tampered session cookie', () => {
     agent.setCookie({ name: `${COOKIE_NAME}_app`, value, domain: COOKIE_DOMAIN });
     const nav = await agent.request(s.fe.shareUrl('app', '/'));
     expect(nav.status, label).toBe(302);
-    expect(nav.location, label).toContain(s.gh.endpoints.authorizeUrl);
+    expect(nav.location, label).toContain(s.gh.endpoints.auth_url);
     const api = await agent.request(s.fe.shareUrl('app', '/'), { headers: { accept: 'application/json' } });
     expect(api.status, label).toBe(401);
   }

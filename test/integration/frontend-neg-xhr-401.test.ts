@@ -19,6 +19,11 @@ describe('negative: XHR / API requests without a session', () => {
     { accept: 'application/json, */*' },
     { 'sec-fetch-mode': 'cors', accept: '*/*' },
     { 'sec-fetch-mode': 'no-cors', accept: 'image/avif,image/webp,*/*' },
+    // fetch() / XHR over http: browsers send no Sec-Fetch-* there, and Accept: */*
+    { accept: '*/*' },
+    { accept: 'text/plain, */*; q=0.01' },
+    // Sec-Fetch-Mode decides when present
+    { 'sec-fetch-mode': 'cors', accept: 'text/html' },
   ];
 
   it('answers 401 JSON without Location or login cookies', async () => {
@@ -36,7 +41,7 @@ describe('negative: XHR / API requests without a session', () => {
   it('still redirects top-level navigations', async () => {
     const navigations: Array<Record<string, string>> = [
       { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8', 'sec-fetch-mode': 'navigate' },
-      { accept: '*/*' },
+      { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' }, // a navigation over http
       { accept: 'text/html, application/json' },
     ];
     for (const headers of navigations) {

@@ -15,8 +15,8 @@ export interface GithubEmail {
 }
 
 export interface FakeGithub {
-  /** ProviderEndpointOverrides['idp_a'] for startFrontend. */
-  endpoints: { authorizeUrl: string; tokenUrl: string; apiBaseUrl: string };
+  /** The endpoint keys of an idp_a provider entry pointing at this fake (as for GitHub Enterprise). */
+  endpoints: { auth_url: string; token_url: string; api_url: string };
   /** Defines (or replaces) an account and its email list. */
   setUser(login: string, emails: GithubEmail[]): void;
   /** The account the "browser" is signed in as; authorize redirects straight back for it. */
@@ -139,7 +139,7 @@ export async function startFakeGithub(opts: { clientId: string; clientSecret: st
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
-    endpoints: { authorizeUrl: `${base}/login/oauth/authorize`, tokenUrl: `${base}/login/oauth/access_token`, apiBaseUrl: `${base}/api` },
+    endpoints: { auth_url: `${base}/login/oauth/authorize`, token_url: `${base}/login/oauth/access_token`, api_url: `${base}/api` },
     setUser: (login, emails) => void users.set(login, emails),
     signInAs: (login) => {
       signedIn = login;
@@ -188,11 +188,10 @@ export async function startGithubScenario(opts: { checkIntervalMs?: number } = {
   const backend = await startEchoBackend();
   const clock = testClock();
   const checkIntervalMs = opts.checkIntervalMs ?? 3_600_000;
-  const provider = (name: string) => ({ name, type: 'idp_a' as const, client_id: GITHUB_CLIENT.clientId, client_secret: GITHUB_CLIENT.clientSecret });
+  const provider = (name: string) => ({ name, type: 'idp_a' as const, client_id: GITHUB_CLIENT.clientId, client_secret: GITHUB_CLIENT.clientSecret, ...gh.endpoints });
   const fe = await startTestFrontend({
     now: clock.now,
     providers: [provider('github'), provider('github2')],
-    providerEndpoints: { idp_a: gh.endpoints },
     shares: [
       { token: 'app', backendMode: 'proxy', target: backend.url, oauth: { provider: 'github', emailPatterns: ['*@example.test'], checkIntervalMs } },
       { token: 'other', backendMode: 'proxy', target: backend.url, oauth: { provider: 'github', emailPatterns: [], checkIntervalMs } },

@@ -7,13 +7,14 @@ import type { AddressInfo } from 'node:net';
 import { json, readBody } from './httpUtil';
 
 export interface GoogleUser {
-  email: string;
+  /** Without one, userinfo answers without email and verified_email (the email scope not granted). */
+  email?: string;
   verifiedEmail: boolean;
 }
 
 export interface FakeGoogle {
-  /** ProviderEndpointOverrides['idp_b'] for startFrontend. */
-  endpoints: { authorizeUrl: string; tokenUrl: string; userInfoUrl: string; revokeUrl: string };
+  /** The endpoint keys of an idp_b provider entry pointing at this fake. */
+  endpoints: { auth_url: string; token_url: string; userinfo_url: string; revoke_url: string };
   setUser(id: string, user: GoogleUser): void;
   /** The account the "browser" is signed in as; authorize redirects straight back for it. */
   signInAs(id: string | undefined): void;
@@ -105,7 +106,8 @@ export async function startFakeGoogle(opts: { clientId: string; clientSecret: st
       if (!id || !user) {
         return json(res, 401, { error: { code: 401, message: 'Request is missing required authentication credential.', status: 'UNAUTHENTICATED' } });
       }
-      return json(res, 200, { id, email: user.email, verified_email: user.verifiedEmail, picture: 'https://example.invalid/photo.jpg' });
+      const email = user.email === undefined ? {} : { email: user.email, verified_email: user.verifiedEmail };
+      return json(res, 200, { id, ...email, picture: 'https://example.invalid/photo.jpg' });
     }
 
     if (req.method === 'POST' && url.pathname === '/revoke') {
@@ -130,10 +132,10 @@ export async function startFakeGoogle(opts: { clientId: string; clientSecret: st
 
   return {
     endpoints: {
-      authorizeUrl: `${base}/o/oauth2/v2/auth`,
-      tokenUrl: `${base}/token`,
-      userInfoUrl: `${base}/oauth2/v2/userinfo`,
-      revokeUrl: `${base}/revoke`,
+      auth_url: `${base}/o/oauth2/v2/auth`,
+      token_url: `${base}/token`,
+      userinfo_url: `${base}/oauth2/v2/userinfo`,
+      revoke_url: `${base}/revoke`,
     },
     setUser: (id, user) => void users.set(id, user),
     signInAs: (id) => {

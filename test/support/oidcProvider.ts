@@ -18,6 +18,16 @@ export interface OidcClientRegistration {
   clientId: string;
   clientSecret: string;
   redirectUris: string[];
+  /**
+   * How the client must authenticate at the token and revocation endpoints. oidc-provider itself takes either
+   * for a client registered with one of them; with this set, the other method is refused (invalid_client).
+   */
+  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post';
+  /**
+   * Compare Basic credentials as sent, without undoing their form-encoding (RFC 6749 2.3.1), as some providers
+   * do: then an id or secret holding any of -_.!~*'() fails with client_secret_basic.
+   */
+  rawBasicCredentials?: boolean;
 }
 
 export interface TestOidcProvider {
@@ -36,6 +46,7 @@ export interface TestOidcProvider {
 interface ProviderInstance {
   callback(): (req: http.IncomingMessage, res: http.ServerResponse) => void;
   on(event: string, listener: (...args: any[]) => void): void;
+  use(middleware: (ctx: any, next: () => Promise<void>) => Promise<void>): void;
 }
 type ProviderConstructor = new (issuer: string, configuration: Record<string, unknown>) => ProviderInstance;
 
@@ -43,7 +54,12 @@ type ProviderConstructor = new (issuer: string, configuration: Record<string, un
 // strict compiler does not need them (the small interface above is all the tests use).
 const OIDC_PROVIDER_MODULE = 'oidc-provider';
 
-export async function startOidcProvider(opts: { clients: OidcClientRegistration[]; accounts?: Record<string, OidcAccount> }): Promise<TestOidcProvider> {
+export async function startOidcProvider(opts: {
+  clients: OidcClientRegistration[];
+  accounts?: Record<string, OidcAccount>;
+  /** token_endpoint_auth_methods_supported, in this order (oidc-provider's default lists client_secret_basic first). */
+  clientAuthMethods?: string[];
+}): Promise<TestOidcProvider> {
   const { default: Provider } = (await import(OIDC_PROVIDER_MODULE)) as { default: ProviderConstructor };
   const accounts = new Map<string, OidcAccount>(Object.entries(opts.accounts ?? {}));
   const events = new EventEmitter();
@@ -65,8 +81,9 @@ export async function startOidcProvider(opts: { clients: OidcClientRegistration[
       response_types: ['code'],
       // refresh_token must be an allowed grant for oidc-provider to issue refresh tokens.
       grant_types: ['authorization_code', 'refresh_token'],
-      token_endpoint_auth_method: 'client_secret_basic',
+      token_endpoint_auth_method: c.tokenEndpointAuthMethod ?? 'client_secret_basic',
     })),
+    ...(opts.clientAuthMethods ? { clientAuthMethods: opts.clientAuthMethods } : {}),
     async findAccount(_ctx: unknown, id: string) {
       return {
         accountId: id,
@@ -87,6 +104,24 @@ export async function startOidcProvider(opts: { clients: OidcClientRegistration[
     jwks: { keys: [signingJwk] },
     cookies: { keys: [randomBytes(32).toString('base64url')] },
     ttl: { AccessToken: 3600, AuthorizationCode: 60, IdToken: 3600, RefreshToken: 86400, Interaction: 600, Session: 3600, Grant: 86400 },
+  });
+  // Client authentication rules oidc-provider does not have, checked once it has answered (then overridden).
+  const registrations = new Map(opts.clients.map((c) => [c.clientId, c]));
+  provider.use(async (ctx, next) => {
+    await next();
+    const registration = registrations.get(ctx.oidc?.client?.clientId);
+    if (!registration || ctx.method !== 'POST' || !['token', 'revocation'].includes(ctx.oidc.route)) return;
+    const authorization = String(ctx.headers.authorization ?? '');
+    const used = authorization ? 'client_secret_basic' : 'client_secret_post';
+    const rawBasic = Buffer.from(authorization.replace(/^Basic /i, ''), 'base64').toString('utf8');
+    let refusal: string | undefined;
+    if (registration.tokenEndpointAuthMethod && used !== registration.tokenEndpointAuthMethod) refusal = `this client must use ${registration.tokenEndpointAuthMethod}`;
+    else if (registration.rawBasicCredentials && used === 'client_secret_basic' && rawBasic !== `${registration.clientId}:${registration.clientSecret}`) refusal = 'invalid secret provided';
+    if (refusal) {
+      ctx.status = 401;
+      ctx.type = 'application/json';
+      ctx.body = { error: 'invalid_client', error_description: refusal };
+    }
   });
   provider.on('grant.success', (ctx: { oidc?: { params?: { grant_type?: string } } }) => {
     if (ctx.oidc?.params?.grant_type === 'refresh_token') {

@@ -121,6 +121,62 @@ describe('frontend config', () => {
     it('supports_pkce is a boolean', () => {
       expect(issues((c) => (c.oauth.providers[1].supports_pkce = 'yes'))).toEqual(['frontend.oauth.providers.1.supports_pkce: must be true or false (got string)']);
     });
+    it('oidc token_endpoint_auth_method is client_secret_basic or client_secret_post, and only for oidc', () => {
+      expect(issues((c) => (c.oauth.providers[1].token_endpoint_auth_method = 'client_secret_post'))).toEqual([]);
+      expect(issues((c) => (c.oauth.providers[1].token_endpoint_auth_method = 'client_secret_basic'))).toEqual([]);
+      expect(issues((c) => (c.oauth.providers[1].token_endpoint_auth_method = 'private_key_jwt'))).toEqual([
+        'frontend.oauth.providers.1.token_endpoint_auth_method: must be one of client_secret_basic, client_secret_post',
+      ]);
+      expect(issues((c) => (c.oauth.providers[0].token_endpoint_auth_method = 'client_secret_post'))).toEqual([
+        'frontend.oauth.providers.0.token_endpoint_auth_method: is only allowed for providers of type oidc (this provider is idp_a)',
+      ]);
+    });
+    describe('endpoint overrides (GitHub Enterprise and the like)', () => {
+      const ghe = { auth_url: 'https://ghe.example.com/login/oauth/authorize', token_url: 'https://ghe.example.com/login/oauth/access_token', api_url: 'https://ghe.example.com/api/v3' };
+      const idpB = {
+        auth_url: 'https://sso.example.com/auth',
+        token_url: 'https://sso.example.com/token',
+        userinfo_url: 'https://sso.example.com/userinfo',
+        revoke_url: 'https://sso.example.com/revoke',
+      };
+      it('idp_a takes auth_url, token_url and api_url; idp_b auth_url, token_url, userinfo_url and revoke_url', () => {
+        expect(issues((c) => Object.assign(c.oauth.providers[0], ghe))).toEqual([]);
+        expect(issues((c) => Object.assign(c.oauth.providers[0], { type: 'idp_b' }, idpB))).toEqual([]);
+        const parsed = frontendConfigSchema.parse({ ...validConfig(), oauth: { ...validConfig().oauth, providers: [{ ...validConfig().oauth.providers[0], ...ghe }] } });
+        expect(parsed.oauth?.providers[0]).toMatchObject(ghe);
+      });
+      it('are URLs, https unless on loopback', () => {
+        expect(issues((c) => Object.assign(c.oauth.providers[0], ghe, { api_url: 'ghe.example.com/api/v3' }))[0]).toMatch(
+          /^frontend\.oauth\.providers\.0\.api_url: must be an absolute API URL/,
+        );
+        expect(issues((c) => Object.assign(c.oauth.providers[0], ghe, { token_url: 'http://ghe.example.com/login/oauth/access_token' }))).toEqual([
+          'frontend.oauth.providers.0.token_url: must use https (plain http is accepted only for loopback hosts)',
+        ]);
+        expect(issues((c) => Object.assign(c.oauth.providers[0], ghe, { auth_url: 'ftp://ghe.example.com/' }))).toEqual(['frontend.oauth.providers.0.auth_url: must use http or https (got "ftp")']);
+        expect(issues((c) => Object.assign(c.oauth.providers[0], { auth_url: 'http://127.0.0.1:9000/a', token_url: 'http://localhost:9000/t', api_url: 'http://[::1]:9000/api' }))).toEqual([]);
+      });
+      it('are given together', () => {
+        expect(issues((c) => (c.oauth.providers[0].api_url = ghe.api_url))).toEqual([
+          'frontend.oauth.providers.0.auth_url: is required when api_url is set (idp_a endpoints are overridden together)',
+          'frontend.oauth.providers.0.token_url: is required when api_url is set (idp_a endpoints are overridden together)',
+        ]);
+        expect(issues((c) => Object.assign(c.oauth.providers[0], { type: 'idp_b', auth_url: idpB.auth_url, token_url: idpB.token_url }))).toEqual([
+          'frontend.oauth.providers.0.userinfo_url: is required when auth_url, token_url are set (idp_b endpoints are overridden together)',
+          'frontend.oauth.providers.0.revoke_url: is required when auth_url, token_url are set (idp_b endpoints are overridden together)',
+        ]);
+      });
+      it('belong to their provider type; oidc uses discovery', () => {
+        expect(issues((c) => Object.assign(c.oauth.providers[0], ghe, { userinfo_url: idpB.userinfo_url }))).toEqual([
+          'frontend.oauth.providers.0.userinfo_url: is only allowed for providers of type idp_b (this provider is idp_a)',
+        ]);
+        expect(issues((c) => Object.assign(c.oauth.providers[0], { type: 'idp_b' }, idpB, { api_url: ghe.api_url }))).toEqual([
+          'frontend.oauth.providers.0.api_url: is only allowed for providers of type idp_a (this provider is idp_b)',
+        ]);
+        expect(issues((c) => (c.oauth.providers[1].token_url = idpB.token_url))).toEqual([
+          "frontend.oauth.providers.1.token_url: is only allowed for providers of type idp_a or idp_b (this provider is oidc; oidc providers take their endpoints from the issuer's discovery document)",
+        ]);
+      });
+    });
     it('client credentials are non-empty', () => {
       expect(issues((c) => (c.oauth.providers[0].client_secret = ' '))).toEqual(['frontend.oauth.providers.0.client_secret: must not be empty']);
     });
@@ -144,6 +200,7 @@ describe('frontend config', () => {
       expect(issues((c) => (c.oauth.endpoint_url = 'oauth.example.com'))[0]).toMatch(/^frontend\.oauth\.endpoint_url: must be an absolute/);
       expect(issues((c) => (c.oauth.endpoint_url = 'ftp://oauth.example.com'))).toEqual(['frontend.oauth.endpoint_url: must use http or https (got "ftp")']);
       expect(issues((c) => (c.oauth.endpoint_url = 'https://oauth.example.com/?x=1'))).toEqual(['frontend.oauth.endpoint_url: must not contain a query or fragment']);
+      expect(issues((c) => (c.oauth.endpoint_url = 'https://example.com/sso'))).toEqual([]); // served under the path
     });
     it('bind addresses are ip:port', () => {
       expect(issues((c) => (c.oauth.bind_address = 'localhost:80'))).toEqual(['frontend.oauth.bind_address: "localhost" is not an IP address (use "ip:port", for example "0.0.0.0:8080")']);

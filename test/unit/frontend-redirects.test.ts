@@ -30,4 +30,13 @@ describe('share hosts and redirect targets', () => {
       expect(isAllowedLogoutRedirect(bad, DOMAIN, ENDPOINT), bad).toBe(false);
     }
   });
+
+  it('allows the frontend only under the path of endpoint_url', () => {
+    const endpoint = 'https://oauth.example.com/sso';
+    expect(isAllowedLogoutRedirect('https://oauth.example.com/sso/github/login', DOMAIN, endpoint)).toBe(true);
+    expect(isAllowedLogoutRedirect('https://oauth.example.com/sso', DOMAIN, endpoint)).toBe(true);
+    for (const bad of ['https://oauth.example.com/', 'https://oauth.example.com/ssox', 'https://oauth.example.com/sso/../admin']) {
+      expect(isAllowedLogoutRedirect(bad, DOMAIN, endpoint), bad).toBe(false);
+    }
+  });
 });

@@ -8,6 +8,9 @@ import { domainMatches, isDomainName, isLoopbackHost, parseBindAddress } from '.
 export const PROVIDER_TYPES = ['idp_a', 'idp_b', 'oidc'] as const;
 export type ProviderType = (typeof PROVIDER_TYPES)[number];
 
+export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
+export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
+
 export const MIN_SIGNING_KEY_LENGTH = 32;
 export const MIN_ENCRYPTION_KEY_LENGTH = 24;
 
@@ -54,6 +57,15 @@ const httpUrl = (what: string) =>
       ctx.addIssue({ code: 'custom', message: 'must not contain credentials', input: value });
     } else if (url.search || url.hash) {
       ctx.addIssue({ code: 'custom', message: 'must not contain a query or fragment', input: value });
+    }
+  });
+
+/** An http(s) URL the frontend calls: https, or plain http only on loopback (tests, local IdPs). */
+const secureUrl = (what: string, loopback: string) =>
+  httpUrl(what).superRefine((value, ctx) => {
+    const url = URL.canParse(value) ? new URL(value) : undefined;
+    if (url?.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+      ctx.addIssue({ code: 'custom', message: `must use https (plain http is accepted only for loopback ${loopback})`, input: value });
     }
   });
 
@@ -108,33 +120,57 @@ const providerShape = {
   scopes: z
     .array(nonEmptyString(), { error: (iss) => (iss.input === undefined ? 'is required' : 'must be a list of strings') })
     .optional(),
-  issuer: httpUrl('issuer').optional(),
+  issuer: secureUrl('issuer', 'issuers').optional(),
   supports_pkce: requiredBoolean().optional(),
+  token_endpoint_auth_method: z
+    .enum(TOKEN_ENDPOINT_AUTH_METHODS, { error: () => `must be one of ${TOKEN_ENDPOINT_AUTH_METHODS.join(', ')}` })
+    .optional(),
+  auth_url: secureUrl('authorization', 'hosts').optional(),
+  token_url: secureUrl('token endpoint', 'hosts').optional(),
+  api_url: secureUrl('API', 'hosts').optional(),
+  userinfo_url: secureUrl('userinfo', 'hosts').optional(),
+  revoke_url: secureUrl('revocation', 'hosts').optional(),
 };
 
-const OIDC_ONLY = ['scopes', 'issuer', 'supports_pkce'] as const;
+/**
+ * Keys only some provider types take; `required` ones must be present for those types. The optional ones of idp_a
+ * and idp_b are endpoint overrides (GitHub Enterprise, a server speaking Google's format), given all or none.
+ */
+const TYPE_KEYS: Record<string, { types: ProviderType[]; required?: boolean }> = {
+  scopes: { types: ['oidc'], required: true },
+  issuer: { types: ['oidc'], required: true },
+  supports_pkce: { types: ['oidc'], required: true },
+  token_endpoint_auth_method: { types: ['oidc'] },
+  auth_url: { types: ['idp_a', 'idp_b'] },
+  token_url: { types: ['idp_a', 'idp_b'] },
+  api_url: { types: ['idp_a'] },
+  userinfo_url: { types: ['idp_b'] },
+  revoke_url: { types: ['idp_b'] },
+};
 
 function refineProvider(p: Record<string, unknown>, ctx: z.RefinementCtx): void {
-  if (p.type === 'oidc') {
-    for (const key of OIDC_ONLY) {
-      if (p[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: 'is required for providers of type oidc', input: undefined });
+  const type = p.type as ProviderType;
+  if (!PROVIDER_TYPES.includes(type)) return;
+  for (const [key, rule] of Object.entries(TYPE_KEYS)) {
+    if (rule.types.includes(type)) {
+      if (rule.required && p[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: `is required for providers of type ${type}`, input: undefined });
+    } else if (p[key] !== undefined) {
+      const why = type === 'oidc' && rule.types.includes('idp_a') ? '; oidc providers take their endpoints from the issuer\'s discovery document' : '';
+      ctx.addIssue({ code: 'custom', path: [key], message: `is only allowed for providers of type ${rule.types.join(' or ')} (this provider is ${type}${why})`, input: p[key] });
     }
-    if (Array.isArray(p.scopes)) {
-      if (p.scopes.length === 0) ctx.addIssue({ code: 'custom', path: ['scopes'], message: 'must not be empty', input: p.scopes });
-      else if (!p.scopes.includes('openid')) {
-        ctx.addIssue({ code: 'custom', path: ['scopes'], message: 'must include "openid" for an OpenID Connect provider', input: p.scopes });
-      }
+  }
+  if (type === 'oidc' && Array.isArray(p.scopes)) {
+    if (p.scopes.length === 0) ctx.addIssue({ code: 'custom', path: ['scopes'], message: 'must not be empty', input: p.scopes });
+    else if (!p.scopes.includes('openid')) {
+      ctx.addIssue({ code: 'custom', path: ['scopes'], message: 'must include "openid" for an OpenID Connect provider', input: p.scopes });
     }
-    if (typeof p.issuer === 'string' && URL.canParse(p.issuer)) {
-      const url = new URL(p.issuer);
-      if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
-        ctx.addIssue({ code: 'custom', path: ['issuer'], message: 'must use https (plain http is accepted only for loopback issuers)', input: p.issuer });
-      }
-    }
-  } else if (p.type === 'idp_a' || p.type === 'idp_b') {
-    for (const key of OIDC_ONLY) {
-      if (p[key] !== undefined) {
-        ctx.addIssue({ code: 'custom', path: [key], message: `is only allowed for providers of type oidc (this provider is ${p.type})`, input: p[key] });
+  }
+  if (type !== 'oidc') {
+    const endpoints = Object.keys(TYPE_KEYS).filter((k) => TYPE_KEYS[k].types.includes(type));
+    const given = endpoints.filter((k) => p[k] !== undefined);
+    if (given.length > 0) {
+      for (const key of endpoints.filter((k) => p[k] === undefined)) {
+        ctx.addIssue({ code: 'custom', path: [key], message: `is required when ${given.join(', ')} ${given.length === 1 ? 'is' : 'are'} set (${type} endpoints are overridden together)`, input: undefined });
       }
     }
   }

@@ -34,8 +34,8 @@ export interface ForwardContext {
 
 /**
  * Request headers for the backend, as a flat [name, value, ...] list (keeps repeated headers).
- * Hop-by-hop headers, the frontend's own cookies and every client-sent svc-auth-* header are
- * removed; X-Forwarded-* and, after OAuth, svc-auth-provider/email/expires are added.
+ * Hop-by-hop headers, the frontend's own cookies and every client-sent svc-auth-* header (in any case, with
+ * "_" or "-") are removed, as are the headers the frontend sets itself; X-Forwarded-* and, after OAuth, svc-auth-provider/email/expires are added.
  */
 export function forwardRequestHeaders(req: IncomingMessage, ctx: ForwardContext, keep: { upgrade?: boolean } = {}): string[] {
   const listed = connectionTokens(req.headers.connection);
@@ -43,8 +43,10 @@ export function forwardRequestHeaders(req: IncomingMessage, ctx: ForwardContext,
   const raw = req.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
     const name = raw[i].toLowerCase();
-    if (HOP_BY_HOP.has(name) || listed?.has(name) || REPLACED.has(name)) continue;
-    if (name.startsWith(AUTH_HEADER_PREFIX)) continue;
+    if (HOP_BY_HOP.has(name) || listed?.has(name)) continue;
+    // CGI/WSGI, PHP and others read "_" and "-" alike: svc_auth_email would pass for svc-auth-email there.
+    const canonical = name.replaceAll('_', '-');
+    if (REPLACED.has(canonical) || canonical.startsWith(AUTH_HEADER_PREFIX)) continue;
     out.push(raw[i], raw[i + 1]);
   }
   if (keep.upgrade && req.headers.upgrade) out.push('Connection', 'Upgrade', 'Upgrade', String(req.headers.upgrade));

@@ -15,7 +15,6 @@ export type {
   AuthIdentity,
   FrontendHandle,
   OverlayDialer,
-  ProviderEndpointOverrides,
   PublicShare,
   ShareOAuth,
   ShareResolver,
@@ -33,7 +32,7 @@ export async function startFrontend(opts: StartFrontendOptions): Promise<Fronten
   const publicScheme: 'http' | 'https' = publicUrl ? (publicUrl.protocol === 'https:' ? 'https' : 'http') : config.tls ? 'https' : 'http';
   const shareDomain = config.share_domain.toLowerCase();
 
-  const oauth = config.oauth ? new OAuthRuntime(config.oauth, publicScheme === 'https', logger, now, opts.providerEndpoints) : undefined;
+  const oauth = config.oauth ? new OAuthRuntime(config.oauth, publicScheme === 'https', logger, now) : undefined;
   if (oauth && publicScheme === 'https' && new URL(oauth.endpointUrl).protocol !== 'https:') {
     logger.warn('oauth.endpoint_url is http while shares are https: browsers will refuse the Secure session cookie');
   }

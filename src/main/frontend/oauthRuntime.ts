@@ -8,13 +8,27 @@ import { deriveKeys } from './keys';
 import { LoginStates } from './loginState';
 import { createProviders, ProviderError, type OAuthProvider, type ProviderIdentity } from './providers';
 import { SessionCodec, type Session } from './sessions';
-import type { AuthIdentity, ProviderEndpointOverrides, PublicShare, ShareOAuth } from './types';
+import type { AuthIdentity, PublicShare, ShareOAuth } from './types';
 
 export type GateResult =
   | { kind: 'allow'; identity: AuthIdentity; setCookies: string[] }
   | { kind: 'login'; reason: 'no_session' | 'check_due' | 'refresh_failed' }
-  | { kind: 'forbidden'; provider: string; email: string; reason: 'email_not_allowed' | 'email_not_verified'; setCookies: string[] }
+  | { kind: 'forbidden'; provider: string; email?: string; reason: Refusal; setCookies: string[] }
   | { kind: 'misconfigured'; message: string };
+
+/** Why a signed-in user is refused (403 with a logout link), at login or at a refresh. */
+export type Refusal = 'no_email' | 'email_not_verified' | 'email_not_allowed';
+
+export function refusalMessage(reason: Refusal, email: string | undefined): string {
+  switch (reason) {
+    case 'no_email':
+      return 'The identity provider did not share an email address for this account, so access to this share cannot be checked. Allow it to share your email address, or sign in with another account.';
+    case 'email_not_verified':
+      return `The provider has not verified the email address ${email}. Verify it with the provider and try again.`;
+    case 'email_not_allowed':
+      return `You are signed in as ${email}, which is not allowed to access this share.`;
+  }
+}
 
 interface RefreshOutcome {
   identity?: ProviderIdentity;
@@ -31,7 +45,10 @@ export class OAuthRuntime {
   readonly sessions: SessionCodec;
   readonly states: LoginStates;
   readonly emails = new EmailMatcherCache();
+  /** endpoint_url without trailing slashes; routes are served under its path. */
   readonly endpointUrl: string;
+  /** The path of endpoint_url ("" or "/sso"). */
+  readonly endpointPath: string;
   readonly sessionLifetimeMs: number;
   private readonly refreshes = new Map<string, { promise: Promise<RefreshOutcome>; startedAtMs: number }>();
 
@@ -40,13 +57,13 @@ export class OAuthRuntime {
     readonly secureCookies: boolean,
     private readonly logger: Logger,
     readonly now: () => number,
-    overrides?: ProviderEndpointOverrides,
   ) {
     const keys = deriveKeys(config.signing_key, config.encryption_key);
     const cookieDomain = config.cookie_domain.replace(/^\./, '');
     this.endpointUrl = config.endpoint_url.replace(/\/+$/, '');
+    this.endpointPath = new URL(this.endpointUrl).pathname.replace(/\/+$/, '');
     this.sessionLifetimeMs = parseDuration(config.session_lifetime);
-    this.providers = createProviders(config, overrides);
+    this.providers = createProviders(config);
     this.sessions = new SessionCodec(keys, { cookieName: config.cookie_name, cookieDomain, secure: secureCookies });
     this.states = new LoginStates(keys, {
       cookieName: config.cookie_name,
@@ -58,6 +75,19 @@ export class OAuthRuntime {
 
   emailAllowed(oauth: ShareOAuth, email: string): boolean {
     return this.emails.matches(oauth.emailPatterns, email);
+  }
+
+  /** Only a verified email matching the share's patterns is let in. */
+  check(oauth: ShareOAuth, identity: ProviderIdentity): { ok: true; email: string } | { ok: false; reason: Refusal } {
+    if (!identity.email) return { ok: false, reason: 'no_email' };
+    if (!identity.emailVerified) return { ok: false, reason: 'email_not_verified' };
+    if (!this.emailAllowed(oauth, identity.email)) return { ok: false, reason: 'email_not_allowed' };
+    return { ok: true, email: identity.email };
+  }
+
+  /** `<endpoint_url>/<provider>/<action>` */
+  providerUrl(provider: string, action: 'auth/callback' | 'logout' | 'login'): string {
+    return `${this.endpointUrl}/${encodeURIComponent(provider)}/${action}`;
   }
 
   /** Decides whether a request to an OAuth-protected share may pass, refreshing OIDC sessions when due. */
@@ -81,20 +111,21 @@ export class OAuthRuntime {
       return { kind: 'login', reason: 'refresh_failed' };
     }
     const fresh = outcome.identity;
-    const clear = [this.sessions.clear(session.cookieName)];
-    if (!fresh.emailVerified) return { kind: 'forbidden', provider: provider.name, email: fresh.email, reason: 'email_not_verified', setCookies: clear };
-    if (!this.emailAllowed(share.oauth, fresh.email)) return { kind: 'forbidden', provider: provider.name, email: fresh.email, reason: 'email_not_allowed', setCookies: clear };
+    const checked = this.check(share.oauth, fresh);
+    if (!checked.ok) {
+      return { kind: 'forbidden', provider: provider.name, email: fresh.email, reason: checked.reason, setCookies: [this.sessions.clear(session.cookieName)] };
+    }
     const renewed: Omit<Session, 'cookieName'> = {
       provider: provider.name,
       share: share.token,
-      email: fresh.email,
+      email: checked.email,
       expiresAtMs: session.expiresAtMs, // refresh re-verifies; it never extends session_lifetime
       checkedAtMs: now,
       tokens: provider.tokensToStore(fresh),
     };
     const cookie = await this.sessions.issue(renewed, now);
-    this.logger.info({ share: share.token, provider: provider.name, email: fresh.email }, 'oauth session refreshed');
-    return { kind: 'allow', identity: { provider: provider.name, email: fresh.email, expiresAtMs: session.expiresAtMs }, setCookies: [cookie] };
+    this.logger.info({ share: share.token, provider: provider.name, email: checked.email }, 'oauth session refreshed');
+    return { kind: 'allow', identity: { provider: provider.name, email: checked.email, expiresAtMs: session.expiresAtMs }, setCookies: [cookie] };
   }
 
   private refreshOnce(provider: OAuthProvider, session: Session): Promise<RefreshOutcome> {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { OAuthRuntime } from './oauthRuntime';
+import { refusalMessage, type OAuthRuntime } from './oauthRuntime';
 import { sendJson, sendPage, sendRedirect } from './pages';
 import { ProviderError, type OAuthProvider } from './providers';
 import { isAllowedLogoutRedirect, isUrlOfShare } from './redirects';
@@ -62,7 +62,7 @@ export function createOAuthHandler(ctx: OAuthListenerContext) {
       return sendPage(res, 401, 'Sign-in was not completed', ['The identity provider did not complete the sign-in.'], { links: retry, setCookies: clearBinding });
     }
 
-    const callbackUrl = new URL(`${oauth.endpointUrl}/${encodeURIComponent(provider.name)}/auth/callback`);
+    const callbackUrl = new URL(oauth.providerUrl(provider.name, 'auth/callback'));
     callbackUrl.search = query.toString();
     let identity;
     try {
@@ -79,15 +79,13 @@ export function createOAuthHandler(ctx: OAuthListenerContext) {
       log.outcome = 'share_changed';
       return sendPage(res, 404, 'Share not found', ['This share no longer exists or no longer uses this sign-in.'], { setCookies: clearBinding });
     }
-    const logoutLink = [{ href: `${oauth.endpointUrl}/${encodeURIComponent(provider.name)}/logout?redirect_url=${encodeURIComponent(claims.url)}`, label: 'Sign out and use another account' }];
-    if (!identity.emailVerified || !oauth.emailAllowed(share.oauth, identity.email)) {
-      log.outcome = identity.emailVerified ? 'email_not_allowed' : 'email_not_verified';
+    const checked = oauth.check(share.oauth, identity);
+    if (!checked.ok) {
+      log.outcome = checked.reason;
       // Tokens of a refused user are of no further use.
       await provider.revoke(provider.tokensToStore(identity)).catch(() => undefined);
-      const why = identity.emailVerified
-        ? `You are signed in as ${identity.email}, which is not allowed to access this share.`
-        : `The provider has not verified the email address ${identity.email}. Verify it with the provider and try again.`;
-      return sendPage(res, 403, 'Access denied', [why], { links: logoutLink, setCookies: clearBinding });
+      const logoutLink = { href: `${oauth.providerUrl(provider.name, 'logout')}?redirect_url=${encodeURIComponent(claims.url)}`, label: 'Sign out and use another account' };
+      return sendPage(res, 403, 'Access denied', [refusalMessage(checked.reason, identity.email)], { links: [logoutLink], setCookies: clearBinding });
     }
 
     const now = oauth.now();
@@ -95,7 +93,7 @@ export function createOAuthHandler(ctx: OAuthListenerContext) {
       {
         provider: provider.name,
         share: claims.shr,
-        email: identity.email,
+        email: checked.email,
         expiresAtMs: now + oauth.sessionLifetimeMs,
         checkedAtMs: now,
         tokens: provider.tokensToStore(identity),
@@ -121,7 +119,7 @@ export function createOAuthHandler(ctx: OAuthListenerContext) {
     log.email = mine[0]?.email;
     log.outcome = `logout:${mine.length}`;
     const requested = query.get('redirect_url');
-    const loginPage = `${oauth.endpointUrl}/${encodeURIComponent(provider.name)}/login`;
+    const loginPage = oauth.providerUrl(provider.name, 'login');
     const target = requested && isAllowedLogoutRedirect(requested, ctx.shareDomain, oauth.endpointUrl) ? requested : loginPage;
     sendRedirect(res, target, cleared);
   }
@@ -140,8 +138,11 @@ export function createOAuthHandler(ctx: OAuthListenerContext) {
 
   async function route(req: IncomingMessage, res: ServerResponse, log: OAuthLog): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://oauth.invalid');
-    const parts = url.pathname.split('/').filter(Boolean);
-    if (url.pathname === '/health') return sendJson(res, 200, { status: 'ok' });
+    // Routes live under endpoint_url's path ("/sso/<name>/logout"); /health also at the listener's root.
+    const base = oauth.endpointPath;
+    const path = !base ? url.pathname : url.pathname.startsWith(`${base}/`) ? url.pathname.slice(base.length) : undefined;
+    if (url.pathname === '/health' || path === '/health') return sendJson(res, 200, { status: 'ok' });
+    const parts = (path ?? '').split('/').filter(Boolean);
     const providerName = decodeSegment(parts[0]);
     const provider = providerName !== undefined ? oauth.providers.get(providerName) : undefined;
     const action = parts.slice(1).join('/');

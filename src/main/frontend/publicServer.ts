@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Agent } from 'undici';
 import { forwardRequestHeaders } from './forwardHeaders';
-import type { OAuthRuntime } from './oauthRuntime';
+import { refusalMessage, type OAuthRuntime } from './oauthRuntime';
 import type { OverlayProxy } from './overlay';
 import { sendJson, sendPage, sendRedirect } from './pages';
 import { ProviderError } from './providers';
@@ -97,18 +97,14 @@ export function createPublicHandlers(ctx: PublicContext) {
         return denied(503, 'misconfigured', (res) => sendPage(res, 503, 'Share unavailable', ['This share is not configured correctly.']));
       case 'forbidden': {
         log.email = gate.email;
-        const logout = `${oauth.endpointUrl}/${encodeURIComponent(gate.provider)}/logout?redirect_url=${encodeURIComponent(originalUrl(req))}`;
-        const why =
-          gate.reason === 'email_not_verified'
-            ? `The provider has not verified the email address ${gate.email}.`
-            : `You are signed in as ${gate.email}, which is not allowed to access this share.`;
+        const logout = `${oauth.providerUrl(gate.provider, 'logout')}?redirect_url=${encodeURIComponent(originalUrl(req))}`;
         if (upgrade || isApiRequest(req.headers)) {
           return denied(403, gate.reason, (res) =>
             sendJson(res, 403, { error: 'forbidden', reason: gate.reason, email: gate.email }, gate.setCookies.length ? { 'Set-Cookie': gate.setCookies } : {}),
           );
         }
         return denied(403, gate.reason, (res) =>
-          sendPage(res, 403, 'Access denied', [why], { links: [{ href: logout, label: 'Sign out and use another account' }], setCookies: gate.setCookies }),
+          sendPage(res, 403, 'Access denied', [refusalMessage(gate.reason, gate.email)], { links: [{ href: logout, label: 'Sign out and use another account' }], setCookies: gate.setCookies }),
         );
       }
       case 'login': {

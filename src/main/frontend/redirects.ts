@@ -37,10 +37,12 @@ export function isUrlOfShare(raw: string, shareDomain: string, token: string): b
   return url !== undefined && shareTokenFromHost(url.host, shareDomain) === token;
 }
 
-/** Logout may only send the browser to a share or back to the frontend's own endpoint. */
+/** Logout may only send the browser to a share or back to the frontend's own endpoint (under its path). */
 export function isAllowedLogoutRedirect(raw: string, shareDomain: string, endpointUrl: string): boolean {
   const url = parseStrictHttpUrl(raw);
   if (!url) return false;
   if (shareTokenFromHost(url.host, shareDomain) !== undefined) return true;
-  return url.origin === new URL(endpointUrl).origin;
+  const endpoint = new URL(endpointUrl);
+  const base = endpoint.pathname.replace(/\/+$/, '');
+  return url.origin === endpoint.origin && (url.pathname === base || url.pathname.startsWith(`${base}/`));
 }

@@ -30,17 +30,10 @@ export interface ShareResolver {
   resolve(token: string): PublicShare | undefined | Promise<PublicShare | undefined>;
 }
 
-/** Internal: lets tests point the built-in providers at loopback fakes. */
-export interface ProviderEndpointOverrides {
-  idp_a?: { authorizeUrl: string; tokenUrl: string; apiBaseUrl: string; revokeBaseUrl?: string };
-  idp_b?: { authorizeUrl: string; tokenUrl: string; userInfoUrl: string; revokeUrl: string };
-}
-
 export interface StartFrontendOptions {
   config: FrontendConfig;
   resolver: ShareResolver;
   logger: Logger;
-  providerEndpoints?: ProviderEndpointOverrides;
   /** how overlay shares are reached; without it they answer 503 */
   overlay?: OverlayDialer;
   /** Internal: injectable clock (ms since epoch) for expiry and check-interval tests. */

@@ -1,13 +1,13 @@
 import type { ProviderConfig } from '../config';
-import type { ProviderEndpointOverrides } from '../types';
 import { isRecord, providerFetch, readJson, safeErrorCode } from './http';
 import { ProviderError, type LoginChecks, type OAuthProvider, type ProviderContext, type ProviderIdentity, type StoredTokens } from './types';
 
-// idp_a speaks GitHub's OAuth App wire format.
+// idp_a speaks GitHub's OAuth App wire format; auth_url, token_url and api_url point it at GitHub Enterprise
+// (https://<host>/login/oauth/authorize, https://<host>/login/oauth/access_token, https://<host>/api/v3).
 const DEFAULTS = {
-  authorizeUrl: 'https://github.com/login/oauth/authorize',
-  tokenUrl: 'https://github.com/login/oauth/access_token',
-  apiBaseUrl: 'https://api.github.com',
+  auth_url: 'https://github.com/login/oauth/authorize',
+  token_url: 'https://github.com/login/oauth/access_token',
+  api_url: 'https://api.github.com',
 };
 
 const API_HEADERS = {
@@ -22,10 +22,10 @@ interface GithubEmail {
   verified: boolean;
 }
 
-export function createIdpAProvider(cfg: ProviderConfig, ctx: ProviderContext, overrides?: ProviderEndpointOverrides['idp_a']): OAuthProvider {
-  const endpoints = { ...DEFAULTS, ...overrides };
-  const apiBase = endpoints.apiBaseUrl.replace(/\/+$/, '');
-  const revokeBase = (overrides?.revokeBaseUrl ?? apiBase).replace(/\/+$/, '');
+export function createIdpAProvider(cfg: ProviderConfig, ctx: ProviderContext): OAuthProvider {
+  const authUrl = cfg.auth_url ?? DEFAULTS.auth_url;
+  const tokenUrl = cfg.token_url ?? DEFAULTS.token_url;
+  const apiBase = (cfg.api_url ?? DEFAULTS.api_url).replace(/\/+$/, '');
 
   async function fetchPrimaryEmail(accessToken: string): Promise<ProviderIdentity> {
     const res = await providerFetch('idp_a emails', `${apiBase}/user/emails`, { headers: { ...API_HEADERS, Authorization: `Bearer ${accessToken}` } }, ctx.timeoutMs);
@@ -36,9 +36,8 @@ export function createIdpAProvider(cfg: ProviderConfig, ctx: ProviderContext, ov
       (e): e is GithubEmail => isRecord(e) && typeof e.email === 'string' && typeof e.primary === 'boolean' && typeof e.verified === 'boolean',
     );
     const primary = emails.find((e) => e.primary);
-    if (!primary) throw new ProviderError('idp_a emails: the account has no primary email address');
     // Only the primary address counts, and only when the provider has verified it.
-    return { email: primary.email, emailVerified: primary.verified, accessToken };
+    return { email: primary?.email || undefined, emailVerified: primary?.verified === true, accessToken };
   }
 
   return {
@@ -47,7 +46,7 @@ export function createIdpAProvider(cfg: ProviderConfig, ctx: ProviderContext, ov
     supportsRefresh: false,
 
     async authorizationUrl(checks: LoginChecks) {
-      const url = new URL(endpoints.authorizeUrl);
+      const url = new URL(authUrl);
       url.searchParams.set('client_id', cfg.client_id);
       url.searchParams.set('redirect_uri', ctx.redirectUri);
       url.searchParams.set('scope', 'user:email');
@@ -60,7 +59,7 @@ export function createIdpAProvider(cfg: ProviderConfig, ctx: ProviderContext, ov
       if (!code) throw new ProviderError('idp_a callback: no authorization code');
       const res = await providerFetch(
         'idp_a token',
-        endpoints.tokenUrl,
+        tokenUrl,
         {
           method: 'POST',
           headers: { Accept: 'application/json', 'Content-Type': 'application/x-www-form-urlencoded', 'User-Agent': API_HEADERS['User-Agent'] },
@@ -86,7 +85,7 @@ export function createIdpAProvider(cfg: ProviderConfig, ctx: ProviderContext, ov
       const basic = Buffer.from(`${cfg.client_id}:${cfg.client_secret}`).toString('base64');
       const res = await providerFetch(
         'idp_a revoke',
-        `${revokeBase}/applications/${encodeURIComponent(cfg.client_id)}/token`,
+        `${apiBase}/applications/${encodeURIComponent(cfg.client_id)}/token`,
         {
           method: 'DELETE',
           headers: { ...API_HEADERS, Authorization: `Basic ${basic}`, 'Content-Type': 'application/json' },

@@ -1,19 +1,24 @@
 import { createHash } from 'node:crypto';
 import type { ProviderConfig } from '../config';
-import type { ProviderEndpointOverrides } from '../types';
 import { isRecord, providerFetch, readJson, safeErrorCode } from './http';
 import { ProviderError, type LoginChecks, type OAuthProvider, type ProviderContext, type StoredTokens } from './types';
 
-// idp_b speaks Google's OAuth 2.0 wire format (authorization code + PKCE, v2 userinfo).
+// idp_b speaks Google's OAuth 2.0 wire format (authorization code + PKCE, v2 userinfo); auth_url, token_url,
+// userinfo_url and revoke_url point it at another server speaking it.
 const DEFAULTS = {
-  authorizeUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
-  tokenUrl: 'https://oauth2.googleapis.com/token',
-  userInfoUrl: 'https://www.googleapis.com/oauth2/v2/userinfo',
-  revokeUrl: 'https://oauth2.googleapis.com/revoke',
+  auth_url: 'https://accounts.google.com/o/oauth2/v2/auth',
+  token_url: 'https://oauth2.googleapis.com/token',
+  userinfo_url: 'https://www.googleapis.com/oauth2/v2/userinfo',
+  revoke_url: 'https://oauth2.googleapis.com/revoke',
 };
 
-export function createIdpBProvider(cfg: ProviderConfig, ctx: ProviderContext, overrides?: ProviderEndpointOverrides['idp_b']): OAuthProvider {
-  const endpoints = { ...DEFAULTS, ...overrides };
+export function createIdpBProvider(cfg: ProviderConfig, ctx: ProviderContext): OAuthProvider {
+  const endpoints = {
+    auth_url: cfg.auth_url ?? DEFAULTS.auth_url,
+    token_url: cfg.token_url ?? DEFAULTS.token_url,
+    userinfo_url: cfg.userinfo_url ?? DEFAULTS.userinfo_url,
+    revoke_url: cfg.revoke_url ?? DEFAULTS.revoke_url,
+  };
 
   return {
     name: cfg.name,
@@ -21,7 +26,7 @@ export function createIdpBProvider(cfg: ProviderConfig, ctx: ProviderContext, ov
     supportsRefresh: false,
 
     async authorizationUrl(checks: LoginChecks) {
-      const url = new URL(endpoints.authorizeUrl);
+      const url = new URL(endpoints.auth_url);
       url.searchParams.set('client_id', cfg.client_id);
       url.searchParams.set('redirect_uri', ctx.redirectUri);
       url.searchParams.set('response_type', 'code');
@@ -38,7 +43,7 @@ export function createIdpBProvider(cfg: ProviderConfig, ctx: ProviderContext, ov
       if (!code) throw new ProviderError('idp_b callback: no authorization code');
       const res = await providerFetch(
         'idp_b token',
-        endpoints.tokenUrl,
+        endpoints.token_url,
         {
           method: 'POST',
           headers: { Accept: 'application/json', 'Content-Type': 'application/x-www-form-urlencoded' },
@@ -58,12 +63,11 @@ export function createIdpBProvider(cfg: ProviderConfig, ctx: ProviderContext, ov
         throw new ProviderError(`idp_b token: HTTP ${res.status}, ${isRecord(body) ? safeErrorCode(body.error) : 'invalid_response'}`);
       }
       const accessToken = body.access_token;
-      const infoRes = await providerFetch('idp_b userinfo', endpoints.userInfoUrl, { headers: { Authorization: `Bearer ${accessToken}`, Accept: 'application/json' } }, ctx.timeoutMs);
+      const infoRes = await providerFetch('idp_b userinfo', endpoints.userinfo_url, { headers: { Authorization: `Bearer ${accessToken}`, Accept: 'application/json' } }, ctx.timeoutMs);
       const info = await readJson('idp_b userinfo', infoRes);
-      if (!infoRes.ok || !isRecord(info) || typeof info.email !== 'string' || !info.email) {
-        throw new ProviderError(`idp_b userinfo: HTTP ${infoRes.status}, no email`);
-      }
-      return { email: info.email, emailVerified: info.verified_email === true, subject: typeof info.id === 'string' ? info.id : undefined, accessToken };
+      if (!infoRes.ok || !isRecord(info)) throw new ProviderError(`idp_b userinfo: HTTP ${infoRes.status}`);
+      const email = typeof info.email === 'string' && info.email ? info.email : undefined;
+      return { email, emailVerified: info.verified_email === true, subject: typeof info.id === 'string' ? info.id : undefined, accessToken };
     },
 
     async refresh() {
@@ -74,7 +78,7 @@ export function createIdpBProvider(cfg: ProviderConfig, ctx: ProviderContext, ov
       if (!tokens.accessToken) return;
       const res = await providerFetch(
         'idp_b revoke',
-        endpoints.revokeUrl,
+        endpoints.revoke_url,
         { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: tokens.accessToken }) },
         ctx.timeoutMs,
       );

@@ -1,5 +1,4 @@
 import type { OAuthConfig } from '../config';
-import type { ProviderEndpointOverrides } from '../types';
 import { createIdpAProvider } from './idpA';
 import { createIdpBProvider } from './idpB';
 import { createOidcProvider } from './oidc';
@@ -14,16 +13,16 @@ export function callbackUrlFor(endpointUrl: string, providerName: string): strin
   return `${endpointUrl.replace(/\/+$/, '')}/${encodeURIComponent(providerName)}/auth/callback`;
 }
 
-export function createProviders(oauth: OAuthConfig, overrides: ProviderEndpointOverrides = {}): Map<string, OAuthProvider> {
+export function createProviders(oauth: OAuthConfig): Map<string, OAuthProvider> {
   const providers = new Map<string, OAuthProvider>();
   for (const cfg of oauth.providers) {
     const ctx = { redirectUri: callbackUrlFor(oauth.endpoint_url, cfg.name), timeoutMs: PROVIDER_TIMEOUT_MS };
     switch (cfg.type) {
       case 'idp_a':
-        providers.set(cfg.name, createIdpAProvider(cfg, ctx, overrides.idp_a));
+        providers.set(cfg.name, createIdpAProvider(cfg, ctx));
         break;
       case 'idp_b':
-        providers.set(cfg.name, createIdpBProvider(cfg, ctx, overrides.idp_b));
+        providers.set(cfg.name, createIdpBProvider(cfg, ctx));
         break;
       case 'oidc':
         providers.set(cfg.name, createOidcProvider(cfg, ctx));

@@ -1,6 +1,6 @@
 import * as client from 'openid-client';
 import { isLoopbackHost } from '../address';
-import type { ProviderConfig } from '../config';
+import { TOKEN_ENDPOINT_AUTH_METHODS, type ProviderConfig, type TokenEndpointAuthMethod } from '../config';
 import { isRecord } from './http';
 import { ProviderError, type LoginChecks, type OAuthProvider, type ProviderContext, type ProviderIdentity, type StoredTokens } from './types';
 
@@ -24,9 +24,8 @@ export function createOidcProvider(cfg: ProviderConfig, ctx: ProviderContext): O
           timeout: Math.ceil(ctx.timeoutMs / 1000),
         });
         const metadata = discovered.serverMetadata();
-        // client_secret_basic is the OIDC default; use post only when the issuer does not offer basic.
-        const methods = metadata.token_endpoint_auth_methods_supported;
-        const auth = !methods || methods.includes('client_secret_basic') ? client.ClientSecretBasic(cfg.client_secret) : client.ClientSecretPost(cfg.client_secret);
+        const method = cfg.token_endpoint_auth_method ?? defaultAuthMethod(metadata.token_endpoint_auth_methods_supported);
+        const auth = method === 'client_secret_post' ? client.ClientSecretPost(cfg.client_secret) : client.ClientSecretBasic(cfg.client_secret);
         const config = new client.Configuration(metadata, cfg.client_id, { client_secret: cfg.client_secret }, auth);
         config.timeout = Math.ceil(ctx.timeoutMs / 1000);
         for (const fn of execute) fn(config);
@@ -54,12 +53,11 @@ export function createOidcProvider(cfg: ProviderConfig, ctx: ProviderContext): O
         throw new ProviderError(`oidc userinfo: ${describe(err)}`);
       }
     }
-    if (!isRecord(source) || typeof source.email !== 'string' || !source.email) {
-      throw new ProviderError('oidc: the provider returned no email claim (is the "email" scope configured?)');
-    }
-    const verified = source.email_verified === true || source.email_verified === 'true';
+    // No email claim (the "email" scope not configured or not granted) is a refusal, not a provider failure.
+    const email = isRecord(source) && typeof source.email === 'string' && source.email ? source.email : undefined;
+    const verified = source?.email_verified === true || source?.email_verified === 'true';
     return {
-      email: source.email,
+      email,
       emailVerified: verified,
       subject,
       accessToken: tokens.access_token,
@@ -141,6 +139,14 @@ export function createOidcProvider(cfg: ProviderConfig, ctx: ProviderContext): O
         : { accessToken: identity.accessToken, subject: identity.subject };
     },
   };
+}
+
+/**
+ * Without a configured method: the first of ours the issuer lists, else client_secret_basic (the OIDC default).
+ * Basic form-encodes the id and secret first (RFC 6749 2.3.1), which issuers that compare raw values refuse.
+ */
+function defaultAuthMethod(supported: readonly string[] | undefined): TokenEndpointAuthMethod {
+  return (supported?.find((m) => (TOKEN_ENDPOINT_AUTH_METHODS as readonly string[]).includes(m)) as TokenEndpointAuthMethod | undefined) ?? 'client_secret_basic';
 }
 
 /** Error text from openid-client/oauth4webapi without response bodies or tokens. */

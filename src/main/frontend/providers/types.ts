@@ -9,7 +9,8 @@ export interface LoginChecks {
 
 /** What a provider tells us about the user after a login or a refresh. */
 export interface ProviderIdentity {
-  email: string;
+  /** Absent when the provider shared no email address (a refusal, like an unverified one). */
+  email?: string;
   emailVerified: boolean;
   subject?: string;
   accessToken?: string;
