@@ -18,7 +18,7 @@ import { Agent } from 'undici';
 import { WebSocketServer } from 'ws';
 import { startFrontend } from '../../src/main/frontend';
 import type { FrontendConfig, OAuthConfig, ProviderConfig } from '../../src/main/frontend/config';
-import type { FrontendHandle, ProviderEndpointOverrides, PublicShare } from '../../src/main/frontend/types';
+import type { FrontendHandle, PublicShare } from '../../src/main/frontend/types';
 
 export const COOKIE_DOMAIN = 'weft.test';
 export const SHARE_DOMAIN = 'share.weft.test';
@@ -370,7 +370,6 @@ export async function startTestFrontend(opts: {
   providers?: ProviderConfig[];
   oauthPort?: number;
   oauth?: Partial<OAuthConfig>;
-  providerEndpoints?: ProviderEndpointOverrides;
   now?: () => number;
   noOAuth?: boolean;
 }): Promise<TestFrontend> {
@@ -387,14 +386,13 @@ export async function startTestFrontend(opts: {
     config,
     resolver: { resolve: (token) => shares.get(token) },
     logger,
-    providerEndpoints: opts.providerEndpoints,
     now: opts.now,
   });
   return {
     handle,
     config,
     shares,
-    endpointUrl: `http://${AUTH_HOST}:${oauthPort}`,
+    endpointUrl: (config.oauth?.endpoint_url ?? `http://${AUTH_HOST}:${oauthPort}`).replace(/\/+$/, ''),
     shareUrl: (token, pathAndQuery = '/') => `${handle.shareUrl(token)}${pathAndQuery}`,
     logs,
     logger,
