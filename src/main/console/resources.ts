@@ -20,7 +20,7 @@ export interface ConsoleResource {
   redact?: string[];
 }
 
-function allowedOps(r: ConsoleResource): WriteOp[] {
+export function allowedOps(r: ConsoleResource): WriteOp[] {
   if (r.ops) return r.ops;
   const s = r.def.schemas;
   return [
@@ -31,7 +31,7 @@ function allowedOps(r: ConsoleResource): WriteOp[] {
   ];
 }
 
-function requireOp(name: string, r: ConsoleResource, op: WriteOp): void {
+export function requireOp(name: string, r: ConsoleResource, op: WriteOp): void {
   if (!allowedOps(r).includes(op)) throw new TRPCError({ code: 'METHOD_NOT_SUPPORTED', message: `${name}: ${op} is not supported` });
 }
 

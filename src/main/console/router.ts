@@ -2,15 +2,18 @@ import { CONSOLE_RESOURCES } from './registry';
 import { resourceRouter } from './resources';
 import { controllerSettingsRouter } from './routers/controllerSettings';
 import { dashboardRouter } from './routers/dashboard';
+import { bulkRouter } from './routers/bulk';
 import { dataPlaneRouter } from './routers/dataPlane';
 import { enrollmentRouter } from './routers/enrollment';
 import { identityRouter } from './routers/identities';
 import { identityPostureRouter } from './routers/identityPosture';
 import { identityTracingRouter } from './routers/identityTracing';
+import { networkRouter } from './routers/network';
 import { policyRouter } from './routers/policy';
 import { rolesRouter } from './routers/roles';
 import { securityRouter } from './routers/security';
 import { serviceConfigOverridesRouter } from './routers/serviceConfigOverrides';
+import { serviceWizardRouter } from './routers/serviceWizard';
 import { sessionRouter } from './routers/session';
 import { sharesRouter } from './routers/shares';
 import { router } from './trpc';
@@ -34,6 +37,9 @@ export const appRouter = router({
   identityTracing: identityTracingRouter,
   serviceConfigOverrides: serviceConfigOverridesRouter,
   controllerSettings: controllerSettingsRouter,
+  serviceWizard: serviceWizardRouter,
+  network: networkRouter,
+  bulk: bulkRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -5,6 +5,7 @@ import { getPath } from '../lib/paths';
 import type { Entity, ResourceName, SortDir } from '../lib/types';
 import { Link, navigate } from '../router';
 import { useTRPC } from '../trpc';
+import type { BulkConfig } from './BulkActions';
 import { ResourceForm, type FieldSpec, type Values } from './ResourceForm';
 import { ResourceTable, type Column } from './ResourceTable';
 import { ErrorBox, Page, Panel, Spinner } from './Status';
@@ -36,6 +37,10 @@ export interface ResourcePageSpec {
   /** extra panels below the list */
   listPanels?: () => ReactNode;
   rowActions?: (entity: Entity) => ReactNode;
+  /** multi-select on the list, with these actions */
+  bulk?: BulkConfig;
+  /** more actions beside "New …" on the list (another way to create, an import) */
+  listActions?: ReactNode;
 }
 
 /** A spec with more detail panels after its own (pages that compose views of several modules). */
@@ -73,11 +78,16 @@ export function ResourcePage({ spec, params }: { spec: ResourcePageSpec; params:
       description={spec.description}
       actions={
         spec.canCreate !== false && spec.fields ? (
-          <Link className="button" to={`/${spec.path}/new`}>{`New ${spec.singular}`}</Link>
-        ) : undefined
+          <>
+            {spec.listActions}
+            <Link className="button" to={`/${spec.path}/new`}>{`New ${spec.singular}`}</Link>
+          </>
+        ) : (
+          spec.listActions
+        )
       }
     >
-      <ResourceTable resource={spec.resource} label={spec.title} columns={spec.columns} defaultSort={spec.defaultSort} rowActions={spec.rowActions} />
+      <ResourceTable resource={spec.resource} label={spec.title} columns={spec.columns} defaultSort={spec.defaultSort} rowActions={spec.rowActions} bulk={spec.bulk} />
       {spec.listPanels?.()}
     </Page>
   );

@@ -6,6 +6,7 @@ import { formatDate } from '../lib/format';
 import { toFilter } from '../lib/search';
 import type { Entity, ResourceName, SortDir } from '../lib/types';
 import { useTRPC } from '../trpc';
+import { BulkBar, type BulkConfig } from './BulkActions';
 import { ErrorBox, Spinner } from './Status';
 
 export interface Column {
@@ -29,6 +30,8 @@ export interface ResourceTableProps {
   compact?: boolean;
   rowActions?: (entity: Entity) => ReactNode;
   emptyText?: string;
+  /** rows can be selected (kept across pages) and acted on together */
+  bulk?: BulkConfig;
 }
 
 /** Renders a cell: the column's own renderer, or a sensible default for the value's type. */
@@ -58,6 +61,7 @@ export function ResourceTable(props: ResourceTableProps) {
   const [offset, setOffset] = useState(0);
   const [limit, setLimit] = useState(props.pageSize ?? DEFAULT_PAGE_SIZE);
   const [filterable, setFilterable] = useState<string[] | undefined>();
+  const [selected, setSelected] = useState<Map<string, string>>(() => new Map());
 
   // the filter applies while typing, once the typing pauses
   useEffect(() => {
@@ -78,6 +82,20 @@ export function ResourceTable(props: ResourceTableProps) {
   const page = query.data;
   const total = page?.meta.pagination.totalCount ?? 0;
   const sortableField = (c: Column) => c.sortable ?? (filterable?.includes(c.field) ?? false);
+
+  const selectable = !!props.bulk;
+  const pageIds = (page?.data ?? []).map((e) => e.id);
+  const allOnPage = pageIds.length > 0 && pageIds.every((id) => selected.has(id));
+  function select(entities: Entity[], on: boolean) {
+    setSelected((cur) => {
+      const next = new Map(cur);
+      for (const e of entities) {
+        if (on) next.set(e.id, e.name ?? e.id);
+        else next.delete(e.id);
+      }
+      return next;
+    });
+  }
 
   function toggleSort(field: string) {
     setSort((s) => (s?.field === field ? { field, dir: s.dir === 'asc' ? 'desc' : 'asc' } : { field, dir: 'asc' }));
@@ -109,6 +127,15 @@ export function ResourceTable(props: ResourceTableProps) {
           )}
         </form>
       )}
+      {props.bulk && selected.size > 0 && (
+        <BulkBar
+          resource={props.resource}
+          config={props.bulk}
+          selected={selected}
+          onClear={() => setSelected(new Map())}
+          onRemoved={(ids) => setSelected((cur) => new Map([...cur].filter(([id]) => !ids.includes(id))))}
+        />
+      )}
       {query.isPending && <Spinner />}
       {query.error && !filterError && <ErrorBox error={query.error} retry={() => query.refetch()} />}
       {page && (
@@ -117,6 +144,11 @@ export function ResourceTable(props: ResourceTableProps) {
             <table aria-label={props.label} aria-busy={query.isFetching}>
               <thead>
                 <tr>
+                  {selectable && (
+                    <th scope="col" className="select-cell">
+                      <input type="checkbox" aria-label="Select all rows on this page" checked={allOnPage} onChange={(e) => select(page.data, e.target.checked)} />
+                    </th>
+                  )}
                   {props.columns.map((c) => {
                     const sorted = sort?.field === c.field ? sort.dir : undefined;
                     return (
@@ -142,6 +174,11 @@ export function ResourceTable(props: ResourceTableProps) {
               <tbody>
                 {page.data.map((e) => (
                   <tr key={e.id}>
+                    {selectable && (
+                      <td className="select-cell" data-label="Select">
+                        <input type="checkbox" aria-label={`Select ${e.name ?? e.id}`} checked={selected.has(e.id)} onChange={(ev) => select([e], ev.target.checked)} />
+                      </td>
+                    )}
                     {props.columns.map((c) => (
                       <td key={c.field} data-label={c.label}>
                         {cell(c, e)}
@@ -152,7 +189,7 @@ export function ResourceTable(props: ResourceTableProps) {
                 ))}
                 {!page.data.length && (
                   <tr>
-                    <td colSpan={props.columns.length + (props.rowActions ? 1 : 0)} className="empty">
+                    <td colSpan={props.columns.length + (props.rowActions ? 1 : 0) + (selectable ? 1 : 0)} className="empty">
                       {props.emptyText ?? (filter && !props.fixedFilter ? 'Nothing matches the filter.' : 'None yet.')}
                     </td>
                   </tr>

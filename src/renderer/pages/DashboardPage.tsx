@@ -1,4 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { FirstRunLab, labWanted } from '../components/FirstRunLab';
 import { ResourceTable } from '../components/ResourceTable';
 import { ErrorBox, Page, Panel, Spinner } from '../components/Status';
 import { formatDate, relative } from '../lib/format';
@@ -26,10 +28,12 @@ const COUNT_PAGES: Record<string, { label: string; page?: string }> = {
 export function DashboardPage() {
   const trpc = useTRPC();
   const overview = useQuery(trpc.dashboard.overview.queryOptions());
+  const [labOpen, setLabOpen] = useState(true);
   return (
     <Page title="Dashboard">
       {overview.isPending && <Spinner />}
       {overview.error && <ErrorBox error={overview.error} retry={() => overview.refetch()} />}
+      {overview.data && labOpen && labWanted(overview.data.counts.services) && <FirstRunLab onClose={() => setLabOpen(false)} />}
       {overview.data && (
         <>
           <ul className="counts" aria-label="Counts">

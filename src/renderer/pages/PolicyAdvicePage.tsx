@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useId, useState } from 'react';
+import { AccessExplanation } from '../components/AccessExplanation';
 import { RefSelect } from '../components/inputs';
 import { ErrorBox, Page, Panel, Spinner } from '../components/Status';
 import { Link } from '../router';
@@ -7,13 +8,16 @@ import { useTRPC } from '../trpc';
 
 const mark = (ok: boolean) => (ok ? '✓ allowed' : '✗ not allowed');
 
-/** Pick an identity and a service: can it dial/bind, through which routers, and why (or what is missing). */
-export function PolicyAdvicePage() {
+/**
+ * Pick an identity and a service (or come with `#/policy-advice/<identity>/<service>`): can it dial/bind, through
+ * which routers, and why — the chain of policies and posture checks, and the smallest change when access is missing.
+ */
+export function PolicyAdvicePage({ params = [] }: { params?: string[] }) {
   const trpc = useTRPC();
   const identityId = useId();
   const serviceId = useId();
-  const [identity, setIdentity] = useState<string | null>(null);
-  const [service, setService] = useState<string | null>(null);
+  const [identity, setIdentity] = useState<string | null>(params[0] ?? null);
+  const [service, setService] = useState<string | null>(params[1] ?? null);
   const advice = useQuery({ ...trpc.policy.advice.queryOptions({ identityId: identity ?? '', serviceId: service ?? '' }), enabled: !!identity && !!service });
   return (
     <Page title="Policy advice" description="Whether an identity can use a service, read from the same policy index that session creation uses.">
@@ -69,6 +73,11 @@ export function PolicyAdvicePage() {
               </dd>
             </div>
           </dl>
+        </Panel>
+      )}
+      {advice.data && identity && service && (
+        <Panel title="Why">
+          <AccessExplanation key={`${identity}/${service}`} identityId={identity} serviceId={service} showSentence={false} />
         </Panel>
       )}
     </Page>

@@ -1,3 +1,4 @@
+import { ServiceAccessPanel } from '../components/AccessExplanation';
 import { withPanels } from '../components/ResourcePage';
 import { servicesSpec } from './foundationSpecs';
 import { IdentityPosture } from './identityPosture';
@@ -15,5 +16,10 @@ export const identitiesDetailSpec = withPanels(identitiesSpec, (e) => (
   </>
 ));
 
-/** Services with the terminators that host them. */
-export const servicesDetailSpec = withPanels(servicesSpec, (e) => <ServiceTerminators service={e} />);
+/** Services with the terminators that host them, and who may dial them (with the "why" of one of them). */
+export const servicesDetailSpec = withPanels(servicesSpec, (e) => (
+  <>
+    <ServiceAccessPanel serviceId={e.id} serviceName={e.name} />
+    <ServiceTerminators service={e} />
+  </>
+));

@@ -1,16 +1,20 @@
 import type { ReactNode } from 'react';
 import { ResourcePage, type ResourcePageSpec } from '../components/ResourcePage';
 import { auditLogSpec } from './auditLog';
+import { BULK, identityListActions, serviceListActions, withBulk } from './bulkSpecs';
 import { DashboardPage } from './DashboardPage';
 import { DatabasePage } from './DatabasePage';
 import { controllerSettingsSpec, controllersSpec } from './controllerSettings';
 import { identitiesDetailSpec, servicesDetailSpec } from './detailExtensions';
 import { casSpec, edgeRoutersSpec, routersSpec } from './enrollmentSpecs';
 import { externalJwtSignersSpec } from './externalJwtSigners';
+import { IdentityImportPage } from './IdentityImportPage';
 import { apiSessionsSpec, authPoliciesSpec, configsSpec, configTypesSpec } from './foundationSpecs';
 import { LiveTrafficPage } from './LiveTrafficPage';
 import { MfaPage } from './MfaPage';
+import { NetworkPage } from './NetworkPage';
 import { PolicyAdvicePage } from './PolicyAdvicePage';
+import { ServiceWizardPage } from './ServiceWizardPage';
 import { postureChecksSpec } from './postureChecks';
 import { SharesPage } from './SharesPage';
 import { edgeRouterPoliciesSpec, serviceEdgeRouterPoliciesSpec, servicePoliciesSpec } from './policySpecs';
@@ -37,22 +41,25 @@ const resourcePage = (group: PageDef['group'], spec: ResourcePageSpec): PageDef 
 /** Every page, in navigation order. A new resource page is a spec plus one line here. */
 export const PAGES: PageDef[] = [
   { id: 'dashboard', title: 'Dashboard', group: 'Overview', render: () => <DashboardPage /> },
-  resourcePage('Access', identitiesDetailSpec),
+  resourcePage('Access', withBulk(identitiesDetailSpec, BULK.identities, identityListActions)),
+  { id: 'identity-import', title: 'Import from CSV', group: 'Access', render: () => <IdentityImportPage /> },
   resourcePage('Access', authPoliciesSpec),
   resourcePage('Access', externalJwtSignersSpec),
   resourcePage('Access', casSpec),
   { id: 'mfa', title: 'My MFA', group: 'Access', render: () => <MfaPage /> },
-  resourcePage('Services', servicesDetailSpec),
+  resourcePage('Services', withBulk(servicesDetailSpec, BULK.services, serviceListActions)),
+  { id: 'service-wizard', title: 'New service (wizard)', group: 'Services', render: () => <ServiceWizardPage /> },
   resourcePage('Services', terminatorsSpec),
-  resourcePage('Services', configsSpec),
+  resourcePage('Services', withBulk(configsSpec, BULK.configs)),
   resourcePage('Services', configTypesSpec),
-  resourcePage('Policies', servicePoliciesSpec),
-  resourcePage('Policies', edgeRouterPoliciesSpec),
-  resourcePage('Policies', serviceEdgeRouterPoliciesSpec),
-  resourcePage('Policies', postureChecksSpec),
-  { id: 'policy-advice', title: 'Policy advice', group: 'Policies', render: () => <PolicyAdvicePage /> },
+  resourcePage('Policies', withBulk(servicePoliciesSpec, BULK.policies)),
+  resourcePage('Policies', withBulk(edgeRouterPoliciesSpec, BULK.policies)),
+  resourcePage('Policies', withBulk(serviceEdgeRouterPoliciesSpec, BULK.policies)),
+  resourcePage('Policies', withBulk(postureChecksSpec, BULK.postureChecks)),
+  { id: 'policy-advice', title: 'Policy advice', group: 'Policies', render: (p) => <PolicyAdvicePage key={p.join('/')} params={p} /> },
+  { id: 'network', title: 'Network map', group: 'Network', render: () => <NetworkPage /> },
   { id: 'live', title: 'Live traffic', group: 'Network', render: () => <LiveTrafficPage /> },
-  resourcePage('Network', edgeRoutersSpec),
+  resourcePage('Network', withBulk(edgeRoutersSpec, BULK.edgeRouters)),
   resourcePage('Network', routersSpec),
   { id: 'shares', title: 'Public shares', group: 'Network', render: () => <SharesPage /> },
   resourcePage('Operations', apiSessionsSpec),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { policyAdvice } from '../../core/policy/advice';
+import { explainAccess, serviceUsers } from '../../core/policy/accessExplain';
 import { adviceSentence } from '../adviceSentence';
 import { authedProcedure, router } from '../trpc';
 
@@ -11,4 +12,18 @@ export const policyRouter = router({
     const advice = policyAdvice(ctx.zctx, input.identityId, input.serviceId);
     return { ...advice, sentence: adviceSentence(advice) };
   }),
+  /** Why: the policies, routers and posture checks behind the advice, and the smallest change when access is missing. */
+  explain: authedProcedure
+    .input(z.object({ identityId: id, serviceId: id, want: z.enum(['Dial', 'Bind']).default('Dial') }))
+    .query(({ ctx, input }) => {
+      const explanation = explainAccess(ctx.zctx, input.identityId, input.serviceId, input.want);
+      return { ...explanation, sentence: adviceSentence(explanation.advice) };
+    }),
+  /** Identities that may dial (or bind) a service: a page of them, with the total. */
+  serviceUsers: authedProcedure
+    .input(z.object({ serviceId: id, type: z.enum(['dial', 'bind']).default('dial'), limit: z.number().int().min(1).max(100).default(20) }))
+    .query(({ ctx, input }) => {
+      const page = serviceUsers(ctx.zctx, input.serviceId, input.type, { limit: input.limit, offset: 0 });
+      return { totalCount: page.meta.pagination.totalCount, items: page.data.map((e) => ({ id: e.id as string, name: e.name as string })) };
+    }),
 });

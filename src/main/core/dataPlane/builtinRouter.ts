@@ -64,6 +64,11 @@ export async function provisionBuiltinRouter(core: Core, opts: { name: string; a
   return { id, name: routerRow(core)!.name as string, keyPem: readFileSync(keyFile, 'utf8'), certChainPem: readFileSync(chainFile, 'utf8') };
 }
 
+/** The id of Weft's own edge router (also the id of its router identity), when one has been provisioned. */
+export function builtinRouterId(core: Core): string | undefined {
+  return routerRow(core)?.id as string | undefined;
+}
+
 function routerRow(core: Core): Row | undefined {
   const id = core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', SETTING)?.value;
   return id ? core.store.getSql<Row>('SELECT * FROM edge_routers WHERE id = ?', id) : undefined;

@@ -1,0 +1,10 @@
+import { z } from 'zod';
+import { networkGraph, networkLive } from '../../core/policy/networkGraph';
+import { authedProcedure, router } from '../trpc';
+
+export const networkRouter = router({
+  /** Identities, services and edge routers joined by their policies (grouped by role attribute), as the core computes it. */
+  graph: authedProcedure.input(z.object({ query: z.unknown() })).query(({ ctx, input }) => networkGraph(ctx.zctx, input.query ?? {})),
+  /** The live overlay (router state, terminators, circuits with the classes involved); polled by the network page. */
+  live: authedProcedure.query(({ ctx }) => networkLive(ctx.zctx, ctx.dataPlane)),
+});

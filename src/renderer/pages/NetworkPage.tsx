@@ -1,0 +1,439 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useId, useMemo, useState, type KeyboardEvent } from 'react';
+import { RefSelect } from '../components/inputs';
+import { ErrorBox, Notice, Page, Panel, Spinner } from '../components/Status';
+import type { RouterOutputs } from '../lib/types';
+import { Link } from '../router';
+import { useTRPC } from '../trpc';
+import '../workflows.css';
+
+type Graph = RouterOutputs['network']['graph'];
+type GraphNode = Graph['nodes'][number];
+type GraphEdge = Graph['edges'][number];
+type Live = RouterOutputs['network']['live'];
+type Kind = GraphNode['kind'];
+
+const POLL_MS = 2000;
+const MAX_BACKOFF_MS = 30_000;
+const GRAPH_REFRESH_MS = 15_000;
+
+const KINDS: Kind[] = ['identity', 'service', 'edge-router'];
+const COLUMN_TITLES: Record<Kind, string> = { identity: 'Identities', service: 'Services', 'edge-router': 'Edge routers' };
+const SINGULAR: Record<Kind, string> = { identity: 'identity', service: 'service', 'edge-router': 'edge router' };
+const PLURAL: Record<Kind, string> = { identity: 'identities', service: 'services', 'edge-router': 'edge routers' };
+const PATHS: Record<Kind, string> = { identity: 'identities', service: 'services', 'edge-router': 'edge-routers' };
+const WIDTH = 1000;
+const NODE_W = 250;
+const NODE_H = 30;
+const GAP = 8;
+const TOP = 34;
+const COL_X: Record<Kind, number> = { identity: 12, service: (WIDTH - NODE_W) / 2, 'edge-router': WIDTH - NODE_W - 12 };
+
+function bytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = n / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
+}
+
+function age(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${seconds % 60}s`;
+  return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
+}
+
+const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+const curve = (x1: number, y1: number, x2: number, y2: number) => {
+  const dx = (x2 - x1) / 2;
+  return `M${x1},${y1} C${x1 + dx},${y1} ${x2 - dx},${y2} ${x2},${y2}`;
+};
+
+type FilterMode = 'all' | 'attribute' | 'name' | 'identity';
+interface Filter {
+  mode: FilterMode;
+  text: string;
+  identityId: string | null;
+}
+
+interface LiveOnNodes {
+  /** node key -> open circuits touching it */
+  circuits: Map<string, number>;
+  /** service node key -> bound terminators */
+  terminators: Map<string, number>;
+  /** "identity>service" node keys -> bytes of the circuits between them */
+  edges: Map<string, { circuits: number; bytes: number }>;
+  routerOnline: Map<string, boolean>;
+}
+
+/** Where live state lands: the entity's own node when it is shown, else the group node holding its class. */
+function liveOnNodes(graph: Graph | undefined, live: Live | undefined): LiveOnNodes {
+  const out: LiveOnNodes = { circuits: new Map(), terminators: new Map(), edges: new Map(), routerOnline: new Map() };
+  if (!graph || !live) return out;
+  const byEntity = new Map(graph.nodes.filter((n) => n.id).map((n) => [`${n.kind}:${n.id}`, n.key]));
+  const byClass = new Map<string, string>();
+  for (const n of graph.nodes) if (n.type === 'group' && !n.expanded) for (const c of n.classes) byClass.set(`${n.kind}:${c}`, n.key);
+  const find = (kind: Kind, id: string | undefined, cls: number | undefined) =>
+    (id && byEntity.get(`${kind}:${id}`)) || (cls !== undefined ? byClass.get(`${kind}:${cls}`) : undefined);
+  const add = (m: Map<string, number>, k: string | undefined, n = 1) => k && m.set(k, (m.get(k) ?? 0) + n);
+  for (const c of live.circuits) {
+    const i = find('identity', c.identityId, c.identityClass);
+    const s = find('service', c.serviceId, c.serviceClass);
+    add(out.circuits, i);
+    add(out.circuits, s);
+    if (i && s) {
+      const e = out.edges.get(`${i}>${s}`) ?? { circuits: 0, bytes: 0 };
+      out.edges.set(`${i}>${s}`, { circuits: e.circuits + 1, bytes: e.bytes + c.bytesIn + c.bytesOut });
+    }
+  }
+  for (const t of live.terminators) add(out.terminators, find('service', t.serviceId, t.serviceClass), t.count);
+  if (live.router) {
+    const k = byEntity.get(`edge-router:${live.router.id}`);
+    if (k) out.routerOnline.set(k, live.router.isOnline);
+  }
+  return out;
+}
+
+function nodeLabel(n: GraphNode, live: LiveOnNodes): string {
+  const parts: string[] = [];
+  if (n.type === 'group') {
+    parts.push(`${SINGULAR[n.kind]} group ${n.name}: ${n.count} ${PLURAL[n.kind]}, ${n.expanded ? 'expanded' : 'collapsed'}`);
+  } else {
+    parts.push(`${SINGULAR[n.kind]} ${n.name}${n.attributes.length ? ` (${n.attributes.map((a) => `#${a}`).join(' ')})` : ''}`);
+  }
+  const online = live.routerOnline.get(n.key) ?? (n.online === undefined ? undefined : n.type === 'group' ? n.online : n.online > 0);
+  if (n.kind === 'edge-router' && online !== undefined) parts.push(n.type === 'group' ? `${online} online` : online ? 'online' : 'offline');
+  const t = live.terminators.get(n.key);
+  if (t) parts.push(`${t} terminator${t === 1 ? '' : 's'}`);
+  const c = live.circuits.get(n.key);
+  if (c) parts.push(`${c} open circuit${c === 1 ? '' : 's'}`);
+  return parts.join(', ');
+}
+
+/**
+ * The network as a graph: identities, services and edge routers in three columns, joined by the policies that
+ * connect them; groups of the same role attributes are one node (click to expand), and the live state of the
+ * router (online, bound terminators, open circuits with bytes) is drawn on top, refreshed without a reload.
+ */
+export function NetworkPage() {
+  const trpc = useTRPC();
+  const modeId = useId();
+  const textId = useId();
+  const identityId = useId();
+  const [draft, setDraft] = useState<Filter>({ mode: 'all', text: '', identityId: null });
+  const [filter, setFilter] = useState<Filter>(draft);
+  const [expand, setExpand] = useState<string[]>([]);
+  const [selected, setSelected] = useState<string>();
+  const [showErp, setShowErp] = useState(false);
+  const query = {
+    ...(filter.mode === 'attribute' && filter.text.trim() ? { attribute: filter.text.trim() } : {}),
+    ...(filter.mode === 'name' && filter.text.trim() ? { name: filter.text.trim() } : {}),
+    ...(filter.mode === 'identity' && filter.identityId ? { identityId: filter.identityId } : {}),
+    expand: [...expand].sort(),
+  };
+  const graph = useQuery(trpc.network.graph.queryOptions({ query }, { placeholderData: keepPreviousData, refetchInterval: GRAPH_REFRESH_MS }));
+  const live = useQuery(
+    trpc.network.live.queryOptions(undefined, {
+      refetchInterval: (q) => Math.min(MAX_BACKOFF_MS, POLL_MS * 2 ** q.state.errorUpdateCount),
+      refetchIntervalInBackground: false,
+    }),
+  );
+  const g = graph.data;
+  const onNodes = useMemo(() => liveOnNodes(g, live.data), [g, live.data]);
+
+  const layout = useMemo(() => {
+    const pos = new Map<string, { x: number; y: number; w: number }>();
+    let rows = 0;
+    if (g) {
+      for (const kind of KINDS) {
+        const list = g.nodes.filter((n) => n.kind === kind);
+        // members of an expanded group are indented under it
+        list.forEach((n, i) => pos.set(n.key, { x: COL_X[kind] + (n.group ? 14 : 0), y: TOP + i * (NODE_H + GAP), w: NODE_W - (n.group ? 14 : 0) }));
+        rows = Math.max(rows, list.length);
+      }
+    }
+    return { pos, height: TOP + Math.max(rows, 1) * (NODE_H + GAP) + 8 };
+  }, [g]);
+
+  const nodeByKey = useMemo(() => new Map((g?.nodes ?? []).map((n) => [n.key, n])), [g]);
+  /** The node itself, or (for an expanded group) one of its members. */
+  const within = (nodeKey: string, key: string) => nodeKey === key || nodeByKey.get(nodeKey)?.group === key;
+  const touching = (e: GraphEdge, key: string | undefined) => !!key && (within(e.from, key) || within(e.to, key));
+  const neighbours = useMemo(() => {
+    const out = new Set<string>();
+    if (!selected || !g) return out;
+    for (const e of g.edges) {
+      if (within(e.from, selected)) out.add(e.to);
+      else if (within(e.to, selected)) out.add(e.from);
+    }
+    for (const n of g.nodes) if (n.group === selected) out.add(n.key);
+    return out;
+  }, [g, selected, nodeByKey]);
+
+  function toggle(n: GraphNode) {
+    setSelected(n.key);
+    if (n.type === 'group') setExpand((cur) => (cur.includes(n.key) ? cur.filter((k) => k !== n.key) : [...cur, n.key]));
+  }
+  function onKey(e: KeyboardEvent, n: GraphNode) {
+    if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      toggle(n);
+    } else if (e.key === 'Escape') {
+      setSelected(undefined);
+    }
+  }
+  function apply(f: Filter) {
+    setFilter(f);
+    setExpand([]);
+    setSelected(undefined);
+  }
+
+  const sel = selected ? nodeByKey.get(selected) : undefined;
+  // the selected node's connections, one per node on the other side (an expanded group: its members' connections)
+  const selEdges: GraphEdge[] = [];
+  if (sel && g) {
+    const byOther = new Map<string, GraphEdge>();
+    for (const e of g.edges) {
+      if (!touching(e, sel.key)) continue;
+      const other = within(e.from, sel.key) ? e.to : e.from;
+      const known = byOther.get(`${e.kind}|${other}`);
+      if (!known) {
+        byOther.set(`${e.kind}|${other}`, { ...e, from: within(e.from, sel.key) ? sel.key : e.from, to: within(e.to, sel.key) ? sel.key : e.to, policies: [...e.policies] });
+        continue;
+      }
+      known.dial ||= e.dial;
+      known.bind ||= e.bind;
+      for (const p of e.policies) if (!known.policies.some((x) => x.id === p.id)) known.policies.push(p);
+      known.policyCount = Math.max(known.policyCount, known.policies.length);
+    }
+    selEdges.push(...byOther.values());
+  }
+  const circuits = live.data?.circuits ?? [];
+
+  return (
+    <Page
+      title="Network map"
+      description="Identities, services and edge routers joined by the policies that connect them, with the router's live state. Groups share role attributes: activate one to expand it."
+    >
+      <form
+        className="network-filter"
+        role="search"
+        aria-label="Network map filter"
+        onSubmit={(e) => {
+          e.preventDefault();
+          apply(draft);
+        }}
+      >
+        <div className="field">
+          <label htmlFor={modeId}>Show</label>
+          <select id={modeId} value={draft.mode} onChange={(e) => setDraft({ ...draft, mode: e.target.value as FilterMode })}>
+            <option value="all">Everything</option>
+            <option value="attribute">A role attribute</option>
+            <option value="name">Names containing</option>
+            <option value="identity">One identity's reach</option>
+          </select>
+        </div>
+        {(draft.mode === 'attribute' || draft.mode === 'name') && (
+          <div className="field">
+            <label htmlFor={textId}>{draft.mode === 'attribute' ? 'Attribute' : 'Name contains'}</label>
+            <input id={textId} type="text" value={draft.text} onChange={(e) => setDraft({ ...draft, text: e.target.value })} placeholder={draft.mode === 'attribute' ? '#staff' : 'web'} autoComplete="off" spellCheck={false} />
+          </div>
+        )}
+        {draft.mode === 'identity' && (
+          <div className="field">
+            <label htmlFor={identityId}>Identity</label>
+            <RefSelect id={identityId} label="Identity" resource="identities" value={draft.identityId} onChange={(v) => setDraft({ ...draft, identityId: v })} />
+          </div>
+        )}
+        <button type="submit">Apply</button>
+        {filter.mode !== 'all' && (
+          <button type="button" className="secondary" onClick={() => (setDraft({ mode: 'all', text: '', identityId: null }), apply({ mode: 'all', text: '', identityId: null }))}>
+            Show everything
+          </button>
+        )}
+        <label className="inline">
+          <input type="checkbox" checked={showErp} onChange={(e) => setShowErp(e.target.checked)} />
+          Show identity–router links (edge router policies)
+        </label>
+      </form>
+      {graph.error && <ErrorBox error={graph.error} retry={() => graph.refetch()} />}
+      {live.error && <ErrorBox error={live.error} title="Live state unavailable:" retry={() => live.refetch()} />}
+      {graph.isPending && <Spinner label="Drawing the network…" />}
+      {g && (
+        <>
+          <p className="hint" aria-live="polite" data-testid="network-summary">
+            {`${g.nodes.filter((n) => n.kind === 'identity').length} identity nodes (of ${g.totals.identity} identities), ${g.nodes.filter((n) => n.kind === 'service').length} service nodes (of ${g.totals.service}), ${g.nodes.filter((n) => n.kind === 'edge-router').length} router nodes (of ${g.totals['edge-router']}); ${g.edges.length} connections.`}
+            {live.data?.router ? ` Router ${live.data.router.name} is ${live.data.router.isOnline ? 'online' : 'offline'}; ${circuits.length} open circuit${circuits.length === 1 ? '' : 's'}.` : ''}
+          </p>
+          {g.truncated && <Notice kind="warning">{g.truncated}</Notice>}
+          <ul className="legend" aria-label="Legend">
+            <li><span className="swatch dial" />Dial (service policy)</li>
+            <li><span className="swatch bind" />Bind (service policy)</li>
+            <li><span className="swatch" />Service edge router policy</li>
+            <li><span className="swatch erp" />Edge router policy</li>
+            <li><span className="swatch live" />Open circuit</li>
+          </ul>
+          <div className="network-map">
+            <svg viewBox={`0 0 ${WIDTH} ${layout.height}`} role="group" aria-label="Network map" data-testid="network-map">
+              {KINDS.map((k) => (
+                <text key={k} className="col-title" x={COL_X[k]} y={18}>
+                  {COLUMN_TITLES[k]}
+                </text>
+              ))}
+              <g aria-hidden="true">
+                {g.edges.map((e) => {
+                  const a = layout.pos.get(e.from);
+                  const b = layout.pos.get(e.to);
+                  if (!a || !b) return null;
+                  const erp = e.kind === 'edge-router-policy';
+                  const hl = touching(e, selected);
+                  if (erp && !showErp && !hl) return null;
+                  const liveEdge = onNodes.edges.get(`${e.from}>${e.to}`);
+                  const cls = ['net-edge', erp ? 'erp' : e.kind === 'service-edge-router-policy' ? 'router' : e.dial ? 'dial' : 'bind', hl ? 'hl' : selected ? 'dim' : ''].join(' ');
+                  return (
+                    <g key={`${e.from}>${e.to}`}>
+                      <path className={cls} d={curve(a.x + a.w, a.y + NODE_H / 2, b.x, b.y + NODE_H / 2)} />
+                      {liveEdge && <path className="net-edge live" data-testid="live-edge" d={curve(a.x + a.w, a.y + NODE_H / 2, b.x, b.y + NODE_H / 2)} />}
+                    </g>
+                  );
+                })}
+              </g>
+              {g.nodes.map((n) => {
+                const p = layout.pos.get(n.key)!;
+                const online = onNodes.routerOnline.get(n.key) ?? (n.online === undefined ? undefined : n.online > 0);
+                const t = onNodes.terminators.get(n.key);
+                const c = onNodes.circuits.get(n.key);
+                const cls = ['net-node', n.type, n.pinned ? 'pinned' : '', selected === n.key ? 'selected' : '', selected && selected !== n.key && !neighbours.has(n.key) ? 'dim' : ''].join(' ');
+                const badges = [t ? `⇄${t}` : '', c ? `●${c}` : ''].filter(Boolean).join(' ');
+                return (
+                  <g
+                    key={n.key}
+                    className={cls}
+                    transform={`translate(${p.x},${p.y})`}
+                    role="button"
+                    tabIndex={0}
+                    aria-label={nodeLabel(n, onNodes)}
+                    aria-expanded={n.type === 'group' ? !!n.expanded : undefined}
+                    aria-pressed={n.type === 'entity' ? selected === n.key : undefined}
+                    data-testid="net-node"
+                    data-key={n.key}
+                    onClick={() => toggle(n)}
+                    onKeyDown={(e) => onKey(e, n)}
+                  >
+                    <rect width={p.w} height={NODE_H} rx={6} />
+                    {n.kind === 'edge-router' && online !== undefined && (
+                      <circle cx={12} cy={NODE_H / 2} r={5} className={online ? 'net-dot-on' : 'net-dot-off'} />
+                    )}
+                    <text x={n.kind === 'edge-router' ? 24 : 10} y={NODE_H / 2 + 4}>
+                      {n.type === 'group' ? `${n.expanded ? '▾' : '▸'} ${cut(n.name, 22)} ` : cut(n.name, badges ? 24 : 30)}
+                      {n.type === 'group' && <tspan className="count">{n.count}</tspan>}
+                    </text>
+                    {badges && (
+                      <text className="live" x={p.w - 8} y={NODE_H / 2 + 4} textAnchor="end">
+                        {badges}
+                      </text>
+                    )}
+                  </g>
+                );
+              })}
+            </svg>
+          </div>
+          {sel && (
+            <Panel title={`${sel.type === 'group' ? 'Group' : SINGULAR[sel.kind][0]!.toUpperCase() + SINGULAR[sel.kind].slice(1)}: ${sel.name}`}>
+              <div className="node-details" aria-live="polite">
+                {sel.type === 'entity' && sel.id && (
+                  <p>
+                    <Link to={`/${PATHS[sel.kind]}/${encodeURIComponent(sel.id)}`}>{`Open ${sel.name}`}</Link>
+                    {sel.kind === 'identity' && (
+                      <>
+                        {' · '}
+                        <button type="button" className="link-button" onClick={() => {
+                          const f: Filter = { mode: 'identity', text: '', identityId: sel.id! };
+                          setDraft(f);
+                          apply(f);
+                        }}>
+                          Show only its reach
+                        </button>
+                      </>
+                    )}
+                  </p>
+                )}
+                {sel.type === 'group' && <p>{`${sel.count} ${PLURAL[sel.kind]} with ${sel.name}${sel.expanded ? '' : ' (activate the node to list them)'}.`}</p>}
+                <p>{sel.attributes.length ? `Attributes: ${sel.attributes.map((a) => `#${a}`).join(' ')}` : 'No role attributes.'}</p>
+                <h3>{`Connections (${selEdges.length})`}</h3>
+                {selEdges.length === 0 ? (
+                  <p className="muted">No policy connects it to anything in view.</p>
+                ) : (
+                  <ul>
+                    {selEdges.map((e) => {
+                      const other = nodeByKey.get(e.from === sel.key ? e.to : e.from)!;
+                      const what = e.kind === 'service-policy' ? [e.dial ? 'Dial' : '', e.bind ? 'Bind' : ''].filter(Boolean).join(' and ') : e.kind === 'edge-router-policy' ? 'may use router' : 'carried by router';
+                      const identity = e.kind === 'service-policy' ? nodeByKey.get(e.from) : undefined;
+                      const service = e.kind === 'service-policy' ? nodeByKey.get(e.to) : undefined;
+                      return (
+                        <li key={`${e.from}>${e.to}`}>
+                          {`${what}: `}
+                          <strong>{other.name}</strong>
+                          {' via '}
+                          {e.policies.map((p, i) => (
+                            <span key={p.id}>
+                              {i > 0 && ', '}
+                              <Link to={`/${p.entity}/${encodeURIComponent(p.id)}`}>{p.name}</Link>
+                            </span>
+                          ))}
+                          {e.policyCount > e.policies.length ? ` and ${e.policyCount - e.policies.length} more` : ''}
+                          {identity?.id && service?.id && (
+                            <>
+                              {' · '}
+                              <Link to={`/policy-advice/${encodeURIComponent(identity.id)}/${encodeURIComponent(service.id)}`}>Why?</Link>
+                            </>
+                          )}
+                        </li>
+                      );
+                    })}
+                  </ul>
+                )}
+              </div>
+            </Panel>
+          )}
+        </>
+      )}
+      <Panel title={`Open circuits (${circuits.length})`}>
+        {circuits.length === 0 ? (
+          <p className="muted">{live.data?.router === null ? 'This Weft runs no edge router.' : 'No circuit is open.'}</p>
+        ) : (
+          <div className="table-scroll">
+            <table aria-label="Open circuits">
+              <thead>
+                <tr>
+                  <th scope="col">Dialer</th>
+                  <th scope="col">Service</th>
+                  <th scope="col">Bytes in</th>
+                  <th scope="col">Bytes out</th>
+                  <th scope="col">Age</th>
+                </tr>
+              </thead>
+              <tbody>
+                {circuits.map((c) => (
+                  <tr key={c.id} data-testid="network-circuit">
+                    <td>{c.identityId ? <Link to={`/identities/${encodeURIComponent(c.identityId)}`}>{c.identityName}</Link> : c.identityName}</td>
+                    <td>
+                      <Link to={`/services/${encodeURIComponent(c.serviceId)}`}>{c.serviceName}</Link>
+                    </td>
+                    <td>{bytes(c.bytesIn)}</td>
+                    <td>{bytes(c.bytesOut)}</td>
+                    <td>{age(c.ageSeconds)}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Panel>
+    </Page>
+  );
+}
