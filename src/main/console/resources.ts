@@ -8,7 +8,8 @@ import { authedProcedure, router } from './trpc';
 
 export type WriteOp = 'create' | 'update' | 'patch' | 'delete';
 /** Entity kinds whose lists take roleFilter/roleSemantic (role attributes in role_attributes). */
-export type RoleKind = 'identity' | 'service' | 'edge-router' | 'posture-check';
+export type { RoleKind } from '../../shared/roleKinds';
+import type { RoleKind } from '../../shared/roleKinds';
 
 /** A resource type the console lists and edits through the core's generic operations (`resourceOps`). */
 export interface ConsoleResource {

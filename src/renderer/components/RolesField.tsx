@@ -2,22 +2,12 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { errorInfo } from '../lib/errors';
 import { toFilter } from '../lib/search';
+import { ROLE_KINDS } from '../../shared/roleKinds';
 import type { Entity, ResourceName, RoleKind } from '../lib/types';
 import { useTRPC } from '../trpc';
 import { ChipsInput, useDebounced, type Suggestion } from './inputs';
 
-const KIND_RESOURCE: Record<RoleKind, ResourceName> = {
-  identity: 'identities',
-  service: 'services',
-  'edge-router': 'edge-routers',
-  'posture-check': 'posture-checks',
-};
-const KIND_PLURAL: Record<RoleKind, string> = {
-  identity: 'identities',
-  service: 'services',
-  'edge-router': 'edge routers',
-  'posture-check': 'posture checks',
-};
+
 
 /** Suggestions while typing a role: `#attribute`s in use, or `@entity` by name. */
 function useRoleSuggestions(kind: RoleKind, text: string, attributesOnly: boolean): Suggestion[] {
@@ -26,7 +16,7 @@ function useRoleSuggestions(kind: RoleKind, text: string, attributesOnly: boolea
   const wantsEntity = !attributesOnly && text.startsWith('@');
   const attrs = useQuery({ ...trpc.roles.attributes.queryOptions({ kind, contains: q }), enabled: !wantsEntity });
   const entities = useQuery({
-    ...trpc.resources.list.queryOptions({ resource: KIND_RESOURCE[kind], limit: 20, filter: toFilter(q, ['name']) }),
+    ...trpc.resources.list.queryOptions({ resource: ROLE_KINDS[kind].resource satisfies ResourceName, limit: 20, filter: toFilter(q, ['name']) }),
     enabled: wantsEntity,
   });
   if (wantsEntity) return ((entities.data?.data ?? []) as Entity[]).map((e) => ({ value: `@${e.id}`, label: e.name ?? e.id }));
@@ -75,10 +65,10 @@ export function RolesField(p: {
           <span className="field-error">{errorInfo(preview.error).message}</span>
         ) : preview.data ? (
           preview.data.totalCount === 0 ? (
-            <span>{`Matches no ${KIND_PLURAL[p.kind]}.`}</span>
+            <span>{`Matches no ${ROLE_KINDS[p.kind].plural}.`}</span>
           ) : (
             <span>
-              {`Matches ${preview.data.totalCount} ${preview.data.totalCount === 1 ? KIND_PLURAL[p.kind].replace(/ies$/, 'y').replace(/s$/, '') : KIND_PLURAL[p.kind]}: `}
+              {`Matches ${preview.data.totalCount} ${preview.data.totalCount === 1 ? ROLE_KINDS[p.kind].label : ROLE_KINDS[p.kind].plural}: `}
               {preview.data.items.map((e) => e.name).join(', ')}
               {preview.data.totalCount > preview.data.items.length ? ', …' : ''}
             </span>

@@ -1,22 +1,12 @@
 import { z } from 'zod';
-import type { PermissionGroup } from '../../core/auth/permissions';
-import { edgeRouters } from '../../core/entities/edgeRouters';
-import { identities } from '../../core/entities/identities';
 import { listRoleAttributes } from '../../core/entities/listings';
-import { postureChecks } from '../../core/entities/postureChecks';
-import { listResource, type ResourceDef } from '../../core/entities/resource';
-import { services } from '../../core/entities/services';
+import { listResource } from '../../core/entities/resource';
+import { KIND_RESOURCES } from '../../core/policy/kindResources';
+import { ROLE_KIND_NAMES } from '../../core/policy/kinds';
 import { parseRoles, parseSemantic, roleMatchSql } from '../../core/policy/roles';
-import type { RoleKind } from '../resources';
 import { authedProcedure, router } from '../trpc';
 
-const KIND_RESOURCES: Record<RoleKind, { def: ResourceDef; permission: PermissionGroup }> = {
-  identity: { def: identities, permission: 'identity' },
-  service: { def: services, permission: 'service' },
-  'edge-router': { def: edgeRouters, permission: 'router' },
-  'posture-check': { def: postureChecks, permission: 'posture-check' },
-};
-const kind = z.enum(['identity', 'service', 'edge-router', 'posture-check']);
+const kind = z.enum(ROLE_KIND_NAMES);
 const PREVIEW_SIZE = 8;
 
 /** Quotes a value as a ZitiQL string literal. */

@@ -1,4 +1,5 @@
 import { EXTERNAL_ID_AUTHENTICATOR } from '../auth/certAuth';
+import { KINDS } from '../policy/kinds';
 import type { Core } from '../core';
 import { ApiError } from '../errors';
 import { syncRoleAttributes } from '../entities/roleAttributes';
@@ -156,9 +157,7 @@ function danglingReferences(store: Store): IntegrityFinding[] {
 }
 
 /** Entity kinds with a `role_attributes` JSON column mirrored in the role_attributes table. */
-const ROLE_TABLES: Record<string, string> = {
-  identity: 'identities', service: 'services', 'edge-router': 'edge_routers', 'posture-check': 'posture_checks',
-};
+const ROLE_TABLES = Object.fromEntries(Object.entries(KINDS).map(([kind, k]) => [kind, k.table]));
 
 function tableHas(store: Store, table: string, column: string): boolean {
   return store.allSql<{ name: string }>(`PRAGMA table_info(${q(table)})`).some((c) => c.name === column);

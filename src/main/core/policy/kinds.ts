@@ -1,10 +1,12 @@
-/** The entity kinds that carry role attributes and appear on the sides of policies. */
-export type RoleKind = 'identity' | 'service' | 'edge-router' | 'posture-check';
+import type { RoleKind } from '../../../shared/roleKinds';
 
+export { ROLE_KIND_NAMES, ROLE_KINDS, type RoleKind } from '../../../shared/roleKinds';
+
+/** What the core adds to the shared facts of a role kind (src/shared/roleKinds.ts). */
 export interface KindInfo {
   /** the entity table (trusted SQL name) */
   table: string;
-  /** what "no such @id" says: "no <plural> found with the given ids" */
+  /** what "no such @id" says, in OpenZiti's words: "no <plural> found with the given ids" */
   plural: string;
 }
 

@@ -1,0 +1,13 @@
+/**
+ * The entity kinds that carry role attributes and appear on the sides of policies: what both the core and the
+ * console need to know about each (the core adds its tables and resource declarations in core/policy/kinds.ts).
+ */
+export const ROLE_KINDS = {
+  identity: { resource: 'identities', plural: 'identities', label: 'identity' },
+  service: { resource: 'services', plural: 'services', label: 'service' },
+  'edge-router': { resource: 'edge-routers', plural: 'edge routers', label: 'edge router' },
+  'posture-check': { resource: 'posture-checks', plural: 'posture checks', label: 'posture check' },
+} as const;
+
+export type RoleKind = keyof typeof ROLE_KINDS;
+export const ROLE_KIND_NAMES = Object.keys(ROLE_KINDS) as [RoleKind, ...RoleKind[]];
