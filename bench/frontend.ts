@@ -4,7 +4,7 @@ import { request } from 'undici';
 import { deriveKeys } from '../src/main/frontend/keys';
 import { SessionCodec } from '../src/main/frontend/sessions';
 import { runShareCommand } from '../src/main/share/shareCommand';
-import { load, printTable, rowOf, startChild, type Child, type LoadOptions, type Measurement, type Row } from './lib';
+import { combine, load, printTable, rowOf, startChild, type Child, type LoadOptions, type Measurement, type Row } from './lib';
 
 const OAUTH = {
   bind_address: '127.0.0.1:0',
@@ -51,20 +51,6 @@ function cpuMicros(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** Rounds of one target as one measurement: total requests over total time, median percentiles. */
-function combine(ms: Measurement[]): Measurement {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const seconds = ms.reduce((t, m) => t + m.requests / m.rps, 0);
-  const requests = ms.reduce((t, m) => t + m.requests, 0);
-  return {
-    rps: requests / seconds,
-    p50Ms: median(ms.map((m) => m.p50Ms)),
-    p99Ms: median(ms.map((m) => m.p99Ms)),
-    requests,
-    errors: ms.reduce((t, m) => t + m.errors, 0),
-  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
@@ -7,11 +7,16 @@ import { Pool } from 'undici';
 
 /** One measured target: throughput and latency percentiles. */
 export interface Measurement {
+  /** completed requests per second (successful or not) */
   rps: number;
+  /** successful requests per second */
+  okRps: number;
   p50Ms: number;
   p99Ms: number;
   requests: number;
   errors: number;
+  /** statuses of the failed requests seen while recording, e.g. {"429": 12} */
+  statuses?: Record<string, number>;
 }
 
 export interface RequestSpec {
@@ -50,18 +55,28 @@ export async function load(opts: LoadOptions): Promise<Measurement> {
   let errors = 0;
   let recording = false;
   let stop = false;
+  const statuses: Record<string, number> = {};
   const worker = async () => {
     while (!stop) {
       const r: RequestSpec = opts.next?.() ?? opts;
       const t0 = process.hrtime.bigint();
+      let good = false;
+      let status = 'error';
       try {
         const res = await pool.request({ path: r.path, method: r.method ?? 'GET', headers: r.headers, body: r.body });
         await res.body.dump();
-        if (!ok(res.statusCode)) errors++;
+        good = ok(res.statusCode);
+        status = String(res.statusCode);
       } catch {
-        errors++;
+        // counted below
       }
-      if (recording) latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      if (!recording) continue;
+      // latency percentiles are those of successful requests (a quick refusal is not a fast answer)
+      if (good) latencies.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      else {
+        errors++;
+        statuses[status] = (statuses[status] ?? 0) + 1;
+      }
     }
   };
   const workers = Array.from({ length: connections }, worker);
@@ -71,13 +86,81 @@ export async function load(opts: LoadOptions): Promise<Measurement> {
   await sleep(opts.durationMs ?? 3000);
   recording = false;
   const elapsed = Number(process.hrtime.bigint() - start) / 1e9;
-  const requests = latencies.length;
+  const requests = latencies.length + errors;
   stop = true;
   await Promise.all(workers);
   await pool.close();
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
-  return { rps: requests / elapsed, p50Ms: pct(0.5), p99Ms: pct(0.99), requests, errors };
+  return {
+    rps: requests / elapsed, okRps: latencies.length / elapsed, p50Ms: pct(0.5), p99Ms: pct(0.99), requests, errors,
+    ...(errors ? { statuses } : {}),
+  };
+}
+
+/**
+ * Measures several targets in interleaved rounds (a, b, c, a, b, c, ...), so a burst of load from elsewhere on the
+ * machine hits every target alike; returns each target's rounds combined, and per round the rates.
+ */
+export async function interleaved<K extends string>(
+  targets: Record<K, LoadOptions>,
+  opts: { rounds: number; durationMs: number },
+): Promise<{ combined: Record<K, Measurement>; rounds: Record<K, Measurement[]> }> {
+  const rounds = Object.fromEntries(Object.keys(targets).map((k) => [k, [] as Measurement[]])) as Record<K, Measurement[]>;
+  const per = Math.max(500, Math.round(opts.durationMs / opts.rounds));
+  for (let r = 0; r < opts.rounds; r++) {
+    for (const [name, t] of Object.entries(targets) as Array<[K, LoadOptions]>) {
+      rounds[name].push(await load({ ...t, durationMs: per, warmupMs: t.warmupMs ?? (r === 0 ? 500 : 200) }));
+    }
+  }
+  const combined = Object.fromEntries(Object.entries(rounds).map(([k, ms]) => [k, combine(ms as Measurement[])])) as Record<K, Measurement>;
+  return { combined, rounds };
+}
+
+/** Rounds of one target as one measurement: total requests over total time, median percentiles. */
+export function combine(ms: Measurement[]): Measurement {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const seconds = ms.reduce((t, m) => t + (m.rps ? m.requests / m.rps : 0), 0);
+  const requests = ms.reduce((t, m) => t + m.requests, 0);
+  const errors = ms.reduce((t, m) => t + m.errors, 0);
+  const statuses: Record<string, number> = {};
+  for (const m of ms) for (const [k, v] of Object.entries(m.statuses ?? {})) statuses[k] = (statuses[k] ?? 0) + v;
+  return {
+    rps: seconds ? requests / seconds : 0,
+    okRps: seconds ? (requests - errors) / seconds : 0,
+    p50Ms: median(ms.map((m) => m.p50Ms)),
+    p99Ms: median(ms.map((m) => m.p99Ms)),
+    requests,
+    errors,
+    ...(errors ? { statuses } : {}),
+  };
+}
+
+/**
+ * a's rate over b's: the median of the per-round ratios (each pair measured back to back) from 3 rounds on, else
+ * the ratio of the rounds combined (a median of two would be the worse round).
+ */
+export function medianRatio(a: Measurement[], b: Measurement[], of: (m: Measurement) => number = (m) => m.okRps): number {
+  if (a.length < 3) return of(combine(a)) / of(combine(b));
+  const rs = a.map((m, i) => of(m) / of(b[i]!)).sort((x, y) => x - y);
+  return rs.length % 2 ? rs[(rs.length - 1) / 2]! : (rs[rs.length / 2 - 1]! + rs[rs.length / 2]!) / 2;
+}
+
+/** Resident memory of a process (Linux /proc): current and peak, in MiB; undefined elsewhere. */
+export function memoryMiB(pid: number | undefined): { rss: number; peak: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]);
+    return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Node flags for a benchmarked Weft process: WEFT_BENCH_CPU_PROF=DIR writes a CPU profile of it into DIR. */
+export function weftNodeArgs(): string[] {
+  const dir = process.env.WEFT_BENCH_CPU_PROF;
+  return dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
 }
 
 function sleep(ms: number) {
@@ -128,10 +211,23 @@ export interface Row {
   p50Ms?: number;
   p99Ms?: number;
   note?: string;
+  /** check rows: the goal, what was measured, and whether it was met */
+  check?: { goal: string; measured: string; met: boolean };
+  /** any further numbers a row carries (JSON output) */
+  values?: Record<string, number>;
 }
 
 export function rowOf(scenario: string, target: string, m: Measurement, note?: string): Row {
-  return { scenario, target, rps: m.rps, p50Ms: m.p50Ms, p99Ms: m.p99Ms, note: m.errors ? `${m.errors} errors${note ? '; ' + note : ''}` : note };
+  const failed = m.errors ? `${m.errors} errors${m.statuses ? ` (${Object.entries(m.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}` : undefined;
+  return {
+    scenario, target, rps: m.okRps, p50Ms: m.p50Ms, p99Ms: m.p99Ms, note: [failed, note].filter(Boolean).join('; ') || undefined,
+    ...(m.errors ? { values: { errors: m.errors, requests: m.requests } } : {}),
+  };
+}
+
+/** A check row: `measured` against `goal`, MET or NOT MET. */
+export function checkRow(scenario: string, measured: string, goal: string, met: boolean, note?: string): Row {
+  return { scenario, target: 'check', note: `${measured}; goal ${goal} ${met ? 'MET' : 'NOT MET'}${note ? ` (${note})` : ''}`, check: { goal, measured, met } };
 }
 
 /** Prints rows as an aligned text table. */

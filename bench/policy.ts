@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import type { LoadOptions } from './lib';
 import { join } from 'node:path';
 import pino from 'pino';
 import { Agent, request } from 'undici';
@@ -11,7 +12,10 @@ import { createResource, resourceOps } from '../src/main/core/entities/resource'
 import { serviceEdgeRouterPolicies } from '../src/main/core/entities/serviceEdgeRouterPolicies';
 import { servicePolicies } from '../src/main/core/entities/servicePolicies';
 import { services } from '../src/main/core/entities/services';
-import { benchConfigFile, load, printTable, rowOf, startChild, type Measurement, type Row } from './lib';
+import {
+  benchConfigFile, checkRow, interleaved, medianRatio, memoryMiB, printTable, rowOf, startChild, weftNodeArgs, type Measurement, type Row,
+} from './lib';
+import { describeModel, LARGE, MANY, planModel, resolveRoles, scaled, SMALL, type EntityKind, type ModelPlan, type ModelSpec } from './model';
 
 /**
  * Issue 4's table: services, policies and sessions at OpenZiti's reference models. Each model is seeded through the
@@ -20,81 +24,12 @@ import { benchConfigFile, load, printTable, rowOf, startChild, type Measurement,
  * takes until an identity sees it. A 20-service/100-identity model is the baseline for the "within 3×" goal.
  */
 
-interface ModelSpec {
-  name: string;
-  services: number;
-  identities: number;
-  routers: number;
-  servicePolicies: number;
-  edgeRouterPolicies: number;
-  serviceEdgeRouterPolicies: number;
-}
-
-const SMALL: ModelSpec = { name: 'small', services: 20, identities: 100, routers: 10, servicePolicies: 10, edgeRouterPolicies: 10, serviceEdgeRouterPolicies: 10 };
-const LARGE: ModelSpec = { name: 'large', services: 2000, identities: 100_000, routers: 500, servicePolicies: 250, edgeRouterPolicies: 250, serviceEdgeRouterPolicies: 100 };
-const MANY: ModelSpec = { name: 'many-services', services: 10_000, identities: 16_000, routers: 100, servicePolicies: 100, edgeRouterPolicies: 100, serviceEdgeRouterPolicies: 100 };
-const scaled = (m: ModelSpec, f: number, name: string): ModelSpec => ({
-  name, services: Math.round(m.services * f), identities: Math.round(m.identities * f), routers: Math.max(2, Math.round(m.routers * f)),
-  servicePolicies: Math.max(3, Math.round(m.servicePolicies * f)), edgeRouterPolicies: Math.max(3, Math.round(m.edgeRouterPolicies * f)),
-  serviceEdgeRouterPolicies: Math.max(3, Math.round(m.serviceEdgeRouterPolicies * f)),
-});
-
 const ADMIN = { username: 'admin', password: 'bench-admin-password' };
 const USER_PASSWORD = 'bench-user-password';
-const GOAL_RATIO = 3;
+/** per-request cost at a model over the small model's, each relative to the floor serving the same bytes */
+const GOALS = { services: 1.5, sessions: 1.5, advice: 2 } as const;
 const GOAL_UPDATE_MS = 1000;
-
-/** A small deterministic PRNG (mulberry32), so every run samples the same identity. */
-function rng(seed: number) {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/**
- * OpenZiti's attribute assignment (tests/model_sdk_performance_test.go): 8 attributes given to 1/2, 1/2, 1/3,
- * 1/4, 1/5, 1/8, 1/10 and 1/10 of the entities by striding; entity 0 gets none.
- */
-function roleAttributes(count: number, prefix: string): { perEntity: string[][]; set: string[] } {
-  const perEntity: string[][] = Array.from({ length: count }, () => []);
-  if (count < 2) return { perEntity, set: [] };
-  const counts = [2, 2, 3, 4, 5, 8, 10, 10].map((d) => Math.floor(count / d));
-  const set = [`${prefix}0`];
-  let offset = 2;
-  let index = 0;
-  while (counts.length) {
-    perEntity[1 + index]!.push(set.at(-1)!);
-    counts[0]!--;
-    while (counts.length && counts[0]! <= 0) {
-      counts.shift();
-      if (counts.length && counts[0]! > 0) {
-        if (counts.length < 4) offset++;
-        set.push(`${prefix}${set.length}`);
-      }
-    }
-    index = (index + offset) % (count - 1);
-  }
-  return { perEntity, set };
-}
-
-/** The first n attribute subsets in OpenZiti's depth-first order, repeated when there are fewer. */
-function firstNPermutations(n: number, values: string[]): string[][] {
-  const out: string[][] = [];
-  const walk = (base: string[], rest: string[]): boolean => {
-    for (let i = 0; i < rest.length; i++) {
-      const next = [...base, rest[i]!];
-      out.push(next);
-      if (out.length >= n || !walk(next, rest.slice(i + 1))) return false;
-    }
-    return true;
-  };
-  walk([], values);
-  for (let i = 0; out.length < n && out.length; i++) out.push(out[i]!);
-  return out;
-}
+const GOAL_RSS_MIB = 400;
 
 interface Seeded {
   sampleIdentity: string;
@@ -107,17 +42,22 @@ interface Seeded {
   sampleAttribute: string;
   /** extra API sessions of the sampled identity (made through the core: no password hashing), for session creation */
   sessionTokens: string[];
+  ids: Record<EntityKind, string[]>;
   seconds: number;
 }
 
 /** API sessions of the sampled identity prepared for session creation: every request must be a new (API session, service) pair. */
 const EXTRA_API_SESSIONS = 600;
 
-/** Seeds a model through the core in batched transactions (only the sampled identity gets a hashed password). */
-async function seed(dataDir: string, spec: ModelSpec): Promise<Seeded> {
+/**
+ * Seeds a model through the core in batched transactions (only the sampled identity gets a hashed password).
+ * `onlineRouters`: half the routers online with a hostname (written by SQL; there is no router process), as the
+ * reference models have them; off for the model shared with the OpenZiti controller, whose routers are all offline.
+ */
+export async function seedWeft(dataDir: string, plan: ModelPlan, opts: { onlineRouters: boolean; apiSessions: number }): Promise<Seeded> {
   const started = process.hrtime.bigint();
   const app = await startApp({
-    dataDir, apiAddress: '127.0.0.1:0', logger: pino({ level: 'silent' }),
+    dataDir, apiAddress: '127.0.0.1:0', logger: pino({ level: 'silent' }), routerListener: 'off',
     env: { WEFT_ADMIN_USERNAME: ADMIN.username, WEFT_ADMIN_PASSWORD: ADMIN.password },
   });
   const ctx = app.core.system;
@@ -127,69 +67,45 @@ async function seed(dataDir: string, spec: ModelSpec): Promise<Seeded> {
     for (let i = 0; i < n; i += 2000) store.tx(() => { for (let j = i; j < Math.min(n, i + 2000); j++) out.push(make(j)); });
     return out;
   };
-  const pad = (i: number) => String(i).padStart(6, '0');
-  const svcAttrs = roleAttributes(spec.services, 'sattr-');
-  const idAttrs = roleAttributes(spec.identities, 'iattr-');
-  const erAttrs = roleAttributes(spec.routers, 'rattr-');
-  const svcIds = batches(spec.services, (i) =>
-    createResource(ctx, services, { name: `svc-${pad(i)}`, encryptionRequired: true, roleAttributes: svcAttrs.perEntity[i] }));
-  const idIds = batches(spec.identities, (i) =>
-    createResource(ctx, identities, { name: `id-${pad(i)}`, type: 'Device', isAdmin: false, roleAttributes: idAttrs.perEntity[i] }));
-  const erIds = batches(spec.routers, (i) => {
-    const id = createResource(ctx, edgeRouters, { name: `er-${pad(i)}`, roleAttributes: erAttrs.perEntity[i] });
-    store.runSql("UPDATE edge_routers SET is_online = ?, hostname = ?, supported_protocols = '{\"tls\":\"tls://127.0.0.1:3022\"}' WHERE id = ?", i % 2, `er-${i}.local`, id);
-    return id;
-  });
-  const roles = (attrs: string[][], i: number, zero: string) => [...attrs[i]!.map((a) => `#${a}`), `@${zero}`];
-  const [s0, i0, r0] = [svcIds[0]!, idIds[0]!, erIds[0]!];
-  let allIdentitiesPolicy = '';
-  let identityZeroPolicy = '';
-  store.tx(() => {
-    const sp = (name: string, identityRoles: string[], serviceRoles: string[]) =>
-      createResource(ctx, servicePolicies, { name, type: 'Dial', semantic: 'AnyOf', identityRoles, serviceRoles });
-    identityZeroPolicy = sp('sp-0', [`@${i0}`], ['#all']);
-    allIdentitiesPolicy = sp('sp-1', ['#all'], [`@${s0}`]);
-    const sRoles = firstNPermutations(spec.servicePolicies, svcAttrs.set);
-    const iRoles = firstNPermutations(spec.servicePolicies, idAttrs.set);
-    for (let i = 2; i < spec.servicePolicies; i++) sp(`sp-${i}`, roles(iRoles, i, i0), roles(sRoles, i, s0));
-    const erp = (name: string, identityRoles: string[], edgeRouterRoles: string[]) =>
-      createResource(ctx, edgeRouterPolicies, { name, semantic: 'AnyOf', identityRoles, edgeRouterRoles });
-    erp('erp-0', [`@${i0}`], ['#all']);
-    erp('erp-1', ['#all'], [`@${r0}`]);
-    const eRoles = firstNPermutations(spec.edgeRouterPolicies, erAttrs.set);
-    const iRoles2 = firstNPermutations(spec.edgeRouterPolicies, idAttrs.set);
-    for (let i = 2; i < spec.edgeRouterPolicies; i++) erp(`erp-${i}`, roles(iRoles2, i, i0), roles(eRoles, i, r0));
-    const serp = (name: string, serviceRoles: string[], edgeRouterRoles: string[]) =>
-      createResource(ctx, serviceEdgeRouterPolicies, { name, semantic: 'AnyOf', serviceRoles, edgeRouterRoles });
-    serp('serp-0', ['#all'], [`@${r0}`]);
-    serp('serp-1', [`@${s0}`], ['#all']);
-    const sRoles2 = firstNPermutations(spec.serviceEdgeRouterPolicies, svcAttrs.set);
-    const eRoles2 = firstNPermutations(spec.serviceEdgeRouterPolicies, erAttrs.set);
-    for (let i = 2; i < spec.serviceEdgeRouterPolicies; i++) serp(`serp-${i}`, roles(sRoles2, i, s0), roles(eRoles2, i, r0));
-  });
+  const ids: Record<EntityKind, string[]> = {
+    service: batches(plan.services.length, (i) => createResource(ctx, services, { ...plan.services[i]!, encryptionRequired: true })),
+    identity: batches(plan.identities.length, (i) => createResource(ctx, identities, { ...plan.identities[i]!, type: 'Device', isAdmin: false })),
+    router: batches(plan.routers.length, (i) => {
+      const id = createResource(ctx, edgeRouters, plan.routers[i]!);
+      if (opts.onlineRouters) {
+        store.runSql("UPDATE edge_routers SET is_online = ?, hostname = ?, supported_protocols = '{\"tls\":\"tls://127.0.0.1:3022\"}' WHERE id = ?", i % 2, `er-${i}.local`, id);
+      }
+      return id;
+    }),
+  };
+  const policyIds = store.tx(() => ({
+    service: plan.servicePolicies.map((p) => createResource(ctx, servicePolicies, { name: p.name, type: 'Dial', semantic: 'AnyOf', ...resolveRoles(p.roles, ids) })),
+    edgeRouter: plan.edgeRouterPolicies.map((p) => createResource(ctx, edgeRouterPolicies, { name: p.name, semantic: 'AnyOf', ...resolveRoles(p.roles, ids) })),
+    serviceEdgeRouter: plan.serviceEdgeRouterPolicies.map((p) => createResource(ctx, serviceEdgeRouterPolicies, { name: p.name, semantic: 'AnyOf', ...resolveRoles(p.roles, ids) })),
+  }));
   const probeService = createResource(ctx, services, { name: 'zz-probe', encryptionRequired: true });
-  const random = rng(spec.identities);
-  const sample = 1 + Math.floor(random() * (spec.identities - 1));
-  const sampleUsername = `bench-${sample}`;
-  const authenticatorId = await resourceOps(authenticators).create(ctx, { method: 'updb', identityId: idIds[sample], username: sampleUsername, password: USER_PASSWORD });
-  const sessionTokens = store.tx(() => Array.from({ length: EXTRA_API_SESSIONS }, () => app.core.sessions.create({
-    identityId: idIds[sample]!, authenticatorId, ipAddress: '127.0.0.1', configTypes: [], isMfaRequired: false,
+  const sampleUsername = `bench-${plan.sample}`;
+  const authenticatorId = await resourceOps(authenticators).create(ctx, { method: 'updb', identityId: ids.identity[plan.sample], username: sampleUsername, password: USER_PASSWORD });
+  const sessionTokens = store.tx(() => Array.from({ length: opts.apiSessions }, () => app.core.sessions.create({
+    identityId: ids.identity[plan.sample]!, authenticatorId, ipAddress: '127.0.0.1', configTypes: [], isMfaRequired: false,
   }).token as string));
   await app.close();
   return {
-    sampleIdentity: idIds[sample]!, sampleUsername, probeService, allIdentitiesPolicy, identityZeroPolicy,
-    sampleAttribute: idAttrs.perEntity[sample]![0] ?? idAttrs.set[0]!,
+    sampleIdentity: ids.identity[plan.sample]!, sampleUsername, probeService,
+    allIdentitiesPolicy: policyIds.service[plan.allIdentitiesPolicy]!, identityZeroPolicy: policyIds.service[plan.identityZeroPolicy]!,
+    sampleAttribute: plan.sampleAttribute,
     sessionTokens,
+    ids,
     seconds: Number(process.hrtime.bigint() - started) / 1e9,
   };
 }
 
 // ---- HTTP helpers -------------------------------------------------------------------------------------
 
-class Http {
+export class Http {
   readonly agent: Agent;
-  constructor(readonly origin: string, ca: string) {
-    this.agent = new Agent({ connect: { ca } });
+  constructor(readonly origin: string, ca: string | undefined, connections = 16) {
+    this.agent = new Agent({ connections, connect: ca ? { ca } : { rejectUnauthorized: false } });
   }
   async call(method: string, path: string, token?: string, body?: unknown) {
     const headers: Record<string, string> = token ? { 'zt-session': token } : {};
@@ -203,27 +119,36 @@ class Http {
     if (r.status !== 200) throw new Error(`login ${username}: ${r.status} ${r.text}`);
     return r.json.data.token;
   }
+  close() {
+    return this.agent.close();
+  }
 }
 
 interface ModelResult {
   spec: ModelSpec;
-  weft: Record<string, Measurement>;
-  floor: Record<string, Measurement>;
+  weft: Record<Case, Measurement>;
+  floor: Record<Case, Measurement>;
+  /** per case, the median over rounds of floor rate / Weft rate (Weft's cost in floors) */
+  floors: Record<Case, number>;
   updates: Array<{ name: string; patchMs: number; visibleMs: number; ok: boolean }>;
   seeded: Seeded;
   /** session-creation requests sent vs distinct (API session, service) pairs: beyond that they repeat (and return the existing session) */
   pairs?: { used: number; available: number };
+  /** resident memory of the Weft process after the measurements */
+  memory?: { rss: number; peak: number };
+  bytes: Record<Case, number>;
 }
 
 const CASES = ['GET /services?limit=100 (client)', 'POST /sessions (create Dial)', 'GET policy-advice'] as const;
+type Case = (typeof CASES)[number];
+const GOAL_OF: Record<Case, number> = { [CASES[0]]: GOALS.services, [CASES[1]]: GOALS.sessions, [CASES[2]]: GOALS.advice };
 
-async function measureModel(workDir: string, spec: ModelSpec, durationMs: number, configFile: string): Promise<ModelResult> {
+async function measureModel(workDir: string, spec: ModelSpec, durationMs: number, rounds: number, configFile: string): Promise<ModelResult> {
   const dataDir = join(workDir, `policy-${spec.name}`);
-  console.log(`seeding ${spec.name}: ${spec.services} services, ${spec.identities} identities, ${spec.routers} edge routers, `
-    + `${spec.servicePolicies}/${spec.edgeRouterPolicies}/${spec.serviceEdgeRouterPolicies} policies…`);
-  const seeded = await seed(dataDir, spec);
+  console.log(`seeding ${spec.name}: ${describeModel(spec)}…`);
+  const seeded = await seedWeft(dataDir, planModel(spec), { onlineRouters: true, apiSessions: EXTRA_API_SESSIONS });
   console.log(`  seeded in ${seeded.seconds.toFixed(1)} s`);
-  const weft = await startChild(new URL('./weftServer.ts', import.meta.url).pathname, [dataDir, configFile]);
+  const weft = await startChild(new URL('./weftServer.ts', import.meta.url).pathname, [dataDir, configFile], {}, weftNodeArgs());
   try {
     const origin = weft.info.origin as string;
     const ca = readFileSync(join(dataDir, 'pki', 'ca-bundle.pem'), 'utf8');
@@ -259,20 +184,33 @@ async function measureModel(workDir: string, spec: ModelSpec, durationMs: number
       responses: Object.fromEntries(Object.entries(recorded).map(([p, r]) => [p, { status: r.status, contentType: r.contentType, body: r.text }])),
     }));
     const floor = await startChild(new URL('./floorServer.ts', import.meta.url).pathname, [specFile]);
-    const result: ModelResult = { spec, weft: {}, floor: {}, updates: [], seeded };
+    const result = { spec, weft: {}, floor: {}, floors: {}, updates: [], seeded, bytes: {} } as unknown as ModelResult;
+    result.bytes[CASES[0]] = recorded[listPath]!.text.length;
+    result.bytes[CASES[1]] = recorded['/edge/client/v1/sessions']!.text.length;
+    result.bytes[CASES[2]] = recorded[advicePath]!.text.length;
     try {
       const f = floor.info.origin as string;
-      result.weft[CASES[0]] = await load({ origin, path: listPath, headers: { 'zt-session': user }, ca, durationMs });
-      result.floor[CASES[0]] = await load({ origin: f, path: listPath, ca, durationMs });
-      result.weft[CASES[1]] = await load({ origin, path: '', next: nextSession, ca, durationMs, ok: (st) => st === 201 });
-      result.pairs = { used: n, available: tokens.length * dialable.length };
-      result.floor[CASES[1]] = await load({ origin: f, path: '/edge/client/v1/sessions', method: 'POST', ca, durationMs, ok: (s) => s === 201 });
-      result.weft[CASES[2]] = await load({ origin, path: advicePath, headers: { 'zt-session': admin }, ca, durationMs });
-      result.floor[CASES[2]] = await load({ origin: f, path: advicePath, ca, durationMs });
+      const targets: Record<Case, { weft: LoadOptions; floor: LoadOptions }> = {
+        [CASES[0]]: { weft: { origin, path: listPath, headers: { 'zt-session': user }, ca }, floor: { origin: f, path: listPath, ca } },
+        [CASES[1]]: {
+          weft: { origin, path: '', next: nextSession, ca, ok: (st) => st === 201 },
+          floor: { origin: f, path: '/edge/client/v1/sessions', method: 'POST', ca, ok: (st) => st === 201 },
+        },
+        [CASES[2]]: { weft: { origin, path: advicePath, headers: { 'zt-session': admin }, ca }, floor: { origin: f, path: advicePath, ca } },
+      };
+      for (const c of CASES) {
+        const m = await interleaved({ weft: targets[c].weft, floor: targets[c].floor }, { rounds, durationMs });
+        result.weft[c] = m.combined.weft;
+        result.floor[c] = m.combined.floor;
+        result.floors[c] = medianRatio(m.rounds.floor, m.rounds.weft);
+        if (c === CASES[1]) result.pairs = { used: n, available: tokens.length * dialable.length };
+      }
     } finally {
       await floor.stop();
     }
+    result.memory = memoryMiB(weft.proc.pid);
     result.updates = await measureUpdates(http, admin, user, seeded);
+    await http.close();
     return result;
   } finally {
     await weft.stop();
@@ -310,8 +248,9 @@ export async function policyBench(workDir: string, opts: { quick: boolean; durat
   const models = opts.quick
     ? [SMALL, scaled(LARGE, 0.05, 'large-x0.05'), scaled(MANY, 0.05, 'many-services-x0.05')]
     : [SMALL, LARGE, MANY];
+  const rounds = opts.quick ? 2 : 3;
   const results: ModelResult[] = [];
-  for (const m of models) results.push(await measureModel(workDir, m, opts.durationMs, configFile));
+  for (const m of models) results.push(await measureModel(workDir, m, opts.durationMs, rounds, configFile));
   const rows: Row[] = [];
   const base = results[0]!;
   for (const r of results) {
@@ -319,25 +258,30 @@ export async function policyBench(workDir: string, opts: { quick: boolean; durat
     rows.push({ scenario: label, target: 'seed through the core', note: `${r.seeded.seconds.toFixed(1)} s` });
     for (const c of CASES) {
       const repeated = c === CASES[1] && r.pairs && r.pairs.used > r.pairs.available ? `${r.pairs.used - r.pairs.available} requests repeated a pair` : undefined;
-      rows.push(rowOf(`${label} ${c}`, 'weft', r.weft[c]!, repeated));
+      rows.push(rowOf(`${label} ${c}`, 'weft', r.weft[c]!, [`${r.bytes[c]} B reply`, repeated].filter(Boolean).join('; ')));
       rows.push(rowOf(`${label} ${c}`, 'floor (node:https, same bytes)', r.floor[c]!));
-      if (r !== base) {
-        const ratio = base.weft[c]!.rps / r.weft[c]!.rps;
-        const own = (x: ModelResult) => 1e3 / x.weft[c]!.rps - 1e3 / x.floor[c]!.rps;
-        rows.push({
-          scenario: `${label} ${c}`, target: 'check',
-          note: `${ratio.toFixed(2)}× the ${base.spec.name} model per request (Weft's own cost over floor: ${(own(r) / own(base)).toFixed(2)}×); `
-            + `goal ≤ ${GOAL_RATIO}× ${ratio <= GOAL_RATIO ? 'MET' : 'NOT MET'}`,
-        });
+      if (r === base) {
+        rows.push({ scenario: `${label} ${c}`, target: 'weft cost in floors', note: `${r.floors[c].toFixed(2)}× the floor per request (the baseline)` });
+        continue;
       }
+      // The reply grows with the model (more services on the page, more common routers), and so does the floor's cost
+      // of sending it: the check compares Weft's cost relative to the floor serving the same bytes, large over small.
+      const growth = r.floors[c] / base.floors[c];
+      const raw = base.weft[c]!.okRps / r.weft[c]!.okRps;
+      rows.push(checkRow(`${label} ${c}`,
+        `${r.floors[c].toFixed(2)}× the floor here vs ${base.floors[c].toFixed(2)}× at ${base.spec.name}: ${growth.toFixed(2)}× (raw per-request ${raw.toFixed(2)}× the ${base.spec.name} model, replies ${r.bytes[c]} vs ${base.bytes[c]} B)`,
+        `≤ ${GOAL_OF[c]}×`, growth <= GOAL_OF[c]));
     }
     for (const u of r.updates) {
       const total = u.patchMs + u.visibleMs;
-      rows.push({
-        scenario: `${label} update: ${u.name}`, target: 'check',
-        note: `PATCH ${u.patchMs.toFixed(1)} ms + visible ${u.visibleMs.toFixed(1)} ms later = ${total.toFixed(1)} ms; `
-          + `goal ≤ ${GOAL_UPDATE_MS} ms ${u.ok && total <= GOAL_UPDATE_MS ? 'MET' : 'NOT MET'}`,
-      });
+      rows.push(checkRow(`${label} update: ${u.name}`,
+        `PATCH ${u.patchMs.toFixed(1)} ms + visible ${u.visibleMs.toFixed(1)} ms later = ${total.toFixed(1)} ms`, `≤ ${GOAL_UPDATE_MS} ms`, u.ok && total <= GOAL_UPDATE_MS));
+    }
+    if (r.memory) {
+      const memory = `RSS ${r.memory.rss.toFixed(0)} MiB (peak ${r.memory.peak.toFixed(0)} MiB) after the measurements`;
+      rows.push(r.spec.name.startsWith('large')
+        ? checkRow(`${label} memory of the Weft process`, memory, `peak ≤ ${GOAL_RSS_MIB} MiB`, r.memory.peak <= GOAL_RSS_MIB)
+        : { scenario: `${label} memory of the Weft process`, target: 'weft', note: memory });
     }
   }
   printTable(`Policy: services, sessions, advice and policy updates (${results.map((r) => r.spec.name).join(', ')})`, rows);

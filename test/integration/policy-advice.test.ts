@@ -31,6 +31,13 @@ describe('policy advice', () => {
         { _links: { self: { href: `./edge-routers/${r2}` } }, entity: 'edge-routers', id: r2, name: 'adv-r2', isOnline: false },
       ],
     });
+    // every common router by default (as OpenZiti); limit/offset page them, with the total in meta.pagination
+    const page = await net.admin.get(`/identities/${me}/policy-advice/${svc}?limit=1&offset=1`);
+    expect(page.status).toBe(200);
+    expect(page.body.data).toEqual({ ...r.body.data, commonRouters: [r.body.data.commonRouters[1]] });
+    expect(page.body.meta.pagination).toEqual({ limit: 1, offset: 1, totalCount: 2 });
+    expect((await net.admin.get(`/identities/${me}/policy-advice/${svc}?limit=5`)).body.data.commonRouters).toHaveLength(2);
+    expect((await net.admin.get(`/identities/${me}/policy-advice/${svc}?limit=0`)).body.error.code).toBe('INVALID_PAGINATION');
     expect((await net.admin.get(`/identities/nope/policy-advice/${svc}`)).status).toBe(404);
     expect((await net.admin.get(`/identities/${me}/policy-advice/nope`)).status).toBe(404);
     const c = await net.login(me);

@@ -47,6 +47,12 @@ export interface RouteDef {
   auth: RouteAuth;
   summary: string;
   body?: z.ZodType;
+  /**
+   * GET only: the reply depends on nothing but the database, the caller's API session, the URL and the clock, so it
+   * may be served again while nothing is written (for at most a second of the core clock; see api/replyCache.ts).
+   * Presenters that show more (posture timeouts, in-memory state) call `markVolatile(ctx)` (core/replyReuse.ts).
+   */
+  cacheable?: boolean;
   handler(req: ApiRequest): ApiReply | Promise<ApiReply>;
 }
 

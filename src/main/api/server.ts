@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
-import { withDeadline, type ApiLimits } from '../core/auth/rateLimit';
+import { withDeadline, type ApiLimits, type ClientRateLimiter } from '../core/auth/rateLimit';
 import type { Core } from '../core/core';
 import { ApiError, echoValue, rateLimited, unauthorized, unavailable } from '../core/errors';
 import { isStoreUnavailable } from '../core/ops/availability';
 import { patchFields } from '../core/validation';
 import { auditTarget, recordRestAudit, type RestAudit, type RestAuditTarget } from './audit';
+import { isVolatile, trackReuse } from '../core/replyReuse';
 import { envelope, errorEnvelope } from './envelope';
+import { ReplyCache } from './replyCache';
 import { API_BASES, peerCertificates, type ApiName, type ApiReply, type ApiRequest, type RouteDef } from './registry';
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -27,12 +31,31 @@ export interface ApiServerOptions {
 
 /** One HTTPS listener for both APIs; client certificates are requested but optional. */
 export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInstance {
+  const cache = new ReplyCache(core.store, core.clock);
+  let closing = false;
   const app = Fastify({
-    https: {
-      // No `ca`: Node would list those CAs in the certificate request, and Go clients (OpenZiti's SDKs and CLI) then
-      // withhold certificates from other issuers, e.g. third-party CAs for OTTCA enrollment. Chains are checked in the core.
-      key: opts.tls.key, cert: opts.tls.cert, requestCert: true, rejectUnauthorized: false,
-      maxHeaderSize: HEADER_LIMIT,
+    // The HTTPS server is made here so that reads of cached replies are answered before Fastify (fastRead).
+    serverFactory: (fastify, options) => {
+      const server = createHttpsServer({
+        // No `ca`: Node would list those CAs in the certificate request, and Go clients (OpenZiti's SDKs and CLI) then
+        // withhold certificates from other issuers, e.g. third-party CAs for OTTCA enrollment. Chains are checked in the core.
+        key: opts.tls.key, cert: opts.tls.cert, requestCert: true, rejectUnauthorized: false,
+        maxHeaderSize: HEADER_LIMIT,
+      }, (req, res) => {
+        let answered = false;
+        try {
+          answered = !closing && fastRead(core, cache, opts.limits?.perClient, req, res);
+        } catch {
+          // e.g. the store is unavailable: the usual path answers with the error envelope
+        }
+        if (!answered) fastify(req, res);
+      });
+      // as Fastify sets up the servers it makes
+      const o = options as unknown as { keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number };
+      server.keepAliveTimeout = o.keepAliveTimeout;
+      server.requestTimeout = o.requestTimeout;
+      server.setTimeout(o.connectionTimeout);
+      return server;
     },
     bodyLimit: BODY_LIMIT,
     clientErrorHandler: rawClientError,
@@ -40,9 +63,14 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
     // URLs the router cannot decode or match answer in the envelope too
     frameworkErrors: (err, req, reply) => sendError(core, req, reply, err),
-    genReqId: () => randomUUID(),
+    // the request id is made when an error reply needs one (sendError), not for every request
+    genReqId: () => '',
     logger: false,
     return503OnClosing: true,
+  });
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
   });
   const allowed: Array<{ regex: RegExp; methods: Set<string> }> = [];
   // audit log: the state of each recorded request (routes carry their target in their config)
@@ -89,7 +117,8 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
   const perClient = opts.limits?.perClient;
   if (perClient) {
     app.addHook('onRequest', async (req, reply) => {
-      const wait = perClient.take(req.ip);
+      // fastRead may have taken this request's token already
+      const wait = (req.raw as FastReq)[LIMIT_WAIT] ?? perClient.take(req.ip);
       if (wait > 0) return sendError(core, req, reply, rateLimited(wait));
     });
   }
@@ -105,7 +134,7 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
       method: route.method,
       url: fullPath,
       config: { audit: target && { api, target } },
-      handler: (req, reply) => handle(core, api, route, req, reply, opts.limits, auditOf(req)),
+      handler: (req, reply) => handle(core, api, route, req, reply, cache, opts.limits, auditOf(req)),
     });
   };
   for (const route of opts.routes) for (const api of route.apis) register(api, route, API_BASES[api] + route.path);
@@ -139,7 +168,39 @@ function rawClientError(err: Error & { code?: string }, socket: Socket): void {
 }
 const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
 
-function token(req: FastifyRequest): string | undefined {
+const JSON_TYPE = 'application/json; charset=utf-8';
+const LIMIT_WAIT = Symbol('perClientLimitWait');
+type FastReq = IncomingMessage & { [LIMIT_WAIT]?: number };
+
+/**
+ * Reads served straight from the reply cache, before Fastify sees the request: a GET whose URL has an entry, public
+ * or of the request's API session (which must still be valid: `sessions.resolve` checks expiry and the identity as
+ * for any request, and records the activity). Per-client rate limits apply here too. Anything else, and every
+ * miss, goes on to Fastify. Returns whether the request was answered.
+ */
+function fastRead(core: Core, cache: ReplyCache, perClient: ClientRateLimiter | undefined, req: FastReq, res: ServerResponse): boolean {
+  if (req.method !== 'GET') return false;
+  const url = req.url ?? '';
+  let body = cache.get(ReplyCache.key(undefined, url));
+  if (!body && cache.hasSessionEntries(url)) {
+    const t = token(req);
+    const resolved = t ? core.sessions.resolve(t) : undefined;
+    body = resolved && cache.get(ReplyCache.key(resolved.session.id as string, url));
+  }
+  if (!body) return false;
+  if (perClient) {
+    const wait = perClient.take(req.socket.remoteAddress ?? '');
+    if (wait > 0) {
+      req[LIMIT_WAIT] = wait; // Fastify answers it (429) without taking another token
+      return false;
+    }
+  }
+  res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': body.length });
+  res.end(body);
+  return true;
+}
+
+function token(req: { headers: IncomingHttpHeaders }): string | undefined {
   const zt = req.headers['zt-session'];
   if (typeof zt === 'string' && zt) return zt;
   const auth = req.headers.authorization;
@@ -150,7 +211,16 @@ function token(req: FastifyRequest): string | undefined {
 /** Authentications share an adaptive concurrency limit (argon2 and JWKS fetches are the expensive requests). */
 const isAuthentication = (route: RouteDef) => route.path === '/authenticate' || route.path.startsWith('/authenticate/');
 
-async function handle(core: Core, api: ApiName, route: RouteDef, req: FastifyRequest, reply: FastifyReply, limits?: ApiLimits, audit?: RestAudit) {
+const isPromise = (v: unknown): v is Promise<unknown> => typeof (v as Promise<unknown> | undefined)?.then === 'function';
+
+/**
+ * One request: authentication, then the route's handler. Synchronous handlers (nearly every read) finish in this
+ * call: no promise, no deadline timer (a synchronous store call cannot be interrupted anyway). Replies of
+ * `cacheable` routes are kept serialized and served again while the database is unchanged (replyCache.ts).
+ */
+function handle(
+  core: Core, api: ApiName, route: RouteDef, req: FastifyRequest, reply: FastifyReply, cache: ReplyCache, limits?: ApiLimits, audit?: RestAudit,
+): void | Promise<void> {
   const request: ApiRequest = {
     ctx: core.system,
     params: req.params as Record<string, string>,
@@ -174,20 +244,57 @@ async function handle(core: Core, api: ApiName, route: RouteDef, req: FastifyReq
     request.ctx = core.ctx(resolved.caller);
     request.session = resolved.session;
   }
+  let keep: { cache: ReplyCache; apiSessionId: string | undefined; url: string; generation: number } | undefined;
+  if (route.cacheable && req.method === 'GET') {
+    const apiSessionId = request.session?.id as string | undefined;
+    const hit = cache.get(ReplyCache.key(apiSessionId, req.url));
+    if (hit !== undefined) {
+      void reply.code(200).type(JSON_TYPE).send(hit);
+      return;
+    }
+    keep = { cache, apiSessionId, url: req.url, generation: core.store.generation };
+    request.ctx = trackReuse(request.ctx);
+  }
   const authLimit = isAuthentication(route) ? limits?.auth : undefined;
   const release = authLimit?.tryAcquire();
   if (authLimit && !release) throw rateLimited(1);
-  const work = (async () => route.handler(request))();
-  if (release) work.finally(release).catch(() => undefined);
-  const out: ApiReply = limits ? await withDeadline(work, limits.requestTimeoutMs) : await work;
+  let result: ApiReply | Promise<ApiReply>;
+  try {
+    result = route.handler(request);
+  } catch (e) {
+    release?.();
+    throw e;
+  }
+  if (!isPromise(result)) {
+    release?.();
+    return send(core, reply, request, result, audit, keep);
+  }
+  if (release) result.finally(release).catch(() => undefined);
+  const work = limits ? withDeadline(result, limits.requestTimeoutMs) : result;
+  return work.then((out) => send(core, reply, request, out, audit));
+}
+
+// Fastify: a handler that returns undefined (or a promise of it) has answered through `reply` itself.
+
+function send(core: Core, reply: FastifyReply, request: ApiRequest, out: ApiReply, audit?: RestAudit,
+  keep?: { cache: ReplyCache; apiSessionId: string | undefined; url: string; generation: number }): void {
   // recorded before the answer leaves: a client that reads the log next finds the entry (failures: the error handler)
-  if (audit) recordRestAudit(core, audit, { status: out.status ?? 200, data: out.data }, request, req.ip);
-  reply.code(out.status ?? 200);
+  if (audit) recordRestAudit(core, audit, { status: out.status ?? 200, data: out.data }, request, request.ip);
+  const status = out.status ?? 200;
+  reply.code(status);
   if (out.raw) {
     for (const [k, v] of Object.entries(out.raw.headers ?? {})) void reply.header(k, v);
-    return reply.type(out.raw.contentType).send(out.raw.body);
+    void reply.type(out.raw.contentType).send(out.raw.body);
+    return;
   }
-  return reply.type('application/json').send(envelope(out.data ?? {}, out.meta));
+  const json = JSON.stringify(envelope(out.data ?? {}, out.meta));
+  if (keep && status === 200 && !isVolatile(request.ctx)) {
+    const body = Buffer.from(json);
+    keep.cache.set(keep.apiSessionId, keep.url, body, keep.generation);
+    void reply.type(JSON_TYPE).send(body);
+    return;
+  }
+  void reply.type(JSON_TYPE).send(json);
 }
 
 function unauthenticated(partial: boolean): ApiError {
@@ -200,7 +307,7 @@ function unauthenticated(partial: boolean): ApiError {
 
 /** Every error leaves in the envelope with a requestId; internals are logged, never sent. */
 export function sendError(core: Core, req: FastifyRequest, reply: FastifyReply, err: unknown, onError?: (e: ApiError) => void) {
-  const requestId = String(req.id);
+  const requestId = randomUUID();
   let e: ApiError;
   if (err instanceof ApiError) e = err;
   else {

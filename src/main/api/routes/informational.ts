@@ -36,8 +36,8 @@ export function informationalRoutes(core: Core, allRoutes: () => RouteDef[]): Ro
     return id;
   };
   return [
-    { apis: both, method: 'GET', path: '/', auth: 'none', summary: 'Version information', handler: () => ({ data: versionInfo(core) }) },
-    { apis: both, method: 'GET', path: '/version', auth: 'none', summary: 'Version information', handler: () => ({ data: versionInfo(core) }) },
+    { apis: both, method: 'GET', path: '/', auth: 'none', cacheable: true, summary: 'Version information', handler: () => ({ data: versionInfo(core) }) },
+    { apis: both, method: 'GET', path: '/version', auth: 'none', cacheable: true, summary: 'Version information', handler: () => ({ data: versionInfo(core) }) },
     {
       apis: both, method: 'GET', path: '/enumerated-capabilities', auth: 'none', summary: 'All capabilities this controller knows of',
       handler: () => ({ data: ENUMERATED_CAPABILITIES }),

@@ -41,15 +41,15 @@ export const roleFilter = (entityType: string) => (req: ApiRequest) =>
 
 export function managementRoutes(core: Core): RouteDef[] {
   return [
-    ...resourceRoutes(identities, { roleFilter: roleFilter('identity') }),
-    ...resourceRoutes(identityTypes, { only: ['list', 'get'] }),
-    ...resourceRoutes(authPolicies),
+    ...resourceRoutes(identities, { roleFilter: roleFilter('identity'), cacheable: true }),
+    ...resourceRoutes(identityTypes, { only: ['list', 'get'], cacheable: true }),
+    ...resourceRoutes(authPolicies, { cacheable: true }),
     ...resourceRoutes(authenticators),
-    ...resourceRoutes(configTypes),
-    ...resourceRoutes(configs),
-    ...resourceRoutes(services, { roleFilter: roleFilter('service') }),
+    ...resourceRoutes(configTypes, { cacheable: true }),
+    ...resourceRoutes(configs, { cacheable: true }),
+    ...resourceRoutes(services, { roleFilter: roleFilter('service'), cacheable: true }),
     ...resourceRoutes(apiSessions, { only: ['list', 'get', 'delete'] }),
-    ...resourceRoutes(edgeRouters, { roleFilter: roleFilter('edge-router') }),
+    ...resourceRoutes(edgeRouters, { roleFilter: roleFilter('edge-router'), cacheable: true }),
     ...resourceRoutes(revocations, { only: ['list', 'get', 'create'] }),
     // Weft extension (not in OpenZiti's spec): read-only, administrators and ops readers
     ...resourceRoutes(auditLog, { only: ['list', 'get'] }),

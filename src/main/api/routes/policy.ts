@@ -15,6 +15,7 @@ import { terminators } from '../../core/entities/terminators';
 import { notFound, validationError } from '../../core/errors';
 import { classFor, listReachableServices, reach, type PolicyTypeFilter } from '../../core/policy/access';
 import { policyAdvice } from '../../core/policy/advice';
+import { pageQuery } from '../../core/query/list';
 import { lastServiceChange } from '../../core/policy/changes';
 import { classifyUnclassified } from '../../core/policy/classes';
 import { KINDS, type RoleKind } from '../../core/policy/kinds';
@@ -85,9 +86,9 @@ export function policyRoutes(core: Core): RouteDef[] {
   const postureClass = classOfParam(core, 'posture-check');
   return [
     // ---- Management: policies, posture checks, terminators, sessions ----
-    ...resourceRoutes(servicePolicies),
-    ...resourceRoutes(edgeRouterPolicies),
-    ...resourceRoutes(serviceEdgeRouterPolicies),
+    ...resourceRoutes(servicePolicies, { cacheable: true }),
+    ...resourceRoutes(edgeRouterPolicies, { cacheable: true }),
+    ...resourceRoutes(serviceEdgeRouterPolicies, { cacheable: true }),
     ...resourceRoutes(postureChecks, { roleFilter: roleFilter('posture-check') }),
     ...resourceRoutes(postureCheckTypes, { only: ['list', 'get'] }),
     ...resourceRoutes(terminators),
@@ -130,9 +131,21 @@ export function policyRoutes(core: Core): RouteDef[] {
 
     // ---- Management: analysis, posture data, per-identity service configs ----
     {
-      apis: mgmt, method: 'GET', path: '/identities/:id/policy-advice/:serviceId', auth: 'session',
+      apis: mgmt, method: 'GET', path: '/identities/:id/policy-advice/:serviceId', auth: 'session', cacheable: true,
       summary: 'Whether an identity can dial/bind a service, and through which edge routers',
-      handler: (req) => ({ data: policyAdvice(req.ctx, req.params.id!, req.params.serviceId!) }),
+      handler: (req) => {
+        const advice = policyAdvice(req.ctx, req.params.id!, req.params.serviceId!);
+        // all common routers, as OpenZiti answers (its CLI counts them); `limit` / `offset` page them (a Weft
+        // extension), with the total in meta.pagination
+        const limit = queryString(req.query.limit);
+        const offset = queryString(req.query.offset);
+        if (limit === undefined && offset === undefined) return { data: advice };
+        const page = pageQuery({ limit, offset }, {});
+        return {
+          data: { ...advice, commonRouters: advice.commonRouters.slice(page.offset, page.offset + page.limit) },
+          meta: { pagination: { limit: page.limit, offset: page.offset, totalCount: advice.commonRouters.length } },
+        };
+      },
     },
     {
       apis: mgmt, method: 'GET', path: '/identities/:id/posture-data', auth: 'session', summary: 'Posture data reported by an identity',
@@ -163,7 +176,8 @@ export function policyRoutes(core: Core): RouteDef[] {
 
     // ---- Client API: services, edge routers, sessions, posture ----
     {
-      apis: client, method: 'GET', path: '/services', auth: 'session', summary: 'The services the current identity may dial or bind',
+      apis: client, method: 'GET', path: '/services', auth: 'session', cacheable: true,
+      summary: 'The services the current identity may dial or bind',
       handler: (req) => {
         const ctx = req.ctx;
         const identityClass = classFor(core, 'identity', ctx.caller.identityId);

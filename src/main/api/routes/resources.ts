@@ -22,17 +22,23 @@ type Op = 'list' | 'get' | 'create' | 'update' | 'patch' | 'delete';
 /** The CRUD routes of a declared resource: one generic mechanism for every resource type. */
 export function resourceRoutes(
   def: ResourceDef,
-  opts: { apis?: ApiName[]; only?: Op[]; roleFilter?: (req: ApiRequest) => { where: string; params: unknown[] } | undefined } = {},
+  opts: {
+    apis?: ApiName[];
+    only?: Op[];
+    roleFilter?: (req: ApiRequest) => { where: string; params: unknown[] } | undefined;
+    /** list and get replies may be reused (RouteDef.cacheable): the def presents only what the database holds */
+    cacheable?: boolean;
+  } = {},
 ): RouteDef[] {
   const apis = opts.apis ?? ['management'];
   const ops = resourceOps(def);
   const base = `/${def.entity}`;
   const all: Array<[Op, RouteDef]> = [
-    ['list', { apis, method: 'GET', path: base, auth: 'session', summary: `List ${def.entity}`,
+    ['list', { apis, method: 'GET', path: base, auth: 'session', summary: `List ${def.entity}`, cacheable: opts.cacheable,
       handler: (req) => ops.list(req.ctx, listParams(req), opts.roleFilter?.(req)) }],
     ['create', { apis, method: 'POST', path: base, auth: 'session', summary: `Create ${def.entity}`, body: def.schemas.create,
       handler: async (req) => created(await ops.create(req.ctx, req.body), def.entity) }],
-    ['get', { apis, method: 'GET', path: `${base}/:id`, auth: 'session', summary: `Get one of ${def.entity}`,
+    ['get', { apis, method: 'GET', path: `${base}/:id`, auth: 'session', summary: `Get one of ${def.entity}`, cacheable: opts.cacheable,
       handler: (req) => ({ data: ops.get(req.ctx, req.params.id!) }) }],
     ['update', { apis, method: 'PUT', path: `${base}/:id`, auth: 'session', summary: `Update (replace) one of ${def.entity}`, body: def.schemas.update,
       handler: async (req) => (await ops.update(req.ctx, req.params.id!, req.body, 'update'), {}) }],

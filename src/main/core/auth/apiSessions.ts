@@ -127,31 +127,46 @@ export class ApiSessionService {
     return (!!row.is_mfa_required && !row.is_mfa_complete) || (!!row.is_ext_jwt_required && !row.is_ext_jwt_complete);
   }
 
-  /** Resolves a token to a live session and its caller; expired sessions are removed. */
+  /**
+   * Resolves a token to a live session and its caller; expired sessions are removed. What the two rows give is kept
+   * while the store's write generation is unchanged (only the session's activity time changes meanwhile, and that is
+   * tracked here), so a burst of requests on one session reads the database once.
+   */
   resolve(token: string): { session: Row; identity: Row; caller: Caller } | undefined {
     const store = this.core.store;
-    const session = store.getSql<Row>('SELECT * FROM api_sessions WHERE token = ?', token);
-    if (!session) return undefined;
-    const now = this.core.clock.now();
-    if (this.expiresAt(session) <= now) {
-      this.remove(session.id as string);
-      return undefined;
+    if (this.resolvedGeneration !== store.generation) {
+      this.resolved.clear();
+      this.resolvedGeneration = store.generation;
     }
-    const identity = store.getSql<Row>('SELECT id, name, is_admin, permissions, disabled, disabled_until FROM identities WHERE id = ?', session.identity_id);
-    if (!identity || isDisabled(identity, now)) {
+    let found = store.sqlite.open ? this.resolved.get(token) : undefined;
+    if (!found) {
+      const session = store.getSql<Row>('SELECT * FROM api_sessions WHERE token = ?', token);
+      if (!session) return undefined;
+      const identity = store.getSql<Row>('SELECT id, name, is_admin, permissions, disabled, disabled_until FROM identities WHERE id = ?', session.identity_id);
+      found = { session, identity, caller: identity && callerOf(identity, session, this.isPartial(session)) };
+      if (this.resolved.size >= 10_000) this.resolved.clear();
+      this.resolved.set(token, found);
+    }
+    const { session, identity, caller } = found;
+    const now = this.core.clock.now();
+    if (this.expiresAt(session) <= now || !identity || isDisabled(identity, now)) {
       this.remove(session.id as string);
       return undefined;
     }
     this.touch(session, now);
-    return { session, identity, caller: callerOf(identity, session, this.isPartial(session)) };
+    return { session, identity, caller: caller! };
   }
+
+  private readonly resolved = new Map<string, { session: Row; identity: Row | undefined; caller: Caller | undefined }>();
+  private resolvedGeneration = -1;
 
   private touch(session: Row, now: Date): void {
     const id = session.id as string;
     const t = now.getTime();
     this.activity.set(id, t);
     if (t - Date.parse(session.last_activity_at as string) >= 1000) {
-      this.core.store.runSql('UPDATE api_sessions SET last_activity_at = ? WHERE id = ?', now.toISOString(), id);
+      // only the session views show it, and they are never reused: no cached reply goes stale
+      this.core.store.touchSql('UPDATE api_sessions SET last_activity_at = ? WHERE id = ?', now.toISOString(), id);
       session.last_activity_at = now.toISOString();
     }
   }

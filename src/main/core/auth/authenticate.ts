@@ -7,7 +7,7 @@ import { loadAuthPolicy, type AuthPolicy } from '../entities/authPolicies';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { passwordSchema, usernameSchema } from '../entities/common';
-import { verifyPassword } from './passwords';
+import { hashPassword, needsRehash, verifyPassword } from './passwords';
 import { callerOf } from './apiSessions';
 
 const info = (keys: string[]) => z.object(Object.fromEntries(keys.map((k) => [k, z.string().max(255).optional()]))).partial();
@@ -56,7 +56,24 @@ export async function authenticatePassword(core: Core, rawBody: unknown, client:
     throw invalidAuth();
   }
   if (identity.failed_login_attempts) store.runSql('UPDATE identities SET failed_login_attempts = 0 WHERE id = ?', identity.id);
-  return completeLogin(core, { method: 'password', identity, authenticator: auth }, body, client);
+  const view = completeLogin(core, { method: 'password', identity, authenticator: auth }, body, client);
+  await upgradeHash(core, auth, body.password);
+  return view;
+}
+
+/**
+ * A hash made with older parameters (passwords.ts ARGON2_PARAMS) is replaced at the next successful login, while
+ * the password is at hand; unless the password was changed meanwhile. A failure here does not fail the login.
+ */
+async function upgradeHash(core: Core, auth: Row, password: string): Promise<void> {
+  const old = auth.password_hash as string;
+  if (!needsRehash(old)) return;
+  try {
+    const hash = await hashPassword(password);
+    core.store.runSql('UPDATE authenticators SET password_hash = ? WHERE id = ? AND password_hash = ?', hash, auth.id, old);
+  } catch (err) {
+    core.log.warn({ err, authenticatorId: auth.id }, 'could not upgrade a password hash');
+  }
 }
 
 /** Counts a failed primary authentication; reaching maxAttempts disables the identity (the lockout). */

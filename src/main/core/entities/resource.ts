@@ -6,6 +6,7 @@ import { newId } from '../ids';
 import type { QueryFields } from '../query/compile';
 import { pageQuery, type ListParams, type Page } from '../query/list';
 import { scalar } from '../query/fields';
+import { textIndexChooser, withTextIndexes } from '../query/textIndex';
 import type { Row, Store } from '../store/db';
 import { parseInput } from '../validation';
 import { syncRoleAttributes, deleteRoleAttributes } from './roleAttributes';
@@ -79,8 +80,13 @@ const BASE_FIELDS: QueryFields = {
   updatedAt: scalar('datetime', 't.updated_at'),
 };
 
+const fieldsOfDef = new WeakMap<ResourceDef, QueryFields>();
+
+/** The filterable fields of a resource (string columns with a trigram index marked so: core/query/textIndex.ts). */
 export function filterFields(def: ResourceDef): QueryFields {
-  return { ...BASE_FIELDS, ...def.fields };
+  let fields = fieldsOfDef.get(def);
+  if (!fields) fieldsOfDef.set(def, (fields = withTextIndexes(def.table, { ...BASE_FIELDS, ...def.fields })));
+  return fields;
 }
 
 // ---- encoding -------------------------------------------------------------------------------------
@@ -124,17 +130,33 @@ export function requireRow(store: Store, def: ResourceDef, id: string): Row {
   return row;
 }
 
+/** A def's columns as a list, made once (present() walks it for every row). */
+const columnListOf = new WeakMap<ResourceDef, Array<{ field: string; column: string; codec: Codec; nullable: boolean; whenNull: unknown }>>();
+function columnList(def: ResourceDef) {
+  let list = columnListOf.get(def);
+  if (!list) {
+    list = Object.entries(def.columns).map(([field, spec]) => ({ field, column: spec.column, codec: spec.codec, nullable: !('whenNull' in spec), whenNull: spec.whenNull }));
+    columnListOf.set(def, list);
+  }
+  return list;
+}
+
 /** Serializes rows into the API shape: base fields, declared columns, refs, links, then the decorate hook. */
 export function present(ctx: Ctx, def: ResourceDef, rows: Row[]): ApiObject[] {
+  const refs = Object.entries(def.refs ?? {});
   const refNames = new Map<string, Map<string, string>>();
-  for (const [field, spec] of Object.entries(def.refs ?? {})) {
+  for (const [field, spec] of refs) {
     const ids = [...new Set(rows.map((r) => r[spec.column]).filter((v): v is string => typeof v === 'string'))];
     refNames.set(field, namesById(ctx.core.store, spec.table, ids));
   }
+  const columns = columnList(def);
   const items = rows.map((row) => {
     const id = row.id as string;
     const links: Record<string, { href: string }> = { self: { href: `./${def.entity}/${id}` } };
-    for (const [name, path] of Object.entries(def.links?.(row) ?? {})) links[name] = { href: `./${path}` };
+    if (def.links) {
+      const extra = def.links(row);
+      for (const name in extra) links[name] = { href: `./${extra[name]}` };
+    }
     const item: ApiObject = {
       _links: links,
       id,
@@ -142,11 +164,11 @@ export function present(ctx: Ctx, def: ResourceDef, rows: Row[]): ApiObject[] {
       updatedAt: row.updated_at,
       tags: decode('json', row.tags) ?? {},
     };
-    for (const [field, spec] of Object.entries(def.columns)) {
-      const v = decode(spec.codec, row[spec.column]);
-      item[field] = v === null && 'whenNull' in spec ? spec.whenNull : v;
+    for (const c of columns) {
+      const v = decode(c.codec, row[c.column]);
+      item[c.field] = v === null && !c.nullable ? c.whenNull : v;
     }
-    for (const [field, spec] of Object.entries(def.refs ?? {})) {
+    for (const [field, spec] of refs) {
       const refId = row[spec.column] as string | null;
       item[field] = refId ? ref(spec.entity, refId, refNames.get(field)!.get(refId)) : null;
     }
@@ -175,9 +197,9 @@ export interface ListExtra {
 }
 
 /** The count and page statements of a list: compiled ZitiQL plus an extra restriction. */
-export function listSql(def: ResourceDef, params: ListParams, extra: ListExtra = {}) {
+export function listSql(def: ResourceDef, params: ListParams, extra: ListExtra = {}, store?: Store) {
   const fields = filterFields(def);
-  const { compiled, limit, offset } = pageQuery(params, fields, 't.tags');
+  const { compiled, limit, offset } = pageQuery(params, fields, 't.tags', store && params.filter ? textIndexChooser(store) : undefined);
   const conds = [compiled.where, extra.where].filter((c): c is string => !!c && c !== '1=1');
   // no WHERE at all when unfiltered: lets SQLite answer count(*) from the smallest index
   const where = conds.length ? ` WHERE ${conds.map((c) => `(${c})`).join(' AND ')}` : '';
@@ -196,8 +218,8 @@ export function listSql(def: ResourceDef, params: ListParams, extra: ListExtra =
 
 /** Pages rows in SQL: count and page in two statements. */
 export function listRows(ctx: Ctx, def: ResourceDef, params: ListParams, extra: ListExtra = {}) {
-  const q = listSql(def, params, extra);
   const store = ctx.core.store;
+  const q = listSql(def, params, extra, store);
   const totalCount = store.getSql<{ n: number }>(q.countSql, ...q.args)!.n;
   const rows = store.allSql<Row>(q.pageSql, ...q.args, q.limit, q.offset);
   return { rows, meta: { pagination: { limit: q.limit, offset: q.offset, totalCount }, filterableFields: q.filterableFields } };

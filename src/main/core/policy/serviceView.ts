@@ -1,6 +1,7 @@
 import type { Ctx } from '../context';
 import type { ApiObject } from '../entities/resource';
 import type { Row, Store } from '../store/db';
+import { markVolatile } from '../replyReuse';
 import { classesOf, grantsFor, permissionsOf } from './access';
 import { ensureClass } from './policyIndex';
 import { anyPostureChecks, evaluationInput, policyPostureChecks, type PolicyChecks } from './posture';
@@ -43,6 +44,8 @@ export function decorateServices(ctx: Ctx, items: ApiObject[], rows: Row[]): voi
   const configs = serviceConfigs(store, identityId, serviceIds, configTypes);
   const policies = anyPostureChecks(store) ? policyPostureChecks(store, identityClass, classes) : undefined;
   const input = policies?.length ? evaluationInput(core, identityId, apiSession) : undefined;
+  // posture results and their timeouts follow the clock second by second: such a page is not reused
+  if (input) markVolatile(ctx);
   const passing = new Map<string, boolean>();
   items.forEach((item, i) => {
     const id = rows[i]!.id as string;

@@ -20,6 +20,19 @@ export interface ScalarField {
   type: FieldType;
   sql: string;
   sortable?: boolean /* default true */;
+  /** a trigram index over this (string) column that `contains` / `icontains` may use (core/query/textIndex.ts) */
+  text?: TextIndex;
+}
+
+/**
+ * An FTS5 trigram table (case-folding, external content) indexing a column: `fts MATCH '{column} : "needle"'`
+ * yields the rowids (`rowid` is the SQL of the main row's rowid) of every row whose folded value holds the folded
+ * needle, a superset of `contains` and `icontains` matches, which are then re-checked exactly.
+ */
+export interface TextIndex {
+  fts: string;
+  column: string;
+  rowid: string;
 }
 
 /** Where the values of a set field live. All SQL here is trusted (written by code, never by users). */
@@ -42,6 +55,11 @@ export type QueryFields = Record<string, ScalarField | SetField>;
 export interface CompileOptions {
   /** SQL expression of a JSON object column holding tags, e.g. "t.tags"; enables `tags.<key>`. */
   tagsSql?: string;
+  /**
+   * Whether to use a field's trigram index for a needle (of at least 3 characters, which the index needs); default:
+   * always. A store-backed chooser (textIndex.ts) skips it for needles most rows contain.
+   */
+  useTextIndex?: (index: TextIndex, needle: string) => boolean;
 }
 
 export interface CompiledQuery {
@@ -235,11 +253,28 @@ class Compiler {
     }
     const nullTest = e.kind === 'compare' && e.value.kind === 'null' ? (e.op === '=' ? ' IS NULL' : ' IS NOT NULL') : undefined;
     if (r.kind === 'scalar') {
-      return nullTest ? sql(r.field.sql + nullTest) : predicate(r.field.sql, r.field.type, e, `field "${lhs.name}"`);
+      if (nullTest) return sql(r.field.sql + nullTest);
+      return this.indexedContains(r.field, e) ?? predicate(r.field.sql, r.field.type, e, `field "${lhs.name}"`);
     }
     const value = this.tagValue(r.key);
     if (nullTest) return sql(value + nullTest);
     return this.tagComparison(r.key, value, e, lhs.name);
+  }
+
+  /**
+   * `contains` / `icontains` on an indexed field: the index narrows the rows to its candidates, the exact predicate
+   * decides (so case rules, NULLs and every character mean what they mean without the index). Negations are not
+   * narrowed (they hold for most rows). Needles under 3 characters have no trigram: undefined, a scan.
+   */
+  private indexedContains(field: ScalarField, e: Comparison): Sql | undefined {
+    if (!field.text || e.kind !== 'compare' || (e.op !== 'contains' && e.op !== 'icontains')) return undefined;
+    const needle = e.value.kind === 'number' ? e.value.text : e.value.kind === 'string' ? e.value.value : undefined;
+    if (needle === undefined || [...needle].length < 3) return undefined;
+    const ix = field.text;
+    if (this.options.useTextIndex && !this.options.useTextIndex(ix, needle)) return undefined;
+    if (!SQL_NAME.test(ix.fts) || !SQL_NAME.test(ix.column)) throw new Error(`invalid text index ${ix.fts}.${ix.column}`);
+    const match = `{${ix.column}} : "${needle.replace(/"/g, '""')}"`;
+    return cat(`(${ix.rowid} IN (SELECT rowid FROM ${ix.fts} WHERE ${ix.fts} MATCH ?) AND `, sql('', match), predicate(field.sql, field.type, e, ''), ')');
   }
 
   /** Tags are untyped: the literal picks the comparison, and json_type() keeps e.g. `true` from matching 1. */

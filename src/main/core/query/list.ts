@@ -1,5 +1,5 @@
 import { ApiError } from '../errors';
-import { compileFilter, QueryError, type CompiledQuery, type QueryFields } from './compile';
+import { compileFilter, QueryError, type CompileOptions, type CompiledQuery, type QueryFields } from './compile';
 
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 500;
@@ -30,10 +30,10 @@ function intParam(name: string, v: number | string | undefined): number | undefi
 }
 
 /** Compiles the filter and resolves paging: explicit limit/offset parameters win over ZitiQL's skip/limit. */
-export function pageQuery(params: ListParams, fields: QueryFields, tagsSql?: string): PageQuery {
+export function pageQuery(params: ListParams, fields: QueryFields, tagsSql?: string, useTextIndex?: CompileOptions['useTextIndex']): PageQuery {
   let compiled: CompiledQuery;
   try {
-    compiled = compileFilter(params.filter, fields, tagsSql ? { tagsSql } : {});
+    compiled = compileFilter(params.filter, fields, { ...(tagsSql ? { tagsSql } : {}), ...(useTextIndex ? { useTextIndex } : {}) });
   } catch (e) {
     if (e instanceof QueryError) throw new ApiError('INVALID_FILTER', 400, `invalid filter: ${e.message}`);
     throw e;

@@ -15,7 +15,14 @@ export class Store {
   readonly sqlite: Database.Database;
   /** Query builder only: `.compile()` its queries and pass them to all/get/run. */
   readonly qb: Kysely<any>;
-  private readonly statements = new Map<string, Database.Statement>();
+  /** prepared statements by SQL, with what a run of each changes (see `generation`) */
+  private readonly statements = new Map<string, Prepared>();
+  private stableWrites = 0;
+  /**
+   * Tables whose rows no reused reply presents (Dial/Bind sessions, the audit log): writes that touch only them leave
+   * `generation` alone, so a busy session or audit table does not flush the caches built on it.
+   */
+  static readonly VOLATILE_TABLES: ReadonlySet<string> = new Set(['sessions', 'audit_log']);
   private readonly listeners = new Map<string, Set<ChangeListener>>();
   /** ids changed by the running transaction, per "table:op", delivered when it commits */
   private changed = new Map<string, Set<string>>();
@@ -118,13 +125,57 @@ export class Store {
     }
   }
 
-  statement(sql: string): Database.Statement {
-    let st = this.statements.get(sql);
-    if (!st) {
-      st = this.sqlite.prepare(sql);
-      this.statements.set(sql, st);
+  /**
+   * Counts writes to the database through this store, except those touching only VOLATILE_TABLES and `touchSql`:
+   * anything computed from the database (and cached) while it keeps its value is still what the database holds.
+   * Rolled back transactions count too (what was read inside them is gone).
+   */
+  get generation(): number {
+    return this.stableWrites;
+  }
+
+  /**
+   * The cached prepared statement of `sql`. Statements that return rows run in raw mode (arrays), and their rows
+   * are made by a function compiled for their columns: several times faster than better-sqlite3 building objects
+   * key by key, and the objects get one hidden class (faster to read afterwards).
+   */
+  private prepared(sql: string): Prepared {
+    let p = this.statements.get(sql);
+    if (!p) {
+      const st = this.sqlite.prepare(sql);
+      p = { st, effect: writeEffect(sql, st), columns: -1, make: undefined };
+      if (st.reader) st.raw(true);
+      this.statements.set(sql, p);
     }
-    return st;
+    if (p.effect === 'stable') this.stableWrites++;
+    return p;
+  }
+
+  private rows(p: Prepared, params: unknown[]): Row[] {
+    if (!p.st.reader) return p.st.all(...params) as Row[]; // better-sqlite3 says why it cannot
+    const arrays = p.st.all(...params) as unknown[][];
+    if (!arrays.length) return [];
+    const make = rowMaker(p, arrays[0]!.length);
+    const out = new Array<Row>(arrays.length);
+    for (let i = 0; i < arrays.length; i++) out[i] = make(arrays[i]!);
+    return out;
+  }
+
+  private row(p: Prepared, params: unknown[]): Row | undefined {
+    if (!p.st.reader) return p.st.get(...params) as Row | undefined;
+    const a = p.st.get(...params) as unknown[] | undefined;
+    return a === undefined ? undefined : rowMaker(p, a.length)(a);
+  }
+
+  /**
+   * A write that changes nothing a cached computation presents (e.g. an API session's last activity time, which
+   * only the session views show, and they are never cached): it leaves `generation` alone.
+   */
+  touchSql(sql: string, ...params: unknown[]): Database.RunResult {
+    const before = this.stableWrites;
+    const r = this.runSql(sql, ...params);
+    this.stableWrites = before;
+    return r;
   }
 
   private resolve(q: Query): { sql: string; params: unknown[] } {
@@ -134,30 +185,30 @@ export class Store {
 
   all<T = Row>(q: Query): T[] {
     const { sql, params } = this.resolve(q);
-    return this.statement(sql).all(...params) as T[];
+    return this.rows(this.prepared(sql), params) as T[];
   }
 
   get<T = Row>(q: Query): T | undefined {
     const { sql, params } = this.resolve(q);
-    return this.statement(sql).get(...params) as T | undefined;
+    return this.row(this.prepared(sql), params) as T | undefined;
   }
 
   run(q: Query): Database.RunResult {
     const { sql, params } = this.resolve(q);
-    const r = this.statement(sql).run(...params);
+    const r = this.prepared(sql).st.run(...params);
     this.flushChanges();
     return r;
   }
 
   /** Raw SQL helpers with positional parameters. */
   allSql<T = Row>(sql: string, ...params: unknown[]): T[] {
-    return this.statement(sql).all(...params.map(toSqlite)) as T[];
+    return this.rows(this.prepared(sql), params.map(toSqlite)) as T[];
   }
   getSql<T = Row>(sql: string, ...params: unknown[]): T | undefined {
-    return this.statement(sql).get(...params.map(toSqlite)) as T | undefined;
+    return this.row(this.prepared(sql), params.map(toSqlite)) as T | undefined;
   }
   runSql(sql: string, ...params: unknown[]): Database.RunResult {
-    const r = this.statement(sql).run(...params.map(toSqlite));
+    const r = this.prepared(sql).st.run(...params.map(toSqlite));
     this.flushChanges();
     return r;
   }
@@ -167,17 +218,30 @@ export class Store {
    * read lock once instead of once per statement (a page plus its batched decorations is ~20% faster).
    */
   read<T>(fn: () => T): T {
-    return this.sqlite.transaction(fn).deferred();
+    try {
+      return this.sqlite.transaction(fn).deferred();
+    } catch (e) {
+      this.stableWrites++;
+      throw e;
+    }
   }
 
   /** Runs fn in an IMMEDIATE transaction; nested calls join the outer one (savepoints). */
   tx<T>(fn: () => T): T {
-    if (this.sqlite.inTransaction) return this.sqlite.transaction(fn).immediate();
+    if (this.sqlite.inTransaction) {
+      try {
+        return this.sqlite.transaction(fn).immediate();
+      } catch (e) {
+        this.stableWrites++;
+        throw e;
+      }
+    }
     try {
       const out = this.sqlite.transaction(fn).immediate();
       this.flushChanges();
       return out;
     } catch (e) {
+      this.stableWrites++;
       this.changed.clear();
       throw e;
     }
@@ -187,6 +251,36 @@ export class Store {
     this.statements.clear();
     if (this.sqlite.open) this.sqlite.close();
   }
+}
+
+interface Prepared {
+  st: Database.Statement;
+  effect: WriteEffect;
+  /** the column count `make` was compiled for */
+  columns: number;
+  make: ((a: unknown[]) => Row) | undefined;
+}
+
+/** The row constructor of a statement (recompiled should its columns change, e.g. `SELECT *` after a migration). */
+function rowMaker(p: Prepared, columns: number): (a: unknown[]) => Row {
+  if (p.make && p.columns === columns) return p.make;
+  const names = p.st.columns().map((c) => c.name);
+  // as better-sqlite3's objects: a later column of the same name wins
+  p.make = new Function('a', `return {${names.map((n, i) => `${JSON.stringify(n)}: a[${i}]`).join(', ')}};`) as (a: unknown[]) => Row;
+  p.columns = names.length;
+  return p.make;
+}
+
+/** 'read': changes nothing; 'volatile': writes only a VOLATILE_TABLES table; 'stable': anything else. */
+type WriteEffect = 'read' | 'volatile' | 'stable';
+
+const WRITE_TARGET = /^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+(?:main\.)?["`]?(\w+)["`]?[\s(]/i;
+
+/** Classifies a statement once, when it is prepared (a statement whose target cannot be told counts as 'stable'). */
+function writeEffect(sql: string, st: Database.Statement): WriteEffect {
+  if (st.readonly) return 'read';
+  const table = WRITE_TARGET.exec(sql)?.[1];
+  return table && Store.VOLATILE_TABLES.has(table) ? 'volatile' : 'stable';
 }
 
 function toSqlite(v: unknown): unknown {

@@ -6,6 +6,7 @@ import * as m004 from './004_security';
 import * as m005 from './005_shares';
 import * as m006 from './006_revocations';
 import * as m007 from './007_hardening';
+import * as m008 from './008_text_search';
 
 export interface Migration {
   version: number;
@@ -22,4 +23,5 @@ export const migrations: Migration[] = [
   { version: 5, name: 'shares', up: m005.up },
   { version: 6, name: 'revocations', up: m006.up },
   { version: 7, name: 'hardening', up: m007.up },
+  { version: 8, name: 'text search', up: m008.up },
 ];
