@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { Agent, request } from 'undici';
 import { openzitiStamp } from '../scripts/openziti-stamp.mjs';
 import { createCsr } from '../src/main/core/pki/index';
-import { benchConfigFile, startChild, type Child } from './lib';
+import { benchConfigFile, cpuMicros, printColumns, startChild, type Child } from './lib';
 
 /**
  * The data plane: the real OpenZiti Go SDK (weft-sdk-client `dial` against `echo-server`) through Weft's built-in
@@ -168,15 +168,6 @@ async function enrolledIdentity(http: Http, dir: string, name: string, roleAttri
 
 // ---- measurements -------------------------------------------------------------------------------------------------
 
-/** CPU time (user + system, µs) a process has used, from /proc on Linux; undefined elsewhere. */
-function cpuMicros(pid: number | undefined): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000; // clock ticks of 10 ms
-  } catch {
-    return undefined;
-  }
-}
 
 interface Target {
   name: string;
@@ -386,27 +377,10 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
   } finally {
     for (const stop of stops.reverse()) await stop();
   }
-  printRows(title, rows);
+  printColumns(title, ['MiB/s', 'p50 ms', 'p99 ms'], rows, (r: DataplaneRow) => [r.mibps, r.p50Ms, r.p99Ms]);
   if (profDir) console.log(`\nCPU profile of the Weft process written to ${profDir}`);
   return rows;
 }
 
-function printRows(title: string, rows: DataplaneRow[]): void {
-  const cells = rows.map((r) => [
-    r.scenario,
-    r.target,
-    r.mibps === undefined ? '' : r.mibps.toFixed(0),
-    r.p50Ms === undefined ? '' : r.p50Ms.toFixed(2),
-    r.p99Ms === undefined ? '' : r.p99Ms.toFixed(2),
-    r.note ?? '',
-  ]);
-  const head = ['scenario', 'target', 'MiB/s', 'p50 ms', 'p99 ms', 'note'];
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
-  const line = (c: string[]) => c.map((x, i) => (i >= 2 && i <= 4 ? x.padStart(widths[i]!) : x.padEnd(widths[i]!))).join('  ');
-  console.log(`\n## ${title}\n`);
-  console.log(line(head));
-  console.log(widths.map((w) => '-'.repeat(w)).join('  '));
-  for (const c of cells) console.log(line(c));
-}
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv[2] === 'relay') runRelay(process.argv[3]!);

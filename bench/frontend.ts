@@ -1,10 +1,10 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { deriveKeys } from '../src/main/frontend/keys';
 import { SessionCodec } from '../src/main/frontend/sessions';
 import { runShareCommand } from '../src/main/share/shareCommand';
-import { combine, load, printTable, rowOf, startChild, type Child, type LoadOptions, type Measurement, type Row } from './lib';
+import { combine, cpuMicros, load, printTable, rowOf, startChild, type Child, type LoadOptions, type Measurement, type Row } from './lib';
 
 const OAUTH = {
   bind_address: '127.0.0.1:0',
@@ -43,15 +43,6 @@ async function expectStatus(origin: string, headers: Record<string, string>, sta
   if (res.statusCode !== status) throw new Error(`bench set-up: expected ${status} from ${headers.host ?? origin}, got ${res.statusCode}`);
 }
 
-/** CPU time (user + system, µs) a process has used, from /proc on Linux; undefined elsewhere. */
-function cpuMicros(pid: number | undefined): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000; // clock ticks of 10 ms
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * Issue 6's table: requests per second through Weft's frontend with a valid OAuth session, side by side with

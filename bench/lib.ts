@@ -230,23 +230,31 @@ export function checkRow(scenario: string, measured: string, goal: string, met: 
   return { scenario, target: 'check', note: `${measured}; goal ${goal} ${met ? 'MET' : 'NOT MET'}${note ? ` (${note})` : ''}`, check: { goal, measured, met } };
 }
 
-/** Prints rows as an aligned text table. */
-export function printTable(title: string, rows: Row[]): void {
-  const cells = rows.map((r) => [
-    r.scenario,
-    r.target,
-    r.rps === undefined ? '' : r.rps.toFixed(0),
-    r.p50Ms === undefined ? '' : r.p50Ms.toFixed(2),
-    r.p99Ms === undefined ? '' : r.p99Ms.toFixed(2),
-    r.note ?? '',
-  ]);
-  const head = ['scenario', 'target', 'req/s', 'p50 ms', 'p99 ms', 'note'];
-  const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
+/** Prints rows as an aligned text table: scenario, target, three numbers (right-aligned), note. */
+export function printColumns(title: string, head: [string, string, string], rows: Array<{ scenario: string; target: string; note?: string }>, nums: (r: never) => Array<number | undefined>): void {
+  const cells = rows.map((r) => [r.scenario, r.target, ...nums(r as never).map((n, i) => (n === undefined ? '' : n.toFixed(i === 0 ? 0 : 2))), r.note ?? '']);
+  const all = ['scenario', 'target', ...head, 'note'];
+  const widths = all.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((x, i) => (i >= 2 && i <= 4 ? x.padStart(widths[i]!) : x.padEnd(widths[i]!))).join('  ');
   console.log(`\n## ${title}\n`);
-  console.log(line(head));
+  console.log(line(all));
   console.log(widths.map((w) => '-'.repeat(w)).join('  '));
   for (const c of cells) console.log(line(c));
+}
+
+/** Prints request rows as an aligned text table. */
+export function printTable(title: string, rows: Row[]): void {
+  printColumns(title, ['req/s', 'p50 ms', 'p99 ms'], rows, (r: Row) => [r.rps, r.p50Ms, r.p99Ms]);
+}
+
+/** CPU time (user + system, µs) a process has used, from /proc on Linux; undefined elsewhere. */
+export function cpuMicros(pid: number | undefined): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000; // clock ticks of 10 ms
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -10,20 +10,14 @@ import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { SCREENSHOTS, useConsoleSession } from '../support/consoleBrowser';
+import { screenshotBothWidths, useConsoleSession } from '../support/consoleBrowser';
 
 describe('console: CSV import, bulk actions, policy advice fixes (Chromium)', () => {
   let app: TestApp;
   let page: Page;
   let admin: ApiClient;
   const go = (path: string) => page.goto(`${app.urls.console}/#${path}`);
-  const shot = async (name: string) => {
-    await page.screenshot({ path: join(SCREENSHOTS, `console-${name}.png`), fullPage: true });
-    await page.setViewportSize({ width: 390, height: 800 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-    await page.screenshot({ path: join(SCREENSHOTS, `console-${name}-390.png`), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
-  };
+  const shot = (name: string) => screenshotBothWidths(page, name);
   const byName = async (path: string, name: string) => (await admin.get(`${path}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0];
   const names = async (contains: string): Promise<string[]> =>
     ((await admin.get(`/identities?limit=500&filter=${encodeURIComponent(`name contains "${contains}"`)}`)).body.data as any[]).map((e) => e.name).sort();

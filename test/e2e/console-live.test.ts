@@ -1,10 +1,9 @@
 // The console's live traffic page in Chromium: the built-in router online, a terminator bound on it and a circuit
 // open through it (bytes and age), updated without a reload; screenshots at 1280×800 and 390 px.
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app';
-import { SCREENSHOTS, useConsoleSession } from '../support/consoleBrowser';
+import { screenshotBothWidths, useConsoleSession } from '../support/consoleBrowser';
 import { deviceSession, enrolledDevice, RawEdge, serviceSession } from '../support/edge';
 import { EdgeType } from '../../src/main/router/channel/wire';
 
@@ -53,11 +52,7 @@ describe('console: live traffic through the built-in router (Chromium)', () => {
     const circuit = page.getByTestId('circuit');
     await circuit.waitFor();
     await expect.poll(() => circuit.textContent()).toMatch(/live-client.*live-web.*2\.9 KiB.*4\.9 KiB/);
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-live.png'), fullPage: true });
-    await page.setViewportSize({ width: 390, height: 800 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-    await page.screenshot({ path: join(SCREENSHOTS, 'console-live-390.png'), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
+    await screenshotBothWidths(page, 'live');
 
     // the circuit and the terminator go with their connections
     c.close();

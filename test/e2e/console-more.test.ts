@@ -410,8 +410,8 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     await button('Edit').click();
     await page.getByRole('checkbox', { name: 'Prompt for MFA when the device is unlocked' }).check();
     await button('Save').click();
-    // the form closes once the save is done (the Edit button is on the page all along)
-    await page.getByRole('button', { name: 'Save' }).waitFor({ state: 'detached' });
+    // the editor closes once the save is done ("Save" reads "Saving…" while it runs, so wait for the editor itself)
+    await page.getByRole('button', { name: 'Edit', exact: true, expanded: false }).waitFor();
     expect((await admin.get(`/posture-checks/${mfa.id}`)).body.data).toMatchObject({ version: 2, promptOnUnlock: true, timeoutSeconds: 600 });
 
     await go('/posture-checks');

@@ -13,20 +13,14 @@ import { services } from '../../src/main/core/entities/services';
 import { openzitiTools, ToolProcess, ZitiCli } from '../interop/tools';
 import { tempDir, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { SCREENSHOTS, useConsoleSession } from '../support/consoleBrowser';
+import { screenshotBothWidths, useConsoleSession } from '../support/consoleBrowser';
 
 describe('console: network map with live state (Chromium, OpenZiti Go SDK)', () => {
   let app: TestApp;
   let page: Page;
   let admin: ApiClient;
   const go = (path: string) => page.goto(`${app.urls.console}/#${path}`);
-  const shot = async (name: string) => {
-    await page.screenshot({ path: join(SCREENSHOTS, `console-${name}.png`), fullPage: true });
-    await page.setViewportSize({ width: 390, height: 800 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-    await page.screenshot({ path: join(SCREENSHOTS, `console-${name}-390.png`), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
-  };
+  const shot = (name: string) => screenshotBothWidths(page, name);
   const node = (name: RegExp) => page.getByRole('button', { name });
 
   useConsoleSession(async (s) => {

@@ -3,12 +3,11 @@
 // dry run, then creates exactly the planned entities (checked over the REST API) and opens the service with the
 // policy advice of a dialing identity; dry-run errors land on the form; and a keyboard-only walk creates a service.
 // Screenshots at 1280×800 and 390 px.
-import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { SCREENSHOTS, useConsoleSession } from '../support/consoleBrowser';
+import { screenshotBothWidths, useConsoleSession } from '../support/consoleBrowser';
 
 const COLLECTIONS = ['/services', '/configs', '/service-policies', '/service-edge-router-policies', '/edge-router-policies', '/identities'] as const;
 
@@ -17,13 +16,7 @@ describe('console: first-run lab and service wizard (Chromium)', () => {
   let page: Page;
   let admin: ApiClient;
   const go = (path: string) => page.goto(`${app.urls.console}/#${path}`);
-  const shot = async (name: string) => {
-    await page.screenshot({ path: join(SCREENSHOTS, `console-${name}.png`), fullPage: true });
-    await page.setViewportSize({ width: 390, height: 800 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-    await page.screenshot({ path: join(SCREENSHOTS, `console-${name}-390.png`), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
-  };
+  const shot = (name: string) => screenshotBothWidths(page, name);
   const names = async (path: string, filter = 'true'): Promise<string[]> =>
     ((await admin.get(`${path}?limit=500&filter=${encodeURIComponent(filter)}`)).body.data as Array<{ name: string }>).map((e) => e.name).sort();
   const snapshot = async () => Object.fromEntries(await Promise.all(COLLECTIONS.map(async (c) => [c, await names(c)] as const)));

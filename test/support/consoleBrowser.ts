@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { buildRenderer, isRendererStale } from '../../scripts/build-renderer';
 import type { StartOptions } from '../../src/main/app';
 import { startTestApp, type TestApp } from './app';
@@ -38,4 +38,16 @@ export function useConsoleSession(use: (s: ConsoleSession) => void | Promise<voi
     await session?.browser.close();
     await session?.app.stop();
   });
+}
+
+/**
+ * A full-page screenshot at 1280×800 and one at 390 px wide (checking nothing overflows sideways there), as
+ * `console-<name>.png` and `console-<name>-390.png`; the page is back at 1280×800 afterwards.
+ */
+export async function screenshotBothWidths(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SCREENSHOTS, `console-${name}.png`), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 800 });
+  expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+  await page.screenshot({ path: join(SCREENSHOTS, `console-${name}-390.png`), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
 }

@@ -5,6 +5,7 @@ import type { ResourceName, RouterOutputs } from '../lib/types';
 import { useTRPC } from '../trpc';
 import { ErrorBox, Notice } from './Status';
 import '../workflows.css';
+import { ConfirmButton } from './ConfirmButton';
 
 /** What a list offers for several selected rows. */
 export type BulkAction = 'delete' | 'attributes' | 'state' | 'archive';
@@ -16,27 +17,6 @@ export interface BulkConfig {
 
 type Result = RouterOutputs['bulk']['delete'];
 
-/** Two-step: the first press asks, the second does it (as ResourcePage's ConfirmButton; kept here to avoid a cycle). */
-function Confirm({ label, confirmLabel, onConfirm, busy }: { label: string; confirmLabel: string; onConfirm(): void; busy?: boolean }) {
-  const [asking, setAsking] = useState(false);
-  if (!asking) {
-    return (
-      <button type="button" className="danger" onClick={() => setAsking(true)}>
-        {label}
-      </button>
-    );
-  }
-  return (
-    <span className="confirm" role="group" aria-label={confirmLabel}>
-      <button type="button" className="danger" disabled={busy} onClick={() => (setAsking(false), onConfirm())} autoFocus>
-        {confirmLabel}
-      </button>
-      <button type="button" className="secondary" onClick={() => setAsking(false)}>
-        Cancel
-      </button>
-    </span>
-  );
-}
 
 function Outcome({ verb, result, noun }: { verb: string; result: Result; noun: string }) {
   const failed = result.outcomes.filter((o) => !o.ok);
@@ -89,10 +69,11 @@ export function BulkBar(p: { resource: ResourceName; config: BulkConfig; selecte
       <div className="bulk-bar" role="region" aria-label={`Selected ${p.config.noun}`}>
         <span className="bulk-count" aria-live="polite">{`${ids.length} selected`}</span>
         {has('delete') && (
-          <Confirm
+          <ConfirmButton
             label="Delete selected"
             confirmLabel={`Delete ${ids.length} ${p.config.noun}`}
             busy={busy}
+            resetOnConfirm
             onConfirm={async () => {
               try {
                 const r = await del.mutateAsync({ resource: p.resource, ids });

@@ -9,6 +9,7 @@ import type { BulkConfig } from './BulkActions';
 import { ResourceForm, type FieldSpec, type Values } from './ResourceForm';
 import { ResourceTable, type Column } from './ResourceTable';
 import { ErrorBox, Page, Panel, Spinner } from './Status';
+import { ConfirmButton } from './ConfirmButton';
 
 /** Everything a page over one resource type declares; the list, create and detail views are generic. */
 export interface ResourcePageSpec {
@@ -117,27 +118,8 @@ function CreateView({ spec }: { spec: ResourcePageSpec }) {
   );
 }
 
-/** Two-step delete: the first press asks, the second deletes. */
-export function ConfirmButton({ label, confirmLabel, onConfirm, busy }: { label: string; confirmLabel: string; onConfirm(): void; busy?: boolean }) {
-  const [asking, setAsking] = useState(false);
-  if (!asking) {
-    return (
-      <button type="button" className="danger" onClick={() => setAsking(true)}>
-        {label}
-      </button>
-    );
-  }
-  return (
-    <span className="confirm" role="group" aria-label={confirmLabel}>
-      <button type="button" className="danger" disabled={busy} onClick={onConfirm} autoFocus>
-        {confirmLabel}
-      </button>
-      <button type="button" className="secondary" onClick={() => setAsking(false)}>
-        Cancel
-      </button>
-    </span>
-  );
-}
+
+export { ConfirmButton };
 
 const SKIP = new Set(['_links', 'tags', 'id', 'name', 'createdAt', 'updatedAt']);
 

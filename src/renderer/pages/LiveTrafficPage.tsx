@@ -2,27 +2,10 @@ import { useQuery } from '@tanstack/react-query';
 import { ErrorBox, Notice, Page, Panel, Spinner } from '../components/Status';
 import { Link } from '../router';
 import { useTRPC } from '../trpc';
+import { formatAge, formatBytes } from '../lib/format';
+import { livePolling } from '../lib/polling';
 
-const POLL_MS = 2000;
-const MAX_BACKOFF_MS = 30_000;
 
-function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
-}
-
-function age(seconds: number): string {
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${seconds % 60}s`;
-  return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
-}
 
 /**
  * The built-in edge router live: whether it is online, the terminators bound on it and the open circuits (who dials
@@ -32,10 +15,7 @@ function age(seconds: number): string {
 export function LiveTrafficPage() {
   const trpc = useTRPC();
   const live = useQuery(
-    trpc.dataPlane.live.queryOptions(undefined, {
-      refetchInterval: (q) => Math.min(MAX_BACKOFF_MS, POLL_MS * 2 ** q.state.errorUpdateCount),
-      refetchIntervalInBackground: false,
-    }),
+    trpc.dataPlane.live.queryOptions(undefined, livePolling),
   );
   const d = live.data;
   return (
@@ -131,9 +111,9 @@ export function LiveTrafficPage() {
                         <td>
                           <Link to={`/terminators/${encodeURIComponent(c.terminatorId)}`}>{c.hostKind === 'tcp' ? 'router-hosted' : c.terminatorId}</Link>
                         </td>
-                        <td>{bytes(c.bytesIn)}</td>
-                        <td>{bytes(c.bytesOut)}</td>
-                        <td>{age(c.ageSeconds)}</td>
+                        <td>{formatBytes(c.bytesIn)}</td>
+                        <td>{formatBytes(c.bytesOut)}</td>
+                        <td>{formatAge(c.ageSeconds)}</td>
                       </tr>
                     ))}
                   </tbody>

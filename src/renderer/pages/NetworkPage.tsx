@@ -6,6 +6,8 @@ import type { RouterOutputs } from '../lib/types';
 import { Link } from '../router';
 import { useTRPC } from '../trpc';
 import '../workflows.css';
+import { formatAge, formatBytes } from '../lib/format';
+import { livePolling } from '../lib/polling';
 
 type Graph = RouterOutputs['network']['graph'];
 type GraphNode = Graph['nodes'][number];
@@ -13,8 +15,6 @@ type GraphEdge = Graph['edges'][number];
 type Live = RouterOutputs['network']['live'];
 type Kind = GraphNode['kind'];
 
-const POLL_MS = 2000;
-const MAX_BACKOFF_MS = 30_000;
 const GRAPH_REFRESH_MS = 15_000;
 
 const KINDS: Kind[] = ['identity', 'service', 'edge-router'];
@@ -29,23 +29,6 @@ const GAP = 8;
 const TOP = 34;
 const COL_X: Record<Kind, number> = { identity: 12, service: (WIDTH - NODE_W) / 2, 'edge-router': WIDTH - NODE_W - 12 };
 
-function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
-}
-
-function age(seconds: number): string {
-  if (seconds < 60) return `${seconds}s`;
-  if (seconds < 3600) return `${Math.floor(seconds / 60)}m ${seconds % 60}s`;
-  return `${Math.floor(seconds / 3600)}h ${Math.floor((seconds % 3600) / 60)}m`;
-}
 
 const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 const curve = (x1: number, y1: number, x2: number, y2: number) => {
@@ -137,10 +120,7 @@ export function NetworkPage() {
   };
   const graph = useQuery(trpc.network.graph.queryOptions({ query }, { placeholderData: keepPreviousData, refetchInterval: GRAPH_REFRESH_MS }));
   const live = useQuery(
-    trpc.network.live.queryOptions(undefined, {
-      refetchInterval: (q) => Math.min(MAX_BACKOFF_MS, POLL_MS * 2 ** q.state.errorUpdateCount),
-      refetchIntervalInBackground: false,
-    }),
+    trpc.network.live.queryOptions(undefined, livePolling),
   );
   const g = graph.data;
   const onNodes = useMemo(() => liveOnNodes(g, live.data), [g, live.data]);
@@ -424,9 +404,9 @@ export function NetworkPage() {
                     <td>
                       <Link to={`/services/${encodeURIComponent(c.serviceId)}`}>{c.serviceName}</Link>
                     </td>
-                    <td>{bytes(c.bytesIn)}</td>
-                    <td>{bytes(c.bytesOut)}</td>
-                    <td>{age(c.ageSeconds)}</td>
+                    <td>{formatBytes(c.bytesIn)}</td>
+                    <td>{formatBytes(c.bytesOut)}</td>
+                    <td>{formatAge(c.ageSeconds)}</td>
                   </tr>
                 ))}
               </tbody>
