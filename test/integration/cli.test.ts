@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { request, Agent } from 'undici';
 import { tempDir } from '../support/app';
+import { ApiClient } from '../support/client';
 import { startWeftProcess } from '../support/weftProcess';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -85,6 +86,41 @@ describe('command line', { timeout: 240_000 }, () => {
     expect(await second.stop()).toBe(0);
     // stdout is not a terminal here: the log on stderr is JSON lines
     expect(JSON.parse(first.stderr().split('\n').find((l) => l.includes('weft started'))!)).toMatchObject({ msg: 'weft started', level: 30 });
+  });
+
+  it('api.brand: ziti in a config file: the MFA auth query of a login names the provider "ziti"', async () => {
+    const dir = tempDir();
+    const config = join(dir, 'weft.yml');
+    writeFileSync(config, 'api:\n  address: 127.0.0.1:0\n  brand: ziti\nconsole:\n  address: 127.0.0.1:0\n');
+    const weft = await start(['--data-dir', join(dir, 'd'), '--config', config], { WEFT_ADMIN_USERNAME: 'admin', WEFT_ADMIN_PASSWORD: 'brand-admin-password-1' });
+    const admin = await weft.login('admin', 'brand-admin-password-1');
+    const user = new ApiClient(weft.api, weft.caPem());
+    try {
+      // an auth policy requiring TOTP makes every password login partial, with the MFA auth query (no enrollment needed)
+      const policy = await admin.create('/auth-policies', {
+        name: 'totp-required',
+        primary: {
+          cert: { allowed: false, allowExpiredCerts: false },
+          extJwt: { allowed: false, allowedSigners: [] },
+          updb: {
+            allowed: true, minPasswordLength: 5, requireSpecialChar: false, requireNumberChar: false, requireMixedCase: false,
+            maxAttempts: 0, lockoutDurationMinutes: 0,
+          },
+        },
+        secondary: { requireTotp: true, requireExtJwtSigner: null },
+      });
+      const id = await admin.create('/identities', { name: 'brand-user', type: 'User', isAdmin: false, authPolicyId: policy });
+      await admin.create('/authenticators', { method: 'updb', identityId: id, username: 'brand-user', password: 'brand-user-password' });
+      for (const api of ['client', 'management'] as const) {
+        const session = (await user.login('brand-user', 'brand-user-password', api)).body.data;
+        expect(session, api).toMatchObject({ isMfaRequired: true, isMfaComplete: false });
+        expect(session.authQueries, api).toEqual([expect.objectContaining({ typeId: 'MFA', provider: 'ziti', isTotpEnrolled: false })]);
+      }
+    } finally {
+      await user.close();
+      await admin.close();
+      expect(await weft.stop()).toBe(0);
+    }
   });
 
   it('--log-format pretty prints readable log lines; json keeps JSON; a bad value is refused', async () => {

@@ -42,9 +42,13 @@ afterAll(async () => {
   await weft?.stop();
 });
 
-/** The Go SDK logs in with an identity file and reports what the identity sees, with a Dial session for enr-svc. */
-async function expectSdkSees(identityFile: string, name: string): Promise<void> {
-  const [out] = await sdkClient(sdk, ['probe', '--identity', identityFile, '--service', 'enr-svc']);
+/**
+ * The Go SDK logs in (with an identity file, or with the weft-sdk-client arguments of another login) and reports
+ * what the identity sees, with a Dial session for enr-svc whose edge routers are enr-er.
+ */
+async function expectSdkSees(login: string | string[], name: string): Promise<void> {
+  const loginArgs = typeof login === 'string' ? ['--identity', login] : login;
+  const [out] = await sdkClient(sdk, ['probe', ...loginArgs, '--service', 'enr-svc']);
   expect(out).toMatchObject({ identityName: name, services: ['enr-svc'], session: { type: 'Dial' } });
   expect(out!.session.edgeRouters.map((r: any) => r.name)).toEqual(['enr-er']);
 }
@@ -94,8 +98,7 @@ describe('enrollment with the ziti CLI, then the Go SDK', { timeout: 120_000 }, 
     const jwt = join(cli.cwd, 'updb.jwt');
     await cli.create('identity', 'updb-user', '--updb', 'updb-user', '-o', jwt);
     await cli.ok('edge', 'enroll', jwt, '-u', 'updb-user', '-p', 'updb-password-1');
-    const [out] = await sdkClient(sdk, ['probe', '--controller', weft.api, '--ca', caFile, '--username', 'updb-user', '--password', 'updb-password-1', '--service', 'enr-svc']);
-    expect(out).toMatchObject({ identityName: 'updb-user', services: ['enr-svc'], session: { type: 'Dial' } });
+    await expectSdkSees(['--controller', weft.api, '--ca', caFile, '--username', 'updb-user', '--password', 'updb-password-1'], 'updb-user');
   });
 
   it('edge router: ziti router enroll writes the router identity files; the router is verified', async () => {

@@ -154,8 +154,25 @@ describe('ziti CLI against npm start', { timeout: 120_000 }, () => {
     expect(await one('posture-checks', 'pc-mfa')).toMatchObject({ typeId: 'MFA', timeoutSeconds: 60, promptOnWake: true, promptOnUnlock: true });
     await cli.ok('edge', 'update', 'posture-check', 'domain', 'pc-domain', '-d', 'example.org');
     await cli.ok('edge', 'update', 'posture-check', 'mfa', 'pc-mfa', '-s', '120');
+    await cli.ok('edge', 'update', 'posture-check', 'os', 'pc-os', '-o', 'Linux:5.10.0:6.1.0', '-a', 'pc-os');
+    await cli.ok('edge', 'update', 'posture-check', 'mac', 'pc-mac', '-m', 'aa:bb:cc:dd:ee:ff,00:11:22:33:44:66');
+    // the CLI's PATCH carries only the process fields whose flags are given; the official swagger requires both
+    // osType and path in a `process`, so both are given
+    await cli.ok('edge', 'update', 'posture-check', 'process', 'pc-process', '-o', 'Linux', '-p', '/usr/bin/app2');
+    // the pinned CLI (v1.7.2) has no `ziti edge update posture-check process-multi` (its subcommands: domain, mac,
+    // mfa, os, process): pc-multi is only created, listed and deleted through the CLI. Should a later pin add it,
+    // this fails as a reminder to update pc-multi here too.
+    expect(await cli.ok('edge', 'update', 'posture-check', '--help')).not.toMatch(/process-multi/);
     expect((await one('posture-checks', 'pc-domain')).domains).toEqual(['example.org']);
     expect((await one('posture-checks', 'pc-mfa')).timeoutSeconds).toBe(120);
+    expect(await one('posture-checks', 'pc-os')).toMatchObject({
+      typeId: 'OS',
+      roleAttributes: ['pc-os'],
+      operatingSystems: [{ type: 'Linux', versions: ['5.10.0', '6.1.0'] }],
+    });
+    expect(await one('posture-checks', 'pc-mac')).toMatchObject({ typeId: 'MAC', macAddresses: ['aa:bb:cc:dd:ee:ff', '00:11:22:33:44:66'] });
+    expect(await one('posture-checks', 'pc-process')).toMatchObject({ typeId: 'PROCESS', process: { osType: 'Linux', path: '/usr/bin/app2' } });
+    expect(await one('posture-checks', 'pc-multi')).toMatchObject({ typeId: 'PROCESS_MULTI', semantic: 'AllOf' });
     for (const name of ['pc-domain', 'pc-mac', 'pc-os', 'pc-process', 'pc-multi', 'pc-mfa']) await cli.ok('edge', 'delete', 'posture-check', name);
     expect((await cli.json('edge', 'list', 'posture-checks')).data).toHaveLength(0);
   });
