@@ -1,11 +1,10 @@
 // The console's audit log page in Chromium: entries of REST writes, logins and the console's own writes, filtered
-// (ZitiQL) and sorted on the server, and an entry's detail view. Saves a screenshot.
-import { join } from 'node:path';
+// (ZitiQL) and sorted on the server, and an entry's detail view. Screenshots at 1280×800 and 390 px.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { SCREENSHOTS as SHOTS, useConsoleSession } from '../support/consoleBrowser';
+import { screenshotBothWidths, useConsoleSession } from '../support/consoleBrowser';
 
 describe('console: audit log (Chromium)', () => {
   let app: TestApp;
@@ -42,7 +41,7 @@ describe('console: audit log (Chromium)', () => {
     const row = table.locator('tbody tr').first();
     expect(await row.textContent()).toContain('intruder');
     expect(await row.textContent()).toContain('failure (INVALID_AUTH)');
-    await page.screenshot({ path: join(SHOTS, 'console-audit-log.png'), fullPage: true });
+    await screenshotBothWidths(page, 'audit-log');
 
     await page.getByLabel('Filter').fill('entityType = "services"');
     await table.locator('tbody tr').filter({ hasText: serviceId }).waitFor();

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app';
-import { SCREENSHOTS as SHOTS, useConsoleSession } from '../support/consoleBrowser';
+import { SCREENSHOTS as SHOTS, screenshotBothWidths, useConsoleSession } from '../support/consoleBrowser';
 import type { ApiClient } from '../support/client';
 import { externalCa } from '../support/pki';
 import { createUser } from '../support/users';
@@ -19,7 +19,10 @@ describe('console: signers, terminators, settings, sessions, identity posture an
   const net = { carol: '', intranet: '', payroll: '', router: '', client: undefined as ApiClient | undefined };
 
   const go = (path: string) => page.goto(`${app.urls.console}/#${path}`);
-  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
+  /** console-<name>.png at 1280×800 and console-<name>-390.png (nothing overflowing sideways at 390 px) */
+  const shot = (name: string) => screenshotBothWidths(page, name);
+  /** one screenshot at the current (narrow) viewport, for the flows that only exist there (the menu) */
+  const narrowShot = (name: string) => page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
   const field = (name: string) => page.getByRole('textbox', { name, exact: true });
   const select = (name: string) => page.getByRole('combobox', { name, exact: true });
   const button = (name: string) => page.getByRole('button', { name, exact: true });
@@ -436,11 +439,11 @@ describe('console: signers, terminators, settings, sessions, identity posture an
       await settled();
       // nothing wider than the screen but the scrolling tables
       expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-      await shot(`narrow-${p.replace(/\//g, '-').replace(net.carol, 'detail')}`);
+      await narrowShot(`narrow-${p.replace(/\//g, '-').replace(net.carol, 'detail')}`);
     }
     await button('Menu').click();
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Sessions', exact: true }).click();
     await page.getByRole('heading', { name: 'Sessions' }).waitFor();
-    await shot('narrow-sessions');
+    await narrowShot('narrow-sessions');
   });
 });

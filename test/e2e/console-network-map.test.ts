@@ -15,6 +15,17 @@ import { tempDir, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { screenshotBothWidths, useConsoleSession } from '../support/consoleBrowser';
 
+/** formatAge's output: "42s", "3m 5s", "2h 10m" */
+const AGE = /^(\d+s|\d+m \d+s|\d+h \d+m)$/;
+/** formatBytes's output for a little over 1,024 bytes */
+const KIB_ABOUT_1 = /^1\.\d KiB$/;
+/** An age cell back in seconds (to the minute for hours). */
+function ageSeconds(text: string): number {
+  if (!AGE.test(text)) throw new Error(`not an age: ${JSON.stringify(text)}`);
+  const [a = 0, b = 0] = text.match(/\d+/g)!.map(Number);
+  return text.includes('h') ? a * 3600 + b * 60 : text.includes('m') ? a * 60 + b : a;
+}
+
 describe('console: network map with live state (Chromium, OpenZiti Go SDK)', () => {
   let app: TestApp;
   let page: Page;
@@ -65,7 +76,15 @@ describe('console: network map with live state (Chromium, OpenZiti Go SDK)', () 
       await dialer.waitFor((l) => l.holding === true);
       const circuit = page.getByTestId('network-circuit');
       await circuit.waitFor({ timeout: 30_000 });
-      await expect.poll(() => circuit.textContent(), { timeout: 10_000 }).toMatch(/^map-clientmap-echo\d/);
+      // dialer, service, bytes in and out (the SDK client echoed 1,024 bytes, plus end-to-end encryption's
+      // overhead), and an age as formatAge writes it ("42s", "3m 5s")
+      const cells = () => circuit.locator('td').allTextContents();
+      await expect.poll(cells, { timeout: 10_000 }).toEqual([
+        'map-client', 'map-echo', expect.stringMatching(KIB_ABOUT_1), expect.stringMatching(KIB_ABOUT_1), expect.stringMatching(AGE),
+      ]);
+      // the age grows while the page polls, without a reload
+      const age0 = ageSeconds((await cells())[4]!);
+      await expect.poll(async () => ageSeconds((await cells())[4]!), { timeout: 15_000 }).toBeGreaterThan(age0);
       await node(/^identity map-client .*1 open circuit/).waitFor();
       await node(/^service map-echo.*1 terminator, 1 open circuit/).waitFor();
       await page.getByTestId('live-edge').first().waitFor({ state: 'attached' });

@@ -1,20 +1,23 @@
 // The console in Chromium builds a small network through its forms — a config from its type's JSON schema, a
 // service, an edge router, the three policies (checking their live role previews) — then asks the policy advice
 // page why access works; creates and removes a public share; runs the integrity check and a snapshot. Saves a
-// screenshot of every page, at 1280×800 and at a phone's width.
+// screenshot of every page, at 1280×800 and at 390 px (where nothing may overflow sideways).
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app';
-import { SCREENSHOTS as SHOTS, useConsoleSession } from '../support/consoleBrowser';
+import { SCREENSHOTS as SHOTS, screenshotBothWidths, useConsoleSession } from '../support/consoleBrowser';
 import { frontendSection, writeConfigFile } from '../support/shares';
 
 describe('console: a small network, policy advice, shares, operations (Chromium)', () => {
   let app: TestApp;
   let page: Page;
   const go = (path: string) => page.goto(`${app.urls.console}/#${path}`);
-  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
+  /** console-<name>.png at 1280×800 and console-<name>-390.png (nothing overflowing sideways at 390 px) */
+  const shot = (name: string) => screenshotBothWidths(page, name);
+  /** one screenshot at the current (narrow) viewport, for the flows that only exist there (the menu) */
+  const narrowShot = (name: string) => page.screenshot({ path: join(SHOTS, `console-${name}.png`), fullPage: true });
   const field = (name: string) => page.getByRole('textbox', { name, exact: true });
   const select = (name: string) => page.getByRole('combobox', { name, exact: true });
   /** The control a label names (required fields show " *" after the label). */
@@ -183,10 +186,10 @@ describe('console: a small network, policy advice, shares, operations (Chromium)
     await page.setViewportSize({ width: 390, height: 800 });
     await go('/service-policies');
     await page.getByRole('table', { name: 'Service policies' }).getByText('staff-dial-web').waitFor();
-    await shot('narrow-service-policies');
+    await narrowShot('narrow-service-policies');
     await page.getByRole('button', { name: 'Menu' }).click();
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Identities' }).click();
     await page.getByRole('heading', { name: 'Identities' }).waitFor();
-    await shot('narrow-identities');
+    await narrowShot('narrow-identities');
   });
 });

@@ -134,6 +134,41 @@ describe('service wizard', () => {
     expect(app.core.store.getSql("SELECT 1 FROM policy_sides s WHERE s.policy_id NOT IN (SELECT id FROM service_policies UNION SELECT id FROM edge_router_policies UNION SELECT id FROM service_edge_router_policies)")).toBeUndefined();
   });
 
+  it('the router choice lands on the service edge router policy and the edge router policy, exactly', async () => {
+    const lab1 = await admin.create('/edge-routers', { name: 'wiz-lab-r1', roleAttributes: ['lab-routers'] });
+    const lab2 = await admin.create('/edge-routers', { name: 'wiz-lab-r2', roleAttributes: ['lab-routers'] });
+    const other = await admin.create('/edge-routers', { name: 'wiz-lab-other', roleAttributes: ['elsewhere'] });
+    const routersOf = async (path: string) =>
+      ((await admin.get(`${path}/edge-routers?limit=500`)).body.data as any[]).map((r) => r.id).sort();
+
+    // by attribute, hosted by an SDK application (the hosting router is not added): only #lab-routers
+    const r = await ui.ok('mutate', 'serviceWizard.create', {
+      body: { name: 'wiz-lab', host: { kind: 'sdk', identityRoles: ['#wiz-lab-hosts'] }, dialRoles: ['#wiz-lab-users'], routerRoles: ['#lab-routers'] },
+    });
+    expect(r.created.map((c: any) => c.key)).toEqual(['service', 'dial-policy', 'bind-policy', 'service-edge-router-policy', 'edge-router-policy']);
+    const [serp] = await byName('/service-edge-router-policies', 'wiz-lab-routers');
+    expect(serp).toMatchObject({ semantic: 'AnyOf', serviceRoles: [`@${r.serviceId}`] });
+    expect(serp.edgeRouterRoles).toEqual(['#lab-routers']);
+    const [erp] = await byName('/edge-router-policies', 'wiz-lab-clients');
+    expect([...erp.identityRoles].sort()).toEqual(['#wiz-lab-hosts', '#wiz-lab-users']); // dialers and hosts
+    expect(erp.edgeRouterRoles).toEqual(['#lab-routers']);
+    // and in the core's policy index they select those two routers: not the built-in one, not the other
+    expect(await routersOf(`/service-edge-router-policies/${serp.id}`)).toEqual([lab1, lab2].sort());
+    expect(await routersOf(`/edge-router-policies/${erp.id}`)).toEqual([lab1, lab2].sort());
+
+    // by id, hosted by the built-in router: the chosen router, and the hosting router added to carry the circuit
+    const byId = await ui.ok('mutate', 'serviceWizard.create', {
+      body: wizardBody('wiz-lab-id', { dialRoles: ['#wiz-lab-id-users'], routerRoles: [`@${other}`], edgeRouterPolicy: 'always' }),
+    });
+    const [serp2] = await byName('/service-edge-router-policies', 'wiz-lab-id-routers');
+    expect(serp2.serviceRoles).toEqual([`@${byId.serviceId}`]);
+    expect([...serp2.edgeRouterRoles].sort()).toEqual([`@${other}`, `@${routerId}`].sort());
+    const [erp2] = await byName('/edge-router-policies', 'wiz-lab-id-clients');
+    expect(erp2.identityRoles).toEqual(['#wiz-lab-id-users']);
+    expect([...erp2.edgeRouterRoles].sort()).toEqual([`@${other}`, `@${routerId}`].sort());
+    expect(await routersOf(`/service-edge-router-policies/${serp2.id}`)).toEqual([other, routerId].sort());
+  });
+
   it('hosting on identities: a host.v1 and a Bind for them; SDK hosting: no host.v1; errors land on the form fields', async () => {
     const host = await admin.create('/identities', { name: 'wiz-host', type: 'Device', isAdmin: false });
     const r = await ui.ok('mutate', 'serviceWizard.create', { body: { name: 'wiz-e', host: { kind: 'identity', identityRoles: [`@${host}`], address: 'localhost', port: 8080 }, dialRoles: ['#wiz-users'], edgeRouterPolicy: 'never' } });
