@@ -7,7 +7,7 @@ import type { Locator, Page } from 'playwright-core';
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, type TestApp } from '../support/app';
-import { SCREENSHOTS as SHOTS, useConsoleSession } from '../support/consoleBrowser';
+import { SCREENSHOTS as SHOTS, screenshotBothWidths, useConsoleSession } from '../support/consoleBrowser';
 import { ManualClock } from '../support/clock';
 import { clientCert, decodeJwt, externalCa } from '../support/pki';
 import { epochSeconds, secretOf, totp, totpStepStart } from '../support/users';
@@ -38,7 +38,7 @@ describe('console: identities, CAs and MFA (Chromium)', () => {
     await page.getByLabel('Role attributes').fill('staff');
     await page.getByLabel('Role attributes').press('Enter');
     await page.getByRole('radio', { name: 'One-time token (certificate)' }).check();
-    await page.screenshot({ path: join(SHOTS, 'console-identity-new.png'), fullPage: true });
+    await screenshotBothWidths(page, 'identity-new');
     await page.getByRole('button', { name: 'Create identity' }).click();
     await page.getByRole('heading', { name: 'laptop-1' }).waitFor();
 
@@ -54,7 +54,7 @@ describe('console: identities, CAs and MFA (Chromium)', () => {
     const admin = await app.adminClient();
     expect((await admin.get(`/identities/${id}`)).body.data.enrollment.ott.jwt).toBe(jwt);
     await admin.close();
-    await page.screenshot({ path: join(SHOTS, 'console-identity-detail.png'), fullPage: true });
+    await screenshotBothWidths(page, 'identity-detail');
 
     // refreshing the enrollment issues a new JWT (and QR code)
     await page.getByRole('button', { name: /^Refresh/ }).click();
@@ -99,7 +99,7 @@ describe('console: identities, CAs and MFA (Chromium)', () => {
     await table.getByRole('button', { name: 'Name' }).click();
     await expect.poll(() => table.locator('th[aria-sort]').getAttribute('aria-sort')).toBe('descending');
     await expect.poll(() => table.locator('tbody tr').first().textContent()).toContain('laptop-1');
-    await page.screenshot({ path: join(SHOTS, 'console-identities.png'), fullPage: true });
+    await screenshotBothWidths(page, 'identities');
   });
 
   it('creates a CA from its PEM, shows the verification token, verifies it with the signed PEM and offers its JWT', async () => {
@@ -111,7 +111,7 @@ describe('console: identities, CAs and MFA (Chromium)', () => {
     await page.getByRole('heading', { name: 'partner-ca' }).waitFor();
     const token = (await page.locator('code.token').textContent())!.trim();
     expect(token).toMatch(/^[0-9a-f-]{36}$/);
-    await page.screenshot({ path: join(SHOTS, 'console-ca-unverified.png'), fullPage: true });
+    await screenshotBothWidths(page, 'ca-unverified');
 
     const wrong = await clientCert(ca, { commonName: 'not-the-token' });
     await page.getByLabel('Signed verification certificate (PEM)').fill(wrong.certPem);
@@ -126,7 +126,7 @@ describe('console: identities, CAs and MFA (Chromium)', () => {
     const jwt = await page.getByLabel('CA enrollment token (JWT)').inputValue();
     expect(decodeJwt(jwt).payload).toMatchObject({ em: 'ca' });
     expect(await readQr(page.getByRole('img', { name: 'QR code of the ca enrollment token jwt' }))).toBe(jwt);
-    await page.screenshot({ path: join(SHOTS, 'console-ca-verified.png'), fullPage: true });
+    await screenshotBothWidths(page, 'ca-verified');
   });
 
   it('enrolls the signed-in admin in MFA by scanning the QR code; the next sign-in asks for a code', async () => {
@@ -137,11 +137,11 @@ describe('console: identities, CAs and MFA (Chromium)', () => {
     const secret = secretOf(url);
     expect(await page.locator('code.secret').textContent()).toBe(secret);
     expect(await page.getByRole('list', { name: 'Recovery codes' }).getByRole('listitem').count()).toBe(20);
-    await page.screenshot({ path: join(SHOTS, 'console-mfa-enroll.png'), fullPage: true });
+    await screenshotBothWidths(page, 'mfa-enroll');
     await page.getByLabel('Code from the app').fill(totp(secret, epochSeconds(clock)));
     await page.getByRole('button', { name: 'Verify and enable MFA' }).click();
     await page.getByText('MFA is enabled for this identity.').waitFor();
-    await page.screenshot({ path: join(SHOTS, 'console-mfa-enabled.png'), fullPage: true });
+    await screenshotBothWidths(page, 'mfa-enabled');
 
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Username').fill(ADMIN_USER);

@@ -9,6 +9,7 @@ import { buildRenderer, isRendererStale } from '../../scripts/build-renderer';
 import { tempDir } from '../support/app';
 import { launchChromium, type LaunchedBrowser } from '../support/browser';
 import { startWeftProcess } from '../support/weftProcess';
+import { screenshotBothWidths } from '../support/consoleBrowser';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const SHOTS = join(ROOT, 'test-results', 'screenshots');
@@ -63,7 +64,7 @@ describe('console sign-in (real CLI, Chromium)', () => {
     expect(new URL(page.url()).pathname).toBe('/');
     await expect.poll(() => page.getByRole('banner').textContent()).toContain('Default Admin (admin)');
     await page.getByRole('table', { name: 'Controller certificates' }).getByText('Root CA').waitFor();
-    await page.screenshot({ path: join(SHOTS, 'console-dashboard.png'), fullPage: true });
+    await screenshotBothWidths(page, 'dashboard');
     const cookies = await browser.context.cookies(consoleUrl);
     expect(cookies).toHaveLength(1);
     expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' });
