@@ -16,7 +16,9 @@ describe('frontend: OIDC provider', () => {
 
   beforeAll(async () => {
     const oauthPort = await freePort();
-    idp = await startOidcProvider({ clients: [{ ...CLIENT, redirectUris: [`http://auth.weft.test:${oauthPort}/idp/auth/callback`] }] });
+    idp = await startOidcProvider({
+      clients: [{ ...CLIENT, redirectUris: [`http://auth.weft.test:${oauthPort}/idp/auth/callback`, `http://auth.weft.test:${oauthPort}/idp-online/auth/callback`] }],
+    });
     idp.setAccount('alice', { email: 'Alice@Example.test', emailVerified: true });
     backend = await startEchoBackend();
     fe = await startTestFrontend({
@@ -24,10 +26,13 @@ describe('frontend: OIDC provider', () => {
       now: clock.now,
       providers: [
         { name: 'idp', type: 'oidc', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, issuer: idp.issuer, scopes: ['openid', 'email', 'offline_access'], supports_pkce: true },
+        // The same issuer and client without offline_access: no refresh token asked for, so no prompt=consent.
+        { name: 'idp-online', type: 'oidc', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, issuer: idp.issuer, scopes: ['openid', 'email'], supports_pkce: true },
       ],
       shares: [
         { token: 'app', backendMode: 'proxy', target: backend.url, oauth: { provider: 'idp', emailPatterns: ['*@example.test'], checkIntervalMs: HOUR } },
         { token: 'other', backendMode: 'proxy', target: backend.url, oauth: { provider: 'idp', emailPatterns: [], checkIntervalMs: HOUR } },
+        { token: 'online', backendMode: 'proxy', target: backend.url, oauth: { provider: 'idp-online', emailPatterns: ['*@example.test'], checkIntervalMs: HOUR } },
       ],
     });
   });
@@ -56,6 +61,8 @@ describe('frontend: OIDC provider', () => {
     expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
     expect(authorize.searchParams.get('code_challenge')).toMatch(/^[\w-]{43}$/);
     expect(authorize.searchParams.get('scope')).toBe('openid email offline_access');
+    // OIDC Core 11: offline_access is honoured only with prompt=consent (oidc-provider drops it otherwise).
+    expect(authorize.searchParams.getAll('prompt')).toEqual(['consent']);
     expect(done.status).toBe(302);
     expect(done.location).toBe(fe.shareUrl('app', '/deep/path?x=1&y=two%20words'));
 
@@ -73,6 +80,21 @@ describe('frontend: OIDC provider', () => {
     expect(echoed.headers['svc-auth-expires']).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
     expect(Date.parse(echoed.headers['svc-auth-expires'])).toBeGreaterThan(clock.now() + 5 * HOUR);
     expect(echoed.headers.cookie ?? '').not.toContain(COOKIE_NAME);
+  });
+
+  it('adds no prompt=consent when the scopes do not ask for offline_access', async () => {
+    const agent = new HttpUserAgent();
+    const { authorize, done } = await login(agent, fe.shareUrl('online', '/page'));
+    expect(authorize.origin).toBe(idp.issuer);
+    expect(authorize.searchParams.get('redirect_uri')).toBe(`${fe.endpointUrl}/idp-online/auth/callback`);
+    expect(authorize.searchParams.get('scope')).toBe('openid email');
+    expect(authorize.searchParams.has('prompt')).toBe(false);
+    // The provider accepts it and the login completes.
+    expect(done.status).toBe(302);
+    expect(done.location).toBe(fe.shareUrl('online', '/page'));
+    const echoed = (await agent.request(done.location!)).json();
+    expect(echoed.headers['svc-auth-provider']).toBe('idp-online');
+    expect(echoed.headers['svc-auth-email']).toBe('Alice@Example.test');
   });
 
   it('keeps sessions per share: a session for one share does not open another', async () => {

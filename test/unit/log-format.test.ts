@@ -1,5 +1,6 @@
+import fs from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
-import { prettyLine, processLogger } from '../../src/main/logFormat';
+import { prettyLine, processLogger, type LogFormat } from '../../src/main/logFormat';
 
 describe('readable log lines', () => {
   it('show time, level, message and the fields; errors by their message; odd values quoted', () => {
@@ -25,4 +26,65 @@ describe('the process logger', () => {
     expect(writes[0]).toMatch(/^\d\d:\d\d:\d\d INFO  weft started api=https:\/\/x\n$/);
     expect(writes[1]).toMatch(/WARN  careful/);
   });
+});
+
+describe('the log format chosen from (format option, isTTY)', () => {
+  /**
+   * Runs one log call and returns what reached stderr, split by route: the readable writer goes through
+   * process.stderr.write, JSON lines go to fd 2 through pino's destination (fs.write, or fs.writeSync when sync).
+   */
+  function capture(format: LogFormat, isTty: boolean, msg: string): { pretty: string[]; fd2: string[] } {
+    const pretty: string[] = [];
+    const fd2: string[] = [];
+    const realWrite = fs.write;
+    const realWriteSync = fs.writeSync;
+    const stderrSpy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: unknown) => (pretty.push(String(chunk)), true));
+    const fsSpy = vi.spyOn(fs, 'write').mockImplementation(((fd: number, data: string | Uint8Array, ...rest: unknown[]) => {
+      const cb = rest[rest.length - 1] as (err: NodeJS.ErrnoException | null, written: number) => void;
+      if (fd !== 2) return (realWrite as (...a: unknown[]) => void)(fd, data, ...rest);
+      fd2.push(Buffer.from(data).toString('utf8'));
+      process.nextTick(cb, null, Buffer.byteLength(data));
+    }) as typeof fs.write);
+    const fsSyncSpy = vi.spyOn(fs, 'writeSync').mockImplementation(((fd: number, data: string | Uint8Array, ...rest: unknown[]) => {
+      if (fd !== 2) return (realWriteSync as (...a: unknown[]) => number)(fd, data, ...rest);
+      fd2.push(Buffer.from(data).toString('utf8'));
+      return Buffer.byteLength(data);
+    }) as typeof fs.writeSync);
+    try {
+      processLogger('info', format, isTty).info({ api: 'https://x' }, msg);
+    } finally {
+      fsSyncSpy.mockRestore();
+      fsSpy.mockRestore();
+      stderrSpy.mockRestore();
+    }
+    return { pretty, fd2: fd2.filter((l) => l.includes(msg)) };
+  }
+
+  it('json on a terminal writes JSON lines, not readable ones (--log-format json overrides the TTY)', () => {
+    const out = capture('json', true, 'json-on-a-tty');
+    expect(out.pretty).toEqual([]);
+    expect(out.fd2).toHaveLength(1);
+    expect(out.fd2[0]!.endsWith('\n')).toBe(true);
+    expect(JSON.parse(out.fd2[0]!)).toMatchObject({ level: 30, msg: 'json-on-a-tty', api: 'https://x' });
+  });
+
+  for (const [format, isTty] of [['json', false], ['auto', false]] as const) {
+    it(`${format} without a terminal writes JSON lines`, () => {
+      const msg = `${format}-no-tty`;
+      const out = capture(format, isTty, msg);
+      expect(out.pretty).toEqual([]);
+      expect(out.fd2).toHaveLength(1);
+      expect(JSON.parse(out.fd2[0]!)).toMatchObject({ level: 30, msg });
+    });
+  }
+
+  for (const [format, isTty] of [['auto', true], ['pretty', true], ['pretty', false]] as const) {
+    it(`${format} ${isTty ? 'on' : 'without'} a terminal writes readable lines, no JSON`, () => {
+      const msg = `${format}-${isTty}-readable`;
+      const out = capture(format, isTty, msg);
+      expect(out.fd2).toEqual([]);
+      expect(out.pretty).toHaveLength(1);
+      expect(out.pretty[0]).toMatch(new RegExp(`^\\d\\d:\\d\\d:\\d\\d INFO  ${msg} api=https://x\\n$`));
+    });
+  }
 });
