@@ -12,6 +12,7 @@ import { systemClock, type Clock } from './core/clock';
 import { Core } from './core/core';
 import { newId } from './core/ids';
 import { pruneAuditLog } from './core/ops/audit';
+import { markRoutersOffline } from './core/dataPlane/builtinRouter';
 import { fingerprintSha1, loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
 import { Store } from './core/store/db';
 import { parseDuration } from '../shared/duration';
@@ -143,6 +144,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     core.config.apiPublicUrl = `https://${hostForUrl}:${realPort}`;
     registerController(core, trustDomain);
 
+    markRoutersOffline(core);
     const router = config.router.enabled ? await startBuiltinRouter(core, config.router, dataDir, log) : undefined;
     if (router) cleanups.push(() => router.close());
 

@@ -1,20 +1,29 @@
 import { connect as tcpConnect } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { authorizeChannel, authorizeServiceSession, DataPlaneRefusal, type ChannelCaller, type SessionGrant } from '../core/dataPlane/access';
+import { authorizeServiceSession, DataPlaneRefusal, type ChannelCaller, type SessionGrant } from '../core/dataPlane/access';
 import { newId } from '../core/ids';
+import { anyPostureChecks } from '../core/policy/posture';
+import { revokeFailingSessions } from '../core/policy/postureResponses';
 import { Channel } from './channel/channel';
 import {
-  bool, ChannelType, EdgeType, findHeader, getByte, getStr, getU16, getU32, Header, message, PRECEDENCES, str, u32,
-  type Message,
+  bool, ChannelType, EdgeType, findHeader, getByte, getStr, getU16, getU32, Header, message, PRECEDENCES, PREFIX_BYTES, str, u32,
+  type FrameLimits, type Message,
 } from './channel/wire';
 import { Circuit } from './circuit';
 import type { EdgeRouter, SdkTerminator } from './edgeRouter';
 import { hostTarget } from './hostTargets';
 
-/** Limits of a hello (as OpenZiti's channel listener) and of any other frame. */
+/** Limit of a hello's headers and of its body (as OpenZiti's channel listener). */
 const HELLO_MAX_PART = 4192;
+/**
+ * Until its hello is accepted a peer is unknown (any TLS client gets this far): nothing larger than a hello is
+ * buffered for it, so it cannot make the router hold megabytes until the hello timeout.
+ */
+const HELLO_LIMITS: FrameLimits = { maxHeaders: HELLO_MAX_PART, maxFrame: PREFIX_BYTES + 2 * HELLO_MAX_PART, name: 'hello message' };
 /** SDKs send each write as one Data frame, however large (io.Copy: 32 KiB; a single 10 MB write: 10 MB). */
 export const MAX_FRAME = 64 * 1024 * 1024;
+/** After the hello: bodies may be large, headers (conn ids, tokens, keys) never are. */
+const LIMITS: FrameLimits = { maxHeaders: 64 * 1024, maxFrame: MAX_FRAME };
 const HELLO_TIMEOUT_MS = 15_000;
 /** How long a hosting SDK (or a router-dialed server) may take to accept a dial. */
 const DIAL_TIMEOUT_MS = 15_000;
@@ -34,14 +43,19 @@ export class EdgeConnection {
   readonly binds = new Map<number, string>();
   private nextConnId = ROUTER_CONN_IDS;
   private readonly helloTimer: NodeJS.Timeout;
+  /** when the heartbeat sent a ping that nothing has arrived since (0: none outstanding) */
+  private pingedAt = 0;
+  /** when the socket last drained: the peer took what was queued for it */
+  private drainedAt = 0;
 
   constructor(private readonly router: EdgeRouter, readonly socket: TLSSocket) {
-    this.channel = new Channel(socket, MAX_FRAME, {
+    this.channel = new Channel(socket, HELLO_LIMITS, {
       onData: () => this.channel.close(new Error('data before hello')),
       onMessage: (msg) => this.hello(msg),
       onClose: (reason) => this.closed(reason),
     });
     this.helloTimer = setTimeout(() => this.channel.close(new Error('no hello in time')), HELLO_TIMEOUT_MS);
+    socket.on('drain', () => (this.drainedAt = Date.now()));
   }
 
   get remote(): string {
@@ -51,9 +65,8 @@ export class EdgeConnection {
   private hello(msg: Message): void {
     clearTimeout(this.helloTimer);
     if (msg.contentType !== ChannelType.Hello) return this.channel.close(new Error(`expected a hello, got message type ${msg.contentType}`));
-    let headerBytes = 0;
-    for (const v of msg.headers.values()) headerBytes += 8 + v.length;
-    if (headerBytes > HELLO_MAX_PART || msg.body.length > HELLO_MAX_PART) return this.channel.close(new Error('hello message too big'));
+    // the decoder has held the headers to HELLO_MAX_PART already
+    if (msg.body.length > HELLO_MAX_PART) return this.channel.close(new Error('hello message too big'));
     try {
       this.caller = this.router.authorizeHello(getStr(msg.headers, Header.SessionToken) ?? '', this.socket.getPeerCertificate()?.raw);
     } catch (e) {
@@ -62,6 +75,7 @@ export class EdgeConnection {
       this.channel.result(msg, false, reason);
       return this.channel.close(new Error(`refused: ${reason}`));
     }
+    this.channel.setLimits(LIMITS);
     this.channel.setHandlers({
       onData: (frame) => this.data(frame),
       onMessage: (m) => this.message(m),
@@ -132,11 +146,27 @@ export class EdgeConnection {
 
   private grant(msg: Message, type: 'Dial' | 'Bind'): SessionGrant | undefined {
     try {
-      return authorizeServiceSession(this.router.core, this.caller!, msg.body.toString('utf8'), type);
+      const grant = authorizeServiceSession(this.router.core, this.caller!, msg.body.toString('utf8'), type);
+      this.checkPosture(grant);
+      return grant;
     } catch (e) {
       if (!(e instanceof DataPlaneRefusal)) throw e;
       this.refuse(msg, e.message);
       return undefined;
+    }
+  }
+
+  /**
+   * Posture is evaluated when a session is created and again at each dial and bind: checks can start failing with
+   * no write that would end the session (an edited posture check, an MFA timeout). As OpenZiti's controller does
+   * when posture fails, the identity's failing sessions are deleted, which also ends their circuits and terminators.
+   */
+  private checkPosture(grant: SessionGrant): void {
+    const core = this.router.core;
+    if (!anyPostureChecks(core.store)) return;
+    core.store.tx(() => revokeFailingSessions(core, this.caller!.identityId));
+    if (!core.store.getSql('SELECT 1 FROM sessions WHERE id = ?', grant.sessionId)) {
+      throw new DataPlaneRefusal(`failed to pass posture checks for service ${grant.serviceName}`);
     }
   }
 
@@ -269,6 +299,35 @@ export class EdgeConnection {
     const id = this.binds.get(getU32(msg.headers, Header.ConnId) ?? -1);
     const term = id ? this.router.terminator(id) : undefined;
     if (term?.kind === 'sdk') term.healthy = msg.headers.get(Header.HealthStatus)?.[0] === 1;
+  }
+
+  /**
+   * The router calls this every half heartbeat interval. Anything read from the peer proves it alive; a ping sent
+   * at an earlier call that nothing has answered since means a dead (half-open) peer, noticed at most one interval
+   * after it was last heard from. A live peer has at least half an interval to answer.
+   */
+  heartbeat(): void {
+    if (!this.caller || this.channel.closed) return;
+    const pingedAt = this.pingedAt;
+    if (pingedAt && !this.aliveSince(pingedAt)) {
+      // after a stalled event loop this runs before the reads that were waiting (and an in-process peer has not
+      // even answered yet): give I/O two turns of the loop before the verdict
+      const verdict = () => {
+        if (this.pingedAt === pingedAt && !this.aliveSince(pingedAt)) this.channel.close(new Error('no answer to the heartbeat'));
+      };
+      setImmediate(() => setImmediate(verdict));
+      return;
+    }
+    this.pingedAt = Date.now();
+    this.channel.send(message(ChannelType.Ping));
+  }
+
+  /**
+   * Whether the peer showed it is alive since `t`: something arrived, or it took what was queued for it (a slow
+   * reader's answer waits behind relayed data), or the relay's backpressure paused our reading (no answer can arrive).
+   */
+  private aliveSince(t: number): boolean {
+    return this.channel.lastRead >= t || this.drainedAt >= t || this.socket.isPaused();
   }
 
   /** A conn id for an incoming dial, unused on this connection. */

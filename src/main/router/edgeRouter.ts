@@ -2,7 +2,7 @@ import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Core } from '../core/core';
 import { authorizeChannel, channelStillValid, DataPlaneRefusal, type ChannelCaller } from '../core/dataPlane/access';
-import { setBuiltinRouterState } from '../core/dataPlane/builtinRouter';
+import { setBuiltinRouterState, tlsUrl } from '../core/dataPlane/builtinRouter';
 import { watchDataPlane } from '../core/dataPlane/events';
 import type { LiveDataPlane, LiveStatus } from '../core/dataPlane/status';
 import {
@@ -13,7 +13,6 @@ import { newId } from '../core/ids';
 import type { Row } from '../core/store/db';
 import { listenOn } from '../listen';
 import { WEFT_VERSION } from '../version';
-import { ChannelType, message } from './channel/wire';
 import { Circuit } from './circuit';
 import { EdgeConnection } from './edgeConnection';
 
@@ -58,7 +57,7 @@ export interface EdgeRouterOptions {
   /** the host SDKs are told to connect to (the port is the listener's unless given) */
   advertise: { host: string; port?: number };
   tls: { keyPem: string; certChainPem: string };
-  /** ping every connection this often; one that does not answer within the interval is closed */
+  /** a connection nothing has arrived from for this long, though pinged, is closed (pings go out twice per interval) */
   heartbeatMs: number;
   log: Logger;
 }
@@ -113,7 +112,7 @@ export class EdgeRouter implements LiveDataPlane {
       onFallback: () => this.log.warn({ listener: `tls:${host}:${wanted}` }, 'edge router: the default listener address is in use; taking a free port'),
     } : undefined);
     const port = this.opts.advertise.port ?? bound;
-    this.url = `tls:${this.opts.advertise.host}:${port}`;
+    this.url = tlsUrl(this.opts.advertise.host, port);
     this.unwatch = watchDataPlane(this.core, {
       sessionsEnded: (ids) => this.sessionsEnded(new Set(ids)),
       apiSessionsEnded: (ids) => {
@@ -129,7 +128,7 @@ export class EdgeRouter implements LiveDataPlane {
       hostingMayHaveChanged: () => this.syncHosting(),
     });
     this.routerChanged();
-    this.heartbeat = setInterval(() => this.ping(), this.opts.heartbeatMs);
+    this.heartbeat = setInterval(() => this.ping(), Math.max(1, Math.floor(this.opts.heartbeatMs / 2)));
     this.heartbeat.unref();
   }
 
@@ -139,7 +138,11 @@ export class EdgeRouter implements LiveDataPlane {
     return authorizeChannel(this.core, token, certDer);
   }
 
-  /** Enabled and present: accept and be online; disabled or deleted: drop everyone and be offline. */
+  /**
+   * Enabled and present: accept and be online; disabled or deleted: drop everyone and be offline. A deleted router
+   * stays so while Weft runs (its listener refuses every connection and no session offers it); at the next start
+   * provisionBuiltinRouter enrolls a new one (a new id) under the configured name.
+   */
   private routerChanged(): void {
     const row = this.core.store.getSql<Row>('SELECT disabled FROM edge_routers WHERE id = ?', this.id);
     const enabled = !!row && !row.disabled;
@@ -280,7 +283,7 @@ export class EdgeRouter implements LiveDataPlane {
     this.conns.delete(conn);
   }
 
-  /** A connection that does not answer a ping within the interval is dead (half-open): close it. */
+  /** Every half heartbeat interval: connections whose API session ended are closed, the others pinged. */
   private ping(): void {
     for (const c of this.conns) {
       if (!c.caller || c.channel.closed) continue;
@@ -288,7 +291,7 @@ export class EdgeRouter implements LiveDataPlane {
         c.channel.close(new Error('API session ended'));
         continue;
       }
-      c.channel.request(message(ChannelType.Ping), this.opts.heartbeatMs).catch(() => c.channel.close(new Error('no answer to the heartbeat')));
+      c.heartbeat();
     }
   }
 

@@ -8,7 +8,7 @@ import { EdgeRouter } from './edgeRouter';
 
 export { EdgeRouter, type RouterStatus } from './edgeRouter';
 
-const DEFAULT_LISTENER = 'tls:127.0.0.1:3022';
+export const DEFAULT_LISTENER = 'tls:127.0.0.1:3022';
 
 /** Splits tls:host:port (IPv6 in brackets). */
 export function splitTlsAddress(address: string): { host: string; port: number } {
@@ -17,22 +17,28 @@ export function splitTlsAddress(address: string): { host: string; port: number }
   return { host: rest.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(rest.slice(i + 1)) };
 }
 
-/** Provisions (first start: creates and enrolls) Weft's own edge router and starts its listener. */
-export async function startBuiltinRouter(core: Core, config: WeftConfig['router'], dataDir: string, log: Logger): Promise<EdgeRouter> {
-  const listen = splitTlsAddress(config.listener ?? DEFAULT_LISTENER);
-  let advertise: { host: string; port?: number };
+/**
+ * Where the router listens (the default address, when not configured, falls back to a free port if taken) and what
+ * it advertises: the configured host[:port], else the listener's host (127.0.0.1 for a wildcard) and actual port.
+ */
+export function routerAddresses(config: WeftConfig['router']): { listen: { host: string; port: number; isDefault: boolean }; advertise: { host: string; port?: number } } {
+  const listen = { ...splitTlsAddress(config.listener ?? DEFAULT_LISTENER), isDefault: config.listener === undefined };
   if (config.advertise) {
     const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(config.advertise)!;
-    advertise = { host: m[1]!.replace(/^\[|\]$/g, ''), port: m[2] ? Number(m[2]) : undefined };
-  } else {
-    advertise = { host: listen.host === '0.0.0.0' || listen.host === '::' ? '127.0.0.1' : listen.host };
+    return { listen, advertise: { host: m[1]!.replace(/^\[|\]$/g, ''), port: m[2] ? Number(m[2]) : undefined } };
   }
+  return { listen, advertise: { host: listen.host === '0.0.0.0' || listen.host === '::' ? '127.0.0.1' : listen.host } };
+}
+
+/** Provisions (first start: creates and enrolls) Weft's own edge router and starts its listener. */
+export async function startBuiltinRouter(core: Core, config: WeftConfig['router'], dataDir: string, log: Logger): Promise<EdgeRouter> {
+  const { listen, advertise } = routerAddresses(config);
   const tls = await provisionBuiltinRouter(core, { name: config.name, advertisedHost: advertise.host, dir: join(dataDir, 'router') });
   const router = new EdgeRouter({
     core,
     id: tls.id,
     name: tls.name,
-    listen: { ...listen, isDefault: config.listener === undefined },
+    listen,
     advertise,
     tls,
     heartbeatMs: parseDuration(config.heartbeat_interval),

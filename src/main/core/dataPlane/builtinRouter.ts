@@ -25,7 +25,9 @@ export interface BuiltinRouterTls {
  * The edge router Weft runs itself: an ordinary edge router entity (tunneler-enabled, so it also has a router
  * identity that can host services), enrolled to Weft's own PKI at first start through the same enrollment as any
  * router. Its certificate is reissued (a re-enrollment) when it does not cover the advertised host or is about to
- * expire. If an admin deleted it, the next start makes a new one.
+ * expire. If an admin deleted it (DELETE /edge-routers/{id}), it stays gone while Weft runs (the running router drops
+ * its connections and refuses new ones) and the next start enrolls a new one under the configured name: a new id, so
+ * policies that named the old one by id (`@id`) no longer match; role attributes (`#all`) do.
  */
 export async function provisionBuiltinRouter(core: Core, opts: { name: string; advertisedHost: string; dir: string }): Promise<BuiltinRouterTls> {
   const store = core.store;
@@ -95,10 +97,21 @@ export function setBuiltinRouterState(core: Core, id: string, state: { online: t
     if (state.online) {
       core.store.runSql(
         `UPDATE edge_routers SET is_online = 1, hostname = ?, supported_protocols = ?, sync_status = 'SYNC_DONE', updated_at = ? WHERE id = ?`,
-        state.host, JSON.stringify({ tls: `tls:${state.host}:${state.port}` }), now, id,
+        state.host, JSON.stringify({ tls: tlsUrl(state.host, state.port) }), now, id,
       );
     } else {
       core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE id = ?', now, id);
     }
   });
 }
+
+/**
+ * At start nothing is connected yet: every edge router is offline until the built-in router (when enabled) is
+ * listening. Clears what a process that died without stopping left behind.
+ */
+export function markRoutersOffline(core: Core): void {
+  core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1', core.clock.now().toISOString());
+}
+
+/** tls:host:port, an IPv6 address in brackets. */
+export const tlsUrl = (host: string, port: number): string => `tls:${isIP(host) === 6 ? `[${host}]` : host}:${port}`;

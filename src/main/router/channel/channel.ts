@@ -1,6 +1,6 @@
 import type { Duplex } from 'node:stream';
 import {
-  ChannelType, contentTypeOf, decode, EdgeType, encode, findHeader, FrameDecoder, Header, i32, type Message,
+  ChannelType, contentTypeOf, decode, EdgeType, encode, findHeader, FrameDecoder, Header, i32, type FrameLimits, type Message,
 } from './wire';
 
 export interface ChannelHandlers {
@@ -31,9 +31,10 @@ export class Channel {
   /** when the last frame arrived (ms since the epoch) */
   lastRead = Date.now();
 
-  constructor(readonly socket: Duplex, maxFrame: number, handlers: ChannelHandlers) {
+  /** `limits`: a number is the largest frame (headers included) taken. */
+  constructor(readonly socket: Duplex, limits: FrameLimits | number, handlers: ChannelHandlers) {
     this.handlers = handlers;
-    this.decoder = new FrameDecoder(maxFrame, (frame) => this.frame(frame));
+    this.decoder = new FrameDecoder(limits, (frame) => this.frame(frame));
     socket.on('data', (chunk: Buffer) => {
       this.lastRead = Date.now();
       try {
@@ -49,6 +50,11 @@ export class Channel {
   /** Replaces the handlers (e.g. once a connection's hello has been accepted). */
   setHandlers(handlers: ChannelHandlers): void {
     this.handlers = handlers;
+  }
+
+  /** Replaces the frame limits; they apply from the next frame on, even one already received. */
+  setLimits(limits: FrameLimits): void {
+    this.decoder.limits = limits;
   }
 
   private frame(frame: Buffer): void {

@@ -150,16 +150,28 @@ export function decode(frame: Buffer): Message {
   return { contentType: frame.readInt32LE(4), sequence: frame.readInt32LE(8), headers, body: frame.subarray(end) };
 }
 
+/** What a decoder accepts, in bytes: the header section, and the whole frame (prefix, headers and body). */
+export interface FrameLimits {
+  maxHeaders: number;
+  maxFrame: number;
+  /** what a frame over the limits is called in the error (default "frame") */
+  name?: string;
+}
+
 /**
- * Splits a byte stream into frames. Frames larger than `maxFrame` or a wrong magic are errors (the connection is
- * then dropped). Each byte is copied at most once, when a frame spans several reads.
+ * Splits a byte stream into frames. A frame over the limits or a wrong magic is an error (the connection is then
+ * dropped), found from the 20-byte prefix alone: nothing of an oversized frame is buffered. The limits may change
+ * between frames (e.g. once a hello is accepted). Each byte is copied at most once, when a frame spans several reads.
  */
 export class FrameDecoder {
   private chunks: Buffer[] = [];
   private length = 0;
   private need = PREFIX_BYTES;
+  limits: FrameLimits;
 
-  constructor(private readonly maxFrame: number, private readonly onFrame: (frame: Buffer) => void) {}
+  constructor(limits: FrameLimits | number, private readonly onFrame: (frame: Buffer) => void) {
+    this.limits = typeof limits === 'number' ? { maxHeaders: limits, maxFrame: limits } : limits;
+  }
 
   push(chunk: Buffer): void {
     this.chunks.push(chunk);
@@ -170,8 +182,11 @@ export class FrameDecoder {
     this.need = PREFIX_BYTES;
     while (data.length - off >= PREFIX_BYTES) {
       if (data.readUInt32LE(off) !== MAGIC) throw new FrameError('bad magic number');
-      const total = PREFIX_BYTES + data.readUInt32LE(off + 12) + data.readUInt32LE(off + 16);
-      if (total > this.maxFrame) throw new FrameError(`frame of ${total} bytes exceeds the limit of ${this.maxFrame}`);
+      const headerBytes = data.readUInt32LE(off + 12);
+      const total = PREFIX_BYTES + headerBytes + data.readUInt32LE(off + 16);
+      const { maxHeaders, maxFrame, name = 'frame' } = this.limits;
+      if (headerBytes > maxHeaders) throw new FrameError(`${name} too big: ${headerBytes} bytes of headers exceed the limit of ${maxHeaders}`);
+      if (total > maxFrame) throw new FrameError(`${name} too big: ${total} bytes exceed the limit of ${maxFrame}`);
       if (data.length - off < total) {
         this.need = total;
         break;
