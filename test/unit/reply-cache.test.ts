@@ -99,4 +99,12 @@ describe('ReplyCache', () => {
     cache.set('s', '/big', body('y'.repeat(2000)), g);
     expect(cache.get(ReplyCache.key('s', '/big'))).toBeUndefined();
   });
+
+  it('admits a URL from its second request on', () => {
+    const cache = new ReplyCache(store, new ManualClock());
+    const k = ReplyCache.key('s', '/once');
+    expect(cache.admit(k)).toBe(false);
+    expect(cache.admit(k)).toBe(true);
+    expect(cache.admit(ReplyCache.key('other', '/once'))).toBe(false);
+  });
 });

@@ -25,6 +25,8 @@ export class ReplyCache {
   private readonly sessionUrls = new Set<string>();
   private bytes = 0;
   private generation = -1;
+  /** keys asked for once and not kept (see `admit`) */
+  private seen = new Set<string>();
 
   constructor(
     private readonly store: Store,
@@ -55,6 +57,17 @@ export class ReplyCache {
       return undefined;
     }
     return e.body;
+  }
+
+  /**
+   * Whether a reply computed for `key` should be kept: only from its second request on, so URLs asked for once (a
+   * page walked through once, a one-off filter) cost no copy, no bookkeeping and no garbage.
+   */
+  admit(key: string): boolean {
+    if (this.seen.has(key)) return true;
+    if (this.seen.size >= 50_000) this.seen.clear(); // forgetting only delays keeping
+    this.seen.add(key);
+    return false;
   }
 
   /** Keeps `body`, computed while the store was at `generation` (nothing is kept when it has moved on since). */

@@ -247,13 +247,16 @@ function handle(
   let keep: { cache: ReplyCache; apiSessionId: string | undefined; url: string; generation: number } | undefined;
   if (route.cacheable && req.method === 'GET') {
     const apiSessionId = request.session?.id as string | undefined;
-    const hit = cache.get(ReplyCache.key(apiSessionId, req.url));
+    const key = ReplyCache.key(apiSessionId, req.url);
+    const hit = cache.get(key);
     if (hit !== undefined) {
       void reply.code(200).type(JSON_TYPE).send(hit);
       return;
     }
-    keep = { cache, apiSessionId, url: req.url, generation: core.store.generation };
-    request.ctx = trackReuse(request.ctx);
+    if (cache.admit(key)) {
+      keep = { cache, apiSessionId, url: req.url, generation: core.store.generation };
+      request.ctx = trackReuse(request.ctx);
+    }
   }
   const authLimit = isAuthentication(route) ? limits?.auth : undefined;
   const release = authLimit?.tryAcquire();
