@@ -367,7 +367,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
         note: `new TCP connection + TLS handshake to the relay; ${firstEcho(fl)} (incl. the relay's upstream TLS)`,
       });
       rows.push({
-        scenario, target: 'check',
+        scenario, target: 'comparison',
         note: `dial to first echo p50: Weft ${ms(median(cached.firstEcho))} ms (${ms(median(shipped.firstEcho))} ms with the SDK's per-dial posture collection) ` +
           `vs ${ms(median(fl.firstEcho))} ms for the floor's new TLS connection; no goal set (reported)`,
       });
