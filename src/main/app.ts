@@ -13,11 +13,12 @@ import { Core } from './core/core';
 import { newId } from './core/ids';
 import { pruneAuditLog } from './core/ops/audit';
 import { markRoutersOffline } from './core/dataPlane/builtinRouter';
+import { classifyAllUnclassified } from './core/policy/classes';
 import { fingerprintSha1, loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
 import { Store } from './core/store/db';
 import { parseDuration } from '../shared/duration';
 import { API_BASES } from './api/registry';
-import { prepareShares, startPublicFrontend, type FrontendUrls } from './share/wiring';
+import { prepareShares, shareOAuthCheck, startPublicFrontend, type FrontendUrls } from './share/wiring';
 import { defaultRendererDir, startConsoleServer } from './console/index';
 import { startBuiltinRouter, type EdgeRouter } from './router/index';
 
@@ -118,6 +119,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       sessionTimeoutMs: parseDuration(config.api.session_timeout),
       brand: config.api.brand,
       snapshotIntervalMs: parseDuration(config.rate_limits.snapshot_interval),
+      checkShareOAuth: shareOAuthCheck(config.frontend),
     }, { ...pki, caBundlePkcs7: toPkcs7Base64(caBundle) }, log);
     cleanups.push(() => core.security.close());
     // the secret key (<data dir>/secrets.key): created at the first start, refused when others may read it;
@@ -128,7 +130,8 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       username: env.WEFT_ADMIN_USERNAME || 'admin',
       password: env.WEFT_ADMIN_PASSWORD || undefined,
     });
-    await prepareShares(core, config.frontend);
+    classifyAllUnclassified(store);
+    await prepareShares(core);
 
     const routes = buildRoutes(core);
     const server = createApiServer(core, {

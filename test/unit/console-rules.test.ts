@@ -1,36 +1,11 @@
-// Pure rules of the console server: list sorting, one-time links, CSRF, cookies, Host names, static paths and the
+// Pure rules of the console server: one-time links, CSRF, cookies, Host names, static paths and the
 // policy advice sentence.
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { adviceSentence, type AdviceFacts } from '../../src/main/console/adviceSentence';
 import { allowedHosts, csrfProblem, expiredCookie, LoginLinks, readCookie, sessionCookie, sessionCookieName } from '../../src/main/console/auth';
-import { withSort } from '../../src/main/console/listQuery';
 import { contentTypeOf, staticFileFor } from '../../src/main/console/static';
 import { ManualClock, MINUTE } from '../support/clock';
-
-describe('withSort: the column sort as ZitiQL', () => {
-  const byName = { field: 'name', dir: 'desc' as const };
-  it('adds `sort by` to a filter, or makes it the whole query', () => {
-    expect(withSort(undefined, byName)).toBe('sort by name desc');
-    expect(withSort('  ', byName)).toBe('sort by name desc');
-    expect(withSort('name contains "a"', byName)).toBe('name contains "a" sort by name desc');
-    expect(withSort('name contains "a"', undefined)).toBe('name contains "a"');
-  });
-  it('goes before skip/limit, and a sort in the filter wins', () => {
-    expect(withSort('isAdmin = true limit 5', byName)).toBe('isAdmin = true sort by name desc limit 5');
-    expect(withSort('skip 2', byName)).toBe('sort by name desc skip 2');
-    expect(withSort('name = "x" sort by createdAt', byName)).toBe('name = "x" sort by createdAt');
-  });
-  it('ignores keywords inside strings, quoted identifiers and dotted names', () => {
-    expect(withSort('name = "sort by limit"', byName)).toBe('name = "sort by limit" sort by name desc');
-    expect(withSort('name = "a \\" limit 3"', byName)).toBe('name = "a \\" limit 3" sort by name desc');
-    expect(withSort("tags.limit = 'x'", byName)).toBe("tags.limit = 'x'");
-    expect(withSort('tags.limit = "x"', byName)).toBe('tags.limit = "x" sort by name desc');
-  });
-  it('passes filters that do not parse through unchanged (the core reports them)', () => {
-    expect(withSort('name = ', byName)).toBe('name =');
-  });
-});
 
 describe('one-time login links', () => {
   it('work once, only until they expire', () => {

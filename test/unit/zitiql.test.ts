@@ -8,6 +8,7 @@ import {
   type CompiledQuery,
   type QueryFields,
 } from '../../src/main/core/query/compile';
+import { pageQuery } from '../../src/main/core/query/list';
 import { parseZitiQl } from '../../src/main/core/query/zitiql';
 
 const fields: QueryFields = {
@@ -297,6 +298,46 @@ describe('sort, skip, limit', () => {
     });
     expect(compileFilter('limit 5', fields)).toEqual({ where: '1=1', params: [], sort: [], limit: 5 });
     expect(compileFilter('limit -1', fields).limit).toBe('none'); // OpenZiti's encoding of none
+  });
+});
+
+describe('structured sort (ListParams.sort, the console column sort)', () => {
+  const sorted = (filter: string | undefined, sort: Array<{ field: string; dir: 'asc' | 'desc' }>) =>
+    run(compileFilter(filter, fields, { ...opts, sort }));
+  it('orders like `sort by`, with the filter, skip and limit', () => {
+    expect(sorted(undefined, [{ field: 'cost', dir: 'desc' }])).toEqual(ids('sort by cost desc'));
+    expect(sorted('', [{ field: 'isAdmin', dir: 'desc' }, { field: 'name', dir: 'asc' }])).toEqual(['a', 'e', 'b', 'c', 'd']);
+    expect(sorted('isAdmin = false limit 1', [{ field: 'name', dir: 'desc' }])).toEqual(['c']);
+    expect(sorted('skip 1 limit 2', [{ field: 'tags.tier', dir: 'desc' }])).toEqual(['b', 'e']);
+    expect(compileFilter('name = "x"', fields, { sort: [{ field: 'name', dir: 'desc' }] }).sort).toEqual([{ sql: 't.name', dir: 'DESC' }]);
+  });
+  it('loses to a `sort by` in the filter, which is then not checked', () => {
+    expect(sorted('sort by cost', [{ field: 'cost', dir: 'desc' }])).toEqual(['d', 'c', 'e', 'a', 'b']);
+    expect(sorted('name = "sort by x" or true sort by id desc', [{ field: 'nope', dir: 'asc' }])).toEqual(['e', 'd', 'c', 'b', 'a']);
+  });
+  it.each([
+    ['nope', /unknown field "nope"/],
+    ['constructor', /unknown field/],
+    ['tags.', /unknown field/],
+    ["tags.x'", /unknown field/],
+    ['roleAttributes', /cannot sort by set field/],
+    ['secret', /not sortable/],
+  ])('rejects %s as `sort by` does', (field, message) => {
+    expect(() => compileFilter(undefined, fields, { ...opts, sort: [{ field, dir: 'asc' }] })).toThrow(message);
+    expect(() => compileFilter(undefined, fields, { ...opts, sort: [{ field, dir: 'asc' }] })).toThrow(QueryError);
+  });
+  it('reports a bad filter before the sort', () => {
+    expect(() => compileFilter('name =', fields, { sort: [{ field: 'nope', dir: 'asc' }] })).toThrow(/expected a value/);
+  });
+  it('is applied by pageQuery, whose errors are INVALID_FILTER (400)', () => {
+    const page = pageQuery({ sort: [{ field: 'name', dir: 'asc' }], limit: 2 }, fields, 't.tags');
+    expect(page).toMatchObject({ limit: 2, offset: 0, compiled: { sort: [{ sql: 't.name', dir: 'ASC' }] } });
+    expect(pageQuery({ filter: 'sort by cost desc', sort: [{ field: 'name', dir: 'asc' }] }, fields).compiled.sort).toEqual([{ sql: 't.cost', dir: 'DESC' }]);
+    for (const field of ['nope', 'secret', 'roleAttributes']) {
+      expect(() => pageQuery({ sort: [{ field, dir: 'asc' }] }, fields)).toThrow(
+        expect.objectContaining({ code: 'INVALID_FILTER', status: 400, message: expect.stringMatching(/^invalid filter: /) }),
+      );
+    }
   });
 });
 

@@ -1,20 +1,17 @@
 import type { Logger } from 'pino';
-import { ApiSessionService, type AuthQuery } from './auth/apiSessions';
+import { ApiSessionService } from './auth/apiSessions';
 import { SecurityService } from './auth/security';
 import { ServiceAccessTokens } from './policy/serviceAccessToken';
 import type { Caller } from './auth/permissions';
 import type { Clock } from './clock';
 import type { Ctx } from './context';
-import { createCertAuthenticator } from './enrollment/authenticators';
-import { decorateIdentityEnrollments } from './enrollment/records';
-import type { IdentityDecorator } from './entities/identities';
 import { SchemaValidator } from './entities/jsonSchema';
 import { NO_FRONTEND_OAUTH_CHECK, type ShareOAuthCheck } from './shares';
 import { JwtSigner, type ControllerPki } from './pki/index';
+import type { Store } from './store/db';
 
 /** The controller's PKI plus derived encodings served by the APIs. */
 export type PkiMaterial = ControllerPki & { caBundlePkcs7: string };
-import type { Row, Store } from './store/db';
 
 export interface CoreConfig {
   dataDir: string;
@@ -29,6 +26,8 @@ export interface CoreConfig {
   brand: 'svc' | 'ziti';
   /** Minimum time between two database snapshots (default 1 minute) */
   snapshotIntervalMs?: number;
+  /** Checks a public share's OAuth options against the frontend this Weft runs (default: no frontend; core/shares.ts). */
+  checkShareOAuth?: ShareOAuthCheck;
 }
 
 /** The system itself as a caller (bootstrap, maintenance): full rights, no session. */
@@ -41,22 +40,7 @@ export const SYSTEM: Caller = { identityId: 'system', identityName: 'system', is
 export class Core {
   readonly sessions = new ApiSessionService(this);
   readonly schemas = new SchemaValidator();
-  /** Modules that add computed identity fields register here (batched per page). */
-  readonly identityDecorators: IdentityDecorator[] = [decorateIdentityEnrollments];
-  /** `/summary` counts: name -> table; modules add their tables. */
-  readonly summaryTables: Record<string, string> = {
-    apiSessions: 'api_sessions', authPolicies: 'auth_policies', authenticators: 'authenticators', configTypes: 'config_types',
-    configs: 'configs', controllers: 'controllers', edgeRouters: 'edge_routers', identities: 'identities', services: 'services',
-    cas: 'cas', enrollments: 'enrollments', routers: 'routers',
-  };
-  /** Answers owned by later modules (MFA, external JWT); defaults describe "not configured". */
-  readonly hooks = {
-    isTotpEnrolled: (_identityId: string): boolean => false,
-    extJwtAuthQueries: (_session: Row): AuthQuery[] => [],
-    /** OAuth options of public shares against the running frontend (set by app.ts; core/shares.ts). */
-    checkShareOAuth: NO_FRONTEND_OAUTH_CHECK as ShareOAuthCheck,
-  };
-  /** MFA, external JWT verification, integrity runs and snapshots; implements the hooks above (auth/security.ts). */
+  /** MFA secrets at rest, external JWT verification, integrity runs and snapshots (auth/security.ts). */
   readonly security: SecurityService = new SecurityService(this);
   /** Signs and verifies the JWTs of Dial/Bind sessions (policy/serviceAccessToken.ts). */
   readonly serviceAccessTokens = new ServiceAccessTokens(this);
@@ -67,7 +51,12 @@ export class Core {
     readonly config: CoreConfig,
     readonly pki: PkiMaterial,
     readonly log: Logger,
-  ) {}
+  ) {
+    this.checkShareOAuth = config.checkShareOAuth ?? NO_FRONTEND_OAUTH_CHECK;
+  }
+
+  /** OAuth options of public shares against the frontend this Weft runs (CoreConfig.checkShareOAuth). */
+  readonly checkShareOAuth: ShareOAuthCheck;
 
   private jwtSigner?: JwtSigner;
   /** Signs the controller's own JWTs with the API server certificate's key (pki/jwtSigner.ts). */
@@ -81,10 +70,5 @@ export class Core {
 
   get system(): Ctx {
     return this.ctx(SYSTEM);
-  }
-
-  /** Management `POST /authenticators` with method cert (enrollment/authenticators.ts). */
-  createCertAuthenticator(ctx: Ctx, identityId: string, certPem: string | undefined, tags: object): string {
-    return createCertAuthenticator(ctx, identityId, certPem, tags);
   }
 }

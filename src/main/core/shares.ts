@@ -92,7 +92,7 @@ export function validateShareConfig(ctx: Ctx, data: Record<string, unknown>, con
     throw validationError('data.target', 'must be an absolute directory path for backend mode web', share.target);
   }
   if (share.oauth) {
-    const issue = ctx.core.hooks.checkShareOAuth(share.oauth);
+    const issue = ctx.core.checkShareOAuth(share.oauth);
     if (issue) {
       const field = issue.field ? `data.oauth.${issue.field}` : 'data.oauth';
       throw validationError(field, issue.reason, valueAt(share.oauth, issue.field));

@@ -2,6 +2,7 @@ import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Core } from '../core/core';
 import { fingerprintSha1, generateKeyPair, issueLeafCertificate } from '../core/pki/index';
+import { createCertAuthenticator } from '../core/enrollment/authenticators';
 
 /**
  * The default admin's client certificate, so local commands (`weft share`) log in with `method=cert` over
@@ -45,7 +46,7 @@ export async function ensureAdminClientCertificate(core: Core): Promise<AdminCli
   writePrivateFile(files.key, keys.privateKeyPem);
   writePrivateFile(files.cert, certPem);
   store.tx(() => {
-    core.createCertAuthenticator(core.system, admin.id, certPem, { 'weft.adminClientCert': true });
+    createCertAuthenticator(core.system, admin.id, certPem, { 'weft.adminClientCert': true });
     store.runSql('INSERT INTO settings (key, value) VALUES (?, ?)', ISSUED_SETTING, fingerprintSha1(certPem));
   });
   return 'issued';

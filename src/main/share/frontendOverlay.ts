@@ -8,6 +8,7 @@ import { createSession } from '../core/policy/sessionGrant';
 import type { Row } from '../core/store/db';
 import type { OverlayDialer } from '../frontend/types';
 import { EdgeClient, type ServiceSession } from '../sdk';
+import { createCertAuthenticator } from '../core/enrollment/authenticators';
 
 const SETTING = 'frontend_identity_id';
 const IDENTITY_NAME = 'weft-frontend';
@@ -49,7 +50,7 @@ export class FrontendOverlay implements OverlayDialer {
     const store = core.store;
     const authenticatorId = store.tx(() => {
       store.runSql("DELETE FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId);
-      return core.createCertAuthenticator(core.system, identityId, certPem, { [CERT_TAG]: true });
+      return createCertAuthenticator(core.system, identityId, certPem, { [CERT_TAG]: true });
     });
     core.sessions.removeForIdentity(identityId);
     let overlay: FrontendOverlay | undefined;

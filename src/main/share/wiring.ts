@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock';
 import type { Core } from '../core/core';
-import { createShareResolver } from '../core/shares';
+import { createShareResolver, type ShareOAuthCheck } from '../core/shares';
 import { urlHost } from '../frontend/address';
 import type { FrontendConfig } from '../frontend/config';
 import type { FrontendHandle } from '../frontend/types';
@@ -21,13 +21,14 @@ export interface FrontendUrls {
   oauthListener?: string;
 }
 
-/**
- * Before the API listens: share configs are checked against this frontend configuration, and the default
- * admin has a client certificate for local `weft share` commands.
- */
-export async function prepareShares(core: Core, frontend: FrontendConfig | undefined): Promise<void> {
+/** How share configs are checked against this frontend configuration (CoreConfig.checkShareOAuth). */
+export function shareOAuthCheck(frontend: FrontendConfig | undefined): ShareOAuthCheck {
   const offer = frontendOffer(frontend);
-  core.hooks.checkShareOAuth = (oauth) => checkShareOAuth(offer, oauth);
+  return (oauth) => checkShareOAuth(offer, oauth);
+}
+
+/** Before the API listens: the default admin has a client certificate for local `weft share` commands. */
+export async function prepareShares(core: Core): Promise<void> {
   await ensureAdminClientCertificate(core);
 }
 

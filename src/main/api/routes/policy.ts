@@ -17,8 +17,7 @@ import { classFor, listReachableServices, reach, type PolicyTypeFilter } from '.
 import { policyAdvice } from '../../core/policy/advice';
 import { pageQuery } from '../../core/query/list';
 import { lastServiceChange } from '../../core/policy/changes';
-import { classifyUnclassified } from '../../core/policy/classes';
-import { KINDS, type RoleKind } from '../../core/policy/kinds';
+import type { RoleKind } from '../../core/policy/kinds';
 import { failedServiceRequests } from '../../core/policy/posture';
 import { parsePostureResponses, postureDataView, submitPostureResponses } from '../../core/policy/postureResponses';
 import { associateServiceConfigs, listServiceConfigOverrides, removeServiceConfigs } from '../../core/policy/serviceConfigOverrides';
@@ -74,12 +73,6 @@ function clientSessionView(ctx: Ctx, rows: Row[]) {
 }
 
 export function policyRoutes(core: Core): RouteDef[] {
-  // rows written around the resource hooks (bootstrap's admin, older data) get their role classes now
-  for (const kind of Object.keys(KINDS) as RoleKind[]) classifyUnclassified(core.store, kind, KINDS[kind].table);
-  Object.assign(core.summaryTables, {
-    servicePolicies: 'service_policies', edgeRouterPolicies: 'edge_router_policies', serviceEdgeRouterPolicies: 'service_edge_router_policies',
-    postureChecks: 'posture_checks', sessions: 'sessions', terminators: 'terminators',
-  });
   const identityClass = classOfParam(core, 'identity');
   const serviceClass = classOfParam(core, 'service');
   const routerClass = classOfParam(core, 'edge-router');

@@ -6,6 +6,7 @@ import { isDisabled } from '../entities/identities';
 import { type ApiObject, type ResourceDef, present } from '../entities/resource';
 import type { Caller } from './permissions';
 import type { Core } from '../core';
+import { isTotpEnrolled } from './mfa';
 
 /** Management view of API sessions (list/get/delete; sessions are created only by authentication). */
 export const apiSessions: ResourceDef = {
@@ -116,10 +117,10 @@ export class ApiSessionService {
     if (row.is_mfa_required && !row.is_mfa_complete) {
       out.push({
         typeId: 'MFA', provider: this.core.config.brand, format: 'numeric', httpMethod: 'POST', httpUrl: './authenticate/mfa',
-        minLength: 4, maxLength: 8, isTotpEnrolled: this.core.hooks.isTotpEnrolled(row.identity_id as string),
+        minLength: 4, maxLength: 8, isTotpEnrolled: isTotpEnrolled(this.core, row.identity_id as string),
       });
     }
-    if (row.is_ext_jwt_required && !row.is_ext_jwt_complete) out.push(...this.core.hooks.extJwtAuthQueries(row));
+    if (row.is_ext_jwt_required && !row.is_ext_jwt_complete) out.push(...extJwtAuthQueries(this.core, row));
     return out;
   }
 
@@ -208,4 +209,24 @@ export function callerOf(identity: Row, session: Row | undefined, partial = fals
     apiSessionId: session?.id as string | undefined,
     partial,
   };
+}
+
+/** The EXT-JWT auth query of a session whose auth policy requires a secondary JWT from a signer. */
+export function extJwtAuthQueries(core: Core, session: Row): AuthQuery[] {
+  const signer = core.store.getSql<Row>(
+    `SELECT s.id, s.external_auth_url, s.client_id, s.scopes FROM identities i
+       JOIN auth_policies p ON p.id = i.auth_policy_id
+       JOIN external_jwt_signers s ON s.id = json_extract(p.secondary_json, '$.requireExtJwtSigner')
+     WHERE i.id = ?`,
+    session.identity_id,
+  );
+  if (!signer) return [];
+  return [{
+    typeId: 'EXT-JWT',
+    provider: 'url',
+    httpUrl: (signer.external_auth_url as string | null) ?? undefined,
+    id: signer.id as string,
+    clientId: (signer.client_id as string | null) ?? undefined,
+    scopes: JSON.parse(signer.scopes as string) as string[],
+  }];
 }

@@ -9,6 +9,7 @@ import { parseInput } from '../validation';
 import { passwordSchema, usernameSchema } from '../entities/common';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
 import { callerOf } from './apiSessions';
+import { isTotpEnrolled } from './mfa';
 
 const info = (keys: string[]) => z.object(Object.fromEntries(keys.map((k) => [k, z.string().max(255).optional()]))).partial();
 export const envInfoSchema = info(['arch', 'domain', 'hostname', 'os', 'osRelease', 'osVersion']);
@@ -157,7 +158,7 @@ export function completeLogin(core: Core, login: PrimaryLogin, body: Authenticat
       authenticatorId: (login.authenticator?.id as string | undefined) ?? login.extJwtSignerId ?? '',
       ipAddress: client.ipAddress,
       configTypes: body.configTypes ?? [],
-      isMfaRequired: core.hooks.isTotpEnrolled(identity.id as string) || policy.secondary.requireTotp,
+      isMfaRequired: isTotpEnrolled(core, identity.id as string) || policy.secondary.requireTotp,
       isExtJwtRequired: !!required && !(login.method === 'ext-jwt' && login.extJwtSignerId === required),
     });
   });

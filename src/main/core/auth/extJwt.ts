@@ -196,22 +196,3 @@ export async function authenticateExtJwt(core: Core, req: ExtJwtRequest): Promis
   return completeLogin(core, { method: 'ext-jwt', identity, extJwtSignerId: jwt.signer.id as string }, body, req.client);
 }
 
-/** The EXT-JWT auth query of a session whose auth policy requires a secondary JWT from a signer. */
-export function extJwtAuthQueries(core: Core, session: Row): AuthQuery[] {
-  const signer = core.store.getSql<Row>(
-    `SELECT s.id, s.external_auth_url, s.client_id, s.scopes FROM identities i
-       JOIN auth_policies p ON p.id = i.auth_policy_id
-       JOIN external_jwt_signers s ON s.id = json_extract(p.secondary_json, '$.requireExtJwtSigner')
-     WHERE i.id = ?`,
-    session.identity_id,
-  );
-  if (!signer) return [];
-  return [{
-    typeId: 'EXT-JWT',
-    provider: 'url',
-    httpUrl: (signer.external_auth_url as string | null) ?? undefined,
-    id: signer.id as string,
-    clientId: (signer.client_id as string | null) ?? undefined,
-    scopes: JSON.parse(signer.scopes as string) as string[],
-  }];
-}

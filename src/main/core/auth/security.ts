@@ -2,15 +2,14 @@ import { join } from 'node:path';
 import type { Core } from '../core';
 import { DataIntegrity } from '../ops/integrity';
 import { Snapshots } from '../ops/snapshot';
-import { ExtJwtVerifier, extJwtAuthQueries } from './extJwt';
-import { decorateMfaEnabled, isTotpEnrolled, sealMfaSecrets } from './mfa';
+import { ExtJwtVerifier } from './extJwt';
+import { sealMfaSecrets } from './mfa';
 import { loadOrCreateSecretKey, SECRET_KEY_FILE, SecretBox } from './secretBox';
 
 const DEFAULT_SNAPSHOT_INTERVAL_MS = 60_000;
 
 /**
- * Per-core state of MFA, external JWT authentication and the operations endpoints; wires the core's hooks,
- * the identity `isMfaEnabled` decorator and the summary counts of its tables.
+ * Per-core state of MFA secrets at rest, external JWT authentication and the operations endpoints.
  */
 export class SecurityService {
   readonly extJwt: ExtJwtVerifier;
@@ -22,10 +21,6 @@ export class SecurityService {
     this.extJwt = new ExtJwtVerifier(core);
     this.integrity = new DataIntegrity(core);
     this.snapshots = new Snapshots(core, () => core.config.snapshotIntervalMs ?? DEFAULT_SNAPSHOT_INTERVAL_MS);
-    core.hooks.isTotpEnrolled = (identityId) => isTotpEnrolled(core, identityId);
-    core.hooks.extJwtAuthQueries = (session) => extJwtAuthQueries(core, session);
-    core.identityDecorators.push(decorateMfaEnabled);
-    Object.assign(core.summaryTables, { externalJwtSigners: 'external_jwt_signers', mfas: 'mfas', controllerSettings: 'controller_settings' });
   }
 
   /**

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { requirePermission } from '../auth/permissions';
 import { hashPassword, verifyPassword } from '../auth/passwords';
 import { checkPasswordForIdentity } from '../auth/policyChecks';
+import { createCertAuthenticator } from '../enrollment/authenticators';
 import type { Ctx } from '../context';
 import { invalidAuth, notFound, validationError } from '../errors';
 import { scalar } from '../query/fields';
@@ -60,7 +61,7 @@ export const authenticators: ResourceDef = {
       const input = parseInput(createSchema, body);
       const identity = ctx.core.store.getSql<Row>('SELECT id, auth_policy_id FROM identities WHERE id = ?', input.identityId);
       if (!identity) throw validationError('identityId', 'identity not found', input.identityId);
-      if (input.method === 'cert') return ctx.core.createCertAuthenticator(ctx, input.identityId, input.certPem, input.tags ?? {});
+      if (input.method === 'cert') return createCertAuthenticator(ctx, input.identityId, input.certPem, input.tags ?? {});
       if (!input.username) throw validationError('username', 'is required');
       if (!input.password) throw validationError('password', 'is required');
       if (ctx.core.store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'updb'", input.identityId)) {

@@ -5,7 +5,8 @@ import { conflict, validationError } from '../errors';
 import { scalar } from '../query/fields';
 import { roleAttributesField } from '../query/roleFields';
 import type { Row } from '../store/db';
-import { createIdentityEnrollments } from '../enrollment/records';
+import { decorateMfaEnabled } from '../auth/mfa';
+import { createIdentityEnrollments, decorateIdentityEnrollments } from '../enrollment/records';
 import { identityWritten } from '../policy/entityHooks';
 import { DEFAULT_AUTH_POLICY_ID } from './authPolicies';
 import { attributesSchema, costSchema, nameSchema, nullableTags, patchOf, precedenceSchema, tagsSchema } from './common';
@@ -152,9 +153,6 @@ export const identities: ResourceDef = {
   },
 };
 
-/** Extension points other modules register to add computed identity fields (batched per page). */
-export type IdentityDecorator = (ctx: Ctx, items: ApiObject[], rows: Row[]) => void;
-
 function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): void {
   const store = ctx.core.store;
   const ids = JSON.stringify(rows.map((r) => r.id));
@@ -188,5 +186,6 @@ function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): void {
     item.hasEdgeRouterConnection = false;
     item.edgeRouterConnectionStatus = 'offline';
   });
-  for (const d of ctx.core.identityDecorators) d(ctx, items, rows);
+  decorateIdentityEnrollments(ctx, items, rows);
+  decorateMfaEnabled(ctx, items, rows);
 }

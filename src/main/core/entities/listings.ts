@@ -31,11 +31,21 @@ export function listRoleAttributes(ctx: Ctx, entityType: string, permission: Per
   return { data: rows.map((r) => r.attr), meta: { pagination: { limit, offset, totalCount }, filterableFields: ['id'] } };
 }
 
-/** Resource counts for `/summary`, one count(*) per registered table. */
+/** What `/summary` counts: name -> table. */
+export const SUMMARY_TABLES: Readonly<Record<string, string>> = {
+  apiSessions: 'api_sessions', authPolicies: 'auth_policies', authenticators: 'authenticators', cas: 'cas',
+  configTypes: 'config_types', configs: 'configs', controllerSettings: 'controller_settings', controllers: 'controllers',
+  edgeRouterPolicies: 'edge_router_policies', edgeRouters: 'edge_routers', enrollments: 'enrollments',
+  externalJwtSigners: 'external_jwt_signers', identities: 'identities', mfas: 'mfas', postureChecks: 'posture_checks',
+  routers: 'routers', serviceEdgeRouterPolicies: 'service_edge_router_policies', servicePolicies: 'service_policies',
+  services: 'services', sessions: 'sessions', terminators: 'terminators',
+};
+
+/** Resource counts for `/summary`, one count(*) per table. */
 export function summary(ctx: Ctx): Record<string, number> {
   requireAdminRead(ctx.caller);
   const out: Record<string, number> = {};
-  for (const [name, table] of Object.entries(ctx.core.summaryTables)) {
+  for (const [name, table] of Object.entries(SUMMARY_TABLES)) {
     out[name] = ctx.core.store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)!.n;
   }
   return out;

@@ -1,5 +1,5 @@
 import type { Store } from '../store/db';
-import type { RoleKind } from './kinds';
+import { KINDS, type RoleKind } from './kinds';
 import { addClassLinks } from './links';
 
 /**
@@ -78,6 +78,14 @@ export function matchPolicySide(
     policyId, kind, kind, side.all, policyId, JSON.stringify(attrs),
     attrs.length === 0 ? Number.MAX_SAFE_INTEGER : side.semantic === 'AnyOf' ? 1 : attrs.length,
   );
+}
+
+/**
+ * Start-up repair: every row of a kind with role attributes gets its role class (rows of a database written by an
+ * older release, or straight into the tables). Weft's own writes classify in their transaction.
+ */
+export function classifyAllUnclassified(store: Store): void {
+  for (const kind of Object.keys(KINDS) as RoleKind[]) classifyUnclassified(store, kind, KINDS[kind].table);
 }
 
 /** Classes each member of `kind` that is not classified yet (rows written around the resource hooks). */

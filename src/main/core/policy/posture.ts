@@ -2,6 +2,7 @@ import type { Core } from '../core';
 import { ApiError } from '../errors';
 import type { Row, Store } from '../store/db';
 import { checkPasses, emptyPostureData, failureOf, type EvaluationInput, type MfaState, type PostureData } from './postureEvaluation';
+import { isTotpEnrolled } from '../auth/mfa';
 
 /** Failed session requests kept per identity for `/identities/{id}/failed-service-requests`. */
 export const MAX_FAILURES_PER_IDENTITY = 50;
@@ -24,7 +25,7 @@ export function savePostureData(core: Core, identityId: string, data: PostureDat
  * `mfa_passed_at` when a TOTP or recovery code is proven; an identity without a verified TOTP enrollment never passes.
  */
 export function mfaStateOf(core: Core, apiSession: Row): MfaState {
-  const passed = !!apiSession.is_mfa_complete && core.hooks.isTotpEnrolled(apiSession.identity_id as string);
+  const passed = !!apiSession.is_mfa_complete && isTotpEnrolled(core, apiSession.identity_id as string);
   const at = (apiSession.mfa_passed_at as string | null | undefined) ?? (apiSession.updated_at as string);
   return { apiSessionId: apiSession.id as string, passedAt: passed ? at : null };
 }

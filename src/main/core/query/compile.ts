@@ -52,6 +52,12 @@ export interface SetField {
 
 export type QueryFields = Record<string, ScalarField | SetField>;
 
+/** One key of a structured sort: a field name as ZitiQL's `sort by` takes it (including `tags.<key>`). */
+export interface SortKey {
+  field: string;
+  dir: 'asc' | 'desc';
+}
+
 export interface CompileOptions {
   /** SQL expression of a JSON object column holding tags, e.g. "t.tags"; enables `tags.<key>`. */
   tagsSql?: string;
@@ -60,6 +66,8 @@ export interface CompileOptions {
    * always. A store-backed chooser (textIndex.ts) skips it for needles most rows contain.
    */
   useTextIndex?: (index: TextIndex, needle: string) => boolean;
+  /** The sort when the filter has no `sort by` of its own (which wins); validated like `sort by`. */
+  sort?: SortKey[];
 }
 
 export interface CompiledQuery {
@@ -67,7 +75,7 @@ export interface CompiledQuery {
   where: string;
   /** positional values for the `?`s, in order (booleans as 1/0, datetimes as ISO strings) */
   params: unknown[];
-  /** from `sort by`, empty when absent */
+  /** from `sort by`, else from the `sort` option; empty when neither */
   sort: Array<{ sql: string; dir: 'ASC' | 'DESC' }>;
   skip?: number;
   limit?: number | 'none';
@@ -107,13 +115,9 @@ export function compileFilter(filter: string | undefined, fields: QueryFields, o
   const q = parseZitiQl(filter ?? '');
   const c = new Compiler(fields, options);
   const where = q.filter ? c.expr(q.filter) : sql('1=1');
-  const sort = q.sort.map((s) => {
-    const r = c.resolve(s.field, s.pos);
-    if (r.kind === 'tag') return { sql: c.tagValue(r.key), dir: s.dir };
-    if (r.kind === 'set') throw new QueryError(`cannot sort by set field "${s.field}"`, s.pos);
-    if (r.field.sortable === false) throw new QueryError(`field "${s.field}" is not sortable`, s.pos);
-    return { sql: r.field.sql, dir: s.dir };
-  });
+  const sort = q.sort.length
+    ? q.sort.map((s) => ({ sql: c.sortSql(s.field, s.pos), dir: s.dir }))
+    : (options.sort ?? []).map((s) => ({ sql: c.sortSql(s.field), dir: s.dir === 'desc' ? ('DESC' as const) : ('ASC' as const) }));
   return {
     where: where.sql,
     params: where.params,
@@ -178,7 +182,7 @@ class Compiler {
     private readonly options: CompileOptions,
   ) {}
 
-  resolve(name: string, pos: number): Resolved {
+  resolve(name: string, pos?: number): Resolved {
     if (Object.prototype.hasOwnProperty.call(this.fields, name)) {
       const field = this.fields[name];
       return field.kind === 'set' ? { kind: 'set', field } : { kind: 'scalar', field };
@@ -189,6 +193,15 @@ class Compiler {
       if (/^[A-Za-z0-9_.-]+$/.test(key)) return { kind: 'tag', key };
     }
     throw new QueryError(`unknown field "${name}"`, pos);
+  }
+
+  /** SQL of a sort key: a sortable scalar field or a tag. */
+  sortSql(name: string, pos?: number): string {
+    const r = this.resolve(name, pos);
+    if (r.kind === 'tag') return this.tagValue(r.key);
+    if (r.kind === 'set') throw new QueryError(`cannot sort by set field "${name}"`, pos);
+    if (r.field.sortable === false) throw new QueryError(`field "${name}" is not sortable`, pos);
+    return r.field.sql;
   }
 
   /** SQL of a tag's value; the path is inlined (not a param) so expression indexes on it can be used. */

@@ -1,5 +1,5 @@
 import { ApiError } from '../errors';
-import { compileFilter, QueryError, type CompileOptions, type CompiledQuery, type QueryFields } from './compile';
+import { compileFilter, QueryError, type CompileOptions, type CompiledQuery, type QueryFields, type SortKey } from './compile';
 
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 500;
@@ -10,6 +10,8 @@ export interface ListParams {
   limit?: number | string;
   offset?: number | string;
   filter?: string;
+  /** the order when the filter has no `sort by` of its own (console column sorts; the REST API has only ZitiQL) */
+  sort?: SortKey[];
   roleFilter?: string[] | string;
   roleSemantic?: string;
 }
@@ -29,11 +31,18 @@ function intParam(name: string, v: number | string | undefined): number | undefi
   return n;
 }
 
-/** Compiles the filter and resolves paging: explicit limit/offset parameters win over ZitiQL's skip/limit. */
+/**
+ * Compiles the filter and sort and resolves paging: explicit limit/offset parameters win over ZitiQL's skip/limit,
+ * a `sort by` in the filter wins over the `sort` parameter. Either one's errors are INVALID_FILTER.
+ */
 export function pageQuery(params: ListParams, fields: QueryFields, tagsSql?: string, useTextIndex?: CompileOptions['useTextIndex']): PageQuery {
   let compiled: CompiledQuery;
   try {
-    compiled = compileFilter(params.filter, fields, { ...(tagsSql ? { tagsSql } : {}), ...(useTextIndex ? { useTextIndex } : {}) });
+    compiled = compileFilter(params.filter, fields, {
+      ...(tagsSql ? { tagsSql } : {}),
+      ...(useTextIndex ? { useTextIndex } : {}),
+      ...(params.sort ? { sort: params.sort } : {}),
+    });
   } catch (e) {
     if (e instanceof QueryError) throw new ApiError('INVALID_FILTER', 400, `invalid filter: ${e.message}`);
     throw e;
