@@ -3,7 +3,8 @@ import { hashPassword } from './auth/passwords';
 import type { Core } from './core';
 import { DEFAULT_AUTH_POLICY_ID, DEFAULT_PRIMARY, DEFAULT_SECONDARY } from './entities/authPolicies';
 import { BUILTIN_CONFIG_TYPES, SVC_PROXY_CONFIG_TYPE_ID } from './entities/builtinConfigTypes';
-import { IDENTITY_TYPES } from './entities/identities';
+import { IDENTITY_TYPES, identities } from './entities/identities';
+import { applyCreate, type ResourceDef } from './entities/resource';
 import { newId } from './ids';
 
 const ALL_OS = ['Windows', 'WindowsServer', 'Android', 'iOS', 'macOS', 'Linux'];
@@ -22,6 +23,12 @@ export interface AdminCredentials {
   username: string;
   password?: string;
 }
+
+/** The identities declaration for the one create that makes the default admin (`isDefaultAdmin` is read-only otherwise). */
+const defaultAdminIdentity: ResourceDef = {
+  ...identities,
+  beforeWrite: (op, input, existing, ctx) => ({ ...identities.beforeWrite?.(op, input, existing, ctx), is_default_admin: 1 }),
+};
 
 export interface BootstrapResult {
   /** Set only on the start that created the default admin with a generated password. */
@@ -66,12 +73,10 @@ export async function bootstrap(core: Core, admin: AdminCredentials): Promise<Bo
     const svcProxy = BUILTIN_CONFIG_TYPES.find((t) => t.id === SVC_PROXY_CONFIG_TYPE_ID)!;
     store.runSql('UPDATE config_types SET schema = ?, updated_at = ? WHERE id = ? AND schema <> ?', JSON.stringify(svcProxy.schema), now, svcProxy.id, JSON.stringify(svcProxy.schema));
     if (!existingAdmin) {
-      const id = newId();
-      store.runSql(
-        `INSERT INTO identities (id, name, type_id, is_admin, is_default_admin, auth_policy_id, created_at, updated_at)
-         VALUES (?, 'Default Admin', 'User', 1, 1, ?, ?, ?)`,
-        id, DEFAULT_AUTH_POLICY_ID, now, now,
-      );
+      // through the resource write path, as the system: its role class is made in this transaction
+      const id = applyCreate(core.system, defaultAdminIdentity, {
+        name: 'Default Admin', type: 'User', isAdmin: true, authPolicyId: DEFAULT_AUTH_POLICY_ID,
+      });
       store.runSql(
         "INSERT INTO authenticators (id, identity_id, method, username, password_hash, created_at, updated_at) VALUES (?, ?, 'updb', ?, ?, ?, ?)",
         newId(), id, admin.username, passwordHash, now, now,

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { ApiSessionService } from './auth/apiSessions';
 import { SecurityService } from './auth/security';
 import { ServiceAccessTokens } from './policy/serviceAccessToken';
-import type { Caller } from './auth/permissions';
+import { SYSTEM, type Caller } from './auth/permissions';
 import type { Clock } from './clock';
 import type { Ctx } from './context';
 import { SchemaValidator } from './entities/jsonSchema';
@@ -30,8 +30,6 @@ export interface CoreConfig {
   checkShareOAuth?: ShareOAuthCheck;
 }
 
-/** The system itself as a caller (bootstrap, maintenance): full rights, no session. */
-export const SYSTEM: Caller = { identityId: 'system', identityName: 'system', isAdmin: true, permissions: new Set() };
 
 /**
  * The domain core: no HTTP, no Electron. Adapters (REST, tRPC, CLI) call into it with a Ctx naming the caller.

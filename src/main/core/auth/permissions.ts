@@ -15,6 +15,9 @@ export const PERMISSIONS: readonly string[] = [
 ];
 
 /** Who is calling: resolved from an API session (REST) or the console login (tRPC). */
+/** The system itself as a caller (bootstrap, maintenance): full rights, no session. */
+export const SYSTEM: Caller = { identityId: 'system', identityName: 'system', isAdmin: true, permissions: new Set() };
+
 export interface Caller {
   identityId: string;
   identityName: string;

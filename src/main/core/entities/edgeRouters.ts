@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { issueRouterEnrollment } from '../enrollment/routers';
-import { edgeRouterDeleting, edgeRouterWritten } from '../policy/entityHooks';
+import { edgeRouterWritten } from '../policy/entityHooks';
+import { deleteTunnelerRouter, syncTunnelerRouter } from '../policy/tunnelerRouters';
 import { scalar } from '../query/fields';
 import { roleAttributesField } from '../query/roleFields';
 import { tagsSchema } from './common';
@@ -48,9 +49,10 @@ export const edgeRouters: ResourceDef = {
   },
   afterWrite(op, id, input, existing, ctx) {
     if (op === 'create') issueRouterEnrollment(ctx, 'edge', id);
-    edgeRouterWritten(ctx, id, op, input, existing);
+    edgeRouterWritten(ctx.core, id, op, input);
+    syncTunnelerRouter(ctx, id, existing);
   },
   beforeDelete(row, ctx) {
-    edgeRouterDeleting(ctx, row);
+    deleteTunnelerRouter(ctx, row);
   },
 };

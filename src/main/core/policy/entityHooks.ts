@@ -1,10 +1,7 @@
 import type { Core } from '../core';
-import type { Ctx } from '../context';
-import type { Row } from '../store/db';
 import { AccessChanges } from './changes';
 import { classOf } from './classes';
 import { reclassifyEntity } from './policyIndex';
-import { deleteTunnelerRouter, syncTunnelerRouter } from './tunnelerRouters';
 
 /**
  * What the policy index needs to hear from the resource hooks of identities, services, edge routers and configs.
@@ -35,17 +32,12 @@ export function serviceDeleting(core: Core, id: string): void {
   changes.apply(core);
 }
 
-export function edgeRouterWritten(ctx: Ctx, id: string, op: string, input: Record<string, unknown>, existing: Row | undefined): void {
-  if (attributesWritten(op, input)) {
-    const changes = new AccessChanges();
-    reclassifyEntity(ctx.core.store, changes, 'edge-router', id);
-    changes.apply(ctx.core);
-  }
-  syncTunnelerRouter(ctx, id, existing);
-}
-
-export function edgeRouterDeleting(ctx: Ctx, row: Row): void {
-  deleteTunnelerRouter(ctx, row);
+/** (A tunneler-enabled router's identity and system policy follow the router: policy/tunnelerRouters.ts.) */
+export function edgeRouterWritten(core: Core, id: string, op: string, input: Record<string, unknown>): void {
+  if (!attributesWritten(op, input)) return;
+  const changes = new AccessChanges();
+  reclassifyEntity(core.store, changes, 'edge-router', id);
+  changes.apply(core);
 }
 
 /** A config's data changed: services using it and identities overriding with it see changed services. */

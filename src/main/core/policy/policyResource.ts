@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { PermissionGroup } from '../auth/permissions';
-import { SYSTEM } from '../core';
+import { SYSTEM } from '../auth/permissions';
 import type { Ctx } from '../context';
 import { nameSchema, nullableTags, patchOf } from '../entities/common';
 import { namesById, type ApiObject, type ColumnSpec, type ResourceDef } from '../entities/resource';

@@ -1,17 +1,20 @@
+import { z } from 'zod';
 import type { Ctx } from '../context';
 import { DEFAULT_AUTH_POLICY_ID } from '../entities/authPolicies';
+import { edgeRouterPolicies } from '../entities/edgeRouterPolicies';
+import { identities } from '../entities/identities';
+import { applyCreate, applyDelete, applyUpdate, findRow, type ResourceDef } from '../entities/resource';
 import { validationError } from '../errors';
 import type { Row } from '../store/db';
-import { AccessChanges } from './changes';
-import { reclassifyEntity, reindexPolicy } from './policyIndex';
-import { EDGE_ROUTER_POLICY as ERP } from './policySpecs';
 
 export const systemPolicyName = (routerId: string) => `edge-router-${routerId}-system`;
 
 /**
  * A tunneler-enabled edge router also acts as an identity: as OpenZiti does, it gets a Router identity with its
  * id and name and a system edge router policy (id = router id) linking that identity to the router. Both go when
- * tunneling is turned off or the router is deleted; renaming the router renames the identity.
+ * tunneling is turned off or the router is deleted; renaming the router renames the identity. All of these are
+ * writes of the system through the identities' and edge router policies' resource declarations, so role classes and
+ * the policy index follow in the router write's transaction.
  */
 export function syncTunnelerRouter(ctx: Ctx, routerId: string, before: Row | undefined): void {
   const store = ctx.core.store;
@@ -24,7 +27,7 @@ export function syncTunnelerRouter(ctx: Ctx, routerId: string, before: Row | und
     if (store.getSql("SELECT 1 FROM identities WHERE name = ? AND id <> ?", router!.name, routerId)) {
       throw validationError('name', `an identity named ${String(router!.name)} already exists; a tunneler-enabled router needs its own`, router!.name);
     }
-    store.runSql("UPDATE identities SET name = ?, updated_at = ? WHERE id = ? AND type_id = 'Router'", router!.name, ctx.core.clock.now().toISOString(), routerId);
+    if (routerIdentity(ctx, routerId)) applyUpdate(ctx.core.system, identities, routerId, { name: router!.name }, 'patch');
   }
 }
 
@@ -35,36 +38,39 @@ export function deleteTunnelerRouter(ctx: Ctx, router: Row): void {
 
 function createRouterIdentity(ctx: Ctx, router: Row): void {
   const store = ctx.core.store;
-  const now = ctx.core.clock.now().toISOString();
   const id = router.id as string;
-  if (!store.getSql('SELECT 1 FROM identities WHERE id = ?', id)) {
+  if (!findRow(store, identities, id)) {
     if (store.getSql('SELECT 1 FROM identities WHERE name = ?', router.name)) {
       throw validationError('name', `an identity named ${String(router.name)} already exists; a tunneler-enabled router needs its own`, router.name);
     }
-    store.runSql(
-      `INSERT INTO identities (id, name, type_id, is_admin, is_default_admin, auth_policy_id, created_at, updated_at)
-       VALUES (?, ?, 'Router', 0, 0, ?, ?, ?)`,
-      id, router.name, DEFAULT_AUTH_POLICY_ID, now, now,
-    );
-    const changes = new AccessChanges();
-    reclassifyEntity(store, changes, 'identity', id);
-    changes.apply(ctx.core);
+    createAsSystem(ctx, identities, id, {}, { name: router.name, type: 'Router', isAdmin: false, authPolicyId: DEFAULT_AUTH_POLICY_ID });
   }
-  store.runSql('DELETE FROM edge_router_policies WHERE id = ?', id);
-  store.runSql(
-    `INSERT INTO edge_router_policies (id, name, semantic, identity_roles, edge_router_roles, is_system, created_at, updated_at)
-     VALUES (?, ?, 'AnyOf', ?, ?, 1, ?, ?)`,
-    id, systemPolicyName(id), JSON.stringify([`@${id}`]), JSON.stringify([`@${id}`]), now, now,
-  );
-  reindexPolicy(ctx.core, ERP, id, undefined, store.getSql<Row>('SELECT * FROM edge_router_policies WHERE id = ?', id));
+  // a system policy left behind under this id is replaced
+  if (findRow(store, edgeRouterPolicies, id)) applyDelete(ctx.core.system, edgeRouterPolicies, id);
+  createAsSystem(ctx, edgeRouterPolicies, id, { is_system: 1 }, {
+    name: systemPolicyName(id), semantic: 'AnyOf', identityRoles: [`@${id}`], edgeRouterRoles: [`@${id}`],
+  });
 }
 
 function removeRouterIdentity(ctx: Ctx, routerId: string): void {
   const store = ctx.core.store;
-  const policy = store.getSql<Row>('SELECT * FROM edge_router_policies WHERE id = ? AND is_system = 1', routerId);
-  if (policy) {
-    reindexPolicy(ctx.core, ERP, routerId, policy, undefined);
-    store.runSql('DELETE FROM edge_router_policies WHERE id = ?', routerId);
+  if (store.getSql('SELECT 1 FROM edge_router_policies WHERE id = ? AND is_system = 1', routerId)) {
+    applyDelete(ctx.core.system, edgeRouterPolicies, routerId);
   }
-  store.runSql("DELETE FROM identities WHERE id = ? AND type_id = 'Router'", routerId);
+  if (routerIdentity(ctx, routerId)) applyDelete(ctx.core.system, identities, routerId);
+}
+
+const routerIdentity = (ctx: Ctx, id: string) => !!ctx.core.store.getSql("SELECT 1 FROM identities WHERE id = ? AND type_id = 'Router'", id);
+
+/**
+ * A create through `def` as the system, with the router's id and `columns` no request body may set (e.g. `is_system`).
+ * The declaration is extended here, when called, not at module load: the declarations import this module's callers.
+ */
+function createAsSystem(ctx: Ctx, def: ResourceDef, id: string, columns: Record<string, unknown>, body: Record<string, unknown>): string {
+  const system: ResourceDef = {
+    ...def,
+    schemas: { ...def.schemas, create: (def.schemas.create as z.ZodObject).extend({ id: z.string().min(1) }) },
+    beforeWrite: (op, input, existing, c) => ({ ...def.beforeWrite?.(op, input, existing, c), ...columns }),
+  };
+  return applyCreate(ctx.core.system, system, { ...body, id });
 }
