@@ -117,6 +117,7 @@ export async function ensureNativeModules(root: string, electronVersion: string,
     throw new Error(
       `could not build ${todo.join(', ')} for Electron ${electronVersion}: ${(e as Error).message}\n` +
         'It needs network access (Electron headers or a prebuilt binary) and a C/C++ toolchain (python3, make, g++).',
+      { cause: e },
     );
   }
   // a binary Node itself can load was built for Node's ABI, not Electron's (node-gyp used other headers)

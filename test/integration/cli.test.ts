@@ -128,7 +128,7 @@ describe('command line', { timeout: 240_000 }, () => {
     const pretty = await start(['--data-dir', dataDir, '--api-address', '127.0.0.1:0', '--log-format', 'pretty']);
     expect(await pretty.stop()).toBe(0);
     const line = pretty.stderr().split('\n').find((l) => l.includes('weft started'))!;
-    expect(line).toMatch(/^\d\d:\d\d:\d\d INFO  weft started api=https:\/\/127\.0\.0\.1:\d+/);
+    expect(line).toMatch(/^\d\d:\d\d:\d\d INFO {2}weft started api=https:\/\/127\.0\.0\.1:\d+/);
     expect(() => JSON.parse(line)).toThrow();
     expect(run(['--log-format', 'loud', '--data-dir', dataDir]).stderr).toContain('--log-format: must be auto, pretty or json');
   });

@@ -23,8 +23,8 @@ describe('the process logger', () => {
     } finally {
       spy.mockRestore();
     }
-    expect(writes[0]).toMatch(/^\d\d:\d\d:\d\d INFO  weft started api=https:\/\/x\n$/);
-    expect(writes[1]).toMatch(/WARN  careful/);
+    expect(writes[0]).toMatch(/^\d\d:\d\d:\d\d INFO {2}weft started api=https:\/\/x\n$/);
+    expect(writes[1]).toMatch(/WARN {2}careful/);
   });
 });
 

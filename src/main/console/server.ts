@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { listenOn } from '../listen';
 import type { LiveDataPlane } from '../core/dataPlane/status';
 import { isIP } from 'node:net';

@@ -13,7 +13,7 @@ export function checkEmailPattern(pattern: string): void {
   try {
     picomatch.makeRe(pattern, GLOB_OPTIONS);
   } catch (err) {
-    throw new Error(`email address pattern "${pattern}" is not a valid glob: ${(err as Error).message}`);
+    throw new Error(`email address pattern "${pattern}" is not a valid glob: ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -84,7 +84,7 @@ export class FrontendOverlay implements OverlayDialer {
     try {
       id = createSession(this.core.ctx(resolved.caller), resolved.session, { serviceId, type: 'Dial' });
     } catch (err) {
-      throw new Error(`the frontend may not dial service ${serviceId}: ${(err as Error).message}`);
+      throw new Error(`the frontend may not dial service ${serviceId}: ${(err as Error).message}`, { cause: err });
     }
     const row = this.core.store.getSql<Row>(
       'SELECT s.token, v.name, v.encryption_required FROM sessions s JOIN services v ON v.id = s.service_id WHERE s.id = ?', id,

@@ -97,7 +97,7 @@ export class ManagementClient {
   }
 
   /** One request; `data` of the answer, or an ApiAnswerError / ShareCliError (unreachable). */
-  async call<T = any>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, withSession = true, api: ApiName = this.api): Promise<T> {
+  async call<T = unknown>(method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown, withSession = true, api: ApiName = this.api): Promise<T> {
     const headers: Record<string, string> = {};
     if (withSession) headers['zt-session'] = this.token;
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -114,7 +114,7 @@ export class ManagementClient {
       throw new ShareCliError(`cannot reach Weft at ${this.runtime.api}: ${e.code ?? e.message}`);
     }
     const text = await res.body.text();
-    let parsed: any;
+    let parsed: { data?: unknown; error?: { code?: string; message?: string; cause?: { field?: string; reason?: string } } };
     try {
       parsed = text ? JSON.parse(text) : {};
     } catch {

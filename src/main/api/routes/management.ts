@@ -39,7 +39,7 @@ export function roleAttributeRoute(path: string, entityType: string, permission:
 export const roleFilter = (entityType: string) => (req: ApiRequest) =>
   roleFilterSql(entityType, queryList(req.query.roleFilter), queryString(req.query.roleSemantic));
 
-export function managementRoutes(core: Core): RouteDef[] {
+export function managementRoutes(_core: Core): RouteDef[] {
   return [
     ...resourceRoutes(identities, { roleFilter: roleFilter('identity'), cacheable: true }),
     ...resourceRoutes(identityTypes, { only: ['list', 'get'], cacheable: true }),

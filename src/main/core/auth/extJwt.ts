@@ -14,7 +14,7 @@ import { loadAuthPolicy } from '../entities/authPolicies';
 import type { ApiObject } from '../entities/resource';
 import { ApiError, invalidAuth } from '../errors';
 import type { Row } from '../store/db';
-import { callerOf, type AuthQuery } from './apiSessions';
+import { callerOf } from './apiSessions';
 import { completeLogin, parseAuthenticateBody, type ClientInfo } from './authenticate';
 
 const ALGORITHMS: JWSAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];

@@ -76,7 +76,7 @@ export function loadOrCreateSecretKey(file: string, opts: { mayCreate?: () => st
   try {
     stat = statSync(file);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file}: cannot read the secret key: ${(e as Error).message}`);
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file}: cannot read the secret key: ${(e as Error).message}`, { cause: e });
   }
   if (!stat) {
     const refusal = opts.mayCreate?.();

@@ -51,9 +51,11 @@ export interface ResourceDef {
   roleAttributesType?: string;
   refs?: Record<string, RefSpec>;
   schemas: { create?: z.ZodType; update?: z.ZodType; patch?: z.ZodType };
+  /* eslint-disable @typescript-eslint/no-explicit-any -- a write's input is the parsed body of the def's own schemas */
   /** Validate/adjust a write inside its transaction; may return extra column values. */
   beforeWrite?(op: WriteOp, input: any, existing: Row | undefined, ctx: Ctx): Record<string, unknown> | void;
   afterWrite?(op: WriteOp, id: string, input: any, existing: Row | undefined, ctx: Ctx): void;
+  /* eslint-enable @typescript-eslint/no-explicit-any */
   beforeDelete?(row: Row, ctx: Ctx): void;
   afterDelete?(row: Row, ctx: Ctx): void;
   /** Add computed fields to a page of presented objects (batched: never one query per row). */

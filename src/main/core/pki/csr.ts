@@ -59,7 +59,7 @@ export async function verifyCsr(csrPem: string): Promise<CsrInfo> {
     throw new PkiError('INVALID_CSR', `CSR key ${alg} is not accepted (use EC P-256/P-384 or RSA >= ${MIN_RSA_BITS} bits)`);
   }
 
-  let signatureOk = false;
+  let signatureOk: boolean;
   try {
     signatureOk = await csr.verify();
   } catch (err) {

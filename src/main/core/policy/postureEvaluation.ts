@@ -38,7 +38,7 @@ export const MFA_PROMPT_GRACE_SECONDS = 300;
 export const emptyPostureData = (): PostureData => ({ processes: [], sessions: {} });
 export const cleanHex = (s: string) => s.toLowerCase().replace(/[^0-9a-z]/g, '');
 
-type Details = Record<string, any>;
+type Details = Record<string, unknown>;
 const detailsOf = (check: Row): Details => JSON.parse(check.details as string);
 
 function mfaTimes(check: Row, input: EvaluationInput) {

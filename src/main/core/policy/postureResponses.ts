@@ -24,6 +24,7 @@ const RESPONSES = {
 const TYPES = ['DOMAIN', 'OS', 'MAC', 'PROCESS', 'PROCESS_MULTI', 'ENDPOINT_STATE'] as const;
 const head = z.object({ id: z.string().min(1), typeId: z.string() });
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each type's fields are checked by its own schema below
 type Response = { id: string; typeId: (typeof TYPES)[number] } & Record<string, any>;
 
 function parseResponse(body: unknown, prefix: string): Response {

@@ -69,7 +69,7 @@ function postureQuerySet(p: PolicyChecks, input: EvaluationInput, passing: Map<s
     const id = c.id as string;
     if (!passing.has(id)) passing.set(id, checkPasses(c, input));
     const remaining = timeoutRemaining(c, input);
-    const d = JSON.parse(c.details as string) as Record<string, any>;
+    const d = JSON.parse(c.details as string) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- stored check details, shaped by the check type
     return {
       _links: { self: { href: `./posture-checks/${id}` } },
       id,
@@ -112,7 +112,8 @@ function serviceConfigs(store: Store, identityId: string, serviceIds: string[], 
   if (!types.all && !types.ids.size) return out;
   const want = (typeId: string) => types.all || types.ids.has(typeId);
   const ids = JSON.stringify(serviceIds);
-  const put = (r: { service_id: string; type_id: string; type_name: string; data: string }) => {
+  type ConfigRow = { service_id: string; type_id: string; type_name: string; data: string };
+  const put = (r: ConfigRow) => {
     if (!want(r.type_id)) return;
     const cfg = out.get(r.service_id) ?? {};
     cfg[r.type_name] = JSON.parse(r.data);
@@ -120,8 +121,8 @@ function serviceConfigs(store: Store, identityId: string, serviceIds: string[], 
   };
   const select = 'SELECT x.service_id, c.config_type_id AS type_id, ct.name AS type_name, c.data FROM';
   const joins = 'JOIN configs c ON c.id = x.config_id JOIN config_types ct ON ct.id = c.config_type_id';
-  for (const r of store.allSql<any>(`${select} service_configs x ${joins} WHERE x.service_id IN (SELECT value FROM json_each(?))`, ids)) put(r);
-  for (const r of store.allSql<any>(
+  for (const r of store.allSql<ConfigRow>(`${select} service_configs x ${joins} WHERE x.service_id IN (SELECT value FROM json_each(?))`, ids)) put(r);
+  for (const r of store.allSql<ConfigRow>(
     `${select} identity_service_configs x ${joins} WHERE x.identity_id = ? AND x.service_id IN (SELECT value FROM json_each(?))`,
     identityId, ids,
   )) put(r);

@@ -54,7 +54,6 @@ export const serviceWizardSchema = z.object({
   edgeRouterPolicy: z.enum(['auto', 'always', 'never']).default('auto'),
 });
 export type ServiceWizardInput = z.input<typeof serviceWizardSchema>;
-type Input = z.output<typeof serviceWizardSchema>;
 
 export type StepKey = 'intercept-config' | 'host-config' | 'service' | 'dial-policy' | 'bind-policy' | 'service-edge-router-policy' | 'edge-router-policy';
 

@@ -14,6 +14,7 @@ type ChangeListener = (ids: string[]) => void;
 export class Store {
   readonly sqlite: Database.Database;
   /** Query builder only: `.compile()` its queries and pass them to all/get/run. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an untyped builder: statements are compiled, rows typed by callers
   readonly qb: Kysely<any>;
   /** prepared statements by SQL, with what a run of each changes (see `generation`) */
   private readonly statements = new Map<string, Prepared>();
@@ -33,6 +34,7 @@ export class Store {
     this.sqlite.pragma('synchronous = NORMAL');
     this.sqlite.pragma('foreign_keys = ON');
     this.sqlite.pragma('busy_timeout = 5000');
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see qb
     this.qb = new Kysely<any>({ dialect: new SqliteDialect({ database: this.sqlite }) });
     this.sqlite.function('weft_changed', { deterministic: false, varargs: false }, (key: unknown, id: unknown) => {
       let ids = this.changed.get(String(key));
