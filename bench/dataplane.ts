@@ -59,8 +59,17 @@ function runTool(bin: string, args: string[], timeoutMs = 120_000): Promise<Line
     proc.once('exit', (code) => {
       clearTimeout(timer);
       const text = Buffer.concat(out).toString();
-      if (code !== 0) return reject(new Error(`weft-sdk-client ${args.join(' ')} exited ${code}\n${text.slice(-2000)}\n${Buffer.concat(err).toString().slice(-2000)}`));
-      resolve(text.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Line));
+      if (code !== 0)
+        return reject(
+          new Error(`weft-sdk-client ${args.join(' ')} exited ${code}\n${text.slice(-2000)}\n${Buffer.concat(err).toString().slice(-2000)}`),
+        );
+      resolve(
+        text
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Line),
+      );
     });
   });
 }
@@ -136,13 +145,21 @@ function runRelay(specFile: string): void {
 class Http {
   private readonly agent: Agent;
   token?: string;
-  constructor(readonly origin: string, ca: string) {
+  constructor(
+    readonly origin: string,
+    ca: string,
+  ) {
     this.agent = new Agent({ connect: { ca } });
   }
   async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<any> {
     const headers: Record<string, string> = this.token ? { 'zt-session': this.token } : {};
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await request(this.origin + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), dispatcher: this.agent });
+    const res = await request(this.origin + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      dispatcher: this.agent,
+    });
     const text = await res.body.text();
     if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${text}`);
     return JSON.parse(text);
@@ -162,12 +179,14 @@ async function enrolledIdentity(http: Http, dir: string, name: string, roleAttri
   const { csrPem, keyPem } = await createCsr({ commonName: name });
   const enrolled = (await http.call('POST', '/edge/client/v1/enroll/ott', { token, clientCsr: csrPem })).data as { cert: string; ca: string };
   const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ ztAPI: `${http.origin}/edge/client/v1`, id: { cert: `pem:${enrolled.cert}`, key: `pem:${keyPem}`, ca: `pem:${enrolled.ca}` } }));
+  writeFileSync(
+    file,
+    JSON.stringify({ ztAPI: `${http.origin}/edge/client/v1`, id: { cert: `pem:${enrolled.cert}`, key: `pem:${keyPem}`, ca: `pem:${enrolled.ca}` } }),
+  );
   return file;
 }
 
 // ---- measurements -------------------------------------------------------------------------------------------------
-
 
 interface Target {
   name: string;
@@ -219,7 +238,10 @@ function summarize(s: Series): { mibps: number; range: string; cpu?: { relay: nu
   const seconds = s.runs.reduce((t, r) => t + s.bytesPerRun / MiB / r.mibps, 0);
   const sorted = s.runs.map((r) => r.mibps).sort((a, b) => a - b);
   const cpu = s.runs.every((r) => r.cpuUs)
-    ? (['relay', 'server', 'client'] as const).reduce((o, k) => ({ ...o, [k]: s.runs.reduce((t, r) => t + r.cpuUs![k], 0) / 1000 / mib }), {} as { relay: number; server: number; client: number })
+    ? (['relay', 'server', 'client'] as const).reduce(
+        (o, k) => ({ ...o, [k]: s.runs.reduce((t, r) => t + r.cpuUs![k], 0) / 1000 / mib }),
+        {} as { relay: number; server: number; client: number },
+      )
     : undefined;
   return { mibps: mib / seconds, range: `${sorted[0]!.toFixed(0)}-${sorted.at(-1)!.toFixed(0)}`, cpu };
 }
@@ -241,7 +263,11 @@ async function pairedRounds(bin: string, targets: Target[], bytes: number, count
 async function setupLatency(bin: string, dialArgs: string[], dials: number): Promise<{ cold: Line; setup: number[]; firstEcho: number[] }> {
   const lines = (await runTool(bin, [...dialArgs, '--bytes', '1', '--count', String(dials + 1), '--sequential'])).filter((l) => 'conn' in l);
   const warm = lines.filter((l) => l.conn !== 0);
-  return { cold: lines.find((l) => l.conn === 0)!, setup: warm.map((l) => l.setupMs as number), firstEcho: warm.map((l) => (l.seconds as number) * 1000) };
+  return {
+    cold: lines.find((l) => l.conn === 0)!,
+    setup: warm.map((l) => l.setupMs as number),
+    firstEcho: warm.map((l) => (l.seconds as number) * 1000),
+  };
 }
 
 const ms = (x: number) => x.toFixed(2);
@@ -291,10 +317,27 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       http.token = (await http.call('POST', '/edge/management/v1/authenticate?method=password', ADMIN)).data.token;
       const service = 'bench-echo';
       const serviceId = await http.create('services', { name: service, encryptionRequired: false });
-      await http.create('service-policies', { name: 'bench-bind', type: 'Bind', semantic: 'AnyOf', identityRoles: ['#bench-hosts'], serviceRoles: [`@${serviceId}`] });
-      await http.create('service-policies', { name: 'bench-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#bench-clients'], serviceRoles: [`@${serviceId}`] });
+      await http.create('service-policies', {
+        name: 'bench-bind',
+        type: 'Bind',
+        semantic: 'AnyOf',
+        identityRoles: ['#bench-hosts'],
+        serviceRoles: [`@${serviceId}`],
+      });
+      await http.create('service-policies', {
+        name: 'bench-dial',
+        type: 'Dial',
+        semantic: 'AnyOf',
+        identityRoles: ['#bench-clients'],
+        serviceRoles: [`@${serviceId}`],
+      });
       await http.create('edge-router-policies', { name: 'bench-routers', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] });
-      await http.create('service-edge-router-policies', { name: 'bench-services', semantic: 'AnyOf', serviceRoles: ['#all'], edgeRouterRoles: ['#all'] });
+      await http.create('service-edge-router-policies', {
+        name: 'bench-services',
+        semantic: 'AnyOf',
+        serviceRoles: ['#all'],
+        edgeRouterRoles: ['#all'],
+      });
       const host = await enrolledIdentity(http, dir, 'bench-host', ['bench-hosts']);
       const client = await enrolledIdentity(http, dir, 'bench-client', ['bench-clients']);
 
@@ -307,7 +350,10 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       const floorEcho = await startServerTool(bin, ['tls-echo-server', '--listen', '127.0.0.1:0', '--cert', certFile, '--key', keyFile]);
       stops.push(() => floorEcho.stop());
       const relaySpec = join(dir, 'relay.json');
-      writeFileSync(relaySpec, JSON.stringify({ key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), ca, upstream: floorEcho.bound.address }));
+      writeFileSync(
+        relaySpec,
+        JSON.stringify({ key: readFileSync(keyFile, 'utf8'), cert: readFileSync(certFile, 'utf8'), ca, upstream: floorEcho.bound.address }),
+      );
       const relay = await startChild(new URL(import.meta.url).pathname, ['relay', relaySpec]);
       stops.push(() => relay.stop());
 
@@ -316,7 +362,12 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       // the setup rows show both.
       const weftDial = ['dial', '--identity', client, '--service', service];
       const weftTarget: Target = { name: 'weft', relayPid: weft.proc.pid, serverPid: weftEcho.proc.pid, dialArgs: [...weftDial, '--cache-posture'] };
-      const floorTarget: Target = { name: 'floor', relayPid: relay.proc.pid, serverPid: floorEcho.proc.pid, dialArgs: ['tls-dial', '--addr', relay.info.address, '--ca', caFile] };
+      const floorTarget: Target = {
+        name: 'floor',
+        relayPid: relay.proc.pid,
+        serverPid: floorEcho.proc.pid,
+        dialArgs: ['tls-dial', '--addr', relay.info.address, '--ca', caFile],
+      };
       const WEFT = 'weft router (Go SDK ↔ Go SDK)';
       const FLOOR = 'floor (Go TLS ↔ node:tls relay ↔ Go TLS)';
 
@@ -333,8 +384,13 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
         const perConn = (s: Series) => s.runs.flatMap((r) => r.lines.filter((l) => 'conn' in l).map((l) => (l.seconds as number) * 1000));
         const p = (s: Series) => (c.count > 1 ? { p50Ms: percentile(perConn(s), 0.5), p99Ms: percentile(perConn(s), 0.99) } : {});
         const note = (x: ReturnType<typeof summarize>, relayName: string) =>
-          [`rounds ${x.range} MiB/s`, x.cpu && `CPU ms/MiB: ${relayName} ${ms(x.cpu.relay)}, Go server ${ms(x.cpu.server)}, Go client ${ms(x.cpu.client)}`, c.count > 1 && 'p50/p99: dial to full echo per connection']
-            .filter(Boolean).join('; ');
+          [
+            `rounds ${x.range} MiB/s`,
+            x.cpu && `CPU ms/MiB: ${relayName} ${ms(x.cpu.relay)}, Go server ${ms(x.cpu.server)}, Go client ${ms(x.cpu.client)}`,
+            c.count > 1 && 'p50/p99: dial to full echo per connection',
+          ]
+            .filter(Boolean)
+            .join('; ');
         rows.push({ scenario: c.scenario, target: WEFT, mibps: ws.mibps, ...p(w!), note: note(ws, 'router') });
         rows.push({ scenario: c.scenario, target: FLOOR, mibps: fs.mibps, ...p(f!), note: note(fs, 'relay') });
         const ratios = w!.runs.map((r, i) => r.mibps / f!.runs[i]!.mibps).sort((a, b) => a - b);
@@ -343,7 +399,8 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
         rows.push({
           scenario: c.scenario,
           target: 'check',
-          note: `Weft at ${(ratio * 100).toFixed(0)}% of the floor (median of ${ratios.length} paired rounds, ` +
+          note:
+            `Weft at ${(ratio * 100).toFixed(0)}% of the floor (median of ${ratios.length} paired rounds, ` +
             `${(ratios[0]! * 100).toFixed(0)}-${(ratios.at(-1)! * 100).toFixed(0)}%); goal ≥ ${GOAL * 100}% ${ratio >= GOAL ? 'MET' : 'NOT MET'}${cpuRatio}`,
         });
       }
@@ -355,20 +412,31 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       const fl = await setupLatency(bin, floorTarget.dialArgs, dials);
       const firstEcho = (x: { firstEcho: number[] }) => `first echo p50 ${ms(median(x.firstEcho))} / p99 ${ms(percentile(x.firstEcho, 0.99))} ms`;
       rows.push({
-        scenario, target: `${WEFT}, SDK as shipped`, p50Ms: median(shipped.setup), p99Ms: percentile(shipped.setup, 0.99),
+        scenario,
+        target: `${WEFT}, SDK as shipped`,
+        p50Ms: median(shipped.setup),
+        p99Ms: percentile(shipped.setup, 0.99),
         note: `Dial until connected, incl. the SDK's posture collection on every Dial; ${firstEcho(shipped)}; cold first dial ${ms(shipped.cold.setupMs as number)} ms`,
       });
       rows.push({
-        scenario, target: `${WEFT}, posture cached`, p50Ms: median(cached.setup), p99Ms: percentile(cached.setup, 0.99),
+        scenario,
+        target: `${WEFT}, posture cached`,
+        p50Ms: median(cached.setup),
+        p99Ms: percentile(cached.setup, 0.99),
         note: `Dial → router → hosting SDK → StateConnected, over the open router connection; ${firstEcho(cached)}`,
       });
       rows.push({
-        scenario, target: FLOOR, p50Ms: median(fl.setup), p99Ms: percentile(fl.setup, 0.99),
+        scenario,
+        target: FLOOR,
+        p50Ms: median(fl.setup),
+        p99Ms: percentile(fl.setup, 0.99),
         note: `new TCP connection + TLS handshake to the relay; ${firstEcho(fl)} (incl. the relay's upstream TLS)`,
       });
       rows.push({
-        scenario, target: 'comparison',
-        note: `dial to first echo p50: Weft ${ms(median(cached.firstEcho))} ms (${ms(median(shipped.firstEcho))} ms with the SDK's per-dial posture collection) ` +
+        scenario,
+        target: 'comparison',
+        note:
+          `dial to first echo p50: Weft ${ms(median(cached.firstEcho))} ms (${ms(median(shipped.firstEcho))} ms with the SDK's per-dial posture collection) ` +
           `vs ${ms(median(fl.firstEcho))} ms for the floor's new TLS connection; no goal set (reported)`,
       });
     } finally {
@@ -381,6 +449,5 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
   if (profDir) console.log(`\nCPU profile of the Weft process written to ${profDir}`);
   return rows;
 }
-
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href && process.argv[2] === 'relay') runRelay(process.argv[3]!);

@@ -89,24 +89,35 @@ export async function foundationBench(workDir: string, opts: { identities: numbe
         filter: f,
       })),
     ];
-    const responses = await record(origin, ca, cases.map((c) => c.path), auth);
+    const responses = await record(
+      origin,
+      ca,
+      cases.map((c) => c.path),
+      auth,
+    );
     const specFile = join(workDir, 'floor.json');
-    writeFileSync(specFile, JSON.stringify({
-      key: readFileSync(join(dataDir, 'pki', 'server.key.pem'), 'utf8'),
-      cert: readFileSync(join(dataDir, 'pki', 'server-chain.pem'), 'utf8'),
-      responses,
-    }));
+    writeFileSync(
+      specFile,
+      JSON.stringify({
+        key: readFileSync(join(dataDir, 'pki', 'server.key.pem'), 'utf8'),
+        cert: readFileSync(join(dataDir, 'pki', 'server-chain.pem'), 'utf8'),
+        responses,
+      }),
+    );
     const floor = await startChild(new URL('./floorServer.ts', import.meta.url).pathname, [specFile]);
     const db = new Database(join(dataDir, 'weft.db'), { readonly: true });
     try {
       for (const c of cases) {
         let n = 0;
         const miss = () => ({ path: `${c.path}${c.path.includes('?') ? '&' : '?'}bench-miss=${n++}`, headers: auth });
-        const m = await interleaved({
-          weft: { origin, path: c.path, headers: auth, ca },
-          floor: { origin: floor.info.origin, path: c.path, ca },
-          miss: { origin, path: c.path, next: miss, ca },
-        }, { rounds: opts.rounds, durationMs: opts.durationMs });
+        const m = await interleaved(
+          {
+            weft: { origin, path: c.path, headers: auth, ca },
+            floor: { origin: floor.info.origin, path: c.path, ca },
+            miss: { origin, path: c.path, next: miss, ca },
+          },
+          { rounds: opts.rounds, durationMs: opts.durationMs },
+        );
         const bytes = responses[c.path]!.body.length;
         rows.push(rowOf(c.name, 'weft', m.combined.weft, `${bytes} B reply`));
         rows.push(rowOf(c.name, 'weft, every request a miss', m.combined.miss));
@@ -119,12 +130,25 @@ export async function foundationBench(workDir: string, opts: { identities: numbe
           continue;
         }
         const sql = timeSql(db, c.filter);
-        rows.push({ scenario: c.name, target: 'raw SQL on better-sqlite3', note: `${(sql.count + sql.page).toFixed(1)} µs per count+page (page ${sql.page.toFixed(1)} µs)` });
+        rows.push({
+          scenario: c.name,
+          target: 'raw SQL on better-sqlite3',
+          note: `${(sql.count + sql.page).toFixed(1)} µs per count+page (page ${sql.page.toFixed(1)} µs)`,
+        });
         if (c.filter?.includes('contains')) {
           const pageMs = (sql.count + sql.page) / 1000;
-          rows.push(checkRow(c.name, `${pageMs.toFixed(3)} ms per count+page in SQL`, `≤ ${GOALS.containsPageMs} ms`, pageMs <= GOALS.containsPageMs));
+          rows.push(
+            checkRow(c.name, `${pageMs.toFixed(3)} ms per count+page in SQL`, `≤ ${GOALS.containsPageMs} ms`, pageMs <= GOALS.containsPageMs),
+          );
           const rps = Math.min(m.combined.weft.okRps, m.combined.miss.okRps);
-          rows.push(checkRow(c.name, `${rps.toFixed(0)} req/s (the lower of repeated and every-request-a-miss)`, `≥ ${GOALS.containsRps} req/s`, rps >= GOALS.containsRps));
+          rows.push(
+            checkRow(
+              c.name,
+              `${rps.toFixed(0)} req/s (the lower of repeated and every-request-a-miss)`,
+              `≥ ${GOALS.containsRps} req/s`,
+              rps >= GOALS.containsRps,
+            ),
+          );
         }
         rows.push(checkRow(c.name, measured, `≤ ${GOALS.list}×`, floors <= GOALS.list));
       }

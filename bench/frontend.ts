@@ -31,9 +31,16 @@ async function reserveShare(dataDir: string, args: string[]): Promise<URL> {
 
 /** A valid session cookie for a share, sealed with the frontend's own functions and keys (as a login would set it). */
 async function sessionCookie(token: string, email: string): Promise<string> {
-  const codec = new SessionCodec(deriveKeys(OAUTH.signing_key, OAUTH.encryption_key), { cookieName: OAUTH.cookie_name, cookieDomain: OAUTH.cookie_domain, secure: false });
+  const codec = new SessionCodec(deriveKeys(OAUTH.signing_key, OAUTH.encryption_key), {
+    cookieName: OAUTH.cookie_name,
+    cookieDomain: OAUTH.cookie_domain,
+    secure: false,
+  });
   const now = Date.now();
-  const setCookie = await codec.issue({ provider: 'github', share: token, email, expiresAtMs: now + 6 * 3_600_000, checkedAtMs: now, tokens: {} }, now);
+  const setCookie = await codec.issue(
+    { provider: 'github', share: token, email, expiresAtMs: now + 6 * 3_600_000, checkedAtMs: now, tokens: {} },
+    now,
+  );
   return setCookie.split(';')[0]!;
 }
 
@@ -42,7 +49,6 @@ async function expectStatus(origin: string, headers: Record<string, string>, sta
   await res.body.dump();
   if (res.statusCode !== status) throw new Error(`bench set-up: expected ${status} from ${headers.host ?? origin}, got ${res.statusCode}`);
 }
-
 
 /**
  * Issue 6's table: requests per second through Weft's frontend with a valid OAuth session, side by side with
@@ -66,7 +72,15 @@ export async function frontendBench(workDir: string, opts: { quick: boolean; dur
     children.push(weft);
 
     const open = await reserveShare(dataDir, [backend.info.origin, '--backend-mode', 'proxy']);
-    const guarded = await reserveShare(dataDir, [backend.info.origin, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-email-address-pattern', '*@bench.test']);
+    const guarded = await reserveShare(dataDir, [
+      backend.info.origin,
+      '--backend-mode',
+      'proxy',
+      '--oauth-provider',
+      'github',
+      '--oauth-email-address-pattern',
+      '*@bench.test',
+    ]);
     const token = guarded.hostname.split('.')[0]!;
     const cookie = await sessionCookie(token, 'user@bench.test');
     const weftOrigin = weft.info.publicListener as string;
@@ -103,7 +117,8 @@ export async function frontendBench(workDir: string, opts: { quick: boolean; dur
         runs[name].push(m);
       }
     }
-    const cpuNote = (name: keyof typeof cpu) => (served[name] ? `≈${(cpu[name] / served[name]).toFixed(0)} µs CPU/req in its server process` : undefined);
+    const cpuNote = (name: keyof typeof cpu) =>
+      served[name] ? `≈${(cpu[name] / served[name]).toFixed(0)} µs CPU/req in its server process` : undefined;
     const direct = combine(runs.direct);
     const bareM = combine(runs.bare);
     const openM = combine(runs.open);

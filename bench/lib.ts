@@ -93,7 +93,12 @@ export async function load(opts: LoadOptions): Promise<Measurement> {
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
   return {
-    rps: requests / elapsed, okRps: latencies.length / elapsed, p50Ms: pct(0.5), p99Ms: pct(0.99), requests, errors,
+    rps: requests / elapsed,
+    okRps: latencies.length / elapsed,
+    p50Ms: pct(0.5),
+    p99Ms: pct(0.99),
+    requests,
+    errors,
     ...(errors ? { statuses } : {}),
   };
 }
@@ -218,21 +223,49 @@ export interface Row {
 }
 
 export function rowOf(scenario: string, target: string, m: Measurement, note?: string): Row {
-  const failed = m.errors ? `${m.errors} errors${m.statuses ? ` (${Object.entries(m.statuses).map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}` : undefined;
+  const failed = m.errors
+    ? `${m.errors} errors${
+        m.statuses
+          ? ` (${Object.entries(m.statuses)
+              .map(([k, v]) => `${k}: ${v}`)
+              .join(', ')})`
+          : ''
+      }`
+    : undefined;
   return {
-    scenario, target, rps: m.okRps, p50Ms: m.p50Ms, p99Ms: m.p99Ms, note: [failed, note].filter(Boolean).join('; ') || undefined,
+    scenario,
+    target,
+    rps: m.okRps,
+    p50Ms: m.p50Ms,
+    p99Ms: m.p99Ms,
+    note: [failed, note].filter(Boolean).join('; ') || undefined,
     ...(m.errors ? { values: { errors: m.errors, requests: m.requests } } : {}),
   };
 }
 
 /** A check row: `measured` against `goal`, MET or NOT MET. */
 export function checkRow(scenario: string, measured: string, goal: string, met: boolean, note?: string): Row {
-  return { scenario, target: 'check', note: `${measured}; goal ${goal} ${met ? 'MET' : 'NOT MET'}${note ? ` (${note})` : ''}`, check: { goal, measured, met } };
+  return {
+    scenario,
+    target: 'check',
+    note: `${measured}; goal ${goal} ${met ? 'MET' : 'NOT MET'}${note ? ` (${note})` : ''}`,
+    check: { goal, measured, met },
+  };
 }
 
 /** Prints rows as an aligned text table: scenario, target, three numbers (right-aligned), note. */
-export function printColumns(title: string, head: [string, string, string], rows: Array<{ scenario: string; target: string; note?: string }>, nums: (r: never) => Array<number | undefined>): void {
-  const cells = rows.map((r) => [r.scenario, r.target, ...nums(r as never).map((n, i) => (n === undefined ? '' : n.toFixed(i === 0 ? 0 : 2))), r.note ?? '']);
+export function printColumns(
+  title: string,
+  head: [string, string, string],
+  rows: Array<{ scenario: string; target: string; note?: string }>,
+  nums: (r: never) => Array<number | undefined>,
+): void {
+  const cells = rows.map((r) => [
+    r.scenario,
+    r.target,
+    ...nums(r as never).map((n, i) => (n === undefined ? '' : n.toFixed(i === 0 ? 0 : 2))),
+    r.note ?? '',
+  ]);
   const all = ['scenario', 'target', ...head, 'note'];
   const widths = all.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((x, i) => (i >= 2 && i <= 4 ? x.padStart(widths[i]!) : x.padEnd(widths[i]!))).join('  ');

@@ -14,13 +14,41 @@ export interface ModelSpec {
   serviceEdgeRouterPolicies: number;
 }
 
-export const SMALL: ModelSpec = { name: 'small', services: 20, identities: 100, routers: 10, servicePolicies: 10, edgeRouterPolicies: 10, serviceEdgeRouterPolicies: 10 };
-export const LARGE: ModelSpec = { name: 'large', services: 2000, identities: 100_000, routers: 500, servicePolicies: 250, edgeRouterPolicies: 250, serviceEdgeRouterPolicies: 100 };
-export const MANY: ModelSpec = { name: 'many-services', services: 10_000, identities: 16_000, routers: 100, servicePolicies: 100, edgeRouterPolicies: 100, serviceEdgeRouterPolicies: 100 };
+export const SMALL: ModelSpec = {
+  name: 'small',
+  services: 20,
+  identities: 100,
+  routers: 10,
+  servicePolicies: 10,
+  edgeRouterPolicies: 10,
+  serviceEdgeRouterPolicies: 10,
+};
+export const LARGE: ModelSpec = {
+  name: 'large',
+  services: 2000,
+  identities: 100_000,
+  routers: 500,
+  servicePolicies: 250,
+  edgeRouterPolicies: 250,
+  serviceEdgeRouterPolicies: 100,
+};
+export const MANY: ModelSpec = {
+  name: 'many-services',
+  services: 10_000,
+  identities: 16_000,
+  routers: 100,
+  servicePolicies: 100,
+  edgeRouterPolicies: 100,
+  serviceEdgeRouterPolicies: 100,
+};
 
 export const scaled = (m: ModelSpec, f: number, name: string): ModelSpec => ({
-  name, services: Math.round(m.services * f), identities: Math.round(m.identities * f), routers: Math.max(2, Math.round(m.routers * f)),
-  servicePolicies: Math.max(3, Math.round(m.servicePolicies * f)), edgeRouterPolicies: Math.max(3, Math.round(m.edgeRouterPolicies * f)),
+  name,
+  services: Math.round(m.services * f),
+  identities: Math.round(m.identities * f),
+  routers: Math.max(2, Math.round(m.routers * f)),
+  servicePolicies: Math.max(3, Math.round(m.servicePolicies * f)),
+  edgeRouterPolicies: Math.max(3, Math.round(m.edgeRouterPolicies * f)),
   serviceEdgeRouterPolicies: Math.max(3, Math.round(m.serviceEdgeRouterPolicies * f)),
 });
 
@@ -135,7 +163,10 @@ export function planModel(spec: ModelSpec): ModelPlan {
   const eRoles = firstNPermutations(spec.edgeRouterPolicies, erAttrs.set);
   const iRoles2 = firstNPermutations(spec.edgeRouterPolicies, idAttrs.set);
   for (let i = 2; i < spec.edgeRouterPolicies; i++) {
-    edgeRouterPolicies.push({ name: `erp-${i}`, roles: { identityRoles: roles(iRoles2, i, 'identity'), edgeRouterRoles: roles(eRoles, i, 'router') } });
+    edgeRouterPolicies.push({
+      name: `erp-${i}`,
+      roles: { identityRoles: roles(iRoles2, i, 'identity'), edgeRouterRoles: roles(eRoles, i, 'router') },
+    });
   }
   const serviceEdgeRouterPolicies: PolicyPlan[] = [
     { name: 'serp-0', roles: { serviceRoles: ['#all'], edgeRouterRoles: [zero('router')] } },
@@ -144,7 +175,10 @@ export function planModel(spec: ModelSpec): ModelPlan {
   const sRoles2 = firstNPermutations(spec.serviceEdgeRouterPolicies, svcAttrs.set);
   const eRoles2 = firstNPermutations(spec.serviceEdgeRouterPolicies, erAttrs.set);
   for (let i = 2; i < spec.serviceEdgeRouterPolicies; i++) {
-    serviceEdgeRouterPolicies.push({ name: `serp-${i}`, roles: { serviceRoles: roles(sRoles2, i, 'service'), edgeRouterRoles: roles(eRoles2, i, 'router') } });
+    serviceEdgeRouterPolicies.push({
+      name: `serp-${i}`,
+      roles: { serviceRoles: roles(sRoles2, i, 'service'), edgeRouterRoles: roles(eRoles2, i, 'router') },
+    });
   }
   const random = rng(spec.identities);
   const sample = 1 + Math.floor(random() * (spec.identities - 1));

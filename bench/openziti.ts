@@ -46,10 +46,14 @@ async function freePort(): Promise<number> {
 export async function startOpenZiti(bin: string, home: string, adminPassword: string): Promise<OpenZitiController> {
   mkdirSync(home, { recursive: true });
   const port = await freePort();
-  const proc = spawn(bin, ['edge', 'quickstart', '--home', home, '--ctrl-address', '127.0.0.1', '--ctrl-port', String(port), '--no-router', '-p', adminPassword], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, HOME: home, ZITI_CONFIG_DIR: join(home, 'cli') },
-  });
+  const proc = spawn(
+    bin,
+    ['edge', 'quickstart', '--home', home, '--ctrl-address', '127.0.0.1', '--ctrl-port', String(port), '--no-router', '-p', adminPassword],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, HOME: home, ZITI_CONFIG_DIR: join(home, 'cli') },
+    },
+  );
   let stderr = '';
   proc.stderr!.on('data', (d) => (stderr = (stderr + String(d)).slice(-4000)));
   const origin = `https://127.0.0.1:${port}`;
@@ -89,12 +93,14 @@ export async function startOpenZiti(bin: string, home: string, adminPassword: st
 async function inParallel<T, R>(items: T[], parallel: number, work: (item: T, i: number) => Promise<R>): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(parallel, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await work(items[i]!, i);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(parallel, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await work(items[i]!, i);
+      }
+    }),
+  );
   return out;
 }
 
@@ -112,7 +118,12 @@ export interface OpenZitiSeeded {
  * on a small machine; 4 for policies, each of which the controller evaluates against every entity): services,
  * identities, edge routers, then the policies, and a password for the sampled identity. Reports each phase's time.
  */
-export async function seedOpenZiti(ctrl: OpenZitiController, admin: { username: string; password: string }, plan: ModelPlan, userPassword: string): Promise<OpenZitiSeeded> {
+export async function seedOpenZiti(
+  ctrl: OpenZitiController,
+  admin: { username: string; password: string },
+  plan: ModelPlan,
+  userPassword: string,
+): Promise<OpenZitiSeeded> {
   const started = process.hrtime.bigint();
   const phases: Record<string, number> = {};
   const agent = new Agent({ connections: 16, connect: { ca: ctrl.ca } });
@@ -137,7 +148,8 @@ export async function seedOpenZiti(ctrl: OpenZitiController, admin: { username: 
         const name = (body as { name?: unknown } | undefined)?.name;
         if (res.statusCode === 400 && attempt > 0 && typeof name === 'string' && text.includes('name must be unique')) {
           const found = await request(`${ctrl.origin}/edge/management/v1${path}?filter=${encodeURIComponent(`name = "${name}"`)}`, {
-            headers: { 'zt-session': token! }, dispatcher: agent,
+            headers: { 'zt-session': token! },
+            dispatcher: agent,
           });
           const list = (await found.body.json()) as { data: Array<{ id: string }> };
           if (list.data.length === 1) return { data: { id: list.data[0]!.id } };
@@ -147,7 +159,8 @@ export async function seedOpenZiti(ctrl: OpenZitiController, admin: { username: 
       }
     };
     const token = (await call('POST', '/authenticate?method=password', admin)).data.token!;
-    const create = (path: string, bodies: object[], parallel = 16) => inParallel(bodies, parallel, async (b) => (await call('POST', path, b, token)).data.id);
+    const create = (path: string, bodies: object[], parallel = 16) =>
+      inParallel(bodies, parallel, async (b) => (await call('POST', path, b, token)).data.id);
     const phase = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
       const t0 = performance.now();
       const out = await work();
@@ -156,18 +169,45 @@ export async function seedOpenZiti(ctrl: OpenZitiController, admin: { username: 
       return out;
     };
     const ids: Record<EntityKind, string[]> = {
-      service: await phase('services', () => create('/services', plan.services.map((s) => ({ ...s, encryptionRequired: true })))),
-      identity: await phase('identities', () => create('/identities', plan.identities.map((i) => ({ ...i, type: 'Device', isAdmin: false })))),
+      service: await phase('services', () =>
+        create(
+          '/services',
+          plan.services.map((s) => ({ ...s, encryptionRequired: true })),
+        ),
+      ),
+      identity: await phase('identities', () =>
+        create(
+          '/identities',
+          plan.identities.map((i) => ({ ...i, type: 'Device', isAdmin: false })),
+        ),
+      ),
       router: await phase('edge routers', () => create('/edge-routers', plan.routers)),
     };
     const policy = (p: PolicyPlan, extra: object = {}) => ({ name: p.name, semantic: 'AnyOf', ...extra, ...resolveRoles(p.roles, ids) });
     await phase('policies', async () => {
-      await create('/service-policies', plan.servicePolicies.map((p) => policy(p, { type: 'Dial', postureCheckRoles: [] })), 4);
-      await create('/edge-router-policies', plan.edgeRouterPolicies.map((p) => policy(p)), 4);
-      await create('/service-edge-router-policies', plan.serviceEdgeRouterPolicies.map((p) => policy(p)), 4);
+      await create(
+        '/service-policies',
+        plan.servicePolicies.map((p) => policy(p, { type: 'Dial', postureCheckRoles: [] })),
+        4,
+      );
+      await create(
+        '/edge-router-policies',
+        plan.edgeRouterPolicies.map((p) => policy(p)),
+        4,
+      );
+      await create(
+        '/service-edge-router-policies',
+        plan.serviceEdgeRouterPolicies.map((p) => policy(p)),
+        4,
+      );
     });
     const sampleUsername = `bench-${plan.sample}`;
-    await call('POST', '/authenticators', { method: 'updb', identityId: ids.identity[plan.sample], username: sampleUsername, password: userPassword }, token);
+    await call(
+      'POST',
+      '/authenticators',
+      { method: 'updb', identityId: ids.identity[plan.sample], username: sampleUsername, password: userPassword },
+      token,
+    );
     return { ids, sampleIdentity: ids.identity[plan.sample]!, sampleUsername, seconds: Number(process.hrtime.bigint() - started) / 1e9, phases };
   } finally {
     await agent.close();

@@ -13,7 +13,17 @@ import { serviceEdgeRouterPolicies } from '../src/main/core/entities/serviceEdge
 import { servicePolicies } from '../src/main/core/entities/servicePolicies';
 import { services } from '../src/main/core/entities/services';
 import {
-  benchConfigFile, checkRow, interleaved, medianRatio, memoryMiB, printTable, rowOf, startChild, weftNodeArgs, type Measurement, type Row,
+  benchConfigFile,
+  checkRow,
+  interleaved,
+  medianRatio,
+  memoryMiB,
+  printTable,
+  rowOf,
+  startChild,
+  weftNodeArgs,
+  type Measurement,
+  type Row,
 } from './lib';
 import { describeModel, LARGE, MANY, planModel, resolveRoles, scaled, SMALL, type EntityKind, type ModelPlan, type ModelSpec } from './model';
 
@@ -57,14 +67,20 @@ const EXTRA_API_SESSIONS = 600;
 export async function seedWeft(dataDir: string, plan: ModelPlan, opts: { onlineRouters: boolean; apiSessions: number }): Promise<Seeded> {
   const started = process.hrtime.bigint();
   const app = await startApp({
-    dataDir, apiAddress: '127.0.0.1:0', logger: pino({ level: 'silent' }), routerListener: 'off',
+    dataDir,
+    apiAddress: '127.0.0.1:0',
+    logger: pino({ level: 'silent' }),
+    routerListener: 'off',
     env: { WEFT_ADMIN_USERNAME: ADMIN.username, WEFT_ADMIN_PASSWORD: ADMIN.password },
   });
   const ctx = app.core.system;
   const store = app.core.store;
   const batches = <T>(n: number, make: (i: number) => T): T[] => {
     const out: T[] = [];
-    for (let i = 0; i < n; i += 2000) store.tx(() => { for (let j = i; j < Math.min(n, i + 2000); j++) out.push(make(j)); });
+    for (let i = 0; i < n; i += 2000)
+      store.tx(() => {
+        for (let j = i; j < Math.min(n, i + 2000); j++) out.push(make(j));
+      });
     return out;
   };
   const ids: Record<EntityKind, string[]> = {
@@ -73,26 +89,55 @@ export async function seedWeft(dataDir: string, plan: ModelPlan, opts: { onlineR
     router: batches(plan.routers.length, (i) => {
       const id = createResource(ctx, edgeRouters, plan.routers[i]!);
       if (opts.onlineRouters) {
-        store.runSql("UPDATE edge_routers SET is_online = ?, hostname = ?, supported_protocols = '{\"tls\":\"tls://127.0.0.1:3022\"}' WHERE id = ?", i % 2, `er-${i}.local`, id);
+        store.runSql(
+          'UPDATE edge_routers SET is_online = ?, hostname = ?, supported_protocols = \'{"tls":"tls://127.0.0.1:3022"}\' WHERE id = ?',
+          i % 2,
+          `er-${i}.local`,
+          id,
+        );
       }
       return id;
     }),
   };
   const policyIds = store.tx(() => ({
-    service: plan.servicePolicies.map((p) => createResource(ctx, servicePolicies, { name: p.name, type: 'Dial', semantic: 'AnyOf', ...resolveRoles(p.roles, ids) })),
-    edgeRouter: plan.edgeRouterPolicies.map((p) => createResource(ctx, edgeRouterPolicies, { name: p.name, semantic: 'AnyOf', ...resolveRoles(p.roles, ids) })),
-    serviceEdgeRouter: plan.serviceEdgeRouterPolicies.map((p) => createResource(ctx, serviceEdgeRouterPolicies, { name: p.name, semantic: 'AnyOf', ...resolveRoles(p.roles, ids) })),
+    service: plan.servicePolicies.map((p) =>
+      createResource(ctx, servicePolicies, { name: p.name, type: 'Dial', semantic: 'AnyOf', ...resolveRoles(p.roles, ids) }),
+    ),
+    edgeRouter: plan.edgeRouterPolicies.map((p) =>
+      createResource(ctx, edgeRouterPolicies, { name: p.name, semantic: 'AnyOf', ...resolveRoles(p.roles, ids) }),
+    ),
+    serviceEdgeRouter: plan.serviceEdgeRouterPolicies.map((p) =>
+      createResource(ctx, serviceEdgeRouterPolicies, { name: p.name, semantic: 'AnyOf', ...resolveRoles(p.roles, ids) }),
+    ),
   }));
   const probeService = createResource(ctx, services, { name: 'zz-probe', encryptionRequired: true });
   const sampleUsername = `bench-${plan.sample}`;
-  const authenticatorId = await resourceOps(authenticators).create(ctx, { method: 'updb', identityId: ids.identity[plan.sample], username: sampleUsername, password: USER_PASSWORD });
-  const sessionTokens = store.tx(() => Array.from({ length: opts.apiSessions }, () => app.core.sessions.create({
-    identityId: ids.identity[plan.sample]!, authenticatorId, ipAddress: '127.0.0.1', configTypes: [], isMfaRequired: false,
-  }).token as string));
+  const authenticatorId = await resourceOps(authenticators).create(ctx, {
+    method: 'updb',
+    identityId: ids.identity[plan.sample],
+    username: sampleUsername,
+    password: USER_PASSWORD,
+  });
+  const sessionTokens = store.tx(() =>
+    Array.from(
+      { length: opts.apiSessions },
+      () =>
+        app.core.sessions.create({
+          identityId: ids.identity[plan.sample]!,
+          authenticatorId,
+          ipAddress: '127.0.0.1',
+          configTypes: [],
+          isMfaRequired: false,
+        }).token as string,
+    ),
+  );
   await app.close();
   return {
-    sampleIdentity: ids.identity[plan.sample]!, sampleUsername, probeService,
-    allIdentitiesPolicy: policyIds.service[plan.allIdentitiesPolicy]!, identityZeroPolicy: policyIds.service[plan.identityZeroPolicy]!,
+    sampleIdentity: ids.identity[plan.sample]!,
+    sampleUsername,
+    probeService,
+    allIdentitiesPolicy: policyIds.service[plan.allIdentitiesPolicy]!,
+    identityZeroPolicy: policyIds.service[plan.identityZeroPolicy]!,
     sampleAttribute: plan.sampleAttribute,
     sessionTokens,
     ids,
@@ -104,13 +149,22 @@ export async function seedWeft(dataDir: string, plan: ModelPlan, opts: { onlineR
 
 export class Http {
   readonly agent: Agent;
-  constructor(readonly origin: string, ca: string | undefined, connections = 16) {
+  constructor(
+    readonly origin: string,
+    ca: string | undefined,
+    connections = 16,
+  ) {
     this.agent = new Agent({ connections, connect: ca ? { ca } : { rejectUnauthorized: false } });
   }
   async call(method: string, path: string, token?: string, body?: unknown) {
     const headers: Record<string, string> = token ? { 'zt-session': token } : {};
     if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await request(this.origin + path, { method: method as 'GET', headers, body: body === undefined ? undefined : JSON.stringify(body), dispatcher: this.agent });
+    const res = await request(this.origin + path, {
+      method: method as 'GET',
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      dispatcher: this.agent,
+    });
     const text = await res.body.text();
     return { status: res.statusCode, contentType: String(res.headers['content-type']), text, json: text ? JSON.parse(text) : undefined };
   }
@@ -178,11 +232,14 @@ async function measureModel(workDir: string, spec: ModelSpec, durationMs: number
       '/edge/client/v1/sessions': await http.call('POST', '/edge/client/v1/sessions', tokens.at(-1), { serviceId: dialable.at(-1), type: 'Dial' }),
     };
     const specFile = join(workDir, `floor-${spec.name}.json`);
-    writeFileSync(specFile, JSON.stringify({
-      key: readFileSync(join(dataDir, 'pki', 'server.key.pem'), 'utf8'),
-      cert: readFileSync(join(dataDir, 'pki', 'server-chain.pem'), 'utf8'),
-      responses: Object.fromEntries(Object.entries(recorded).map(([p, r]) => [p, { status: r.status, contentType: r.contentType, body: r.text }])),
-    }));
+    writeFileSync(
+      specFile,
+      JSON.stringify({
+        key: readFileSync(join(dataDir, 'pki', 'server.key.pem'), 'utf8'),
+        cert: readFileSync(join(dataDir, 'pki', 'server-chain.pem'), 'utf8'),
+        responses: Object.fromEntries(Object.entries(recorded).map(([p, r]) => [p, { status: r.status, contentType: r.contentType, body: r.text }])),
+      }),
+    );
     const floor = await startChild(new URL('./floorServer.ts', import.meta.url).pathname, [specFile]);
     const result = { spec, weft: {}, floor: {}, floors: {}, updates: [], seeded, bytes: {} } as unknown as ModelResult;
     result.bytes[CASES[0]] = recorded[listPath]!.text.length;
@@ -235,19 +292,37 @@ async function measureUpdates(http: Http, admin: string, user: string, s: Seeded
   const spZero = await mgmt(`/service-policies/${s.identityZeroPolicy}`);
   const identity = await mgmt(`/identities/${s.sampleIdentity}`);
   return [
-    await timed('service side: +1 service for every identity', `/service-policies/${s.allIdentitiesPolicy}`, { serviceRoles: [...spAll.serviceRoles, `@${s.probeService}`] }, true),
-    await timed('service side: -1 service for every identity', `/service-policies/${s.allIdentitiesPolicy}`, { serviceRoles: spAll.serviceRoles }, false),
-    await timed(`identity side: #${s.sampleAttribute} gains every service`, `/service-policies/${s.identityZeroPolicy}`, { identityRoles: [...spZero.identityRoles, `#${s.sampleAttribute}`] }, true),
+    await timed(
+      'service side: +1 service for every identity',
+      `/service-policies/${s.allIdentitiesPolicy}`,
+      { serviceRoles: [...spAll.serviceRoles, `@${s.probeService}`] },
+      true,
+    ),
+    await timed(
+      'service side: -1 service for every identity',
+      `/service-policies/${s.allIdentitiesPolicy}`,
+      { serviceRoles: spAll.serviceRoles },
+      false,
+    ),
+    await timed(
+      `identity side: #${s.sampleAttribute} gains every service`,
+      `/service-policies/${s.identityZeroPolicy}`,
+      { identityRoles: [...spZero.identityRoles, `#${s.sampleAttribute}`] },
+      true,
+    ),
     await timed('identity side: back', `/service-policies/${s.identityZeroPolicy}`, { identityRoles: spZero.identityRoles }, false),
-    await timed('identity attribute change (re-classing)', `/identities/${s.sampleIdentity}`, { roleAttributes: [...identity.roleAttributes, 'bench-extra'] }, false),
+    await timed(
+      'identity attribute change (re-classing)',
+      `/identities/${s.sampleIdentity}`,
+      { roleAttributes: [...identity.roleAttributes, 'bench-extra'] },
+      false,
+    ),
   ];
 }
 
 export async function policyBench(workDir: string, opts: { quick: boolean; durationMs: number }): Promise<Row[]> {
   const configFile = benchConfigFile(workDir);
-  const models = opts.quick
-    ? [SMALL, scaled(LARGE, 0.05, 'large-x0.05'), scaled(MANY, 0.05, 'many-services-x0.05')]
-    : [SMALL, LARGE, MANY];
+  const models = opts.quick ? [SMALL, scaled(LARGE, 0.05, 'large-x0.05'), scaled(MANY, 0.05, 'many-services-x0.05')] : [SMALL, LARGE, MANY];
   const rounds = opts.quick ? 2 : 3;
   const results: ModelResult[] = [];
   for (const m of models) results.push(await measureModel(workDir, m, opts.durationMs, rounds, configFile));
@@ -257,31 +332,49 @@ export async function policyBench(workDir: string, opts: { quick: boolean; durat
     const label = `${r.spec.name} (${r.spec.services} svc, ${r.spec.identities} id)`;
     rows.push({ scenario: label, target: 'seed through the core', note: `${r.seeded.seconds.toFixed(1)} s` });
     for (const c of CASES) {
-      const repeated = c === CASES[1] && r.pairs && r.pairs.used > r.pairs.available ? `${r.pairs.used - r.pairs.available} requests repeated a pair` : undefined;
+      const repeated =
+        c === CASES[1] && r.pairs && r.pairs.used > r.pairs.available ? `${r.pairs.used - r.pairs.available} requests repeated a pair` : undefined;
       rows.push(rowOf(`${label} ${c}`, 'weft', r.weft[c]!, [`${r.bytes[c]} B reply`, repeated].filter(Boolean).join('; ')));
       rows.push(rowOf(`${label} ${c}`, 'floor (node:https, same bytes)', r.floor[c]!));
       if (r === base) {
-        rows.push({ scenario: `${label} ${c}`, target: 'weft cost in floors', note: `${r.floors[c].toFixed(2)}× the floor per request (the baseline)` });
+        rows.push({
+          scenario: `${label} ${c}`,
+          target: 'weft cost in floors',
+          note: `${r.floors[c].toFixed(2)}× the floor per request (the baseline)`,
+        });
         continue;
       }
       // The reply grows with the model (more services on the page, more common routers), and so does the floor's cost
       // of sending it: the check compares Weft's cost relative to the floor serving the same bytes, large over small.
       const growth = r.floors[c] / base.floors[c];
       const raw = base.weft[c]!.okRps / r.weft[c]!.okRps;
-      rows.push(checkRow(`${label} ${c}`,
-        `${r.floors[c].toFixed(2)}× the floor here vs ${base.floors[c].toFixed(2)}× at ${base.spec.name}: ${growth.toFixed(2)}× (raw per-request ${raw.toFixed(2)}× the ${base.spec.name} model, replies ${r.bytes[c]} vs ${base.bytes[c]} B)`,
-        `≤ ${GOAL_OF[c]}×`, growth <= GOAL_OF[c]));
+      rows.push(
+        checkRow(
+          `${label} ${c}`,
+          `${r.floors[c].toFixed(2)}× the floor here vs ${base.floors[c].toFixed(2)}× at ${base.spec.name}: ${growth.toFixed(2)}× (raw per-request ${raw.toFixed(2)}× the ${base.spec.name} model, replies ${r.bytes[c]} vs ${base.bytes[c]} B)`,
+          `≤ ${GOAL_OF[c]}×`,
+          growth <= GOAL_OF[c],
+        ),
+      );
     }
     for (const u of r.updates) {
       const total = u.patchMs + u.visibleMs;
-      rows.push(checkRow(`${label} update: ${u.name}`,
-        `PATCH ${u.patchMs.toFixed(1)} ms + visible ${u.visibleMs.toFixed(1)} ms later = ${total.toFixed(1)} ms`, `≤ ${GOAL_UPDATE_MS} ms`, u.ok && total <= GOAL_UPDATE_MS));
+      rows.push(
+        checkRow(
+          `${label} update: ${u.name}`,
+          `PATCH ${u.patchMs.toFixed(1)} ms + visible ${u.visibleMs.toFixed(1)} ms later = ${total.toFixed(1)} ms`,
+          `≤ ${GOAL_UPDATE_MS} ms`,
+          u.ok && total <= GOAL_UPDATE_MS,
+        ),
+      );
     }
     if (r.memory) {
       const memory = `RSS ${r.memory.rss.toFixed(0)} MiB (peak ${r.memory.peak.toFixed(0)} MiB) after the measurements`;
-      rows.push(r.spec.name.startsWith('large')
-        ? checkRow(`${label} memory of the Weft process`, memory, `peak ≤ ${GOAL_RSS_MIB} MiB`, r.memory.peak <= GOAL_RSS_MIB)
-        : { scenario: `${label} memory of the Weft process`, target: 'weft', note: memory });
+      rows.push(
+        r.spec.name.startsWith('large')
+          ? checkRow(`${label} memory of the Weft process`, memory, `peak ≤ ${GOAL_RSS_MIB} MiB`, r.memory.peak <= GOAL_RSS_MIB)
+          : { scenario: `${label} memory of the Weft process`, target: 'weft', note: memory },
+      );
     }
   }
   printTable(`Policy: services, sessions, advice and policy updates (${results.map((r) => r.spec.name).join(', ')})`, rows);

@@ -20,14 +20,21 @@ export function summarise(file: string, top = 30): string {
   const fileTime = new Map<string, number>();
   for (const [id, us] of self) {
     const n = byId.get(id)!;
-    const url = n.callFrame.url.replace(/^file:\/\//, '').replace(/.*node_modules\//, 'nm:').replace(/.*\/src\/main\//, 'src:');
+    const url = n.callFrame.url
+      .replace(/^file:\/\//, '')
+      .replace(/.*node_modules\//, 'nm:')
+      .replace(/.*\/src\/main\//, 'src:');
     const fn = `${n.callFrame.functionName || '(anon)'} ${url}:${n.callFrame.lineNumber + 1}`;
     fnTime.set(fn, (fnTime.get(fn) ?? 0) + us);
     const f = url || n.callFrame.functionName;
     fileTime.set(f, (fileTime.get(f) ?? 0) + us);
   }
   const fmt = (m: Map<string, number>) =>
-    [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, v]) => `${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`).join('\n');
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, v]) => `${((100 * v) / total).toFixed(1).padStart(5)}%  ${k}`)
+      .join('\n');
   return `total ${(total / 1e6).toFixed(2)} s sampled\n-- self time by function\n${fmt(fnTime)}\n-- self time by file\n${fmt(fileTime)}`;
 }
 

@@ -48,14 +48,22 @@ try {
 }
 const checks = results.filter((r) => r.met !== undefined);
 const failed = checks.filter((r) => !r.met);
-console.log(`\n${checks.length - failed.length} of ${checks.length} checks met${failed.length ? `; not met: ${failed.map((r) => r.scenario).join(' | ')}` : ''}`
-  + ` (${((Date.now() - started) / 1000).toFixed(0)} s)`);
+console.log(
+  `\n${checks.length - failed.length} of ${checks.length} checks met${failed.length ? `; not met: ${failed.map((r) => r.scenario).join(' | ')}` : ''}` +
+    ` (${((Date.now() - started) / 1000).toFixed(0)} s)`,
+);
 if (values.json || values['json-file']) {
-  const json = JSON.stringify({
-    quick, startedAt: new Date(started).toISOString(), seconds: (Date.now() - started) / 1000,
-    machine: { cpus: availableParallelism(), model: cpus()[0]?.model, node: process.version },
-    rows: results,
-  }, null, 2);
+  const json = JSON.stringify(
+    {
+      quick,
+      startedAt: new Date(started).toISOString(),
+      seconds: (Date.now() - started) / 1000,
+      machine: { cpus: availableParallelism(), model: cpus()[0]?.model, node: process.version },
+      rows: results,
+    },
+    null,
+    2,
+  );
   if (values['json-file']) writeFileSync(values['json-file'], json + '\n');
   if (values.json) process.stdout.write(json + '\n');
 }

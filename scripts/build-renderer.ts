@@ -6,7 +6,12 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = join(ROOT, 'out', 'renderer');
-const SOURCES = [join(ROOT, 'src', 'renderer'), join(ROOT, 'src', 'shared'), join(ROOT, 'scripts', 'renderer-config.ts'), join(ROOT, 'package-lock.json')];
+const SOURCES = [
+  join(ROOT, 'src', 'renderer'),
+  join(ROOT, 'src', 'shared'),
+  join(ROOT, 'scripts', 'renderer-config.ts'),
+  join(ROOT, 'package-lock.json'),
+];
 
 function newestMtime(path: string): number {
   if (!existsSync(path)) return 0;

@@ -33,7 +33,8 @@ export function electronBinary(root: string): ElectronBinary {
   if (!existsSync(pkgFile)) return { present: false, version: '', reason: 'the electron package is not installed (npm install)' };
   const version = (JSON.parse(readFileSync(pkgFile, 'utf8')) as { version: string }).version;
   const pathTxt = join(dir, 'path.txt');
-  if (!existsSync(pathTxt)) return { present: false, version, reason: `the Electron ${version} binary was never downloaded (node_modules/electron/dist is missing)` };
+  if (!existsSync(pathTxt))
+    return { present: false, version, reason: `the Electron ${version} binary was never downloaded (node_modules/electron/dist is missing)` };
   const exe = join(dir, 'dist', readFileSync(pathTxt, 'utf8').trim());
   if (!existsSync(exe)) return { present: false, version, reason: `the Electron binary ${exe} is missing` };
   return { present: true, version, path: exe };
@@ -77,7 +78,9 @@ export function copyFilter(moduleDir: string) {
 /** A display to open a window on (Linux needs X11 or Wayland); undefined when fine. */
 export function displayProblem(platform: NodeJS.Platform, env: NodeJS.ProcessEnv): string | undefined {
   if (platform !== 'linux') return undefined;
-  return env.DISPLAY || env.WAYLAND_DISPLAY ? undefined : 'no display: neither DISPLAY nor WAYLAND_DISPLAY is set (run it in a graphical session, or use npm start)';
+  return env.DISPLAY || env.WAYLAND_DISPLAY
+    ? undefined
+    : 'no display: neither DISPLAY nor WAYLAND_DISPLAY is set (run it in a graphical session, or use npm start)';
 }
 
 /**
@@ -124,7 +127,8 @@ export async function ensureNativeModules(root: string, electronVersion: string,
   for (const name of todo) {
     for (const file of nativeBinaries(join(staging, 'node_modules', name))) {
       const check = spawnSync(process.execPath, ['-e', `process.dlopen({ exports: {} }, ${JSON.stringify(file)})`], { stdio: 'ignore' });
-      if (check.status === 0) throw new Error(`the rebuild of ${name} produced a build for Node's ABI, not Electron's (is node-gyp configured with other headers?)`);
+      if (check.status === 0)
+        throw new Error(`the rebuild of ${name} produced a build for Node's ABI, not Electron's (is node-gyp configured with other headers?)`);
     }
   }
   const target = electronModulesDir(root);

@@ -13,9 +13,19 @@ export function openzitiDir() {
 
 export function openzitiStamp(root = join(dirname(fileURLToPath(import.meta.url)), '..')) {
   const mod = join(root, 'test', 'interop');
-  const files = ['go.mod', 'go.sum', ...readdirSync(join(mod, 'sdkclient')).sort().map((f) => join('sdkclient', f))];
+  const files = [
+    'go.mod',
+    'go.sum',
+    ...readdirSync(join(mod, 'sdkclient'))
+      .sort()
+      .map((f) => join('sdkclient', f)),
+  ];
   const h = createHash('sha256');
-  for (const f of files) h.update(f).update('\0').update(readFileSync(join(mod, f))).update('\0');
+  for (const f of files)
+    h.update(f)
+      .update('\0')
+      .update(readFileSync(join(mod, f)))
+      .update('\0');
   return h.digest('hex').slice(0, 16);
 }
 

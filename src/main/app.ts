@@ -113,14 +113,20 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     });
     const caBundle = [pki.root.certPem, pki.intermediate.certPem, pki.signing.certPem];
     const advertisedHost = config.api.advertised_hosts[0] ?? (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
-    const core = new Core(store, clock, {
-      dataDir,
-      apiPublicUrl: '',
-      sessionTimeoutMs: parseDuration(config.api.session_timeout),
-      brand: config.api.brand,
-      snapshotIntervalMs: parseDuration(config.rate_limits.snapshot_interval),
-      checkShareOAuth: shareOAuthCheck(config.frontend),
-    }, { ...pki, caBundlePkcs7: toPkcs7Base64(caBundle) }, log);
+    const core = new Core(
+      store,
+      clock,
+      {
+        dataDir,
+        apiPublicUrl: '',
+        sessionTimeoutMs: parseDuration(config.api.session_timeout),
+        brand: config.api.brand,
+        snapshotIntervalMs: parseDuration(config.rate_limits.snapshot_interval),
+        checkShareOAuth: shareOAuthCheck(config.frontend),
+      },
+      { ...pki, caBundlePkcs7: toPkcs7Base64(caBundle) },
+      log,
+    );
     cleanups.push(() => core.security.close());
     // the secret key (<data dir>/secrets.key): created at the first start, refused when others may read it;
     // MFA secrets still stored in clear are sealed with it
@@ -168,7 +174,14 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     cleanups.push(() => clearInterval(auditPruner));
 
     const api = core.config.apiPublicUrl;
-    const frontend = await startPublicFrontend(core, { frontend: config.frontend, dataDir, apiUrl: api, logger: log, clock, router: router && { url: router.url, id: router.id } });
+    const frontend = await startPublicFrontend(core, {
+      frontend: config.frontend,
+      dataDir,
+      apiUrl: api,
+      logger: log,
+      clock,
+      router: router && { url: router.url, id: router.id },
+    });
     cleanups.push(() => frontend.close());
     const urls = { api, client: api + API_BASES.client, management: api + API_BASES.management };
     const consoleServer = config.console.enabled
@@ -222,6 +235,13 @@ function registerController(core: Core, trustDomain: string): void {
      VALUES (?, ?, NULL, ?, ?, ?, 1, 1, ?, ?, ?)
      ON CONFLICT(id) DO UPDATE SET cert_pem = excluded.cert_pem, fingerprint = excluded.fingerprint, api_addresses = excluded.api_addresses,
        is_online = 1, last_joined_at = excluded.last_joined_at, updated_at = excluded.updated_at`,
-    id, trustDomain, core.pki.server.certPem, fingerprintSha1(core.pki.server.certPem), JSON.stringify(addresses), now, now, now,
+    id,
+    trustDomain,
+    core.pki.server.certPem,
+    fingerprintSha1(core.pki.server.certPem),
+    JSON.stringify(addresses),
+    now,
+    now,
+    now,
   );
 }

@@ -34,7 +34,11 @@ Environment:
 type Out = (line: string) => void;
 
 /** Entry point of `weft` / `npm start`. Returns the started app for `start` (tests use it), else undefined. */
-export async function main(argv: string[], out: Out = (l) => process.stdout.write(l + '\n'), err: Out = (l) => process.stderr.write(l + '\n')): Promise<App | undefined> {
+export async function main(
+  argv: string[],
+  out: Out = (l) => process.stdout.write(l + '\n'),
+  err: Out = (l) => process.stderr.write(l + '\n'),
+): Promise<App | undefined> {
   const command = argv[0] && !argv[0].startsWith('-') ? argv[0] : 'start';
   const rest = command === argv[0] ? argv.slice(1) : argv;
   if (command === 'help') {
@@ -56,7 +60,16 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
     process.exitCode = 2;
     return undefined;
   }
-  let values: { 'data-dir'?: string; config?: string; 'api-address'?: string; 'api-brand'?: string; 'log-format'?: string; 'console-address'?: string; 'router-listener'?: string; help?: boolean };
+  let values: {
+    'data-dir'?: string;
+    config?: string;
+    'api-address'?: string;
+    'api-brand'?: string;
+    'log-format'?: string;
+    'console-address'?: string;
+    'router-listener'?: string;
+    help?: boolean;
+  };
   try {
     ({ values } = parseArgs({
       args: rest,
@@ -92,7 +105,12 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   starting = startApp({
-    dataDir: values['data-dir'], configFile: values.config, apiAddress: values['api-address'], apiBrand: values['api-brand'], logFormat: values['log-format'], consoleAddress: values['console-address'],
+    dataDir: values['data-dir'],
+    configFile: values.config,
+    apiAddress: values['api-address'],
+    apiBrand: values['api-brand'],
+    logFormat: values['log-format'],
+    consoleAddress: values['console-address'],
     routerListener: values['router-listener'],
   });
   let app: App;
@@ -120,7 +138,9 @@ export async function main(argv: string[], out: Out = (l) => process.stdout.writ
     ...(app.urls.frontend
       ? [
           `  public shares:   ${app.urls.frontend.shareUrl}   (health: ${app.urls.frontend.publicListener}/health)`,
-          ...(app.urls.frontend.oauthEndpoint ? [`  OAuth endpoint:  ${app.urls.frontend.oauthEndpoint}   (health: ${app.urls.frontend.oauthListener}/health)`] : []),
+          ...(app.urls.frontend.oauthEndpoint
+            ? [`  OAuth endpoint:  ${app.urls.frontend.oauthEndpoint}   (health: ${app.urls.frontend.oauthListener}/health)`]
+            : []),
         ]
       : []),
     ...(app.console

@@ -5,10 +5,10 @@ import { parseDuration } from '../shared/duration';
 import { frontendConfigSchema } from './frontend/config';
 
 /** host:port with a port 0..65535 (0 = pick a free port). */
-export const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port').refine(
-  (v) => Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535,
-  'port must be between 0 and 65535',
-);
+export const hostPort = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be host:port')
+  .refine((v) => Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535, 'port must be between 0 and 65535');
 const duration = z.string().refine((v) => {
   try {
     return parseDuration(v) > 0;
@@ -63,10 +63,10 @@ function isLoopbackAddress(address: string): boolean {
 }
 
 /** tls:HOST:PORT, the form OpenZiti writes router listeners and URLs in. */
-export const tlsAddress = z.string().regex(/^tls:(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be tls:host:port').refine(
-  (v) => Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535,
-  'port must be between 0 and 65535',
-);
+export const tlsAddress = z
+  .string()
+  .regex(/^tls:(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be tls:host:port')
+  .refine((v) => Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535, 'port must be between 0 and 65535');
 
 /** The built-in edge router (src/main/router): OpenZiti's edge protocol for SDKs and tunnelers. */
 const routerSchema = z
@@ -77,7 +77,10 @@ const routerSchema = z
     /** unset: tls:127.0.0.1:3022, or a free port when that one is taken; port 0 = a free port */
     listener: tlsAddress.optional(),
     /** host[:port] SDKs connect to (in sessions' edge router URLs); default: the listener's (127.0.0.1 for 0.0.0.0) */
-    advertise: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be host or host:port').optional(),
+    advertise: z
+      .string()
+      .regex(/^(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be host or host:port')
+      .optional(),
     /** connections that do not answer a ping within this interval are closed (their terminators removed) */
     heartbeat_interval: duration.default('30s'),
   })

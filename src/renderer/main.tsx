@@ -16,7 +16,8 @@ const queryClient = new QueryClient({
   defaultOptions: {
     queries: {
       refetchOnWindowFocus: false,
-      retry: (count, error) => count < 2 && !/^(BAD_REQUEST|UNAUTHORIZED|FORBIDDEN|NOT_FOUND|CONFLICT)$/.test(String((error as { data?: { code?: string } }).data?.code)),
+      retry: (count, error) =>
+        count < 2 && !/^(BAD_REQUEST|UNAUTHORIZED|FORBIDDEN|NOT_FOUND|CONFLICT)$/.test(String((error as { data?: { code?: string } }).data?.code)),
     },
   },
 });

@@ -3,8 +3,8 @@
 const UNIT_MS: Record<string, number> = {
   ns: 1e-6,
   us: 1e-3,
-  'µs': 1e-3,
-  'μs': 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
   ms: 1,
   s: 1000,
   m: 60_000,
@@ -43,9 +43,7 @@ export function parseDuration(text: string, options: ParseDurationOptions = {}):
     part.lastIndex = pos;
     const m = part.exec(rest);
     if (!m) {
-      throw new Error(
-        `invalid duration ${shown}: expected <number><unit> pairs with units ns, us, ms, s, m, h (for example "30s" or "1h30m")`,
-      );
+      throw new Error(`invalid duration ${shown}: expected <number><unit> pairs with units ns, us, ms, s, m, h (for example "30s" or "1h30m")`);
     }
     const unit = m[2] === 'µs' || m[2] === 'μs' ? 'us' : m[2];
     if (seen.has(unit)) throw new Error(`invalid duration ${shown}: unit "${unit}" appears twice`);

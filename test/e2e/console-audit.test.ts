@@ -13,13 +13,16 @@ describe('console: audit log (Chromium)', () => {
   let serviceId = '';
   const go = (path: string) => page.goto(`${app.urls.console}/#${path}`);
 
-  useConsoleSession(async (s) => {
-    ({ app, page } = s);
-    admin = await app.adminClient();
-    serviceId = await admin.create('/services', { name: 'audited-service', encryptionRequired: true });
-    expect((await app.client().post('/authenticate?method=password', { username: 'intruder', password: 'guess-guess' })).status).toBe(401);
-    await admin.close();
-  }, { routerListener: 'off' });
+  useConsoleSession(
+    async (s) => {
+      ({ app, page } = s);
+      admin = await app.adminClient();
+      serviceId = await admin.create('/services', { name: 'audited-service', encryptionRequired: true });
+      expect((await app.client().post('/authenticate?method=password', { username: 'intruder', password: 'guess-guess' })).status).toBe(401);
+      await admin.close();
+    },
+    { routerListener: 'off' },
+  );
 
   it('lists entries newest first; a ZitiQL filter and a column sort run on the server; an entry opens', async () => {
     await go('/audit-log');

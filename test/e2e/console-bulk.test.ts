@@ -20,7 +20,9 @@ describe('console: CSV import, bulk actions, policy advice fixes (Chromium)', ()
   const shot = (name: string) => screenshotBothWidths(page, name);
   const byName = async (path: string, name: string) => (await admin.get(`${path}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0];
   const names = async (contains: string): Promise<string[]> =>
-    ((await admin.get(`/identities?limit=500&filter=${encodeURIComponent(`name contains "${contains}"`)}`)).body.data as any[]).map((e) => e.name).sort();
+    ((await admin.get(`/identities?limit=500&filter=${encodeURIComponent(`name contains "${contains}"`)}`)).body.data as any[])
+      .map((e) => e.name)
+      .sort();
 
   useConsoleSession(async (s) => {
     ({ app, page } = s);
@@ -31,13 +33,22 @@ describe('console: CSV import, bulk actions, policy advice fixes (Chromium)', ()
     await go('/identities');
     await page.getByRole('main').getByRole('link', { name: 'Import from CSV' }).click();
     await page.getByRole('heading', { name: 'Import identities' }).waitFor();
-    const csv = ['name,type,attributes,enrollment', 'imp-alice,User,staff;eu,ott', 'imp-robot,Robot,,ott', 'imp-bob,Device,staff,updb', 'imp-carol,,kiosk lobby,ott'].join('\n');
+    const csv = [
+      'name,type,attributes,enrollment',
+      'imp-alice,User,staff;eu,ott',
+      'imp-robot,Robot,,ott',
+      'imp-bob,Device,staff,updb',
+      'imp-carol,,kiosk lobby,ott',
+    ].join('\n');
     await page.getByLabel('Or paste the CSV').fill(csv);
     await page.getByRole('button', { name: 'Preview' }).click();
     const preview = page.getByRole('table', { name: 'Import preview' });
     await preview.waitFor();
     await page.getByText('3 rows will be created; 1 has an error and will be skipped. Nothing has been created yet.').waitFor();
-    await preview.getByRole('row', { name: /imp-robot/ }).getByText('type: must be one of User, Device, Service, Router, Default').waitFor();
+    await preview
+      .getByRole('row', { name: /imp-robot/ })
+      .getByText('type: must be one of User, Device, Service, Router, Default')
+      .waitFor();
     expect(await names('imp-')).toEqual([]);
     await shot('import-preview');
     await page.getByRole('button', { name: 'Import 3 identities' }).click();
@@ -48,7 +59,10 @@ describe('console: CSV import, bulk actions, policy advice fixes (Chromium)', ()
     expect(await names('imp-')).toEqual(['imp-alice', 'imp-bob', 'imp-carol']);
     expect(await byName('/identities', 'imp-carol')).toMatchObject({ typeId: 'User', roleAttributes: ['kiosk', 'lobby'] });
 
-    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download their enrollment JWTs (.zip)' }).click()]);
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download their enrollment JWTs (.zip)' }).click(),
+    ]);
     expect(download.suggestedFilename()).toMatch(/^weft-enrollments-\d{4}-\d\d-\d\d\.zip$/);
     const dir = mkdtempSync(join(tmpdir(), 'weft-e2e-zip-'));
     const file = join(dir, 'jwts.zip');
@@ -100,9 +114,20 @@ describe('console: CSV import, bulk actions, policy advice fixes (Chromium)', ()
     const eve = await admin.create('/identities', { name: 'eve', type: 'User', isAdmin: false, roleAttributes: ['contractors'] });
     for (const n of ['c1', 'c2']) await admin.create('/identities', { name: n, type: 'User', isAdmin: false, roleAttributes: ['contractors'] });
     const wiki = await admin.create('/services', { name: 'wiki2', encryptionRequired: true, roleAttributes: ['wiki'] });
-    await admin.create('/service-policies', { name: 'wiki-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#admins'], serviceRoles: ['#wiki'] });
+    await admin.create('/service-policies', {
+      name: 'wiki-dial',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#admins'],
+      serviceRoles: ['#wiki'],
+    });
     await admin.create('/edge-router-policies', { name: 'all-routers', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] });
-    await admin.create('/service-edge-router-policies', { name: 'all-services', semantic: 'AnyOf', serviceRoles: ['#all'], edgeRouterRoles: ['#all'] });
+    await admin.create('/service-edge-router-policies', {
+      name: 'all-services',
+      semantic: 'AnyOf',
+      serviceRoles: ['#all'],
+      edgeRouterRoles: ['#all'],
+    });
     await go(`/policy-advice/${eve}/${wiki}`);
     const why = page.getByTestId('access-explanation');
     await why.getByRole('heading', { name: 'Why eve cannot dial wiki2' }).waitFor();

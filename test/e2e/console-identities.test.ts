@@ -27,9 +27,12 @@ describe('console: identities, CAs and MFA (Chromium)', () => {
   let page: Page;
   const go = (path: string) => page.goto(`${app.urls.console}/#${path}`);
 
-  useConsoleSession(async (s) => {
-    ({ app, page } = s);
-  }, { clock, routerListener: 'off' }); // the identity list holds only what the tests create (no router identity)
+  useConsoleSession(
+    async (s) => {
+      ({ app, page } = s);
+    },
+    { clock, routerListener: 'off' },
+  ); // the identity list holds only what the tests create (no router identity)
 
   it('creates an identity with a one-time token; the QR code on the page is its enrollment JWT', async () => {
     await go('/identities');

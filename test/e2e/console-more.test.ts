@@ -41,11 +41,13 @@ describe('console: signers, terminators, settings, sessions, identity posture an
   }
   /** Form controls in main without an accessible name (labels, aria-label or aria-labelledby). */
   const unlabelledControls = () =>
-    page.locator('main').evaluate((main) =>
-      [...main.querySelectorAll('input, select, textarea')]
-        .filter((el) => !(el as HTMLInputElement).labels?.length && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
-        .map((el) => el.outerHTML.slice(0, 120)),
-    );
+    page
+      .locator('main')
+      .evaluate((main) =>
+        [...main.querySelectorAll('input, select, textarea')]
+          .filter((el) => !(el as HTMLInputElement).labels?.length && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+          .map((el) => el.outerHTML.slice(0, 120)),
+      );
   const settled = async () => {
     await page.locator('main h1').waitFor();
     await page.locator('main .spinner').first().waitFor({ state: 'detached' });
@@ -64,10 +66,20 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     await admin.create('/posture-checks', { name: 'corp-domain', typeId: 'DOMAIN', domains: ['corp.test'], roleAttributes: ['corp'] });
     await admin.create('/service-policies', { name: 'ops-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#ops'], serviceRoles: ['#ops'] });
     await admin.create('/service-policies', {
-      name: 'pay-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#ops'], serviceRoles: ['#pay'], postureCheckRoles: ['#corp'],
+      name: 'pay-dial',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#ops'],
+      serviceRoles: ['#pay'],
+      postureCheckRoles: ['#corp'],
     });
     await admin.create('/edge-router-policies', { name: 'all-routers', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] });
-    await admin.create('/service-edge-router-policies', { name: 'all-services', semantic: 'AnyOf', serviceRoles: ['#all'], edgeRouterRoles: ['#all'] });
+    await admin.create('/service-edge-router-policies', {
+      name: 'all-services',
+      semantic: 'AnyOf',
+      serviceRoles: ['#all'],
+      edgeRouterRoles: ['#all'],
+    });
     net.client = app.client();
     const auth = await net.client.post('/authenticate?method=password', { username: 'carol', password: 'carol-password-1' }, { api: 'client' });
     net.client.token = auth.body.data.token;
@@ -112,10 +124,22 @@ describe('console: signers, terminators, settings, sessions, identity posture an
 
     const rest = (await admin.get(`/external-jwt-signers?filter=${encodeURIComponent('name = "corp-idp"')}`)).body.data[0];
     expect(rest).toMatchObject({
-      issuer: 'https://idp.corp.test', audience: 'weft', enabled: true, jwksEndpoint: 'https://idp.corp.test/.well-known/jwks.json', certPem: null,
-      claimsProperty: 'email', useExternalId: true, targetToken: 'ID', clientId: 'weft-console', scopes: ['openid', 'email'],
-      externalAuthUrl: 'https://idp.corp.test/authorize', enrollToCertEnabled: false, enrollToTokenEnabled: true,
-      enrollNameClaimsSelector: '/name', enrollAttributeClaimsSelector: '/groups', enrollAuthPolicyId: 'default',
+      issuer: 'https://idp.corp.test',
+      audience: 'weft',
+      enabled: true,
+      jwksEndpoint: 'https://idp.corp.test/.well-known/jwks.json',
+      certPem: null,
+      claimsProperty: 'email',
+      useExternalId: true,
+      targetToken: 'ID',
+      clientId: 'weft-console',
+      scopes: ['openid', 'email'],
+      externalAuthUrl: 'https://idp.corp.test/authorize',
+      enrollToCertEnabled: false,
+      enrollToTokenEnabled: true,
+      enrollNameClaimsSelector: '/name',
+      enrollAttributeClaimsSelector: '/groups',
+      enrollAuthPolicyId: 'default',
     });
 
     await go('/external-jwt-signers');
@@ -149,7 +173,11 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     await button('Save').click();
     await page.getByText('JWKS: https://partner.test/jwks').waitFor();
     expect(await certificate.count()).toBe(0);
-    expect((await admin.get(`/external-jwt-signers/${rest.id}`)).body.data).toMatchObject({ certPem: null, fingerprint: '', jwksEndpoint: 'https://partner.test/jwks' });
+    expect((await admin.get(`/external-jwt-signers/${rest.id}`)).body.data).toMatchObject({
+      certPem: null,
+      fingerprint: '',
+      jwksEndpoint: 'https://partner.test/jwks',
+    });
 
     // auth policies pick allowed signers by name
     await go('/auth-policies/new');
@@ -176,7 +204,9 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     await button('Create terminator').click();
     await page.getByRole('button', { name: 'Edit' }).waitFor();
     const rest = (await admin.get(`/services/${net.intranet}/terminators`)).body.data;
-    expect(rest).toEqual([expect.objectContaining({ binding: 'transport', address: 'tcp:10.0.0.5:443', cost: 10, precedence: 'required', routerId: net.router })]);
+    expect(rest).toEqual([
+      expect.objectContaining({ binding: 'transport', address: 'tcp:10.0.0.5:443', cost: 10, precedence: 'required', routerId: net.router }),
+    ]);
     await shot('terminator-detail');
 
     await go('/terminators');
@@ -222,7 +252,8 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     await logout.getByText('https://app.test/bye').waitFor();
     await logout.getByText('set here').waitFor();
     expect((await admin.get(`/controller-settings/${controller.id}/effective`)).body.data.effective.oidc).toEqual({
-      redirectUris: ['https://app.test/callback'], postLogoutUris: ['https://app.test/bye'],
+      redirectUris: ['https://app.test/callback'],
+      postLogoutUris: ['https://app.test/bye'],
     });
     await shot('controller-settings-override');
 
@@ -356,7 +387,13 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     expect(await unlabelledControls()).toEqual([]);
     await shot('posture-check-os');
     await create();
-    expect(await created('os-check')).toMatchObject({ typeId: 'OS', operatingSystems: [{ type: 'Linux', versions: ['>=5.10.0'] }, { type: 'Windows', versions: [] }] });
+    expect(await created('os-check')).toMatchObject({
+      typeId: 'OS',
+      operatingSystems: [
+        { type: 'Linux', versions: ['>=5.10.0'] },
+        { type: 'Windows', versions: [] },
+      ],
+    });
 
     await start('process-check', 'PROCESS');
     await byLabel('Operating system').selectOption('macOS');
@@ -366,7 +403,8 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     await shot('posture-check-process');
     await create();
     expect(await created('process-check')).toMatchObject({
-      typeId: 'PROCESS', process: { osType: 'macOS', path: '/Applications/Agent.app', hashes: ['ab12'], signerFingerprint: 'ff00' },
+      typeId: 'PROCESS',
+      process: { osType: 'macOS', path: '/Applications/Agent.app', hashes: ['ab12'], signerFingerprint: 'ff00' },
     });
 
     await start('multi-check', 'PROCESS_MULTI');
@@ -386,8 +424,12 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     await shot('posture-check-process-multi');
     await create();
     expect(await created('multi-check')).toMatchObject({
-      typeId: 'PROCESS_MULTI', semantic: 'AnyOf',
-      processes: [{ osType: 'Windows', path: 'C:\\agent.exe', signerFingerprints: ['aa11'] }, { osType: 'Windows', path: 'C:\\vpn.exe', hashes: ['01ff'] }],
+      typeId: 'PROCESS_MULTI',
+      semantic: 'AnyOf',
+      processes: [
+        { osType: 'Windows', path: 'C:\\agent.exe', signerFingerprints: ['aa11'] },
+        { osType: 'Windows', path: 'C:\\vpn.exe', hashes: ['01ff'] },
+      ],
     });
 
     await start('mac-check', 'MAC');
@@ -425,8 +467,16 @@ describe('console: signers, terminators, settings, sessions, identity posture an
 
   it('every new page renders (screenshots), also at a narrow width', async () => {
     const pages = [
-      'external-jwt-signers', 'external-jwt-signers/new', 'terminators', 'terminators/new', 'sessions', 'controllers',
-      'controller-settings', 'controller-settings/new', 'posture-checks/new', `identities/${net.carol}`,
+      'external-jwt-signers',
+      'external-jwt-signers/new',
+      'terminators',
+      'terminators/new',
+      'sessions',
+      'controllers',
+      'controller-settings',
+      'controller-settings/new',
+      'posture-checks/new',
+      `identities/${net.carol}`,
     ];
     for (const p of pages) {
       await go(`/${p}`);

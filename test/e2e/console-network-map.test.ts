@@ -55,8 +55,20 @@ describe('console: network map with live state (Chromium, OpenZiti Go SDK)', () 
     const hostFile = await enrolled('map-host', ['map-hosts']);
     const clientFile = await enrolled('map-client', ['map-clients']);
     await admin.create('/services', { name: 'map-echo', encryptionRequired: true, roleAttributes: ['map-apps'] });
-    await admin.create('/service-policies', { name: 'map-bind', type: 'Bind', semantic: 'AnyOf', identityRoles: ['#map-hosts'], serviceRoles: ['#map-apps'] });
-    await admin.create('/service-policies', { name: 'map-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#map-clients'], serviceRoles: ['#map-apps'] });
+    await admin.create('/service-policies', {
+      name: 'map-bind',
+      type: 'Bind',
+      semantic: 'AnyOf',
+      identityRoles: ['#map-hosts'],
+      serviceRoles: ['#map-apps'],
+    });
+    await admin.create('/service-policies', {
+      name: 'map-dial',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#map-clients'],
+      serviceRoles: ['#map-apps'],
+    });
     await admin.create('/edge-router-policies', { name: 'map-all', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] });
     await admin.create('/service-edge-router-policies', { name: 'map-all', semantic: 'AnyOf', serviceRoles: ['#all'], edgeRouterRoles: ['#all'] });
 
@@ -79,9 +91,9 @@ describe('console: network map with live state (Chromium, OpenZiti Go SDK)', () 
       // dialer, service, bytes in and out (the SDK client echoed 1,024 bytes, plus end-to-end encryption's
       // overhead), and an age as formatAge writes it ("42s", "3m 5s")
       const cells = () => circuit.locator('td').allTextContents();
-      await expect.poll(cells, { timeout: 10_000 }).toEqual([
-        'map-client', 'map-echo', expect.stringMatching(KIB_ABOUT_1), expect.stringMatching(KIB_ABOUT_1), expect.stringMatching(AGE),
-      ]);
+      await expect
+        .poll(cells, { timeout: 10_000 })
+        .toEqual(['map-client', 'map-echo', expect.stringMatching(KIB_ABOUT_1), expect.stringMatching(KIB_ABOUT_1), expect.stringMatching(AGE)]);
       // the age grows while the page polls, without a reload
       const age0 = ageSeconds((await cells())[4]!);
       await expect.poll(async () => ageSeconds((await cells())[4]!), { timeout: 15_000 }).toBeGreaterThan(age0);
@@ -110,12 +122,24 @@ describe('console: network map with live state (Chromium, OpenZiti Go SDK)', () 
     const system = app.core.system;
     app.core.store.tx(() => {
       for (let i = 0; i < 1000; i++) {
-        applyCreate(system, identities, { name: `user-${String(i).padStart(4, '0')}`, type: 'User', isAdmin: false, roleAttributes: [`team-${i % 10}`] });
+        applyCreate(system, identities, {
+          name: `user-${String(i).padStart(4, '0')}`,
+          type: 'User',
+          isAdmin: false,
+          roleAttributes: [`team-${i % 10}`],
+        });
       }
-      for (let i = 0; i < 200; i++) applyCreate(system, services, { name: `app-svc-${String(i).padStart(3, '0')}`, encryptionRequired: false, roleAttributes: [`app-${i % 8}`] });
+      for (let i = 0; i < 200; i++)
+        applyCreate(system, services, { name: `app-svc-${String(i).padStart(3, '0')}`, encryptionRequired: false, roleAttributes: [`app-${i % 8}`] });
     });
     for (let i = 0; i < 10; i++) {
-      await admin.create('/service-policies', { name: `team-${i}-dial`, type: 'Dial', semantic: 'AnyOf', identityRoles: [`#team-${i}`], serviceRoles: [`#app-${i % 8}`] });
+      await admin.create('/service-policies', {
+        name: `team-${i}-dial`,
+        type: 'Dial',
+        semantic: 'AnyOf',
+        identityRoles: [`#team-${i}`],
+        serviceRoles: [`#app-${i % 8}`],
+      });
     }
     await page.reload();
     await page.getByRole('heading', { name: 'Network map' }).waitFor();

@@ -29,10 +29,13 @@ describe('console: a small network, policy advice, shares, operations (Chromium)
     if (commit) await input.press('Enter');
   }
 
-  useConsoleSession(async (s) => {
-    ({ app, page } = s);
-    // the network the forms build is the whole network: no built-in router (the live traffic page has its own test)
-  }, { configFile: writeConfigFile({ frontend: frontendSection() }), routerListener: 'off' });
+  useConsoleSession(
+    async (s) => {
+      ({ app, page } = s);
+      // the network the forms build is the whole network: no built-in router (the live traffic page has its own test)
+    },
+    { configFile: writeConfigFile({ frontend: frontendSection() }), routerListener: 'off' },
+  );
 
   it('creates a config with the form generated from its config type; schema errors show at the field', async () => {
     await go('/configs/new');
@@ -120,9 +123,9 @@ describe('console: a small network, policy advice, shares, operations (Chromium)
     await select('Identity').selectOption({ label: 'alice' });
     await select('Service').selectOption({ label: 'web' });
     const sentence = page.locator('.advice-sentence');
-    await expect.poll(() => sentence.textContent()).toBe(
-      'Identity "alice" may dial service "web" through 1 common edge router (er-1), but none of them is online.',
-    );
+    await expect
+      .poll(() => sentence.textContent())
+      .toBe('Identity "alice" may dial service "web" through 1 common edge router (er-1), but none of them is online.');
     await page.locator('dd.ok').filter({ hasText: 'allowed' }).waitFor();
     await shot('policy-advice');
   });
@@ -140,7 +143,11 @@ describe('console: a small network, policy advice, shares, operations (Chromium)
     await field('Token (the first label of the share’s host name)').fill('Bad Token');
     await field('Target (http(s) URL, or an absolute directory for web)').fill('http://127.0.0.1:9/');
     await page.getByRole('button', { name: 'Create share' }).click();
-    await page.locator('.field-error').filter({ hasText: /pattern|must/ }).first().waitFor();
+    await page
+      .locator('.field-error')
+      .filter({ hasText: /pattern|must/ })
+      .first()
+      .waitFor();
 
     await field('Token (the first label of the share’s host name)').fill('demo-app');
     await page.getByRole('checkbox', { name: 'Require an OAuth login' }).check();
@@ -173,9 +180,26 @@ describe('console: a small network, policy advice, shares, operations (Chromium)
 
   it('every page renders (screenshots), also at a narrow width with the menu', async () => {
     const pages = [
-      'dashboard', 'identities', 'auth-policies', 'auth-policies/new', 'cas', 'mfa', 'services', 'configs', 'config-types', 'config-types/new',
-      'service-policies', 'edge-router-policies', 'service-edge-router-policies', 'posture-checks', 'posture-checks/new', 'edge-routers',
-      'routers', 'routers/new', 'api-sessions', 'shares',
+      'dashboard',
+      'identities',
+      'auth-policies',
+      'auth-policies/new',
+      'cas',
+      'mfa',
+      'services',
+      'configs',
+      'config-types',
+      'config-types/new',
+      'service-policies',
+      'edge-router-policies',
+      'service-edge-router-policies',
+      'posture-checks',
+      'posture-checks/new',
+      'edge-routers',
+      'routers',
+      'routers/new',
+      'api-sessions',
+      'shares',
     ];
     for (const p of pages) {
       await go(`/${p}`);

@@ -23,11 +23,12 @@ describe('console: first-run lab and service wizard (Chromium)', () => {
   const added = (before: Record<string, string[]>, after: Record<string, string[]>) =>
     Object.fromEntries(COLLECTIONS.map((c) => [c, after[c]!.filter((n) => !before[c]!.includes(n))]));
   /** The accessible name of the focused element (its label, aria-label or text). */
-  const focused = () => page.evaluate(() => {
-    const el = document.activeElement as HTMLInputElement | null;
-    if (!el) return '';
-    return (el.getAttribute('aria-label') ?? el.labels?.[0]?.textContent ?? el.textContent ?? '').trim();
-  });
+  const focused = () =>
+    page.evaluate(() => {
+      const el = document.activeElement as HTMLInputElement | null;
+      if (!el) return '';
+      return (el.getAttribute('aria-label') ?? el.labels?.[0]?.textContent ?? el.textContent ?? '').trim();
+    });
   /** Presses Tab until the focused control's name matches; fails after `max` presses. */
   async function tabTo(name: RegExp, max = 12): Promise<void> {
     const seen: string[] = [];
@@ -66,7 +67,10 @@ describe('console: first-run lab and service wizard (Chromium)', () => {
     const configs = (await admin.get(`/services/${svc.id}/configs`)).body.data.map((c: any) => c.data);
     expect(configs).toContainEqual({ protocol: 'tcp', address: '127.0.0.1', port: 8088 });
     expect(configs).toContainEqual({ protocols: ['tcp'], addresses: ['my-web-app.ziti'], portRanges: [{ low: 80, high: 80 }] });
-    expect((await admin.get(`/identities/${phone.id}/policy-advice/${svc.id}`)).body.data).toMatchObject({ isDialAllowed: true, commonRouters: [{ name: 'er-builtin', isOnline: true }] });
+    expect((await admin.get(`/identities/${phone.id}/policy-advice/${svc.id}`)).body.data).toMatchObject({
+      isDialAllowed: true,
+      commonRouters: [{ name: 'er-builtin', isOnline: true }],
+    });
     await lab.getByRole('button', { name: 'Finish' }).click();
     await expect.poll(() => page.getByRole('region', { name: /Guided lab/ }).count(), { timeout: 10_000 }).toBe(0);
   });

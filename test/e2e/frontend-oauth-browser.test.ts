@@ -38,9 +38,24 @@ describe('frontend e2e: Chromium + oidc-provider', () => {
       oauthPort,
       now: clock.now,
       providers: [
-        { name: 'idp', type: 'oidc', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, issuer: idp.issuer, scopes: ['openid', 'email', 'offline_access'], supports_pkce: true },
+        {
+          name: 'idp',
+          type: 'oidc',
+          client_id: CLIENT.clientId,
+          client_secret: CLIENT.clientSecret,
+          issuer: idp.issuer,
+          scopes: ['openid', 'email', 'offline_access'],
+          supports_pkce: true,
+        },
       ],
-      shares: [{ token: 'app', backendMode: 'proxy', target: backend.url, oauth: { provider: 'idp', emailPatterns: ['*@EXAMPLE.test'], checkIntervalMs: HOUR } }],
+      shares: [
+        {
+          token: 'app',
+          backendMode: 'proxy',
+          target: backend.url,
+          oauth: { provider: 'idp', emailPatterns: ['*@EXAMPLE.test'], checkIntervalMs: HOUR },
+        },
+      ],
     });
     browser = await launchChromium();
     page = await browser.context.newPage();

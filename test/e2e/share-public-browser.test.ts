@@ -41,18 +41,26 @@ describe('weft share public e2e: Weft + CLI + Chromium + oidc-provider', () => {
       scopes: ['openid', 'email', 'offline_access'],
       supports_pkce: true,
     };
-    [app, backend] = await Promise.all([startShareApp({
+    [app, backend] = await Promise.all([
+      startShareApp({
         frontend: frontendSection({ oauthPort, providers: [provider] }),
         clock,
         logger: pino({ level: 'info' }, { write: (line: string) => void logs.push(line) }),
-      }), startEchoBackend()]);
+      }),
+      startEchoBackend(),
+    ]);
     cli = await startShareCli([
       backend.url,
-      '--backend-mode', 'proxy',
-      '--oauth-provider', 'idp',
-      '--oauth-email-address-pattern', '*@example.test',
-      '--oauth-check-interval', '1m',
-      '--data-dir', app.dataDir,
+      '--backend-mode',
+      'proxy',
+      '--oauth-provider',
+      'idp',
+      '--oauth-email-address-pattern',
+      '*@example.test',
+      '--oauth-check-interval',
+      '1m',
+      '--data-dir',
+      app.dataDir,
     ]);
     browser = await launchChromium();
     page = await browser.context.newPage();
@@ -96,9 +104,18 @@ describe('weft share public e2e: Weft + CLI + Chromium + oidc-provider', () => {
   it('logs requests with provider and email, never tokens or cookies', async () => {
     const entries = logs.map((l) => JSON.parse(l));
     expect(entries).toContainEqual(
-      expect.objectContaining({ msg: 'public request', share: cli.token, provider: 'idp', email: 'Alice@Example.test', status: 200, path: '/deep/path' }),
+      expect.objectContaining({
+        msg: 'public request',
+        share: cli.token,
+        provider: 'idp',
+        email: 'Alice@Example.test',
+        status: 200,
+        path: '/deep/path',
+      }),
     );
-    expect(entries).toContainEqual(expect.objectContaining({ msg: 'oauth request', route: 'auth/callback', provider: 'idp', email: 'Alice@Example.test', status: 302 }));
+    expect(entries).toContainEqual(
+      expect.objectContaining({ msg: 'oauth request', route: 'auth/callback', provider: 'idp', email: 'Alice@Example.test', status: 302 }),
+    );
     const session = (await browser.context.cookies()).find((c) => c.name === `${COOKIE_NAME}_${cli.token}`)!;
     expect(callbackUrls).toHaveLength(1);
     const callback = new URL(callbackUrls[0]!).searchParams;
@@ -156,10 +173,19 @@ describe('weft share public e2e: Weft + CLI + Chromium + oidc-provider', () => {
     }
   });
 
-  it('an overlay share hosted elsewhere (weft share public --remote, weft share host <grant>): the same login, the host\'s backend sees the three headers', async () => {
+  it("an overlay share hosted elsewhere (weft share public --remote, weft share host <grant>): the same login, the host's backend sees the three headers", async () => {
     const remote = await startShareCli([
-      `${backend.url}/hosted`, '--backend-mode', 'proxy', '--remote', '--reserved',
-      '--oauth-provider', 'idp', '--oauth-email-address-pattern', '*@example.test', '--data-dir', app.dataDir,
+      `${backend.url}/hosted`,
+      '--backend-mode',
+      'proxy',
+      '--remote',
+      '--reserved',
+      '--oauth-provider',
+      'idp',
+      '--oauth-email-address-pattern',
+      '*@example.test',
+      '--data-dir',
+      app.dataDir,
     ]);
     expect(await remote.exited).toBe(0);
     const grant = remote.stdout.find((l) => l.startsWith('  share grant: '))!.slice('  share grant: '.length);

@@ -62,8 +62,14 @@ describe('Management API writes', () => {
       ['delete', 'identities', 'success'],
     ]);
     expect(list[0]).toMatchObject({
-      source: 'management', route: 'POST /identities', identityId: adminId, identityName: 'Default Admin', apiSessionId: adminSessionId,
-      sourceAddress: '127.0.0.1', errorCode: null, _links: { self: { href: `./audit-log/${list[0]!.id}` } },
+      source: 'management',
+      route: 'POST /identities',
+      identityId: adminId,
+      identityName: 'Default Admin',
+      apiSessionId: adminSessionId,
+      sourceAddress: '127.0.0.1',
+      errorCode: null,
+      _links: { self: { href: `./audit-log/${list[0]!.id}` } },
     });
     expect(list[3]!.route).toBe('POST /identities/:id/disable');
     expect(new Date(list[0]!.createdAt).getTime()).toBe(clock.now().getTime());
@@ -108,15 +114,31 @@ describe('logins and MFA', () => {
     userId = await createUser(admin, 'audited-user', PASSWORD);
     const ok = await login(app, 'audited-user', PASSWORD);
     expect((await app.client().post('/authenticate?method=password', { username: 'audited-user', password: 'wrong-password' })).status).toBe(401);
-    expect((await app.client().post('/authenticate?method=password', { username: 'nobody-here', password: 'whatever-1' }, { api: 'client' })).status).toBe(401);
+    expect(
+      (await app.client().post('/authenticate?method=password', { username: 'nobody-here', password: 'whatever-1' }, { api: 'client' })).status,
+    ).toBe(401);
 
     const logins = await entries('action = "login" and principal in ["audited-user", "nobody-here"]');
     expect(logins).toHaveLength(3);
     expect(logins[0]).toMatchObject({
-      source: 'management', entityType: 'api-sessions', entityId: ok.session.id, apiSessionId: ok.session.id, identityId: userId,
-      identityName: 'audited-user', principal: 'audited-user', authMethod: 'password', outcome: 'success', errorCode: null,
+      source: 'management',
+      entityType: 'api-sessions',
+      entityId: ok.session.id,
+      apiSessionId: ok.session.id,
+      identityId: userId,
+      identityName: 'audited-user',
+      principal: 'audited-user',
+      authMethod: 'password',
+      outcome: 'success',
+      errorCode: null,
     });
-    expect(logins[1]).toMatchObject({ principal: 'audited-user', outcome: 'failure', errorCode: 'INVALID_AUTH', identityId: null, apiSessionId: null });
+    expect(logins[1]).toMatchObject({
+      principal: 'audited-user',
+      outcome: 'failure',
+      errorCode: 'INVALID_AUTH',
+      identityId: null,
+      apiSessionId: null,
+    });
     expect(logins[2]).toMatchObject({ source: 'client', principal: 'nobody-here', outcome: 'failure', errorCode: 'INVALID_AUTH' });
     await ok.client.close();
   });
@@ -130,10 +152,21 @@ describe('logins and MFA', () => {
     expect(resp.status).toBe(200);
     await client.close();
     const [certEntry] = await entries(`authMethod = "cert" and identityId = "${id}"`);
-    expect(certEntry).toMatchObject({ action: 'login', source: 'client', principal: fingerprintSha1(cert), outcome: 'success', entityId: resp.body.data.id });
+    expect(certEntry).toMatchObject({
+      action: 'login',
+      source: 'client',
+      principal: fingerprintSha1(cert),
+      outcome: 'success',
+      entityId: resp.body.data.id,
+    });
 
-    const unsigned = [{ alg: 'none', typ: 'JWT' }, { sub: 'someone@example.com', iss: 'https://idp.example' }]
-      .map((p) => Buffer.from(JSON.stringify(p)).toString('base64url')).join('.') + '.';
+    const unsigned =
+      [
+        { alg: 'none', typ: 'JWT' },
+        { sub: 'someone@example.com', iss: 'https://idp.example' },
+      ]
+        .map((p) => Buffer.from(JSON.stringify(p)).toString('base64url'))
+        .join('.') + '.';
     const r = await app.client().post('/authenticate?method=ext-jwt', {}, { headers: { authorization: `Bearer ${unsigned}` } });
     expect(r.status).toBe(401);
     const [jwtEntry] = await entries('authMethod = "ext-jwt"');
@@ -211,7 +244,9 @@ describe('console writes', () => {
     const created = await mutate('resources.create', { resource: 'services', body: { name: 'console-audited', encryptionRequired: true } });
     expect(created.body.result?.data, JSON.stringify(created.body)).toBeDefined();
     const serviceId = created.body.result.data.id as string;
-    expect((await mutate('resources.update', { resource: 'services', id: serviceId, body: { name: 'console-audited-2' }, op: 'patch' })).status).toBe(200);
+    expect((await mutate('resources.update', { resource: 'services', id: serviceId, body: { name: 'console-audited-2' }, op: 'patch' })).status).toBe(
+      200,
+    );
     expect((await mutate('resources.delete', { resource: 'services', id: 'nope' })).status).toBe(404);
 
     const list = await entries('source = "console"');
@@ -223,7 +258,12 @@ describe('console writes', () => {
       ['delete', 'services', 'nope', 'failure', 'NOT_FOUND'],
     ]);
     expect(list[0]).toMatchObject({ principal: ADMIN_USER, authMethod: 'password', identityId: null });
-    expect(list[2]).toMatchObject({ route: 'POST /services', identityName: 'Default Admin', apiSessionId: list[1]!.entityId, sourceAddress: '127.0.0.1' });
+    expect(list[2]).toMatchObject({
+      route: 'POST /services',
+      identityName: 'Default Admin',
+      apiSessionId: list[1]!.entityId,
+      sourceAddress: '127.0.0.1',
+    });
   });
 });
 

@@ -10,8 +10,13 @@ const PRIMARY = {
   cert: { allowed: true, allowExpiredCerts: true },
   extJwt: { allowed: true, allowedSigners: [] as string[] },
   updb: {
-    allowed: true, minPasswordLength: 5, requireSpecialChar: false, requireNumberChar: false, requireMixedCase: false,
-    maxAttempts: 0, lockoutDurationMinutes: 0,
+    allowed: true,
+    minPasswordLength: 5,
+    requireSpecialChar: false,
+    requireNumberChar: false,
+    requireMixedCase: false,
+    maxAttempts: 0,
+    lockoutDurationMinutes: 0,
   },
 };
 const SECONDARY = { requireTotp: false, requireExtJwtSigner: null as string | null };
@@ -29,8 +34,7 @@ async function policy(name: string, primary: object = {}, secondary: object = {}
   return admin.create('/auth-policies', { name, primary: p, secondary: { ...SECONDARY, ...secondary } });
 }
 
-const passwordLogin = (username: string, password: string) =>
-  app.client().post('/authenticate?method=password', { username, password });
+const passwordLogin = (username: string, password: string) => app.client().post('/authenticate?method=password', { username, password });
 
 async function extJwt(iss: string, sub: string, headers: Record<string, string> = {}) {
   const token = await signJwt(key, { iss, aud: 'weft', sub }, epochSeconds(clock));
@@ -46,8 +50,14 @@ beforeAll(async () => {
   app = await startTestApp({ clock });
   admin = await app.adminClient();
   signerA = await admin.create('/external-jwt-signers', {
-    name: 'signer-a', issuer: 'issuer-a', audience: 'weft', enabled: true, jwksEndpoint: url,
-    externalAuthUrl: 'https://a.example.test/auth', clientId: 'client-a', scopes: ['openid'],
+    name: 'signer-a',
+    issuer: 'issuer-a',
+    audience: 'weft',
+    enabled: true,
+    jwksEndpoint: url,
+    externalAuthUrl: 'https://a.example.test/auth',
+    clientId: 'client-a',
+    scopes: ['openid'],
   });
   await admin.create('/external-jwt-signers', { name: 'signer-b', issuer: 'issuer-b', audience: 'weft', enabled: true, jwksEndpoint: url });
 });
@@ -70,8 +80,18 @@ describe('primary methods', () => {
   });
 
   it('extJwt.allowed and allowedSigners decide ext-jwt logins', async () => {
-    const none = await admin.create('/identities', { name: 'jwt-denied', type: 'User', isAdmin: false, authPolicyId: await policy('no-jwt', { extJwt: { allowed: false } }) });
-    const onlyA = await admin.create('/identities', { name: 'jwt-only-a', type: 'User', isAdmin: false, authPolicyId: await policy('jwt-a', { extJwt: { allowedSigners: [signerA] } }) });
+    const none = await admin.create('/identities', {
+      name: 'jwt-denied',
+      type: 'User',
+      isAdmin: false,
+      authPolicyId: await policy('no-jwt', { extJwt: { allowed: false } }),
+    });
+    const onlyA = await admin.create('/identities', {
+      name: 'jwt-only-a',
+      type: 'User',
+      isAdmin: false,
+      authPolicyId: await policy('jwt-a', { extJwt: { allowedSigners: [signerA] } }),
+    });
     const any = await admin.create('/identities', { name: 'jwt-any', type: 'User', isAdmin: false, authPolicyId: await policy('jwt-any') });
     expect((await extJwt('issuer-a', none)).status).toBe(401);
     expect((await extJwt('issuer-b', onlyA)).status).toBe(401);
@@ -107,7 +127,10 @@ describe('password rules on every password set', () => {
     const id = await admin.create('/identities', { name: 'rules-user', type: 'User', isAdmin: false, authPolicyId: strict });
     const create = (password: string) => admin.post('/authenticators', { method: 'updb', identityId: id, username: 'rules-user', password });
     for (const [pw, reason] of [
-      ['Sh0rt!', /at least 10/], ['alllower1!x', /upper and lower/], ['NoNumbers!!x', /number/], ['NoSpecial123x', /special/],
+      ['Sh0rt!', /at least 10/],
+      ['alllower1!x', /upper and lower/],
+      ['NoNumbers!!x', /number/],
+      ['NoSpecial123x', /special/],
     ] as const) {
       const r = await create(pw);
       expect(r.status, pw).toBe(400);
@@ -124,7 +147,9 @@ describe('password rules on every password set', () => {
     const self = await client.patch(`/current-identity/authenticators/${authId}`, { currentPassword: 'Good-Passw0rd', password: 'still weak' });
     expect(self.status).toBe(400);
     expect(self.body.error.cause.field).toBe('password');
-    expect((await client.patch(`/current-identity/authenticators/${authId}`, { currentPassword: 'Good-Passw0rd', password: 'Better-Passw0rd' })).status).toBe(200);
+    expect(
+      (await client.patch(`/current-identity/authenticators/${authId}`, { currentPassword: 'Good-Passw0rd', password: 'Better-Passw0rd' })).status,
+    ).toBe(200);
     await client.close();
   });
 });
@@ -200,9 +225,16 @@ describe('secondary factors', () => {
     const id = await createUser(admin, 'jwt2fa-user', 'jwt2fa-password', { authPolicyId: p });
     const other = await admin.create('/identities', { name: 'jwt2fa-other', type: 'User', isAdmin: false });
     const { client, session } = await login(app, 'jwt2fa-user', 'jwt2fa-password');
-    expect(session.authQueries).toEqual([{
-      typeId: 'EXT-JWT', provider: 'url', id: signerA, httpUrl: 'https://a.example.test/auth', clientId: 'client-a', scopes: ['openid'],
-    }]);
+    expect(session.authQueries).toEqual([
+      {
+        typeId: 'EXT-JWT',
+        provider: 'url',
+        id: signerA,
+        httpUrl: 'https://a.example.test/auth',
+        clientId: 'client-a',
+        scopes: ['openid'],
+      },
+    ]);
     expect((await client.get('/current-identity')).status).toBe(401);
     const zt = { 'zt-session': client.token! };
     expect((await extJwt('issuer-b', id, zt)).status).toBe(401);
@@ -228,7 +260,11 @@ describe('secondary factors', () => {
     const r = await admin.del(`/external-jwt-signers/${signerA}`);
     expect(r.status).toBe(409);
     expect(r.body.error.code).toBe('CAN_NOT_DELETE_REFERENCED_ENTITY');
-    const bad = await admin.post('/auth-policies', { name: 'bad-signer', primary: PRIMARY, secondary: { requireTotp: false, requireExtJwtSigner: 'nope' } });
+    const bad = await admin.post('/auth-policies', {
+      name: 'bad-signer',
+      primary: PRIMARY,
+      secondary: { requireTotp: false, requireExtJwtSigner: 'nope' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.cause.field).toBe('secondary.requireExtJwtSigner');
   });

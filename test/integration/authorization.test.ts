@@ -20,14 +20,31 @@ beforeAll(async () => {
   admin = await app.adminClient();
   made.identity = await admin.create('/identities', { name: 'target', type: 'User', isAdmin: false });
   made.authPolicy = await admin.create('/auth-policies', {
-    name: 'ap', primary: { cert: { allowed: true, allowExpiredCerts: true }, extJwt: { allowed: true, allowedSigners: [] },
-      updb: { allowed: true, minPasswordLength: 5, requireSpecialChar: false, requireNumberChar: false, requireMixedCase: false, maxAttempts: 0, lockoutDurationMinutes: 0 } },
+    name: 'ap',
+    primary: {
+      cert: { allowed: true, allowExpiredCerts: true },
+      extJwt: { allowed: true, allowedSigners: [] },
+      updb: {
+        allowed: true,
+        minPasswordLength: 5,
+        requireSpecialChar: false,
+        requireNumberChar: false,
+        requireMixedCase: false,
+        maxAttempts: 0,
+        lockoutDurationMinutes: 0,
+      },
+    },
     secondary: { requireTotp: false },
   });
   made.configType = await admin.create('/config-types', { name: 'ct', schema: {} });
   made.config = await admin.create('/configs', { name: 'cfg', configTypeId: made.configType, data: {} });
   made.service = await admin.create('/services', { name: 'svc', encryptionRequired: true });
-  made.authenticator = await admin.create('/authenticators', { method: 'updb', identityId: made.identity, username: 'target', password: 'password-1' });
+  made.authenticator = await admin.create('/authenticators', {
+    method: 'updb',
+    identityId: made.identity,
+    username: 'target',
+    password: 'password-1',
+  });
   made.edgeRouter = await admin.create('/edge-routers', { name: 'er' });
   made.apiSession = (await admin.get('/api-sessions')).body.data[0].id;
   plain = await userWith('plain', []);
@@ -41,26 +58,59 @@ afterAll(async () => {
 /** Every management operation of the foundation, with a plausible body. */
 function operations(): Array<[string, string, unknown?]> {
   return [
-    ['GET', '/identities'], ['POST', '/identities', { name: 'x', type: 'User', isAdmin: true }], ['GET', `/identities/${made.identity}`],
-    ['PUT', `/identities/${made.identity}`, { name: 'x', type: 'User', isAdmin: true }], ['PATCH', `/identities/${made.identity}`, { isAdmin: true }],
-    ['DELETE', `/identities/${made.identity}`], ['GET', `/identities/${made.identity}/authenticators`], ['GET', '/identity-role-attributes'],
-    ['GET', '/identity-types'], ['GET', '/identity-types/User'],
-    ['GET', '/auth-policies'], ['POST', '/auth-policies', {}], ['GET', `/auth-policies/${made.authPolicy}`], ['PATCH', `/auth-policies/${made.authPolicy}`, {}],
-    ['PUT', `/auth-policies/${made.authPolicy}`, {}], ['DELETE', `/auth-policies/${made.authPolicy}`],
-    ['GET', '/authenticators'], ['POST', '/authenticators', { method: 'updb', identityId: made.identity, username: 'hijack', password: 'hijack' }],
-    ['GET', `/authenticators/${made.authenticator}`], ['PUT', `/authenticators/${made.authenticator}`, { username: 'hijack', password: 'hijack' }],
-    ['PATCH', `/authenticators/${made.authenticator}`, { password: 'hijack' }], ['DELETE', `/authenticators/${made.authenticator}`],
-    ['GET', '/config-types'], ['POST', '/config-types', { name: 'y' }], ['GET', `/config-types/${made.configType}`], ['PATCH', `/config-types/${made.configType}`, {}],
-    ['PUT', `/config-types/${made.configType}`, { name: 'ct' }], ['DELETE', `/config-types/${made.configType}`], ['GET', `/config-types/${made.configType}/configs`],
-    ['GET', '/configs'], ['POST', '/configs', { name: 'z', configTypeId: made.configType, data: {} }], ['GET', `/configs/${made.config}`],
-    ['PATCH', `/configs/${made.config}`, {}], ['PUT', `/configs/${made.config}`, { name: 'cfg', data: {} }], ['DELETE', `/configs/${made.config}`],
+    ['GET', '/identities'],
+    ['POST', '/identities', { name: 'x', type: 'User', isAdmin: true }],
+    ['GET', `/identities/${made.identity}`],
+    ['PUT', `/identities/${made.identity}`, { name: 'x', type: 'User', isAdmin: true }],
+    ['PATCH', `/identities/${made.identity}`, { isAdmin: true }],
+    ['DELETE', `/identities/${made.identity}`],
+    ['GET', `/identities/${made.identity}/authenticators`],
+    ['GET', '/identity-role-attributes'],
+    ['GET', '/identity-types'],
+    ['GET', '/identity-types/User'],
+    ['GET', '/auth-policies'],
+    ['POST', '/auth-policies', {}],
+    ['GET', `/auth-policies/${made.authPolicy}`],
+    ['PATCH', `/auth-policies/${made.authPolicy}`, {}],
+    ['PUT', `/auth-policies/${made.authPolicy}`, {}],
+    ['DELETE', `/auth-policies/${made.authPolicy}`],
+    ['GET', '/authenticators'],
+    ['POST', '/authenticators', { method: 'updb', identityId: made.identity, username: 'hijack', password: 'hijack' }],
+    ['GET', `/authenticators/${made.authenticator}`],
+    ['PUT', `/authenticators/${made.authenticator}`, { username: 'hijack', password: 'hijack' }],
+    ['PATCH', `/authenticators/${made.authenticator}`, { password: 'hijack' }],
+    ['DELETE', `/authenticators/${made.authenticator}`],
+    ['GET', '/config-types'],
+    ['POST', '/config-types', { name: 'y' }],
+    ['GET', `/config-types/${made.configType}`],
+    ['PATCH', `/config-types/${made.configType}`, {}],
+    ['PUT', `/config-types/${made.configType}`, { name: 'ct' }],
+    ['DELETE', `/config-types/${made.configType}`],
+    ['GET', `/config-types/${made.configType}/configs`],
+    ['GET', '/configs'],
+    ['POST', '/configs', { name: 'z', configTypeId: made.configType, data: {} }],
+    ['GET', `/configs/${made.config}`],
+    ['PATCH', `/configs/${made.config}`, {}],
+    ['PUT', `/configs/${made.config}`, { name: 'cfg', data: {} }],
+    ['DELETE', `/configs/${made.config}`],
     ['GET', `/configs/${made.config}/services`],
-    ['GET', '/services'], ['POST', '/services', { name: 's2', encryptionRequired: true }], ['GET', `/services/${made.service}`],
-    ['PATCH', `/services/${made.service}`, {}], ['PUT', `/services/${made.service}`, { name: 'svc' }], ['DELETE', `/services/${made.service}`],
-    ['GET', `/services/${made.service}/configs`], ['GET', '/service-role-attributes'],
-    ['GET', '/edge-routers'], ['POST', '/edge-routers', { name: 'er2' }], ['GET', `/edge-routers/${made.edgeRouter}`], ['PATCH', `/edge-routers/${made.edgeRouter}`, {}],
-    ['DELETE', `/edge-routers/${made.edgeRouter}`], ['GET', '/edge-router-role-attributes'],
-    ['GET', '/api-sessions'], ['GET', `/api-sessions/${made.apiSession}`], ['DELETE', `/api-sessions/${made.apiSession}`],
+    ['GET', '/services'],
+    ['POST', '/services', { name: 's2', encryptionRequired: true }],
+    ['GET', `/services/${made.service}`],
+    ['PATCH', `/services/${made.service}`, {}],
+    ['PUT', `/services/${made.service}`, { name: 'svc' }],
+    ['DELETE', `/services/${made.service}`],
+    ['GET', `/services/${made.service}/configs`],
+    ['GET', '/service-role-attributes'],
+    ['GET', '/edge-routers'],
+    ['POST', '/edge-routers', { name: 'er2' }],
+    ['GET', `/edge-routers/${made.edgeRouter}`],
+    ['PATCH', `/edge-routers/${made.edgeRouter}`, {}],
+    ['DELETE', `/edge-routers/${made.edgeRouter}`],
+    ['GET', '/edge-router-role-attributes'],
+    ['GET', '/api-sessions'],
+    ['GET', `/api-sessions/${made.apiSession}`],
+    ['DELETE', `/api-sessions/${made.apiSession}`],
     ['GET', '/summary'],
   ];
 }

@@ -20,7 +20,13 @@ interface CaOptions {
 
 async function createCa(name: string, ca: CertAndKey, opts: CaOptions = {}): Promise<string> {
   return admin.create('/cas', {
-    name, certPem: ca.certPem, isAuthEnabled: true, isAutoCaEnrollmentEnabled: true, isOttCaEnrollmentEnabled: true, identityRoles: [], ...opts,
+    name,
+    certPem: ca.certPem,
+    isAuthEnabled: true,
+    isAutoCaEnrollmentEnabled: true,
+    isOttCaEnrollmentEnabled: true,
+    identityRoles: [],
+    ...opts,
   });
 }
 
@@ -38,9 +44,17 @@ describe('CAs', () => {
     const id = await createCa('verify-ca', ca, { identityRoles: ['third-party'], identityNameFormat: '[caName]-[commonName]' });
     const v = (await admin.get(`/cas/${id}`)).body.data;
     expect(v).toMatchObject({
-      id, name: 'verify-ca', certPem: ca.certPem, fingerprint: fingerprintSha1(ca.certPem), isVerified: false,
-      isAuthEnabled: true, isAutoCaEnrollmentEnabled: true, isOttCaEnrollmentEnabled: true, identityRoles: ['third-party'],
-      identityNameFormat: '[caName]-[commonName]', tags: {},
+      id,
+      name: 'verify-ca',
+      certPem: ca.certPem,
+      fingerprint: fingerprintSha1(ca.certPem),
+      isVerified: false,
+      isAuthEnabled: true,
+      isAutoCaEnrollmentEnabled: true,
+      isOttCaEnrollmentEnabled: true,
+      identityRoles: ['third-party'],
+      identityNameFormat: '[caName]-[commonName]',
+      tags: {},
     });
     expect(v).not.toHaveProperty('externalIdClaim'); // no claim: left out, as OpenZiti (never null)
     expect(v.verificationToken).toMatch(/^[0-9a-f-]{36}$/);
@@ -68,27 +82,62 @@ describe('CAs', () => {
   it('create validation: not a CA, garbage, duplicate certificate; update cannot change isVerified or the certificate', async () => {
     const ca = await externalCa('Validation CA');
     const leaf = await clientCert(ca, { commonName: 'leaf' });
-    const notCa = await admin.post('/cas', { name: 'leaf-ca', certPem: leaf.certPem, isAuthEnabled: true, isAutoCaEnrollmentEnabled: false, isOttCaEnrollmentEnabled: false, identityRoles: [] });
+    const notCa = await admin.post('/cas', {
+      name: 'leaf-ca',
+      certPem: leaf.certPem,
+      isAuthEnabled: true,
+      isAutoCaEnrollmentEnabled: false,
+      isOttCaEnrollmentEnabled: false,
+      identityRoles: [],
+    });
     expect(notCa.status).toBe(400);
     expect(notCa.body.error.code).toBe('CERTIFICATE_IS_NOT_CA');
-    const garbage = await admin.post('/cas', { name: 'garbage-ca', certPem: 'xyz', isAuthEnabled: true, isAutoCaEnrollmentEnabled: false, isOttCaEnrollmentEnabled: false, identityRoles: [] });
+    const garbage = await admin.post('/cas', {
+      name: 'garbage-ca',
+      certPem: 'xyz',
+      isAuthEnabled: true,
+      isAutoCaEnrollmentEnabled: false,
+      isOttCaEnrollmentEnabled: false,
+      identityRoles: [],
+    });
     expect(garbage.body.error.cause.field).toBe('certPem');
     const missing = await admin.post('/cas', { name: 'partial-ca', certPem: ca.certPem });
     expect(missing.status).toBe(400);
     const id = await createCa('validation-ca', ca);
-    const dup = await admin.post('/cas', { name: 'dup-ca', certPem: ca.certPem, isAuthEnabled: true, isAutoCaEnrollmentEnabled: false, isOttCaEnrollmentEnabled: false, identityRoles: [] });
+    const dup = await admin.post('/cas', {
+      name: 'dup-ca',
+      certPem: ca.certPem,
+      isAuthEnabled: true,
+      isAutoCaEnrollmentEnabled: false,
+      isOttCaEnrollmentEnabled: false,
+      identityRoles: [],
+    });
     expect(dup.body.error.cause.field).toBe('certPem');
 
     const put = await admin.put(`/cas/${id}`, {
-      name: 'validation-ca-2', isAuthEnabled: false, isAutoCaEnrollmentEnabled: false, isOttCaEnrollmentEnabled: true, identityRoles: ['x'],
-      identityNameFormat: '[requestedName]', isVerified: true, certPem: 'nope',
+      name: 'validation-ca-2',
+      isAuthEnabled: false,
+      isAutoCaEnrollmentEnabled: false,
+      isOttCaEnrollmentEnabled: true,
+      identityRoles: ['x'],
+      identityNameFormat: '[requestedName]',
+      isVerified: true,
+      certPem: 'nope',
     });
     expect(put.status).toBe(200);
-    const patch = await admin.patch(`/cas/${id}`, { externalIdClaim: { location: 'COMMON_NAME', matcher: 'PREFIX', matcherCriteria: 'u-', parser: 'NONE', parserCriteria: '', index: 0 } });
+    const patch = await admin.patch(`/cas/${id}`, {
+      externalIdClaim: { location: 'COMMON_NAME', matcher: 'PREFIX', matcherCriteria: 'u-', parser: 'NONE', parserCriteria: '', index: 0 },
+    });
     expect(patch.status).toBe(200);
     expect((await admin.get(`/cas/${id}`)).body.data).toMatchObject({
-      name: 'validation-ca-2', isAuthEnabled: false, isOttCaEnrollmentEnabled: true, identityRoles: ['x'], identityNameFormat: '[requestedName]',
-      isVerified: false, certPem: ca.certPem, externalIdClaim: { location: 'COMMON_NAME', matcher: 'PREFIX', matcherCriteria: 'u-' },
+      name: 'validation-ca-2',
+      isAuthEnabled: false,
+      isOttCaEnrollmentEnabled: true,
+      identityRoles: ['x'],
+      identityNameFormat: '[requestedName]',
+      isVerified: false,
+      certPem: ca.certPem,
+      externalIdClaim: { location: 'COMMON_NAME', matcher: 'PREFIX', matcherCriteria: 'u-' },
     });
     const badClaim = await admin.patch(`/cas/${id}`, { externalIdClaim: { location: 'COMMON_NAME', matcher: 'PREFIX', parser: 'NONE' } });
     expect(badClaim.body.error.cause.field).toBe('externalIdClaim.matcherCriteria');
@@ -191,7 +240,12 @@ describe('CA auto enrollment', () => {
     expect(r.status).toBe(200);
     const found = (await admin.get(`/identities?filter=${encodeURIComponent('name = "auto-ca/sensor-7/east"')}`)).body.data;
     expect(found).toHaveLength(1);
-    expect(found[0]).toMatchObject({ roleAttributes: ['auto', 'fleet'], typeId: 'Default', isAdmin: false, authenticators: { cert: { fingerprint: fingerprintSha1(device.certPem) } } });
+    expect(found[0]).toMatchObject({
+      roleAttributes: ['auto', 'fleet'],
+      typeId: 'Default',
+      isAdmin: false,
+      authenticators: { cert: { fingerprint: fingerprintSha1(device.certPem) } },
+    });
     const { resp, client } = await certLogin(app.client(), device.certPem, device.keyPem);
     expect(resp.status).toBe(200);
     expect((await client.get('/current-identity', { api: 'client' })).body.data.name).toBe('auto-ca/sensor-7/east');

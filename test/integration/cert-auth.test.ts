@@ -15,7 +15,12 @@ beforeAll(async () => {
   admin = await app.adminClient();
   thirdParty = await externalCa('Cert Auth CA');
   thirdPartyId = await admin.create('/cas', {
-    name: 'cert-auth-ca', certPem: thirdParty.certPem, isAuthEnabled: true, isAutoCaEnrollmentEnabled: false, isOttCaEnrollmentEnabled: true, identityRoles: [],
+    name: 'cert-auth-ca',
+    certPem: thirdParty.certPem,
+    isAuthEnabled: true,
+    isAutoCaEnrollmentEnabled: false,
+    isOttCaEnrollmentEnabled: true,
+    identityRoles: [],
   });
   const token = (await admin.get(`/cas/${thirdPartyId}`)).body.data.verificationToken;
   const proof = await clientCert(thirdParty, { commonName: token });
@@ -51,8 +56,19 @@ describe('certificate authenticators (management)', () => {
     const r = await admin.post('/authenticators', { method: 'cert', identityId: id, certPem: device.certPem, tags: { k: 'v' } });
     expect(r.status).toBe(201);
     const a = (await admin.get(`/authenticators/${r.body.data.id}`)).body.data;
-    expect(a).toMatchObject({ method: 'cert', identityId: id, fingerprint: fingerprintSha1(device.certPem), certPem: device.certPem, isIssuedByNetwork: false, tags: { k: 'v' } });
-    const dup = await admin.post('/authenticators', { method: 'cert', identityId: await admin.create('/identities', { name: 'mgmt-cert-2', type: 'Device', isAdmin: false }), certPem: device.certPem });
+    expect(a).toMatchObject({
+      method: 'cert',
+      identityId: id,
+      fingerprint: fingerprintSha1(device.certPem),
+      certPem: device.certPem,
+      isIssuedByNetwork: false,
+      tags: { k: 'v' },
+    });
+    const dup = await admin.post('/authenticators', {
+      method: 'cert',
+      identityId: await admin.create('/identities', { name: 'mgmt-cert-2', type: 'Device', isAdmin: false }),
+      certPem: device.certPem,
+    });
     expect(dup.status).toBe(409);
     expect(dup.body.error.code).toBe('CERT_IN_USE');
     expect((await certLogin(app.client(), device.certPem, device.keyPem)).resp.status).toBe(200);
@@ -69,7 +85,15 @@ describe('certificate authenticators (management)', () => {
       primary: {
         cert: { allowed: true, allowExpiredCerts: false },
         extJwt: { allowed: false, allowedSigners: [] },
-        updb: { allowed: true, minPasswordLength: 5, requireSpecialChar: false, requireNumberChar: false, requireMixedCase: false, maxAttempts: 0, lockoutDurationMinutes: 0 },
+        updb: {
+          allowed: true,
+          minPasswordLength: 5,
+          requireSpecialChar: false,
+          requireNumberChar: false,
+          requireMixedCase: false,
+          maxAttempts: 0,
+          lockoutDurationMinutes: 0,
+        },
       },
       secondary: { requireTotp: false, requireExtJwtSigner: null },
     });
@@ -131,7 +155,9 @@ describe('re-enroll and request-extend', () => {
     expect(past.status).toBe(400);
     // an outstanding ott enrollment makes the re-enroll a conflict: the authenticator stays
     await admin.post('/enrollments', { method: 'ott', identityId: device.id, expiresAt: new Date(Date.now() + 3600_000).toISOString() });
-    const conflict = await admin.post(`/authenticators/${device.authenticatorId}/re-enroll`, { expiresAt: new Date(Date.now() + 3600_000).toISOString() });
+    const conflict = await admin.post(`/authenticators/${device.authenticatorId}/re-enroll`, {
+      expiresAt: new Date(Date.now() + 3600_000).toISOString(),
+    });
     expect(conflict.status).toBe(409);
     expect((await admin.get(`/authenticators/${device.authenticatorId}`)).status).toBe(200);
     expect((await certLogin(app.client(), device.cert, device.key)).resp.status).toBe(200);
@@ -146,7 +172,11 @@ describe('re-enroll and request-extend', () => {
     expect((await admin.post(`/authenticators/${device.authenticatorId}/request-extend`, { rollKeys: true })).status).toBe(200);
     const after = (await client.get('/current-api-session', { api: 'client' })).body.data;
     expect(after).toMatchObject({ isCertExtendRequested: true, isCertKeyRollRequested: true });
-    expect((await admin.get(`/authenticators/${device.authenticatorId}`)).body.data).toMatchObject({ isExtendRequested: true, isKeyRollRequested: true, extendRequestedAt: expect.any(String) });
+    expect((await admin.get(`/authenticators/${device.authenticatorId}`)).body.data).toMatchObject({
+      isExtendRequested: true,
+      isKeyRollRequested: true,
+      extendRequestedAt: expect.any(String),
+    });
     const updb = (await admin.get('/authenticators?filter=' + encodeURIComponent('method = "updb"'))).body.data[0].id;
     const forbidden = await admin.post(`/authenticators/${updb}/request-extend`, { rollKeys: false });
     expect(forbidden.status).toBe(403);
@@ -182,7 +212,10 @@ describe('certificate extension', () => {
     expect(resp.status).toBe(200);
     expect((await renewed.get('/current-identity', { api: 'client' })).body.data.id).toBe(device.id);
     expect((await admin.get(`/authenticators/${device.authenticatorId}`)).body.data).toMatchObject({
-      fingerprint: fingerprintSha1(r.body.data.clientCert), isExtendRequested: false, isKeyRollRequested: false, lastExtendRolledKeys: true,
+      fingerprint: fingerprintSha1(r.body.data.clientCert),
+      isExtendRequested: false,
+      isKeyRollRequested: false,
+      lastExtendRolledKeys: true,
     });
     await client.close();
     await renewed.close();
@@ -203,13 +236,25 @@ describe('certificate extension', () => {
     expect(badCsr.body.error.code).toBe('COULD_NOT_PROCESS_CSR');
     expect((await admin.get(`/authenticators/${device.authenticatorId}`)).body.data.fingerprint).toBe(fingerprintSha1(device.cert));
     const other = await enrolledDevice('extend-other');
-    expect((await client.post(`/current-identity/authenticators/${other.authenticatorId}/extend`, { clientCertCsr: (await csr()).csrPem }, { api: 'client' })).status).toBe(404);
+    expect(
+      (
+        await client.post(
+          `/current-identity/authenticators/${other.authenticatorId}/extend`,
+          { clientCertCsr: (await csr()).csrPem },
+          { api: 'client' },
+        )
+      ).status,
+    ).toBe(404);
     // a third-party certificate cannot be extended
     const tpIdentity = await admin.create('/identities', { name: 'extend-third-party', type: 'Device', isAdmin: false });
     const tp = await clientCert(thirdParty, { commonName: 'tp' });
     const tpAuth = await admin.create('/authenticators', { method: 'cert', identityId: tpIdentity, certPem: tp.certPem });
     const { client: tpClient } = await certLogin(app.client(), tp.certPem, tp.keyPem);
-    const tpExtend = await tpClient.post(`/current-identity/authenticators/${tpAuth}/extend`, { clientCertCsr: (await csr()).csrPem }, { api: 'client' });
+    const tpExtend = await tpClient.post(
+      `/current-identity/authenticators/${tpAuth}/extend`,
+      { clientCertCsr: (await csr()).csrPem },
+      { api: 'client' },
+    );
     expect(tpExtend.status).toBe(409);
     expect(tpExtend.body.error.code).toBe('CAN_NOT_UPDATE_AUTHENTICATOR');
     await client.close();
@@ -231,7 +276,13 @@ describe('ephemeral API session certificates', () => {
     expect(leaf.verify(new X509Certificate(app.core.pki.signing.certPem).publicKey)).toBe(true);
     expect(Math.abs(Date.parse(leaf.validTo) - Date.parse(resp.body.data.expiresAt))).toBeLessThan(5000);
     const one = (await client.get(`/current-api-session/certificates/${id}`, { api: 'client' })).body.data;
-    expect(one).toMatchObject({ id, fingerprint: fingerprintSha1(certificate), subject: 'CN=ephemeral', validFrom: expect.any(String), validTo: expect.any(String) });
+    expect(one).toMatchObject({
+      id,
+      fingerprint: fingerprintSha1(certificate),
+      subject: 'CN=ephemeral',
+      validFrom: expect.any(String),
+      validTo: expect.any(String),
+    });
     const list = await client.get('/current-api-session/certificates', { api: 'client' });
     expect(list.body.data.map((c: { id: string }) => c.id)).toEqual([id]);
     const bad = await client.post('/current-api-session/certificates', { csr: 'nope' }, { api: 'client' });
@@ -246,7 +297,9 @@ describe('ephemeral API session certificates', () => {
     // they go with the session
     await client.post('/current-api-session/certificates', { csr: csrPem }, { api: 'client' });
     await client.del('/current-api-session', { api: 'client' });
-    expect(app.core.store.getSql<{ n: number }>('SELECT count(*) AS n FROM api_session_certificates WHERE api_session_id = ?', resp.body.data.id)!.n).toBe(0);
+    expect(
+      app.core.store.getSql<{ n: number }>('SELECT count(*) AS n FROM api_session_certificates WHERE api_session_id = ?', resp.body.data.id)!.n,
+    ).toBe(0);
     expect((await app.client().get('/current-api-session/certificates', { api: 'client' })).status).toBe(401);
     await other.close();
   });

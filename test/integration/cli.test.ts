@@ -54,7 +54,10 @@ describe('command line', { timeout: 240_000 }, () => {
       writeFileSync(file, text);
       const r = run(['--config', file, '--data-dir', dataDir]);
       expect(r.status, text).toBe(2);
-      const lines = r.stderr.trim().split('\n').filter((l) => !/Warning|trace-warnings/.test(l));
+      const lines = r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !/Warning|trace-warnings/.test(l));
       expect(lines, r.stderr).toHaveLength(1);
       expect(lines[0]).toMatch(pattern);
       expect(existsSync(dataDir)).toBe(false);
@@ -75,7 +78,9 @@ describe('command line', { timeout: 240_000 }, () => {
     expect(first.lines.join('\n')).toContain('admin username:  root-user');
     const ca = (await import('node:fs')).readFileSync(join(dataDir, 'pki', 'ca-bundle.pem'), 'utf8');
     const res = await request(`${first.api}/edge/management/v1/authenticate?method=password`, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'root-user', password }),
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'root-user', password }),
       dispatcher: new Agent({ connect: { ca } }),
     });
     expect(res.statusCode).toBe(200);
@@ -85,14 +90,24 @@ describe('command line', { timeout: 240_000 }, () => {
     expect(second.lines.join('\n')).not.toContain('admin password');
     expect(await second.stop()).toBe(0);
     // stdout is not a terminal here: the log on stderr is JSON lines
-    expect(JSON.parse(first.stderr().split('\n').find((l) => l.includes('weft started'))!)).toMatchObject({ msg: 'weft started', level: 30 });
+    expect(
+      JSON.parse(
+        first
+          .stderr()
+          .split('\n')
+          .find((l) => l.includes('weft started'))!,
+      ),
+    ).toMatchObject({ msg: 'weft started', level: 30 });
   });
 
   it('api.brand: ziti in a config file: the MFA auth query of a login names the provider "ziti"', async () => {
     const dir = tempDir();
     const config = join(dir, 'weft.yml');
     writeFileSync(config, 'api:\n  address: 127.0.0.1:0\n  brand: ziti\nconsole:\n  address: 127.0.0.1:0\n');
-    const weft = await start(['--data-dir', join(dir, 'd'), '--config', config], { WEFT_ADMIN_USERNAME: 'admin', WEFT_ADMIN_PASSWORD: 'brand-admin-password-1' });
+    const weft = await start(['--data-dir', join(dir, 'd'), '--config', config], {
+      WEFT_ADMIN_USERNAME: 'admin',
+      WEFT_ADMIN_PASSWORD: 'brand-admin-password-1',
+    });
     const admin = await weft.login('admin', 'brand-admin-password-1');
     const user = new ApiClient(weft.api, weft.caPem());
     try {
@@ -103,8 +118,13 @@ describe('command line', { timeout: 240_000 }, () => {
           cert: { allowed: false, allowExpiredCerts: false },
           extJwt: { allowed: false, allowedSigners: [] },
           updb: {
-            allowed: true, minPasswordLength: 5, requireSpecialChar: false, requireNumberChar: false, requireMixedCase: false,
-            maxAttempts: 0, lockoutDurationMinutes: 0,
+            allowed: true,
+            minPasswordLength: 5,
+            requireSpecialChar: false,
+            requireNumberChar: false,
+            requireMixedCase: false,
+            maxAttempts: 0,
+            lockoutDurationMinutes: 0,
           },
         },
         secondary: { requireTotp: true, requireExtJwtSigner: null },
@@ -127,7 +147,10 @@ describe('command line', { timeout: 240_000 }, () => {
     const dataDir = join(tempDir(), 'd');
     const pretty = await start(['--data-dir', dataDir, '--api-address', '127.0.0.1:0', '--log-format', 'pretty']);
     expect(await pretty.stop()).toBe(0);
-    const line = pretty.stderr().split('\n').find((l) => l.includes('weft started'))!;
+    const line = pretty
+      .stderr()
+      .split('\n')
+      .find((l) => l.includes('weft started'))!;
     expect(line).toMatch(/^\d\d:\d\d:\d\d INFO {2}weft started api=https:\/\/127\.0\.0\.1:\d+/);
     expect(() => JSON.parse(line)).toThrow();
     expect(run(['--log-format', 'loud', '--data-dir', dataDir]).stderr).toContain('--log-format: must be auto, pretty or json');

@@ -12,7 +12,10 @@ class Console {
   cookie: string | undefined;
   constructor(readonly base: string) {}
   private async send(path: string, init: RequestInit) {
-    const res = await fetch(`${this.base}/trpc/${path}`, { ...init, headers: { ...CSRF, ...(this.cookie ? { cookie: this.cookie } : {}), ...init.headers } });
+    const res = await fetch(`${this.base}/trpc/${path}`, {
+      ...init,
+      headers: { ...CSRF, ...(this.cookie ? { cookie: this.cookie } : {}), ...init.headers },
+    });
     const set = res.headers.get('set-cookie');
     if (set) this.cookie = set.split(';')[0];
     const body = (await res.json()) as any;
@@ -89,13 +92,29 @@ describe('console authorization and errors', () => {
 
   it('lists page, filter (ZitiQL) and sort on the server; bad filters are INVALID_FILTER', async () => {
     for (let i = 0; i < 7; i++) {
-      await admin.create('/identities', { name: `paged-${i}`, type: 'Device', isAdmin: false, roleAttributes: i % 2 ? ['odd'] : ['even'], tags: { n: String(i) } });
+      await admin.create('/identities', {
+        name: `paged-${i}`,
+        type: 'Device',
+        isAdmin: false,
+        roleAttributes: i % 2 ? ['odd'] : ['even'],
+        tags: { n: String(i) },
+      });
     }
-    const page = await asAdmin.query('resources.list', { resource: 'identities', filter: 'name contains "paged-"', sort: { field: 'name', dir: 'desc' }, limit: 3, offset: 2 });
+    const page = await asAdmin.query('resources.list', {
+      resource: 'identities',
+      filter: 'name contains "paged-"',
+      sort: { field: 'name', dir: 'desc' },
+      limit: 3,
+      offset: 2,
+    });
     expect(page.data.meta.pagination).toEqual({ limit: 3, offset: 2, totalCount: 7 });
     expect(page.data.data.map((e: any) => e.name)).toEqual(['paged-4', 'paged-3', 'paged-2']);
     // a sort written in the filter wins over the column sort
-    const own = await asAdmin.query('resources.list', { resource: 'identities', filter: 'name contains "paged-" sort by name asc limit 2', sort: { field: 'name', dir: 'desc' } });
+    const own = await asAdmin.query('resources.list', {
+      resource: 'identities',
+      filter: 'name contains "paged-" sort by name asc limit 2',
+      sort: { field: 'name', dir: 'desc' },
+    });
     expect(own.data.data[0].name).toBe('paged-0');
     const tags = await asAdmin.query('resources.list', { resource: 'identities', filter: 'tags.n = "5"' });
     expect(tags.data.data.map((e: any) => e.name)).toEqual(['paged-5']);
@@ -118,7 +137,8 @@ describe('console authorization and errors', () => {
     expect(missing.status).toBe(400);
     expect(missing.error!.data.ziti).toMatchObject({ code: 'COULD_NOT_VALIDATE', cause: { field: 'name', reason: 'is required' } });
     const created = await asAdmin.mutate('resources.create', {
-      resource: 'identities', body: { name: 'console-made', type: 'User', isAdmin: false, roleAttributes: ['sales'], enrollment: { ott: true } },
+      resource: 'identities',
+      body: { name: 'console-made', type: 'User', isAdmin: false, roleAttributes: ['sales'], enrollment: { ott: true } },
     });
     expect(created.status).toBe(200);
     const id = created.data.id;
@@ -150,8 +170,13 @@ describe('console authorization and errors', () => {
     const user = await new Console(app.urls.console!).login('plain-user', 'plain-password-1');
     const self = (await user.query('session.me')).data.identity.id as string;
     const denied = [
-      ...['external-jwt-signers', 'terminators', 'sessions', 'controller-settings', 'controllers'].map((resource) => user.query('resources.list', { resource })),
-      user.mutate('resources.create', { resource: 'external-jwt-signers', body: { name: 's', issuer: 'i', audience: 'a', enabled: true, jwksEndpoint: 'https://x.test/jwks' } }),
+      ...['external-jwt-signers', 'terminators', 'sessions', 'controller-settings', 'controllers'].map((resource) =>
+        user.query('resources.list', { resource }),
+      ),
+      user.mutate('resources.create', {
+        resource: 'external-jwt-signers',
+        body: { name: 's', issuer: 'i', audience: 'a', enabled: true, jwksEndpoint: 'https://x.test/jwks' },
+      }),
       user.mutate('resources.create', { resource: 'terminators', body: { service: 'x', router: 'y', binding: 'edge', address: 'a' } }),
       user.mutate('resources.delete', { resource: 'sessions', id: 'x' }),
       user.mutate('resources.update', { resource: 'controller-settings', id: 'global', body: { oidc: { redirectUris: ['https://x.test/cb'] } } }),
@@ -180,10 +205,22 @@ describe('console authorization and errors', () => {
   });
 
   it('the new procedures answer as REST does: effective settings, tracing with field errors, sessions without tokens', async () => {
-    expect((await asAdmin.mutate('resources.update', { resource: 'controller-settings', id: 'global', body: { oidc: { redirectUris: ['https://app.test/cb'] } } })).status).toBe(200);
+    expect(
+      (
+        await asAdmin.mutate('resources.update', {
+          resource: 'controller-settings',
+          id: 'global',
+          body: { oidc: { redirectUris: ['https://app.test/cb'] } },
+        })
+      ).status,
+    ).toBe(200);
     const controller = (await admin.get('/controllers')).body.data[0].id;
     const eff = await asAdmin.query('controllerSettings.effective', { id: controller });
-    expect(eff.data).toMatchObject({ id: controller, effective: { oidc: { redirectUris: ['https://app.test/cb'], postLogoutUris: [] } }, instance: {} });
+    expect(eff.data).toMatchObject({
+      id: controller,
+      effective: { oidc: { redirectUris: ['https://app.test/cb'], postLogoutUris: [] } },
+      instance: {},
+    });
     expect((await admin.get(`/controller-settings/${controller}/effective`)).body.data.effective).toEqual(eff.data.effective);
 
     const target = await admin.create('/identities', { name: 'traced', type: 'Device', isAdmin: false });
@@ -200,16 +237,32 @@ describe('console authorization and errors', () => {
     const userId = await createUser(admin, 'session-user', 'session-password-1', { roleAttributes: ['sess'] });
     const svc = await admin.create('/services', { name: 'sess-svc', encryptionRequired: true, roleAttributes: ['sess'] });
     const router = await admin.create('/edge-routers', { name: 'sess-router' });
-    await admin.create('/service-policies', { name: 'sess-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#sess'], serviceRoles: ['#sess'] });
+    await admin.create('/service-policies', {
+      name: 'sess-dial',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#sess'],
+      serviceRoles: ['#sess'],
+    });
     await admin.create('/edge-router-policies', { name: 'sess-erp', semantic: 'AnyOf', identityRoles: ['#sess'], edgeRouterRoles: [`@${router}`] });
-    await admin.create('/service-edge-router-policies', { name: 'sess-serp', semantic: 'AnyOf', serviceRoles: ['#sess'], edgeRouterRoles: [`@${router}`] });
+    await admin.create('/service-edge-router-policies', {
+      name: 'sess-serp',
+      semantic: 'AnyOf',
+      serviceRoles: ['#sess'],
+      edgeRouterRoles: [`@${router}`],
+    });
     const client = app.client();
     const auth = await client.post('/authenticate?method=password', { username: 'session-user', password: 'session-password-1' }, { api: 'client' });
     client.token = auth.body.data.token;
     const session = (await client.post('/sessions', { serviceId: svc, type: 'Dial' }, { api: 'client' })).body.data;
     const listed = await asAdmin.query('resources.list', { resource: 'sessions', filter: `identityId = "${userId}"` });
     expect(listed.data.data).toHaveLength(1);
-    expect(listed.data.data[0]).toMatchObject({ id: session.id, type: 'Dial', service: { name: 'sess-svc' }, edgeRouters: [expect.objectContaining({ name: 'sess-router' })] });
+    expect(listed.data.data[0]).toMatchObject({
+      id: session.id,
+      type: 'Dial',
+      service: { name: 'sess-svc' },
+      edgeRouters: [expect.objectContaining({ name: 'sess-router' })],
+    });
     expect(listed.data.data[0].token).toBeUndefined();
     expect((await asAdmin.query('resources.get', { resource: 'sessions', id: session.id })).data.token).toBeUndefined();
     expect((await asAdmin.mutate('resources.delete', { resource: 'sessions', id: session.id })).status).toBe(200);
@@ -229,14 +282,30 @@ describe('console authorization and errors', () => {
     expect(none.data.isDialAllowed).toBe(false);
     expect(none.data.sentence).toMatch(/can neither dial nor bind service "web": no service policy grants it/);
 
-    await admin.create('/service-policies', { name: 'staff-dial-web', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#staff'], serviceRoles: ['#intranet'] });
+    await admin.create('/service-policies', {
+      name: 'staff-dial-web',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#staff'],
+      serviceRoles: ['#intranet'],
+    });
     const noRouters = await asAdmin.query('policy.advice', { identityId: alice, serviceId: web });
     expect(noRouters.data.isDialAllowed).toBe(true);
     expect(noRouters.data.sentence).toMatch(/may dial service "web", but no edge router policy/);
 
     await admin.create('/edge-routers', { name: 'er-1', roleAttributes: ['public'] });
-    await admin.create('/edge-router-policies', { name: 'staff-routers', semantic: 'AnyOf', identityRoles: ['#staff'], edgeRouterRoles: ['#public'] });
-    await admin.create('/service-edge-router-policies', { name: 'web-routers', semantic: 'AnyOf', serviceRoles: ['#intranet'], edgeRouterRoles: ['#public'] });
+    await admin.create('/edge-router-policies', {
+      name: 'staff-routers',
+      semantic: 'AnyOf',
+      identityRoles: ['#staff'],
+      edgeRouterRoles: ['#public'],
+    });
+    await admin.create('/service-edge-router-policies', {
+      name: 'web-routers',
+      semantic: 'AnyOf',
+      serviceRoles: ['#intranet'],
+      edgeRouterRoles: ['#public'],
+    });
     const full = await asAdmin.query('policy.advice', { identityId: alice, serviceId: web });
     expect(full.data.commonRouters.map((r: any) => r.name)).toEqual(['er-1']);
     expect(full.data.sentence).toBe('Identity "alice" may dial service "web" through 1 common edge router (er-1), but none of them is online.');

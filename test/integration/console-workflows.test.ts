@@ -92,7 +92,11 @@ describe('service wizard', () => {
     // the dialer can now use it, and the router hosts it (a tunnel terminator)
     const advice = (await admin.get(`/identities/${dialer}/policy-advice/${r.serviceId}`)).body.data;
     expect(advice).toMatchObject({ isDialAllowed: true, commonRouters: [{ id: routerId, isOnline: true }] });
-    await eventually(async () => (await admin.get(`/services/${r.serviceId}/terminators`)).body.data.some((t: any) => t.binding === 'tunnel'), 20_000, 'the router to host the service');
+    await eventually(
+      async () => (await admin.get(`/services/${r.serviceId}/terminators`)).body.data.some((t: any) => t.binding === 'tunnel'),
+      20_000,
+      'the router to host the service',
+    );
   });
 
   it('adds no edge router policy when the dialers already reach the routers', async () => {
@@ -123,27 +127,40 @@ describe('service wizard', () => {
     const preview = await ui.ok('query', 'serviceWizard.preview', { body });
     expect(preview.steps.at(-1).key).toBe('edge-router-policy');
     expect(preview.problem).toMatchObject({ step: 'edge-router-policy', field: 'name' });
-    const before = app.core.store.getSql<{ n: number }>('SELECT (SELECT count(*) FROM services) + (SELECT count(*) FROM configs) + (SELECT count(*) FROM service_policies) + (SELECT count(*) FROM service_edge_router_policies) AS n')!.n;
+    const before = app.core.store.getSql<{ n: number }>(
+      'SELECT (SELECT count(*) FROM services) + (SELECT count(*) FROM configs) + (SELECT count(*) FROM service_policies) + (SELECT count(*) FROM service_edge_router_policies) AS n',
+    )!.n;
     const r = await ui.mutate('serviceWizard.create', { body });
     expect(r.status).toBe(400);
     expect(r.error!.message).toMatch(/creating the edge router policy "wiz-z-clients"/);
-    const after = app.core.store.getSql<{ n: number }>('SELECT (SELECT count(*) FROM services) + (SELECT count(*) FROM configs) + (SELECT count(*) FROM service_policies) + (SELECT count(*) FROM service_edge_router_policies) AS n')!.n;
+    const after = app.core.store.getSql<{ n: number }>(
+      'SELECT (SELECT count(*) FROM services) + (SELECT count(*) FROM configs) + (SELECT count(*) FROM service_policies) + (SELECT count(*) FROM service_edge_router_policies) AS n',
+    )!.n;
     expect(after).toBe(before);
-    for (const path of ['/services', '/configs', '/service-policies', '/service-edge-router-policies']) expect(await names(path, 'wiz-z')).toEqual([]);
+    for (const path of ['/services', '/configs', '/service-policies', '/service-edge-router-policies'])
+      expect(await names(path, 'wiz-z')).toEqual([]);
     // the policy index holds no trace of the rolled-back policies either
-    expect(app.core.store.getSql("SELECT 1 FROM policy_sides s WHERE s.policy_id NOT IN (SELECT id FROM service_policies UNION SELECT id FROM edge_router_policies UNION SELECT id FROM service_edge_router_policies)")).toBeUndefined();
+    expect(
+      app.core.store.getSql(
+        'SELECT 1 FROM policy_sides s WHERE s.policy_id NOT IN (SELECT id FROM service_policies UNION SELECT id FROM edge_router_policies UNION SELECT id FROM service_edge_router_policies)',
+      ),
+    ).toBeUndefined();
   });
 
   it('the router choice lands on the service edge router policy and the edge router policy, exactly', async () => {
     const lab1 = await admin.create('/edge-routers', { name: 'wiz-lab-r1', roleAttributes: ['lab-routers'] });
     const lab2 = await admin.create('/edge-routers', { name: 'wiz-lab-r2', roleAttributes: ['lab-routers'] });
     const other = await admin.create('/edge-routers', { name: 'wiz-lab-other', roleAttributes: ['elsewhere'] });
-    const routersOf = async (path: string) =>
-      ((await admin.get(`${path}/edge-routers?limit=500`)).body.data as any[]).map((r) => r.id).sort();
+    const routersOf = async (path: string) => ((await admin.get(`${path}/edge-routers?limit=500`)).body.data as any[]).map((r) => r.id).sort();
 
     // by attribute, hosted by an SDK application (the hosting router is not added): only #lab-routers
     const r = await ui.ok('mutate', 'serviceWizard.create', {
-      body: { name: 'wiz-lab', host: { kind: 'sdk', identityRoles: ['#wiz-lab-hosts'] }, dialRoles: ['#wiz-lab-users'], routerRoles: ['#lab-routers'] },
+      body: {
+        name: 'wiz-lab',
+        host: { kind: 'sdk', identityRoles: ['#wiz-lab-hosts'] },
+        dialRoles: ['#wiz-lab-users'],
+        routerRoles: ['#lab-routers'],
+      },
     });
     expect(r.created.map((c: any) => c.key)).toEqual(['service', 'dial-policy', 'bind-policy', 'service-edge-router-policy', 'edge-router-policy']);
     const [serp] = await byName('/service-edge-router-policies', 'wiz-lab-routers');
@@ -171,14 +188,27 @@ describe('service wizard', () => {
 
   it('hosting on identities: a host.v1 and a Bind for them; SDK hosting: no host.v1; errors land on the form fields', async () => {
     const host = await admin.create('/identities', { name: 'wiz-host', type: 'Device', isAdmin: false });
-    const r = await ui.ok('mutate', 'serviceWizard.create', { body: { name: 'wiz-e', host: { kind: 'identity', identityRoles: [`@${host}`], address: 'localhost', port: 8080 }, dialRoles: ['#wiz-users'], edgeRouterPolicy: 'never' } });
+    const r = await ui.ok('mutate', 'serviceWizard.create', {
+      body: {
+        name: 'wiz-e',
+        host: { kind: 'identity', identityRoles: [`@${host}`], address: 'localhost', port: 8080 },
+        dialRoles: ['#wiz-users'],
+        edgeRouterPolicy: 'never',
+      },
+    });
     expect(r.created.map((c: any) => c.key)).toEqual(['host-config', 'service', 'dial-policy', 'bind-policy', 'service-edge-router-policy']);
     expect((await byName('/service-policies', 'wiz-e-bind'))[0].identityRoles).toEqual([`@${host}`]);
-    const sdk = await ui.ok('query', 'serviceWizard.preview', { body: { name: 'wiz-f', host: { kind: 'sdk', identityRoles: ['#apps'] }, dialRoles: ['#all'], routerRoles: ['#all'] } });
+    const sdk = await ui.ok('query', 'serviceWizard.preview', {
+      body: { name: 'wiz-f', host: { kind: 'sdk', identityRoles: ['#apps'] }, dialRoles: ['#all'], routerRoles: ['#all'] },
+    });
     expect(sdk.steps.map((s: any) => s.key)).toEqual(['service', 'dial-policy', 'bind-policy', 'service-edge-router-policy', 'edge-router-policy']);
-    const bad = await ui.query('serviceWizard.preview', { body: { name: 'wiz-g', host: { kind: 'router', address: '127.0.0.1', port: 70000 }, dialRoles: ['#x'] } });
+    const bad = await ui.query('serviceWizard.preview', {
+      body: { name: 'wiz-g', host: { kind: 'router', address: '127.0.0.1', port: 70000 }, dialRoles: ['#x'] },
+    });
     expect(bad.error!.data.ziti.cause).toMatchObject({ field: 'host.port' });
-    const unknownIdentity = await ui.ok('query', 'serviceWizard.preview', { body: { name: 'wiz-h', host: { kind: 'router', address: 'a', port: 1 }, dialRoles: ['@nobody'] } });
+    const unknownIdentity = await ui.ok('query', 'serviceWizard.preview', {
+      body: { name: 'wiz-h', host: { kind: 'router', address: 'a', port: 1 }, dialRoles: ['@nobody'] },
+    });
     expect(unknownIdentity.problem).toMatchObject({ step: 'dial-policy', field: 'dialRoles' });
   });
 });
@@ -188,39 +218,90 @@ describe('why: the chain behind policy advice', () => {
     const me = await admin.create('/identities', { name: 'why-me', type: 'User', isAdmin: false, roleAttributes: ['why-staff'] });
     const svc = await admin.create('/services', { name: 'why-svc', encryptionRequired: true, roleAttributes: ['why-web'] });
     const check = await admin.create('/posture-checks', { name: 'why-domain', typeId: 'DOMAIN', domains: ['corp.example'] });
-    const dial = await admin.create('/service-policies', { name: 'why-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#why-staff'], serviceRoles: ['#why-web'], postureCheckRoles: [`@${check}`] });
-    const erp = await admin.create('/edge-router-policies', { name: 'why-erp', semantic: 'AnyOf', identityRoles: ['#why-staff'], edgeRouterRoles: [`@${routerId}`] });
-    const serp = await admin.create('/service-edge-router-policies', { name: 'why-serp', semantic: 'AnyOf', serviceRoles: ['#why-web'], edgeRouterRoles: [`@${routerId}`] });
+    const dial = await admin.create('/service-policies', {
+      name: 'why-dial',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#why-staff'],
+      serviceRoles: ['#why-web'],
+      postureCheckRoles: [`@${check}`],
+    });
+    const erp = await admin.create('/edge-router-policies', {
+      name: 'why-erp',
+      semantic: 'AnyOf',
+      identityRoles: ['#why-staff'],
+      edgeRouterRoles: [`@${routerId}`],
+    });
+    const serp = await admin.create('/service-edge-router-policies', {
+      name: 'why-serp',
+      semantic: 'AnyOf',
+      serviceRoles: ['#why-web'],
+      edgeRouterRoles: [`@${routerId}`],
+    });
     const x = await ui.ok('query', 'policy.explain', { identityId: me, serviceId: svc });
-    expect(x.dial.policies).toEqual([expect.objectContaining({ id: dial, name: 'why-dial', entity: 'service-policies', posturePasses: false,
-      postureChecks: [expect.objectContaining({ id: check, name: 'why-domain', typeId: 'DOMAIN', passes: false })] })]);
-    expect(x.routers.common).toEqual([expect.objectContaining({ id: routerId, isOnline: true,
-      edgeRouterPolicies: [expect.objectContaining({ id: erp, name: 'why-erp' })], serviceEdgeRouterPolicies: [expect.objectContaining({ id: serp, name: 'why-serp' })] })]);
+    expect(x.dial.policies).toEqual([
+      expect.objectContaining({
+        id: dial,
+        name: 'why-dial',
+        entity: 'service-policies',
+        posturePasses: false,
+        postureChecks: [expect.objectContaining({ id: check, name: 'why-domain', typeId: 'DOMAIN', passes: false })],
+      }),
+    ]);
+    expect(x.routers.common).toEqual([
+      expect.objectContaining({
+        id: routerId,
+        isOnline: true,
+        edgeRouterPolicies: [expect.objectContaining({ id: erp, name: 'why-erp' })],
+        serviceEdgeRouterPolicies: [expect.objectContaining({ id: serp, name: 'why-serp' })],
+      }),
+    ]);
     expect(x.canDial).toBe(false);
     expect(x.missing).toBe('The posture checks of every Dial policy are not all passing (why-domain).');
     expect(x.fixes[0].sentence).toBe('Have the identity pass why-domain, or remove it from the posture check roles of why-dial');
     // the REST advice is unchanged by all this
-    expect(Object.keys((await admin.get(`/identities/${me}/policy-advice/${svc}`)).body.data).sort()).toEqual(
-      ['commonRouters', 'identity', 'identityId', 'identityRouterCount', 'isBindAllowed', 'isDialAllowed', 'service', 'serviceId', 'serviceRouterCount']);
+    expect(Object.keys((await admin.get(`/identities/${me}/policy-advice/${svc}`)).body.data).sort()).toEqual([
+      'commonRouters',
+      'identity',
+      'identityId',
+      'identityRouterCount',
+      'isBindAllowed',
+      'isDialAllowed',
+      'service',
+      'serviceId',
+      'serviceRouterCount',
+    ]);
   });
 
   it('when Dial is missing: the smallest change first, and applying it grants access', async () => {
     const me = await admin.create('/identities', { name: 'why-eve', type: 'User', isAdmin: false, roleAttributes: ['why-contractors'] });
     const svc = await admin.create('/services', { name: 'why-wiki', encryptionRequired: true, roleAttributes: ['why-wiki'] });
-    for (let i = 0; i < 3; i++) await admin.create('/identities', { name: `why-c${i}`, type: 'User', isAdmin: false, roleAttributes: ['why-contractors'] });
-    const policy = await admin.create('/service-policies', { name: 'why-wiki-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#why-admins'], serviceRoles: ['#why-wiki'] });
+    for (let i = 0; i < 3; i++)
+      await admin.create('/identities', { name: `why-c${i}`, type: 'User', isAdmin: false, roleAttributes: ['why-contractors'] });
+    const policy = await admin.create('/service-policies', {
+      name: 'why-wiki-dial',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#why-admins'],
+      serviceRoles: ['#why-wiki'],
+    });
     await admin.create('/edge-router-policies', { name: 'why-all', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] });
     await admin.create('/service-edge-router-policies', { name: 'why-all', semantic: 'AnyOf', serviceRoles: ['#all'], edgeRouterRoles: ['#all'] });
     const x = await ui.ok('query', 'policy.explain', { identityId: me, serviceId: svc });
     expect(x.dial.allowed).toBe(false);
     expect(x.missing).toBe('No Dial service policy selects both the identity and the service.');
     // @why-eve grants nobody else; #why-contractors would grant three more identities
-    expect(x.fixes[0]).toMatchObject({ sentence: 'Add @why-eve to the identity roles of why-wiki-dial', alsoGrants: 0,
-      change: { resource: 'service-policies', op: 'patch', id: policy, body: { identityRoles: ['#why-admins', `@${me}`] } } });
+    expect(x.fixes[0]).toMatchObject({
+      sentence: 'Add @why-eve to the identity roles of why-wiki-dial',
+      alsoGrants: 0,
+      change: { resource: 'service-policies', op: 'patch', id: policy, body: { identityRoles: ['#why-admins', `@${me}`] } },
+    });
     expect(x.fixes.map((f: any) => f.sentence)).toContain('Add #why-contractors to the identity roles of why-wiki-dial');
     expect(x.fixes.find((f: any) => f.sentence.startsWith('Add #why-contractors')).alsoGrants).toBe(3);
     const f = x.fixes[0];
-    expect((await ui.mutate('resources.update', { resource: f.change.resource, id: f.change.id, body: f.change.body, op: 'patch' })).status).toBe(200);
+    expect((await ui.mutate('resources.update', { resource: f.change.resource, id: f.change.id, body: f.change.body, op: 'patch' })).status).toBe(
+      200,
+    );
     const after = await ui.ok('query', 'policy.explain', { identityId: me, serviceId: svc });
     expect(after).toMatchObject({ canDial: true, fixes: [] });
     expect(after.missing).toBeUndefined();
@@ -235,9 +316,25 @@ describe('why: the chain behind policy advice', () => {
     const me = await admin.create('/identities', { name: 'why-lone', type: 'User', isAdmin: false });
     const svc = await admin.create('/services', { name: 'why-lone-svc', encryptionRequired: true });
     const other = await admin.create('/edge-routers', { name: 'why-r2' });
-    await admin.create('/service-policies', { name: 'why-lone-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: [`@${me}`], serviceRoles: [`@${svc}`] });
-    await admin.create('/edge-router-policies', { name: 'why-lone-erp', semantic: 'AnyOf', identityRoles: [`@${me}`], edgeRouterRoles: [`@${other}`] });
-    await admin.create('/service-edge-router-policies', { name: 'why-lone-serp', semantic: 'AnyOf', serviceRoles: [`@${svc}`], edgeRouterRoles: [`@${routerId}`] });
+    await admin.create('/service-policies', {
+      name: 'why-lone-dial',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: [`@${me}`],
+      serviceRoles: [`@${svc}`],
+    });
+    await admin.create('/edge-router-policies', {
+      name: 'why-lone-erp',
+      semantic: 'AnyOf',
+      identityRoles: [`@${me}`],
+      edgeRouterRoles: [`@${other}`],
+    });
+    await admin.create('/service-edge-router-policies', {
+      name: 'why-lone-serp',
+      semantic: 'AnyOf',
+      serviceRoles: [`@${svc}`],
+      edgeRouterRoles: [`@${routerId}`],
+    });
     const x = await ui.ok('query', 'policy.explain', { identityId: me, serviceId: svc });
     expect(x.dial.allowed).toBe(true);
     expect(x.routers).toMatchObject({ identityRouterCount: 1, serviceRouterCount: 1, common: [] });
@@ -245,8 +342,13 @@ describe('why: the chain behind policy advice', () => {
     // an edge router policy that already reaches the service's router (er-builtin) could take the identity in
     expect(x.fixes[0].sentence).toBe('Add @why-lone to the identity roles of edge router policy why-erp');
     const f = x.fixes[0];
-    expect((await ui.mutate('resources.update', { resource: f.change.resource, id: f.change.id, body: f.change.body, op: 'patch' })).status).toBe(200);
-    expect(await ui.ok('query', 'policy.explain', { identityId: me, serviceId: svc })).toMatchObject({ canDial: true, routers: { common: [{ id: routerId }] } });
+    expect((await ui.mutate('resources.update', { resource: f.change.resource, id: f.change.id, body: f.change.body, op: 'patch' })).status).toBe(
+      200,
+    );
+    expect(await ui.ok('query', 'policy.explain', { identityId: me, serviceId: svc })).toMatchObject({
+      canDial: true,
+      routers: { common: [{ id: routerId }] },
+    });
   });
 });
 
@@ -255,11 +357,23 @@ describe('network graph', () => {
     const store = app.core.store;
     store.tx(() => {
       for (let i = 0; i < 300; i++) {
-        applyCreate(app.core.system, identities, { name: `net-user-${String(i).padStart(3, '0')}`, type: 'User', isAdmin: false, roleAttributes: [`net-team-${i % 6}`] });
+        applyCreate(app.core.system, identities, {
+          name: `net-user-${String(i).padStart(3, '0')}`,
+          type: 'User',
+          isAdmin: false,
+          roleAttributes: [`net-team-${i % 6}`],
+        });
       }
     });
-    for (let i = 0; i < 6; i++) await admin.create('/services', { name: `net-svc-${i}`, encryptionRequired: false, roleAttributes: [`net-app-${i % 2}`] });
-    await admin.create('/service-policies', { name: 'net-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#net-team-0', '#net-team-1'], serviceRoles: ['#net-app-0'] });
+    for (let i = 0; i < 6; i++)
+      await admin.create('/services', { name: `net-svc-${i}`, encryptionRequired: false, roleAttributes: [`net-app-${i % 2}`] });
+    await admin.create('/service-policies', {
+      name: 'net-dial',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#net-team-0', '#net-team-1'],
+      serviceRoles: ['#net-app-0'],
+    });
     const g = await ui.ok('query', 'network.graph', { query: {} });
     const team0 = g.nodes.find((n: any) => n.key === 'identity|["net-team-0"]');
     expect(team0).toMatchObject({ type: 'group', name: '#net-team-0', count: 50, expanded: false });
@@ -277,17 +391,28 @@ describe('network graph', () => {
     expect(open.edges.some((e: any) => e.from === members[0].key && e.to === app0.key && e.dial)).toBe(true);
 
     const byAttr = await ui.ok('query', 'network.graph', { query: { attribute: '#net-app-1' } });
-    expect(byAttr.nodes.filter((n: any) => n.kind === 'service').map((n: any) => n.name).sort()).toEqual(['net-svc-1', 'net-svc-3', 'net-svc-5']);
+    expect(
+      byAttr.nodes
+        .filter((n: any) => n.kind === 'service')
+        .map((n: any) => n.name)
+        .sort(),
+    ).toEqual(['net-svc-1', 'net-svc-3', 'net-svc-5']);
 
     const one = (await byName('/identities', 'net-user-006'))[0].id;
     const reach = await ui.ok('query', 'network.graph', { query: { identityId: one } });
     expect(reach.filter.identity).toEqual({ id: one, name: 'net-user-006' });
     expect(reach.nodes.filter((n: any) => n.kind === 'identity').map((n: any) => n.name)).toEqual(['net-user-006']);
-    expect(reach.nodes.filter((n: any) => n.kind === 'service').map((n: any) => n.name).sort()).toEqual(['net-svc-0', 'net-svc-2', 'net-svc-4']);
+    expect(
+      reach.nodes
+        .filter((n: any) => n.kind === 'service')
+        .map((n: any) => n.name)
+        .sort(),
+    ).toEqual(['net-svc-0', 'net-svc-2', 'net-svc-4']);
 
     const named = await ui.ok('query', 'network.graph', { query: { name: 'net-user-29' } });
     expect(named.nodes.filter((n: any) => n.kind === 'identity' && n.pinned).map((n: any) => n.name)).toEqual(
-      Array.from({ length: 10 }, (_, i) => `net-user-29${i}`));
+      Array.from({ length: 10 }, (_, i) => `net-user-29${i}`),
+    );
 
     const live = await ui.ok('query', 'network.live');
     expect(live.router).toMatchObject({ id: routerId, name: 'er-builtin', isOnline: true });
@@ -310,10 +435,15 @@ describe('bulk operations, CSV import, enrollment archive', () => {
       await admin.create('/identities', { name: 'bulk-i1', type: 'User', isAdmin: false, roleAttributes: ['old', 'keep'] }),
       await admin.create('/identities', { name: 'bulk-i2', type: 'User', isAdmin: false, roleAttributes: [] }),
     ];
-    expect(await ui.ok('mutate', 'bulk.roleAttributes', { resource: 'identities', ids, add: ['#new'], remove: ['old'] })).toMatchObject({ done: 2, failed: 0 });
+    expect(await ui.ok('mutate', 'bulk.roleAttributes', { resource: 'identities', ids, add: ['#new'], remove: ['old'] })).toMatchObject({
+      done: 2,
+      failed: 0,
+    });
     expect((await admin.get(`/identities/${ids[0]}`)).body.data.roleAttributes).toEqual(['keep', 'new']);
     expect((await admin.get(`/identities/${ids[1]}`)).body.data.roleAttributes).toEqual(['new']);
-    expect((await admin.get(`/identities?roleFilter=%23new&filter=${encodeURIComponent('name contains "bulk-i"')}`)).body.meta.pagination.totalCount).toBe(2);
+    expect(
+      (await admin.get(`/identities?roleFilter=%23new&filter=${encodeURIComponent('name contains "bulk-i"')}`)).body.meta.pagination.totalCount,
+    ).toBe(2);
     const adminId = (await admin.get(`/identities?filter=${encodeURIComponent('isDefaultAdmin = true')}`)).body.data[0].id;
     const off = await ui.ok('mutate', 'bulk.identityState', { ids: [...ids, adminId], disabled: true });
     expect(off).toMatchObject({ done: 2, failed: 1 });
@@ -362,7 +492,9 @@ describe('bulk operations, CSV import, enrollment archive', () => {
     execFileSync('unzip', ['-q', file, '-d', join(dir, 'x')]);
     const { readFileSync } = await import('node:fs');
     expect(readFileSync(join(dir, 'x', 'csv-alice.jwt'), 'utf8')).toBe((await byName('/identities', 'csv-alice'))[0].enrollment.ott.jwt);
-    expect(readFileSync(join(dir, 'x', 'enrollments.csv'), 'utf8')).toMatch(/^identity,method,expiresAt,file\r\ncsv-alice,ott,.*,csv-alice\.jwt\r\ncsv-bob,updb,.*,csv-bob\.jwt\r\n$/);
+    expect(readFileSync(join(dir, 'x', 'enrollments.csv'), 'utf8')).toMatch(
+      /^identity,method,expiresAt,file\r\ncsv-alice,ott,.*,csv-alice\.jwt\r\ncsv-bob,updb,.*,csv-bob\.jwt\r\n$/,
+    );
   });
 });
 

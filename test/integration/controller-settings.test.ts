@@ -32,17 +32,27 @@ describe('controller settings', () => {
     expect(g.effective).toEqual(g.instance);
 
     expect((await admin.patch('/controller-settings/global', { oidc: { redirectUris: ['https://app.example.test/cb'] } })).status).toBe(200);
-    expect((await admin.get('/controller-settings/global')).body.data.oidc).toEqual({ redirectUris: ['https://app.example.test/cb'], postLogoutUris: [] });
-    expect((await admin.get(`/controller-settings/${controllerId}/effective`)).body.data.effective.oidc.redirectUris).toEqual(['https://app.example.test/cb']);
+    expect((await admin.get('/controller-settings/global')).body.data.oidc).toEqual({
+      redirectUris: ['https://app.example.test/cb'],
+      postLogoutUris: [],
+    });
+    expect((await admin.get(`/controller-settings/${controllerId}/effective`)).body.data.effective.oidc.redirectUris).toEqual([
+      'https://app.example.test/cb',
+    ]);
   });
 
   it('a controller-specific setting overrides what it sets and inherits the rest', async () => {
-    const r = await admin.post('/controller-settings', { controllerId, oidc: { postLogoutUris: ['https://app.example.test/bye'] }, tags: { site: 'a' } });
+    const r = await admin.post('/controller-settings', {
+      controllerId,
+      oidc: { postLogoutUris: ['https://app.example.test/bye'] },
+      tags: { site: 'a' },
+    });
     expect(r.status).toBe(201);
     expect(r.body.data).toEqual({ id: controllerId, _links: { self: { href: `./controller-settings/${controllerId}` } } });
     const eff = (await admin.get(`/controller-settings/${controllerId}/effective`)).body.data;
     expect(eff).toMatchObject({
-      id: controllerId, tags: { site: 'a' },
+      id: controllerId,
+      tags: { site: 'a' },
       effective: { oidc: { redirectUris: ['https://app.example.test/cb'], postLogoutUris: ['https://app.example.test/bye'] } },
       instance: { oidc: { postLogoutUris: ['https://app.example.test/bye'] } },
     });
@@ -51,14 +61,20 @@ describe('controller settings', () => {
     // PUT replaces (what it omits inherits again); PATCH, also at OpenZiti's .../effective path, merges
     expect((await admin.put(`/controller-settings/${controllerId}`, { oidc: { redirectUris: ['https://own.example.test/cb'] } })).status).toBe(200);
     expect((await admin.get(`/controller-settings/${controllerId}/effective`)).body.data.effective.oidc).toEqual({
-      redirectUris: ['https://own.example.test/cb'], postLogoutUris: [],
+      redirectUris: ['https://own.example.test/cb'],
+      postLogoutUris: [],
     });
-    expect((await admin.patch(`/controller-settings/${controllerId}/effective`, { oidc: { postLogoutUris: ['https://own.example.test/bye'] } })).status).toBe(200);
+    expect(
+      (await admin.patch(`/controller-settings/${controllerId}/effective`, { oidc: { postLogoutUris: ['https://own.example.test/bye'] } })).status,
+    ).toBe(200);
     expect((await admin.get(`/controller-settings/${controllerId}`)).body.data.oidc).toEqual({
-      redirectUris: ['https://own.example.test/cb'], postLogoutUris: ['https://own.example.test/bye'],
+      redirectUris: ['https://own.example.test/cb'],
+      postLogoutUris: ['https://own.example.test/bye'],
     });
     expect((await admin.patch(`/controller-settings/${controllerId}`, { oidc: { redirectUris: null } })).status).toBe(200);
-    expect((await admin.get(`/controller-settings/${controllerId}/effective`)).body.data.effective.oidc.redirectUris).toEqual(['https://app.example.test/cb']);
+    expect((await admin.get(`/controller-settings/${controllerId}/effective`)).body.data.effective.oidc.redirectUris).toEqual([
+      'https://app.example.test/cb',
+    ]);
   });
 
   it('refuses bad settings; the global settings cannot be deleted; a controller setting can', async () => {

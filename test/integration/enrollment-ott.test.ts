@@ -16,7 +16,8 @@ async function ottIdentity(name: string): Promise<{ id: string; jwt: string; tok
   return { id, jwt: ott.jwt, token: ott.token, enrollmentId: ott.id };
 }
 
-const authenticatorCount = async (identityId: string) => (await admin.get(`/identities/${identityId}/authenticators`)).body.meta.pagination.totalCount;
+const authenticatorCount = async (identityId: string) =>
+  (await admin.get(`/identities/${identityId}/authenticators`)).body.meta.pagination.totalCount;
 
 describe('one-time token enrollment', () => {
   it('identity create with enrollment.ott carries a JWT signed with the API server certificate key (kid = its SHA-1 fingerprint)', async () => {
@@ -80,7 +81,11 @@ describe('one-time token enrollment', () => {
     const a = await ottIdentity('ott-legacy-pem');
     const { csrPem, keyPem } = await csr('EC-P256');
     const anon = app.client();
-    const r = await anon.post(`/enroll?method=ott&token=${a.token}`, undefined, { api: 'client', raw: csrPem, contentType: 'application/x-pem-file' });
+    const r = await anon.post(`/enroll?method=ott&token=${a.token}`, undefined, {
+      api: 'client',
+      raw: csrPem,
+      contentType: 'application/x-pem-file',
+    });
     expect(r.status).toBe(200);
     expect(String(r.headers['content-type'])).toContain('application/x-pem-file');
     expect(r.text).toMatch(/^-----BEGIN CERTIFICATE-----/);
@@ -89,7 +94,10 @@ describe('one-time token enrollment', () => {
     const b = await ottIdentity('ott-legacy-json');
     const second = await csr('RSA-2048');
     const j = await anon.post(`/enroll?token=${b.token}`, undefined, {
-      api: 'client', raw: second.csrPem, contentType: 'text/plain', headers: { accept: 'application/json' },
+      api: 'client',
+      raw: second.csrPem,
+      contentType: 'text/plain',
+      headers: { accept: 'application/json' },
     });
     expect(j.status).toBe(200);
     expect(j.body.data.cert).toMatch(/^-----BEGIN CERTIFICATE-----/);
@@ -105,7 +113,11 @@ describe('one-time token enrollment', () => {
     expect(again.status).toBe(400);
     expect(again.body.error.code).toBe('INVALID_ENROLLMENT_TOKEN');
     expect(await authenticatorCount(id)).toBe(1);
-    const unknown = await anon.post('/enroll/ott', { token: '00000000-0000-4000-8000-000000000000', clientCsr: (await csr()).csrPem }, { api: 'client' });
+    const unknown = await anon.post(
+      '/enroll/ott',
+      { token: '00000000-0000-4000-8000-000000000000', clientCsr: (await csr()).csrPem },
+      { api: 'client' },
+    );
     expect(unknown.body.error.code).toBe('INVALID_ENROLLMENT_TOKEN');
     await anon.close();
   });

@@ -22,8 +22,17 @@ describe('/enrollments', () => {
     expect(r.body.data._links.self.href).toBe(`./enrollments/${eid}`);
     const e = (await admin.get(`/enrollments/${eid}`)).body.data;
     expect(e).toMatchObject({
-      id: eid, method: 'ott', identityId: id, identity: { id, name: 'rec-ott', urlName: 'identities', entity: 'identities' },
-      expiresAt, token: expect.any(String), jwt: expect.any(String), ca: null, caId: null, username: '', tags: {},
+      id: eid,
+      method: 'ott',
+      identityId: id,
+      identity: { id, name: 'rec-ott', urlName: 'identities', entity: 'identities' },
+      expiresAt,
+      token: expect.any(String),
+      jwt: expect.any(String),
+      ca: null,
+      caId: null,
+      username: '',
+      tags: {},
     });
     expect(decodeJwt(e.jwt).payload).toMatchObject({ em: 'ott', jti: e.token, sub: id, exp: Math.floor(Date.parse(expiresAt) / 1000) });
     const view = (await admin.get(`/identities/${id}`)).body.data.enrollment;
@@ -155,8 +164,12 @@ describe('username/password enrollment', () => {
     const id = await identity('updb-cross', { enrollment: { ott: true, updb: 'updb-cross-name' } });
     const e = (await admin.get(`/identities/${id}`)).body.data.enrollment;
     const anon = app.client();
-    expect((await anon.post(`/enroll/updb?token=${e.ott.token}`, { password: 'cross-pass-1' }, { api: 'client' })).body.error.code).toBe('INVALID_ENROLLMENT_TOKEN');
-    expect((await anon.post('/enroll/ott', { token: e.updb.token, clientCsr: (await csr()).csrPem }, { api: 'client' })).body.error.code).toBe('INVALID_ENROLLMENT_TOKEN');
+    expect((await anon.post(`/enroll/updb?token=${e.ott.token}`, { password: 'cross-pass-1' }, { api: 'client' })).body.error.code).toBe(
+      'INVALID_ENROLLMENT_TOKEN',
+    );
+    expect((await anon.post('/enroll/ott', { token: e.updb.token, clientCsr: (await csr()).csrPem }, { api: 'client' })).body.error.code).toBe(
+      'INVALID_ENROLLMENT_TOKEN',
+    );
     expect(await count(`/identities/${id}/enrollments`)).toBe(2);
     await anon.close();
   });

@@ -19,8 +19,17 @@ beforeAll(async () => {
   const signer = await createRootCa({ commonName: 'IdP signer', keyAlg: 'EC-P256' });
   signerKey = await importPKCS8(signer.keyPem, 'ES256');
   signerId = await admin.create('/external-jwt-signers', {
-    name: 'idp', enabled: true, issuer: ISSUER, audience: AUDIENCE, certPem: signer.certPem, claimsProperty: 'sub', useExternalId: true,
-    enrollToCertEnabled: true, enrollToTokenEnabled: true, enrollNameClaimsSelector: 'preferred_username', enrollAttributeClaimsSelector: '/groups',
+    name: 'idp',
+    enabled: true,
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    certPem: signer.certPem,
+    claimsProperty: 'sub',
+    useExternalId: true,
+    enrollToCertEnabled: true,
+    enrollToTokenEnabled: true,
+    enrollNameClaimsSelector: 'preferred_username',
+    enrollAttributeClaimsSelector: '/groups',
   });
 });
 afterAll(async () => {
@@ -49,7 +58,11 @@ describe('token header enrollment', () => {
     expect(r.status).toBe(200);
     expect(r.body.data.ca).toBe(app.core.pki.caBundlePem);
     const identity = (await admin.get(`/identities?filter=${encodeURIComponent('externalId = "ext-user-1"')}`)).body.data[0];
-    expect(identity).toMatchObject({ name: 'token-user-1', roleAttributes: ['staff', 'vpn'], authenticators: { cert: { fingerprint: fingerprintSha1(r.body.data.cert) } } });
+    expect(identity).toMatchObject({
+      name: 'token-user-1',
+      roleAttributes: ['staff', 'vpn'],
+      authenticators: { cert: { fingerprint: fingerprintSha1(r.body.data.cert) } },
+    });
     const { resp, client } = await certLogin(app.client(), r.body.data.cert, keyPem);
     expect(resp.status).toBe(200);
     expect((await client.get('/current-identity', { api: 'client' })).body.data.id).toBe(identity.id);

@@ -25,7 +25,11 @@ const tokenFor = (key: SigningKey, claims: Record<string, unknown> = {}) =>
 
 async function extJwtLogin(token: string | undefined, headers: Record<string, string> = {}) {
   const c = app.client();
-  const r = await c.post('/authenticate?method=ext-jwt', {}, { api: 'client', headers: token ? { authorization: `Bearer ${token}`, ...headers } : headers });
+  const r = await c.post(
+    '/authenticate?method=ext-jwt',
+    {},
+    { api: 'client', headers: token ? { authorization: `Bearer ${token}`, ...headers } : headers },
+  );
   if (r.status === 200) c.token = r.body.data.token;
   return { c, r };
 }
@@ -49,29 +53,61 @@ afterAll(async () => {
 describe('external JWT signers: CRUD', () => {
   it('creates a JWKS signer with defaults; the Client API lists a public view without authentication', async () => {
     const r = await admin.post('/external-jwt-signers', {
-      name: 'idp', issuer: ISSUER, audience: AUDIENCE, enabled: true, jwksEndpoint: jwksUrl,
-      externalAuthUrl: 'https://idp.example.test/authorize', clientId: 'weft', scopes: ['openid', 'email'], tags: { team: 'sec' },
+      name: 'idp',
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      enabled: true,
+      jwksEndpoint: jwksUrl,
+      externalAuthUrl: 'https://idp.example.test/authorize',
+      clientId: 'weft',
+      scopes: ['openid', 'email'],
+      tags: { team: 'sec' },
     });
     expect(r.status).toBe(201);
     signerId = r.body.data.id;
     expect(r.body.data._links.self.href).toBe(`./external-jwt-signers/${signerId}`);
     const g = (await admin.get(`/external-jwt-signers/${signerId}`)).body.data;
     expect(g).toMatchObject({
-      id: signerId, name: 'idp', issuer: ISSUER, audience: AUDIENCE, enabled: true, jwksEndpoint: jwksUrl, certPem: null, kid: '',
+      id: signerId,
+      name: 'idp',
+      issuer: ISSUER,
+      audience: AUDIENCE,
+      enabled: true,
+      jwksEndpoint: jwksUrl,
+      certPem: null,
+      kid: '',
       // without a certificate: empty strings and Go's zero time, as OpenZiti (its spec lets none of these be null)
-      fingerprint: '', commonName: '', notBefore: '0001-01-01T00:00:00.000Z', notAfter: '0001-01-01T00:00:00.000Z',
-      claimsProperty: 'sub', useExternalId: false,
-      externalAuthUrl: 'https://idp.example.test/authorize', clientId: 'weft', scopes: ['openid', 'email'], targetToken: 'ACCESS',
-      enrollToCertEnabled: false, enrollToTokenEnabled: false, enrollAuthPolicyId: '', enrollNameClaimsSelector: '',
-      enrollAttributeClaimsSelector: '', tags: { team: 'sec' },
+      fingerprint: '',
+      commonName: '',
+      notBefore: '0001-01-01T00:00:00.000Z',
+      notAfter: '0001-01-01T00:00:00.000Z',
+      claimsProperty: 'sub',
+      useExternalId: false,
+      externalAuthUrl: 'https://idp.example.test/authorize',
+      clientId: 'weft',
+      scopes: ['openid', 'email'],
+      targetToken: 'ACCESS',
+      enrollToCertEnabled: false,
+      enrollToTokenEnabled: false,
+      enrollAuthPolicyId: '',
+      enrollNameClaimsSelector: '',
+      enrollAttributeClaimsSelector: '',
+      tags: { team: 'sec' },
     });
 
     const pub = await app.client().get('/external-jwt-signers', { api: 'client' });
     expect(pub.status).toBe(200);
     expect(pub.body.data).toHaveLength(1);
     expect(pub.body.data[0]).toMatchObject({
-      id: signerId, name: 'idp', audience: AUDIENCE, clientId: 'weft', externalAuthUrl: 'https://idp.example.test/authorize',
-      scopes: ['openid', 'email'], targetToken: 'ACCESS', enrollToCertEnabled: false, enrollToTokenEnabled: false,
+      id: signerId,
+      name: 'idp',
+      audience: AUDIENCE,
+      clientId: 'weft',
+      externalAuthUrl: 'https://idp.example.test/authorize',
+      scopes: ['openid', 'email'],
+      targetToken: 'ACCESS',
+      enrollToCertEnabled: false,
+      enrollToTokenEnabled: false,
       openIdConfigurationUrl: 'https://idp.example.test/.well-known/openid-configuration',
     });
     expect(pub.body.data[0]).not.toHaveProperty('issuer');
@@ -82,8 +118,14 @@ describe('external JWT signers: CRUD', () => {
   it('a certificate signer derives fingerprint, common name and validity; bad input is a field error', async () => {
     const ca = await createRootCa({ commonName: 'Cert Signer', keyAlg: 'EC-P256' });
     const r = await admin.post('/external-jwt-signers', {
-      name: 'cert-signer', issuer: 'cert-issuer', audience: AUDIENCE, enabled: true, certPem: ca.certPem, kid: 'cert-kid',
-      claimsProperty: 'email', useExternalId: true,
+      name: 'cert-signer',
+      issuer: 'cert-issuer',
+      audience: AUDIENCE,
+      enabled: true,
+      certPem: ca.certPem,
+      kid: 'cert-kid',
+      claimsProperty: 'email',
+      useExternalId: true,
     });
     expect(r.status).toBe(201);
     const g = (await admin.get(`/external-jwt-signers/${r.body.data.id}`)).body.data;
@@ -113,10 +155,31 @@ describe('external JWT signers: CRUD', () => {
     // null leaves certPem alone (OpenZiti's PATCH), '' clears it (as the ziti CLI sends for "none")
     expect((await admin.patch(`/external-jwt-signers/${id}`, { jwksEndpoint: jwksUrl, certPem: null })).status).toBe(400);
     expect((await admin.patch(`/external-jwt-signers/${id}`, { jwksEndpoint: jwksUrl, certPem: '' })).status).toBe(200);
-    expect((await admin.get(`/external-jwt-signers/${id}`)).body.data).toMatchObject({ certPem: null, fingerprint: '', commonName: '', claimsProperty: 'email' });
+    expect((await admin.get(`/external-jwt-signers/${id}`)).body.data).toMatchObject({
+      certPem: null,
+      fingerprint: '',
+      commonName: '',
+      claimsProperty: 'email',
+    });
     // PUT resets what it omits
-    expect((await admin.put(`/external-jwt-signers/${id}`, { name: 'cert-signer', issuer: 'cert-issuer', audience: AUDIENCE, enabled: false, certPem: ca.certPem })).status).toBe(200);
-    expect((await admin.get(`/external-jwt-signers/${id}`)).body.data).toMatchObject({ enabled: false, claimsProperty: 'sub', useExternalId: false, kid: '', jwksEndpoint: null });
+    expect(
+      (
+        await admin.put(`/external-jwt-signers/${id}`, {
+          name: 'cert-signer',
+          issuer: 'cert-issuer',
+          audience: AUDIENCE,
+          enabled: false,
+          certPem: ca.certPem,
+        })
+      ).status,
+    ).toBe(200);
+    expect((await admin.get(`/external-jwt-signers/${id}`)).body.data).toMatchObject({
+      enabled: false,
+      claimsProperty: 'sub',
+      useExternalId: false,
+      kid: '',
+      jwksEndpoint: null,
+    });
     // disabled signers are not listed publicly
     expect((await app.client().get('/external-jwt-signers', { api: 'client' })).body.data.map((s: any) => s.name)).toEqual(['idp']);
     expect((await admin.del(`/external-jwt-signers/${id}`)).status).toBe(200);
@@ -128,8 +191,15 @@ describe('external JWT signers: CRUD', () => {
     const plain = app.client();
     await plain.login('plain-user', 'plain-password');
     expect((await plain.get('/external-jwt-signers')).status).toBe(401);
-    expect((await plain.post('/external-jwt-signers', { name: 'z', issuer: 'z', audience: 'z', enabled: true, jwksEndpoint: jwksUrl })).status).toBe(401);
-    const reader = await admin.create('/identities', { name: 'signer-reader', type: 'User', isAdmin: false, permissions: ['external-jwt-signer.read'] });
+    expect((await plain.post('/external-jwt-signers', { name: 'z', issuer: 'z', audience: 'z', enabled: true, jwksEndpoint: jwksUrl })).status).toBe(
+      401,
+    );
+    const reader = await admin.create('/identities', {
+      name: 'signer-reader',
+      type: 'User',
+      isAdmin: false,
+      permissions: ['external-jwt-signer.read'],
+    });
     await admin.create('/authenticators', { method: 'updb', identityId: reader, username: 'signer-reader', password: 'reader-password' });
     const rc = app.client();
     await rc.login('signer-reader', 'reader-password');
@@ -205,8 +275,14 @@ describe('POST /authenticate?method=ext-jwt', () => {
   it('a signer with useExternalId and a claims property matches identities by externalId', async () => {
     const ca = await createRootCa({ commonName: 'Email Signer', keyAlg: 'EC-P256' });
     await admin.create('/external-jwt-signers', {
-      name: 'email-signer', issuer: 'email-issuer', audience: 'email-aud', enabled: true, certPem: ca.certPem, kid: 'email-kid',
-      claimsProperty: 'email', useExternalId: true,
+      name: 'email-signer',
+      issuer: 'email-issuer',
+      audience: 'email-aud',
+      enabled: true,
+      certPem: ca.certPem,
+      kid: 'email-kid',
+      claimsProperty: 'email',
+      useExternalId: true,
     });
     const bob = await admin.create('/identities', { name: 'bob', type: 'User', isAdmin: false, externalId: 'bob@example.test' });
     const key = pemSigningKey('email-kid', 'ES256', ca.keyPem);
@@ -217,7 +293,10 @@ describe('POST /authenticate?method=ext-jwt', () => {
     expect((await extJwtLogin(await sign({ email: 'nobody@example.test' }))).r.status).toBe(401);
     expect((await extJwtLogin(await sign({ sub: bob }))).r.status).toBe(401);
     // a kid other than the signer's is refused
-    expect((await extJwtLogin(await signJwt({ ...key, kid: 'other' }, { iss: 'email-issuer', aud: 'email-aud', email: 'bob@example.test' }, now()))).r.status).toBe(401);
+    expect(
+      (await extJwtLogin(await signJwt({ ...key, kid: 'other' }, { iss: 'email-issuer', aud: 'email-aud', email: 'bob@example.test' }, now()))).r
+        .status,
+    ).toBe(401);
   });
 
   it('a failing JWKS endpoint refuses logins and is retried only after the cooldown; cached keys keep working', async () => {

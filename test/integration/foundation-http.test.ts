@@ -20,12 +20,22 @@ const expectError = (r: { status: number; body: any }, status: number, code: str
 
 describe('informational operations', () => {
   it('serves version on both APIs and the root aliases', async () => {
-    for (const [path, api] of [['/version', 'client'], ['/version', 'management'], ['/', 'root'], ['/version', 'root']] as const) {
+    for (const [path, api] of [
+      ['/version', 'client'],
+      ['/version', 'management'],
+      ['/', 'root'],
+      ['/version', 'root'],
+    ] as const) {
       const r = await admin.get(path, { api });
       expect(r.status).toBe(200);
       expect(r.body.meta).toMatchObject({ apiVersion: expect.any(String), apiEnrollmentVersion: expect.any(String) });
       const v = r.body.data;
-      expect(v).toMatchObject({ version: expect.any(String), revision: expect.any(String), buildDate: expect.any(String), runtimeVersion: expect.stringContaining('node') });
+      expect(v).toMatchObject({
+        version: expect.any(String),
+        revision: expect.any(String),
+        buildDate: expect.any(String),
+        runtimeVersion: expect.stringContaining('node'),
+      });
       expect(v.capabilities).toBeInstanceOf(Array);
       expect(v.apiVersions['edge-client'].v1).toEqual({ apiBaseUrls: [`${app.urls.api}/edge/client/v1`], path: '/edge/client/v1', version: 'v1' });
       expect(v.apiVersions['edge-management'].v1.path).toBe('/edge/management/v1');
@@ -45,7 +55,9 @@ describe('informational operations', () => {
     expect((await admin.get('/specs/edge-client', { api: 'client' })).body.data.name).toBe('edge-client');
     const json = JSON.parse((await admin.get('/specs/edge-management/spec', { api: 'management' })).body.data);
     expect(json.openapi).toBe('3.1.0');
-    expect(json.paths['/identities'].post.requestBody.content['application/json'].schema.required).toEqual(expect.arrayContaining(['name', 'type', 'isAdmin']));
+    expect(json.paths['/identities'].post.requestBody.content['application/json'].schema.required).toEqual(
+      expect.arrayContaining(['name', 'type', 'isAdmin']),
+    );
     const yaml = await admin.get('/specs/edge-client/spec?format=yaml', { api: 'client' });
     expect(yaml.headers['content-type']).toContain('text/yaml');
     expect(parseYaml(yaml.text).paths['/authenticate'].post).toBeDefined();
@@ -123,7 +135,10 @@ describe('errors', () => {
   });
 
   it('413 REQUEST_ENTITY_TOO_LARGE above 1 MiB', async () => {
-    const r = await admin.req('POST', '/identities', undefined, { raw: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }), contentType: 'application/json' });
+    const r = await admin.req('POST', '/identities', undefined, {
+      raw: JSON.stringify({ name: 'x'.repeat(1024 * 1024 + 10) }),
+      contentType: 'application/json',
+    });
     expectError(r, 413, 'REQUEST_ENTITY_TOO_LARGE');
   });
 
@@ -160,14 +175,20 @@ describe('errors', () => {
     expect(huge.statusCode).toBe(431);
     expect(String(huge.headers['content-type'])).toContain('application/json');
     const body = (await huge.body.json()) as any;
-    expect(body).toMatchObject({ error: { code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', message: expect.any(String) }, meta: { apiVersion: expect.any(String) } });
+    expect(body).toMatchObject({
+      error: { code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', message: expect.any(String) },
+      meta: { apiVersion: expect.any(String) },
+    });
     expect(body.error.requestId).toMatch(/^[0-9a-f-]{36}$/);
     // and the listener keeps serving
     expect((await admin.get('/version')).status).toBe(200);
   });
 
   it('survives hostile input: prototype keys, deep nesting, unicode, odd query strings', async () => {
-    const proto = await admin.post('/identities', JSON.parse('{"name":"proto","type":"User","isAdmin":false,"tags":{"__proto__":{"polluted":"yes"}}}'));
+    const proto = await admin.post(
+      '/identities',
+      JSON.parse('{"name":"proto","type":"User","isAdmin":false,"tags":{"__proto__":{"polluted":"yes"}}}'),
+    );
     expect(proto.status).toBe(201);
     expect(({} as any).polluted).toBeUndefined();
     const deep = await admin.req('POST', '/identities', undefined, { raw: '['.repeat(5000) + ']'.repeat(5000), contentType: 'application/json' });
@@ -201,9 +222,16 @@ describe('authentication of requests', () => {
     const r = await c.login('admin', 'admin-password-1', 'client');
     const s = r.body.data;
     expect(s).toMatchObject({
-      token: expect.any(String), identityId: expect.any(String), isMfaRequired: false, isMfaComplete: false,
-      authQueries: [], configTypes: [], expirationSeconds: expect.any(Number), expiresAt: expect.any(String),
-      lastActivityAt: expect.any(String), identity: { entity: 'identities', name: 'Default Admin' },
+      token: expect.any(String),
+      identityId: expect.any(String),
+      isMfaRequired: false,
+      isMfaComplete: false,
+      authQueries: [],
+      configTypes: [],
+      expirationSeconds: expect.any(Number),
+      expiresAt: expect.any(String),
+      lastActivityAt: expect.any(String),
+      identity: { entity: 'identities', name: 'Default Admin' },
     });
     expect(s.expirationSeconds).toBeGreaterThan(1700);
     expect(s.expirationSeconds).toBeLessThanOrEqual(1800);
@@ -226,11 +254,17 @@ describe('authentication of requests', () => {
   });
 
   it('handles many concurrent requests over one keep-alive pool without errors', async () => {
-    const results = await Promise.all(Array.from({ length: 100 }, (_, i) =>
-      request(`${app.urls.management}/identities?limit=1&offset=${i % 3}`, { headers: { 'zt-session': admin.token! }, dispatcher: admin.agent }).then(async (r) => {
-        await r.body.dump();
-        return r.statusCode;
-      })));
+    const results = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        request(`${app.urls.management}/identities?limit=1&offset=${i % 3}`, {
+          headers: { 'zt-session': admin.token! },
+          dispatcher: admin.agent,
+        }).then(async (r) => {
+          await r.body.dump();
+          return r.statusCode;
+        }),
+      ),
+    );
     expect(new Set(results)).toEqual(new Set([200]));
   });
 });

@@ -2,7 +2,16 @@
 // at <endpoint_url>/<provider>/auth/callback, logout at <endpoint_url>/<provider>/logout — and every URL the
 // frontend builds (redirect URI, logout links, the page after logout) carries it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AUTH_HOST, COOKIE_NAME, freePort, HttpUserAgent, startEchoBackend, startTestFrontend, type EchoBackend, type TestFrontend } from '../support/browser';
+import {
+  AUTH_HOST,
+  COOKIE_NAME,
+  freePort,
+  HttpUserAgent,
+  startEchoBackend,
+  startTestFrontend,
+  type EchoBackend,
+  type TestFrontend,
+} from '../support/browser';
 import { startFakeGithub, type FakeGithub } from '../support/fakeGithub';
 
 const CLIENT = { clientId: 'Iv1.path-client', clientSecret: 'path-client-secret-0123456789' };
@@ -24,7 +33,14 @@ describe('frontend: endpoint_url with a path', () => {
       oauthPort,
       oauth: { endpoint_url: `${origin}/sso/` },
       providers: [{ name: 'github', type: 'idp_a', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, ...gh.endpoints }],
-      shares: [{ token: 'app', backendMode: 'proxy', target: backend.url, oauth: { provider: 'github', emailPatterns: ['*@example.test'], checkIntervalMs: 3_600_000 } }],
+      shares: [
+        {
+          token: 'app',
+          backendMode: 'proxy',
+          target: backend.url,
+          oauth: { provider: 'github', emailPatterns: ['*@example.test'], checkIntervalMs: 3_600_000 },
+        },
+      ],
     });
   });
 

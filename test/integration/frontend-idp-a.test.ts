@@ -28,7 +28,14 @@ describe('frontend: idp_a provider', () => {
     fe = await startTestFrontend({
       now: clock.now,
       providers: [{ name: 'github', type: 'idp_a', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, ...gh.endpoints }],
-      shares: [{ token: 'gh', backendMode: 'proxy', target: backend.url, oauth: { provider: 'github', emailPatterns: ['*@example.test'], checkIntervalMs: HOUR } }],
+      shares: [
+        {
+          token: 'gh',
+          backendMode: 'proxy',
+          target: backend.url,
+          oauth: { provider: 'github', emailPatterns: ['*@example.test'], checkIntervalMs: HOUR },
+        },
+      ],
     });
   });
 

@@ -19,7 +19,12 @@ describe('frontend: idp_b provider', () => {
     fe = await startTestFrontend({
       providers: [{ name: 'google', type: 'idp_b', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, ...google.endpoints }],
       shares: [
-        { token: 'docs', backendMode: 'proxy', target: backend.url, oauth: { provider: 'google', emailPatterns: ['*@example.test', 'boss@*'], checkIntervalMs: 3_600_000 } },
+        {
+          token: 'docs',
+          backendMode: 'proxy',
+          target: backend.url,
+          oauth: { provider: 'google', emailPatterns: ['*@example.test', 'boss@*'], checkIntervalMs: 3_600_000 },
+        },
       ],
     });
   });

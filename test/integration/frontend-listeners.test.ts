@@ -10,7 +10,16 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFrontend } from '../../src/main/frontend';
 import type { FrontendConfig } from '../../src/main/frontend/config';
-import { COOKIE_DOMAIN, COOKIE_NAME, freePort, HttpUserAgent, oauthSection, SHARE_DOMAIN, startEchoBackend, type EchoBackend } from '../support/browser';
+import {
+  COOKIE_DOMAIN,
+  COOKIE_NAME,
+  freePort,
+  HttpUserAgent,
+  oauthSection,
+  SHARE_DOMAIN,
+  startEchoBackend,
+  type EchoBackend,
+} from '../support/browser';
 
 const silent = pino({ level: 'silent' });
 const githubProvider = { name: 'github', type: 'idp_a' as const, client_id: 'id', client_secret: 'secret' };
@@ -30,14 +39,21 @@ function selfSigned(): { cert: string; key: string } {
   return { cert: forge.pki.certificateToPem(cert), key: forge.pki.privateKeyToPem(keys.privateKey) };
 }
 
-function httpsGet(port: number, host: string, pathName: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function httpsGet(
+  port: number,
+  host: string,
+  pathName: string,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
     https
-      .get({ hostname: '127.0.0.1', port, path: pathName, servername: host, headers: { host, accept: 'text/html' }, rejectUnauthorized: false }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      })
+      .get(
+        { hostname: '127.0.0.1', port, path: pathName, servername: host, headers: { host, accept: 'text/html' }, rejectUnauthorized: false },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        },
+      )
       .on('error', reject);
   });
 }
@@ -69,7 +85,12 @@ describe('frontend listeners', () => {
     const fe = await startFrontend({
       config,
       logger: silent,
-      resolver: { resolve: (t) => (t === 'app' ? { token: 'app', backendMode: 'proxy', target: backend.url, oauth: { provider: 'github', emailPatterns: [], checkIntervalMs: 60_000 } } : undefined) },
+      resolver: {
+        resolve: (t) =>
+          t === 'app'
+            ? { token: 'app', backendMode: 'proxy', target: backend.url, oauth: { provider: 'github', emailPatterns: [], checkIntervalMs: 60_000 } }
+            : undefined,
+      },
     });
     try {
       const { port } = fe.publicAddress;
@@ -87,9 +108,21 @@ describe('frontend listeners', () => {
 
   it('uses public_url for share URLs and the Secure flag', async () => {
     const fe = await startFrontend({
-      config: { bind_address: '127.0.0.1:0', share_domain: SHARE_DOMAIN, public_url: 'https://ignored.example:8443', oauth: oauthSection(await freePort(), [githubProvider]) },
+      config: {
+        bind_address: '127.0.0.1:0',
+        share_domain: SHARE_DOMAIN,
+        public_url: 'https://ignored.example:8443',
+        oauth: oauthSection(await freePort(), [githubProvider]),
+      },
       logger: silent,
-      resolver: { resolve: () => ({ token: 'app', backendMode: 'proxy', target: backend.url, oauth: { provider: 'github', emailPatterns: [], checkIntervalMs: 60_000 } }) },
+      resolver: {
+        resolve: () => ({
+          token: 'app',
+          backendMode: 'proxy',
+          target: backend.url,
+          oauth: { provider: 'github', emailPatterns: [], checkIntervalMs: 60_000 },
+        }),
+      },
     });
     try {
       expect(fe.shareUrl('tok')).toBe(`https://tok.${SHARE_DOMAIN}:8443`);
@@ -104,9 +137,20 @@ describe('frontend listeners', () => {
   it('runs two frontends in one process without sharing sessions or state', async () => {
     const make = async (signing: string) =>
       startFrontend({
-        config: { bind_address: '127.0.0.1:0', share_domain: SHARE_DOMAIN, oauth: { ...oauthSection(await freePort(), [githubProvider]), signing_key: signing } },
+        config: {
+          bind_address: '127.0.0.1:0',
+          share_domain: SHARE_DOMAIN,
+          oauth: { ...oauthSection(await freePort(), [githubProvider]), signing_key: signing },
+        },
         logger: silent,
-        resolver: { resolve: () => ({ token: 'app', backendMode: 'proxy', target: backend.url, oauth: { provider: 'github', emailPatterns: [], checkIntervalMs: 60_000 } }) },
+        resolver: {
+          resolve: () => ({
+            token: 'app',
+            backendMode: 'proxy',
+            target: backend.url,
+            oauth: { provider: 'github', emailPatterns: [], checkIntervalMs: 60_000 },
+          }),
+        },
       });
     const a = await make('a'.repeat(40));
     const b = await make('b'.repeat(40));
@@ -171,7 +215,11 @@ describe('frontend listeners', () => {
       a: { token: 'a', backendMode: 'proxy', target: backend.url, oauth: { provider: 'github', emailPatterns: [], checkIntervalMs: 1 } },
       b: { token: 'b', backendMode: 'proxy', target: backend.url, oauth: { provider: 'gitlab', emailPatterns: [], checkIntervalMs: 1 } },
     };
-    const noOAuth = await startFrontend({ config: { bind_address: '127.0.0.1:0', share_domain: SHARE_DOMAIN }, logger: silent, resolver: { resolve: (t) => shares[t] as any } });
+    const noOAuth = await startFrontend({
+      config: { bind_address: '127.0.0.1:0', share_domain: SHARE_DOMAIN },
+      logger: silent,
+      resolver: { resolve: (t) => shares[t] as any },
+    });
     const withOAuth = await startFrontend({
       config: { bind_address: '127.0.0.1:0', share_domain: SHARE_DOMAIN, oauth: oauthSection(await freePort(), [githubProvider]) },
       logger: silent,
@@ -194,10 +242,19 @@ describe('frontend listeners', () => {
       config: {
         bind_address: '127.0.0.1:0',
         share_domain: SHARE_DOMAIN,
-        oauth: oauthSection(await freePort(), [{ name: 'corp', type: 'oidc', client_id: 'x', client_secret: 'y', issuer: deadIssuer, scopes: ['openid', 'email'], supports_pkce: true }]),
+        oauth: oauthSection(await freePort(), [
+          { name: 'corp', type: 'oidc', client_id: 'x', client_secret: 'y', issuer: deadIssuer, scopes: ['openid', 'email'], supports_pkce: true },
+        ]),
       },
       logger: silent,
-      resolver: { resolve: (t) => ({ token: t, backendMode: 'proxy', target: backend.url, oauth: { provider: 'corp', emailPatterns: [], checkIntervalMs: 60_000 } }) },
+      resolver: {
+        resolve: (t) => ({
+          token: t,
+          backendMode: 'proxy',
+          target: backend.url,
+          oauth: { provider: 'corp', emailPatterns: [], checkIntervalMs: 60_000 },
+        }),
+      },
     });
     try {
       const res = await new HttpUserAgent().request(`http://app.${SHARE_DOMAIN}:${fe.publicAddress.port}/`);

@@ -28,7 +28,12 @@ describe('negative: authorization code injection (OIDC)', () => {
     fe = await startTestFrontend({
       oauthPort,
       providers: [provider('nonce', false), provider('pkce', true)],
-      shares: ['nonce', 'pkce'].map((p) => ({ token: `s-${p}`, backendMode: 'proxy' as const, target: backend.url, oauth: { provider: p, emailPatterns: [], checkIntervalMs: 3_600_000 } })),
+      shares: ['nonce', 'pkce'].map((p) => ({
+        token: `s-${p}`,
+        backendMode: 'proxy' as const,
+        target: backend.url,
+        oauth: { provider: p, emailPatterns: [], checkIntervalMs: 3_600_000 },
+      })),
     });
   });
 
@@ -50,7 +55,10 @@ describe('negative: authorization code injection (OIDC)', () => {
       const res = await agent.request(mixed.href);
       expect(res.status).toBe(502);
       expect(agent.cookie(`${COOKIE_NAME}_s-${provider}`)).toBeUndefined();
-      const failure = fe.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'oauth code exchange failed').at(-1);
+      const failure = fe.logs
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.msg === 'oauth code exchange failed')
+        .at(-1);
       expect(failure.err).toMatch(provider === 'pkce' ? /invalid_grant/ : /"nonce" claim/);
       if (provider === 'pkce') {
         // PKCE stops the swap at the token endpoint, so the victim's own callback still works.

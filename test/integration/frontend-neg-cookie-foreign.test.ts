@@ -20,7 +20,7 @@ describe('negative: foreign session cookies', () => {
     expect(other.location).toContain(s.gh.endpoints.auth_url);
   });
 
-  it('refuses another share\'s cookie presented under this share\'s name', async () => {
+  it("refuses another share's cookie presented under this share's name", async () => {
     const agent = new HttpUserAgent();
     await s.login(agent, 'app');
     const appSession = agent.cookie(`${COOKIE_NAME}_app`)!;
@@ -46,7 +46,7 @@ describe('negative: foreign session cookies', () => {
     }
   });
 
-  it('refuses a session whose email no longer matches the share\'s patterns', async () => {
+  it("refuses a session whose email no longer matches the share's patterns", async () => {
     const agent = new HttpUserAgent();
     await s.login(agent, 'app');
     const original = s.fe.shares.get('app')!;

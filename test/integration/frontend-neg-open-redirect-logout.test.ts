@@ -45,7 +45,12 @@ describe('negative: open redirect through logout', () => {
   });
 
   it('allows shares and the frontend itself', async () => {
-    for (const target of [s.fe.shareUrl('app', '/after?x=1'), 'https://other.share.weft.test/', `${s.fe.endpointUrl}/github/login`, `${s.fe.endpointUrl}/`]) {
+    for (const target of [
+      s.fe.shareUrl('app', '/after?x=1'),
+      'https://other.share.weft.test/',
+      `${s.fe.endpointUrl}/github/login`,
+      `${s.fe.endpointUrl}/`,
+    ]) {
       expect((await logout(target)).headers.location, target).toBe(target);
     }
   });

@@ -13,7 +13,13 @@ const SPOOFED = {
 };
 
 // Spellings that CGI/WSGI, PHP and the like read as svc-auth-*: they map "_" and "-" alike.
-const UNDERSCORED = ['svc_auth_email: u1@evil.test', 'SVC_Auth-Email: u2@evil.test', 'svc-auth_provider: evil', 'Svc_Auth_Expires: 2999-01-01T00:00:00Z', 'X_Forwarded_For: 6.6.6.6'];
+const UNDERSCORED = [
+  'svc_auth_email: u1@evil.test',
+  'SVC_Auth-Email: u2@evil.test',
+  'svc-auth_provider: evil',
+  'Svc_Auth_Expires: 2999-01-01T00:00:00Z',
+  'X_Forwarded_For: 6.6.6.6',
+];
 
 /** One request written byte for byte on a TCP connection (no client library normalises the header names). */
 async function rawRequest(url: string, headerLines: string[]): Promise<string> {
@@ -44,7 +50,7 @@ describe('negative: spoofed svc-auth-* headers', () => {
     expect(Object.keys(h).filter((k) => k.startsWith('svc-auth-'))).toEqual([]);
   });
 
-  it('replaces them on a protected share with the session\'s values', async () => {
+  it("replaces them on a protected share with the session's values", async () => {
     const agent = new HttpUserAgent();
     await s.login(agent, 'app');
     const res = await agent.request(s.fe.shareUrl('app', '/'), { headers: SPOOFED });

@@ -88,7 +88,7 @@ describe('negative: forged state', () => {
     await expectRefused(agent, url.href);
   });
 
-  it('refuses a genuine state at another provider\'s callback', async () => {
+  it("refuses a genuine state at another provider's callback", async () => {
     const agent = new HttpUserAgent();
     const { callbackUrl } = await s.startLogin(agent, 'app');
     const res = await expectRefused(agent, callbackUrl.replace('/github/auth/callback', '/github2/auth/callback'));

@@ -27,15 +27,36 @@ describe('negative: unverified or missing email', () => {
     idp = await startOidcProvider({ clients: [{ ...OIDC, redirectUris: [callback('oidc'), callback('oidc-no-email')] }] });
     idp.setAccount('u', { email: 'u@example.test', emailVerified: false });
     backend = await startEchoBackend();
-    const share = (token: string, provider: string) => ({ token, backendMode: 'proxy' as const, target: backend.url, oauth: { provider, emailPatterns: [], checkIntervalMs: 3_600_000 } });
+    const share = (token: string, provider: string) => ({
+      token,
+      backendMode: 'proxy' as const,
+      target: backend.url,
+      oauth: { provider, emailPatterns: [], checkIntervalMs: 3_600_000 },
+    });
     fe = await startTestFrontend({
       oauthPort,
       providers: [
         { name: 'gh', type: 'idp_a', client_id: GH.clientId, client_secret: GH.clientSecret, ...gh.endpoints },
         { name: 'google', type: 'idp_b', client_id: GOOGLE.clientId, client_secret: GOOGLE.clientSecret, ...google.endpoints },
-        { name: 'oidc', type: 'oidc', client_id: OIDC.clientId, client_secret: OIDC.clientSecret, issuer: idp.issuer, scopes: ['openid', 'email'], supports_pkce: false },
+        {
+          name: 'oidc',
+          type: 'oidc',
+          client_id: OIDC.clientId,
+          client_secret: OIDC.clientSecret,
+          issuer: idp.issuer,
+          scopes: ['openid', 'email'],
+          supports_pkce: false,
+        },
         // without the email scope the provider returns no email claim at all
-        { name: 'oidc-no-email', type: 'oidc', client_id: OIDC.clientId, client_secret: OIDC.clientSecret, issuer: idp.issuer, scopes: ['openid'], supports_pkce: false },
+        {
+          name: 'oidc-no-email',
+          type: 'oidc',
+          client_id: OIDC.clientId,
+          client_secret: OIDC.clientSecret,
+          issuer: idp.issuer,
+          scopes: ['openid'],
+          supports_pkce: false,
+        },
       ],
       shares: [share('a', 'gh'), share('b', 'google'), share('c', 'oidc'), share('d', 'oidc-no-email')],
     });

@@ -34,7 +34,10 @@ describe('negative: XHR / API requests without a session', () => {
       expect(res.headers['content-type'], label).toContain('application/json');
       expect(res.json(), label).toMatchObject({ error: 'authentication_required', provider: 'github' });
       expect(res.headers.location, label).toBeUndefined();
-      expect(res.setCookies.some((c) => c.startsWith(COOKIE_NAME)), label).toBe(false);
+      expect(
+        res.setCookies.some((c) => c.startsWith(COOKIE_NAME)),
+        label,
+      ).toBe(false);
     }
   });
 
@@ -56,7 +59,13 @@ describe('negative: XHR / API requests without a session', () => {
       hostname: '127.0.0.1',
       port: u.port,
       path: '/ws',
-      headers: { host: u.host, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' },
+      headers: {
+        host: u.host,
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+      },
     });
     req.end();
     const [res] = (await once(req, 'response')) as [http.IncomingMessage];

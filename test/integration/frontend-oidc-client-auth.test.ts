@@ -34,7 +34,12 @@ describe('frontend: OIDC token endpoint client authentication', () => {
       clients: [{ ...LISTED_POST_FIRST, tokenEndpointAuthMethod: 'client_secret_post', redirectUris: [callback('listed')] }],
     });
     backend = await startEchoBackend();
-    const oidc = (name: string, client: { clientId: string; clientSecret: string }, issuer: string, method?: 'client_secret_basic' | 'client_secret_post') => ({
+    const oidc = (
+      name: string,
+      client: { clientId: string; clientSecret: string },
+      issuer: string,
+      method?: 'client_secret_basic' | 'client_secret_post',
+    ) => ({
       name,
       type: 'oidc' as const,
       client_id: client.clientId,
@@ -44,7 +49,12 @@ describe('frontend: OIDC token endpoint client authentication', () => {
       supports_pkce: true,
       ...(method ? { token_endpoint_auth_method: method } : {}),
     });
-    const share = (token: string) => ({ token, backendMode: 'proxy' as const, target: backend.url, oauth: { provider: token, emailPatterns: [], checkIntervalMs: 3_600_000 } });
+    const share = (token: string) => ({
+      token,
+      backendMode: 'proxy' as const,
+      target: backend.url,
+      oauth: { provider: token, emailPatterns: [], checkIntervalMs: 3_600_000 },
+    });
     fe = await startTestFrontend({
       oauthPort,
       providers: [

@@ -2,7 +2,16 @@
 // headers, transparent refresh at the check interval, session_lifetime, logout with revocation.
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { COOKIE_NAME, freePort, HttpUserAgent, startEchoBackend, startTestFrontend, testClock, type EchoBackend, type TestFrontend } from '../support/browser';
+import {
+  COOKIE_NAME,
+  freePort,
+  HttpUserAgent,
+  startEchoBackend,
+  startTestFrontend,
+  testClock,
+  type EchoBackend,
+  type TestFrontend,
+} from '../support/browser';
 import { signInAtOidcProvider, startOidcProvider, type TestOidcProvider } from '../support/oidcProvider';
 
 const CLIENT = { clientId: 'weft-frontend', clientSecret: 'oidc-client-secret-0123456789' };
@@ -17,7 +26,12 @@ describe('frontend: OIDC provider', () => {
   beforeAll(async () => {
     const oauthPort = await freePort();
     idp = await startOidcProvider({
-      clients: [{ ...CLIENT, redirectUris: [`http://auth.weft.test:${oauthPort}/idp/auth/callback`, `http://auth.weft.test:${oauthPort}/idp-online/auth/callback`] }],
+      clients: [
+        {
+          ...CLIENT,
+          redirectUris: [`http://auth.weft.test:${oauthPort}/idp/auth/callback`, `http://auth.weft.test:${oauthPort}/idp-online/auth/callback`],
+        },
+      ],
     });
     idp.setAccount('alice', { email: 'Alice@Example.test', emailVerified: true });
     backend = await startEchoBackend();
@@ -25,14 +39,40 @@ describe('frontend: OIDC provider', () => {
       oauthPort,
       now: clock.now,
       providers: [
-        { name: 'idp', type: 'oidc', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, issuer: idp.issuer, scopes: ['openid', 'email', 'offline_access'], supports_pkce: true },
+        {
+          name: 'idp',
+          type: 'oidc',
+          client_id: CLIENT.clientId,
+          client_secret: CLIENT.clientSecret,
+          issuer: idp.issuer,
+          scopes: ['openid', 'email', 'offline_access'],
+          supports_pkce: true,
+        },
         // The same issuer and client without offline_access: no refresh token asked for, so no prompt=consent.
-        { name: 'idp-online', type: 'oidc', client_id: CLIENT.clientId, client_secret: CLIENT.clientSecret, issuer: idp.issuer, scopes: ['openid', 'email'], supports_pkce: true },
+        {
+          name: 'idp-online',
+          type: 'oidc',
+          client_id: CLIENT.clientId,
+          client_secret: CLIENT.clientSecret,
+          issuer: idp.issuer,
+          scopes: ['openid', 'email'],
+          supports_pkce: true,
+        },
       ],
       shares: [
-        { token: 'app', backendMode: 'proxy', target: backend.url, oauth: { provider: 'idp', emailPatterns: ['*@example.test'], checkIntervalMs: HOUR } },
+        {
+          token: 'app',
+          backendMode: 'proxy',
+          target: backend.url,
+          oauth: { provider: 'idp', emailPatterns: ['*@example.test'], checkIntervalMs: HOUR },
+        },
         { token: 'other', backendMode: 'proxy', target: backend.url, oauth: { provider: 'idp', emailPatterns: [], checkIntervalMs: HOUR } },
-        { token: 'online', backendMode: 'proxy', target: backend.url, oauth: { provider: 'idp-online', emailPatterns: ['*@example.test'], checkIntervalMs: HOUR } },
+        {
+          token: 'online',
+          backendMode: 'proxy',
+          target: backend.url,
+          oauth: { provider: 'idp-online', emailPatterns: ['*@example.test'], checkIntervalMs: HOUR },
+        },
       ],
     });
   });

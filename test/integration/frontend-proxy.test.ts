@@ -147,7 +147,13 @@ describe('frontend: proxy backend', () => {
 
   it('streams request bodies', async () => {
     const u = new URL(fe.shareUrl('stream', '/upload'));
-    const req = http.request({ hostname: '127.0.0.1', port: u.port, path: u.pathname, method: 'PUT', headers: { host: u.host, 'transfer-encoding': 'chunked' } });
+    const req = http.request({
+      hostname: '127.0.0.1',
+      port: u.port,
+      path: u.pathname,
+      method: 'PUT',
+      headers: { host: u.host, 'transfer-encoding': 'chunked' },
+    });
     const response = once(req, 'response');
     req.write('chunk-1');
     await requestChunkSeen; // the backend saw the first chunk before the request ended
@@ -195,7 +201,13 @@ describe('frontend: proxy backend', () => {
       hostname: '127.0.0.1',
       port: u.port,
       path: '/ws',
-      headers: { host: u.host, connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' },
+      headers: {
+        host: u.host,
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+      },
     });
     req.end();
     const [res] = (await once(req, 'response')) as [http.IncomingMessage];

@@ -10,22 +10,52 @@ useTestApp((a, c) => ((app = a), (admin = c)));
 describe('identities', () => {
   it('create → 201 {id,_links}; get returns every seed field', async () => {
     const r = await admin.post('/identities', {
-      name: 'laptop-1', type: 'Device', isAdmin: false, roleAttributes: ['sales', 'emea'], tags: { env: 'prod', pinned: true, none: null },
-      appData: { owner: 'ann' }, defaultHostingCost: 10, defaultHostingPrecedence: 'required', externalId: 'ext-1',
-      serviceHostingCosts: { svcA: 5 }, serviceHostingPrecedences: { svcA: 'failed' }, permissions: ['identity.read'],
+      name: 'laptop-1',
+      type: 'Device',
+      isAdmin: false,
+      roleAttributes: ['sales', 'emea'],
+      tags: { env: 'prod', pinned: true, none: null },
+      appData: { owner: 'ann' },
+      defaultHostingCost: 10,
+      defaultHostingPrecedence: 'required',
+      externalId: 'ext-1',
+      serviceHostingCosts: { svcA: 5 },
+      serviceHostingPrecedences: { svcA: 'failed' },
+      permissions: ['identity.read'],
     });
     expect(r.status).toBe(201);
     expect(r.body.data).toEqual({ id: expect.any(String), _links: { self: { href: `./identities/${r.body.data.id}` } } });
     const id = r.body.data.id;
     const g = (await admin.get(`/identities/${id}`)).body.data;
     expect(g).toMatchObject({
-      id, name: 'laptop-1', typeId: 'Device', type: { entity: 'identity-types', id: 'Device', name: 'Device' },
-      isAdmin: false, isDefaultAdmin: false, roleAttributes: ['sales', 'emea'], tags: { env: 'prod', pinned: true, none: null },
-      appData: { owner: 'ann' }, defaultHostingCost: 10, defaultHostingPrecedence: 'required', externalId: 'ext-1',
-      serviceHostingCosts: { svcA: 5 }, serviceHostingPrecedences: { svcA: 'failed' }, permissions: ['identity.read'],
-      authPolicyId: 'default', authPolicy: { id: 'default', name: 'Default', entity: 'auth-policies' },
-      authenticators: {}, disabled: false, disabledAt: null, disabledUntil: null, hasApiSession: false, isMfaEnabled: false,
-      enrollment: expect.any(Object), envInfo: {}, sdkInfo: {}, interfaces: [], hasEdgeRouterConnection: false,
+      id,
+      name: 'laptop-1',
+      typeId: 'Device',
+      type: { entity: 'identity-types', id: 'Device', name: 'Device' },
+      isAdmin: false,
+      isDefaultAdmin: false,
+      roleAttributes: ['sales', 'emea'],
+      tags: { env: 'prod', pinned: true, none: null },
+      appData: { owner: 'ann' },
+      defaultHostingCost: 10,
+      defaultHostingPrecedence: 'required',
+      externalId: 'ext-1',
+      serviceHostingCosts: { svcA: 5 },
+      serviceHostingPrecedences: { svcA: 'failed' },
+      permissions: ['identity.read'],
+      authPolicyId: 'default',
+      authPolicy: { id: 'default', name: 'Default', entity: 'auth-policies' },
+      authenticators: {},
+      disabled: false,
+      disabledAt: null,
+      disabledUntil: null,
+      hasApiSession: false,
+      isMfaEnabled: false,
+      enrollment: expect.any(Object),
+      envInfo: {},
+      sdkInfo: {},
+      interfaces: [],
+      hasEdgeRouterConnection: false,
       edgeRouterConnectionStatus: 'offline',
     });
     expect(g.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -33,7 +63,14 @@ describe('identities', () => {
   });
 
   it('PUT replaces (unset optional fields reset), PATCH changes only what is given', async () => {
-    const id = await admin.create('/identities', { name: 'put-patch', type: 'User', isAdmin: false, roleAttributes: ['a'], tags: { k: 'v' }, defaultHostingCost: 7 });
+    const id = await admin.create('/identities', {
+      name: 'put-patch',
+      type: 'User',
+      isAdmin: false,
+      roleAttributes: ['a'],
+      tags: { k: 'v' },
+      defaultHostingCost: 7,
+    });
     expect((await admin.patch(`/identities/${id}`, { roleAttributes: ['b', 'c'] })).status).toBe(200);
     let g = (await admin.get(`/identities/${id}`)).body.data;
     expect(g).toMatchObject({ roleAttributes: ['b', 'c'], tags: { k: 'v' }, defaultHostingCost: 7, name: 'put-patch' });
@@ -62,10 +99,21 @@ describe('identities', () => {
     const bad = await admin.post('/identities', { name: 'ap', type: 'User', isAdmin: false, authPolicyId: 'nope' });
     expect(bad.body.error.cause.field).toBe('authPolicyId');
     const ap = await admin.create('/auth-policies', {
-      name: 'strict', primary: {
-        cert: { allowed: true, allowExpiredCerts: false }, extJwt: { allowed: false, allowedSigners: [] },
-        updb: { allowed: true, minPasswordLength: 8, requireSpecialChar: true, requireNumberChar: true, requireMixedCase: true, maxAttempts: 3, lockoutDurationMinutes: 5 },
-      }, secondary: { requireTotp: false, requireExtJwtSigner: null },
+      name: 'strict',
+      primary: {
+        cert: { allowed: true, allowExpiredCerts: false },
+        extJwt: { allowed: false, allowedSigners: [] },
+        updb: {
+          allowed: true,
+          minPasswordLength: 8,
+          requireSpecialChar: true,
+          requireNumberChar: true,
+          requireMixedCase: true,
+          maxAttempts: 3,
+          lockoutDurationMinutes: 5,
+        },
+      },
+      secondary: { requireTotp: false, requireExtJwtSigner: null },
     });
     const id = await admin.create('/identities', { name: 'ap', type: 'User', isAdmin: false, authPolicyId: ap });
     expect((await admin.get(`/identities/${id}`)).body.data.authPolicy.name).toBe('strict');
@@ -141,7 +189,9 @@ describe('authenticators (updb)', () => {
     await c.login('auth-crud2', 'third-pass');
     expect((await admin.del(`/authenticators/${aid}`)).status).toBe(200);
     expect((await c.post('/authenticate?method=password', { username: 'auth-crud2', password: 'third-pass' })).status).toBe(401);
-    expect((await admin.post('/authenticators', { method: 'updb', identityId: 'nope', username: 'zzzz', password: 'abcdef' })).body.error.cause.field).toBe('identityId');
+    expect(
+      (await admin.post('/authenticators', { method: 'updb', identityId: 'nope', username: 'zzzz', password: 'abcdef' })).body.error.cause.field,
+    ).toBe('identityId');
     await c.close();
   });
 
@@ -158,19 +208,43 @@ describe('authenticators (updb)', () => {
     const noCurrent = await c.patch(`/current-identity/authenticators/${aid}`, { password: 'new-password' }, { api: 'client' });
     expect(noCurrent.status).toBe(400);
     expect(noCurrent.body.error.cause.field).toBe('currentPassword');
-    const wrong = await c.patch(`/current-identity/authenticators/${aid}`, { password: 'new-password', currentPassword: 'not-it!' }, { api: 'client' });
+    const wrong = await c.patch(
+      `/current-identity/authenticators/${aid}`,
+      { password: 'new-password', currentPassword: 'not-it!' },
+      { api: 'client' },
+    );
     expect(wrong.status).toBe(401);
-    expect((await c.put(`/current-identity/authenticators/${aid}`, { username: 'self-service', password: 'new-password', currentPassword: 'old-password' }, { api: 'client' })).status).toBe(200);
+    expect(
+      (
+        await c.put(
+          `/current-identity/authenticators/${aid}`,
+          { username: 'self-service', password: 'new-password', currentPassword: 'old-password' },
+          { api: 'client' },
+        )
+      ).status,
+    ).toBe(200);
     await c.login('self-service', 'new-password');
-    expect((await c.patch(`/current-identity/authenticators/${adminAuth}`, { password: 'hijacked', currentPassword: 'new-password' }, { api: 'client' })).status).toBe(404);
+    expect(
+      (await c.patch(`/current-identity/authenticators/${adminAuth}`, { password: 'hijacked', currentPassword: 'new-password' }, { api: 'client' }))
+        .status,
+    ).toBe(404);
     await c.close();
   });
 });
 
 describe('auth policies', () => {
   const primary = {
-    cert: { allowed: true, allowExpiredCerts: true }, extJwt: { allowed: true, allowedSigners: [] },
-    updb: { allowed: true, minPasswordLength: 5, requireSpecialChar: false, requireNumberChar: false, requireMixedCase: false, maxAttempts: 0, lockoutDurationMinutes: 0 },
+    cert: { allowed: true, allowExpiredCerts: true },
+    extJwt: { allowed: true, allowedSigners: [] },
+    updb: {
+      allowed: true,
+      minPasswordLength: 5,
+      requireSpecialChar: false,
+      requireNumberChar: false,
+      requireMixedCase: false,
+      maxAttempts: 0,
+      lockoutDurationMinutes: 0,
+    },
   };
   it('CRUD with nested patch; the default policy exists and cannot be deleted', async () => {
     const def = (await admin.get('/auth-policies/default')).body.data;
@@ -181,18 +255,27 @@ describe('auth policies', () => {
     const p = (await admin.get(`/auth-policies/${id}`)).body.data;
     expect(p.primary.updb).toMatchObject({ maxAttempts: 4, minPasswordLength: 5, allowed: true });
     expect(p.primary.cert).toEqual(primary.cert);
-    const bad = await admin.post('/auth-policies', { name: 'p2', primary: { ...primary, updb: { ...primary.updb, allowed: 'no' } }, secondary: { requireTotp: false } });
+    const bad = await admin.post('/auth-policies', {
+      name: 'p2',
+      primary: { ...primary, updb: { ...primary.updb, allowed: 'no' } },
+      secondary: { requireTotp: false },
+    });
     expect(bad.body.error.cause.field).toBe('primary.updb.allowed');
     expect((await admin.post('/auth-policies', { name: 'p3', primary })).body.error.cause.field).toBe('secondary');
     expect((await admin.del(`/auth-policies/${id}`)).status).toBe(200);
   });
 
   it('locks an identity out after maxAttempts failures', async () => {
-    const ap = await admin.create('/auth-policies', { name: 'lockout', primary: { ...primary, updb: { ...primary.updb, maxAttempts: 2, lockoutDurationMinutes: 0 } }, secondary: { requireTotp: false } });
+    const ap = await admin.create('/auth-policies', {
+      name: 'lockout',
+      primary: { ...primary, updb: { ...primary.updb, maxAttempts: 2, lockoutDurationMinutes: 0 } },
+      secondary: { requireTotp: false },
+    });
     const id = await admin.create('/identities', { name: 'lock-me', type: 'User', isAdmin: false, authPolicyId: ap });
     await admin.create('/authenticators', { method: 'updb', identityId: id, username: 'lock-me', password: 'right-pass' });
     const c = app.client();
-    for (let i = 0; i < 2; i++) expect((await c.post('/authenticate?method=password', { username: 'lock-me', password: 'wrong-pass' })).status).toBe(401);
+    for (let i = 0; i < 2; i++)
+      expect((await c.post('/authenticate?method=password', { username: 'lock-me', password: 'wrong-pass' })).status).toBe(401);
     expect((await c.post('/authenticate?method=password', { username: 'lock-me', password: 'right-pass' })).status).toBe(401);
     const g = (await admin.get(`/identities/${id}`)).body.data;
     expect(g.disabled).toBe(true);
@@ -211,7 +294,8 @@ describe('config types, configs and services', () => {
 
   it('validates configs against their type schema with a field error, lists them by type, and 409s on referenced deletes', async () => {
     const typeId = await admin.create('/config-types', {
-      name: 'my.v1', schema: { type: 'object', required: ['port'], properties: { port: { type: 'integer', maximum: 65535 } }, additionalProperties: false },
+      name: 'my.v1',
+      schema: { type: 'object', required: ['port'], properties: { port: { type: 'integer', maximum: 65535 } }, additionalProperties: false },
     });
     const badSchema = await admin.post('/config-types', { name: 'broken.v1', schema: { type: 'not-a-type' } });
     expect(badSchema.body.error.cause.field).toBe('schema');
@@ -225,11 +309,29 @@ describe('config types, configs and services', () => {
     const got = (await admin.get(`/configs/${cfg}`)).body.data;
     expect(got).toMatchObject({ name: 'c1', configTypeId: typeId, configType: { id: typeId, name: 'my.v1' }, data: { port: 443 } });
     expect((await admin.get(`/config-types/${typeId}/configs`)).body.data.map((c: any) => c.id)).toEqual([cfg]);
-    const intercept = await admin.create('/configs', { name: 'i1', configTypeId: 'g7cIWbcGg', data: { protocols: ['tcp'], addresses: ['app.weft'], portRanges: [{ low: 80, high: 80 }] } });
-    expect((await admin.post('/configs', { name: 'i2', configTypeId: 'g7cIWbcGg', data: { protocols: ['icmp'], addresses: ['a'], portRanges: [{ low: 1, high: 1 }] } })).body.error.cause.field).toBe('data.protocols.0');
+    const intercept = await admin.create('/configs', {
+      name: 'i1',
+      configTypeId: 'g7cIWbcGg',
+      data: { protocols: ['tcp'], addresses: ['app.weft'], portRanges: [{ low: 80, high: 80 }] },
+    });
+    expect(
+      (
+        await admin.post('/configs', {
+          name: 'i2',
+          configTypeId: 'g7cIWbcGg',
+          data: { protocols: ['icmp'], addresses: ['a'], portRanges: [{ low: 1, high: 1 }] },
+        })
+      ).body.error.cause.field,
+    ).toBe('data.protocols.0');
     const svc = await admin.create('/services', { name: 'svc1', encryptionRequired: true, configs: [cfg, intercept], roleAttributes: ['web'] });
     const s = (await admin.get(`/services/${svc}`)).body.data;
-    expect(s).toMatchObject({ name: 'svc1', encryptionRequired: true, configs: [cfg, intercept], roleAttributes: ['web'], terminatorStrategy: 'smartrouting' });
+    expect(s).toMatchObject({
+      name: 'svc1',
+      encryptionRequired: true,
+      configs: [cfg, intercept],
+      roleAttributes: ['web'],
+      terminatorStrategy: 'smartrouting',
+    });
     expect((await admin.get(`/configs/${cfg}/services`)).body.data.map((x: any) => x.id)).toEqual([svc]);
     expect((await admin.get(`/services/${svc}/configs`)).body.data.map((x: any) => x.id).sort()).toEqual([cfg, intercept].sort());
     expect((await admin.del(`/configs/${cfg}`)).status).toBe(409);
@@ -239,7 +341,9 @@ describe('config types, configs and services', () => {
     const dupType = await admin.post('/services', { name: 'svc2', encryptionRequired: true, configs: [cfg, cfg] });
     expect(dupType.status).toBe(201); // the same config twice is de-duplicated
     const other = await admin.create('/configs', { name: 'c2', configTypeId: typeId, data: { port: 1 } });
-    expect((await admin.post('/services', { name: 'svc3', encryptionRequired: true, configs: [cfg, other] })).body.error.cause.field).toBe('configs.1');
+    expect((await admin.post('/services', { name: 'svc3', encryptionRequired: true, configs: [cfg, other] })).body.error.cause.field).toBe(
+      'configs.1',
+    );
     expect((await admin.patch(`/services/${svc}`, { encryptionRequired: false })).body.error.cause.field).toBe('encryptionRequired');
     expect((await admin.patch(`/services/${svc}`, { configs: [] })).status).toBe(200);
     expect((await admin.get(`/configs/${cfg}/services`)).body.data.map((x: any) => x.id)).toEqual([dupType.body.data.id]);

@@ -102,7 +102,11 @@ describe('data flow tracing', () => {
     const r = await admin.put(`/identities/${userId}/trace`, { enabled: true, duration: '5m', traceId: 'trace-1', channels: ['ctrl', 'edge'] });
     expect(r.status).toBe(200);
     expect(r.body.data).toEqual({ enabled: true, traceId: 'trace-1', until: new Date(clock.now().getTime() + 5 * MINUTE).toISOString() });
-    expect((await admin.get(`/identities/${userId}/trace`)).body.data).toMatchObject({ enabled: true, traceId: 'trace-1', channels: ['ctrl', 'edge'] });
+    expect((await admin.get(`/identities/${userId}/trace`)).body.data).toMatchObject({
+      enabled: true,
+      traceId: 'trace-1',
+      channels: ['ctrl', 'edge'],
+    });
     clock.advance(6 * MINUTE);
     expect((await admin.get(`/identities/${userId}/trace`)).body.data).toMatchObject({ enabled: false, traceId: 'trace-1' });
 

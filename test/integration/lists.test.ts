@@ -67,9 +67,19 @@ describe('ZitiQL filters over HTTP (compiled to SQL)', () => {
   });
 
   it.each([
-    'name = ', 'nosuchfield = "x"', 'name > 3', 'defaultHostingCost = "x"', 'name contains 5 and', '(name = "a"',
-    'name = "unterminated', 'createdAt > datetime(yesterday)', 'roleAttributes = "x"', 'sort by roleAttributes',
-    'name = "x"; DROP TABLE identities', 'name = "x" --', 'tags. = "x"',
+    'name = ',
+    'nosuchfield = "x"',
+    'name > 3',
+    'defaultHostingCost = "x"',
+    'name contains 5 and',
+    '(name = "a"',
+    'name = "unterminated',
+    'createdAt > datetime(yesterday)',
+    'roleAttributes = "x"',
+    'sort by roleAttributes',
+    'name = "x"; DROP TABLE identities',
+    'name = "x" --',
+    'tags. = "x"',
   ])('bad filter %s → 400 INVALID_FILTER', async (filter) => {
     const r = await admin.get(`/identities?filter=${encodeURIComponent(filter)}`);
     expect(r.status).toBe(400);

@@ -22,8 +22,9 @@ function everyStoredText(dataDir: string): string[] {
     const out: string[] = [];
     for (const { name } of tables) {
       for (const row of db.prepare(`SELECT * FROM "${name}"`).all() as Array<Record<string, unknown>>) {
-        for (const v of Object.values(row)) if (typeof v === 'string') out.push(v);
-        else if (Buffer.isBuffer(v)) out.push(v.toString('latin1'));
+        for (const v of Object.values(row))
+          if (typeof v === 'string') out.push(v);
+          else if (Buffer.isBuffer(v)) out.push(v.toString('latin1'));
       }
     }
     return out;
@@ -214,7 +215,9 @@ describe('MFA secrets at rest', () => {
     const original = readFileSync(key);
 
     chmodSync(key, 0o644);
-    await expect(startTestApp({ dataDir, clock })).rejects.toThrow(/secrets\.key: the secret key must be accessible to its owner only \(mode 0600\), but its mode is 0644; run: chmod 600/);
+    await expect(startTestApp({ dataDir, clock })).rejects.toThrow(
+      /secrets\.key: the secret key must be accessible to its owner only \(mode 0600\), but its mode is 0644; run: chmod 600/,
+    );
     chmodSync(key, 0o640);
     await expect(startTestApp({ dataDir, clock })).rejects.toThrow(/mode 0600/);
     chmodSync(key, 0o600);
@@ -224,7 +227,9 @@ describe('MFA secrets at rest', () => {
 
     const { unlinkSync } = await import('node:fs');
     unlinkSync(key);
-    await expect(startTestApp({ dataDir, clock })).rejects.toThrow(/secrets\.key: the secret key is missing: the database holds MFA secrets sealed with it/);
+    await expect(startTestApp({ dataDir, clock })).rejects.toThrow(
+      /secrets\.key: the secret key is missing: the database holds MFA secrets sealed with it/,
+    );
 
     writeFileSync(key, original, { mode: 0o600 });
     app = await startTestApp({ dataDir, clock });

@@ -89,10 +89,18 @@ describe('MFA lifecycle of the current identity', () => {
     const { client, session } = await login(app, 'mfa-user', PASSWORD);
     try {
       expect(session).toMatchObject({ isMfaRequired: true, isMfaComplete: false });
-      expect(session.authQueries).toEqual([{
-        typeId: 'MFA', provider: 'svc', format: 'numeric', httpMethod: 'POST', httpUrl: './authenticate/mfa',
-        minLength: 4, maxLength: 8, isTotpEnrolled: true,
-      }]);
+      expect(session.authQueries).toEqual([
+        {
+          typeId: 'MFA',
+          provider: 'svc',
+          format: 'numeric',
+          httpMethod: 'POST',
+          httpUrl: './authenticate/mfa',
+          minLength: 4,
+          maxLength: 8,
+          isTotpEnrolled: true,
+        },
+      ]);
       // the partial session reaches nothing but the MFA endpoints
       expect((await client.get('/current-identity')).status).toBe(401);
       expect((await client.get('/identities')).status).toBe(401);
@@ -142,7 +150,9 @@ describe('MFA lifecycle of the current identity', () => {
     expect(fresh.filter((c: string) => recovery.includes(c))).toEqual([]);
     // shown once: the next view has none, and the old codes no longer work while the new ones do
     clock.advance(STEP);
-    expect((await user.get('/current-identity/mfa/recovery-codes', { headers: { 'mfa-validation-code': code() } })).body.data.recoveryCodes).toEqual([]);
+    expect((await user.get('/current-identity/mfa/recovery-codes', { headers: { 'mfa-validation-code': code() } })).body.data.recoveryCodes).toEqual(
+      [],
+    );
     const c = await login(app, 'mfa-user', PASSWORD);
     expect((await c.client.post('/authenticate/mfa', { code: recovery[5] })).status).toBe(401);
     expect((await c.client.post('/authenticate/mfa', { code: fresh[0] })).status).toBe(200);
@@ -212,4 +222,3 @@ async function rawBody(client: ApiClient, path: string): Promise<Uint8Array> {
 function decodeJwtAlg(token: string): string {
   return JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()).alg;
 }
-

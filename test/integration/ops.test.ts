@@ -39,7 +39,13 @@ describe('data integrity', () => {
   it('one run at a time across check and fix: a second start is 429 while the first is in progress', async () => {
     const before = await admin.get('/database/data-integrity-results');
     expect(before.body.data).toEqual({
-      inProgress: false, fixingErrors: false, tooManyErrors: false, startTime: null, endTime: null, error: null, results: [],
+      inProgress: false,
+      fixingErrors: false,
+      tooManyErrors: false,
+      startTime: null,
+      endTime: null,
+      error: null,
+      results: [],
     });
     const start = await admin.post('/database/check-data-integrity');
     expect(start.status).toBe(202);
@@ -64,7 +70,9 @@ describe('data integrity', () => {
     db.pragma('foreign_keys = OFF');
     try {
       db.prepare("UPDATE identities SET auth_policy_id = 'vanished-policy' WHERE id = ?").run(userId);
-      db.prepare("INSERT INTO authenticators (id, identity_id, method, username, created_at, updated_at) VALUES ('orphan-auth', 'ghost-identity', 'updb', 'ghost', 'x', 'x')").run();
+      db.prepare(
+        "INSERT INTO authenticators (id, identity_id, method, username, created_at, updated_at) VALUES ('orphan-auth', 'ghost-identity', 'updb', 'ghost', 'x', 'x')",
+      ).run();
       db.prepare("INSERT INTO role_attributes (entity_type, attr, entity_id) VALUES ('identity', 'red', 'ghost-identity')").run();
       db.prepare("DELETE FROM role_attributes WHERE entity_id = ? AND attr = 'green'").run(userId);
       db.prepare("UPDATE api_sessions SET authenticator_id = 'gone-authenticator' WHERE id = ?").run(sessionId);
@@ -76,13 +84,15 @@ describe('data integrity', () => {
     const found = await finish();
     const descriptions = found.results.map((r: any) => r.description);
     expect(found.results.every((r: any) => r.fixed === false)).toBe(true);
-    expect(descriptions).toEqual(expect.arrayContaining([
-      expect.stringMatching(new RegExp(`identities ${userId}: auth_policy_id references missing auth_policies 'vanished-policy'`)),
-      expect.stringMatching(/authenticators orphan-auth: identity_id references missing identities 'ghost-identity'/),
-      expect.stringMatching(/role attribute 'red' links missing identity 'ghost-identity'/),
-      expect.stringMatching(new RegExp(`identity '${userId}': the role attribute index differs`)),
-      expect.stringMatching(new RegExp(`api session '${sessionId}' was created by missing authenticator 'gone-authenticator'`)),
-    ]));
+    expect(descriptions).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`identities ${userId}: auth_policy_id references missing auth_policies 'vanished-policy'`)),
+        expect.stringMatching(/authenticators orphan-auth: identity_id references missing identities 'ghost-identity'/),
+        expect.stringMatching(/role attribute 'red' links missing identity 'ghost-identity'/),
+        expect.stringMatching(new RegExp(`identity '${userId}': the role attribute index differs`)),
+        expect.stringMatching(new RegExp(`api session '${sessionId}' was created by missing authenticator 'gone-authenticator'`)),
+      ]),
+    );
     expect(found.results, JSON.stringify(descriptions, null, 1)).toHaveLength(5);
     // a check changes nothing
     expect(db.prepare("SELECT count(*) AS n FROM authenticators WHERE id = 'orphan-auth'").get()).toEqual({ n: 1 });
@@ -130,7 +140,7 @@ describe('database snapshot', () => {
     try {
       expect(snap.pragma('integrity_check', { simple: true })).toBe('ok');
       const names = (snap.prepare('SELECT name FROM identities ORDER BY name').all() as Array<{ name: string }>).map((x) => x.name);
-      const live = (app.core.store.allSql<{ name: string }>('SELECT name FROM identities ORDER BY name')).map((x) => x.name);
+      const live = app.core.store.allSql<{ name: string }>('SELECT name FROM identities ORDER BY name').map((x) => x.name);
       expect(names).toEqual(live);
       expect(names).toContain('corrupt-user');
     } finally {

@@ -18,10 +18,12 @@ useTestApp((a, c) => {
 
 const PASSWORD = 'hash-upgrade-password-1';
 const hashOf = (username: string) =>
-  app.core.store.getSql<{ password_hash: string }>("SELECT password_hash FROM authenticators WHERE method = 'updb' AND username = ?", username)!.password_hash;
+  app.core.store.getSql<{ password_hash: string }>("SELECT password_hash FROM authenticators WHERE method = 'updb' AND username = ?", username)!
+    .password_hash;
 const setHash = (username: string, hash: string) =>
   app.core.store.runSql("UPDATE authenticators SET password_hash = ? WHERE method = 'updb' AND username = ?", hash, username);
-const tryLogin = async (username: string, password: string) => (await app.client().post('/authenticate?method=password', { username, password })).status;
+const tryLogin = async (username: string, password: string) =>
+  (await app.client().post('/authenticate?method=password', { username, password })).status;
 
 describe('password hashes', () => {
   it('hashes new passwords with argon2id at m=19 MiB, t=2, p=1 (OWASP)', async () => {

@@ -4,7 +4,10 @@ import type { StartOptions } from '../../src/main/app';
 
 /** Builds small overlay networks over the Management API for the policy, service, session and posture tests. */
 export class Network {
-  private constructor(readonly app: TestApp, readonly admin: ApiClient) {}
+  private constructor(
+    readonly app: TestApp,
+    readonly admin: ApiClient,
+  ) {}
   private readonly clients: ApiClient[] = [];
 
   static async start(opts: StartOptions = {}): Promise<Network> {

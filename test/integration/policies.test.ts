@@ -16,16 +16,30 @@ describe('service policies: CRUD and validation', () => {
     const svc = await net.service('crud-svc', ['crud-web']);
     const pc = await net.admin.create('/posture-checks', { name: 'crud-domain', typeId: 'DOMAIN', domains: ['corp.example'] });
     const id = await net.admin.create('/service-policies', {
-      name: 'crud-sp', type: 'Dial', semantic: 'AllOf',
-      identityRoles: [`@${ann}`, '#crud-eng'], serviceRoles: [`@${svc}`], postureCheckRoles: [`@${pc}`], tags: { team: 'net' },
+      name: 'crud-sp',
+      type: 'Dial',
+      semantic: 'AllOf',
+      identityRoles: [`@${ann}`, '#crud-eng'],
+      serviceRoles: [`@${svc}`],
+      postureCheckRoles: [`@${pc}`],
+      tags: { team: 'net' },
     });
     const g = (await net.admin.get(`/service-policies/${id}`)).body.data;
     expect(g).toMatchObject({
-      id, name: 'crud-sp', type: 'Dial', semantic: 'AllOf', tags: { team: 'net' },
+      id,
+      name: 'crud-sp',
+      type: 'Dial',
+      semantic: 'AllOf',
+      tags: { team: 'net' },
       identityRoles: ['#crud-eng', `@${ann}`],
-      identityRolesDisplay: [{ role: '#crud-eng', name: '#crud-eng' }, { role: `@${ann}`, name: '@crud-ann' }],
-      serviceRoles: [`@${svc}`], serviceRolesDisplay: [{ role: `@${svc}`, name: '@crud-svc' }],
-      postureCheckRoles: [`@${pc}`], postureCheckRolesDisplay: [{ role: `@${pc}`, name: '@crud-domain' }],
+      identityRolesDisplay: [
+        { role: '#crud-eng', name: '#crud-eng' },
+        { role: `@${ann}`, name: '@crud-ann' },
+      ],
+      serviceRoles: [`@${svc}`],
+      serviceRolesDisplay: [{ role: `@${svc}`, name: '@crud-svc' }],
+      postureCheckRoles: [`@${pc}`],
+      postureCheckRolesDisplay: [{ role: `@${pc}`, name: '@crud-domain' }],
     });
     expect(Object.keys(g._links).sort()).toEqual(['identities', 'posture-checks', 'self', 'services']);
     const list = await net.admin.get(`/service-policies?filter=${encodeURIComponent('name = "crud-sp"')}`);
@@ -37,12 +51,26 @@ describe('service policies: CRUD and validation', () => {
     // PATCH as OpenZiti reads it: null leaves a field alone, [] clears it
     const before = (await net.admin.get(`/service-policies/${id}`)).body.data.serviceRoles;
     expect((await net.admin.patch(`/service-policies/${id}`, { type: 'Bind', serviceRoles: null })).status).toBe(200);
-    expect((await net.admin.get(`/service-policies/${id}`)).body.data).toMatchObject({ type: 'Bind', serviceRoles: before, name: 'crud-sp', semantic: 'AllOf' });
+    expect((await net.admin.get(`/service-policies/${id}`)).body.data).toMatchObject({
+      type: 'Bind',
+      serviceRoles: before,
+      name: 'crud-sp',
+      semantic: 'AllOf',
+    });
     expect((await net.admin.patch(`/service-policies/${id}`, { serviceRoles: [] })).status).toBe(200);
-    expect((await net.admin.get(`/service-policies/${id}`)).body.data).toMatchObject({ type: 'Bind', serviceRoles: [], name: 'crud-sp', semantic: 'AllOf' });
+    expect((await net.admin.get(`/service-policies/${id}`)).body.data).toMatchObject({
+      type: 'Bind',
+      serviceRoles: [],
+      name: 'crud-sp',
+      semantic: 'AllOf',
+    });
     expect((await net.admin.put(`/service-policies/${id}`, { name: 'crud-sp-2', type: 'Dial', semantic: 'AnyOf' })).status).toBe(200);
     expect((await net.admin.get(`/service-policies/${id}`)).body.data).toMatchObject({
-      name: 'crud-sp-2', identityRoles: [], serviceRoles: [], postureCheckRoles: [], tags: {},
+      name: 'crud-sp-2',
+      identityRoles: [],
+      serviceRoles: [],
+      postureCheckRoles: [],
+      tags: {},
     });
     expect((await net.admin.del(`/service-policies/${id}`)).status).toBe(200);
     expect((await net.admin.get(`/service-policies/${id}`)).status).toBe(404);
@@ -66,20 +94,34 @@ describe('service policies: CRUD and validation', () => {
     }
     const missing = await net.admin.post('/service-policies', { name: 'bad-sp', type: 'Dial', identityRoles: ['@nope', '@nada'] });
     expect(missing.body.error.cause.field).toBe('semantic');
-    const unknownIds = await net.admin.post('/service-policies', { name: 'bad-sp', type: 'Dial', semantic: 'AnyOf', identityRoles: ['@nope', '#ok'] });
+    const unknownIds = await net.admin.post('/service-policies', {
+      name: 'bad-sp',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['@nope', '#ok'],
+    });
     expect(unknownIds.body.error.cause).toMatchObject({ field: 'identityRoles', value: ['nope'], reason: 'no identities found with the given ids' });
     expect((await net.admin.get(`/service-policies?filter=${encodeURIComponent('name = "bad-sp"')}`)).body.data).toEqual([]);
     const dup = await net.admin.create('/service-policies', { name: 'dup-sp', type: 'Dial', semantic: 'AnyOf' });
     const again = await net.admin.post('/service-policies', { name: 'dup-sp', type: 'Bind', semantic: 'AnyOf' });
     expect(again.status).toBe(400);
     expect(again.body.error.cause.field).toBe('name');
-    expect((await net.admin.patch(`/service-policies/${dup}`, { edgeRouterRoles: ['#x'], identityRoles: ['nope'] })).body.error.cause.field).toBe('identityRoles');
+    expect((await net.admin.patch(`/service-policies/${dup}`, { edgeRouterRoles: ['#x'], identityRoles: ['nope'] })).body.error.cause.field).toBe(
+      'identityRoles',
+    );
   });
 
   it('policies need their permission group', async () => {
     const plainId = await net.identity('sp-plain');
     const plain = await net.login(plainId);
-    for (const path of ['/service-policies', '/edge-router-policies', '/service-edge-router-policies', '/posture-checks', '/terminators', '/sessions']) {
+    for (const path of [
+      '/service-policies',
+      '/edge-router-policies',
+      '/service-edge-router-policies',
+      '/posture-checks',
+      '/terminators',
+      '/sessions',
+    ]) {
       const r = await plain.get(path);
       expect(r.status, path).toBe(401);
     }
@@ -131,7 +173,12 @@ describe('who a policy reaches', () => {
     const r1 = await net.router('side-r1', ['side-ra']);
     const r2 = await net.router('side-r2', ['side-rb']);
     const i1 = await net.identity('side-i1', ['side-ia']);
-    const pc = await net.admin.create('/posture-checks', { name: 'side-pc', typeId: 'MAC', macAddresses: ['aa:bb:cc:dd:ee:ff'], roleAttributes: ['side-pa'] });
+    const pc = await net.admin.create('/posture-checks', {
+      name: 'side-pc',
+      typeId: 'MAC',
+      macAddresses: ['aa:bb:cc:dd:ee:ff'],
+      roleAttributes: ['side-pa'],
+    });
     const sp = await net.servicePolicy('side-sp', 'Bind', ['#side-ia'], ['#side-a'], { postureCheckRoles: ['#side-pa'] });
     const erp = await net.edgeRouterPolicy('side-erp', ['#side-ia'], ['#side-ra']);
     const serp = await net.serviceEdgeRouterPolicy('side-serp', ['#side-a', '#side-b'], ['#side-rb']);
@@ -188,9 +235,14 @@ describe('edge router policies', () => {
     const r = await net.admin.create('/edge-routers', { name: 'tun-router', isTunnelerEnabled: true });
     const policy = (await net.admin.get(`/edge-router-policies/${r}`)).body.data;
     expect(policy).toMatchObject({
-      id: r, name: `edge-router-${r}-system`, isSystem: true, semantic: 'AnyOf',
-      identityRoles: [`@${r}`], edgeRouterRoles: [`@${r}`],
-      identityRolesDisplay: [{ role: `@${r}`, name: '@tun-router' }], edgeRouterRolesDisplay: [{ role: `@${r}`, name: '@tun-router' }],
+      id: r,
+      name: `edge-router-${r}-system`,
+      isSystem: true,
+      semantic: 'AnyOf',
+      identityRoles: [`@${r}`],
+      edgeRouterRoles: [`@${r}`],
+      identityRolesDisplay: [{ role: `@${r}`, name: '@tun-router' }],
+      edgeRouterRolesDisplay: [{ role: `@${r}`, name: '@tun-router' }],
     });
     expect((await net.admin.get(`/identities/${r}`)).body.data).toMatchObject({ name: 'tun-router', typeId: 'Router' });
     expect(await net.ids(`/identities/${r}/edge-routers`)).toEqual([r]);
@@ -200,7 +252,9 @@ describe('edge router policies', () => {
     const del = await net.admin.del(`/edge-router-policies/${r}`);
     expect(del.status).toBe(409);
     expect(del.body.error.code).toBe('ENTITY_CAN_NOT_BE_DELETED');
-    expect((await net.admin.get(`/edge-router-policies?filter=${encodeURIComponent('isSystem = true')}&limit=500`)).body.data.map((p: any) => p.id)).toContain(r);
+    expect(
+      (await net.admin.get(`/edge-router-policies?filter=${encodeURIComponent('isSystem = true')}&limit=500`)).body.data.map((p: any) => p.id),
+    ).toContain(r);
     // renaming the router renames its identity; turning tunneling off removes both
     expect((await net.admin.patch(`/edge-routers/${r}`, { name: 'tun-router-2' })).status).toBe(200);
     expect((await net.admin.get(`/identities/${r}`)).body.data.name).toBe('tun-router-2');
@@ -217,20 +271,40 @@ describe('edge router policies', () => {
 
   it('edge router policy CRUD and validation', async () => {
     const r = await net.router('erp-crud-r');
-    const id = await net.admin.create('/edge-router-policies', { name: 'erp-crud', semantic: 'AllOf', edgeRouterRoles: [`@${r}`], identityRoles: ['#all'] });
+    const id = await net.admin.create('/edge-router-policies', {
+      name: 'erp-crud',
+      semantic: 'AllOf',
+      edgeRouterRoles: [`@${r}`],
+      identityRoles: ['#all'],
+    });
     expect((await net.admin.get(`/edge-router-policies/${id}`)).body.data).toMatchObject({
-      name: 'erp-crud', isSystem: false, edgeRouterRoles: [`@${r}`], edgeRouterRolesDisplay: [{ role: `@${r}`, name: '@erp-crud-r' }],
-      identityRoles: ['#all'], identityRolesDisplay: [{ role: '#all', name: '#all' }],
+      name: 'erp-crud',
+      isSystem: false,
+      edgeRouterRoles: [`@${r}`],
+      edgeRouterRolesDisplay: [{ role: `@${r}`, name: '@erp-crud-r' }],
+      identityRoles: ['#all'],
+      identityRolesDisplay: [{ role: '#all', name: '#all' }],
     });
     const bad = await net.admin.post('/edge-router-policies', { name: 'erp-bad', semantic: 'AllOf', edgeRouterRoles: ['@missing'] });
     expect(bad.body.error.cause).toMatchObject({ field: 'edgeRouterRoles', reason: 'no routers found with the given ids' });
     expect((await net.admin.post('/edge-router-policies', { name: 'erp-bad' })).body.error.cause.field).toBe('semantic');
     expect((await net.admin.del(`/edge-router-policies/${id}`)).status).toBe(200);
-    const serp = await net.admin.create('/service-edge-router-policies', { name: 'serp-crud', semantic: 'AnyOf', serviceRoles: ['#x'], edgeRouterRoles: ['#y'] });
+    const serp = await net.admin.create('/service-edge-router-policies', {
+      name: 'serp-crud',
+      semantic: 'AnyOf',
+      serviceRoles: ['#x'],
+      edgeRouterRoles: ['#y'],
+    });
     expect((await net.admin.get(`/service-edge-router-policies/${serp}`)).body.data).toMatchObject({
-      serviceRoles: ['#x'], serviceRolesDisplay: [{ role: '#x', name: '#x' }], edgeRouterRoles: ['#y'],
+      serviceRoles: ['#x'],
+      serviceRolesDisplay: [{ role: '#x', name: '#x' }],
+      edgeRouterRoles: ['#y'],
     });
     expect((await net.admin.put(`/service-edge-router-policies/${serp}`, { name: 'serp-crud', semantic: 'AllOf' })).status).toBe(200);
-    expect((await net.admin.get(`/service-edge-router-policies/${serp}`)).body.data).toMatchObject({ semantic: 'AllOf', serviceRoles: [], edgeRouterRoles: [] });
+    expect((await net.admin.get(`/service-edge-router-policies/${serp}`)).body.data).toMatchObject({
+      semantic: 'AllOf',
+      serviceRoles: [],
+      edgeRouterRoles: [],
+    });
   });
 });

@@ -23,9 +23,14 @@ describe('policy advice', () => {
     const r = await net.admin.get(`/identities/${me}/policy-advice/${svc}`);
     expect(r.status).toBe(200);
     expect(r.body.data).toEqual({
-      identityId: me, identity: { _links: { self: { href: `./identities/${me}` } }, entity: 'identities', id: me, name: 'adv-me' },
-      serviceId: svc, service: { _links: { self: { href: `./services/${svc}` } }, entity: 'services', id: svc, name: 'adv-svc' },
-      isDialAllowed: true, isBindAllowed: false, identityRouterCount: 2, serviceRouterCount: 3,
+      identityId: me,
+      identity: { _links: { self: { href: `./identities/${me}` } }, entity: 'identities', id: me, name: 'adv-me' },
+      serviceId: svc,
+      service: { _links: { self: { href: `./services/${svc}` } }, entity: 'services', id: svc, name: 'adv-svc' },
+      isDialAllowed: true,
+      isBindAllowed: false,
+      identityRouterCount: 2,
+      serviceRouterCount: 3,
       commonRouters: [
         { _links: { self: { href: `./edge-routers/${r1}` } }, entity: 'edge-routers', id: r1, name: 'adv-r1', isOnline: true },
         { _links: { self: { href: `./edge-routers/${r2}` } }, entity: 'edge-routers', id: r2, name: 'adv-r2', isOnline: false },
@@ -84,15 +89,15 @@ describe('policy advice', () => {
       }
     }
     // the network's intended outcome, spelled out
-    expect(seen.sort()).toEqual([
-      'alice Bind db', 'alice Dial admin', 'alice Dial web',
-      'bob Dial admin', 'bob Dial web', 'carol Dial admin',
-    ]);
+    expect(seen.sort()).toEqual(['alice Bind db', 'alice Dial admin', 'alice Dial web', 'bob Dial admin', 'bob Dial web', 'carol Dial admin']);
     // carol (ops) may dial db and admin but reaches only the core router, which serves web-tagged services (admin)
     const carolDb = (await net.admin.get(`/identities/${ids.carol}/policy-advice/${svcs.db}`)).body.data;
     expect(carolDb).toMatchObject({ isDialAllowed: true, identityRouterCount: 1, serviceRouterCount: 1, commonRouters: [] });
     // dave is named by id: he may dial, but reaches no router
-    expect((await net.admin.get(`/identities/${ids.dave}/policy-advice/${svcs.admin}`)).body.data)
-      .toMatchObject({ isDialAllowed: true, identityRouterCount: 0, commonRouters: [] });
+    expect((await net.admin.get(`/identities/${ids.dave}/policy-advice/${svcs.admin}`)).body.data).toMatchObject({
+      isDialAllowed: true,
+      identityRouterCount: 0,
+      commonRouters: [],
+    });
   });
 });

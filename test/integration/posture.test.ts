@@ -18,7 +18,9 @@ describe('posture checks: types and CRUD', () => {
     const r = await net.admin.get('/posture-check-types?limit=100');
     expect(r.body.data.map((t: any) => t.id).sort()).toEqual(['DOMAIN', 'MAC', 'MFA', 'OS', 'PROCESS', 'PROCESS_MULTI']);
     expect((await net.admin.get('/posture-check-types/OS')).body.data).toMatchObject({
-      name: 'Operating System Check', version: '1', operatingSystems: expect.arrayContaining([{ type: 'Linux', versions: [] }]),
+      name: 'Operating System Check',
+      version: '1',
+      operatingSystems: expect.arrayContaining([{ type: 'Linux', versions: [] }]),
     });
   });
 
@@ -26,9 +28,20 @@ describe('posture checks: types and CRUD', () => {
     const bodies: Record<string, object> = {
       DOMAIN: { domains: ['corp.example'] },
       MAC: { macAddresses: ['AA:BB:CC:DD:EE:FF'] },
-      OS: { operatingSystems: [{ type: 'Linux', versions: ['>=5.0.0'] }, { type: 'Windows', versions: [] }] },
+      OS: {
+        operatingSystems: [
+          { type: 'Linux', versions: ['>=5.0.0'] },
+          { type: 'Windows', versions: [] },
+        ],
+      },
       PROCESS: { process: { osType: 'Linux', path: '/usr/bin/agent', hashes: ['ab12'], signerFingerprint: 'ff00' } },
-      PROCESS_MULTI: { semantic: 'AllOf', processes: [{ osType: 'macOS', path: '/bin/a' }, { osType: 'macOS', path: '/bin/b', hashes: ['01'] }] },
+      PROCESS_MULTI: {
+        semantic: 'AllOf',
+        processes: [
+          { osType: 'macOS', path: '/bin/a' },
+          { osType: 'macOS', path: '/bin/b', hashes: ['01'] },
+        ],
+      },
       MFA: { timeoutSeconds: 600, promptOnWake: true, promptOnUnlock: false, ignoreLegacyEndpoints: true },
     };
     for (const [typeId, body] of Object.entries(bodies)) {
@@ -38,13 +51,22 @@ describe('posture checks: types and CRUD', () => {
     }
     const mfa = (await net.admin.get(`/posture-checks?filter=${encodeURIComponent('typeId = "MFA"')}`)).body.data[0];
     expect((await net.admin.patch(`/posture-checks/${mfa.id}`, { promptOnUnlock: true })).status).toBe(200);
-    expect((await net.admin.get(`/posture-checks/${mfa.id}`)).body.data).toMatchObject({ version: 2, timeoutSeconds: 600, promptOnUnlock: true, promptOnWake: true });
+    expect((await net.admin.get(`/posture-checks/${mfa.id}`)).body.data).toMatchObject({
+      version: 2,
+      timeoutSeconds: 600,
+      promptOnUnlock: true,
+      promptOnWake: true,
+    });
     const changeType = await net.admin.patch(`/posture-checks/${mfa.id}`, { typeId: 'OS' });
     expect(changeType.status).toBe(400);
     expect(changeType.body.error.cause.field).toBe('typeId');
     const dom = (await net.admin.get(`/posture-checks?filter=${encodeURIComponent('typeId = "DOMAIN"')}`)).body.data[0];
     expect((await net.admin.put(`/posture-checks/${dom.id}`, { name: 'crud-DOMAIN', domains: ['other.example'] })).status).toBe(200);
-    expect((await net.admin.get(`/posture-checks/${dom.id}`)).body.data).toMatchObject({ domains: ['other.example'], roleAttributes: [], version: 2 });
+    expect((await net.admin.get(`/posture-checks/${dom.id}`)).body.data).toMatchObject({
+      domains: ['other.example'],
+      roleAttributes: [],
+      version: 2,
+    });
     expect((await net.admin.put(`/posture-checks/${dom.id}`, { name: 'crud-DOMAIN' })).body.error.cause.field).toBe('domains');
     const invalid: Array<[object, string]> = [
       [{ typeId: 'DOMAIN', domains: [] }, 'domains'],
@@ -71,24 +93,53 @@ describe('posture in action', () => {
   it('a failing check blocks sessions (409 INVALID_POSTURE) and is recorded; passing it lets them through; failing again kills them', async () => {
     const me = await net.identity('pa-me', ['pa-eng']);
     const svc = await net.service('pa-svc', ['pa-web']);
-    const domain = await net.admin.create('/posture-checks', { name: 'pa-domain', typeId: 'DOMAIN', domains: ['corp.example'], roleAttributes: ['pa-checks'] });
+    const domain = await net.admin.create('/posture-checks', {
+      name: 'pa-domain',
+      typeId: 'DOMAIN',
+      domains: ['corp.example'],
+      roleAttributes: ['pa-checks'],
+    });
     const p = await net.servicePolicy('pa-p', 'Dial', ['#pa-eng'], ['#pa-web'], { postureCheckRoles: ['#pa-checks'] });
     const c = await net.login(me);
     // the service shows its posture queries, failing
     const view = (await c.get(`/services/${svc}`, { api: 'client' })).body.data;
-    expect(view.postureQueries).toEqual([{
-      policyId: p, policyType: 'Dial', isPassing: false,
-      postureQueries: [expect.objectContaining({ id: domain, queryType: 'DOMAIN', isPassing: false, timeout: -1, timeoutRemaining: -1, timeoutAt: null })],
-    }]);
+    expect(view.postureQueries).toEqual([
+      {
+        policyId: p,
+        policyType: 'Dial',
+        isPassing: false,
+        postureQueries: [
+          expect.objectContaining({ id: domain, queryType: 'DOMAIN', isPassing: false, timeout: -1, timeoutRemaining: -1, timeoutAt: null }),
+        ],
+      },
+    ]);
     const refused = await c.post('/sessions', { serviceId: svc }, { api: 'client' });
     expect(refused.status).toBe(409);
     expect(refused.body.error.code).toBe('INVALID_POSTURE');
-    expect(refused.body.error.cause.value[p][0]).toMatchObject({ postureCheckId: domain, postureCheckName: 'pa-domain', postureCheckType: 'DOMAIN', actualValue: '', expectedValue: ['corp.example'] });
+    expect(refused.body.error.cause.value[p][0]).toMatchObject({
+      postureCheckId: domain,
+      postureCheckName: 'pa-domain',
+      postureCheckType: 'DOMAIN',
+      actualValue: '',
+      expectedValue: ['corp.example'],
+    });
     const failures = (await net.admin.get(`/identities/${me}/failed-service-requests`)).body.data;
-    expect(failures).toEqual([{
-      apiSessionId: expect.any(String), serviceId: svc, serviceName: 'pa-svc', sessionType: 'Dial', when: clock.now().toISOString(),
-      policyFailures: [{ policyId: p, policyName: 'pa-p', checks: [expect.objectContaining({ postureCheckId: domain, postureCheckName: 'pa-domain', postureCheckType: 'DOMAIN' })] }],
-    }]);
+    expect(failures).toEqual([
+      {
+        apiSessionId: expect.any(String),
+        serviceId: svc,
+        serviceName: 'pa-svc',
+        sessionType: 'Dial',
+        when: clock.now().toISOString(),
+        policyFailures: [
+          {
+            policyId: p,
+            policyName: 'pa-p',
+            checks: [expect.objectContaining({ postureCheckId: domain, postureCheckName: 'pa-domain', postureCheckType: 'DOMAIN' })],
+          },
+        ],
+      },
+    ]);
     // report the right domain
     const resp = await c.post('/posture-response', { id: domain, typeId: 'DOMAIN', domain: 'CORP.example' }, { api: 'client' });
     expect(resp.status).toBe(201);
@@ -110,7 +161,11 @@ describe('posture in action', () => {
     const me = await net.identity('two-me', ['two-eng']);
     const svc = await net.service('two-svc', ['two-web']);
     const mac = await net.admin.create('/posture-checks', { name: 'two-mac', typeId: 'MAC', macAddresses: ['aa:bb:cc:00:11:22'] });
-    const os = await net.admin.create('/posture-checks', { name: 'two-os', typeId: 'OS', operatingSystems: [{ type: 'Linux', versions: ['>=5.10.0 <7.0.0'] }] });
+    const os = await net.admin.create('/posture-checks', {
+      name: 'two-os',
+      typeId: 'OS',
+      operatingSystems: [{ type: 'Linux', versions: ['>=5.10.0 <7.0.0'] }],
+    });
     await net.servicePolicy('two-mac-p', 'Dial', ['#two-eng'], ['#two-web'], { postureCheckRoles: [`@${mac}`] });
     await net.servicePolicy('two-os-p', 'Dial', ['#two-eng'], ['#two-web'], { postureCheckRoles: [`@${os}`] });
     const c = await net.login(me);
@@ -121,10 +176,14 @@ describe('posture in action', () => {
     expect((await c.post('/sessions', { serviceId: svc }, { api: 'client' })).status).toBe(409);
     await c.post('/posture-response', { id: os, typeId: 'OS', type: 'linux', version: '6.1.0', build: 'x' }, { api: 'client' });
     expect((await c.post('/sessions', { serviceId: svc }, { api: 'client' })).status).toBe(201);
-    const bulk = await c.post('/posture-response-bulk', [
-      { id: mac, typeId: 'MAC', macAddresses: ['AA-BB-CC-00-11-22'] },
-      { id: os, typeId: 'OS', type: 'Windows', version: '10.0.0' },
-    ], { api: 'client' });
+    const bulk = await c.post(
+      '/posture-response-bulk',
+      [
+        { id: mac, typeId: 'MAC', macAddresses: ['AA-BB-CC-00-11-22'] },
+        { id: os, typeId: 'OS', type: 'Windows', version: '10.0.0' },
+      ],
+      { api: 'client' },
+    );
     expect(bulk.status).toBe(200);
     expect(bulk.body.data).toEqual({ services: [] });
     const qs = (await c.get(`/services/${svc}`, { api: 'client' })).body.data.postureQueries;
@@ -136,25 +195,50 @@ describe('posture in action', () => {
     const me = await net.identity('proc-me', ['proc-eng']);
     const one = await net.service('proc-one', ['proc-one']);
     const many = await net.service('proc-many', ['proc-many']);
-    const proc = await net.admin.create('/posture-checks', { name: 'proc-check', typeId: 'PROCESS', process: { osType: 'Linux', path: '/opt/av', hashes: ['AB:CD'], signerFingerprint: 'F0F0' } });
-    const multi = await net.admin.create('/posture-checks', { name: 'proc-multi', typeId: 'PROCESS_MULTI', semantic: 'AllOf',
-      processes: [{ osType: 'Linux', path: '/opt/a' }, { osType: 'Linux', path: '/opt/b', signerFingerprints: ['0101'] }] });
+    const proc = await net.admin.create('/posture-checks', {
+      name: 'proc-check',
+      typeId: 'PROCESS',
+      process: { osType: 'Linux', path: '/opt/av', hashes: ['AB:CD'], signerFingerprint: 'F0F0' },
+    });
+    const multi = await net.admin.create('/posture-checks', {
+      name: 'proc-multi',
+      typeId: 'PROCESS_MULTI',
+      semantic: 'AllOf',
+      processes: [
+        { osType: 'Linux', path: '/opt/a' },
+        { osType: 'Linux', path: '/opt/b', signerFingerprints: ['0101'] },
+      ],
+    });
     await net.servicePolicy('proc-one-p', 'Dial', ['#proc-eng'], ['#proc-one'], { postureCheckRoles: [`@${proc}`] });
     await net.servicePolicy('proc-many-p', 'Dial', ['#proc-eng'], ['#proc-many'], { postureCheckRoles: [`@${multi}`] });
     const c = await net.login(me);
     const dial = async (svc: string) => (await c.post('/sessions', { serviceId: svc }, { api: 'client' })).status;
-    await c.post('/posture-response', { id: proc, typeId: 'PROCESS', path: '/opt/av', isRunning: true, hash: 'abcd', signerFingerprints: ['0000'] }, { api: 'client' });
+    await c.post(
+      '/posture-response',
+      { id: proc, typeId: 'PROCESS', path: '/opt/av', isRunning: true, hash: 'abcd', signerFingerprints: ['0000'] },
+      { api: 'client' },
+    );
     expect(await dial(one)).toBe(409);
-    await c.post('/posture-response', { id: proc, typeId: 'PROCESS', path: '/opt/av', isRunning: true, hash: 'abcd', signerFingerprints: ['f0f0'] }, { api: 'client' });
+    await c.post(
+      '/posture-response',
+      { id: proc, typeId: 'PROCESS', path: '/opt/av', isRunning: true, hash: 'abcd', signerFingerprints: ['f0f0'] },
+      { api: 'client' },
+    );
     expect(await dial(one)).toBe(201);
     const pq = (await c.get(`/services/${one}`, { api: 'client' })).body.data.postureQueries[0].postureQueries[0];
     expect(pq).toMatchObject({ queryType: 'PROCESS', isPassing: true, process: { osType: 'Linux', path: '/opt/av' } });
     await c.post('/posture-response', { id: multi, typeId: 'PROCESS', path: '/opt/a', isRunning: true }, { api: 'client' });
     expect(await dial(many)).toBe(409);
-    await c.post('/posture-response', { id: multi, typeId: 'PROCESS', path: '/opt/b', isRunning: true, signerFingerprints: ['01:01'] }, { api: 'client' });
+    await c.post(
+      '/posture-response',
+      { id: multi, typeId: 'PROCESS', path: '/opt/b', isRunning: true, signerFingerprints: ['01:01'] },
+      { api: 'client' },
+    );
     expect(await dial(many)).toBe(201);
-    expect((await c.get(`/services/${many}`, { api: 'client' })).body.data.postureQueries[0].postureQueries[0].processes)
-      .toEqual([{ osType: 'Linux', path: '/opt/a' }, { osType: 'Linux', path: '/opt/b' }]);
+    expect((await c.get(`/services/${many}`, { api: 'client' })).body.data.postureQueries[0].postureQueries[0].processes).toEqual([
+      { osType: 'Linux', path: '/opt/a' },
+      { osType: 'Linux', path: '/opt/b' },
+    ]);
     const pd = (await net.admin.get(`/identities/${me}/posture-data`)).body.data;
     expect(pd.processes.map((p: any) => p.path).sort()).toEqual(['/opt/a', '/opt/av', '/opt/b']);
   });
@@ -168,13 +252,16 @@ describe('posture in action', () => {
     const refused = await c.post('/sessions', { serviceId: svc }, { api: 'client' });
     expect(refused.status).toBe(409);
     expect(refused.body.error.cause.value[Object.keys(refused.body.error.cause.value)[0]!][0]).toMatchObject({
-      postureCheckType: 'MFA', actualValue: { passedMfa: false }, expectedValue: { passedMfa: true, passedOnWake: true },
+      postureCheckType: 'MFA',
+      actualValue: { passedMfa: false },
+      expectedValue: { passedMfa: true, passedOnWake: true },
     });
     // what the MFA module records once the identity has TOTP and the session proves a code
     const apiSession = (await c.get('/current-api-session', { api: 'client' })).body.data.id;
     const core = net.app.core;
     core.store.runSql(
-      "INSERT INTO mfas (id, identity_id, secret, is_verified, created_at, updated_at) VALUES ('mfa-seam', ?, 'unused', 1, '', '')", me,
+      "INSERT INTO mfas (id, identity_id, secret, is_verified, created_at, updated_at) VALUES ('mfa-seam', ?, 'unused', 1, '', '')",
+      me,
     );
     core.store.runSql('UPDATE api_sessions SET is_mfa_complete = 1, mfa_passed_at = ? WHERE id = ?', clock.now().toISOString(), apiSession);
     const q = (await c.get(`/services/${svc}`, { api: 'client' })).body.data.postureQueries[0].postureQueries[0];

@@ -38,7 +38,13 @@ async function appWithSigner(yaml: string, clock = new ManualClock()) {
   const app = await startTestApp({ configFile: configFile(yaml), clock });
   const admin = await app.adminClient();
   const userId = await createUser(admin, 'burst-user', 'burst-password');
-  await admin.create('/external-jwt-signers', { name: `s-${Date.now()}`, issuer: 'rl-issuer', audience: 'weft', enabled: true, jwksEndpoint: jwksUrl });
+  await admin.create('/external-jwt-signers', {
+    name: `s-${Date.now()}`,
+    issuer: 'rl-issuer',
+    audience: 'weft',
+    enabled: true,
+    jwksEndpoint: jwksUrl,
+  });
   const jwtLogin = async () => {
     const token = await signJwt(key, { iss: 'rl-issuer', aud: 'weft', sub: userId }, epochSeconds(clock));
     return app.client().post('/authenticate?method=ext-jwt', {}, { headers: { authorization: `Bearer ${token}` } });
@@ -55,8 +61,9 @@ describe('adaptive limit on concurrent authentications', () => {
       const slow = jwtLogin();
       await gate.held;
 
-      const burst = await Promise.all(Array.from({ length: 12 }, () =>
-        app.client().post('/authenticate?method=password', { username: 'burst-user', password: 'burst-password' })));
+      const burst = await Promise.all(
+        Array.from({ length: 12 }, () => app.client().post('/authenticate?method=password', { username: 'burst-user', password: 'burst-password' })),
+      );
       for (const r of burst) {
         expect(r.status).toBe(429);
         expect(r.body.error).toMatchObject({ code: 'RATE_LIMITED', requestId: expect.any(String) });
@@ -111,9 +118,17 @@ describe('503 SERVICE_UNAVAILABLE', () => {
     try {
       const ctx = app.core.system;
       const id = await createResource(ctx, identities, { name: 'jwt-admin', type: 'User', isAdmin: true });
-      await createResource(ctx, externalJwtSigners, { name: 'timeouts', issuer: 'rl-issuer', audience: 'weft', enabled: true, jwksEndpoint: jwksUrl });
-      const login = (k: SigningKey) => signJwt(k, { iss: 'rl-issuer', aud: 'weft', sub: id }, epochSeconds(clock))
-        .then((token) => app.client().post('/authenticate?method=ext-jwt', {}, { headers: { authorization: `Bearer ${token}` } }));
+      await createResource(ctx, externalJwtSigners, {
+        name: 'timeouts',
+        issuer: 'rl-issuer',
+        audience: 'weft',
+        enabled: true,
+        jwksEndpoint: jwksUrl,
+      });
+      const login = (k: SigningKey) =>
+        signJwt(k, { iss: 'rl-issuer', aud: 'weft', sub: id }, epochSeconds(clock)).then((token) =>
+          app.client().post('/authenticate?method=ext-jwt', {}, { headers: { authorization: `Bearer ${token}` } }),
+        );
       const ok = await login(key);
       expect(ok.status).toBe(200);
       const admin = app.client();

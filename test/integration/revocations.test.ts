@@ -54,7 +54,7 @@ describe('/revocations (Management API)', () => {
     expect((await admin.get('/revocations?filter=type != "JTI"')).body.data).toEqual([]);
   });
 
-  it('an IDENTITY revocation ends the identity\'s API sessions; an API_SESSION revocation ends that one', async () => {
+  it("an IDENTITY revocation ends the identity's API sessions; an API_SESSION revocation ends that one", async () => {
     const id = await createUser(admin, 'revoked-user', 'revoked-password-1');
     const first = await login(app, 'revoked-user', 'revoked-password-1');
     expect((await first.client.get('/current-api-session', { api: 'client' })).status).toBe(200);

@@ -39,7 +39,10 @@ const HOSTILE_BODIES: Array<{ raw: string; contentType: string }> = [
   { raw: '"string"', contentType: 'application/json' },
   { raw: '12345678901234567890', contentType: 'application/json' },
   { raw: '{"name": {"$gt": ""}, "id": [1,2], "tags": "x", "roleAttributes": "#all", "limit": -1}', contentType: 'application/json' },
-  { raw: JSON.stringify({ name: 'x'.repeat(10000), type: 'User', isAdmin: false, password: null, code: 123, csr: 5 }), contentType: 'application/json' },
+  {
+    raw: JSON.stringify({ name: 'x'.repeat(10000), type: 'User', isAdmin: false, password: null, code: 123, csr: 5 }),
+    contentType: 'application/json',
+  },
   { raw: '{"__proto__": {"isAdmin": true}, "constructor": {"prototype": {"x": 1}}}', contentType: 'application/json' },
   { raw: '-----BEGIN CERTIFICATE-----\nnot base64 !!\n-----END CERTIFICATE-----\n', contentType: 'text/plain' },
   { raw: '\u0000\u0001\u0002garbage', contentType: 'application/x-pem-file' },
@@ -65,7 +68,8 @@ describe('robustness of every route', () => {
             const bodies = route.method === 'GET' || route.method === 'DELETE' ? [undefined] : HOSTILE_BODIES;
             for (const body of bodies) {
               const r = await client.req(route.method, path + '?filter=%22&limit=x&method=password&token=nope', undefined, {
-                api: 'root', ...(body ? { raw: body.raw, contentType: body.contentType } : {}),
+                api: 'root',
+                ...(body ? { raw: body.raw, contentType: body.contentType } : {}),
                 headers: { 'mfa-validation-code': '\u00ff', 'session-token': 'garbage', 'svc-token-issuer-id': '..' },
               });
               const label = `${route.method} ${path} ${client === admin ? 'admin' : 'anon'} ${body?.raw.slice(0, 30) ?? ''}`;
@@ -97,8 +101,21 @@ describe('robustness of every route', () => {
     await seed('posture-checks', { name: 'null-pc', typeId: 'DOMAIN', domains: ['corp.example'], roleAttributes: ['n'] });
     const defaultPolicy = (await admin.get('/auth-policies/default')).body.data;
     await seed('auth-policies', { ...defaultPolicy, name: 'null-auth-policy' });
-    await seed('external-jwt-signers', { name: 'null-signer', issuer: 'null-issuer', audience: 'a', enabled: true, jwksEndpoint: 'https://127.0.0.1:1/jwks' });
-    await seed('cas', { name: 'null-ca', certPem: (await externalCa('Null CA')).certPem, isAuthEnabled: true, isAutoCaEnrollmentEnabled: true, isOttCaEnrollmentEnabled: true, identityRoles: [] });
+    await seed('external-jwt-signers', {
+      name: 'null-signer',
+      issuer: 'null-issuer',
+      audience: 'a',
+      enabled: true,
+      jwksEndpoint: 'https://127.0.0.1:1/jwks',
+    });
+    await seed('cas', {
+      name: 'null-ca',
+      certPem: (await externalCa('Null CA')).certPem,
+      isAuthEnabled: true,
+      isAutoCaEnrollmentEnabled: true,
+      isOttCaEnrollmentEnabled: true,
+      identityRoles: [],
+    });
     await seed('terminators', { service, router, binding: 'transport', address: 'tcp:127.0.0.1:1' });
     await seed('authenticators', { method: 'updb', identityId: identity, username: 'null-user', password: 'null-password-1' });
     await seed('enrollments', { method: 'ott', identityId: identity, expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
@@ -117,8 +134,7 @@ describe('robustness of every route', () => {
       const detail = id && !route.path.includes('/:id/') ? `/${entity}/${id}` : undefined;
       // PUT starts from the entity as read (what the ziti CLI does), create from a renamed copy of the seeded one
       const current = detail ? stripRead((await admin.get(detail)).body.data ?? {}) : {};
-      const base = route.method === 'PUT' ? current
-        : route.method === 'POST' && route.path === `/${entity}` && id ? renamed(current, ++n) : {};
+      const base = route.method === 'PUT' ? current : route.method === 'POST' && route.path === `/${entity}` && id ? renamed(current, ++n) : {};
       for (const key of bodyKeys(route)) {
         for (const api of route.apis) {
           const r = await admin.req(route.method, API_BASES[api] + path, { ...base, [key]: null }, { api: 'root' });
@@ -138,7 +154,12 @@ describe('robustness of every route', () => {
     await admin.patch(`/services/${service}`, { roleAttributes: ['n'] });
     expect((await admin.req('PATCH', `/services/${service}`, { roleAttributes: null }, { api: 'client' })).status).toBe(200);
     expect((await admin.get(`/services/${service}`)).body.data.roleAttributes).toEqual(['n']);
-    const put = await admin.req('PUT', `/services/${service}`, { name: 'null-service', encryptionRequired: true, roleAttributes: null }, { api: 'client' });
+    const put = await admin.req(
+      'PUT',
+      `/services/${service}`,
+      { name: 'null-service', encryptionRequired: true, roleAttributes: null },
+      { api: 'client' },
+    );
     expect(put.status).toBe(200);
     expect((await admin.get(`/services/${service}`)).body.data.roleAttributes ?? []).toEqual([]);
     await admin.put(`/config-types/${configType}`, { name: 'null-config-type', schema: { type: 'object' } });

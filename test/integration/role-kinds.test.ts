@@ -18,7 +18,9 @@ useTestApp((a, c) => {
 
 describe('role kinds', () => {
   it('each has its table, resource declaration, REST listing and console entry', () => {
-    const routes = buildRoutes(app.core).filter((r) => r.method === 'GET').map((r) => r.path);
+    const routes = buildRoutes(app.core)
+      .filter((r) => r.method === 'GET')
+      .map((r) => r.path);
     for (const kind of ROLE_KIND_NAMES) {
       const { def } = KIND_RESOURCES[kind];
       expect(def.table, kind).toBe(KINDS[kind].table);
@@ -30,7 +32,9 @@ describe('role kinds', () => {
       expect(consoleEntry?.roleKind, kind).toBe(kind);
     }
     // and nothing else claims a role kind
-    const claimed = Object.values(CONSOLE_RESOURCES as Record<string, { roleKind?: string }>).map((e) => e.roleKind).filter(Boolean);
+    const claimed = Object.values(CONSOLE_RESOURCES as Record<string, { roleKind?: string }>)
+      .map((e) => e.roleKind)
+      .filter(Boolean);
     expect(claimed.sort()).toEqual([...ROLE_KIND_NAMES].sort());
   });
 

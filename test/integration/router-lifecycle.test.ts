@@ -48,10 +48,30 @@ async function openRouting(admin: ApiClient): Promise<void> {
 }
 
 /** A service `binder` may Bind and `dialer` may Dial (extra Dial policy fields, e.g. posture check roles, in `dial`). */
-async function service(admin: ApiClient, name: string, binder: string, dialer: string, dial: Record<string, unknown> = {}, extra: Record<string, unknown> = {}): Promise<string> {
+async function service(
+  admin: ApiClient,
+  name: string,
+  binder: string,
+  dialer: string,
+  dial: Record<string, unknown> = {},
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const id = await admin.create('/services', { name, encryptionRequired: false, ...extra });
-  await admin.create('/service-policies', { name: `${name}-bind`, type: 'Bind', semantic: 'AnyOf', identityRoles: [binder], serviceRoles: [`@${id}`] });
-  await admin.create('/service-policies', { name: `${name}-dial`, type: 'Dial', semantic: 'AnyOf', identityRoles: [dialer], serviceRoles: [`@${id}`], ...dial });
+  await admin.create('/service-policies', {
+    name: `${name}-bind`,
+    type: 'Bind',
+    semantic: 'AnyOf',
+    identityRoles: [binder],
+    serviceRoles: [`@${id}`],
+  });
+  await admin.create('/service-policies', {
+    name: `${name}-dial`,
+    type: 'Dial',
+    semantic: 'AnyOf',
+    identityRoles: [dialer],
+    serviceRoles: [`@${id}`],
+    ...dial,
+  });
   return id;
 }
 
@@ -75,7 +95,12 @@ async function circuit(app: TestApp, serviceId: string, host: Device, client: De
 }
 
 const closedWith = (e: RawEdge, connId: number, reason: string | RegExp) =>
-  e.received.some((m) => m.contentType === EdgeType.StateClosed && m.headers.get(Header.ConnId)?.readUInt32LE(0) === connId && new RegExp(reason).test(m.body.toString()));
+  e.received.some(
+    (m) =>
+      m.contentType === EdgeType.StateClosed &&
+      m.headers.get(Header.ConnId)?.readUInt32LE(0) === connId &&
+      new RegExp(reason).test(m.body.toString()),
+  );
 
 const log = memoryLog();
 let app: TestApp;
@@ -98,12 +123,20 @@ afterAll(async () => {
 });
 
 describe('frame limits', () => {
-  const closedReasons = (from: number) => log.lines.slice(from).filter((l) => l.msg === 'edge router: connection closed').map((l) => String(l.reason));
+  const closedReasons = (from: number) =>
+    log.lines
+      .slice(from)
+      .filter((l) => l.msg === 'edge router: connection closed')
+      .map((l) => String(l.reason));
 
   it('before its hello a peer may send no more than a hello: a frame declaring more is refused at once, others unaffected', async () => {
     const { h, c, hostConnId } = await circuit(app, echo, host, client);
     const from = log.lines.length;
-    for (const [headers, body] of [[60 << 20, 0], [0, 60 << 20], [100 << 10, 0]] as const) {
+    for (const [headers, body] of [
+      [60 << 20, 0],
+      [0, 60 << 20],
+      [100 << 10, 0],
+    ] as const) {
       const e = await RawEdge.connect(app.urls.router!, app.core.pki.caBundlePem, { cert: client.cert, key: client.key });
       e.socket.write(prefix(ChannelType.Hello, headers, body));
       // the hello timeout is 15 s: only the limit closes the connection this soon, with 20 bytes read
@@ -140,7 +173,12 @@ describe('frame limits', () => {
 describe('posture through the router', () => {
   it('a dial whose Dial policy needs a posture check the identity fails is refused, and its session ends', async () => {
     const dialer = await enrolledDevice(app, admin, 'pc-dialer');
-    const check = await admin.create('/posture-checks', { name: 'pc-domain', typeId: 'DOMAIN', domains: ['corp.example'], roleAttributes: ['pc-checks'] });
+    const check = await admin.create('/posture-checks', {
+      name: 'pc-domain',
+      typeId: 'DOMAIN',
+      domains: ['corp.example'],
+      roleAttributes: ['pc-checks'],
+    });
     const svc = await service(admin, 'pc-svc', '#lc-hosts', `@${dialer.id}`, { postureCheckRoles: ['#pc-checks'] });
     const h = await edgeFor(app, host);
     await h.edge.bind(7, (await serviceSession(h.api, svc, 'Bind')).token);
@@ -175,7 +213,10 @@ describe('the router: config section', () => {
     expect(config.router).toEqual({ enabled: true, name: 'er-builtin', heartbeat_interval: '30s' });
     expect(routerAddresses(config.router)).toEqual({ listen: { host: '127.0.0.1', port: 3022, isDefault: true }, advertise: { host: '127.0.0.1' } });
     const parse = (router: object) => routerAddresses(configSchema.shape.router.parse(router));
-    expect(parse({ listener: 'tls:0.0.0.0:4000' })).toEqual({ listen: { host: '0.0.0.0', port: 4000, isDefault: false }, advertise: { host: '127.0.0.1' } });
+    expect(parse({ listener: 'tls:0.0.0.0:4000' })).toEqual({
+      listen: { host: '0.0.0.0', port: 4000, isDefault: false },
+      advertise: { host: '127.0.0.1' },
+    });
     expect(parse({ advertise: 'weft.lan' }).advertise).toEqual({ host: 'weft.lan', port: undefined });
     expect(parse({ advertise: '[::1]:443' }).advertise).toEqual({ host: '::1', port: 443 });
     expect(tlsUrl('::1', 443)).toBe('tls:[::1]:443'); // as sessions and the router's entity offer it
@@ -193,7 +234,10 @@ describe('the router: config section', () => {
       const url = 'tls:router.example.test:4443';
       expect(named.urls.router).toBe(url);
       expect((await namedAdmin.get(`/edge-routers/${named.router!.id}`)).body.data).toMatchObject({
-        name: 'edge-one', isOnline: true, hostname: 'router.example.test', supportedProtocols: { tls: url },
+        name: 'edge-one',
+        isOnline: true,
+        hostname: 'router.example.test',
+        supportedProtocols: { tls: url },
       });
       await openRouting(namedAdmin);
       const d = await enrolledDevice(named, namedAdmin, 'adv-client');
@@ -257,7 +301,9 @@ describe('deleting the built-in router', () => {
       expect((await weftAdmin.get(`/services/${svc}/terminators`)).body.data).toEqual([]);
       // no new connection is taken, and sessions have no router to offer
       const { client: api, token } = await deviceSession(weft, b);
-      await expect(RawEdge.connect(weft.urls.router!, weft.core.pki.caBundlePem, { cert: b.cert, key: b.key }).then((e) => e.hello(token))).rejects.toThrow();
+      await expect(
+        RawEdge.connect(weft.urls.router!, weft.core.pki.caBundlePem, { cert: b.cert, key: b.key }).then((e) => e.hello(token)),
+      ).rejects.toThrow();
       expect((await api.post('/sessions', { serviceId: svc, type: 'Dial' }, { api: 'client' })).body.error?.code).toBe('NO_EDGE_ROUTERS_AVAILABLE');
       await api.close();
 
@@ -267,7 +313,12 @@ describe('deleting the built-in router', () => {
       weftAdmin = await weft.adminClient();
       const now = weft.router!.id;
       expect(now).not.toBe(oldId);
-      expect((await weftAdmin.get(`/edge-routers/${now}`)).body.data).toMatchObject({ name: 'er-builtin', isOnline: true, isVerified: true, isTunnelerEnabled: true });
+      expect((await weftAdmin.get(`/edge-routers/${now}`)).body.data).toMatchObject({
+        name: 'er-builtin',
+        isOnline: true,
+        isVerified: true,
+        isTunnelerEnabled: true,
+      });
       (await edgeFor(weft, b)).edge.close();
     } finally {
       await weftAdmin.close();
@@ -296,7 +347,11 @@ describe('stopping Weft', () => {
       const sdkHosted = await service(weftAdmin, 'stop-sdk', `@${a.id}`, `@${b.id}`);
       // a service the router hosts itself (host.v1 on its tunneler identity): the router dials the TCP server
       const hostV1 = (await weftAdmin.get(`/config-types?filter=${encodeURIComponent('name = "host.v1"')}`)).body.data[0].id;
-      const config = await weftAdmin.create('/configs', { name: 'stop-host-v1', configTypeId: hostV1, data: { protocol: 'tcp', address: '127.0.0.1', port: (server.address() as { port: number }).port } });
+      const config = await weftAdmin.create('/configs', {
+        name: 'stop-host-v1',
+        configTypeId: hostV1,
+        data: { protocol: 'tcp', address: '127.0.0.1', port: (server.address() as { port: number }).port },
+      });
       const routerHosted = await service(weftAdmin, 'stop-router', `@${weft.router!.id}`, `@${b.id}`, {}, { configs: [config] });
       await expect.poll(() => weft.router!.status().terminators.some((t) => t.serviceId === routerHosted && t.kind === 'host')).toBe(true);
 

@@ -36,8 +36,20 @@ beforeAll(async () => {
   host = await enrolledDevice(app, admin, 'router-host', ['hosts']);
   client = await enrolledDevice(app, admin, 'router-client', ['clients']);
   serviceId = await admin.create('/services', { name: 'router-echo', encryptionRequired: false });
-  await admin.create('/service-policies', { name: 'bind', type: 'Bind', semantic: 'AnyOf', identityRoles: ['#hosts'], serviceRoles: [`@${serviceId}`] });
-  await admin.create('/service-policies', { name: 'dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#clients'], serviceRoles: [`@${serviceId}`] });
+  await admin.create('/service-policies', {
+    name: 'bind',
+    type: 'Bind',
+    semantic: 'AnyOf',
+    identityRoles: ['#hosts'],
+    serviceRoles: [`@${serviceId}`],
+  });
+  await admin.create('/service-policies', {
+    name: 'dial',
+    type: 'Dial',
+    semantic: 'AnyOf',
+    identityRoles: ['#clients'],
+    serviceRoles: [`@${serviceId}`],
+  });
   await admin.create('/edge-router-policies', { name: 'erp', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] });
   await admin.create('/service-edge-router-policies', { name: 'serp', semantic: 'AnyOf', serviceRoles: ['#all'], edgeRouterRoles: ['#all'] });
 });
@@ -77,7 +89,13 @@ async function circuit() {
 describe('the built-in edge router', () => {
   it('is an online edge router with its URL, offered in sessions and to /current-identity/edge-routers', async () => {
     const er = (await admin.get(`/edge-routers/${routerId}`)).body.data;
-    expect(er).toMatchObject({ name: 'er-builtin', isOnline: true, isVerified: true, isTunnelerEnabled: true, supportedProtocols: { tls: app.urls.router } });
+    expect(er).toMatchObject({
+      name: 'er-builtin',
+      isOnline: true,
+      isVerified: true,
+      isTunnelerEnabled: true,
+      supportedProtocols: { tls: app.urls.router },
+    });
     const { client: api } = await deviceSession(app, client);
     const mine = (await api.get('/current-identity/edge-routers', { api: 'client' })).body.data;
     expect(mine.map((r: any) => [r.name, r.isOnline, r.supportedProtocols.tls])).toEqual([['er-builtin', true, app.urls.router]]);
@@ -99,8 +117,28 @@ describe('the built-in edge router', () => {
     c.edge.send(3, '', Flag.FIN);
     expect(await h.edge.until(() => h.edge.data.find((d) => d.flags & Flag.FIN))).toMatchObject({ connId: hostConnId, body: Buffer.alloc(0) });
     const live = app.router!.status().circuits.find((x) => x.serviceId === serviceId)!;
-    expect(live).toMatchObject({ serviceName: 'router-echo', caller: 'router-client', bytesIn: 'ping from the client'.length, bytesOut: 'pong from the host'.length, hostKind: 'sdk' });
-    h.edge.channel.send({ contentType: EdgeType.StateClosed, sequence: 0, headers: new Map([[Header.ConnId, (() => { const b = Buffer.alloc(4); b.writeUInt32LE(hostConnId); return b; })()]]), body: Buffer.alloc(0) });
+    expect(live).toMatchObject({
+      serviceName: 'router-echo',
+      caller: 'router-client',
+      bytesIn: 'ping from the client'.length,
+      bytesOut: 'pong from the host'.length,
+      hostKind: 'sdk',
+    });
+    h.edge.channel.send({
+      contentType: EdgeType.StateClosed,
+      sequence: 0,
+      headers: new Map([
+        [
+          Header.ConnId,
+          (() => {
+            const b = Buffer.alloc(4);
+            b.writeUInt32LE(hostConnId);
+            return b;
+          })(),
+        ],
+      ]),
+      body: Buffer.alloc(0),
+    });
     const closed = await c.edge.until(() => c.edge.received.find((m) => m.contentType === EdgeType.StateClosed));
     expect(closed.headers.get(Header.ConnId)!.readUInt32LE(0)).toBe(3);
     expect(app.router!.status().circuits.filter((x) => x.serviceId === serviceId)).toEqual([]);
@@ -129,7 +167,9 @@ describe('the built-in edge router', () => {
     expect((await admin.del(`/sessions/${dialSession.id}`)).status).toBe(200);
     await c.edge.until(() => c.edge.received.find((m) => m.contentType === EdgeType.StateClosed && m.body.toString() === 'the session ended'));
     expect((await admin.del(`/sessions/${bind.id}`)).status).toBe(200);
-    await h.edge.until(() => h.edge.received.find((m) => m.contentType === EdgeType.StateClosed && m.headers.get(Header.ConnId)?.readUInt32LE(0) === 7));
+    await h.edge.until(() =>
+      h.edge.received.find((m) => m.contentType === EdgeType.StateClosed && m.headers.get(Header.ConnId)?.readUInt32LE(0) === 7),
+    );
     expect(await terminators()).toHaveLength(0);
     // disabling the identity ends its API sessions: the router drops the connection
     expect((await admin.post(`/identities/${client.id}/disable`, { durationMinutes: 0 })).status).toBe(200);
@@ -145,7 +185,9 @@ describe('the built-in edge router', () => {
     const [t] = await terminators();
     expect(t).toMatchObject({ binding: 'edge', routerId, cost: 0, precedence: 'default' });
     expect((await admin.del(`/terminators/${t.id}`)).status).toBe(200);
-    await h.edge.until(() => h.edge.received.find((m) => m.contentType === EdgeType.StateClosed && m.headers.get(Header.ConnId)?.readUInt32LE(0) === 9));
+    await h.edge.until(() =>
+      h.edge.received.find((m) => m.contentType === EdgeType.StateClosed && m.headers.get(Header.ConnId)?.readUInt32LE(0) === 9),
+    );
     expect(app.router!.status().terminators).toEqual([]);
     h.edge.close();
   });
@@ -154,7 +196,7 @@ describe('the built-in edge router', () => {
 describe('bad input and faults', () => {
   const refusals = () => log.lines.filter((l) => l.msg === 'edge router: connection closed').map((l) => String(l.reason));
 
-  it('garbage, an oversized hello, data before hello, wrong tokens and another identity\'s certificate are disconnected with a log line', async () => {
+  it("garbage, an oversized hello, data before hello, wrong tokens and another identity's certificate are disconnected with a log line", async () => {
     const before = refusals().length;
     // garbage bytes
     const raw = connect({ host: '127.0.0.1', port: Number(app.urls.router!.split(':').pop()), ca: ca(), cert: client.cert, key: client.key });
@@ -163,7 +205,12 @@ describe('bad input and faults', () => {
     await new Promise((r) => raw.once('close', r));
     // an oversized hello
     const big = await RawEdge.connect(app.urls.router!, ca(), { cert: client.cert, key: client.key });
-    const hello = { contentType: ChannelType.Hello, sequence: -1, headers: new Map([[Header.SessionToken, str('x'.repeat(10_000))]]), body: Buffer.alloc(0) };
+    const hello = {
+      contentType: ChannelType.Hello,
+      sequence: -1,
+      headers: new Map([[Header.SessionToken, str('x'.repeat(10_000))]]),
+      body: Buffer.alloc(0),
+    };
     big.channel.send(hello);
     await big.until(() => big.closed);
     // a wrong API session token: a Result with success = false, then the connection is closed
@@ -181,12 +228,14 @@ describe('bad input and faults', () => {
     const anonymous = await RawEdge.connect(app.urls.router!, ca());
     expect((await anonymous.hello(token)).body.toString()).toMatch(/client certificate is required/);
     const reasons = refusals().slice(before);
-    expect(reasons).toEqual(expect.arrayContaining([
-      expect.stringMatching(/bad magic number/),
-      expect.stringMatching(/hello message too big/),
-      expect.stringMatching(/refused: invalid or expired API session/),
-      expect.stringMatching(/refused: invalid client certificate/),
-    ]));
+    expect(reasons).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/bad magic number/),
+        expect.stringMatching(/hello message too big/),
+        expect.stringMatching(/refused: invalid or expired API session/),
+        expect.stringMatching(/refused: invalid client certificate/),
+      ]),
+    );
     // and everyone else is unaffected
     const { h, c, hostConnId } = await circuit();
     c.edge.send(3, 'still fine');

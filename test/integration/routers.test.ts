@@ -21,12 +21,31 @@ const leafOf = (chain: string) => new X509Certificate(chain.match(/-----BEGIN CE
 describe('edge routers', () => {
   it('create carries an erott enrollment JWT; every seed field is present', async () => {
     const before = Date.now();
-    const id = await admin.create('/edge-routers', { name: 'er-1', cost: 7, roleAttributes: ['east', 'public'], isTunnelerEnabled: true, tags: { t: 'x' } });
+    const id = await admin.create('/edge-routers', {
+      name: 'er-1',
+      cost: 7,
+      roleAttributes: ['east', 'public'],
+      isTunnelerEnabled: true,
+      tags: { t: 'x' },
+    });
     const er = (await admin.get(`/edge-routers/${id}`)).body.data;
     expect(er).toMatchObject({
-      id, name: 'er-1', cost: 7, roleAttributes: ['east', 'public'], isTunnelerEnabled: true, noTraversal: false, isOnline: false,
-      isVerified: false, fingerprint: '', hostname: '', supportedProtocols: {}, tags: { t: 'x' },
-      enrollmentToken: expect.any(String), enrollmentJwt: expect.any(String), enrollmentCreatedAt: expect.any(String), enrollmentExpiresAt: expect.any(String),
+      id,
+      name: 'er-1',
+      cost: 7,
+      roleAttributes: ['east', 'public'],
+      isTunnelerEnabled: true,
+      noTraversal: false,
+      isOnline: false,
+      isVerified: false,
+      fingerprint: '',
+      hostname: '',
+      supportedProtocols: {},
+      tags: { t: 'x' },
+      enrollmentToken: expect.any(String),
+      enrollmentJwt: expect.any(String),
+      enrollmentCreatedAt: expect.any(String),
+      enrollmentExpiresAt: expect.any(String),
     });
     const { header, payload } = decodeJwt(er.enrollmentJwt);
     expect(header.kid).toBe(app.core.jwt.kid);
@@ -41,14 +60,26 @@ describe('edge routers', () => {
     const { server, client, body } = await routerCsrs(id);
     const anon = app.client();
 
-    const wrongCn = await anon.post('/enroll/erott', { token: er.enrollmentToken, ...body, certCsr: (await csr('EC-P256', 'not-the-id')).csrPem }, { api: 'client' });
+    const wrongCn = await anon.post(
+      '/enroll/erott',
+      { token: er.enrollmentToken, ...body, certCsr: (await csr('EC-P256', 'not-the-id')).csrPem },
+      { api: 'client' },
+    );
     expect(wrongCn.status).toBe(400);
     expect(wrongCn.body.error.code).toBe('EDGE_ROUTER_ENROLL_COMMON_NAME_INVALID');
-    const badSig = await anon.post('/enroll/erott', { token: er.enrollmentToken, ...body, serverCertCsr: tamperCsrSignature(server.csrPem) }, { api: 'client' });
+    const badSig = await anon.post(
+      '/enroll/erott',
+      { token: er.enrollmentToken, ...body, serverCertCsr: tamperCsrSignature(server.csrPem) },
+      { api: 'client' },
+    );
     expect(badSig.body.error.code).toBe('COULD_NOT_PROCESS_CSR');
     const noServer = await anon.post('/enroll/erott', { token: er.enrollmentToken, certCsr: client.csrPem }, { api: 'client' });
     expect(noServer.body.error.code).toBe('MISSING_OR_INVALID_CSR');
-    expect((await admin.get(`/edge-routers/${id}`)).body.data).toMatchObject({ isVerified: false, fingerprint: '', enrollmentToken: er.enrollmentToken });
+    expect((await admin.get(`/edge-routers/${id}`)).body.data).toMatchObject({
+      isVerified: false,
+      fingerprint: '',
+      enrollmentToken: er.enrollmentToken,
+    });
 
     const r = await anon.post('/enroll/erott', { token: er.enrollmentToken, ...body }, { api: 'client' });
     expect(r.status).toBe(200);
@@ -63,8 +94,13 @@ describe('edge routers', () => {
 
     const after = (await admin.get(`/edge-routers/${id}`)).body.data;
     expect(after).toMatchObject({
-      isVerified: true, fingerprint: fingerprintSha1(r.body.data.cert), certPem: expect.stringContaining('BEGIN CERTIFICATE'),
-      enrollmentToken: null, enrollmentJwt: null, enrollmentCreatedAt: null, enrollmentExpiresAt: null,
+      isVerified: true,
+      fingerprint: fingerprintSha1(r.body.data.cert),
+      certPem: expect.stringContaining('BEGIN CERTIFICATE'),
+      enrollmentToken: null,
+      enrollmentJwt: null,
+      enrollmentCreatedAt: null,
+      enrollmentExpiresAt: null,
     });
     const filtered = await admin.get(`/edge-routers?filter=${encodeURIComponent(`fingerprint = "${after.fingerprint}"`)}`);
     expect(filtered.body.data.map((e: { id: string }) => e.id)).toEqual([id]);
@@ -145,14 +181,35 @@ describe('edge routers', () => {
 
 describe('routers (transit)', () => {
   it('CRUD with every seed field at /routers and /transit-routers; enrollment JWT on create (em trott)', async () => {
-    const r = await admin.post('/routers', { name: 'tr-1', cost: 3, noTraversal: true, disabled: false, ctrlChanListeners: { 'tls:0.0.0.0:6262': ['x'] }, tags: { a: 'b' } });
+    const r = await admin.post('/routers', {
+      name: 'tr-1',
+      cost: 3,
+      noTraversal: true,
+      disabled: false,
+      ctrlChanListeners: { 'tls:0.0.0.0:6262': ['x'] },
+      tags: { a: 'b' },
+    });
     expect(r.status).toBe(201);
     const id = r.body.data.id;
     const tr = (await admin.get(`/routers/${id}`)).body.data;
     expect(tr).toMatchObject({
-      id, name: 'tr-1', cost: 3, noTraversal: true, disabled: false, ctrlChanListeners: { 'tls:0.0.0.0:6262': ['x'] }, tags: { a: 'b' },
-      isOnline: false, isVerified: false, fingerprint: '', interfaces: [], unverifiedCertPem: null, unverifiedFingerprint: null,
-      enrollmentToken: expect.any(String), enrollmentJwt: expect.any(String), enrollmentCreatedAt: expect.any(String), enrollmentExpiresAt: expect.any(String),
+      id,
+      name: 'tr-1',
+      cost: 3,
+      noTraversal: true,
+      disabled: false,
+      ctrlChanListeners: { 'tls:0.0.0.0:6262': ['x'] },
+      tags: { a: 'b' },
+      isOnline: false,
+      isVerified: false,
+      fingerprint: '',
+      interfaces: [],
+      unverifiedCertPem: null,
+      unverifiedFingerprint: null,
+      enrollmentToken: expect.any(String),
+      enrollmentJwt: expect.any(String),
+      enrollmentCreatedAt: expect.any(String),
+      enrollmentExpiresAt: expect.any(String),
     });
     expect(decodeJwt(tr.enrollmentJwt).payload).toMatchObject({ em: 'trott', sub: id, jti: tr.enrollmentToken });
     expect((await admin.get(`/transit-routers/${id}`)).body.data.name).toBe('tr-1');
@@ -173,7 +230,11 @@ describe('routers (transit)', () => {
     const csrs = await routerCsrs(id);
     const r = await app.client().post(`/enroll?method=trott&token=${token}`, csrs.body, { api: 'client' });
     expect(r.status).toBe(200);
-    expect((await admin.get(`/routers/${id}`)).body.data).toMatchObject({ isVerified: true, fingerprint: fingerprintSha1(r.body.data.cert), enrollmentJwt: null });
+    expect((await admin.get(`/routers/${id}`)).body.data).toMatchObject({
+      isVerified: true,
+      fingerprint: fingerprintSha1(r.body.data.cert),
+      enrollmentJwt: null,
+    });
     expect((await admin.post(`/routers/${id}/re-enroll`)).status).toBe(200);
     expect((await admin.get(`/routers/${id}`)).body.data).toMatchObject({ isVerified: false, fingerprint: '', enrollmentJwt: expect.any(String) });
   });

@@ -76,7 +76,7 @@ describe('bind and dial through the router', () => {
     }
   });
 
-  it('half close: the host reads to the dialer\'s FIN and still answers afterwards', async () => {
+  it("half close: the host reads to the dialer's FIN and still answers afterwards", async () => {
     const client = edgeClient(app, host);
     const listener = client.listen(await serviceSession(host, echoService, 'Bind'));
     listener.on('connection', async (conn: EdgeConn) => {
@@ -95,7 +95,7 @@ describe('bind and dial through the router', () => {
     }
   });
 
-  it('StateClosed: a host that destroys its conn ends the dialer\'s (EOF after what was sent), and the other way round', async () => {
+  it("StateClosed: a host that destroys its conn ends the dialer's (EOF after what was sent), and the other way round", async () => {
     const client = edgeClient(app, host);
     const listener = client.listen(await serviceSession(host, echoService, 'Bind'));
     const accepted: EdgeConn[] = [];
@@ -237,15 +237,25 @@ describe('re-binding', () => {
 describe('refusals are clear', () => {
   it('a hello with an unknown API session', async () => {
     const err = await RouterLink.open({
-      url: app.urls.router!, ca: app.core.pki.caBundlePem, cert: dialer.cert, key: dialer.key, apiSessionToken: 'not-a-session', timeoutMs: 5000,
+      url: app.urls.router!,
+      ca: app.core.pki.caBundlePem,
+      cert: dialer.cert,
+      key: dialer.key,
+      apiSessionToken: 'not-a-session',
+      timeoutMs: 5000,
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HelloRefusedError);
     expect((err as HelloRefusedError).reason).toBe('invalid or expired API session');
   });
 
-  it('a certificate that is not the API session\'s identity', async () => {
+  it("a certificate that is not the API session's identity", async () => {
     const err = await RouterLink.open({
-      url: app.urls.router!, ca: app.core.pki.caBundlePem, cert: host.cert, key: host.key, apiSessionToken: dialer.apiSession, timeoutMs: 5000,
+      url: app.urls.router!,
+      ca: app.core.pki.caBundlePem,
+      cert: host.cert,
+      key: host.key,
+      apiSessionToken: dialer.apiSession,
+      timeoutMs: 5000,
     }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(HelloRefusedError);
   });
@@ -271,7 +281,9 @@ describe('refusals are clear', () => {
       const [err] = await once(listener, 'unavailable');
       expect(err).toBeInstanceOf(EncryptionNotSupportedError);
       listener.close();
-      const dialErr = await edgeClient(app, dialer).dial(await serviceSession(dialer, encrypted, 'Dial', true)).catch((e: unknown) => e);
+      const dialErr = await edgeClient(app, dialer)
+        .dial(await serviceSession(dialer, encrypted, 'Dial', true))
+        .catch((e: unknown) => e);
       expect(dialErr).toBeInstanceOf(EncryptionNotSupportedError);
       expect(app.router!.status().terminators.filter((t) => t.serviceId === encrypted)).toEqual([]);
     } finally {

@@ -8,7 +8,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRootCa, createServerCertificate } from '../../src/main/core/pki';
 import { Channel } from '../../src/main/router/channel/channel';
 import {
-  bool, ChannelType, decode, EdgeType, encode, getBool, getStr, getU32, Header, i32, message, str, u32, type Message,
+  bool,
+  ChannelType,
+  decode,
+  EdgeType,
+  encode,
+  getBool,
+  getStr,
+  getU32,
+  Header,
+  i32,
+  message,
+  str,
+  u32,
+  type Message,
 } from '../../src/main/router/channel/wire';
 import { EdgeClient, RouterLink, type EdgeConn } from '../../src/main/sdk';
 import { clientCert } from '../support/pki';
@@ -73,7 +86,12 @@ afterAll(async () => {
 });
 
 /** The next connection's hello, answered with a successful Result (and the given headers). */
-async function accept(headers: Array<[number, Buffer]> = [[Header.Id, str('scripted')], [Header.SupportsBindSuccess, bool(true)]]): Promise<{ peer: Scripted; hello: Message }> {
+async function accept(
+  headers: Array<[number, Buffer]> = [
+    [Header.Id, str('scripted')],
+    [Header.SupportsBindSuccess, bool(true)],
+  ],
+): Promise<{ peer: Scripted; hello: Message }> {
   const peer = await new Promise<Scripted>((resolve) => (onPeer = resolve));
   const hello = await peer.next(ChannelType.Hello);
   peer.channel.result(hello, true, '', headers);
@@ -122,20 +140,44 @@ describe('the SDK on the wire', () => {
     const bindConnId = getU32(bind.headers, Header.ConnId)!;
     expect(bindConnId).toBeGreaterThan(0);
     expect(bindConnId).toBeLessThan(0x80000000);
-    for (const h of [Header.RouterProvidedConnId, Header.SupportsInspect, Header.SupportsBindSuccess]) expect(bind.headers.get(h)).toEqual(Buffer.from([1]));
+    for (const h of [Header.RouterProvidedConnId, Header.SupportsInspect, Header.SupportsBindSuccess])
+      expect(bind.headers.get(h)).toEqual(Buffer.from([1]));
     expect(getStr(bind.headers, Header.ListenerId)).toBe(listener.listenerId);
-    peer.channel.reply(bind, message(EdgeType.StateConnected, [[Header.ConnId, u32(bindConnId)], [Header.RouterProvidedConnId, bool(true)]]));
+    peer.channel.reply(
+      bind,
+      message(EdgeType.StateConnected, [
+        [Header.ConnId, u32(bindConnId)],
+        [Header.RouterProvidedConnId, bool(true)],
+      ]),
+    );
     expect(listener.bound).toBe(false); // the router said it sends BindSuccess: not established before it
     peer.channel.send(message(EdgeType.BindSuccess, [[Header.ConnId, u32(bindConnId)]]));
     await once(listener, 'bound');
 
     // a Dial with the wrong token is refused; the right one accepted with the router's conn id
-    const wrong = await peer.channel.request(message(EdgeType.Dial, [[Header.ConnId, u32(bindConnId)], [Header.RouterProvidedConnId, u32(0x80000001)]], 'other'), 5000);
+    const wrong = await peer.channel.request(
+      message(
+        EdgeType.Dial,
+        [
+          [Header.ConnId, u32(bindConnId)],
+          [Header.RouterProvidedConnId, u32(0x80000001)],
+        ],
+        'other',
+      ),
+      5000,
+    );
     expect([wrong.contentType, wrong.body.toString()]).toEqual([EdgeType.DialFailed, 'invalid token']);
     const accepted = once(listener, 'connection');
-    const dial = message(EdgeType.Dial, [
-      [Header.ConnId, u32(bindConnId)], [Header.RouterProvidedConnId, u32(0x80000002)], [Header.CallerId, str('caller')], [Header.CircuitId, str('c1')],
-    ], 'bind-token');
+    const dial = message(
+      EdgeType.Dial,
+      [
+        [Header.ConnId, u32(bindConnId)],
+        [Header.RouterProvidedConnId, u32(0x80000002)],
+        [Header.CallerId, str('caller')],
+        [Header.CircuitId, str('c1')],
+      ],
+      'bind-token',
+    );
     const answer = await peer.channel.request(dial, 5000);
     expect(answer.contentType).toBe(EdgeType.DialSuccess);
     expect(answer.headers.get(Header.ReplyFor)).toEqual(i32(dial.sequence));
@@ -148,7 +190,14 @@ describe('the SDK on the wire', () => {
     const got: string[] = [];
     conn.on('data', (c: Buffer) => got.push(c.toString()));
     peer.channel.write(encode(message(EdgeType.Data, [[Header.ConnId, u32(0x80000002)]], 'ping')));
-    peer.channel.write(encode(message(EdgeType.Data, [[Header.ConnId, u32(0x80000002)], [Header.Flags, u32(1)]])));
+    peer.channel.write(
+      encode(
+        message(EdgeType.Data, [
+          [Header.ConnId, u32(0x80000002)],
+          [Header.Flags, u32(1)],
+        ]),
+      ),
+    );
     await once(conn, 'end');
     expect(got.join('')).toBe('ping');
     conn.end('pong');
@@ -167,7 +216,7 @@ describe('the SDK on the wire', () => {
     client.close();
   });
 
-  it('dial: Connect with a new conn id and the session token; a StateClosed reply is the refusal; a host key is refused; the router\'s StateClosed is EOF', async () => {
+  it("dial: Connect with a new conn id and the session token; a StateClosed reply is the refusal; a host key is refused; the router's StateClosed is EOF", async () => {
     const client = new EdgeClient({ routerUrl: url, ca, ...identity, apiSession: () => 'api' });
     const first = client.dial({ token: 'dial-token' }).catch((e: Error) => e);
     const { peer } = await accept();
@@ -182,7 +231,13 @@ describe('the SDK on the wire', () => {
 
     const encrypted = client.dial({ token: 'dial-token' }).catch((e: Error) => e);
     const second = await peer.next(EdgeType.Connect);
-    peer.channel.reply(second, message(EdgeType.StateConnected, [[Header.ConnId, second.headers.get(Header.ConnId)!], [Header.PublicKey, Buffer.alloc(32, 7)]]));
+    peer.channel.reply(
+      second,
+      message(EdgeType.StateConnected, [
+        [Header.ConnId, second.headers.get(Header.ConnId)!],
+        [Header.PublicKey, Buffer.alloc(32, 7)],
+      ]),
+    );
     expect(String(((await encrypted) as Error).message)).toMatch(/end-to-end encryption/);
     const dropped = await peer.next(EdgeType.StateClosed);
     expect(getU32(dropped.headers, Header.ConnId)).toBe(getU32(second.headers, Header.ConnId));
@@ -190,7 +245,13 @@ describe('the SDK on the wire', () => {
     const ok = client.dial({ token: 'dial-token' });
     const third = await peer.next(EdgeType.Connect);
     const id = getU32(third.headers, Header.ConnId)!;
-    peer.channel.reply(third, message(EdgeType.StateConnected, [[Header.ConnId, u32(id)], [Header.CircuitId, str('circuit-3')]]));
+    peer.channel.reply(
+      third,
+      message(EdgeType.StateConnected, [
+        [Header.ConnId, u32(id)],
+        [Header.CircuitId, str('circuit-3')],
+      ]),
+    );
     const conn = await ok;
     expect(conn.info.circuitId).toBe('circuit-3');
     // the router's StateClosed: what was sent before it is still read, then EOF

@@ -62,19 +62,27 @@ describe('client services', () => {
     const get = async (q = '') => (await c.get(`/services/${svc}${q}`, { api: 'client' })).body.data.config;
     expect(await get()).toEqual({ 'cfg-a.v1': { v: 'service-a' } });
     expect((await c.get(`/services?configTypes=${typeB}`, { api: 'client' })).body.data[0].config).toEqual({ 'cfg-b.v1': { v: 'service-b' } });
-    expect((await c.get('/services?configTypes=all', { api: 'client' })).body.data[0].config)
-      .toEqual({ 'cfg-a.v1': { v: 'service-a' }, 'cfg-b.v1': { v: 'service-b' } });
-    expect((await c.get('/services?configTypes=cfg-a.v1,cfg-b.v1', { api: 'client' })).body.data[0].config)
-      .toEqual({ 'cfg-a.v1': { v: 'service-a' }, 'cfg-b.v1': { v: 'service-b' } });
+    expect((await c.get('/services?configTypes=all', { api: 'client' })).body.data[0].config).toEqual({
+      'cfg-a.v1': { v: 'service-a' },
+      'cfg-b.v1': { v: 'service-b' },
+    });
+    expect((await c.get('/services?configTypes=cfg-a.v1,cfg-b.v1', { api: 'client' })).body.data[0].config).toEqual({
+      'cfg-a.v1': { v: 'service-a' },
+      'cfg-b.v1': { v: 'service-b' },
+    });
 
     // identity overrides
     expect((await net.admin.post(`/identities/${me}/service-configs`, [{ serviceId: svc, configId: a2 }])).status).toBe(200);
     expect(await get()).toEqual({ 'cfg-a.v1': { v: 'override-a' } });
     const listing = (await net.admin.get(`/identities/${me}/service-configs`)).body.data;
-    expect(listing).toEqual([{
-      config: { _links: { self: { href: `./configs/${a2}` } }, id: a2, name: 'cfg-a2', urlName: 'configs' }, configId: a2,
-      service: { _links: { self: { href: `./services/${svc}` } }, id: svc, name: 'cfg-svc', urlName: 'services' }, serviceId: svc,
-    }]);
+    expect(listing).toEqual([
+      {
+        config: { _links: { self: { href: `./configs/${a2}` } }, id: a2, name: 'cfg-a2', urlName: 'configs' },
+        configId: a2,
+        service: { _links: { self: { href: `./services/${svc}` } }, id: svc, name: 'cfg-svc', urlName: 'services' },
+        serviceId: svc,
+      },
+    ]);
     const inUse = await net.admin.del(`/configs/${a2}`);
     expect(inUse.status).toBe(409);
     expect(inUse.body.error.code).toBe('CAN_NOT_DELETE_REFERENCED_ENTITY');
@@ -84,7 +92,14 @@ describe('client services', () => {
     expect((await net.admin.post(`/identities/${me}/service-configs`, [{ serviceId: svc }])).body.error.cause.field).toBe('0.configId');
     expect((await net.admin.post('/identities/nope/service-configs', [{ serviceId: svc, configId: a2 }])).status).toBe(404);
     // removing the pair brings the service's own config back; then the config can go
-    expect((await net.admin.del(`/identities/${me}/service-configs`, { raw: JSON.stringify([{ serviceId: svc, configId: a2 }]), contentType: 'application/json' })).status).toBe(200);
+    expect(
+      (
+        await net.admin.del(`/identities/${me}/service-configs`, {
+          raw: JSON.stringify([{ serviceId: svc, configId: a2 }]),
+          contentType: 'application/json',
+        })
+      ).status,
+    ).toBe(200);
     expect(await get()).toEqual({ 'cfg-a.v1': { v: 'service-a' } });
     expect((await net.admin.get(`/identities/${me}/service-configs`)).body.data).toEqual([]);
     expect((await net.admin.del(`/configs/${a2}`)).status).toBe(200);
@@ -93,7 +108,7 @@ describe('client services', () => {
     expect(await get()).toEqual({ 'cfg-a.v1': { v: 'changed' } });
   });
 
-  it('service-updates lastChangeAt moves whenever the identity\'s services change, and only then', async () => {
+  it("service-updates lastChangeAt moves whenever the identity's services change, and only then", async () => {
     const me = await net.identity('lc-me', ['lc-eng']);
     const other = await net.identity('lc-other', ['lc-other']);
     const svc = await net.service('lc-svc', ['lc-web']);
@@ -150,7 +165,7 @@ describe('client services', () => {
     expect((await net.admin.post('/services', { name: 'enc-missing' })).body.error.cause.field).toBe('encryptionRequired');
   });
 
-  it('current identity edge routers and a service\'s edge routers follow the policies', async () => {
+  it("current identity edge routers and a service's edge routers follow the policies", async () => {
     const me = await net.identity('er-me', ['er-eng']);
     const svc = await net.service('er-svc', ['er-web']);
     const r1 = await net.router('er-r1', ['er-a'], { online: true });
@@ -162,7 +177,16 @@ describe('client services', () => {
     const c = await net.login(me);
     const mine = await c.get('/current-identity/edge-routers', { api: 'client' });
     expect(mine.body.data.map((r: any) => r.name)).toEqual(['er-r1', 'er-r2']);
-    expect(mine.body.data[0]).toMatchObject({ id: r1, name: 'er-r1', isOnline: true, cost: 0, disabled: false, noTraversal: false, syncStatus: expect.any(String), supportedProtocols: {} });
+    expect(mine.body.data[0]).toMatchObject({
+      id: r1,
+      name: 'er-r1',
+      isOnline: true,
+      cost: 0,
+      disabled: false,
+      noTraversal: false,
+      syncStatus: expect.any(String),
+      supportedProtocols: {},
+    });
     const forSvc = await c.get(`/services/${svc}/edge-routers`, { api: 'client' });
     expect(forSvc.status).toBe(200);
     expect(forSvc.body.data.edgeRouters.map((r: any) => r.name)).toEqual(['er-r2']);

@@ -27,14 +27,29 @@ describe('sessions', () => {
     expect(r.status).toBe(201);
     const s = r.body.data;
     expect(s).toMatchObject({
-      type: 'Dial', serviceId: svc, identityId: me, service: { id: svc, name: 's-svc', entity: 'services' },
-      apiSessionId: expect.any(String), apiSession: { entity: 'api-sessions', id: expect.any(String) }, tags: { app: 'x' },
+      type: 'Dial',
+      serviceId: svc,
+      identityId: me,
+      service: { id: svc, name: 's-svc', entity: 'services' },
+      apiSessionId: expect.any(String),
+      apiSession: { entity: 'api-sessions', id: expect.any(String) },
+      tags: { app: 'x' },
       token: expect.stringMatching(/^[\w-]+\.[\w-]+\.[\w-]+$/),
     });
-    expect(s.edgeRouters).toEqual([{
-      appData: {}, cost: 0, disabled: false, hostname: '', isOnline: true, name: 'sess-open', noTraversal: false,
-      supportedProtocols: {}, syncStatus: expect.any(String), urls: {},
-    }]);
+    expect(s.edgeRouters).toEqual([
+      {
+        appData: {},
+        cost: 0,
+        disabled: false,
+        hostname: '',
+        isOnline: true,
+        name: 'sess-open',
+        noTraversal: false,
+        supportedProtocols: {},
+        syncStatus: expect.any(String),
+        urls: {},
+      },
+    ]);
     expect(s).not.toHaveProperty('servicePolicies');
     const claims = JSON.parse(Buffer.from(s.token.split('.')[1], 'base64url').toString());
     expect(claims).toMatchObject({ sub: svc, jti: s.id, z_asid: s.apiSessionId, z_iid: me, z_st: 'Dial', z_t: 's', aud: ['openziti'] });

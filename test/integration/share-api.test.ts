@@ -77,7 +77,12 @@ describe('share resolver', () => {
 
 describe('share config validation (Management API)', () => {
   const refused: Array<[string, Record<string, unknown>, string, RegExp]> = [
-    ['unknown provider', { oauth: { provider: 'gitlab' } }, 'data.oauth.provider', /unknown OAuth provider "gitlab" \(configured providers: github, google\)/],
+    [
+      'unknown provider',
+      { oauth: { provider: 'gitlab' } },
+      'data.oauth.provider',
+      /unknown OAuth provider "gitlab" \(configured providers: github, google\)/,
+    ],
     ['pattern without @', { oauth: { provider: 'github', emailPatterns: ['*@ok.com', 'example.com'] } }, 'data.oauth.emailPatterns.1', /has no "@"/],
     ['bad glob', { oauth: { provider: 'github', emailPatterns: ['a b@example.com'] } }, 'data.oauth.emailPatterns.0', /must not contain spaces/],
     ['zero interval', { oauth: { provider: 'github', checkInterval: '0s' } }, 'data.oauth.checkInterval', /must be greater than zero/],
@@ -104,7 +109,10 @@ describe('share config validation (Management API)', () => {
   }
 
   it('accepts valid OAuth options (case-insensitive globs, Go durations)', async () => {
-    const r = await admin.post('/configs', configBody('valid-oauth', { oauth: { provider: 'google', emailPatterns: ['*@Example.com', 'alice+*@x.org'], checkInterval: '1h30m' } }));
+    const r = await admin.post(
+      '/configs',
+      configBody('valid-oauth', { oauth: { provider: 'google', emailPatterns: ['*@Example.com', 'alice+*@x.org'], checkInterval: '1h30m' } }),
+    );
     expect(r.status, r.text).toBe(201);
   });
 
@@ -119,7 +127,10 @@ describe('share config validation (Management API)', () => {
     expect(moved.status).toBe(400);
     expect(moved.body.error.cause.field).toBe('data.token');
     // A config keeps its own token when it is updated.
-    const kept = await admin.put(`/configs/${first}`, { name: 'cfg-taken-one', data: { ...configBody('taken-one').data, target: 'http://127.0.0.1:9/' } });
+    const kept = await admin.put(`/configs/${first}`, {
+      name: 'cfg-taken-one',
+      data: { ...configBody('taken-one').data, target: 'http://127.0.0.1:9/' },
+    });
     expect(kept.status, kept.text).toBe(200);
   });
 
@@ -134,7 +145,11 @@ describe('share config validation (Management API)', () => {
 
 describe('share configs on a Weft without OAuth', () => {
   for (const [what, frontend, reason] of [
-    ['a frontend without an oauth section', frontendSection({ noOAuth: true }), 'OAuth is not available: the frontend configuration has no "oauth" section'],
+    [
+      'a frontend without an oauth section',
+      frontendSection({ noOAuth: true }),
+      'OAuth is not available: the frontend configuration has no "oauth" section',
+    ],
     ['no frontend at all', undefined, 'OAuth is not available: this Weft has no frontend configured'],
   ] as const) {
     it(`refuses OAuth options with ${what}, accepts open shares`, async () => {

@@ -75,7 +75,9 @@ describe('admin client certificate and runtime file', () => {
       expect(JSON.parse(readFileSync(file, 'utf8')).frontend).toBeUndefined();
       const refused = await share(['public', backend.url, '--backend-mode', 'proxy'], again.dataDir);
       expect(refused.code).toBe(2);
-      expect(refused.io.errors).toEqual(['weft share public: this Weft has no frontend configured: add a "frontend" section to its configuration to publish shares']);
+      expect(refused.io.errors).toEqual([
+        'weft share public: this Weft has no frontend configured: add a "frontend" section to its configuration to publish shares',
+      ]);
     } finally {
       await again.stop();
     }
@@ -87,16 +89,46 @@ describe('weft share public: bad input is refused before anything is created (ex
   writeFileSync(join(site, 'file.txt'), 'x');
   const B = 'BACKEND/'; // replaced by the echo backend's URL once it runs
   const cases: Array<[string, string[], RegExp]> = [
-    ['unknown provider', [B, '--backend-mode', 'proxy', '--oauth-provider', 'gitlab'], /^weft share public: --oauth-provider: unknown OAuth provider "gitlab" \(configured providers: github, google\)$/],
-    ['bad glob', [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-email-address-pattern', '*@ok.com', '--oauth-email-address-pattern', 'example.com'], /^weft share public: --oauth-email-address-pattern: email address pattern "example\.com" has no "@"/],
-    ['bad duration', [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-check-interval', '3 hours'], /^weft share public: --oauth-check-interval: invalid duration "3 hours"/],
-    ['zero duration', [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-check-interval', '0s'], /--oauth-check-interval: invalid duration "0s": must be greater than zero$/],
+    [
+      'unknown provider',
+      [B, '--backend-mode', 'proxy', '--oauth-provider', 'gitlab'],
+      /^weft share public: --oauth-provider: unknown OAuth provider "gitlab" \(configured providers: github, google\)$/,
+    ],
+    [
+      'bad glob',
+      [
+        B,
+        '--backend-mode',
+        'proxy',
+        '--oauth-provider',
+        'github',
+        '--oauth-email-address-pattern',
+        '*@ok.com',
+        '--oauth-email-address-pattern',
+        'example.com',
+      ],
+      /^weft share public: --oauth-email-address-pattern: email address pattern "example\.com" has no "@"/,
+    ],
+    [
+      'bad duration',
+      [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-check-interval', '3 hours'],
+      /^weft share public: --oauth-check-interval: invalid duration "3 hours"/,
+    ],
+    [
+      'zero duration',
+      [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-check-interval', '0s'],
+      /--oauth-check-interval: invalid duration "0s": must be greater than zero$/,
+    ],
     ['missing directory', [join(site, 'nope'), '--backend-mode', 'web'], /^weft share public: <target>: directory .*nope does not exist$/],
     ['a file for web', [join(site, 'file.txt'), '--backend-mode', 'web'], /<target>: .*file\.txt is not a directory/],
     ['proxy target without scheme', ['localhost:3000', '--backend-mode', 'proxy'], /<target>: .*did you mean http:\/\/localhost:3000\?/],
     ['missing backend mode', [B], /--backend-mode is required: proxy .* or web/],
     ['bad backend mode', [B, '--backend-mode', 'tcp'], /--backend-mode: must be proxy or web \(got "tcp"\)/],
-    ['pattern without provider', [B, '--backend-mode', 'proxy', '--oauth-email-address-pattern', '*@x.com'], /--oauth-email-address-pattern needs --oauth-provider/],
+    [
+      'pattern without provider',
+      [B, '--backend-mode', 'proxy', '--oauth-email-address-pattern', '*@x.com'],
+      /--oauth-email-address-pattern needs --oauth-provider/,
+    ],
     ['unknown option', [B, '--backend-mode', 'proxy', '--oauth-providr', 'github'], /Unknown option '--oauth-providr'/],
     ['two targets', ['http://a/', 'http://b/', '--backend-mode', 'proxy'], /expected one <target>, got 2/],
   ];
@@ -135,15 +167,22 @@ describe('weft share public: bad input is refused before anything is created (ex
   });
 
   it('the real CLI: one line on stderr, exit 2', () => {
-    const r = spawnSync(process.execPath, [WEFT_BIN, 'share', 'public', backend.url, '--backend-mode', 'proxy', '--oauth-provider', 'nope', '--data-dir', app.dataDir], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
+    const r = spawnSync(
+      process.execPath,
+      [WEFT_BIN, 'share', 'public', backend.url, '--backend-mode', 'proxy', '--oauth-provider', 'nope', '--data-dir', app.dataDir],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
     expect(r.status).toBe(2);
-    expect(r.stderr.trim().split('\n').filter((l) => !/Warning|trace-warnings/.test(l))).toEqual([
-      'weft share public: --oauth-provider: unknown OAuth provider "nope" (configured providers: github, google)',
-    ]);
+    expect(
+      r.stderr
+        .trim()
+        .split('\n')
+        .filter((l) => !/Warning|trace-warnings/.test(l)),
+    ).toEqual(['weft share public: --oauth-provider: unknown OAuth provider "nope" (configured providers: github, google)']);
     expect(r.stdout).toBe('');
   });
 });
@@ -152,7 +191,18 @@ describe('weft share public: creating and removing shares', () => {
   it('creates config + service, prints the URL, and removes both when stopped', async () => {
     const io = new MemoryShareIo();
     const running = runShareCommand(
-      ['public', `${backend.url}/base`, '--backend-mode', 'proxy', '--oauth-provider', 'google', '--oauth-email-address-pattern', '*@example.com', '--data-dir', app.dataDir],
+      [
+        'public',
+        `${backend.url}/base`,
+        '--backend-mode',
+        'proxy',
+        '--oauth-provider',
+        'google',
+        '--oauth-email-address-pattern',
+        '*@example.com',
+        '--data-dir',
+        app.dataDir,
+      ],
       io,
     );
     const url = await io.publicUrl();
@@ -164,7 +214,12 @@ describe('weft share public: creating and removing shares', () => {
     expect(config).toMatchObject({
       configTypeId: SVC_PROXY_CONFIG_TYPE_ID,
       tags: { 'weft.share': true },
-      data: { token, backendMode: 'proxy', target: `${backend.url}/base`, oauth: { provider: 'google', emailPatterns: ['*@example.com'], checkInterval: '3h' } },
+      data: {
+        token,
+        backendMode: 'proxy',
+        target: `${backend.url}/base`,
+        oauth: { provider: 'google', emailPatterns: ['*@example.com'], checkInterval: '3h' },
+      },
     });
     const services = (await admin.get(`/configs/${config.id}/services`)).body.data;
     expect(services).toMatchObject([{ name: `share-${token}`, tags: { 'weft.share': true } }]);
@@ -215,7 +270,9 @@ describe('weft share public: creating and removing shares', () => {
       other.core.store.runSql("DELETE FROM authenticators WHERE method = 'cert'");
       const { code, io } = await share(['public', backend.url, '--backend-mode', 'proxy'], other.dataDir);
       expect(code).toBe(1);
-      expect(io.errors).toEqual(['weft share public: certificate login refused: the admin client certificate of this data dir is no longer registered with Weft']);
+      expect(io.errors).toEqual([
+        'weft share public: certificate login refused: the admin client certificate of this data dir is no longer registered with Weft',
+      ]);
       expect(shareRows(other)).toBe(0);
       // The password still works for the admin; only the certificate is gone.
       const c = other.client();

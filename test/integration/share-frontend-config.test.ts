@@ -8,7 +8,15 @@ import { loadConfig, ConfigError } from '../../src/main/config';
 import { tempDir } from '../support/app';
 import { frontendSection, ROOT, WEFT_BIN, writeConfigFile } from '../support/shares';
 
-const OIDC = { name: 'corp', type: 'oidc', client_id: 'id', client_secret: 'secret', scopes: ['openid', 'email'], issuer: 'https://idp.example.com', supports_pkce: true };
+const OIDC = {
+  name: 'corp',
+  type: 'oidc',
+  client_id: 'id',
+  client_secret: 'secret',
+  scopes: ['openid', 'email'],
+  issuer: 'https://idp.example.com',
+  supports_pkce: true,
+};
 
 function validFrontend(): any {
   const f: any = frontendSection();
@@ -34,7 +42,11 @@ function errorLines(mutate: (f: any) => void): string[] {
 
 // [field, change, expected line (after "config file <file>: ")]
 const cases: Array<[string, (f: any) => void, string | RegExp]> = [
-  ['frontend', (f) => Object.assign(f, { listen: 1 }), /^frontend\.listen: unknown field \(allowed: bind_address, share_domain, public_url, tls, oauth\)$/],
+  [
+    'frontend',
+    (f) => Object.assign(f, { listen: 1 }),
+    /^frontend\.listen: unknown field \(allowed: bind_address, share_domain, public_url, tls, oauth\)$/,
+  ],
   ['bind_address', (f) => delete f.bind_address, 'frontend.bind_address: is required'],
   ['bind_address', (f) => (f.bind_address = 'localhost:8080'), /^frontend\.bind_address: "localhost" is not an IP address/],
   ['share_domain', (f) => delete f.share_domain, 'frontend.share_domain: is required'],
@@ -52,9 +64,17 @@ const cases: Array<[string, (f: any) => void, string | RegExp]> = [
   ['oauth.cookie_domain', (f) => delete f.oauth.cookie_domain, 'frontend.oauth.cookie_domain: is required'],
   ['oauth.cookie_domain', (f) => (f.oauth.cookie_domain = 'share.weft.test'), /^frontend\.oauth\.cookie_domain: must be the endpoint_url host/],
   ['oauth.session_lifetime', (f) => delete f.oauth.session_lifetime, 'frontend.oauth.session_lifetime: is required'],
-  ['oauth.session_lifetime', (f) => (f.oauth.session_lifetime = '0s'), 'frontend.oauth.session_lifetime: invalid duration "0s": must be greater than zero'],
+  [
+    'oauth.session_lifetime',
+    (f) => (f.oauth.session_lifetime = '0s'),
+    'frontend.oauth.session_lifetime: invalid duration "0s": must be greater than zero',
+  ],
   ['oauth.intermediate_lifetime', (f) => delete f.oauth.intermediate_lifetime, 'frontend.oauth.intermediate_lifetime: is required'],
-  ['oauth.intermediate_lifetime', (f) => (f.oauth.intermediate_lifetime = '5'), /^frontend\.oauth\.intermediate_lifetime: invalid duration "5": missing unit/],
+  [
+    'oauth.intermediate_lifetime',
+    (f) => (f.oauth.intermediate_lifetime = '5'),
+    /^frontend\.oauth\.intermediate_lifetime: invalid duration "5": missing unit/,
+  ],
   ['oauth.signing_key', (f) => delete f.oauth.signing_key, 'frontend.oauth.signing_key: is required'],
   ['oauth.signing_key', (f) => (f.oauth.signing_key = 'short-signing-key'), 'frontend.oauth.signing_key: must be at least 32 characters (got 17)'],
   ['oauth.encryption_key', (f) => delete f.oauth.encryption_key, 'frontend.oauth.encryption_key: is required'],
@@ -69,12 +89,32 @@ const cases: Array<[string, (f: any) => void, string | RegExp]> = [
   ['providers.client_id', (f) => delete f.oauth.providers[0].client_id, 'frontend.oauth.providers.0.client_id: is required'],
   ['providers.client_secret', (f) => (f.oauth.providers[1].client_secret = ' '), 'frontend.oauth.providers.1.client_secret: must not be empty'],
   ['providers.scopes', (f) => delete f.oauth.providers[2].scopes, 'frontend.oauth.providers.2.scopes: is required for providers of type oidc'],
-  ['providers.scopes', (f) => (f.oauth.providers[2].scopes = ['email']), 'frontend.oauth.providers.2.scopes: must include "openid" for an OpenID Connect provider'],
+  [
+    'providers.scopes',
+    (f) => (f.oauth.providers[2].scopes = ['email']),
+    'frontend.oauth.providers.2.scopes: must include "openid" for an OpenID Connect provider',
+  ],
   ['providers.issuer', (f) => delete f.oauth.providers[2].issuer, 'frontend.oauth.providers.2.issuer: is required for providers of type oidc'],
-  ['providers.issuer', (f) => (f.oauth.providers[2].issuer = 'http://idp.example.com'), 'frontend.oauth.providers.2.issuer: must use https (plain http is accepted only for loopback issuers)'],
-  ['providers.supports_pkce', (f) => delete f.oauth.providers[2].supports_pkce, 'frontend.oauth.providers.2.supports_pkce: is required for providers of type oidc'],
-  ['providers.supports_pkce', (f) => (f.oauth.providers[2].supports_pkce = 'yes'), 'frontend.oauth.providers.2.supports_pkce: must be true or false (got string)'],
-  ['providers (idp_a)', (f) => (f.oauth.providers[0].issuer = 'https://github.com'), 'frontend.oauth.providers.0.issuer: is only allowed for providers of type oidc (this provider is idp_a)'],
+  [
+    'providers.issuer',
+    (f) => (f.oauth.providers[2].issuer = 'http://idp.example.com'),
+    'frontend.oauth.providers.2.issuer: must use https (plain http is accepted only for loopback issuers)',
+  ],
+  [
+    'providers.supports_pkce',
+    (f) => delete f.oauth.providers[2].supports_pkce,
+    'frontend.oauth.providers.2.supports_pkce: is required for providers of type oidc',
+  ],
+  [
+    'providers.supports_pkce',
+    (f) => (f.oauth.providers[2].supports_pkce = 'yes'),
+    'frontend.oauth.providers.2.supports_pkce: must be true or false (got string)',
+  ],
+  [
+    'providers (idp_a)',
+    (f) => (f.oauth.providers[0].issuer = 'https://github.com'),
+    'frontend.oauth.providers.0.issuer: is only allowed for providers of type oidc (this provider is idp_a)',
+  ],
 ];
 
 describe('frontend configuration errors', () => {
@@ -118,14 +158,26 @@ describe('weft start with a bad frontend section', () => {
     const argv = cmd === 'node' ? [WEFT_BIN, ...args] : ['start', '--silent', '--', ...args];
     return spawnSync(cmd === 'node' ? process.execPath : 'npm', argv, { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
   }
-  const stderrLines = (s: string) => s.trim().split('\n').filter((l) => l && !/Warning|trace-warnings|npm warn/.test(l));
+  const stderrLines = (s: string) =>
+    s
+      .trim()
+      .split('\n')
+      .filter((l) => l && !/Warning|trace-warnings|npm warn/.test(l));
 
   it('prints one line naming the field, exits 2 and writes nothing (npm start -- --config and weft)', { timeout: 180_000 }, () => {
     const dir = tempDir();
     const dataDir = join(dir, 'data');
     const runs: Array<[(f: any) => void, RegExp, 'node' | 'npm']> = [
-      [(f) => (f.oauth.signing_key = 'too-short'), /^weft: config file .*weft\.yml: frontend\.oauth\.signing_key: must be at least 32 characters \(got 9\)$/, 'npm'],
-      [(f) => delete f.oauth.providers[2].issuer, /^weft: config file .*: frontend\.oauth\.providers\.2\.issuer: is required for providers of type oidc$/, 'node'],
+      [
+        (f) => (f.oauth.signing_key = 'too-short'),
+        /^weft: config file .*weft\.yml: frontend\.oauth\.signing_key: must be at least 32 characters \(got 9\)$/,
+        'npm',
+      ],
+      [
+        (f) => delete f.oauth.providers[2].issuer,
+        /^weft: config file .*: frontend\.oauth\.providers\.2\.issuer: is required for providers of type oidc$/,
+        'node',
+      ],
       [(f) => (f.oauth.session_lifetime = 'soon'), /^weft: config file .*: frontend\.oauth\.session_lifetime: invalid duration "soon"/, 'node'],
     ];
     for (const [mutate, pattern, cmd] of runs) {

@@ -66,7 +66,14 @@ describe('verified session cookies', () => {
 });
 
 describe('backend request targets', () => {
-  const targets = ['http://127.0.0.1:3000', 'http://127.0.0.1:3000/', 'http://127.0.0.1:3000/base', 'http://127.0.0.1:3000/base/', 'http://h.test/b?fixed=1', 'https://h.test:8443/a/b/'];
+  const targets = [
+    'http://127.0.0.1:3000',
+    'http://127.0.0.1:3000/',
+    'http://127.0.0.1:3000/base',
+    'http://127.0.0.1:3000/base/',
+    'http://h.test/b?fixed=1',
+    'https://h.test:8443/a/b/',
+  ];
   const expected = (target: URL, path: string) => {
     const url = backendUrl(target, path);
     return { origin: url.origin, path: `${url.pathname}${url.search}` };
@@ -74,14 +81,72 @@ describe('backend request targets', () => {
 
   it('plain paths and the tricky ones give what URL parsing gives', () => {
     const samples = [
-      '/', '/x', '/x/', '/x/y.z?q=1&r=two', '/a//b', '/./a', '/a/./b', '/a/../b', '/..', '/%2e%2E/x', '/%2fx', '/%zz', '/a%20b',
-      "/it's", '/a b', '/a?', '/a?b?c', '/a?x=%2e', '/ä', '/a\\b', '//evil.test/x', '/a#frag', '/a?q="x"', '/.well-known/x', '/a.', '/a..b',
+      '/',
+      '/x',
+      '/x/',
+      '/x/y.z?q=1&r=two',
+      '/a//b',
+      '/./a',
+      '/a/./b',
+      '/a/../b',
+      '/..',
+      '/%2e%2E/x',
+      '/%2fx',
+      '/%zz',
+      '/a%20b',
+      "/it's",
+      '/a b',
+      '/a?',
+      '/a?b?c',
+      '/a?x=%2e',
+      '/ä',
+      '/a\\b',
+      '//evil.test/x',
+      '/a#frag',
+      '/a?q="x"',
+      '/.well-known/x',
+      '/a.',
+      '/a..b',
     ];
     for (const t of targets) for (const p of samples) expect(backendRequestTarget(new URL(t), p), `${t} + ${p}`).toEqual(expected(new URL(t), p));
   });
 
   it('random request targets agree too', () => {
-    const alphabet = ['a', 'Z', '0', '-', '_', '~', '.', '..', '/', '//', '%2e', '%2E', '%41', '%', '?', '&', '=', "'", '"', '<', '@', ':', '+', ' ', '\\', '#', 'é', '!', '$', '(', '*', ',', ';'];
+    const alphabet = [
+      'a',
+      'Z',
+      '0',
+      '-',
+      '_',
+      '~',
+      '.',
+      '..',
+      '/',
+      '//',
+      '%2e',
+      '%2E',
+      '%41',
+      '%',
+      '?',
+      '&',
+      '=',
+      "'",
+      '"',
+      '<',
+      '@',
+      ':',
+      '+',
+      ' ',
+      '\\',
+      '#',
+      'é',
+      '!',
+      '$',
+      '(',
+      '*',
+      ',',
+      ';',
+    ];
     let seed = 42;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
     for (let i = 0; i < 3000; i++) {

@@ -60,7 +60,9 @@ describe('weft share public --overlay', () => {
       ]);
       expect(parts.edgeRouterPolicies[0].edgeRouterRoles).toEqual([`@${app.router!.id}`]);
       expect(parts.serviceEdgeRouterPolicies[0]).toMatchObject({ serviceRoles: [serviceRole], edgeRouterRoles: [`@${app.router!.id}`] });
-      expect(app.router!.status().terminators).toContainEqual(expect.objectContaining({ serviceId: parts.services[0].id, caller: `share-${share.token}` }));
+      expect(app.router!.status().terminators).toContainEqual(
+        expect.objectContaining({ serviceId: parts.services[0].id, caller: `share-${share.token}` }),
+      );
 
       const seen = backend.requests.length;
       const res = await agent.request(`${share.url}hello?x=1`, { headers: { 'svc-auth-email': 'spoofed@evil.test', 'x-forwarded-for': '10.6.6.6' } });
@@ -76,7 +78,11 @@ describe('weft share public --overlay', () => {
       // the frontend's dial is a circuit on the router, as the frontend identity
       expect(app.router!.status().circuits).toContainEqual(expect.objectContaining({ serviceName: `share-${share.token}`, caller: 'weft-frontend' }));
 
-      const posted = await agent.request(`${share.url}upload`, { method: 'POST', body: 'x'.repeat(200_000), headers: { 'content-type': 'text/plain' } });
+      const posted = await agent.request(`${share.url}upload`, {
+        method: 'POST',
+        body: 'x'.repeat(200_000),
+        headers: { 'content-type': 'text/plain' },
+      });
       expect(posted.status).toBe(200);
       expect(posted.json()).toMatchObject({ method: 'POST', body: 'x'.repeat(200_000) });
     } finally {
@@ -132,7 +138,7 @@ describe('weft share public --overlay', () => {
     }
   });
 
-  it('OAuth is the frontend\'s, before any dial: no session → 401 for XHR, a redirect to the provider for a browser', async () => {
+  it("OAuth is the frontend's, before any dial: no session → 401 for XHR, a redirect to the provider for a browser", async () => {
     const share = await runShare(['public', backend.url, '--backend-mode', 'proxy', '--overlay', '--oauth-provider', 'github'], app.dataDir);
     try {
       const seen = backend.requests.length;
@@ -154,14 +160,23 @@ describe('weft share public --overlay', () => {
       return { code: await runShareCommand([...args, '--data-dir', app.dataDir], io), io };
     };
     const reserved = await run(['public', backend.url, '--backend-mode', 'proxy', '--overlay', '--reserved']);
-    expect([reserved.code, reserved.io.errors[0]]).toEqual([2, expect.stringMatching(/--overlay --reserved: nobody would host the share .* use --remote --reserved/)]);
+    expect([reserved.code, reserved.io.errors[0]]).toEqual([
+      2,
+      expect.stringMatching(/--overlay --reserved: nobody would host the share .* use --remote --reserved/),
+    ]);
     const relative = await run(['public', 'site/dir', '--backend-mode', 'web', '--remote']);
-    expect([relative.code, relative.io.errors[0]]).toEqual([2, expect.stringMatching(/<target>: "site\/dir" must be the directory's absolute path on the machine that hosts the share/)]);
+    expect([relative.code, relative.io.errors[0]]).toEqual([
+      2,
+      expect.stringMatching(/<target>: "site\/dir" must be the directory's absolute path on the machine that hosts the share/),
+    ]);
     const both = await run(['public', backend.url, '--backend-mode', 'proxy', '--remote', '--overlay']);
     expect(both.code).toBe(2);
     const notGrant = new MemoryShareIo();
     const grant = { code: await runShareCommand(['host', 'bm90IGEgZ3JhbnQ'], notGrant), io: notGrant };
-    expect([grant.code, grant.io.errors[0]]).toEqual([2, 'weft share host: <grant>: not a share grant (copy the whole line printed by weft share public --remote)']);
+    expect([grant.code, grant.io.errors[0]]).toEqual([
+      2,
+      'weft share host: <grant>: not a share grant (copy the whole line printed by weft share public --remote)',
+    ]);
   });
 
   it('a Weft without a router keeps local shares and refuses overlay ones', async () => {
@@ -169,7 +184,9 @@ describe('weft share public --overlay', () => {
     try {
       const io = new MemoryShareIo();
       expect(await runShareCommand(['public', backend.url, '--backend-mode', 'proxy', '--overlay', '--data-dir', other.dataDir], io)).toBe(2);
-      expect(io.errors).toEqual(['weft share public: --overlay: this Weft runs no edge router (router.enabled is false), so shares cannot go through the overlay']);
+      expect(io.errors).toEqual([
+        'weft share public: --overlay: this Weft runs no edge router (router.enabled is false), so shares cannot go through the overlay',
+      ]);
       const local = await runShare(['public', backend.url, '--backend-mode', 'proxy'], other.dataDir);
       expect((await agent.request(`${local.url}x`)).json().url).toBe('/x');
       await local.stop();
@@ -185,7 +202,20 @@ describe('weft share public --remote and weft share host <grant>', () => {
     const line = remote.io.lines.find((l) => l.startsWith('  share grant: '))!;
     const grant = decodeGrant(line.slice('  share grant: '.length));
     expect(remote.io.lines).toContain(`  weft share host ${encodeGrant(grant)}`);
-    expect(Object.keys(grant).sort()).toEqual(['apiSession', 'backendMode', 'bindSession', 'ca', 'cert', 'key', 'router', 'serviceId', 'share', 'target', 'url', 'v']);
+    expect(Object.keys(grant).sort()).toEqual([
+      'apiSession',
+      'backendMode',
+      'bindSession',
+      'ca',
+      'cert',
+      'key',
+      'router',
+      'serviceId',
+      'share',
+      'target',
+      'url',
+      'v',
+    ]);
     expect(grant).toMatchObject({ router: app.urls.router, url: remote.url, backendMode: 'proxy', target: `${backend.url}/remote` });
     // nothing in it leads to the controller API
     expect(JSON.stringify(grant)).not.toContain(app.urls.api.replace(/^https:\/\//, ''));
@@ -211,7 +241,10 @@ describe('weft share public --remote and weft share host <grant>', () => {
       // the router port goes away: the host notices, and binds again once it is back
       await relay.down();
       await eventually(() => host.stderr.some((l) => /not reachable through the edge router right now/.test(l)), 'the host to notice');
-      await eventually(() => !app.router!.status().terminators.some((t) => t.caller === `share-${remote.token}`), 'the router to drop the terminator');
+      await eventually(
+        () => !app.router!.status().terminators.some((t) => t.caller === `share-${remote.token}`),
+        'the router to drop the terminator',
+      );
       expect((await agent.request(remote.url)).status).toBe(502);
       await relay.up();
       await eventually(() => host.stderr.some((l) => /reachable again/.test(l)), 'the host to bind again', 20_000);

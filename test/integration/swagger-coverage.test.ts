@@ -27,12 +27,26 @@ beforeAll(async () => {
   await admin.create('/posture-checks', { name: 'cov-domain', typeId: 'DOMAIN', domains: ['corp.example'], roleAttributes: ['cov'] });
   await admin.create('/routers', { name: 'cov-transit' });
   await admin.create('/terminators', { service, router, binding: 'transport', address: 'tcp:127.0.0.1:1' });
-  await admin.create('/external-jwt-signers', { name: 'cov-signer', issuer: 'cov-issuer', audience: 'cov', enabled: true, jwksEndpoint: 'https://127.0.0.1:1/jwks' });
-  await admin.create('/cas', {
-    name: 'cov-ca', certPem: (await externalCa('Coverage CA')).certPem, isAuthEnabled: true, isAutoCaEnrollmentEnabled: true,
-    isOttCaEnrollmentEnabled: true, identityRoles: [],
+  await admin.create('/external-jwt-signers', {
+    name: 'cov-signer',
+    issuer: 'cov-issuer',
+    audience: 'cov',
+    enabled: true,
+    jwksEndpoint: 'https://127.0.0.1:1/jwks',
   });
-  await admin.create('/enrollments', { method: 'ott', identityId: await net.identity('cov-enrollee'), expiresAt: new Date(Date.now() + 3_600_000).toISOString() });
+  await admin.create('/cas', {
+    name: 'cov-ca',
+    certPem: (await externalCa('Coverage CA')).certPem,
+    isAuthEnabled: true,
+    isAutoCaEnrollmentEnabled: true,
+    isOttCaEnrollmentEnabled: true,
+    identityRoles: [],
+  });
+  await admin.create('/enrollments', {
+    method: 'ott',
+    identityId: await net.identity('cov-enrollee'),
+    expiresAt: new Date(Date.now() + 3_600_000).toISOString(),
+  });
   const controller = (await admin.get('/controllers')).body.data[0].id;
   await admin.create('/controller-settings', { controllerId: controller, oidc: { redirectUris: ['https://cov.example/cb'] } });
   await admin.create('/revocations', { id: randomUUID(), type: 'JTI' });

@@ -46,22 +46,29 @@ function writtenAroundWritePath(store: Store): string[] {
         continue;
       }
       const attrs = sorted(JSON.parse(row.role_attributes) as string[]);
-      const indexed = sorted(store.allSql<{ attr: string }>(
-        'SELECT attr FROM role_attributes WHERE entity_type = ? AND entity_id = ?', kind, row.id,
-      ).map((r) => r.attr));
-      if (JSON.stringify(indexed) !== JSON.stringify(attrs)) problems.push(`${kind} ${row.id}: role_attributes ${JSON.stringify(indexed)}, column ${JSON.stringify(attrs)}`);
-      const refs = sorted(store.allSql<{ policy_id: string }>(
-        "SELECT policy_id FROM policy_side_roles WHERE kind = ? AND role_type = 'id' AND value = ?", kind, row.id,
-      ).map((r) => r.policy_id));
+      const indexed = sorted(
+        store.allSql<{ attr: string }>('SELECT attr FROM role_attributes WHERE entity_type = ? AND entity_id = ?', kind, row.id).map((r) => r.attr),
+      );
+      if (JSON.stringify(indexed) !== JSON.stringify(attrs))
+        problems.push(`${kind} ${row.id}: role_attributes ${JSON.stringify(indexed)}, column ${JSON.stringify(attrs)}`);
+      const refs = sorted(
+        store
+          .allSql<{ policy_id: string }>("SELECT policy_id FROM policy_side_roles WHERE kind = ? AND role_type = 'id' AND value = ?", kind, row.id)
+          .map((r) => r.policy_id),
+      );
       const key = JSON.stringify([attrs, refs]);
       if (row.class_key !== key) problems.push(`${kind} ${row.id}: in class ${row.class_key}, expected ${key}`);
     }
     for (const r of store.allSql<{ entity_id: string }>(
-      `SELECT DISTINCT entity_id FROM role_attributes a WHERE entity_type = ? AND NOT EXISTS (SELECT 1 FROM ${table} t WHERE t.id = a.entity_id)`, kind,
-    )) problems.push(`${kind} ${r.entity_id}: role attributes of a deleted entity`);
+      `SELECT DISTINCT entity_id FROM role_attributes a WHERE entity_type = ? AND NOT EXISTS (SELECT 1 FROM ${table} t WHERE t.id = a.entity_id)`,
+      kind,
+    ))
+      problems.push(`${kind} ${r.entity_id}: role attributes of a deleted entity`);
     for (const r of store.allSql<{ entity_id: string }>(
-      `SELECT entity_id FROM role_class_members m WHERE kind = ? AND NOT EXISTS (SELECT 1 FROM ${table} t WHERE t.id = m.entity_id)`, kind,
-    )) problems.push(`${kind} ${r.entity_id}: class member of a deleted entity`);
+      `SELECT entity_id FROM role_class_members m WHERE kind = ? AND NOT EXISTS (SELECT 1 FROM ${table} t WHERE t.id = m.entity_id)`,
+      kind,
+    ))
+      problems.push(`${kind} ${r.entity_id}: class member of a deleted entity`);
   }
   for (const spec of POLICY_SPECS) {
     for (const row of store.allSql<Row>(`SELECT * FROM ${spec.table}`)) {
@@ -73,11 +80,16 @@ function writtenAroundWritePath(store: Store): string[] {
         for (const a of roles.attrs) expectedRoles.push(`${side.kind} attr ${a}`);
         for (const i of roles.ids) expectedRoles.push(`${side.kind} id ${i}`);
       }
-      const sides = store.allSql<Row>('SELECT * FROM policy_sides WHERE policy_id = ?', row.id)
+      const sides = store
+        .allSql<Row>('SELECT * FROM policy_sides WHERE policy_id = ?', row.id)
         .map((s) => `${s.kind} ${s.semantic} all=${s.is_all} attrs=${s.attr_count}`);
-      const roles = store.allSql<Row>('SELECT * FROM policy_side_roles WHERE policy_id = ?', row.id).map((r) => `${r.kind} ${r.role_type} ${r.value}`);
-      if (JSON.stringify(sorted(sides)) !== JSON.stringify(sorted(expectedSides))
-        || JSON.stringify(sorted(roles)) !== JSON.stringify(sorted(expectedRoles))) {
+      const roles = store
+        .allSql<Row>('SELECT * FROM policy_side_roles WHERE policy_id = ?', row.id)
+        .map((r) => `${r.kind} ${r.role_type} ${r.value}`);
+      if (
+        JSON.stringify(sorted(sides)) !== JSON.stringify(sorted(expectedSides)) ||
+        JSON.stringify(sorted(roles)) !== JSON.stringify(sorted(expectedRoles))
+      ) {
         problems.push(`${spec.type} ${String(row.id)}: not indexed as written`);
       }
     }
@@ -109,7 +121,8 @@ describe('rows Weft writes itself go through the resource write path', () => {
     const now = new Date().toISOString();
     store.runSql(
       "INSERT INTO identities (id, name, type_id, auth_policy_id, role_attributes, created_at, updated_at) VALUES ('raw-1', 'raw-1', 'User', 'default', '[\"x\"]', ?, ?)",
-      now, now,
+      now,
+      now,
     );
     try {
       expect(writtenAroundWritePath(store)).toEqual(['identity raw-1: unclassified']);
@@ -135,9 +148,17 @@ describe('rows Weft writes itself go through the resource write path', () => {
     const store = app.core.store;
     const a = await admin.create('/edge-routers', { name: 'sw-tun-a', isTunnelerEnabled: true, roleAttributes: ['sw-edge'] });
     check();
-    expect(store.getSql<Row>('SELECT * FROM identities WHERE id = ?', a)).toMatchObject({ name: 'sw-tun-a', type_id: 'Router', role_attributes: '[]' });
+    expect(store.getSql<Row>('SELECT * FROM identities WHERE id = ?', a)).toMatchObject({
+      name: 'sw-tun-a',
+      type_id: 'Router',
+      role_attributes: '[]',
+    });
     expect(store.getSql<Row>('SELECT * FROM edge_router_policies WHERE id = ?', a)).toMatchObject({
-      name: `edge-router-${a}-system`, semantic: 'AnyOf', identity_roles: JSON.stringify([`@${a}`]), edge_router_roles: JSON.stringify([`@${a}`]), is_system: 1,
+      name: `edge-router-${a}-system`,
+      semantic: 'AnyOf',
+      identity_roles: JSON.stringify([`@${a}`]),
+      edge_router_roles: JSON.stringify([`@${a}`]),
+      is_system: 1,
     });
 
     const b = await admin.create('/edge-routers', { name: 'sw-tun-b', isTunnelerEnabled: false });
@@ -163,7 +184,13 @@ describe('rows Weft writes itself go through the resource write path', () => {
   });
 
   it('one-time token and password enrollment', async () => {
-    const ott = await admin.create('/identities', { name: 'sw-ott', type: 'Device', isAdmin: false, roleAttributes: ['sw'], enrollment: { ott: true } });
+    const ott = await admin.create('/identities', {
+      name: 'sw-ott',
+      type: 'Device',
+      isAdmin: false,
+      roleAttributes: ['sw'],
+      enrollment: { ott: true },
+    });
     check();
     const ottToken = (await admin.get(`/identities/${ott}`)).body.data.enrollment.ott.token;
     expect((await app.client().post('/enroll/ott', { token: ottToken, clientCsr: (await csr()).csrPem }, { api: 'client' })).status).toBe(200);
@@ -178,8 +205,13 @@ describe('rows Weft writes itself go through the resource write path', () => {
   it('CA enrollment: one-time token with a CA certificate, and auto enrollment creating the identity', async () => {
     const ca = await externalCa('System Writes CA');
     const caId = await admin.create('/cas', {
-      name: 'sw-ca', certPem: ca.certPem, isAuthEnabled: true, isAutoCaEnrollmentEnabled: true, isOttCaEnrollmentEnabled: true,
-      identityRoles: ['sw-auto', 'sw-fleet'], identityNameFormat: '[caName]-[commonName]',
+      name: 'sw-ca',
+      certPem: ca.certPem,
+      isAuthEnabled: true,
+      isAutoCaEnrollmentEnabled: true,
+      isOttCaEnrollmentEnabled: true,
+      identityRoles: ['sw-auto', 'sw-fleet'],
+      identityNameFormat: '[caName]-[commonName]',
     });
     await verifyCa(caId, ca);
 
@@ -198,23 +230,44 @@ describe('rows Weft writes itself go through the resource write path', () => {
   it('token enrollment creating the identity from an external JWT', async () => {
     const signer = await createRootCa({ commonName: 'System Writes IdP', keyAlg: 'EC-P256' });
     const signerId = await admin.create('/external-jwt-signers', {
-      name: 'sw-idp', enabled: true, issuer: 'https://sw-idp.example.test', audience: 'sw', certPem: signer.certPem, claimsProperty: 'sub',
-      useExternalId: true, enrollToCertEnabled: true, enrollToTokenEnabled: true, enrollNameClaimsSelector: 'preferred_username',
+      name: 'sw-idp',
+      enabled: true,
+      issuer: 'https://sw-idp.example.test',
+      audience: 'sw',
+      certPem: signer.certPem,
+      claimsProperty: 'sub',
+      useExternalId: true,
+      enrollToCertEnabled: true,
+      enrollToTokenEnabled: true,
+      enrollNameClaimsSelector: 'preferred_username',
       enrollAttributeClaimsSelector: '/groups',
     });
     const jwt = await new SignJWT({ sub: 'sw-ext-1', preferred_username: 'sw-token-user', groups: ['sw-staff'] })
-      .setProtectedHeader({ alg: 'ES256' }).setIssuer('https://sw-idp.example.test').setAudience('sw').setExpirationTime('5m').setIssuedAt()
+      .setProtectedHeader({ alg: 'ES256' })
+      .setIssuer('https://sw-idp.example.test')
+      .setAudience('sw')
+      .setExpirationTime('5m')
+      .setIssuedAt()
       .sign(await importPKCS8(signer.keyPem, 'ES256'));
-    const r = await app.client().post('/enroll/token', { clientCsr: (await csr()).csrPem }, {
-      api: 'client', headers: { authorization: `Bearer ${jwt}`, 'svc-token-issuer-id': signerId },
-    });
+    const r = await app.client().post(
+      '/enroll/token',
+      { clientCsr: (await csr()).csrPem },
+      {
+        api: 'client',
+        headers: { authorization: `Bearer ${jwt}`, 'svc-token-issuer-id': signerId },
+      },
+    );
     expect(r.status).toBe(200);
     expect(identityByName('sw-token-user')).toMatchObject({ role_attributes: JSON.stringify(['sw-staff']) });
     check();
   });
 
   it('identity import', () => {
-    const result = importIdentities(app.core.system, 'name,type,attributes,enrollment\nsw-import-1,Device,sw-imported,ott\nsw-import-2,User,,none\n', { dryRun: false });
+    const result = importIdentities(
+      app.core.system,
+      'name,type,attributes,enrollment\nsw-import-1,Device,sw-imported,ott\nsw-import-2,User,,none\n',
+      { dryRun: false },
+    );
     expect(result.rows.map((row) => row.ok)).toEqual([true, true]);
     check();
   });

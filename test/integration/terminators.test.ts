@@ -16,14 +16,30 @@ describe('terminators', () => {
     const other = await net.service('t-other');
     const router = await net.router('t-router');
     const id = await net.admin.create('/terminators', {
-      service: svc, router, binding: 'edge', address: 'tcp:10.0.0.1:443', identity: 'host-1', cost: 10, precedence: 'required',
-      identitySecret: Buffer.from('secret').toString('base64'), tags: { k: 'v' },
+      service: svc,
+      router,
+      binding: 'edge',
+      address: 'tcp:10.0.0.1:443',
+      identity: 'host-1',
+      cost: 10,
+      precedence: 'required',
+      identitySecret: Buffer.from('secret').toString('base64'),
+      tags: { k: 'v' },
     });
     const g = (await net.admin.get(`/terminators/${id}`)).body.data;
     expect(g).toMatchObject({
-      id, serviceId: svc, service: { entity: 'services', id: svc, name: 't-svc' },
-      routerId: router, router: { entity: 'edge-routers', id: router, name: 't-router' },
-      binding: 'edge', address: 'tcp:10.0.0.1:443', identity: 'host-1', cost: 10, dynamicCost: 10, precedence: 'required', tags: { k: 'v' },
+      id,
+      serviceId: svc,
+      service: { entity: 'services', id: svc, name: 't-svc' },
+      routerId: router,
+      router: { entity: 'edge-routers', id: router, name: 't-router' },
+      binding: 'edge',
+      address: 'tcp:10.0.0.1:443',
+      identity: 'host-1',
+      cost: 10,
+      dynamicCost: 10,
+      precedence: 'required',
+      tags: { k: 'v' },
     });
     expect(g).not.toHaveProperty('identitySecret');
     const second = await net.admin.create('/terminators', { service: svc, router, binding: 'transport', address: 'udp:x' });

@@ -40,10 +40,14 @@ async function echoServer(identityName: string, service: string): Promise<ToolPr
 beforeAll(async () => {
   const tools = openzitiTools();
   sdk = tools.sdkClient;
-  weft = await startWeftProcess(tempDir(), ['--api-address', '127.0.0.1:0', '--console-address', '127.0.0.1:0', '--router-listener', 'tls:127.0.0.1:0'], {
-    WEFT_ADMIN_USERNAME: 'admin',
-    WEFT_ADMIN_PASSWORD: PASSWORD,
-  });
+  weft = await startWeftProcess(
+    tempDir(),
+    ['--api-address', '127.0.0.1:0', '--console-address', '127.0.0.1:0', '--router-listener', 'tls:127.0.0.1:0'],
+    {
+      WEFT_ADMIN_USERNAME: 'admin',
+      WEFT_ADMIN_PASSWORD: PASSWORD,
+    },
+  );
   cli = new ZitiCli(tools.ziti);
   await cli.ok('edge', 'login', weft.api, '-u', 'admin', '-p', PASSWORD, '-y');
   admin = await weft.login('admin', PASSWORD);
@@ -102,23 +106,34 @@ describe('the built-in edge router with the Go SDK', { timeout: 180_000 }, () =>
     }
   });
 
-  it('refuses an identity without a Dial policy with the SDK\'s normal error', async () => {
+  it("refuses an identity without a Dial policy with the SDK's normal error", async () => {
     const r = await run(sdk, ['dial', '--identity', files.stranger!, '--service', 'echo']);
     expect(r.code).not.toBe(0);
     expect(r.stdout + r.stderr).toMatch(/service 'echo' not found/);
   });
 
   for (const [what, end] of [
-    ['its session is deleted', async () => {
-      const sessions = (await admin.get(`/sessions?filter=${encodeURIComponent(`identityId = "${await idOf('identities', 'client')}" and type = "Dial"`)}`)).body.data;
-      for (const s of sessions) expect((await admin.del(`/sessions/${s.id}`)).status).toBe(200);
-    }],
-    ['the identity is disabled', async () => {
-      expect((await admin.post(`/identities/${await idOf('identities', 'client')}/disable`, { durationMinutes: 0 })).status).toBe(200);
-    }],
-    ['the service is deleted', async () => {
-      expect((await admin.del(`/services/${await idOf('services', 'echo')}`)).status).toBe(200);
-    }],
+    [
+      'its session is deleted',
+      async () => {
+        const sessions = (
+          await admin.get(`/sessions?filter=${encodeURIComponent(`identityId = "${await idOf('identities', 'client')}" and type = "Dial"`)}`)
+        ).body.data;
+        for (const s of sessions) expect((await admin.del(`/sessions/${s.id}`)).status).toBe(200);
+      },
+    ],
+    [
+      'the identity is disabled',
+      async () => {
+        expect((await admin.post(`/identities/${await idOf('identities', 'client')}/disable`, { durationMinutes: 0 })).status).toBe(200);
+      },
+    ],
+    [
+      'the service is deleted',
+      async () => {
+        expect((await admin.del(`/services/${await idOf('services', 'echo')}`)).status).toBe(200);
+      },
+    ],
   ] as const) {
     it(`closes an open connection when ${what}`, async () => {
       const server = await echoServer('host', 'echo');
@@ -165,7 +180,14 @@ describe('ziti tunnel through the built-in router', { timeout: 180_000 }, () => 
     await new Promise((r) => probe.close(r));
     const p = new ToolProcess(cli.bin, ['tunnel', 'proxy', `${service}:${port}`, '-i', files.client!], { cwd: cli.cwd });
     const url = `http://127.0.0.1:${port}/path?q=1`;
-    await eventually(async () => (await fetch(url).then((r) => r.ok).catch(() => false)), 30_000, `ziti tunnel proxy for ${service}`);
+    await eventually(
+      async () =>
+        await fetch(url)
+          .then((r) => r.ok)
+          .catch(() => false),
+      30_000,
+      `ziti tunnel proxy for ${service}`,
+    );
     return { url, stop: async () => (p.kill(), void (await p.exited)) };
   }
 
@@ -193,10 +215,14 @@ describe('ziti tunnel through the built-in router', { timeout: 180_000 }, () => 
     await cli.create('service', 'web-router', '--configs', 'web-host');
     await cli.create('service-policy', 'web-router-bind', 'Bind', '--identity-roles', '@er-builtin', '--service-roles', '@web-router');
     await cli.create('service-policy', 'web-router-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@web-router');
-    const [t] = await eventually(async () => {
-      const list = await terminatorsOf('web-router');
-      return list.length ? list : undefined;
-    }, 20_000, 'the router-hosted terminator');
+    const [t] = await eventually(
+      async () => {
+        const list = await terminatorsOf('web-router');
+        return list.length ? list : undefined;
+      },
+      20_000,
+      'the router-hosted terminator',
+    );
     expect(t).toMatchObject({ binding: 'tunnel', address: `tcp:127.0.0.1:${httpPort}`, routerId });
     const p = await proxy('web-router');
     try {

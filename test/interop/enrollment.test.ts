@@ -70,7 +70,9 @@ describe('enrollment with the ziti CLI, then the Go SDK', { timeout: 120_000 }, 
       expect(cert.publicKey.asymmetricKeyType).toBe(keyAlg === 'RSA' ? 'rsa' : 'ec');
       await expectSdkSees(file, name);
       // the token is spent
-      expect(await cli.fails('edge', 'enroll', copy, '-o', join(cli.cwd, `${name}-again.json`))).toMatch(/enroll error|INVALID_ENROLLMENT_TOKEN|40[04]/);
+      expect(await cli.fails('edge', 'enroll', copy, '-o', join(cli.cwd, `${name}-again.json`))).toMatch(
+        /enroll error|INVALID_ENROLLMENT_TOKEN|40[04]/,
+      );
     });
   }
 
@@ -87,11 +89,24 @@ describe('enrollment with the ziti CLI, then the Go SDK', { timeout: 120_000 }, 
     writeFileSync(join(cli.cwd, 'ottca-leaf.pem'), leaf.certPem);
     writeFileSync(join(cli.cwd, 'ottca-leaf.key'), leaf.keyPem);
     const file = join(cli.cwd, 'ottca.json');
-    await cli.ok('edge', 'enroll', join(cli.cwd, 'ottca.jwt'), '-o', file, '-c', join(cli.cwd, 'ottca-leaf.pem'), '-k', join(cli.cwd, 'ottca-leaf.key'));
+    await cli.ok(
+      'edge',
+      'enroll',
+      join(cli.cwd, 'ottca.jwt'),
+      '-o',
+      file,
+      '-c',
+      join(cli.cwd, 'ottca-leaf.pem'),
+      '-k',
+      join(cli.cwd, 'ottca-leaf.key'),
+    );
     await expectSdkSees(file, 'ottca-dev');
     const authenticators = (await admin.get(`/identities/${id}/authenticators`)).body.data;
     expect(authenticators).toHaveLength(1);
-    expect(authenticators[0]).toMatchObject({ method: 'cert', fingerprint: new X509Certificate(leaf.certPem).fingerprint.replace(/:/g, '').toLowerCase() });
+    expect(authenticators[0]).toMatchObject({
+      method: 'cert',
+      fingerprint: new X509Certificate(leaf.certPem).fingerprint.replace(/:/g, '').toLowerCase(),
+    });
   });
 
   it('UPDB: ziti edge enroll sets the password; the SDK then logs in with it', async () => {
@@ -109,7 +124,12 @@ describe('enrollment with the ziti CLI, then the Go SDK', { timeout: 120_000 }, 
     const { port } = new URL(weft.api);
     await cli.ok('create', 'config', 'router', 'edge', '--routerName', 'enr-router', '-o', config);
     // the generated config names the controller from the environment; point it at this Weft
-    writeFileSync(config, readFileSync(config, 'utf8').replace(/endpoint:\s+tls:\S+/, `endpoint: tls:127.0.0.1:${port}`).replaceAll(cli.cwd, dir));
+    writeFileSync(
+      config,
+      readFileSync(config, 'utf8')
+        .replace(/endpoint:\s+tls:\S+/, `endpoint: tls:127.0.0.1:${port}`)
+        .replaceAll(cli.cwd, dir),
+    );
     const enroll = await cli.run('router', 'enroll', config, '--jwt', jwt);
     expect(enroll.code, enroll.stderr).toBe(0);
     const cfg = readFileSync(config, 'utf8');

@@ -67,7 +67,17 @@ describe('MFA as stock OpenZiti SDKs do it', { timeout: 120_000 }, () => {
 
     // a new login is partial until the SDK answers the "ziti" MFA auth query with a TOTP code (the next step's code:
     // the current one was spent on the enrollment, and replays are refused)
-    const [out] = await sdkClient(sdk, ['probe', '--identity', file, '--mfa-secret', enrolledMfa!.secret, '--mfa-step', '1', '--service', 'auth-svc']);
+    const [out] = await sdkClient(sdk, [
+      'probe',
+      '--identity',
+      file,
+      '--mfa-secret',
+      enrolledMfa!.secret,
+      '--mfa-step',
+      '1',
+      '--service',
+      'auth-svc',
+    ]);
     expect(out).toMatchObject({ identityName: 'mfa-user', authQueries: ['ziti'], services: ['auth-svc'], session: { type: 'Dial' } });
     const sessions = (await ziti.admin.get('/api-sessions?filter=' + encodeURIComponent(`identityId = "${id.id}"`))).body.data;
     expect(sessions.some((s: any) => s.isMfaRequired && s.isMfaComplete)).toBe(true);
@@ -99,8 +109,18 @@ describe('external JWT login of the Go SDK', { timeout: 120_000 }, () => {
     const url = await jwks.start();
     const key = await signingKey('interop-k1', 'ES256');
     jwks.keys = [key.jwk];
-    const signer = await ziti.cli.create('ext-jwt-signer', 'interop-idp', 'https://idp.interop.test', '-a', 'weft-interop', '-u', url,
-      '--claims-property', 'email', '--external-id');
+    const signer = await ziti.cli.create(
+      'ext-jwt-signer',
+      'interop-idp',
+      'https://idp.interop.test',
+      '-a',
+      'weft-interop',
+      '-u',
+      url,
+      '--claims-property',
+      'email',
+      '--external-id',
+    );
     const policy = await ziti.cli.create('auth-policy', 'jwt-only', '--primary-ext-jwt-allowed', '--primary-ext-jwt-allowed-signers', signer);
     await ziti.cli.create('identity', 'jwt-user', '--external-id', 'jwt-user@interop.test', '-P', policy);
     const now = Math.floor(Date.now() / 1000);

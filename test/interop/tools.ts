@@ -31,19 +31,28 @@ export interface RunResult {
 
 export function run(file: string, args: string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile(file, args, { env: { ...process.env, ...opts.env }, cwd: opts.cwd, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
+    execFile(
+      file,
+      args,
+      { env: { ...process.env, ...opts.env }, cwd: opts.cwd, timeout: opts.timeoutMs ?? 60_000, maxBuffer: 64 << 20 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
   });
 }
 
-const describeRun = (what: string, r: RunResult) => `${what} exited ${r.code}\n--- stdout\n${r.stdout.slice(-3000)}\n--- stderr\n${r.stderr.slice(-3000)}`;
+const describeRun = (what: string, r: RunResult) =>
+  `${what} exited ${r.code}\n--- stdout\n${r.stdout.slice(-3000)}\n--- stderr\n${r.stderr.slice(-3000)}`;
 
 /** The `ziti` CLI with its own config folder (its logins), so tests never touch ~/.config/ziti. */
 export class ZitiCli {
   readonly configDir: string;
-  constructor(readonly bin: string, readonly cwd = tempDir('weft-ziti-')) {
+  constructor(
+    readonly bin: string,
+    readonly cwd = tempDir('weft-ziti-'),
+  ) {
     this.configDir = join(cwd, 'ziti-config');
     mkdirSync(this.configDir, { recursive: true });
   }
@@ -84,7 +93,11 @@ export class ZitiCli {
 export async function sdkClient(bin: string, args: string[], timeoutMs = 60_000): Promise<Record<string, any>[]> {
   const r = await run(bin, args, { timeoutMs });
   if (r.code !== 0) throw new Error(describeRun(`weft-sdk-client ${args.join(' ')}`, r));
-  return r.stdout.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+  return r.stdout
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, any>);
 }
 
 /** A long-running tool process: its stdout lines (JSON parsed when possible), waits on them, stdin and signals. */
@@ -108,10 +121,12 @@ export class ToolProcess {
       this.wake();
     });
     this.proc.stderr!.on('data', (d: Buffer) => this.stderr.push(d.toString()));
-    this.exited = new Promise((resolve) => this.proc.once('exit', (code) => {
-      this.wake();
-      resolve(code);
-    }));
+    this.exited = new Promise((resolve) =>
+      this.proc.once('exit', (code) => {
+        this.wake();
+        resolve(code);
+      }),
+    );
   }
 
   private wake(): void {
@@ -127,7 +142,12 @@ export class ToolProcess {
       const hit = this.lines.find((l) => typeof l === 'object' && pred(l));
       if (hit) return hit as Record<string, any>;
       if (this.proc.exitCode !== null || Date.now() > deadline) {
-        throw new Error(`no matching output (exit ${this.proc.exitCode})\n--- stdout\n${this.lines.map((l) => JSON.stringify(l)).join('\n').slice(-3000)}\n--- stderr\n${this.stderr.join('').slice(-3000)}`);
+        throw new Error(
+          `no matching output (exit ${this.proc.exitCode})\n--- stdout\n${this.lines
+            .map((l) => JSON.stringify(l))
+            .join('\n')
+            .slice(-3000)}\n--- stderr\n${this.stderr.join('').slice(-3000)}`,
+        );
       }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
@@ -147,7 +167,11 @@ export class ToolProcess {
 }
 
 /** Polls `check` until it returns a truthy value (or throws after `timeoutMs`): for state that changes after an event. */
-export async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();

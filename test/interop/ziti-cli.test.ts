@@ -79,7 +79,12 @@ describe('ziti CLI against npm start', { timeout: 120_000 }, () => {
     await cli.create('config-type', 'cli-ct', schema);
     await cli.create('config', 'cli-cfg', 'cli-ct', '{"port":8080}');
     expect(await cli.fails('edge', 'create', 'config', 'cli-bad', 'cli-ct', '{"port":"x"}')).toMatch(/COULD_NOT_VALIDATE|INVALID/);
-    await cli.create('config', 'cli-intercept', 'intercept.v1', JSON.stringify({ protocols: ['tcp'], addresses: ['web.ziti'], portRanges: [{ low: 80, high: 80 }] }));
+    await cli.create(
+      'config',
+      'cli-intercept',
+      'intercept.v1',
+      JSON.stringify({ protocols: ['tcp'], addresses: ['web.ziti'], portRanges: [{ low: 80, high: 80 }] }),
+    );
     await cli.ok('edge', 'update', 'config', 'cli-cfg', '-d', '{"port":9090}');
     expect(JSON.parse(await cli.ok('edge', 'show', 'config', 'cli-cfg'))).toEqual({ port: 9090 });
     expect(JSON.parse(await cli.ok('edge', 'show', 'config-type', 'cli-ct'))).toMatchObject({ required: ['port'] });
@@ -104,12 +109,24 @@ describe('ziti CLI against npm start', { timeout: 120_000 }, () => {
     const dev = await cli.create('identity', 'pol-dev', '-a', 'staff');
     await cli.create('service', 'pol-svc', '-a', 'app');
     const er = await cli.create('edge-router', 'pol-er', '-a', 'public', '-t', '--cost', '10', '--no-traversal');
-    expect(await one('edge-routers', 'pol-er')).toMatchObject({ id: er, roleAttributes: ['public'], isTunnelerEnabled: true, cost: 10, noTraversal: true });
+    expect(await one('edge-routers', 'pol-er')).toMatchObject({
+      id: er,
+      roleAttributes: ['public'],
+      isTunnelerEnabled: true,
+      cost: 10,
+      noTraversal: true,
+    });
     await cli.ok('edge', 'update', 'edge-router', 'pol-er', '-a', 'public,eu', '--cost', '5');
     expect(await one('edge-routers', 'pol-er')).toMatchObject({ roleAttributes: ['public', 'eu'], cost: 5 });
 
     const sp = await cli.create('service-policy', 'pol-dial', 'Dial', '--identity-roles', '#staff', '--service-roles', '#app', '--semantic', 'AnyOf');
-    expect(await one('service-policies', 'pol-dial')).toMatchObject({ id: sp, type: 'Dial', semantic: 'AnyOf', identityRoles: ['#staff'], serviceRoles: ['#app'] });
+    expect(await one('service-policies', 'pol-dial')).toMatchObject({
+      id: sp,
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#staff'],
+      serviceRoles: ['#app'],
+    });
     await cli.ok('edge', 'update', 'service-policy', 'pol-dial', '--identity-roles', `@${dev}`);
     expect((await one('service-policies', 'pol-dial')).identityRoles).toEqual([`@${dev}`]);
     await cli.create('edge-router-policy', 'pol-erp', '--identity-roles', '#staff', '--edge-router-roles', '#eu');
@@ -130,7 +147,12 @@ describe('ziti CLI against npm start', { timeout: 120_000 }, () => {
     const tr = await cli.create('transit-router', 'pol-tr');
     expect((await cli.json('edge', 'list', 'transit-routers', 'name = "pol-tr"')).data[0].id).toBe(tr);
     await cli.ok('edge', 'delete', 'transit-router', 'pol-tr');
-    for (const [kind, name] of [['service-edge-router-policy', 'pol-serp'], ['edge-router-policy', 'pol-erp'], ['service-policy', 'pol-dial'], ['edge-router', 'pol-er']]) {
+    for (const [kind, name] of [
+      ['service-edge-router-policy', 'pol-serp'],
+      ['edge-router-policy', 'pol-erp'],
+      ['service-policy', 'pol-dial'],
+      ['edge-router', 'pol-er'],
+    ]) {
       await cli.ok('edge', 'delete', kind!, name!);
     }
     expect((await cli.json('edge', 'list', 'edge-routers', 'name = "pol-er"')).data).toHaveLength(0);
@@ -183,7 +205,13 @@ describe('ziti CLI against npm start', { timeout: 120_000 }, () => {
     writeFileSync(join(dir, 'ca.pem'), ca.certPem);
     writeFileSync(join(dir, 'ca.key'), ca.keyPem);
     const id = await cli.create('ca', 'cli-ca', join(dir, 'ca.pem'), '--autoca', '--ottca', '--auth', '-a', 'from-ca');
-    expect(await one('cas', 'cli-ca')).toMatchObject({ id, isVerified: false, isAutoCaEnrollmentEnabled: true, isOttCaEnrollmentEnabled: true, isAuthEnabled: true });
+    expect(await one('cas', 'cli-ca')).toMatchObject({
+      id,
+      isVerified: false,
+      isAutoCaEnrollmentEnabled: true,
+      isOttCaEnrollmentEnabled: true,
+      isAuthEnabled: true,
+    });
     await cli.ok('edge', 'verify', 'ca', 'cli-ca', '--cacert', join(dir, 'ca.pem'), '--cakey', join(dir, 'ca.key'));
     expect((await one('cas', 'cli-ca')).isVerified).toBe(true);
     await cli.ok('edge', 'delete', 'ca', 'cli-ca');
@@ -192,12 +220,26 @@ describe('ziti CLI against npm start', { timeout: 120_000 }, () => {
   it('auth policies and external JWT signers', async () => {
     const signer = await cli.create('ext-jwt-signer', 'cli-signer', 'https://issuer.example', '-a', 'weft', '-u', 'https://issuer.example/jwks.json');
     const detail = await one('external-jwt-signers', 'cli-signer');
-    expect(detail).toMatchObject({ id: signer, issuer: 'https://issuer.example', audience: 'weft', jwksEndpoint: 'https://issuer.example/jwks.json' });
+    expect(detail).toMatchObject({
+      id: signer,
+      issuer: 'https://issuer.example',
+      audience: 'weft',
+      jwksEndpoint: 'https://issuer.example/jwks.json',
+    });
     await cli.ok('edge', 'update', 'ext-jwt-signer', 'cli-signer', '--audience', 'weft-2');
     expect((await one('external-jwt-signers', 'cli-signer')).audience).toBe('weft-2');
 
-    const ap = await cli.create('auth-policy', 'cli-ap-2', '--primary-updb-allowed', '--primary-updb-max-attempts', '3',
-      '--primary-ext-jwt-allowed', '--primary-ext-jwt-allowed-signers', signer, '--secondary-req-totp');
+    const ap = await cli.create(
+      'auth-policy',
+      'cli-ap-2',
+      '--primary-updb-allowed',
+      '--primary-updb-max-attempts',
+      '3',
+      '--primary-ext-jwt-allowed',
+      '--primary-ext-jwt-allowed-signers',
+      signer,
+      '--secondary-req-totp',
+    );
     expect(await one('auth-policies', 'cli-ap-2')).toMatchObject({
       id: ap,
       primary: { updb: { allowed: true, maxAttempts: 3 }, extJwt: { allowed: true, allowedSigners: [signer] } },
@@ -214,7 +256,19 @@ describe('ziti CLI against npm start', { timeout: 120_000 }, () => {
   it('ziti edge list summary and the lists of every other kind', async () => {
     const summary = await cli.json('edge', 'list', 'summary');
     expect(summary.data).toMatchObject({ identities: expect.any(Number), services: expect.any(Number) });
-    for (const kind of ['api-sessions', 'sessions', 'authenticators', 'enrollments', 'identity-types', 'terminators', 'controllers', 'routers', 'configs', 'config-types', 'cas']) {
+    for (const kind of [
+      'api-sessions',
+      'sessions',
+      'authenticators',
+      'enrollments',
+      'identity-types',
+      'terminators',
+      'controllers',
+      'routers',
+      'configs',
+      'config-types',
+      'cas',
+    ]) {
       const r = await cli.run('edge', 'list', kind);
       expect(r.code, `${kind}: ${r.stderr}`).toBe(0);
     }

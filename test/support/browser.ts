@@ -219,7 +219,13 @@ export class HttpUserAgent {
     if (opts.body !== undefined) headers['content-length'] = String(Buffer.byteLength(opts.body));
     return new Promise((resolve, reject) => {
       const req = http.request(
-        { hostname: '127.0.0.1', port: Number(u.port || 80), path: opts.rawPath ?? `${u.pathname}${u.search}`, method: opts.method ?? 'GET', headers },
+        {
+          hostname: '127.0.0.1',
+          port: Number(u.port || 80),
+          path: opts.rawPath ?? `${u.pathname}${u.search}`,
+          method: opts.method ?? 'GET',
+          headers,
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
@@ -239,7 +245,10 @@ export class HttpUserAgent {
   }
 
   /** Follows redirects like a browser navigation; returns every response in order. */
-  async navigate(url: string, opts: { headers?: Record<string, string>; maxRedirects?: number; stopAt?: (url: string) => boolean } = {}): Promise<AgentResponse[]> {
+  async navigate(
+    url: string,
+    opts: { headers?: Record<string, string>; maxRedirects?: number; stopAt?: (url: string) => boolean } = {},
+  ): Promise<AgentResponse[]> {
     const chain: AgentResponse[] = [];
     let next: string | undefined = url;
     for (let i = 0; next && i <= (opts.maxRedirects ?? 10); i++) {

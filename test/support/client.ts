@@ -16,7 +16,11 @@ export class ApiClient {
   token?: string;
   readonly agent: Agent;
 
-  constructor(readonly baseUrl: string, readonly ca: string, tlsClient?: { cert: string; key: string }) {
+  constructor(
+    readonly baseUrl: string,
+    readonly ca: string,
+    tlsClient?: { cert: string; key: string },
+  ) {
     this.agent = new Agent({ connect: { ca, ...(tlsClient ?? {}) } });
   }
 

@@ -12,7 +12,10 @@ export class ConsoleClient {
   constructor(readonly base: string) {}
 
   private async send(path: string, init: RequestInit): Promise<TrpcResult> {
-    const res = await fetch(`${this.base}/trpc/${path}`, { ...init, headers: { ...CSRF, ...(this.cookie ? { cookie: this.cookie } : {}), ...init.headers } });
+    const res = await fetch(`${this.base}/trpc/${path}`, {
+      ...init,
+      headers: { ...CSRF, ...(this.cookie ? { cookie: this.cookie } : {}), ...init.headers },
+    });
     const set = res.headers.get('set-cookie');
     if (set) this.cookie = set.split(';')[0];
     const body = (await res.json()) as any;

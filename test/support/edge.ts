@@ -46,7 +46,10 @@ export class RawEdge {
   closed?: Error | true;
   private waiters: Array<() => void> = [];
 
-  private constructor(readonly socket: TLSSocket, readonly channel: Channel) {}
+  private constructor(
+    readonly socket: TLSSocket,
+    readonly channel: Channel,
+  ) {}
 
   static async connect(url: string, ca: string, cert?: { cert: string; key: string }): Promise<RawEdge> {
     const [, host, port] = /^tls:(.+):(\d+)$/.exec(url)!;
@@ -141,7 +144,7 @@ function decodeData(frame: Buffer): { connId: number; body: Buffer; flags: numbe
   const headersLength = frame.readUInt32LE(12);
   let connId = -1;
   let flags = 0;
-  for (let off = 20; off < 20 + headersLength; ) {
+  for (let off = 20; off < 20 + headersLength;) {
     const k = frame.readInt32LE(off);
     const len = frame.readUInt32LE(off + 4);
     if (k === Header.ConnId) connId = frame.readUInt32LE(off + 8);

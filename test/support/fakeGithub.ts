@@ -4,7 +4,16 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startEchoBackend, startTestFrontend, testClock, type AgentResponse, type EchoBackend, type HttpUserAgent, type TestClock, type TestFrontend } from './browser';
+import {
+  startEchoBackend,
+  startTestFrontend,
+  testClock,
+  type AgentResponse,
+  type EchoBackend,
+  type HttpUserAgent,
+  type TestClock,
+  type TestFrontend,
+} from './browser';
 import { json, readBody } from './httpUtil';
 
 export interface GithubEmail {
@@ -86,7 +95,10 @@ export async function startFakeGithub(opts: { clientId: string; clientSecret: st
         return;
       }
       if (params.get('client_id') !== opts.clientId || params.get('client_secret') !== opts.clientSecret) {
-        return json(res, 200, { error: 'incorrect_client_credentials', error_description: 'The client_id and/or client_secret passed are incorrect.' });
+        return json(res, 200, {
+          error: 'incorrect_client_credentials',
+          error_description: 'The client_id and/or client_secret passed are incorrect.',
+        });
       }
       const code = params.get('code') ?? '';
       const pending = codes.get(code);
@@ -95,7 +107,10 @@ export async function startFakeGithub(opts: { clientId: string; clientSecret: st
         return json(res, 200, { error: 'bad_verification_code', error_description: 'The code passed is incorrect or expired.' });
       }
       if (params.get('redirect_uri') && params.get('redirect_uri') !== pending.redirectUri) {
-        return json(res, 200, { error: 'redirect_uri_mismatch', error_description: 'The redirect_uri MUST match the registered callback URL for this application.' });
+        return json(res, 200, {
+          error: 'redirect_uri_mismatch',
+          error_description: 'The redirect_uri MUST match the registered callback URL for this application.',
+        });
       }
       const token = `gho_${randomBytes(18).toString('hex')}`;
       tokens.set(token, pending.login);
@@ -104,7 +119,8 @@ export async function startFakeGithub(opts: { clientId: string; clientSecret: st
     }
 
     if (req.method === 'GET' && url.pathname === '/api/user/emails') {
-      if (!req.headers['user-agent']) return json(res, 403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header.' });
+      if (!req.headers['user-agent'])
+        return json(res, 403, { message: 'Request forbidden by administrative rules. Please make sure your request has a User-Agent header.' });
       const auth = String(req.headers.authorization ?? '');
       const token = auth.replace(/^(Bearer|token)\s+/i, '');
       const login = tokens.get(token);
@@ -174,7 +190,12 @@ export interface GithubScenario {
   fe: TestFrontend;
   clock: TestClock;
   /** Runs the whole login for `share`, returning the responses of each hop. */
-  login(agent: HttpUserAgent, share: string, pathAndQuery?: string, user?: string): Promise<{ start: AgentResponse; authorize: AgentResponse; callback: AgentResponse }>;
+  login(
+    agent: HttpUserAgent,
+    share: string,
+    pathAndQuery?: string,
+    user?: string,
+  ): Promise<{ start: AgentResponse; authorize: AgentResponse; callback: AgentResponse }>;
   /** Starts a login and stops before the callback: returns the callback URL the provider sent. */
   startLogin(agent: HttpUserAgent, share: string, pathAndQuery?: string, user?: string): Promise<{ start: AgentResponse; callbackUrl: string }>;
   close(): Promise<void>;
@@ -188,7 +209,13 @@ export async function startGithubScenario(opts: { checkIntervalMs?: number } = {
   const backend = await startEchoBackend();
   const clock = testClock();
   const checkIntervalMs = opts.checkIntervalMs ?? 3_600_000;
-  const provider = (name: string) => ({ name, type: 'idp_a' as const, client_id: GITHUB_CLIENT.clientId, client_secret: GITHUB_CLIENT.clientSecret, ...gh.endpoints });
+  const provider = (name: string) => ({
+    name,
+    type: 'idp_a' as const,
+    client_id: GITHUB_CLIENT.clientId,
+    client_secret: GITHUB_CLIENT.clientSecret,
+    ...gh.endpoints,
+  });
   const fe = await startTestFrontend({
     now: clock.now,
     providers: [provider('github'), provider('github2')],

@@ -88,7 +88,8 @@ export async function startFakeGoogle(opts: { clientId: string; clientSecret: st
       const pending = codes.get(code);
       codes.delete(code);
       if (!pending) return json(res, 400, { error: 'invalid_grant', error_description: 'Malformed auth code.' });
-      if (params.get('redirect_uri') !== pending.redirectUri) return json(res, 400, { error: 'redirect_uri_mismatch', error_description: 'Bad Request' });
+      if (params.get('redirect_uri') !== pending.redirectUri)
+        return json(res, 400, { error: 'redirect_uri_mismatch', error_description: 'Bad Request' });
       if (pending.challenge) {
         const verifier = params.get('code_verifier') ?? '';
         const computed = pending.method === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
@@ -96,7 +97,12 @@ export async function startFakeGoogle(opts: { clientId: string; clientSecret: st
       }
       const token = `ya29.${randomBytes(24).toString('base64url')}`;
       tokens.set(token, pending.user);
-      return json(res, 200, { access_token: token, expires_in: 3599, scope: 'openid https://www.googleapis.com/auth/userinfo.email', token_type: 'Bearer' });
+      return json(res, 200, {
+        access_token: token,
+        expires_in: 3599,
+        scope: 'openid https://www.googleapis.com/auth/userinfo.email',
+        token_type: 'Bearer',
+      });
     }
 
     if (req.method === 'GET' && url.pathname === '/oauth2/v2/userinfo') {

@@ -22,9 +22,7 @@ export function pemSigningKey(kid: string, alg: string, keyPem: string): Signing
 
 /** Signs a JWT; `iat` defaults to `now` and `exp` to an hour later (seconds since the epoch). */
 export function signJwt(key: SigningKey, claims: JWTPayload, now: number): Promise<string> {
-  return new SignJWT({ iat: now, exp: now + 3600, ...claims })
-    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
-    .sign(key.privateKey);
+  return new SignJWT({ iat: now, exp: now + 3600, ...claims }).setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' }).sign(key.privateKey);
 }
 
 /**

@@ -115,8 +115,14 @@ export async function startOidcProvider(opts: {
     const used = authorization ? 'client_secret_basic' : 'client_secret_post';
     const rawBasic = Buffer.from(authorization.replace(/^Basic /i, ''), 'base64').toString('utf8');
     let refusal: string | undefined;
-    if (registration.tokenEndpointAuthMethod && used !== registration.tokenEndpointAuthMethod) refusal = `this client must use ${registration.tokenEndpointAuthMethod}`;
-    else if (registration.rawBasicCredentials && used === 'client_secret_basic' && rawBasic !== `${registration.clientId}:${registration.clientSecret}`) refusal = 'invalid secret provided';
+    if (registration.tokenEndpointAuthMethod && used !== registration.tokenEndpointAuthMethod)
+      refusal = `this client must use ${registration.tokenEndpointAuthMethod}`;
+    else if (
+      registration.rawBasicCredentials &&
+      used === 'client_secret_basic' &&
+      rawBasic !== `${registration.clientId}:${registration.clientSecret}`
+    )
+      refusal = 'invalid secret provided';
     if (refusal) {
       ctx.status = 401;
       ctx.type = 'application/json';

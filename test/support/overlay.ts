@@ -27,20 +27,53 @@ export async function sdkIdentity(app: TestApp, admin: ApiClient, name: string, 
 /** Lets every identity and every service use the built-in router (an edge router policy and a service edge router policy). */
 export async function openRouter(app: TestApp, admin: ApiClient): Promise<void> {
   const router = `@${app.router!.id}`;
-  await admin.create('/edge-router-policies', { name: 'all-identities-builtin', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: [router] });
-  await admin.create('/service-edge-router-policies', { name: 'all-services-builtin', semantic: 'AnyOf', serviceRoles: ['#all'], edgeRouterRoles: [router] });
+  await admin.create('/edge-router-policies', {
+    name: 'all-identities-builtin',
+    semantic: 'AnyOf',
+    identityRoles: ['#all'],
+    edgeRouterRoles: [router],
+  });
+  await admin.create('/service-edge-router-policies', {
+    name: 'all-services-builtin',
+    semantic: 'AnyOf',
+    serviceRoles: ['#all'],
+    edgeRouterRoles: [router],
+  });
 }
 
 /** A service and two policies: `binder` may Bind it, `dialer` may Dial it. */
-export async function serviceBetween(admin: ApiClient, name: string, binder: SdkIdentity, dialer: SdkIdentity, opts: { encryptionRequired?: boolean } = {}): Promise<string> {
+export async function serviceBetween(
+  admin: ApiClient,
+  name: string,
+  binder: SdkIdentity,
+  dialer: SdkIdentity,
+  opts: { encryptionRequired?: boolean } = {},
+): Promise<string> {
   const id = await admin.create('/services', { name, encryptionRequired: opts.encryptionRequired ?? false });
-  await admin.create('/service-policies', { name: `${name}-bind`, type: 'Bind', semantic: 'AnyOf', identityRoles: [`@${binder.id}`], serviceRoles: [`@${id}`] });
-  await admin.create('/service-policies', { name: `${name}-dial`, type: 'Dial', semantic: 'AnyOf', identityRoles: [`@${dialer.id}`], serviceRoles: [`@${id}`] });
+  await admin.create('/service-policies', {
+    name: `${name}-bind`,
+    type: 'Bind',
+    semantic: 'AnyOf',
+    identityRoles: [`@${binder.id}`],
+    serviceRoles: [`@${id}`],
+  });
+  await admin.create('/service-policies', {
+    name: `${name}-dial`,
+    type: 'Dial',
+    semantic: 'AnyOf',
+    identityRoles: [`@${dialer.id}`],
+    serviceRoles: [`@${id}`],
+  });
   return id;
 }
 
 /** A Dial or Bind session of the identity's API session (Client API `POST /sessions`). */
-export async function serviceSession(identity: SdkIdentity, serviceId: string, type: 'Dial' | 'Bind', encryptionRequired = false): Promise<ServiceSession> {
+export async function serviceSession(
+  identity: SdkIdentity,
+  serviceId: string,
+  type: 'Dial' | 'Bind',
+  encryptionRequired = false,
+): Promise<ServiceSession> {
   const r = await identity.client.post('/sessions', { serviceId, type }, { api: 'client' });
   if (r.status !== 201) throw new Error(`session ${type} ${serviceId}: ${r.status} ${r.text}`);
   return { token: r.body.data.token as string, encryptionRequired, service: serviceId };
@@ -102,13 +135,14 @@ export async function tcpRelay(target: { host: string; port: number }): Promise<
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
-  const listen = (port: number) => new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => {
+        server.off('error', reject);
+        resolve();
+      });
     });
-  });
   await listen(0);
   const port = (server.address() as AddressInfo).port;
   const down = async () => {

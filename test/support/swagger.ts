@@ -115,7 +115,10 @@ export function specDir(): string {
   if (existsSync(join(interop, 'go.mod'))) {
     try {
       const dir = execFileSync('go', ['list', '-m', '-f', '{{.Dir}}', 'github.com/openziti/edge-api'], {
-        cwd: interop, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000,
+        cwd: interop,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        timeout: 120_000,
       }).trim();
       if (dir && hasSpecs(dir)) return dir;
       tried.push(`go module dir ${dir || '(empty)'}`);
@@ -123,9 +126,7 @@ export function specDir(): string {
       tried.push(`go list -m github.com/openziti/edge-api in ${interop}: ${(e as Error).message.split('\n')[0]}`);
     }
   } else tried.push(`${interop}/go.mod (absent)`);
-  throw new Error(
-    `OpenZiti swagger specs (client.yml, management.yml) not found; set WEFT_OPENZITI_SPEC_DIR. Tried: ${tried.join('; ')}`,
-  );
+  throw new Error(`OpenZiti swagger specs (client.yml, management.yml) not found; set WEFT_OPENZITI_SPEC_DIR. Tried: ${tried.join('; ')}`);
 }
 
 const hasSpecs = (dir: string) => existsSync(join(dir, 'client.yml')) && existsSync(join(dir, 'management.yml'));
@@ -197,9 +198,7 @@ function translateDefinitions(api: ApiName, spec: Spec): Record<string, Json> {
   for (const [base, def] of Object.entries(spec.definitions)) {
     const prop = def.discriminator as string | undefined;
     if (!prop) continue;
-    const subs = Object.entries(spec.definitions).filter(([, d]) =>
-      (d.allOf as Json[] | undefined)?.some((p) => p.$ref === `#/definitions/${base}`),
-    );
+    const subs = Object.entries(spec.definitions).filter(([, d]) => (d.allOf as Json[] | undefined)?.some((p) => p.$ref === `#/definitions/${base}`));
     const values = subs.map(([name, d]) => [String(d['x-class'] ?? name), name] as const);
     defs[base + POLY] = {
       allOf: [
@@ -296,7 +295,7 @@ export interface Checked {
 export function swaggerMismatch(r: Checked): string | undefined {
   const method = r.method.toUpperCase();
   const where = locate(r.path);
-  if (!where) return record('skipped', `root ${method} ${shorten(r.path.split('?')[0]!)} ${r.status}`, 'not under an API base'), undefined;
+  if (!where) return (record('skipped', `root ${method} ${shorten(r.path.split('?')[0]!)} ${r.status}`, 'not under an API base'), undefined);
   const { specs, templates } = load();
   const spec = specs[where.api];
   const t = templates[where.api].find((x) => x.regex.test(where.path));
@@ -310,15 +309,15 @@ export function swaggerMismatch(r: Checked): string | undefined {
     schema = { $ref: '#/definitions/apiErrorEnvelope' };
     why = `${why}; checked as apiErrorEnvelope`;
   } else if (schema) why = '';
-  if (!schema) return record('skipped', key, why), undefined;
+  if (!schema) return (record('skipped', key, why), undefined);
   const produces: string[] = op?.produces ?? spec.produces ?? ['application/json'];
-  if (method === 'HEAD') return record('skipped', key, 'HEAD has no body'), undefined;
+  if (method === 'HEAD') return (record('skipped', key, 'HEAD has no body'), undefined);
   if (!/json/i.test(r.contentType) || !r.text) {
     // an error must come in the JSON envelope; other non-JSON bodies (PEM, PNG, YAML, JWT) are skipped
     if (isError && method !== 'HEAD' && produces.some((p) => /json/.test(p))) {
       return `${method} ${r.path} → ${r.status} (${key}): expected the JSON error envelope, got content-type '${r.contentType}': ${truncate(r.text, 300)}`;
     }
-    return record('skipped', key, `content-type ${r.contentType || '(none)'}`), undefined;
+    return (record('skipped', key, `content-type ${r.contentType || '(none)'}`), undefined);
   }
   const validate = compile(where.api, schema);
   record('checked', key, why);
@@ -334,7 +333,11 @@ function compile(api: ApiName, schema: Json): ValidateFunction {
   return fn;
 }
 
-const shorten = (path: string) => path.split('/').map((seg) => (seg.length > 40 ? `${seg.slice(0, 20)}…` : seg)).join('/');
+const shorten = (path: string) =>
+  path
+    .split('/')
+    .map((seg) => (seg.length > 40 ? `${seg.slice(0, 20)}…` : seg))
+    .join('/');
 
 /** Throws when the response does not match the spec (WEFT_SWAGGER_SURVEY=1: only reports it, for a survey run). */
 export function assertSwagger(r: Checked): void {
@@ -347,10 +350,14 @@ export function assertSwagger(r: Checked): void {
 function formatErrors(errors: ErrorObject[], body: unknown): string {
   // the branches of nullable anyOf and discriminator if/then only repeat the real error
   const useful = errors.filter((e) => !['anyOf', 'if'].includes(e.keyword));
-  const lines = [...new Set((useful.length ? useful : errors).map((e) => {
-    const value = valueAt(body, e.instancePath);
-    return `  ${e.instancePath || '(root)'} ${e.message ?? e.keyword}${e.keyword === 'additionalProperties' || e.keyword === 'required' ? ` ${JSON.stringify(e.params)}` : ''} (value: ${truncate(JSON.stringify(value) ?? 'undefined', 80)})`;
-  }))];
+  const lines = [
+    ...new Set(
+      (useful.length ? useful : errors).map((e) => {
+        const value = valueAt(body, e.instancePath);
+        return `  ${e.instancePath || '(root)'} ${e.message ?? e.keyword}${e.keyword === 'additionalProperties' || e.keyword === 'required' ? ` ${JSON.stringify(e.params)}` : ''} (value: ${truncate(JSON.stringify(value) ?? 'undefined', 80)})`;
+      }),
+    ),
+  ];
   return lines.slice(0, 20).join('\n') + (lines.length > 20 ? `\n  ... ${lines.length - 20} more` : '');
 }
 
@@ -380,7 +387,10 @@ export function specOperations(api: ApiName): Array<{ method: string; template: 
 
 /** Prints what the tests checked, what they skipped, and which documented operations they never reached. */
 export function printReport(file: string): void {
-  const lines = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => l.split('\t'));
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => l.split('\t'));
   const checked = new Set(lines.filter((l) => l[0] === 'checked').map((l) => l[1]!));
   const skipped = new Map<string, string>();
   for (const l of lines) if (l[0] === 'skipped' && !checked.has(l[1]!)) skipped.set(l[1]!, l[2]!);
@@ -396,11 +406,26 @@ export function printReport(file: string): void {
       }
     }
   }
-  console.log(`checked (${checked.size}):\n${[...checked].sort().map((k) => `  ${k}`).join('\n')}`);
-  console.log(`skipped (${skipped.size}):\n${[...skipped].sort().map(([k, why]) => `  ${k}  [${why}]`).join('\n')}`);
+  console.log(
+    `checked (${checked.size}):\n${[...checked]
+      .sort()
+      .map((k) => `  ${k}`)
+      .join('\n')}`,
+  );
+  console.log(
+    `skipped (${skipped.size}):\n${[...skipped]
+      .sort()
+      .map(([k, why]) => `  ${k}  [${why}]`)
+      .join('\n')}`,
+  );
   const mismatches = [...new Set(lines.filter((l) => l[0] === 'mismatch').map((l) => l[1]!))];
   if (mismatches.length) console.log(`mismatches (${mismatches.length}):\n${mismatches.map((m) => `  ${m}`).join('\n')}`);
-  console.log(`spec operations with no checked success response (${missing.length}):\n${missing.sort().map((k) => `  ${k}`).join('\n')}`);
+  console.log(
+    `spec operations with no checked success response (${missing.length}):\n${missing
+      .sort()
+      .map((k) => `  ${k}`)
+      .join('\n')}`,
+  );
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -79,22 +79,46 @@ describe('static files', () => {
 
 describe('policy advice sentence', () => {
   const base: AdviceFacts = {
-    identity: { name: 'alice' }, service: { name: 'web' }, isDialAllowed: true, isBindAllowed: false,
-    identityRouterCount: 2, serviceRouterCount: 1, commonRouters: [{ name: 'er1', isOnline: true }],
+    identity: { name: 'alice' },
+    service: { name: 'web' },
+    isDialAllowed: true,
+    isBindAllowed: false,
+    identityRouterCount: 2,
+    serviceRouterCount: 1,
+    commonRouters: [{ name: 'er1', isOnline: true }],
   };
   it('explains access and what is missing', () => {
     expect(adviceSentence(base)).toBe('Identity "alice" can dial service "web" through er1 (online).');
-    expect(adviceSentence({ ...base, commonRouters: [{ name: 'er-builtin', isOnline: true }, { name: 'er2', isOnline: false }] }))
-      .toBe('Identity "alice" can dial service "web" through er-builtin (online) and er2 (offline).');
-    expect(adviceSentence({ ...base, isDialAllowed: false })).toMatch(/^Identity "alice" can neither dial nor bind service "web": no service policy grants it/);
+    expect(
+      adviceSentence({
+        ...base,
+        commonRouters: [
+          { name: 'er-builtin', isOnline: true },
+          { name: 'er2', isOnline: false },
+        ],
+      }),
+    ).toBe('Identity "alice" can dial service "web" through er-builtin (online) and er2 (offline).');
+    expect(adviceSentence({ ...base, isDialAllowed: false })).toMatch(
+      /^Identity "alice" can neither dial nor bind service "web": no service policy grants it/,
+    );
     expect(adviceSentence({ ...base, isBindAllowed: true })).toMatch(/can dial and bind/);
-    expect(adviceSentence({ ...base, identityRouterCount: 0, commonRouters: [] })).toMatch(/no edge router policy gives the identity any edge router/);
+    expect(adviceSentence({ ...base, identityRouterCount: 0, commonRouters: [] })).toMatch(
+      /no edge router policy gives the identity any edge router/,
+    );
     expect(adviceSentence({ ...base, serviceRouterCount: 0, commonRouters: [] })).toMatch(/no service edge router policy lets the service use any/);
     expect(adviceSentence({ ...base, identityRouterCount: 0, serviceRouterCount: 0, commonRouters: [] })).toMatch(/Add both/);
-    expect(adviceSentence({ ...base, commonRouters: [] })).toMatch(/the 2 edge routers the identity may use and the 1 edge router the service may use have none in common/);
-    expect(adviceSentence({ ...base, commonRouters: [{ name: 'a', isOnline: false }, { name: 'b', isOnline: false }] })).toBe(
-      'Identity "alice" may dial service "web" through 2 common edge routers (a and b), but none of them is online.',
+    expect(adviceSentence({ ...base, commonRouters: [] })).toMatch(
+      /the 2 edge routers the identity may use and the 1 edge router the service may use have none in common/,
     );
+    expect(
+      adviceSentence({
+        ...base,
+        commonRouters: [
+          { name: 'a', isOnline: false },
+          { name: 'b', isOnline: false },
+        ],
+      }),
+    ).toBe('Identity "alice" may dial service "web" through 2 common edge routers (a and b), but none of them is online.');
   });
 });
 

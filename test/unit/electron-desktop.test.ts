@@ -15,7 +15,11 @@ const nativeBackup = createRequire(import.meta.url)('../../scripts/native-backup
 
 function fakeProject(): string {
   const root = tempDir('weft-desktop-');
-  for (const [name, version] of [['electron', '41.7.1'], ['better-sqlite3', '12.11.1'], ['argon2', '0.45.1']]) {
+  for (const [name, version] of [
+    ['electron', '41.7.1'],
+    ['better-sqlite3', '12.11.1'],
+    ['argon2', '0.45.1'],
+  ]) {
     mkdirSync(join(root, 'node_modules', name!), { recursive: true });
     writeFileSync(join(root, 'node_modules', name!, 'package.json'), JSON.stringify({ name, version }));
   }

@@ -50,10 +50,22 @@ describe.skipIf(!!skipReason)('Electron entry', () => {
   it('keeps Node out of the page: context isolation, sandbox, no Node integration', async () => {
     const seen = await win.evaluate(() => {
       const w = window as unknown as { require?: unknown; process?: unknown; module?: unknown; weftDesktop?: { sandboxed: boolean } };
-      return { require: typeof w.require, process: typeof w.process, module: typeof w.module, bridge: w.weftDesktop, frozen: Object.isFrozen(w.weftDesktop) };
+      return {
+        require: typeof w.require,
+        process: typeof w.process,
+        module: typeof w.module,
+        bridge: w.weftDesktop,
+        frozen: Object.isFrozen(w.weftDesktop),
+      };
     });
     // contextBridge only works with contextIsolation; `sandboxed` is what the sandboxed preload saw
-    expect(seen).toEqual({ require: 'undefined', process: 'undefined', module: 'undefined', bridge: { platform: process.platform, sandboxed: true }, frozen: true });
+    expect(seen).toEqual({
+      require: 'undefined',
+      process: 'undefined',
+      module: 'undefined',
+      bridge: { platform: process.platform, sandboxed: true },
+      frozen: true,
+    });
   });
 
   it('locks navigation and new windows to the console origin; web links go to the system browser', async () => {
@@ -70,10 +82,9 @@ describe.skipIf(!!skipReason)('Electron entry', () => {
     await win.evaluate(() => {
       window.location.href = 'file:///etc/passwd';
     });
-    await expect.poll(() => electronApp.evaluate(() => (globalThis as { opened?: string[] }).opened)).toEqual([
-      'https://example.com/new-window',
-      'https://example.com/navigate',
-    ]);
+    await expect
+      .poll(() => electronApp.evaluate(() => (globalThis as { opened?: string[] }).opened))
+      .toEqual(['https://example.com/new-window', 'https://example.com/navigate']);
     expect(win.url()).toBe(before);
     expect(await electronApp.evaluate(({ BrowserWindow }) => BrowserWindow.getAllWindows().length)).toBe(1);
   });

@@ -7,8 +7,16 @@ describe('the console window', () => {
   it('isolates and sandboxes the page, with no Node integration anywhere', () => {
     const w = windowOptions('/app/out/preload/index.cjs').webPreferences!;
     expect(w).toMatchObject({
-      preload: '/app/out/preload/index.cjs', contextIsolation: true, sandbox: true, nodeIntegration: false, nodeIntegrationInWorker: false,
-      nodeIntegrationInSubFrames: false, webSecurity: true, allowRunningInsecureContent: false, webviewTag: false, navigateOnDragDrop: false,
+      preload: '/app/out/preload/index.cjs',
+      contextIsolation: true,
+      sandbox: true,
+      nodeIntegration: false,
+      nodeIntegrationInWorker: false,
+      nodeIntegrationInSubFrames: false,
+      webSecurity: true,
+      allowRunningInsecureContent: false,
+      webviewTag: false,
+      navigateOnDragDrop: false,
     });
     expect(windowOptions('x')).toMatchObject({ width: 1280, height: 800, show: false });
   });
@@ -30,8 +38,14 @@ describe('the console window', () => {
     const base = { argv: ['electron', '.'], env: {}, isPackaged: false, userDataDir: '/home/u/.config/Weft', mainDir: '/app/out/main' };
     expect(desktopStartOptions(base)).toMatchObject({ dataDir: undefined, configFile: undefined, consoleRendererDir: join('/app/out/renderer') });
     expect(desktopStartOptions({ ...base, isPackaged: true }).dataDir).toBe(join('/home/u/.config/Weft', 'data'));
-    expect(desktopStartOptions({ ...base, argv: ['electron', '.', '--data-dir', '/d', '--config=/c.yml'] })).toMatchObject({ dataDir: '/d', configFile: '/c.yml' });
-    expect(desktopStartOptions({ ...base, env: { WEFT_DATA_DIR: '/e', WEFT_CONFIG: '/e.yml' } })).toMatchObject({ dataDir: '/e', configFile: '/e.yml' });
+    expect(desktopStartOptions({ ...base, argv: ['electron', '.', '--data-dir', '/d', '--config=/c.yml'] })).toMatchObject({
+      dataDir: '/d',
+      configFile: '/c.yml',
+    });
+    expect(desktopStartOptions({ ...base, env: { WEFT_DATA_DIR: '/e', WEFT_CONFIG: '/e.yml' } })).toMatchObject({
+      dataDir: '/e',
+      configFile: '/e.yml',
+    });
     expect(desktopStartOptions({ ...base, argv: ['electron', '.', '--data-dir'] }).dataDir).toBeUndefined();
     expect(preloadPath('/app/out/main')).toBe(join('/app/out/preload/index.cjs'));
   });

@@ -20,7 +20,11 @@ async function fakeCore(keyAlg: KeyAlgorithm): Promise<Core> {
 }
 
 describe('enrollment JWTs', () => {
-  for (const [keyAlg, alg] of [['EC-P256', 'ES256'], ['EC-P384', 'ES384'], ['RSA-2048', 'RS256']] as const) {
+  for (const [keyAlg, alg] of [
+    ['EC-P256', 'ES256'],
+    ['EC-P384', 'ES384'],
+    ['RSA-2048', 'RS256'],
+  ] as const) {
     it(`are signed with a ${keyAlg} key (${alg}) and verify against the certificate and the JWKS`, async () => {
       const core = await fakeCore(keyAlg);
       const jti = randomUUID();
@@ -30,7 +34,12 @@ describe('enrollment JWTs', () => {
       const { payload, protectedHeader } = await jwtVerify(jwt, await importX509(core.pki.signing.certPem, alg), { currentDate });
       expect(protectedHeader).toEqual({ alg, kid: fingerprintSha1(core.pki.signing.certPem), typ: 'JWT' });
       expect(payload).toEqual({
-        em: 'ott', iss: 'https://ctrl.example:1280', sub: 'id-1', jti, iat: currentDate.getTime() / 1000, exp: exp.getTime() / 1000,
+        em: 'ott',
+        iss: 'https://ctrl.example:1280',
+        sub: 'id-1',
+        jti,
+        iat: currentDate.getTime() / 1000,
+        exp: exp.getTime() / 1000,
         ctrls: ['https://ctrl.example:1280'],
       });
       const jwks = enrollmentJwks(core);

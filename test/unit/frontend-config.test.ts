@@ -20,7 +20,15 @@ function validConfig(): any {
       encryption_key: 'e'.repeat(24),
       providers: [
         { name: 'github', type: 'idp_a', client_id: 'id', client_secret: 'secret' },
-        { name: 'corp', type: 'oidc', client_id: 'id', client_secret: 'secret', scopes: ['openid', 'email'], issuer: 'https://idp.example.com', supports_pkce: true },
+        {
+          name: 'corp',
+          type: 'oidc',
+          client_id: 'id',
+          client_secret: 'secret',
+          scopes: ['openid', 'email'],
+          issuer: 'https://idp.example.com',
+          supports_pkce: true,
+        },
       ],
     },
   };
@@ -45,7 +53,17 @@ describe('frontend config', () => {
   });
 
   describe('every oauth field is required', () => {
-    for (const field of ['bind_address', 'endpoint_url', 'cookie_name', 'cookie_domain', 'session_lifetime', 'intermediate_lifetime', 'signing_key', 'encryption_key', 'providers']) {
+    for (const field of [
+      'bind_address',
+      'endpoint_url',
+      'cookie_name',
+      'cookie_domain',
+      'session_lifetime',
+      'intermediate_lifetime',
+      'signing_key',
+      'encryption_key',
+      'providers',
+    ]) {
       it(field, () => {
         expect(issues((c) => delete c.oauth[field])).toContain(`frontend.oauth.${field}: is required`);
       });
@@ -62,7 +80,9 @@ describe('frontend config', () => {
       expect(issues((c) => (c.oauth.signing_key = 's'.repeat(31)))).toEqual(['frontend.oauth.signing_key: must be at least 32 characters (got 31)']);
     });
     it('encryption_key needs 24 characters', () => {
-      expect(issues((c) => (c.oauth.encryption_key = 'e'.repeat(23)))).toEqual(['frontend.oauth.encryption_key: must be at least 24 characters (got 23)']);
+      expect(issues((c) => (c.oauth.encryption_key = 'e'.repeat(23)))).toEqual([
+        'frontend.oauth.encryption_key: must be at least 24 characters (got 23)',
+      ]);
     });
     it('empty keys are refused', () => {
       expect(issues((c) => (c.oauth.signing_key = ''))).toContain('frontend.oauth.signing_key: must be at least 32 characters (got 0)');
@@ -85,8 +105,12 @@ describe('frontend config', () => {
       expect(issues((c) => (c.oauth.providers = { name: 'x' }))).toEqual(['frontend.oauth.providers: must be a list of provider entries']);
     });
     it('names are unique (case-insensitively)', () => {
-      expect(issues((c) => (c.oauth.providers[1].name = 'github'))).toEqual(['frontend.oauth.providers.1.name: duplicates the name of providers.0 ("github")']);
-      expect(issues((c) => (c.oauth.providers[1].name = 'GitHub'))).toEqual(['frontend.oauth.providers.1.name: duplicates the name of providers.0 ("GitHub")']);
+      expect(issues((c) => (c.oauth.providers[1].name = 'github'))).toEqual([
+        'frontend.oauth.providers.1.name: duplicates the name of providers.0 ("github")',
+      ]);
+      expect(issues((c) => (c.oauth.providers[1].name = 'GitHub'))).toEqual([
+        'frontend.oauth.providers.1.name: duplicates the name of providers.0 ("GitHub")',
+      ]);
     });
     it('names are URL-safe', () => {
       expect(issues((c) => (c.oauth.providers[0].name = 'git hub'))[0]).toMatch(/^frontend\.oauth\.providers\.0\.name: must be 1-64 characters/);
@@ -97,29 +121,39 @@ describe('frontend config', () => {
     });
     for (const field of ['issuer', 'scopes', 'supports_pkce']) {
       it(`oidc requires ${field}`, () => {
-        expect(issues((c) => delete c.oauth.providers[1][field])).toEqual([`frontend.oauth.providers.1.${field}: is required for providers of type oidc`]);
+        expect(issues((c) => delete c.oauth.providers[1][field])).toEqual([
+          `frontend.oauth.providers.1.${field}: is required for providers of type oidc`,
+        ]);
       });
       it(`idp_a and idp_b refuse ${field}`, () => {
         const value = validConfig().oauth.providers[1][field];
-        expect(issues((c) => (c.oauth.providers[0][field] = value))).toEqual([`frontend.oauth.providers.0.${field}: is only allowed for providers of type oidc (this provider is idp_a)`]);
+        expect(issues((c) => (c.oauth.providers[0][field] = value))).toEqual([
+          `frontend.oauth.providers.0.${field}: is only allowed for providers of type oidc (this provider is idp_a)`,
+        ]);
         expect(issues((c) => ((c.oauth.providers[0].type = 'idp_b'), (c.oauth.providers[0][field] = value)))).toEqual([
           `frontend.oauth.providers.0.${field}: is only allowed for providers of type oidc (this provider is idp_b)`,
         ]);
       });
     }
     it('oidc scopes include openid', () => {
-      expect(issues((c) => (c.oauth.providers[1].scopes = ['email']))).toEqual(['frontend.oauth.providers.1.scopes: must include "openid" for an OpenID Connect provider']);
+      expect(issues((c) => (c.oauth.providers[1].scopes = ['email']))).toEqual([
+        'frontend.oauth.providers.1.scopes: must include "openid" for an OpenID Connect provider',
+      ]);
       expect(issues((c) => (c.oauth.providers[1].scopes = []))).toEqual(['frontend.oauth.providers.1.scopes: must not be empty']);
     });
     it('oidc issuer is an https URL (http only on loopback)', () => {
-      expect(issues((c) => (c.oauth.providers[1].issuer = 'idp.example.com'))[0]).toMatch(/^frontend\.oauth\.providers\.1\.issuer: must be an absolute issuer URL/);
+      expect(issues((c) => (c.oauth.providers[1].issuer = 'idp.example.com'))[0]).toMatch(
+        /^frontend\.oauth\.providers\.1\.issuer: must be an absolute issuer URL/,
+      );
       expect(issues((c) => (c.oauth.providers[1].issuer = 'http://idp.example.com'))).toEqual([
         'frontend.oauth.providers.1.issuer: must use https (plain http is accepted only for loopback issuers)',
       ]);
       expect(issues((c) => (c.oauth.providers[1].issuer = 'http://127.0.0.1:9000'))).toEqual([]);
     });
     it('supports_pkce is a boolean', () => {
-      expect(issues((c) => (c.oauth.providers[1].supports_pkce = 'yes'))).toEqual(['frontend.oauth.providers.1.supports_pkce: must be true or false (got string)']);
+      expect(issues((c) => (c.oauth.providers[1].supports_pkce = 'yes'))).toEqual([
+        'frontend.oauth.providers.1.supports_pkce: must be true or false (got string)',
+      ]);
     });
     it('oidc token_endpoint_auth_method is client_secret_basic or client_secret_post, and only for oidc', () => {
       expect(issues((c) => (c.oauth.providers[1].token_endpoint_auth_method = 'client_secret_post'))).toEqual([]);
@@ -132,7 +166,11 @@ describe('frontend config', () => {
       ]);
     });
     describe('endpoint overrides (GitHub Enterprise and the like)', () => {
-      const ghe = { auth_url: 'https://ghe.example.com/login/oauth/authorize', token_url: 'https://ghe.example.com/login/oauth/access_token', api_url: 'https://ghe.example.com/api/v3' };
+      const ghe = {
+        auth_url: 'https://ghe.example.com/login/oauth/authorize',
+        token_url: 'https://ghe.example.com/login/oauth/access_token',
+        api_url: 'https://ghe.example.com/api/v3',
+      };
       const idpB = {
         auth_url: 'https://sso.example.com/auth',
         token_url: 'https://sso.example.com/token',
@@ -142,7 +180,10 @@ describe('frontend config', () => {
       it('idp_a takes auth_url, token_url and api_url; idp_b auth_url, token_url, userinfo_url and revoke_url', () => {
         expect(issues((c) => Object.assign(c.oauth.providers[0], ghe))).toEqual([]);
         expect(issues((c) => Object.assign(c.oauth.providers[0], { type: 'idp_b' }, idpB))).toEqual([]);
-        const parsed = frontendConfigSchema.parse({ ...validConfig(), oauth: { ...validConfig().oauth, providers: [{ ...validConfig().oauth.providers[0], ...ghe }] } });
+        const parsed = frontendConfigSchema.parse({
+          ...validConfig(),
+          oauth: { ...validConfig().oauth, providers: [{ ...validConfig().oauth.providers[0], ...ghe }] },
+        });
         expect(parsed.oauth?.providers[0]).toMatchObject(ghe);
       });
       it('are URLs, https unless on loopback', () => {
@@ -152,8 +193,18 @@ describe('frontend config', () => {
         expect(issues((c) => Object.assign(c.oauth.providers[0], ghe, { token_url: 'http://ghe.example.com/login/oauth/access_token' }))).toEqual([
           'frontend.oauth.providers.0.token_url: must use https (plain http is accepted only for loopback hosts)',
         ]);
-        expect(issues((c) => Object.assign(c.oauth.providers[0], ghe, { auth_url: 'ftp://ghe.example.com/' }))).toEqual(['frontend.oauth.providers.0.auth_url: must use http or https (got "ftp")']);
-        expect(issues((c) => Object.assign(c.oauth.providers[0], { auth_url: 'http://127.0.0.1:9000/a', token_url: 'http://localhost:9000/t', api_url: 'http://[::1]:9000/api' }))).toEqual([]);
+        expect(issues((c) => Object.assign(c.oauth.providers[0], ghe, { auth_url: 'ftp://ghe.example.com/' }))).toEqual([
+          'frontend.oauth.providers.0.auth_url: must use http or https (got "ftp")',
+        ]);
+        expect(
+          issues((c) =>
+            Object.assign(c.oauth.providers[0], {
+              auth_url: 'http://127.0.0.1:9000/a',
+              token_url: 'http://localhost:9000/t',
+              api_url: 'http://[::1]:9000/api',
+            }),
+          ),
+        ).toEqual([]);
       });
       it('are given together', () => {
         expect(issues((c) => (c.oauth.providers[0].api_url = ghe.api_url))).toEqual([
@@ -198,12 +249,18 @@ describe('frontend config', () => {
   describe('URLs, addresses and names', () => {
     it('endpoint_url is an absolute http(s) URL', () => {
       expect(issues((c) => (c.oauth.endpoint_url = 'oauth.example.com'))[0]).toMatch(/^frontend\.oauth\.endpoint_url: must be an absolute/);
-      expect(issues((c) => (c.oauth.endpoint_url = 'ftp://oauth.example.com'))).toEqual(['frontend.oauth.endpoint_url: must use http or https (got "ftp")']);
-      expect(issues((c) => (c.oauth.endpoint_url = 'https://oauth.example.com/?x=1'))).toEqual(['frontend.oauth.endpoint_url: must not contain a query or fragment']);
+      expect(issues((c) => (c.oauth.endpoint_url = 'ftp://oauth.example.com'))).toEqual([
+        'frontend.oauth.endpoint_url: must use http or https (got "ftp")',
+      ]);
+      expect(issues((c) => (c.oauth.endpoint_url = 'https://oauth.example.com/?x=1'))).toEqual([
+        'frontend.oauth.endpoint_url: must not contain a query or fragment',
+      ]);
       expect(issues((c) => (c.oauth.endpoint_url = 'https://example.com/sso'))).toEqual([]); // served under the path
     });
     it('bind addresses are ip:port', () => {
-      expect(issues((c) => (c.oauth.bind_address = 'localhost:80'))).toEqual(['frontend.oauth.bind_address: "localhost" is not an IP address (use "ip:port", for example "0.0.0.0:8080")']);
+      expect(issues((c) => (c.oauth.bind_address = 'localhost:80'))).toEqual([
+        'frontend.oauth.bind_address: "localhost" is not an IP address (use "ip:port", for example "0.0.0.0:8080")',
+      ]);
       expect(issues((c) => (c.bind_address = '1.2.3.4'))[0]).toMatch(/^frontend\.bind_address: must be "ip:port"/);
       expect(issues((c) => (c.bind_address = '1.2.3.4:70000'))).toEqual(['frontend.bind_address: port 70000 is out of range (0-65535)']);
       expect(issues((c) => (c.bind_address = '[::1]:0'))).toEqual([]);

@@ -54,7 +54,8 @@ function fakeFetch(input: string | URL | Request, init?: RequestInit): Promise<R
   calls.push({ method, url });
   const json = (body: unknown, status = 200) => new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
   const path = new URL(url).pathname;
-  if (method === 'POST' && (path.endsWith('/access_token') || path.endsWith('/token'))) return Promise.resolve(json({ access_token: 'at-1', token_type: 'bearer' }));
+  if (method === 'POST' && (path.endsWith('/access_token') || path.endsWith('/token')))
+    return Promise.resolve(json({ access_token: 'at-1', token_type: 'bearer' }));
   if (path.endsWith('/user/emails')) return Promise.resolve(json([{ email: 'a@example.test', primary: true, verified: true }]));
   if (path.endsWith('/userinfo')) return Promise.resolve(json({ id: '42', email: 'a@example.test', verified_email: true }));
   if (method === 'DELETE' && path.endsWith('/token')) return Promise.resolve(new Response(null, { status: 204 }));

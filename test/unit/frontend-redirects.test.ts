@@ -26,7 +26,14 @@ describe('share hosts and redirect targets', () => {
   it('allows logout redirects to shares and the frontend only', () => {
     expect(isAllowedLogoutRedirect('https://abc.share.example.com/x', DOMAIN, ENDPOINT)).toBe(true);
     expect(isAllowedLogoutRedirect('https://oauth.example.com/github/login', DOMAIN, ENDPOINT)).toBe(true);
-    for (const bad of ['https://evil.test', '//abc.share.example.com/', 'javascript:alert(1)', 'https://oauth.example.com.evil.test/', 'http://oauth.example.com/', 'https://a@abc.share.example.com/']) {
+    for (const bad of [
+      'https://evil.test',
+      '//abc.share.example.com/',
+      'javascript:alert(1)',
+      'https://oauth.example.com.evil.test/',
+      'http://oauth.example.com/',
+      'https://a@abc.share.example.com/',
+    ]) {
       expect(isAllowedLogoutRedirect(bad, DOMAIN, ENDPOINT), bad).toBe(false);
     }
   });

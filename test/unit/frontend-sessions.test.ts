@@ -15,7 +15,15 @@ const HOUR = 3_600_000;
 
 async function issue(overrides: Partial<Parameters<SessionCodec['issue']>[0]> = {}) {
   const header = await codec.issue(
-    { provider: 'corp', share: 'abc', email: 'a@example.com', expiresAtMs: NOW + 6 * HOUR, checkedAtMs: NOW, tokens: { refreshToken: 'rt-secret', subject: 'sub-1' }, ...overrides },
+    {
+      provider: 'corp',
+      share: 'abc',
+      email: 'a@example.com',
+      expiresAtMs: NOW + 6 * HOUR,
+      checkedAtMs: NOW,
+      tokens: { refreshToken: 'rt-secret', subject: 'sub-1' },
+      ...overrides,
+    },
     NOW,
   );
   const [pair] = header.split(';');
@@ -49,9 +57,17 @@ describe('session cookies', () => {
 
   it('are not readable with keys derived from other secrets', async () => {
     const { value } = await issue();
-    const other = new SessionCodec(deriveKeys(SIGNING, 'another-encryption-key-xx'), { cookieName: 'sess', cookieDomain: 'example.com', secure: true });
+    const other = new SessionCodec(deriveKeys(SIGNING, 'another-encryption-key-xx'), {
+      cookieName: 'sess',
+      cookieDomain: 'example.com',
+      secure: true,
+    });
     expect(await other.find(`sess_abc=${value}`, 'abc', 'corp', NOW)).toBeUndefined();
-    const resigned = new SessionCodec(deriveKeys('another-signing-key-0123456789-abc', ENCRYPTION), { cookieName: 'sess', cookieDomain: 'example.com', secure: true });
+    const resigned = new SessionCodec(deriveKeys('another-signing-key-0123456789-abc', ENCRYPTION), {
+      cookieName: 'sess',
+      cookieDomain: 'example.com',
+      secure: true,
+    });
     expect(await resigned.find(`sess_abc=${value}`, 'abc', 'corp', NOW)).toBeUndefined();
   });
 

@@ -39,7 +39,9 @@ describe('validateShareOAuth', () => {
   });
 
   it('lists the known providers for an unknown name', () => {
-    expect(() => validateShareOAuth(config, { provider: 'gitlab', emailPatterns: [] })).toThrow('unknown OAuth provider "gitlab" (configured providers: github, google)');
+    expect(() => validateShareOAuth(config, { provider: 'gitlab', emailPatterns: [] })).toThrow(
+      'unknown OAuth provider "gitlab" (configured providers: github, google)',
+    );
   });
 
   it('refuses bad patterns', () => {
@@ -50,7 +52,9 @@ describe('validateShareOAuth', () => {
 
   it('refuses bad and zero check intervals', () => {
     expect(() => validateShareOAuth(config, { provider: 'github', emailPatterns: [], checkInterval: '0' })).toThrow(/greater than zero/);
-    expect(() => validateShareOAuth(config, { provider: 'github', emailPatterns: [], checkInterval: 'soon' })).toThrow(/check interval: invalid duration/);
+    expect(() => validateShareOAuth(config, { provider: 'github', emailPatterns: [], checkInterval: 'soon' })).toThrow(
+      /check interval: invalid duration/,
+    );
   });
 });
 

@@ -25,7 +25,8 @@ function runtimeImports(file: string): string[] {
       const clause = st.importClause;
       if (clause?.isTypeOnly) continue;
       const named = clause?.namedBindings;
-      const onlyTypes = clause && !clause.name && named && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly);
+      const onlyTypes =
+        clause && !clause.name && named && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly);
       if (onlyTypes) continue;
       spec = (st.moduleSpecifier as ts.StringLiteral).text;
     } else if (ts.isExportDeclaration(st) && st.moduleSpecifier && !st.isTypeOnly) {
@@ -74,7 +75,12 @@ describe('src/main/core imports', () => {
   });
 
   it('the check sees a cycle when there is one', () => {
-    const graph = new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]);
+    const graph = new Map([
+      ['a', ['b']],
+      ['b', ['c']],
+      ['c', ['a']],
+      ['d', ['a']],
+    ]);
     expect(cycles(graph)).toEqual([['a', 'b', 'c', 'a']]);
   });
 });

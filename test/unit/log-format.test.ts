@@ -5,10 +5,12 @@ import { prettyLine, processLogger, type LogFormat } from '../../src/main/logFor
 describe('readable log lines', () => {
   it('show time, level, message and the fields; errors by their message; odd values quoted', () => {
     const t = new Date(2030, 0, 2, 3, 4, 5).getTime();
-    expect(prettyLine(JSON.stringify({ level: 40, time: t, pid: 1, hostname: 'h', msg: 'console: taking a free port', address: '127.0.0.1:1281' })))
-      .toBe('03:04:05 WARN  console: taking a free port address=127.0.0.1:1281\n');
-    expect(prettyLine(JSON.stringify({ level: 50, time: t, msg: 'failed', err: { type: 'Error', message: 'no such file', stack: 'x' }, n: 3 })))
-      .toBe('03:04:05 ERROR failed err="no such file" n=3\n');
+    expect(
+      prettyLine(JSON.stringify({ level: 40, time: t, pid: 1, hostname: 'h', msg: 'console: taking a free port', address: '127.0.0.1:1281' })),
+    ).toBe('03:04:05 WARN  console: taking a free port address=127.0.0.1:1281\n');
+    expect(prettyLine(JSON.stringify({ level: 50, time: t, msg: 'failed', err: { type: 'Error', message: 'no such file', stack: 'x' }, n: 3 }))).toBe(
+      '03:04:05 ERROR failed err="no such file" n=3\n',
+    );
     expect(prettyLine('not json')).toBe('not json');
   });
 });
@@ -68,7 +70,10 @@ describe('the log format chosen from (format option, isTTY)', () => {
     expect(JSON.parse(out.fd2[0]!)).toMatchObject({ level: 30, msg: 'json-on-a-tty', api: 'https://x' });
   });
 
-  for (const [format, isTty] of [['json', false], ['auto', false]] as const) {
+  for (const [format, isTty] of [
+    ['json', false],
+    ['auto', false],
+  ] as const) {
     it(`${format} without a terminal writes JSON lines`, () => {
       const msg = `${format}-no-tty`;
       const out = capture(format, isTty, msg);
@@ -78,7 +83,11 @@ describe('the log format chosen from (format option, isTTY)', () => {
     });
   }
 
-  for (const [format, isTty] of [['auto', true], ['pretty', true], ['pretty', false]] as const) {
+  for (const [format, isTty] of [
+    ['auto', true],
+    ['pretty', true],
+    ['pretty', false],
+  ] as const) {
     it(`${format} ${isTty ? 'on' : 'without'} a terminal writes readable lines, no JSON`, () => {
       const msg = `${format}-${isTty}-readable`;
       const out = capture(format, isTty, msg);

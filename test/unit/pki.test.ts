@@ -54,7 +54,10 @@ async function expectPkiError(promise: Promise<unknown>, code: string): Promise<
 }
 
 /** A CSR for a key the PKI module would not generate itself (weak or unsupported). */
-async function csrFromNodeKey(pair: { privateKey: KeyObject; publicKey: KeyObject }, algorithm: RsaHashedImportParams | (EcKeyImportParams & EcdsaParams)): Promise<string> {
+async function csrFromNodeKey(
+  pair: { privateKey: KeyObject; publicKey: KeyObject },
+  algorithm: RsaHashedImportParams | (EcKeyImportParams & EcdsaParams),
+): Promise<string> {
   const { subtle } = globalThis.crypto;
   const keys = {
     privateKey: await subtle.importKey('pkcs8', new Uint8Array(pair.privateKey.export({ type: 'pkcs8', format: 'der' })), algorithm, false, ['sign']),
@@ -165,16 +168,10 @@ describe('controller PKI', () => {
   it('refuses a partial PKI and a different trust domain', async () => {
     const dir2 = tempDir();
     await loadOrCreateControllerPki(dir2, { trustDomain: TRUST_DOMAIN, serverSans: { dns: [], ip: [] } });
-    await expectPkiError(
-      loadOrCreateControllerPki(dir2, { trustDomain: 'other.test', serverSans: { dns: [], ip: [] } }),
-      'INVALID_PKI',
-    );
+    await expectPkiError(loadOrCreateControllerPki(dir2, { trustDomain: 'other.test', serverSans: { dns: [], ip: [] } }), 'INVALID_PKI');
     const rootCert = readFileSync(join(dir2, 'root-ca.cert.pem'), 'utf8');
     unlinkSync(join(dir2, 'root-ca.key.pem'));
-    const err = await expectPkiError(
-      loadOrCreateControllerPki(dir2, { trustDomain: TRUST_DOMAIN, serverSans: { dns: [], ip: [] } }),
-      'PARTIAL_PKI',
-    );
+    const err = await expectPkiError(loadOrCreateControllerPki(dir2, { trustDomain: TRUST_DOMAIN, serverSans: { dns: [], ip: [] } }), 'PARTIAL_PKI');
     expect(err.message).toContain('root-ca.key.pem');
     // Nothing was regenerated behind our back.
     expect(readFileSync(join(dir2, 'root-ca.cert.pem'), 'utf8')).toBe(rootCert);
@@ -191,7 +188,12 @@ describe('controller PKI', () => {
     expect(loaded.server.certPem).toBe(first.server.certPem);
 
     // Crash after the marker, with one of two files already moved: completed on the next start.
-    const replacement = await createServerCertificate({ commonName: 'localhost', issuer: first.intermediate, dnsNames: ['localhost'], ipAddresses: ['127.0.0.1', '::1'] });
+    const replacement = await createServerCertificate({
+      commonName: 'localhost',
+      issuer: first.intermediate,
+      dnsNames: ['localhost'],
+      ipAddresses: ['127.0.0.1', '::1'],
+    });
     mkdirSync(join(dir2, '.staging'));
     writeFileSync(join(dir2, '.staging', 'server.key.pem'), replacement.keyPem);
     writeFileSync(join(dir2, 'server.cert.pem'), replacement.certPem);
@@ -295,7 +297,10 @@ describe('signCsr', () => {
 
   it('uses the CSR CN by default and accepts base64 DER with CRLF', async () => {
     const { csrPem } = await createCsr({ keyAlg: 'EC-P384', commonName: 'router-1' });
-    const bare = csrPem.replace(/-----[^-]+-----/g, '').trim().replace(/\n/g, '\r\n');
+    const bare = csrPem
+      .replace(/-----[^-]+-----/g, '')
+      .trim()
+      .replace(/\n/g, '\r\n');
     const { certPem } = await signCsr({ csrPem: bare, issuer, validityDays: 30, usage: 'client-server', dnsSans: ['router-1.example'] });
     const info = parseCertificate(certPem);
     expect(info.subjectCN).toBe('router-1');

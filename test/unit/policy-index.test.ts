@@ -40,7 +40,11 @@ beforeAll(() => {
   store = new Store(join(dir, 'weft.db'));
   store.migrate();
   store.runSql("INSERT INTO identity_types (id, name, created_at, updated_at) VALUES ('User', 'User', ?, ?)", now, now);
-  store.runSql("INSERT INTO auth_policies (id, name, primary_json, secondary_json, created_at, updated_at) VALUES ('default', 'Default', '{}', '{}', ?, ?)", now, now);
+  store.runSql(
+    "INSERT INTO auth_policies (id, name, primary_json, secondary_json, created_at, updated_at) VALUES ('default', 'Default', '{}', '{}', ?, ?)",
+    now,
+    now,
+  );
   core = { store, clock: { now: () => new Date(now) } } as unknown as Core;
 });
 afterAll(() => {
@@ -51,10 +55,23 @@ afterAll(() => {
 function insertEntity(kind: Kind, id: string, attrs: string[]): void {
   store.tx(() => {
     if (kind === 'identity') {
-      store.runSql("INSERT INTO identities (id, name, type_id, auth_policy_id, role_attributes, created_at, updated_at) VALUES (?, ?, 'User', 'default', ?, ?, ?)",
-        id, id, JSON.stringify(attrs), now, now);
+      store.runSql(
+        "INSERT INTO identities (id, name, type_id, auth_policy_id, role_attributes, created_at, updated_at) VALUES (?, ?, 'User', 'default', ?, ?, ?)",
+        id,
+        id,
+        JSON.stringify(attrs),
+        now,
+        now,
+      );
     } else {
-      store.runSql(`INSERT INTO ${TABLE[kind]} (id, name, role_attributes, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`, id, id, JSON.stringify(attrs), now, now);
+      store.runSql(
+        `INSERT INTO ${TABLE[kind]} (id, name, role_attributes, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
+        id,
+        id,
+        JSON.stringify(attrs),
+        now,
+        now,
+      );
     }
     syncRoleAttributes(store, kind, id, attrs);
     roleAttributesChanged(core, kind, id);
@@ -81,8 +98,13 @@ function writePolicy(spec: PolicyTypeSpec, id: string, values: Record<string, un
     if (before) {
       store.runSql(`UPDATE ${spec.table} SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, ...Object.values(values), id);
     } else {
-      store.runSql(`INSERT INTO ${spec.table} (id, ${cols.join(', ')}, created_at, updated_at) VALUES (?, ${cols.map(() => '?').join(', ')}, ?, ?)`,
-        id, ...Object.values(values), now, now);
+      store.runSql(
+        `INSERT INTO ${spec.table} (id, ${cols.join(', ')}, created_at, updated_at) VALUES (?, ${cols.map(() => '?').join(', ')}, ?, ?)`,
+        id,
+        ...Object.values(values),
+        now,
+        now,
+      );
     }
     reindexPolicy(core, spec, id, before, store.getSql<Row>(`SELECT * FROM ${spec.table} WHERE id = ?`, id));
   });
@@ -145,10 +167,13 @@ function check(): void {
     }
     return [...out].sort();
   };
-  const linked = (table: string, leftColumn: string) => store.allSql<{ k: string }>(
-    `SELECT DISTINCT lm.entity_id || '|' || rm.entity_id AS k FROM ${table} a
+  const linked = (table: string, leftColumn: string) =>
+    store
+      .allSql<{ k: string }>(
+        `SELECT DISTINCT lm.entity_id || '|' || rm.entity_id AS k FROM ${table} a
      JOIN role_class_members lm ON lm.class_id = a.${leftColumn} JOIN role_class_members rm ON rm.class_id = a.router_class ORDER BY k`,
-  ).map((r) => r.k);
+      )
+      .map((r) => r.k);
   expect(linked('identity_router_access', 'identity_class')).toEqual(pairs(EDGE_ROUTER_POLICY, 'identity', identityIds, routerIds));
   expect(linked('service_router_access', 'service_class')).toEqual(pairs(SERVICE_EDGE_ROUTER_POLICY, 'service', serviceIds, routerIds));
 
@@ -158,10 +183,14 @@ function check(): void {
       for (const side of spec.sides) {
         if (side.kind === 'posture-check') continue;
         const kind = side.kind as Kind;
-        const listed = store.allSql<{ id: string }>(
-          `SELECT m.entity_id AS id FROM class_policies cp JOIN role_class_members m ON m.class_id = cp.class_id
-           WHERE cp.policy_id = ? AND cp.kind = ? ORDER BY m.entity_id`, p.id, kind,
-        ).map((r) => r.id);
+        const listed = store
+          .allSql<{ id: string }>(
+            `SELECT m.entity_id AS id FROM class_policies cp JOIN role_class_members m ON m.class_id = cp.class_id
+           WHERE cp.policy_id = ? AND cp.kind = ? ORDER BY m.entity_id`,
+            p.id,
+            kind,
+          )
+          .map((r) => r.id);
         expect(listed, `${p.id} ${kind}`).toEqual(naiveMembers(spec, p, kind, ids(kind)).sort());
       }
     }

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
-  checkPasses, emptyPostureData, failureOf, MFA_PROMPT_GRACE_SECONDS, timeoutRemaining, timeoutSeconds, type EvaluationInput,
+  checkPasses,
+  emptyPostureData,
+  failureOf,
+  MFA_PROMPT_GRACE_SECONDS,
+  timeoutRemaining,
+  timeoutSeconds,
+  type EvaluationInput,
 } from '../../src/main/core/policy/postureEvaluation';
 import { parseVersion, satisfies } from '../../src/main/core/policy/semverRange';
 
@@ -38,7 +44,11 @@ describe('posture checks', () => {
     const c = check('DOMAIN', { domains: ['Corp.Example'] });
     expect(checkPasses(c, input())).toBe(false);
     expect(checkPasses(c, input({ domain: { ...stamp, name: 'corp.example' } }))).toBe(true);
-    expect(failureOf(c, input({ domain: { ...stamp, name: 'home' } }))).toMatchObject({ actualValue: 'home', expectedValue: ['Corp.Example'], postureCheckType: 'DOMAIN' });
+    expect(failureOf(c, input({ domain: { ...stamp, name: 'home' } }))).toMatchObject({
+      actualValue: 'home',
+      expectedValue: ['Corp.Example'],
+      postureCheckType: 'DOMAIN',
+    });
   });
 
   it('MAC: any reported address, separators and case ignored', () => {
@@ -48,19 +58,42 @@ describe('posture checks', () => {
   });
 
   it('OS: type case-insensitive, any version range, no ranges means any version; the last declaration of an OS wins', () => {
-    const c = check('OS', { operatingSystems: [{ type: 'Windows', versions: ['>=10.0.19041'] }, { type: 'Linux', versions: [] }] });
+    const c = check('OS', {
+      operatingSystems: [
+        { type: 'Windows', versions: ['>=10.0.19041'] },
+        { type: 'Linux', versions: [] },
+      ],
+    });
     const os = (type: string, version: string) => input({ os: { ...stamp, type, version, build: '' } });
     expect(checkPasses(c, os('windows', '10.0.19045'))).toBe(true);
     expect(checkPasses(c, os('Windows', '10.0.17763'))).toBe(false);
     expect(checkPasses(c, os('Linux', 'whatever'))).toBe(true);
     expect(checkPasses(c, os('macOS', '14.0.0'))).toBe(false);
-    const twice = check('OS', { operatingSystems: [{ type: 'Linux', versions: [] }, { type: 'Linux', versions: ['>=6.0.0'] }] });
+    const twice = check('OS', {
+      operatingSystems: [
+        { type: 'Linux', versions: [] },
+        { type: 'Linux', versions: ['>=6.0.0'] },
+      ],
+    });
     expect(checkPasses(twice, os('Linux', '5.0.0'))).toBe(false);
   });
 
   it('PROCESS: running, signer and hash', () => {
     const c = check('PROCESS', { process: { osType: 'Linux', path: '/bin/av', hashes: ['AB'], signerFingerprint: 'FF' } });
-    const proc = (p: object) => input({ processes: [{ postureCheckId: 'pc1', path: '/bin/av', isRunning: true, hash: 'ab', signerFingerprints: ['ff'], lastUpdatedAt: stamp.lastUpdatedAt, ...p }] });
+    const proc = (p: object) =>
+      input({
+        processes: [
+          {
+            postureCheckId: 'pc1',
+            path: '/bin/av',
+            isRunning: true,
+            hash: 'ab',
+            signerFingerprints: ['ff'],
+            lastUpdatedAt: stamp.lastUpdatedAt,
+            ...p,
+          },
+        ],
+      });
     expect(checkPasses(c, proc({}))).toBe(true);
     expect(checkPasses(c, proc({ isRunning: false }))).toBe(false);
     expect(checkPasses(c, proc({ hash: 'cd' }))).toBe(false);
@@ -69,11 +102,17 @@ describe('posture checks', () => {
   });
 
   it('PROCESS_MULTI: AllOf needs every process, AnyOf one', () => {
-    const procs = [{ osType: 'Linux', path: '/a' }, { osType: 'Linux', path: '/b', hashes: ['01'] }];
-    const data = (b: object) => input({ processes: [
-      { postureCheckId: 'pc1', path: '/a', isRunning: true, hash: '', signerFingerprints: [], lastUpdatedAt: '' },
-      { postureCheckId: 'pc1', path: '/b', isRunning: true, hash: '02', signerFingerprints: [], lastUpdatedAt: '', ...b },
-    ] });
+    const procs = [
+      { osType: 'Linux', path: '/a' },
+      { osType: 'Linux', path: '/b', hashes: ['01'] },
+    ];
+    const data = (b: object) =>
+      input({
+        processes: [
+          { postureCheckId: 'pc1', path: '/a', isRunning: true, hash: '', signerFingerprints: [], lastUpdatedAt: '' },
+          { postureCheckId: 'pc1', path: '/b', isRunning: true, hash: '02', signerFingerprints: [], lastUpdatedAt: '', ...b },
+        ],
+      });
     expect(checkPasses(check('PROCESS_MULTI', { semantic: 'AllOf', processes: procs }), data({}))).toBe(false);
     expect(checkPasses(check('PROCESS_MULTI', { semantic: 'AllOf', processes: procs }), data({ hash: '01' }))).toBe(true);
     expect(checkPasses(check('PROCESS_MULTI', { semantic: 'AnyOf', processes: procs }), data({}))).toBe(true);
@@ -96,7 +135,8 @@ describe('posture checks', () => {
     expect(timeoutRemaining(c, woken('2030-01-01T00:10:00.000Z'))).toBe(MFA_PROMPT_GRACE_SECONDS - 60);
     expect(checkPasses(c, woken('2030-01-01T00:14:01.000Z'))).toBe(false);
     expect(failureOf(c, woken('2030-01-01T00:14:01.000Z'))).toMatchObject({
-      actualValue: { passedMfa: true, passedOnWake: false, timedOut: false }, expectedValue: { passedOnWake: true },
+      actualValue: { passedMfa: true, passedOnWake: false, timedOut: false },
+      expectedValue: { passedOnWake: true },
     });
     // an unlock does not matter to a check that does not prompt on unlock
     const unlocked = input({ sessions: { as1: { endpointState: { unlockedAt: '2030-01-01T00:06:00.000Z' } } } }, passed, '2030-01-01T00:14:00.000Z');

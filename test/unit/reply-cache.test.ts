@@ -34,10 +34,12 @@ describe('store write generation', () => {
     store.touchSql("UPDATE settings SET value = '2' WHERE key = 'gen-test'");
     expect(store.generation).toBe(g + 1);
     // a write that fails, or a transaction that rolls back, counts too
-    expect(() => store.tx(() => {
-      store.runSql("UPDATE settings SET value = '3' WHERE key = 'gen-test'");
-      throw new Error('roll back');
-    })).toThrow('roll back');
+    expect(() =>
+      store.tx(() => {
+        store.runSql("UPDATE settings SET value = '3' WHERE key = 'gen-test'");
+        throw new Error('roll back');
+      }),
+    ).toThrow('roll back');
     expect(store.generation).toBeGreaterThan(g + 1);
   });
 

@@ -52,7 +52,9 @@ describe('the key file', () => {
     writeFileSync(file, randomBytes(33));
     expect(() => loadOrCreateSecretKey(file)).toThrow(/exactly 32 bytes, but it holds 33/);
     const other = join(dir, 'other.key');
-    expect(() => loadOrCreateSecretKey(other, { mayCreate: () => 'sealed values exist' })).toThrow(/other\.key: the secret key is missing: sealed values exist/);
+    expect(() => loadOrCreateSecretKey(other, { mayCreate: () => 'sealed values exist' })).toThrow(
+      /other\.key: the secret key is missing: sealed values exist/,
+    );
     rmSync(dir, { recursive: true, force: true });
   });
 });

@@ -7,8 +7,17 @@ const check = (method: string, path: string, status: number, body: unknown): str
   swaggerMismatch({ method, path, status, contentType: 'application/json', body, text: JSON.stringify(body) } satisfies Checked);
 const meta = { apiVersion: '0.0.1', apiEnrollmentVersion: '0.0.1' };
 const ca = {
-  ...base, name: 'ca', fingerprint: 'f', certPem: 'p', isVerified: false, isAutoCaEnrollmentEnabled: true, isOttCaEnrollmentEnabled: true,
-  isAuthEnabled: true, identityRoles: [], identityNameFormat: '', verificationToken: '6c1bd3ab-6c1b-4bb4-8e8a-ae9f1c2a0b6e',
+  ...base,
+  name: 'ca',
+  fingerprint: 'f',
+  certPem: 'p',
+  isVerified: false,
+  isAutoCaEnrollmentEnabled: true,
+  isOttCaEnrollmentEnabled: true,
+  isAuthEnabled: true,
+  identityRoles: [],
+  identityNameFormat: '',
+  verificationToken: '6c1bd3ab-6c1b-4bb4-8e8a-ae9f1c2a0b6e',
 };
 
 describe('swagger response validation', () => {
@@ -23,7 +32,9 @@ describe('swagger response validation', () => {
     expect(check('GET', '/edge/management/v1/cas/1', 200, { data: { ...ca, tags: null }, meta })).toBeUndefined();
     expect(check('GET', '/edge/management/v1/cas/1', 200, { data: { ...ca, tags: { a: 'x', b: true, c: null } }, meta })).toBeUndefined();
     // `roles` is not x-nullable
-    expect(check('GET', '/edge/management/v1/cas/1', 200, { data: { ...ca, identityRoles: null }, meta })).toContain('/data/identityRoles must be array');
+    expect(check('GET', '/edge/management/v1/cas/1', 200, { data: { ...ca, identityRoles: null }, meta })).toContain(
+      '/data/identityRoles must be array',
+    );
   });
 
   it('dispatches on a discriminator: a posture check is checked as its typeId says', () => {
@@ -31,7 +42,9 @@ describe('swagger response validation', () => {
     const list = (item: object) => ({ data: [item], meta: { ...meta, pagination: { limit: 10, offset: 0, totalCount: 1 } } });
     expect(check('GET', '/edge/management/v1/posture-checks', 200, list({ ...check0, domains: ['x'] }))).toBeUndefined();
     expect(check('GET', '/edge/management/v1/posture-checks', 200, list(check0))).toContain("required property 'domains'");
-    expect(check('GET', '/edge/management/v1/posture-checks', 200, list({ ...check0, typeId: 'NOPE' }))).toContain('must be equal to one of the allowed values');
+    expect(check('GET', '/edge/management/v1/posture-checks', 200, list({ ...check0, typeId: 'NOPE' }))).toContain(
+      'must be equal to one of the allowed values',
+    );
   });
 
   it('checks errors against the error envelope, documented or not, and skips what the spec does not know', () => {
@@ -39,7 +52,8 @@ describe('swagger response validation', () => {
     expect(check('GET', '/edge/management/v1/identities/x', 404, envelope)).toBeUndefined();
     expect(check('GET', '/edge/management/v1/identities/x', 414, { statusCode: 414, error: 'Bad Request' })).toContain("required property 'meta'");
     expect(check('GET', '/edge/management/v1/weft-only', 200, { anything: true })).toBeUndefined();
-    expect(swaggerMismatch({ method: 'GET', path: '/edge/management/v1/identities', status: 431, contentType: 'text/plain', body: 'x', text: 'x' }))
-      .toContain('expected the JSON error envelope');
+    expect(
+      swaggerMismatch({ method: 'GET', path: '/edge/management/v1/identities', status: 431, contentType: 'text/plain', body: 'x', text: 'x' }),
+    ).toContain('expected the JSON error envelope');
   });
 });

@@ -5,7 +5,11 @@ import { checkTotp } from '../../src/main/core/auth/mfa';
 // RFC 6238 appendix B: SHA-1 key "12345678901234567890" (base32 below); the last 6 of the 8-digit values
 const RFC_SECRET = 'GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ';
 const VECTORS: Array<[number, string]> = [
-  [59, '287082'], [1111111109, '081804'], [1111111111, '050471'], [1234567890, '005924'], [2000000000, '279037'],
+  [59, '287082'],
+  [1111111109, '081804'],
+  [1111111111, '050471'],
+  [1234567890, '005924'],
+  [2000000000, '279037'],
 ];
 
 describe('TOTP (SHA-1, 6 digits, 30 s)', () => {

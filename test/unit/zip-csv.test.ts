@@ -12,7 +12,15 @@ import { safeEntryName, zipStore } from '../../src/main/core/zip';
 describe('zipStore', () => {
   it('writes an archive unzip accepts, with the files byte for byte', () => {
     const big = Buffer.alloc(70_000, 7);
-    const zip = zipStore([{ name: 'a.jwt', data: 'eyJhbGciOi.x.y' }, { name: 'dir/ünï.txt', data: 'héllo\n' }, { name: 'big.bin', data: big }, { name: 'empty', data: '' }], new Date('2024-05-06T07:08:10Z'));
+    const zip = zipStore(
+      [
+        { name: 'a.jwt', data: 'eyJhbGciOi.x.y' },
+        { name: 'dir/ünï.txt', data: 'héllo\n' },
+        { name: 'big.bin', data: big },
+        { name: 'empty', data: '' },
+      ],
+      new Date('2024-05-06T07:08:10Z'),
+    );
     const dir = mkdtempSync(join(tmpdir(), 'weft-zip-'));
     writeFileSync(join(dir, 'x.zip'), zip);
     execFileSync('unzip', ['-tq', join(dir, 'x.zip')]);
@@ -27,7 +35,10 @@ describe('zipStore', () => {
   });
 
   it('puts the right CRC, sizes and offsets in the headers', () => {
-    const zip = zipStore([{ name: 'one', data: 'abc' }, { name: 'two', data: 'defg' }]);
+    const zip = zipStore([
+      { name: 'one', data: 'abc' },
+      { name: 'two', data: 'defg' },
+    ]);
     expect(zip.readUInt32LE(0)).toBe(0x04034b50);
     expect(zip.readUInt32LE(14)).toBe(crc32('abc') >>> 0);
     const end = zip.length - 22;
@@ -61,7 +72,10 @@ describe('parseCsv', () => {
   });
 
   it('takes semicolons when the header uses them', () => {
-    expect(parseCsv('name;type\nx;User').map((r) => r.fields)).toEqual([['name', 'type'], ['x', 'User']]);
+    expect(parseCsv('name;type\nx;User').map((r) => r.fields)).toEqual([
+      ['name', 'type'],
+      ['x', 'User'],
+    ]);
   });
 
   it('reports an unclosed quote with its line', () => {

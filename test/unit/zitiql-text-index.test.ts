@@ -13,9 +13,34 @@ import { Store } from '../../src/main/core/store/db';
  * answers: the same filters are compiled with and without the index and run on the same rows.
  */
 const NAMES = [
-  'alpha', 'Alpha-Two', 'ALPHABET soup', 'beta', 'gamma ray', 'Gamma RAY burst', 'quo"te\\', 'per%cent_und', 'a_b%c',
-  'Éclair', 'éclair', 'straße', 'STRASSE', 'İstanbul', 'istanbul', 'emoji 😀 face', '😀😀😀', 'x', 'xy', 'xyz', '  spaced  out ',
-  'identity-000001', 'identity-000010', 'identity-000100', 'IDENTITY-001000', 'tab\there', 'newline\nname', 'dup dup dup',
+  'alpha',
+  'Alpha-Two',
+  'ALPHABET soup',
+  'beta',
+  'gamma ray',
+  'Gamma RAY burst',
+  'quo"te\\',
+  'per%cent_und',
+  'a_b%c',
+  'Éclair',
+  'éclair',
+  'straße',
+  'STRASSE',
+  'İstanbul',
+  'istanbul',
+  'emoji 😀 face',
+  '😀😀😀',
+  'x',
+  'xy',
+  'xyz',
+  '  spaced  out ',
+  'identity-000001',
+  'identity-000010',
+  'identity-000100',
+  'IDENTITY-001000',
+  'tab\there',
+  'newline\nname',
+  'dup dup dup',
 ];
 const EXTERNAL = (i: number) => (i % 3 === 0 ? null : `ext-${NAMES[i]!.toUpperCase()}-${i}`);
 
@@ -38,7 +63,13 @@ beforeAll(() => {
   NAMES.forEach((name, i) => {
     store.runSql(
       'INSERT INTO identities (id, name, type_id, auth_policy_id, external_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      `id-${String(i).padStart(2, '0')}`, name, 'Device', 'default', EXTERNAL(i), now, now,
+      `id-${String(i).padStart(2, '0')}`,
+      name,
+      'Device',
+      'default',
+      EXTERNAL(i),
+      now,
+      now,
     );
   });
   indexed = filterFields(identities);
@@ -51,9 +82,45 @@ afterAll(() => {
 
 /** Every substring of 1..5 characters of every name, in its own case, upper and lower case, plus a few strangers. */
 function needles(): string[] {
-  const out = new Set<string>(['', 'zzz', 'ALPHA', 'alp', 'ray', 'RAY', '%', '_', '%c', 'r%c', '%cent', 'a_b', '"te', 'te\\', '\\',
-    'ÉCLAIR', 'ecl', 'clair', 'STRASSE', 'straße', 'ss', 'ß', 'İst', 'ist', 'i̇st', '😀', '😀😀', '😀 f', ' out', 'dup dup', 'p d',
-    'ab\tc', 'ne\nn', '0001', '00-0', 'ity-00', 'Y-00']);
+  const out = new Set<string>([
+    '',
+    'zzz',
+    'ALPHA',
+    'alp',
+    'ray',
+    'RAY',
+    '%',
+    '_',
+    '%c',
+    'r%c',
+    '%cent',
+    'a_b',
+    '"te',
+    'te\\',
+    '\\',
+    'ÉCLAIR',
+    'ecl',
+    'clair',
+    'STRASSE',
+    'straße',
+    'ss',
+    'ß',
+    'İst',
+    'ist',
+    'i̇st',
+    '😀',
+    '😀😀',
+    '😀 f',
+    ' out',
+    'dup dup',
+    'p d',
+    'ab\tc',
+    'ne\nn',
+    '0001',
+    '00-0',
+    'ity-00',
+    'Y-00',
+  ]);
   for (const n of NAMES) {
     const chars = [...n];
     for (let len = 1; len <= 5; len++) {
@@ -102,8 +169,9 @@ describe('trigram index for contains / icontains', () => {
           compared++;
         }
       }
-      expect(ids(indexed, `name contains ${literal(needle)} or externalId icontains ${literal(needle)}`))
-        .toEqual(ids(plain, `name contains ${literal(needle)} or externalId icontains ${literal(needle)}`));
+      expect(ids(indexed, `name contains ${literal(needle)} or externalId icontains ${literal(needle)}`)).toEqual(
+        ids(plain, `name contains ${literal(needle)} or externalId icontains ${literal(needle)}`),
+      );
     }
     expect(compared).toBeGreaterThan(2000);
   });
@@ -115,8 +183,15 @@ describe('trigram index for contains / icontains', () => {
 
   it('follows inserts, renames and deletes (the triggers keep the index in step)', () => {
     const now = new Date(0).toISOString();
-    store.runSql('INSERT INTO identities (id, name, type_id, auth_policy_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-      'zz-new', 'Brand New Name', 'Device', 'default', now, now);
+    store.runSql(
+      'INSERT INTO identities (id, name, type_id, auth_policy_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+      'zz-new',
+      'Brand New Name',
+      'Device',
+      'default',
+      now,
+      now,
+    );
     expect(ids(indexed, 'name icontains "brand new"')).toEqual(['zz-new']);
     store.runSql('UPDATE identities SET name = ?, external_id = ? WHERE id = ?', 'renamed thing', 'EXT-RENAMED', 'zz-new');
     expect(ids(indexed, 'name icontains "brand new"')).toEqual([]);
@@ -128,7 +203,7 @@ describe('trigram index for contains / icontains', () => {
     expect(ids(indexed, 'name contains "renamed"')).toEqual(['zz-new']);
     store.runSql('DELETE FROM identities WHERE id = ?', 'zz-new');
     expect(ids(indexed, 'name contains "renamed"')).toEqual([]);
-    expect(store.getSql<{ ok: number }>("SELECT count(*) AS ok FROM identities_fts WHERE identities_fts MATCH '{name} : \"renamed\"'")!.ok).toBe(0);
+    expect(store.getSql<{ ok: number }>('SELECT count(*) AS ok FROM identities_fts WHERE identities_fts MATCH \'{name} : "renamed"\'')!.ok).toBe(0);
     store.runSql("INSERT INTO identities_fts(identities_fts, rank) VALUES ('integrity-check', 1)");
   });
 
@@ -141,8 +216,15 @@ describe('trigram index for contains / icontains', () => {
     expect(rare.sql).toContain('MATCH');
     expect(rare.rows).toEqual(['id-12']);
     for (let i = 0; i < 1200; i++) {
-      store.runSql('INSERT INTO identities (id, name, type_id, auth_policy_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-        `bulk-${i}`, `common-${i}`, 'Device', 'default', '', '');
+      store.runSql(
+        'INSERT INTO identities (id, name, type_id, auth_policy_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
+        `bulk-${i}`,
+        `common-${i}`,
+        'Device',
+        'default',
+        '',
+        '',
+      );
     }
     const common = page('name contains "common"');
     expect(common.sql).not.toContain('MATCH');
@@ -157,7 +239,9 @@ describe('trigram index for contains / icontains', () => {
   });
 
   it('declares exactly the indexes the migrations created', () => {
-    const tables = store.allSql<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5(%'");
+    const tables = store.allSql<{ name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5(%'",
+    );
     const actual: Record<string, string[]> = {};
     for (const { name } of tables) {
       actual[name.replace(/_fts$/, '')] = store.allSql<{ name: string }>(`PRAGMA table_info(${name})`).map((c) => c.name);

@@ -1,13 +1,6 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  compileFilter,
-  QueryError,
-  setFromJsonArray,
-  setFromTable,
-  type CompiledQuery,
-  type QueryFields,
-} from '../../src/main/core/query/compile';
+import { compileFilter, QueryError, setFromJsonArray, setFromTable, type CompiledQuery, type QueryFields } from '../../src/main/core/query/compile';
 import { pageQuery } from '../../src/main/core/query/list';
 import { parseZitiQl } from '../../src/main/core/query/zitiql';
 
@@ -60,7 +53,10 @@ function run(q: CompiledQuery): string[] {
   const order = q.sort.length ? q.sort.map((s) => `${s.sql} ${s.dir}`).join(', ') : 't.id';
   const limit = q.limit === undefined || q.limit === 'none' ? -1 : q.limit;
   const sql = `SELECT t.id FROM t AS t WHERE ${q.where} ORDER BY ${order} LIMIT ${limit} OFFSET ${q.skip ?? 0}`;
-  return db.prepare(sql).pluck().all(...q.params) as string[];
+  return db
+    .prepare(sql)
+    .pluck()
+    .all(...q.params) as string[];
 }
 const ids = (filter: string | undefined) => run(compileFilter(filter, fields, opts));
 const ALL = ['a', 'b', 'c', 'd', 'e'];
@@ -90,7 +86,7 @@ describe('strings', () => {
     ['name = "alpha"', ['a']],
     ['name="alpha"', ['a']],
     ['  name  =\n"alpha"\t', ['a']],
-    ["'name' = \"alpha\"", ['a']],
+    ['\'name\' = "alpha"', ['a']],
     ['name != "alpha"', ['b', 'c', 'd', 'e']], // NULL name counts as "not alpha", as in OpenZiti
     ['name < "b"', ['a', 'b']], // binary collation: "Beta" < "alpha"
     ['name <= "alpha"', ['a', 'b']],
@@ -113,7 +109,7 @@ describe('strings', () => {
     ['name = "a\\nb\\t\\r\\f"', []],
     ['name = null', ['d']],
     ['name != NULL', ['a', 'b', 'c', 'e']],
-    ['name = "x\' OR \'1\'=\'1"', []],
+    ["name = \"x' OR '1'='1\"", []],
   ]);
 });
 
@@ -266,7 +262,7 @@ describe('tags', () => {
     ['not tags.on', ['b', 'c', 'd', 'e']],
     ['tags.tier = true', []],
     ['tags.k-1.x = "dash"', ['e']],
-    ["'tags.k-1.x' = \"dash\"", ['e']],
+    ['\'tags.k-1.x\' = "dash"', ['e']],
     ['sort by tags.tier desc', ['c', 'b', 'e', 'a', 'd']], // SQLite orders text above numbers
   ]);
 });
@@ -306,7 +302,12 @@ describe('structured sort (ListParams.sort, the console column sort)', () => {
     run(compileFilter(filter, fields, { ...opts, sort }));
   it('orders like `sort by`, with the filter, skip and limit', () => {
     expect(sorted(undefined, [{ field: 'cost', dir: 'desc' }])).toEqual(ids('sort by cost desc'));
-    expect(sorted('', [{ field: 'isAdmin', dir: 'desc' }, { field: 'name', dir: 'asc' }])).toEqual(['a', 'e', 'b', 'c', 'd']);
+    expect(
+      sorted('', [
+        { field: 'isAdmin', dir: 'desc' },
+        { field: 'name', dir: 'asc' },
+      ]),
+    ).toEqual(['a', 'e', 'b', 'c', 'd']);
     expect(sorted('isAdmin = false limit 1', [{ field: 'name', dir: 'desc' }])).toEqual(['c']);
     expect(sorted('skip 1 limit 2', [{ field: 'tags.tier', dir: 'desc' }])).toEqual(['b', 'e']);
     expect(compileFilter('name = "x"', fields, { sort: [{ field: 'name', dir: 'desc' }] }).sort).toEqual([{ sql: 't.name', dir: 'DESC' }]);
@@ -332,7 +333,9 @@ describe('structured sort (ListParams.sort, the console column sort)', () => {
   it('is applied by pageQuery, whose errors are INVALID_FILTER (400)', () => {
     const page = pageQuery({ sort: [{ field: 'name', dir: 'asc' }], limit: 2 }, fields, 't.tags');
     expect(page).toMatchObject({ limit: 2, offset: 0, compiled: { sort: [{ sql: 't.name', dir: 'ASC' }] } });
-    expect(pageQuery({ filter: 'sort by cost desc', sort: [{ field: 'name', dir: 'asc' }] }, fields).compiled.sort).toEqual([{ sql: 't.cost', dir: 'DESC' }]);
+    expect(pageQuery({ filter: 'sort by cost desc', sort: [{ field: 'name', dir: 'asc' }] }, fields).compiled.sort).toEqual([
+      { sql: 't.cost', dir: 'DESC' },
+    ]);
     for (const field of ['nope', 'secret', 'roleAttributes']) {
       expect(() => pageQuery({ sort: [{ field, dir: 'asc' }] }, fields)).toThrow(
         expect.objectContaining({ code: 'INVALID_FILTER', status: 400, message: expect.stringMatching(/^invalid filter: /) }),
@@ -411,7 +414,7 @@ describe('errors', () => {
     ['= "x"'],
     ['name == "x"'],
     ['name <> "x"'],
-    ['name = \'x\''],
+    ["name = 'x'"],
     ['name = x'],
     ['name in []'],
     ['name in ["a", 1]', /one kind of value/],
@@ -463,7 +466,7 @@ describe('errors', () => {
     ['sort by name, (select 1)'],
     ["tags.env') = 1 --"],
     ['tags.a"b = 1'],
-    ['tags.a\'b = 1'],
+    ["tags.a'b = 1"],
   ];
   it.each(bad)('%s', (filter, message) => {
     let err: unknown;

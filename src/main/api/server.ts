@@ -36,20 +36,26 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
   const app = Fastify({
     // The HTTPS server is made here so that reads of cached replies are answered before Fastify (fastRead).
     serverFactory: (fastify, options) => {
-      const server = createHttpsServer({
-        // No `ca`: Node would list those CAs in the certificate request, and Go clients (OpenZiti's SDKs and CLI) then
-        // withhold certificates from other issuers, e.g. third-party CAs for OTTCA enrollment. Chains are checked in the core.
-        key: opts.tls.key, cert: opts.tls.cert, requestCert: true, rejectUnauthorized: false,
-        maxHeaderSize: HEADER_LIMIT,
-      }, (req, res) => {
-        let answered = false;
-        try {
-          answered = !closing && fastRead(core, cache, opts.limits?.perClient, req, res);
-        } catch {
-          // e.g. the store is unavailable: the usual path answers with the error envelope
-        }
-        if (!answered) fastify(req, res);
-      });
+      const server = createHttpsServer(
+        {
+          // No `ca`: Node would list those CAs in the certificate request, and Go clients (OpenZiti's SDKs and CLI) then
+          // withhold certificates from other issuers, e.g. third-party CAs for OTTCA enrollment. Chains are checked in the core.
+          key: opts.tls.key,
+          cert: opts.tls.cert,
+          requestCert: true,
+          rejectUnauthorized: false,
+          maxHeaderSize: HEADER_LIMIT,
+        },
+        (req, res) => {
+          let answered = false;
+          try {
+            answered = !closing && fastRead(core, cache, opts.limits?.perClient, req, res);
+          } catch {
+            // e.g. the store is unavailable: the usual path answers with the error envelope
+          }
+          if (!answered) fastify(req, res);
+        },
+      );
       // as Fastify sets up the servers it makes
       const o = options as unknown as { keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number };
       server.keepAliveTimeout = o.keepAliveTimeout;
@@ -219,7 +225,14 @@ const isPromise = (v: unknown): v is Promise<unknown> => typeof (v as Promise<un
  * `cacheable` routes are kept serialized and served again while the database is unchanged (replyCache.ts).
  */
 function handle(
-  core: Core, api: ApiName, route: RouteDef, req: FastifyRequest, reply: FastifyReply, cache: ReplyCache, limits?: ApiLimits, audit?: RestAudit,
+  core: Core,
+  api: ApiName,
+  route: RouteDef,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  cache: ReplyCache,
+  limits?: ApiLimits,
+  audit?: RestAudit,
 ): void | Promise<void> {
   const request: ApiRequest = {
     ctx: core.system,
@@ -279,8 +292,14 @@ function handle(
 
 // Fastify: a handler that returns undefined (or a promise of it) has answered through `reply` itself.
 
-function send(core: Core, reply: FastifyReply, request: ApiRequest, out: ApiReply, audit?: RestAudit,
-  keep?: { cache: ReplyCache; apiSessionId: string | undefined; url: string; generation: number }): void {
+function send(
+  core: Core,
+  reply: FastifyReply,
+  request: ApiRequest,
+  out: ApiReply,
+  audit?: RestAudit,
+  keep?: { cache: ReplyCache; apiSessionId: string | undefined; url: string; generation: number },
+): void {
   // recorded before the answer leaves: a client that reads the log next finds the entry (failures: the error handler)
   if (audit) recordRestAudit(core, audit, { status: out.status ?? 200, data: out.data }, request, request.ip);
   const status = out.status ?? 200;

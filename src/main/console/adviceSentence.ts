@@ -26,7 +26,8 @@ export function adviceSentence(a: AdviceFacts): string {
   if (noIdentityRouters && noServiceRouters) {
     return `${allowed}, but no edge router policy gives the identity an edge router and no service edge router policy lets the service use one. Add both, matching at least one common edge router.`;
   }
-  if (noIdentityRouters) return `${allowed}, but no edge router policy gives the identity any edge router. Add an edge router policy whose identity roles match it.`;
+  if (noIdentityRouters)
+    return `${allowed}, but no edge router policy gives the identity any edge router. Add an edge router policy whose identity roles match it.`;
   if (noServiceRouters) {
     return `${allowed}, but no service edge router policy lets the service use any edge router. Add a service edge router policy whose service roles match it.`;
   }
@@ -35,7 +36,8 @@ export function adviceSentence(a: AdviceFacts): string {
     return `${allowed}, but the ${plural(a.identityRouterCount, 'edge router')} the identity may use and the ${plural(a.serviceRouterCount, 'edge router')} the service may use have none in common. Make one edge router match an edge router policy of the identity and a service edge router policy of the service.`;
   }
   const names = common.map((r) => r.name ?? '?');
-  if (!common.some((r) => r.isOnline)) return `${allowed} through ${plural(common.length, 'common edge router')} (${list(names)}), but none of them is online.`;
+  if (!common.some((r) => r.isOnline))
+    return `${allowed} through ${plural(common.length, 'common edge router')} (${list(names)}), but none of them is online.`;
   const can = a.isDialAllowed && a.isBindAllowed ? 'dial and bind' : a.isDialAllowed ? 'dial' : 'bind';
   return `${who} can ${can} ${what} through ${list(common.map((r) => `${r.name ?? '?'} (${r.isOnline ? 'online' : 'offline'})`))}.`;
 }

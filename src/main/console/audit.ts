@@ -38,7 +38,10 @@ const ROUTES: Record<string, (input: Input, data: unknown) => Target> = {
   'identities.createEnrollment': (_i, d) => ({ route: 'POST /enrollments', entityId: field(d, 'id') }),
   'identities.refreshEnrollment': (i) => ({ route: 'POST /enrollments/:id/refresh', entityId: str(i.id) }),
   'enrollment.verifyCa': (i) => ({ route: 'POST /cas/:id/verify', entityId: str(i.id) }),
-  'enrollment.reEnrollRouter': (i) => ({ route: `POST /${i.kind === 'transit' ? 'transit-routers' : 'edge-routers'}/:id/re-enroll`, entityId: str(i.id) }),
+  'enrollment.reEnrollRouter': (i) => ({
+    route: `POST /${i.kind === 'transit' ? 'transit-routers' : 'edge-routers'}/:id/re-enroll`,
+    entityId: str(i.id),
+  }),
   'identityTracing.update': (i) => ({ route: 'PUT /identities/:id/trace', entityId: str(i.identityId) }),
   'serviceConfigOverrides.associate': (i) => ({ route: 'POST /identities/:id/service-configs', entityId: str(i.identityId) }),
   'serviceConfigOverrides.remove': (i) => ({ route: 'DELETE /identities/:id/service-configs', entityId: str(i.identityId) }),
@@ -85,7 +88,7 @@ export function recordConsoleMutation(core: Core, m: ConsoleMutation): void {
     entityId: target.entityId,
     route: target.route ?? m.path,
     // a login names who signed in (if anyone), not the session the browser had before
-    caller: m.path === 'session.login' ? m.note.caller : m.note.caller ?? m.caller,
+    caller: m.path === 'session.login' ? m.note.caller : (m.note.caller ?? m.caller),
     sourceAddress: m.sourceAddress,
     outcome: m.error ? 'failure' : 'success',
     errorCode: m.error && errorCode(m.error),

@@ -15,7 +15,11 @@ import type { ConsoleSession } from './trpc';
 export class LoginLinks {
   private readonly pending = new Map<string, number>();
 
-  constructor(private readonly clock: Clock, private readonly ttlMs: number, private readonly max = 32) {}
+  constructor(
+    private readonly clock: Clock,
+    private readonly ttlMs: number,
+    private readonly max = 32,
+  ) {}
 
   issue(): string {
     this.prune();

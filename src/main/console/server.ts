@@ -8,7 +8,15 @@ import type { Core } from '../core/core';
 import { ApiError } from '../core/errors';
 import { LOGIN_LINK_FAILED_PARAM, LOGIN_LINK_PATH, type ConsoleUrls } from '../../shared/console';
 import {
-  allowedHosts, csrfProblem, defaultAdminLogin, expiredCookie, LoginLinks, readCookie, resolveConsoleSession, sessionCookie, sessionCookieName,
+  allowedHosts,
+  csrfProblem,
+  defaultAdminLogin,
+  expiredCookie,
+  LoginLinks,
+  readCookie,
+  resolveConsoleSession,
+  sessionCookie,
+  sessionCookieName,
 } from './auth';
 import { recordLinkLogin } from './audit';
 import { appRouter } from './router';
@@ -21,8 +29,17 @@ const MAX_BODY = 1024 * 1024;
 
 /** The renderer only loads its own scripts and styles and talks to its own origin. */
 export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self' data: blob:", "font-src 'self'", "connect-src 'self'",
-  "manifest-src 'self'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'", "object-src 'none'",
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data: blob:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "manifest-src 'self'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "object-src 'none'",
 ].join('; ');
 
 const SECURITY_HEADERS: Record<string, string> = {
@@ -177,9 +194,16 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   server.requestTimeout = 60_000;
 
   const wanted = splitAddress(opts.address ?? DEFAULT_CONSOLE_ADDRESS).port;
-  const port = await listenOn(server, host, wanted, opts.address !== undefined ? undefined : {
-    onFallback: () => core.log.warn({ address: DEFAULT_CONSOLE_ADDRESS }, 'console: the default address is in use; taking a free port'),
-  });
+  const port = await listenOn(
+    server,
+    host,
+    wanted,
+    opts.address !== undefined
+      ? undefined
+      : {
+          onFallback: () => core.log.warn({ address: DEFAULT_CONSOLE_ADDRESS }, 'console: the default address is in use; taking a free port'),
+        },
+  );
   hosts = allowedHosts(host, port);
   cookieName = sessionCookieName(port);
   url = `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;

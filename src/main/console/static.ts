@@ -43,7 +43,13 @@ const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 </body></html>`;
 
 /** Serves a built renderer file (GET/HEAD), with long caching for Vite's hashed assets. */
-export async function serveStatic(res: ServerResponse, root: string, pathname: string, head: boolean, headers: Record<string, string>): Promise<void> {
+export async function serveStatic(
+  res: ServerResponse,
+  root: string,
+  pathname: string,
+  head: boolean,
+  headers: Record<string, string>,
+): Promise<void> {
   const file = staticFileFor(root, pathname);
   const info = file ? await stat(file).catch(() => undefined) : undefined;
   if (!file || !info?.isFile()) {

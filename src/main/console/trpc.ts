@@ -33,8 +33,15 @@ export interface ConsoleContext {
 }
 
 const STATUS_CODES: Record<number, TRPC_ERROR_CODE_KEY> = {
-  400: 'BAD_REQUEST', 401: 'UNAUTHORIZED', 403: 'FORBIDDEN', 404: 'NOT_FOUND', 405: 'METHOD_NOT_SUPPORTED', 409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE', 429: 'TOO_MANY_REQUESTS', 503: 'SERVICE_UNAVAILABLE',
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_SUPPORTED',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  429: 'TOO_MANY_REQUESTS',
+  503: 'SERVICE_UNAVAILABLE',
 };
 
 /** An ApiError of the core as a TRPCError; the OpenZiti code, message and field cause travel in `cause`. */
@@ -46,7 +53,11 @@ export function toTrpcError(e: ApiError): TRPCError {
 export function zitiData(error: TRPCError): ZitiErrorData | undefined {
   const cause = error.cause;
   if (cause instanceof ApiError) {
-    return { code: cause.code, message: cause.message, ...(cause.fieldCause ? { cause: { ...cause.fieldCause, value: safeValue(cause.fieldCause.value) } } : {}) };
+    return {
+      code: cause.code,
+      message: cause.message,
+      ...(cause.fieldCause ? { cause: { ...cause.fieldCause, value: safeValue(cause.fieldCause.value) } } : {}),
+    };
   }
   // input validation by the procedure's zod schema (standard-schema issues)
   const issues = (cause as { issues?: Array<{ message: string; path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }> } | undefined)?.issues;
@@ -96,7 +107,11 @@ const auditMutations = t.middleware(async ({ ctx, type, path, getRawInput, next 
   if (type === 'mutation') {
     const input = await getRawInput().catch(() => undefined);
     recordConsoleMutation(ctx.core, {
-      path, input, note, caller: ctx.session?.caller, sourceAddress: ctx.clientIp,
+      path,
+      input,
+      note,
+      caller: ctx.session?.caller,
+      sourceAddress: ctx.clientIp,
       ...(result.ok ? { data: result.data } : { error: result.error }),
     });
   }

@@ -56,30 +56,58 @@ export async function bootstrap(core: Core, admin: AdminCredentials): Promise<Bo
     for (const t of POSTURE_CHECK_TYPES) {
       store.runSql(
         'INSERT OR IGNORE INTO posture_check_types (id, name, operating_systems, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-        t.id, t.name, JSON.stringify(t.operatingSystems), '1', now, now,
+        t.id,
+        t.name,
+        JSON.stringify(t.operatingSystems),
+        '1',
+        now,
+        now,
       );
     }
     store.runSql(
       'INSERT OR IGNORE INTO auth_policies (id, name, primary_json, secondary_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-      DEFAULT_AUTH_POLICY_ID, 'Default', JSON.stringify(DEFAULT_PRIMARY), JSON.stringify(DEFAULT_SECONDARY), now, now,
+      DEFAULT_AUTH_POLICY_ID,
+      'Default',
+      JSON.stringify(DEFAULT_PRIMARY),
+      JSON.stringify(DEFAULT_SECONDARY),
+      now,
+      now,
     );
     for (const t of BUILTIN_CONFIG_TYPES) {
       store.runSql(
         "INSERT OR IGNORE INTO config_types (id, name, schema, target, created_at, updated_at) VALUES (?, ?, ?, 'service', ?, ?)",
-        t.id, t.name, JSON.stringify(t.schema), now, now,
+        t.id,
+        t.name,
+        JSON.stringify(t.schema),
+        now,
+        now,
       );
     }
     // Weft's own share type follows this version's schema (it gained `overlay`); OpenZiti's types are left alone.
     const svcProxy = BUILTIN_CONFIG_TYPES.find((t) => t.id === SVC_PROXY_CONFIG_TYPE_ID)!;
-    store.runSql('UPDATE config_types SET schema = ?, updated_at = ? WHERE id = ? AND schema <> ?', JSON.stringify(svcProxy.schema), now, svcProxy.id, JSON.stringify(svcProxy.schema));
+    store.runSql(
+      'UPDATE config_types SET schema = ?, updated_at = ? WHERE id = ? AND schema <> ?',
+      JSON.stringify(svcProxy.schema),
+      now,
+      svcProxy.id,
+      JSON.stringify(svcProxy.schema),
+    );
     if (!existingAdmin) {
       // through the resource write path, as the system: its role class is made in this transaction
       const id = applyCreate(core.system, defaultAdminIdentity, {
-        name: 'Default Admin', type: 'User', isAdmin: true, authPolicyId: DEFAULT_AUTH_POLICY_ID,
+        name: 'Default Admin',
+        type: 'User',
+        isAdmin: true,
+        authPolicyId: DEFAULT_AUTH_POLICY_ID,
       });
       store.runSql(
         "INSERT INTO authenticators (id, identity_id, method, username, password_hash, created_at, updated_at) VALUES (?, ?, 'updb', ?, ?, ?, ?)",
-        newId(), id, admin.username, passwordHash, now, now,
+        newId(),
+        id,
+        admin.username,
+        passwordHash,
+        now,
+        now,
       );
     }
   });

@@ -30,7 +30,6 @@ export interface CoreConfig {
   checkShareOAuth?: ShareOAuthCheck;
 }
 
-
 /**
  * The domain core: no HTTP, no Electron. Adapters (REST, tRPC, CLI) call into it with a Ctx naming the caller.
  * Holds no module-level state: several cores can live in one process.

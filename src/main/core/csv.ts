@@ -9,7 +9,10 @@ export interface CsvRecord {
 }
 
 export class CsvError extends Error {
-  constructor(readonly line: number, message: string) {
+  constructor(
+    readonly line: number,
+    message: string,
+  ) {
     super(`line ${line}: ${message}`);
   }
 }

@@ -41,8 +41,7 @@ export const validationError = (field: string, reason: string, value?: unknown) 
     value,
   });
 
-export const notFound = (what = 'resource') =>
-  new ApiError('NOT_FOUND', 404, `The ${what} requested was not found or is no longer available`);
+export const notFound = (what = 'resource') => new ApiError('NOT_FOUND', 404, `The ${what} requested was not found or is no longer available`);
 
 export const unauthorized = () =>
   new ApiError('UNAUTHORIZED', 401, 'The request could not be completed. The session is not authorized or the credentials are invalid');
@@ -56,13 +55,8 @@ export const conflict = (code: string, message: string) => new ApiError(code, 40
 export const referencedEntity = (message: string) => conflict('CAN_NOT_DELETE_REFERENCED_ENTITY', message);
 
 export const rateLimited = (retryAfterSeconds: number) =>
-  new ApiError(
-    'RATE_LIMITED',
-    429,
-    'The resource is rate limited and the rate limit has been exceeded. Please try again later',
-    undefined,
-    { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
-  );
+  new ApiError('RATE_LIMITED', 429, 'The resource is rate limited and the rate limit has been exceeded. Please try again later', undefined, {
+    'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))),
+  });
 
-export const unavailable = (message = 'The server is currently unable to handle the request') =>
-  new ApiError('SERVICE_UNAVAILABLE', 503, message);
+export const unavailable = (message = 'The server is currently unable to handle the request') => new ApiError('SERVICE_UNAVAILABLE', 503, message);

@@ -35,8 +35,18 @@ export function patchFields(body: unknown): unknown {
 }
 
 /** Object shapes reachable from a schema through wrappers, unions, pipes and arrays (zod 4 definitions). */
-type Def = { type: string; shape?: Record<string, z.ZodType>; element?: z.ZodType; innerType?: z.ZodType; in?: z.ZodType;
-  options?: z.ZodType[]; valueType?: z.ZodType; left?: z.ZodType; right?: z.ZodType; getter?: () => z.ZodType };
+type Def = {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  element?: z.ZodType;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  options?: z.ZodType[];
+  valueType?: z.ZodType;
+  left?: z.ZodType;
+  right?: z.ZodType;
+  getter?: () => z.ZodType;
+};
 const defOf = (schema: z.ZodType) => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
 /**
@@ -53,12 +63,19 @@ export function normalizeGoJson(schema: z.ZodType, input: unknown, depth = 0): u
   if (input === null) {
     // a Go nil slice where the schema has no meaning for null: an empty list
     if (def.type === 'array') return [];
-    if (['optional', 'default', 'prefault', 'catch', 'readonly', 'nonoptional'].includes(def.type)) return normalizeGoJson(def.innerType!, input, depth + 1);
+    if (['optional', 'default', 'prefault', 'catch', 'readonly', 'nonoptional'].includes(def.type))
+      return normalizeGoJson(def.innerType!, input, depth + 1);
     return def.type === 'pipe' ? normalizeGoJson(def.in!, input, depth + 1) : input;
   }
   if (typeof input !== 'object') return input;
   switch (def.type) {
-    case 'optional': case 'nullable': case 'default': case 'prefault': case 'catch': case 'readonly': case 'nonoptional':
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'catch':
+    case 'readonly':
+    case 'nonoptional':
       return normalizeGoJson(def.innerType!, input, depth + 1);
     case 'pipe':
       return normalizeGoJson(def.in!, input, depth + 1);

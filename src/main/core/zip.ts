@@ -24,7 +24,13 @@ const MAX = 0xffff_ffff;
 
 /** Entry names as archive tools expect: forward slashes, no leading slash, no `..` segments, unique. */
 export function safeEntryName(name: string, taken: Set<string>): string {
-  let base = name.replace(/\\/g, '/').split('/').filter((s) => s && s !== '.' && s !== '..').join('_').replace(/[\u0000-\u001f]/g, '_') || 'file';
+  let base =
+    name
+      .replace(/\\/g, '/')
+      .split('/')
+      .filter((s) => s && s !== '.' && s !== '..')
+      .join('_')
+      .replace(/[\u0000-\u001f]/g, '_') || 'file';
   if (base.length > 200) base = base.slice(0, 200);
   let candidate = base;
   for (let i = 2; taken.has(candidate.toLowerCase()); i++) {

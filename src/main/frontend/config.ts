@@ -117,9 +117,7 @@ const providerShape = {
   }),
   client_id: nonEmptyString(),
   client_secret: nonEmptyString(),
-  scopes: z
-    .array(nonEmptyString(), { error: (iss) => (iss.input === undefined ? 'is required' : 'must be a list of strings') })
-    .optional(),
+  scopes: z.array(nonEmptyString(), { error: (iss) => (iss.input === undefined ? 'is required' : 'must be a list of strings') }).optional(),
   issuer: secureUrl('issuer', 'issuers').optional(),
   supports_pkce: requiredBoolean().optional(),
   token_endpoint_auth_method: z
@@ -153,10 +151,16 @@ function refineProvider(p: Record<string, unknown>, ctx: z.RefinementCtx): void 
   if (!PROVIDER_TYPES.includes(type)) return;
   for (const [key, rule] of Object.entries(TYPE_KEYS)) {
     if (rule.types.includes(type)) {
-      if (rule.required && p[key] === undefined) ctx.addIssue({ code: 'custom', path: [key], message: `is required for providers of type ${type}`, input: undefined });
+      if (rule.required && p[key] === undefined)
+        ctx.addIssue({ code: 'custom', path: [key], message: `is required for providers of type ${type}`, input: undefined });
     } else if (p[key] !== undefined) {
-      const why = type === 'oidc' && rule.types.includes('idp_a') ? '; oidc providers take their endpoints from the issuer\'s discovery document' : '';
-      ctx.addIssue({ code: 'custom', path: [key], message: `is only allowed for providers of type ${rule.types.join(' or ')} (this provider is ${type}${why})`, input: p[key] });
+      const why = type === 'oidc' && rule.types.includes('idp_a') ? "; oidc providers take their endpoints from the issuer's discovery document" : '';
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: `is only allowed for providers of type ${rule.types.join(' or ')} (this provider is ${type}${why})`,
+        input: p[key],
+      });
     }
   }
   if (type === 'oidc' && Array.isArray(p.scopes)) {
@@ -170,7 +174,12 @@ function refineProvider(p: Record<string, unknown>, ctx: z.RefinementCtx): void 
     const given = endpoints.filter((k) => p[k] !== undefined);
     if (given.length > 0) {
       for (const key of endpoints.filter((k) => p[k] === undefined)) {
-        ctx.addIssue({ code: 'custom', path: [key], message: `is required when ${given.join(', ')} ${given.length === 1 ? 'is' : 'are'} set (${type} endpoints are overridden together)`, input: undefined });
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `is required when ${given.join(', ')} ${given.length === 1 ? 'is' : 'are'} set (${type} endpoints are overridden together)`,
+          input: undefined,
+        });
       }
     }
   }
@@ -190,7 +199,12 @@ function refineOAuth(o: Record<string, unknown>, ctx: z.RefinementCtx): void {
       const key = name.toLowerCase(); // names are URL path segments; keep them unambiguous
       const first = seen.get(key);
       if (first !== undefined) {
-        ctx.addIssue({ code: 'custom', path: ['providers', i, 'name'], message: `duplicates the name of providers.${first} ("${name}")`, input: name });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['providers', i, 'name'],
+          message: `duplicates the name of providers.${first} ("${name}")`,
+          input: name,
+        });
       } else seen.set(key, i);
     });
   }
@@ -202,7 +216,7 @@ export const oauthConfigSchema = closedObject(
     endpoint_url: httpUrl('http(s)'),
     cookie_name: requiredString().superRefine((value, ctx) => {
       if (!/^[A-Za-z0-9!#$%&'*+\-.^_`|~]+$/.test(value)) {
-        ctx.addIssue({ code: 'custom', message: 'must be a non-empty cookie name (letters, digits and !#$%&\'*+-.^_`|~)', input: value });
+        ctx.addIssue({ code: 'custom', message: "must be a non-empty cookie name (letters, digits and !#$%&'*+-.^_`|~)", input: value });
       }
     }),
     cookie_domain: requiredString().superRefine((value, ctx) => {
@@ -219,7 +233,11 @@ export const oauthConfigSchema = closedObject(
     }),
     encryption_key: requiredString().superRefine((value, ctx) => {
       if (value.length < MIN_ENCRYPTION_KEY_LENGTH) {
-        ctx.addIssue({ code: 'custom', message: `must be at least ${MIN_ENCRYPTION_KEY_LENGTH} characters (got ${value.length})`, input: '<redacted>' });
+        ctx.addIssue({
+          code: 'custom',
+          message: `must be at least ${MIN_ENCRYPTION_KEY_LENGTH} characters (got ${value.length})`,
+          input: '<redacted>',
+        });
       }
     }),
     providers: z
@@ -232,7 +250,8 @@ export const oauthConfigSchema = closedObject(
 function refineFrontend(c: Record<string, unknown>, ctx: z.RefinementCtx): void {
   const oauth = c.oauth as Record<string, unknown> | undefined;
   if (!oauth || typeof oauth !== 'object') return;
-  const cookieDomain = typeof oauth.cookie_domain === 'string' && isDomainName(oauth.cookie_domain.replace(/^\./, '')) ? oauth.cookie_domain : undefined;
+  const cookieDomain =
+    typeof oauth.cookie_domain === 'string' && isDomainName(oauth.cookie_domain.replace(/^\./, '')) ? oauth.cookie_domain : undefined;
   if (!cookieDomain) return;
   // The login-binding cookie is set on share hosts and read on the OAuth endpoint host, and the
   // session cookie travels the other way, so both hosts must be inside cookie_domain.

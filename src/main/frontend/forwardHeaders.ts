@@ -16,14 +16,29 @@ const HOP_BY_HOP = new Set([
 ]);
 
 // Client-sent values of these cannot be trusted; the frontend sets its own.
-const REPLACED = new Set(['host', 'cookie', 'forwarded', 'x-forwarded-for', 'x-forwarded-proto', 'x-forwarded-host', 'x-forwarded-port', 'x-real-ip', 'expect']);
+const REPLACED = new Set([
+  'host',
+  'cookie',
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+  'x-forwarded-host',
+  'x-forwarded-port',
+  'x-real-ip',
+  'expect',
+]);
 
 export const AUTH_HEADER_PREFIX = 'svc-auth-';
 
 function connectionTokens(value: string | string[] | undefined): Set<string> | undefined {
   if (value === undefined) return undefined; // the common case: nothing extra to drop
   const text = Array.isArray(value) ? value.join(',') : value;
-  return new Set(text.split(',').map((t) => t.trim().toLowerCase()).filter(Boolean));
+  return new Set(
+    text
+      .split(',')
+      .map((t) => t.trim().toLowerCase())
+      .filter(Boolean),
+  );
 }
 
 export interface ForwardContext {

@@ -11,15 +11,7 @@ import type { FrontendHandle, StartFrontendOptions } from './types';
 export { frontendConfigSchema, describeConfigIssues, PROVIDER_TYPES } from './config';
 export type { FrontendConfig, OAuthConfig, ProviderConfig, ProviderType } from './config';
 export { validateShareOAuth, DEFAULT_CHECK_INTERVAL } from './shareOAuth';
-export type {
-  AuthIdentity,
-  FrontendHandle,
-  OverlayDialer,
-  PublicShare,
-  ShareOAuth,
-  ShareResolver,
-  StartFrontendOptions,
-} from './types';
+export type { AuthIdentity, FrontendHandle, OverlayDialer, PublicShare, ShareOAuth, ShareResolver, StartFrontendOptions } from './types';
 
 /** Starts the public share listener and, with an `oauth` section, the OAuth listener. */
 export async function startFrontend(opts: StartFrontendOptions): Promise<FrontendHandle> {

@@ -93,7 +93,8 @@ export class OAuthRuntime {
   /** Decides whether a request to an OAuth-protected share may pass, refreshing OIDC sessions when due. */
   async authorize(req: IncomingMessage, share: PublicShare & { oauth: ShareOAuth }): Promise<GateResult> {
     const provider = this.providers.get(share.oauth.provider);
-    if (!provider) return { kind: 'misconfigured', message: `share uses OAuth provider "${share.oauth.provider}", which this frontend does not configure` };
+    if (!provider)
+      return { kind: 'misconfigured', message: `share uses OAuth provider "${share.oauth.provider}", which this frontend does not configure` };
     const now = this.now();
     const session = await this.sessions.find(req.headers.cookie, share.token, provider.name, now);
     if (!session) return { kind: 'login', reason: 'no_session' };
@@ -107,13 +108,22 @@ export class OAuthRuntime {
 
     const outcome = await this.refreshOnce(provider, session);
     if (!outcome.identity) {
-      this.logger.info({ share: share.token, provider: provider.name, email: session.email, err: outcome.error }, 'oauth session refresh failed; re-authentication required');
+      this.logger.info(
+        { share: share.token, provider: provider.name, email: session.email, err: outcome.error },
+        'oauth session refresh failed; re-authentication required',
+      );
       return { kind: 'login', reason: 'refresh_failed' };
     }
     const fresh = outcome.identity;
     const checked = this.check(share.oauth, fresh);
     if (!checked.ok) {
-      return { kind: 'forbidden', provider: provider.name, email: fresh.email, reason: checked.reason, setCookies: [this.sessions.clear(session.cookieName)] };
+      return {
+        kind: 'forbidden',
+        provider: provider.name,
+        email: fresh.email,
+        reason: checked.reason,
+        setCookies: [this.sessions.clear(session.cookieName)],
+      };
     }
     const renewed: Omit<Session, 'cookieName'> = {
       provider: provider.name,
@@ -131,7 +141,9 @@ export class OAuthRuntime {
   private refreshOnce(provider: OAuthProvider, session: Session): Promise<RefreshOutcome> {
     const now = this.now();
     for (const [key, entry] of this.refreshes) if (now - entry.startedAtMs > REFRESH_REUSE_MS) this.refreshes.delete(key);
-    const key = `${session.share}:${createHash('sha256').update(session.tokens.refreshToken ?? '').digest('base64url')}`;
+    const key = `${session.share}:${createHash('sha256')
+      .update(session.tokens.refreshToken ?? '')
+      .digest('base64url')}`;
     const existing = this.refreshes.get(key);
     if (existing) return existing.promise;
     const promise = provider.refresh(session.tokens).then(

@@ -59,7 +59,10 @@ export function createOAuthHandler(ctx: OAuthListenerContext) {
     const retry = [{ href: claims.url, label: 'Try again' }];
     if (query.has('error')) {
       log.outcome = 'provider_refused';
-      return sendPage(res, 401, 'Sign-in was not completed', ['The identity provider did not complete the sign-in.'], { links: retry, setCookies: clearBinding });
+      return sendPage(res, 401, 'Sign-in was not completed', ['The identity provider did not complete the sign-in.'], {
+        links: retry,
+        setCookies: clearBinding,
+      });
     }
 
     const callbackUrl = new URL(oauth.providerUrl(provider.name, 'auth/callback'));
@@ -69,8 +72,14 @@ export function createOAuthHandler(ctx: OAuthListenerContext) {
       identity = await provider.completeLogin(callbackUrl, { state, nonce: claims.non, codeVerifier: claims.pkv });
     } catch (err) {
       log.outcome = 'provider_error';
-      ctx.logger.warn({ provider: provider.name, share: claims.shr, err: err instanceof ProviderError ? err.message : 'unexpected error' }, 'oauth code exchange failed');
-      return sendPage(res, 502, 'Sign-in failed', ['The identity provider could not complete the sign-in.'], { links: retry, setCookies: clearBinding });
+      ctx.logger.warn(
+        { provider: provider.name, share: claims.shr, err: err instanceof ProviderError ? err.message : 'unexpected error' },
+        'oauth code exchange failed',
+      );
+      return sendPage(res, 502, 'Sign-in failed', ['The identity provider could not complete the sign-in.'], {
+        links: retry,
+        setCookies: clearBinding,
+      });
     }
     log.email = identity.email;
 
@@ -84,7 +93,10 @@ export function createOAuthHandler(ctx: OAuthListenerContext) {
       log.outcome = checked.reason;
       // Tokens of a refused user are of no further use.
       await provider.revoke(provider.tokensToStore(identity)).catch(() => undefined);
-      const logoutLink = { href: `${oauth.providerUrl(provider.name, 'logout')}?redirect_url=${encodeURIComponent(claims.url)}`, label: 'Sign out and use another account' };
+      const logoutLink = {
+        href: `${oauth.providerUrl(provider.name, 'logout')}?redirect_url=${encodeURIComponent(claims.url)}`,
+        label: 'Sign out and use another account',
+      };
       return sendPage(res, 403, 'Access denied', [refusalMessage(checked.reason, identity.email)], { links: [logoutLink], setCookies: clearBinding });
     }
 
@@ -128,7 +140,10 @@ export function createOAuthHandler(ctx: OAuthListenerContext) {
     try {
       await provider.revoke(session.tokens);
     } catch (err) {
-      ctx.logger.warn({ provider: provider.name, share: session.share, email: session.email, err: err instanceof ProviderError ? err.message : 'unexpected error' }, 'token revocation failed; session cleared anyway');
+      ctx.logger.warn(
+        { provider: provider.name, share: session.share, email: session.email, err: err instanceof ProviderError ? err.message : 'unexpected error' },
+        'token revocation failed; session cleared anyway',
+      );
     }
   }
 

@@ -31,7 +31,13 @@ const SECURITY_HEADERS = {
   'Cache-Control': 'no-store',
 };
 
-export function sendPage(res: ServerResponse, status: number, title: string, paragraphs: string[], options: { links?: PageLink[]; setCookies?: string[] } = {}): void {
+export function sendPage(
+  res: ServerResponse,
+  status: number,
+  title: string,
+  paragraphs: string[],
+  options: { links?: PageLink[]; setCookies?: string[] } = {},
+): void {
   if (res.headersSent) {
     res.destroy();
     return;

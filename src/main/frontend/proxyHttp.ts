@@ -18,7 +18,8 @@ export function backendUrl(target: URL, requestPath: string): URL {
 
 // A request target made only of these (non-empty segments not starting with ".", no "%2e", "%" only before two hex
 // digits, a non-empty query) comes out of URL parsing unchanged, so the common case needs no URL objects.
-const PLAIN_TARGET = /^\/(?:[\w\-~!$&()*+,;=:@%][\w\-~!$&()*+,;=:@%.]*(?:\/[\w\-~!$&()*+,;=:@%][\w\-~!$&()*+,;=:@%.]*)*\/?)?(?:\?[\w\-~!$&()*+,;=:@%./?]+)?$/;
+const PLAIN_TARGET =
+  /^\/(?:[\w\-~!$&()*+,;=:@%][\w\-~!$&()*+,;=:@%.]*(?:\/[\w\-~!$&()*+,;=:@%][\w\-~!$&()*+,;=:@%.]*)*\/?)?(?:\?[\w\-~!$&()*+,;=:@%./?]+)?$/;
 const ODD_PERCENT = /%(?![0-9A-Fa-f]{2})|%2e/i;
 
 /** Origin and path (with query) of the backend request; the same answer as backendUrl, faster for plain targets. */
@@ -96,7 +97,11 @@ class ResponseRelay implements Dispatcher.DispatchHandler {
     if (this.gone) controller.abort(new Error('the client closed the connection'));
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, upstreamHeaders: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    upstreamHeaders: Record<string, string | string[] | undefined>,
+  ): void {
     const headers = forwardResponseHeaders(upstreamHeaders);
     if (this.setCookies.length) {
       const existing = headers['set-cookie'];

@@ -54,7 +54,9 @@ export function proxyUpgrade(
       headers: ['Host', url.host, ...opts.headers],
       timeout: 30_000,
       // no agent: a connection of its own (http uses createConnection only when there is no agent at all)
-      ...(opts.createConnection ? { createConnection: opts.createConnection as unknown as http.RequestOptions['createConnection'] } : { agent: false }),
+      ...(opts.createConnection
+        ? { createConnection: opts.createConnection as unknown as http.RequestOptions['createConnection'] }
+        : { agent: false }),
     });
     let answered = false;
     const fail = () => {

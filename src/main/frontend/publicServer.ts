@@ -100,17 +100,29 @@ export function createPublicHandlers(ctx: PublicContext) {
         const logout = `${oauth.providerUrl(gate.provider, 'logout')}?redirect_url=${encodeURIComponent(originalUrl(req))}`;
         if (upgrade || isApiRequest(req.headers)) {
           return denied(403, gate.reason, (res) =>
-            sendJson(res, 403, { error: 'forbidden', reason: gate.reason, email: gate.email }, gate.setCookies.length ? { 'Set-Cookie': gate.setCookies } : {}),
+            sendJson(
+              res,
+              403,
+              { error: 'forbidden', reason: gate.reason, email: gate.email },
+              gate.setCookies.length ? { 'Set-Cookie': gate.setCookies } : {},
+            ),
           );
         }
         return denied(403, gate.reason, (res) =>
-          sendPage(res, 403, 'Access denied', [refusalMessage(gate.reason, gate.email)], { links: [{ href: logout, label: 'Sign out and use another account' }], setCookies: gate.setCookies }),
+          sendPage(res, 403, 'Access denied', [refusalMessage(gate.reason, gate.email)], {
+            links: [{ href: logout, label: 'Sign out and use another account' }],
+            setCookies: gate.setCookies,
+          }),
         );
       }
       case 'login': {
         if (upgrade || isApiRequest(req.headers)) {
           return denied(401, `login_required:${gate.reason}`, (res) =>
-            sendJson(res, 401, { error: 'authentication_required', message: 'Sign in by opening this share in a browser.', provider: share.oauth!.provider }),
+            sendJson(res, 401, {
+              error: 'authentication_required',
+              message: 'Sign in by opening this share in a browser.',
+              provider: share.oauth!.provider,
+            }),
           );
         }
         const provider = oauth.providers.get(share.oauth.provider)!;
@@ -123,7 +135,10 @@ export function createPublicHandlers(ctx: PublicContext) {
             const login = await oauth.beginLogin(provider, share, original);
             sendRedirect(res, login.location, login.setCookies);
           } catch (err) {
-            ctx.logger.warn({ share: share.token, provider: provider.name, err: err instanceof ProviderError ? err.message : String(err) }, 'cannot start oauth login');
+            ctx.logger.warn(
+              { share: share.token, provider: provider.name, err: err instanceof ProviderError ? err.message : String(err) },
+              'cannot start oauth login',
+            );
             sendPage(res, 502, 'Sign-in unavailable', ['The identity provider cannot be reached right now. Try again in a moment.']);
           }
         });
@@ -161,7 +176,13 @@ export function createPublicHandlers(ctx: PublicContext) {
       if (!ctx.overlay) return overlayUnavailable(res);
       const headers = forwardRequestHeaders(req, { publicScheme: ctx.publicScheme, isOwnCookie: ctx.isOwnCookie, identity: access.identity });
       const overlayShare = share as PublicShare & { overlay: { serviceId: string } };
-      return proxyHttp(req, res, { dispatcher: ctx.overlay.dispatcher, target: ctx.overlay.target(overlayShare), path, headers, setCookies: access.setCookies });
+      return proxyHttp(req, res, {
+        dispatcher: ctx.overlay.dispatcher,
+        target: ctx.overlay.target(overlayShare),
+        path,
+        headers,
+        setCookies: access.setCookies,
+      });
     }
     if (share.backendMode === 'web') {
       if (access.setCookies.length) res.setHeader('Set-Cookie', access.setCookies);
@@ -211,16 +232,30 @@ export function createPublicHandlers(ctx: PublicContext) {
       if (!access.ok) {
         log.status = access.status;
         log.outcome = access.outcome;
-        return writeSocketResponse(socket, access.status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' }, access.socketBody);
+        return writeSocketResponse(
+          socket,
+          access.status,
+          { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store' },
+          access.socketBody,
+        );
       }
-      const headers = forwardRequestHeaders(req, { publicScheme: ctx.publicScheme, isOwnCookie: ctx.isOwnCookie, identity: access.identity }, { upgrade: true });
+      const headers = forwardRequestHeaders(
+        req,
+        { publicScheme: ctx.publicScheme, isOwnCookie: ctx.isOwnCookie, identity: access.identity },
+        { upgrade: true },
+      );
       let target = share.overlay ? undefined : targetUrl(share.target);
       let createConnection: (() => Duplex) | undefined;
       if (share.overlay) {
         const overlayShare = share as PublicShare & { overlay: { serviceId: string } };
         if (!ctx.overlay) {
           log.status = 503;
-          return writeSocketResponse(socket, 503, { 'Content-Type': 'text/plain; charset=utf-8' }, 'This share is served through the overlay network, which this frontend cannot reach.\n');
+          return writeSocketResponse(
+            socket,
+            503,
+            { 'Content-Type': 'text/plain; charset=utf-8' },
+            'This share is served through the overlay network, which this frontend cannot reach.\n',
+          );
         }
         target = ctx.overlay.target(overlayShare);
         const conn = await ctx.overlay.dial(overlayShare);

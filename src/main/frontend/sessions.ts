@@ -106,7 +106,9 @@ export class SessionCodec {
   async find(cookieHeader: string | string[] | undefined, shareToken: string, provider: string, nowMs: number): Promise<Session | undefined> {
     const name = this.cookieNameFor(shareToken);
     let best: Session | undefined;
-    const candidates = parseCookieHeader(cookieHeader).filter((c) => c.name === name).slice(0, MAX_CANDIDATES);
+    const candidates = parseCookieHeader(cookieHeader)
+      .filter((c) => c.name === name)
+      .slice(0, MAX_CANDIDATES);
     for (const c of candidates) {
       const remembered = this.openRemembered(c.name, c.value, nowMs);
       const opened = remembered !== NOT_REMEMBERED ? remembered : await this.open(c.name, c.value, nowMs);
@@ -141,7 +143,12 @@ export class SessionCodec {
   private async open(cookieName: string, value: string, nowMs: number): Promise<Opened | undefined> {
     const remembered = this.openRemembered(cookieName, value, nowMs);
     if (remembered !== NOT_REMEMBERED) return remembered;
-    const result = await unseal<SessionClaims>(value, { signing: this.keys.sessionSigning, encryption: this.keys.sessionEncryption }, SESSION_TYP, nowMs);
+    const result = await unseal<SessionClaims>(
+      value,
+      { signing: this.keys.sessionSigning, encryption: this.keys.sessionEncryption },
+      SESSION_TYP,
+      nowMs,
+    );
     const claims = result.claims;
     if (!claims || !isSessionClaims(claims)) return undefined;
     if (result.ok) this.remember(value, claims);

@@ -39,7 +39,10 @@ export function shareOAuthIssue(providers: string[] | undefined, oauth: ShareOAu
 
 /** Validates a share's OAuth options against the frontend configuration; throws with a clear message. */
 export function validateShareOAuth(config: FrontendConfig | undefined, oauth: ShareOAuthOptions): ShareOAuth {
-  const issue = shareOAuthIssue(config?.oauth?.providers.map((p) => p.name), oauth);
+  const issue = shareOAuthIssue(
+    config?.oauth?.providers.map((p) => p.name),
+    oauth,
+  );
   if (issue) throw new Error(issue.reason);
   return {
     provider: oauth.provider,

@@ -86,7 +86,10 @@ export class Circuit {
     if (this.state === 'closed') return;
     this.state = 'closed';
     this.early = [];
-    for (const [side, end] of [['dialer', this.dialer], ['host', this.host]] as const) {
+    for (const [side, end] of [
+      ['dialer', this.dialer],
+      ['host', this.host],
+    ] as const) {
       if (!end) continue;
       if (end.kind === 'sdk') {
         end.conn.forget(end.connId);
@@ -114,7 +117,8 @@ export class Circuit {
 
   /** Bytes from the router-dialed TCP socket go to the dialer as Data; its half-close as an empty FIN Data. */
   private pipeTcp(socket: Socket): void {
-    const header = (flags: number) => [[Header.ConnId, u32(this.dialer.connId)], ...(flags ? [[Header.Flags, u32(flags)]] : [])] as Array<[number, Buffer]>;
+    const header = (flags: number) =>
+      [[Header.ConnId, u32(this.dialer.connId)], ...(flags ? [[Header.Flags, u32(flags)]] : [])] as Array<[number, Buffer]>;
     socket.on('data', (chunk: Buffer) => {
       if (this.state === 'closed') return;
       this.relay('host', encode(message(EdgeType.Data, header(0), chunk)));

@@ -6,8 +6,22 @@ import { anyPostureChecks } from '../core/policy/posture';
 import { revokeFailingSessions } from '../core/policy/postureResponses';
 import { Channel } from './channel/channel';
 import {
-  bool, ChannelType, EdgeType, findHeader, getByte, getStr, getU16, getU32, Header, message, PRECEDENCES, PREFIX_BYTES, str, u32,
-  type FrameLimits, type Message,
+  bool,
+  ChannelType,
+  EdgeType,
+  findHeader,
+  getByte,
+  getStr,
+  getU16,
+  getU32,
+  Header,
+  message,
+  PRECEDENCES,
+  PREFIX_BYTES,
+  str,
+  u32,
+  type FrameLimits,
+  type Message,
 } from './channel/wire';
 import { Circuit } from './circuit';
 import type { EdgeRouter, SdkTerminator } from './edgeRouter';
@@ -48,7 +62,10 @@ export class EdgeConnection {
   /** when the socket last drained: the peer took what was queued for it */
   private drainedAt = 0;
 
-  constructor(private readonly router: EdgeRouter, readonly socket: TLSSocket) {
+  constructor(
+    private readonly router: EdgeRouter,
+    readonly socket: TLSSocket,
+  ) {
     this.channel = new Channel(socket, HELLO_LIMITS, {
       onData: () => this.channel.close(new Error('data before hello')),
       onMessage: (msg) => this.hello(msg),
@@ -181,7 +198,13 @@ export class EdgeConnection {
     const terminator = this.router.pickTerminator(grant.serviceId, instance);
     if (!terminator) return this.refuse(msg, `service ${grant.serviceName} has no terminators${instance ? ` for instance ${instance}` : ''}`);
     const circuit = this.router.newCircuit(
-      { serviceId: grant.serviceId, serviceName: grant.serviceName, terminatorId: terminator.id, sessionId: grant.sessionId, caller: this.caller!.identityName },
+      {
+        serviceId: grant.serviceId,
+        serviceName: grant.serviceName,
+        terminatorId: terminator.id,
+        sessionId: grant.sessionId,
+        caller: this.caller!.identityName,
+      },
       { kind: 'sdk', conn: this, connId },
     );
     this.endpoints.set(connId, { circuit, side: 'dialer' });
@@ -197,12 +220,16 @@ export class EdgeConnection {
       const hostConnId = host.allocateConnId();
       host.endpoints.set(hostConnId, { circuit, side: 'host' });
       circuit.attachHost({ kind: 'sdk', conn: host, connId: hostConnId });
-      const dial = message(EdgeType.Dial, [
-        [Header.ConnId, u32(terminator.bindConnId)],
-        [Header.RouterProvidedConnId, u32(hostConnId)],
-        [Header.CallerId, str(getStr(msg.headers, Header.CallerId) ?? this.caller!.identityName)],
-        [Header.CircuitId, str(circuit.id)],
-      ], terminator.token);
+      const dial = message(
+        EdgeType.Dial,
+        [
+          [Header.ConnId, u32(terminator.bindConnId)],
+          [Header.RouterProvidedConnId, u32(hostConnId)],
+          [Header.CallerId, str(getStr(msg.headers, Header.CallerId) ?? this.caller!.identityName)],
+          [Header.CircuitId, str(circuit.id)],
+        ],
+        terminator.token,
+      );
       for (const h of [Header.PublicKey, Header.AppData, Header.ConnectionMarker]) {
         const v = msg.headers.get(h);
         if (v) dial.headers.set(h, Buffer.from(v));
@@ -234,11 +261,14 @@ export class EdgeConnection {
       circuit.attachHost({ kind: 'tcp', socket });
     }
     if (circuit.closed) return; // the dialer gave up, or the session ended meanwhile
-    this.channel.reply(msg, message(EdgeType.StateConnected, [
-      [Header.ConnId, u32(connId)],
-      [Header.CircuitId, str(circuit.id)],
-      ...(hostKey ? [[Header.PublicKey, hostKey] as [number, Buffer]] : []),
-    ]));
+    this.channel.reply(
+      msg,
+      message(EdgeType.StateConnected, [
+        [Header.ConnId, u32(connId)],
+        [Header.CircuitId, str(circuit.id)],
+        ...(hostKey ? [[Header.PublicKey, hostKey] as [number, Buffer]] : []),
+      ]),
+    );
     circuit.open();
   }
 

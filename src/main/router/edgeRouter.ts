@@ -6,8 +6,13 @@ import { setBuiltinRouterState, tlsUrl } from '../core/dataPlane/builtinRouter';
 import { watchDataPlane } from '../core/dataPlane/events';
 import type { LiveDataPlane, LiveStatus } from '../core/dataPlane/status';
 import {
-  addRouterTerminator, clearRouterTerminators, removeRouterTerminator, routerHostedServices, updateRouterTerminator,
-  type HostV1, type RouterTerminator,
+  addRouterTerminator,
+  clearRouterTerminators,
+  removeRouterTerminator,
+  routerHostedServices,
+  updateRouterTerminator,
+  type HostV1,
+  type RouterTerminator,
 } from '../core/dataPlane/terminators';
 import { newId } from '../core/ids';
 import type { Row } from '../core/store/db';
@@ -108,9 +113,17 @@ export class EdgeRouter implements LiveDataPlane {
       socket.destroy();
     });
     const { host, port: wanted, isDefault } = this.opts.listen;
-    const bound = await listenOn(this.server, host, wanted, isDefault ? {
-      onFallback: () => this.log.warn({ listener: `tls:${host}:${wanted}` }, 'edge router: the default listener address is in use; taking a free port'),
-    } : undefined);
+    const bound = await listenOn(
+      this.server,
+      host,
+      wanted,
+      isDefault
+        ? {
+            onFallback: () =>
+              this.log.warn({ listener: `tls:${host}:${wanted}` }, 'edge router: the default listener address is in use; taking a free port'),
+          }
+        : undefined,
+    );
     const port = this.opts.advertise.port ?? bound;
     this.url = tlsUrl(this.opts.advertise.host, port);
     this.unwatch = watchDataPlane(this.core, {
@@ -175,14 +188,25 @@ export class EdgeRouter implements LiveDataPlane {
     // a re-Bind of the same listener (e.g. after a reconnect) replaces its old terminator
     if (t.listenerId) {
       for (const old of this.terminators.values()) {
-        if (old.kind === 'sdk' && old.listenerId === t.listenerId && old.serviceId === t.serviceId && old.conn.caller?.identityId === hostIdentityId) {
+        if (
+          old.kind === 'sdk' &&
+          old.listenerId === t.listenerId &&
+          old.serviceId === t.serviceId &&
+          old.conn.caller?.identityId === hostIdentityId
+        ) {
           old.conn.binds.delete(old.bindConnId);
           this.removeTerminator(old.id, false);
         }
       }
     }
     const id = addRouterTerminator(this.core, {
-      serviceId: t.serviceId, routerId: this.id, binding: 'edge', address: newId(), identity: t.identity, cost: t.cost, precedence: t.precedence,
+      serviceId: t.serviceId,
+      routerId: this.id,
+      binding: 'edge',
+      address: newId(),
+      identity: t.identity,
+      cost: t.cost,
+      precedence: t.precedence,
     });
     this.terminators.set(id, { ...t, id });
     return id;
@@ -229,16 +253,18 @@ export class EdgeRouter implements LiveDataPlane {
   private syncHosting(): void {
     this.hostingDirty = true;
     if (this.hostingSync) return;
-    this.hostingSync = Promise.resolve().then(() => {
-      while (this.hostingDirty) {
-        this.hostingDirty = false;
-        this.reconcileHosting();
-      }
-      this.hostingSync = undefined;
-    }).catch((err) => {
-      this.hostingSync = undefined;
-      this.log.error({ err }, 'edge router: hosting sync failed');
-    });
+    this.hostingSync = Promise.resolve()
+      .then(() => {
+        while (this.hostingDirty) {
+          this.hostingDirty = false;
+          this.reconcileHosting();
+        }
+        this.hostingSync = undefined;
+      })
+      .catch((err) => {
+        this.hostingSync = undefined;
+        this.log.error({ err }, 'edge router: hosting sync failed');
+      });
   }
 
   private reconcileHosting(): void {
@@ -256,7 +282,15 @@ export class EdgeRouter implements LiveDataPlane {
       const cost = Number.isInteger(listen.cost) ? listen.cost! : 0;
       const identity = listen.identity ?? '';
       const address = s.host.forwardAddress || s.host.forwardPort ? 'tcp:forwarded' : `tcp:${s.host.address}:${s.host.port}`;
-      const id = addRouterTerminator(this.core, { serviceId: s.serviceId, routerId: this.id, binding: 'tunnel', address, identity, cost, precedence });
+      const id = addRouterTerminator(this.core, {
+        serviceId: s.serviceId,
+        routerId: this.id,
+        binding: 'tunnel',
+        address,
+        identity,
+        cost,
+        precedence,
+      });
       this.terminators.set(id, { kind: 'host', id, serviceId: s.serviceId, host: s.host, identity, cost, precedence, healthy: true });
     }
   }
@@ -302,7 +336,12 @@ export class EdgeRouter implements LiveDataPlane {
       online: this.accepting,
       connections: this.conns.size,
       terminators: [...this.terminators.values()].map((t) => ({
-        id: t.id, serviceId: t.serviceId, kind: t.kind, identity: t.identity, cost: t.cost, precedence: t.precedence,
+        id: t.id,
+        serviceId: t.serviceId,
+        kind: t.kind,
+        identity: t.identity,
+        cost: t.cost,
+        precedence: t.precedence,
         ...(t.kind === 'sdk' ? { caller: t.conn.caller?.identityName } : {}),
       })),
       circuits: [...this.circuits.values()].map((c) => c.describe()),
@@ -317,11 +356,16 @@ export class EdgeRouter implements LiveDataPlane {
     for (const c of [...this.circuits.values()]) c.close('the router is stopping');
     // end() flushes what is queued (the StateClosed just sent) before the connection goes; peers that do not
     // close their side in time are cut off
-    await Promise.all([...this.conns].map((c) => new Promise<void>((resolve) => {
-      const cut = setTimeout(() => c.channel.close(), 2000);
-      c.socket.once('close', () => (clearTimeout(cut), resolve()));
-      c.socket.end();
-    })));
+    await Promise.all(
+      [...this.conns].map(
+        (c) =>
+          new Promise<void>((resolve) => {
+            const cut = setTimeout(() => c.channel.close(), 2000);
+            c.socket.once('close', () => (clearTimeout(cut), resolve()));
+            c.socket.end();
+          }),
+      ),
+    );
     await this.hostingSync;
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     try {

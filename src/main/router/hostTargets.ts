@@ -18,10 +18,10 @@ export function hostTarget(config: HostV1, appData: Buffer | undefined): HostTar
       return 'the dialer sent app data that is not JSON';
     }
   }
-  const protocol = config.forwardProtocol ? String(data.dst_protocol ?? '') : config.protocol ?? '';
+  const protocol = config.forwardProtocol ? String(data.dst_protocol ?? '') : (config.protocol ?? '');
   if (config.forwardProtocol && !config.allowedProtocols?.includes(protocol)) return `protocol ${protocol || '(none)'} is not allowed`;
   if (protocol !== 'tcp') return `${protocol || 'this'} protocol is not supported by Weft's router (tcp only)`;
-  const host = config.forwardAddress ? String(data.dst_hostname ?? data.dst_ip ?? '') : config.address ?? '';
+  const host = config.forwardAddress ? String(data.dst_hostname ?? data.dst_ip ?? '') : (config.address ?? '');
   if (!host) return 'no address to forward to';
   if (config.forwardAddress && !(config.allowedAddresses ?? []).some((a) => addressAllowed(a, host))) return `address ${host} is not allowed`;
   const port = config.forwardPort ? Number(data.dst_port) : Number(config.port);
@@ -40,7 +40,7 @@ function addressAllowed(allowed: string, host: string): boolean {
   if (cidr && isIP(h) === 4) {
     const bits = Number(cidr[2]);
     const mask = bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0;
-    return ((ipv4(h) & mask) >>> 0) === ((ipv4(cidr[1]!) & mask) >>> 0);
+    return (ipv4(h) & mask) >>> 0 === (ipv4(cidr[1]!) & mask) >>> 0;
   }
   return false;
 }

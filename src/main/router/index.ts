@@ -21,7 +21,10 @@ export function splitTlsAddress(address: string): { host: string; port: number }
  * Where the router listens (the default address, when not configured, falls back to a free port if taken) and what
  * it advertises: the configured host[:port], else the listener's host (127.0.0.1 for a wildcard) and actual port.
  */
-export function routerAddresses(config: WeftConfig['router']): { listen: { host: string; port: number; isDefault: boolean }; advertise: { host: string; port?: number } } {
+export function routerAddresses(config: WeftConfig['router']): {
+  listen: { host: string; port: number; isDefault: boolean };
+  advertise: { host: string; port?: number };
+} {
   const listen = { ...splitTlsAddress(config.listener ?? DEFAULT_LISTENER), isDefault: config.listener === undefined };
   if (config.advertise) {
     const m = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(config.advertise)!;

@@ -38,7 +38,12 @@ export interface EdgeClientOptions {
 /** The service requires end-to-end encryption, which this SDK does not implement. */
 export class EncryptionNotSupportedError extends Error {
   constructor(service?: string) {
-    super(`service ${service ?? ''} requires end-to-end encryption (encryptionRequired), which Weft's SDK does not implement; create it with encryptionRequired false`.replace('service  ', 'the service '));
+    super(
+      `service ${service ?? ''} requires end-to-end encryption (encryptionRequired), which Weft's SDK does not implement; create it with encryptionRequired false`.replace(
+        'service  ',
+        'the service ',
+      ),
+    );
     this.name = 'EncryptionNotSupportedError';
   }
 }
@@ -72,7 +77,14 @@ export class EdgeClient {
   /** Opens a new router connection (TLS + hello). */
   private async openLink(): Promise<RouterLink> {
     const apiSessionToken = await this.opts.apiSession();
-    return RouterLink.open({ url: this.opts.routerUrl, ca: this.opts.ca, cert: this.opts.cert, key: this.opts.key, apiSessionToken, timeoutMs: this.timeoutMs });
+    return RouterLink.open({
+      url: this.opts.routerUrl,
+      ca: this.opts.ca,
+      cert: this.opts.cert,
+      key: this.opts.key,
+      apiSessionToken,
+      timeoutMs: this.timeoutMs,
+    });
   }
 
   /** The shared router connection, opened if there is none (one attempt; concurrent callers share it). */

@@ -4,7 +4,20 @@ import { isIP } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { Channel, ChannelClosedError } from '../router/channel/channel';
 import {
-  bodyOf, bool, ChannelType, EdgeType, findHeader, Flag, getBool, getStr, getU32, hasFin, Header, message, str, u32,
+  bodyOf,
+  bool,
+  ChannelType,
+  EdgeType,
+  findHeader,
+  Flag,
+  getBool,
+  getStr,
+  getU32,
+  hasFin,
+  Header,
+  message,
+  str,
+  u32,
   type Message,
 } from '../router/channel/wire';
 import { EdgeConn, type EdgeConnLink } from './edgeConn';
@@ -163,11 +176,15 @@ export class RouterLink extends EventEmitter implements EdgeConnLink {
     let reply: Message;
     try {
       reply = await this.channel.request(
-        message(EdgeType.Connect, [
-          [Header.ConnId, u32(id)],
-          [Header.ConnectionMarker, str(randomBytes(6).toString('base64url'))],
-          [Header.UseXgressToSdk, bool(false)],
-        ], sessionToken),
+        message(
+          EdgeType.Connect,
+          [
+            [Header.ConnId, u32(id)],
+            [Header.ConnectionMarker, str(randomBytes(6).toString('base64url'))],
+            [Header.UseXgressToSdk, bool(false)],
+          ],
+          sessionToken,
+        ),
         this.timeoutMs,
       );
     } catch (err) {
@@ -182,7 +199,7 @@ export class RouterLink extends EventEmitter implements EdgeConnLink {
     }
     if (reply.headers.get(Header.PublicKey)?.length) {
       conn.destroy();
-      throw new Error('the service is hosted with end-to-end encryption, which Weft\'s SDK does not implement');
+      throw new Error("the service is hosted with end-to-end encryption, which Weft's SDK does not implement");
     }
     conn.info.circuitId = getStr(reply.headers, Header.CircuitId);
     conn.removeAllListeners('error');
@@ -198,14 +215,18 @@ export class RouterLink extends EventEmitter implements EdgeConnLink {
     let reply: Message;
     try {
       reply = await this.channel.request(
-        message(EdgeType.Bind, [
-          [Header.ConnId, u32(id)],
-          [Header.SupportsInspect, bool(true)],
-          [Header.SupportsBindSuccess, bool(true)],
-          [Header.UseXgressToSdk, bool(false)],
-          [Header.ListenerId, str(listenerId)],
-          [Header.RouterProvidedConnId, bool(true)],
-        ], sessionToken),
+        message(
+          EdgeType.Bind,
+          [
+            [Header.ConnId, u32(id)],
+            [Header.SupportsInspect, bool(true)],
+            [Header.SupportsBindSuccess, bool(true)],
+            [Header.UseXgressToSdk, bool(false)],
+            [Header.ListenerId, str(listenerId)],
+            [Header.RouterProvidedConnId, bool(true)],
+          ],
+          sessionToken,
+        ),
         this.timeoutMs,
       );
     } catch (err) {

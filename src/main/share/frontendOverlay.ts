@@ -70,7 +70,11 @@ export class FrontendOverlay implements OverlayDialer {
   private currentApiSession(): string {
     if (this.apiSession && this.core.sessions.resolve(this.apiSession)) return this.apiSession;
     const row = this.core.sessions.create({
-      identityId: this.identityId, authenticatorId: this.authenticatorId, ipAddress: '127.0.0.1', configTypes: [], isMfaRequired: false,
+      identityId: this.identityId,
+      authenticatorId: this.authenticatorId,
+      ipAddress: '127.0.0.1',
+      configTypes: [],
+      isMfaRequired: false,
     });
     this.apiSession = row.token as string;
     return this.apiSession;
@@ -87,7 +91,8 @@ export class FrontendOverlay implements OverlayDialer {
       throw new Error(`the frontend may not dial service ${serviceId}: ${(err as Error).message}`, { cause: err });
     }
     const row = this.core.store.getSql<Row>(
-      'SELECT s.token, v.name, v.encryption_required FROM sessions s JOIN services v ON v.id = s.service_id WHERE s.id = ?', id,
+      'SELECT s.token, v.name, v.encryption_required FROM sessions s JOIN services v ON v.id = s.service_id WHERE s.id = ?',
+      id,
     )!;
     return { token: row.token as string, service: row.name as string, encryptionRequired: !!row.encryption_required };
   }
@@ -114,7 +119,11 @@ function ensureFrontendIdentity(core: Core): string {
     let name = IDENTITY_NAME;
     for (let i = 2; store.getSql('SELECT 1 FROM identities WHERE name = ?', name); i++) name = `${IDENTITY_NAME}-${i}`;
     const id = applyCreate(core.system, identities, {
-      name, type: 'Default', isAdmin: false, roleAttributes: [], tags: { 'weft.frontend': true },
+      name,
+      type: 'Default',
+      isAdmin: false,
+      roleAttributes: [],
+      tags: { 'weft.frontend': true },
     });
     store.runSql('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', SETTING, id);
     return id;

@@ -80,7 +80,7 @@ export class ManagementClient {
         .call<{ token: string; authQueries?: unknown[]; expirationSeconds?: number }>('POST', '/authenticate?method=cert', {}, false)
         .catch(onRefusal);
       if (session.authQueries?.length) {
-        throw new ShareCliError("the login requires MFA, which weft share cannot complete with a certificate");
+        throw new ShareCliError('the login requires MFA, which weft share cannot complete with a certificate');
       }
       client.token = session.token;
       client.sessionSeconds = session.expirationSeconds;

@@ -17,7 +17,10 @@ export function frontendOffer(config: FrontendConfig | undefined): FrontendOffer
 /** A share's OAuth options against what the running frontend offers, with the offending field named. */
 export function checkShareOAuth(offer: FrontendOffer | undefined, oauth: ShareOAuthData): ShareFieldIssue | undefined {
   if (!offer) {
-    return { field: '', reason: 'OAuth is not available: this Weft has no frontend configured (add a "frontend" section with "oauth" to the configuration)' };
+    return {
+      field: '',
+      reason: 'OAuth is not available: this Weft has no frontend configured (add a "frontend" section with "oauth" to the configuration)',
+    };
   }
   return shareOAuthIssue(offer.providers, oauth);
 }

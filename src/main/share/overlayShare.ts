@@ -26,14 +26,26 @@ export interface OverlayShare {
  * Then it logs in as the share identity (certificate) and creates a Bind session: with those, the host needs no
  * access to the API at all (ShareGrant). A failure removes everything created.
  */
-export async function createOverlayShare(admin: ManagementClient, data: ShareConfigData, offer: OverlayOffer, publicUrl: string): Promise<OverlayShare> {
+export async function createOverlayShare(
+  admin: ManagementClient,
+  data: ShareConfigData,
+  offer: OverlayOffer,
+  publicUrl: string,
+): Promise<OverlayShare> {
   const tags = { [SHARE_TAG]: true };
   const names = overlayPartNames(data.token);
   const ids = await admin.createShare({ ...data, overlay: true });
   try {
-    const identityId = (await admin.call<{ id: string }>('POST', '/identities', {
-      name: names.identity, type: 'Default', isAdmin: false, roleAttributes: [], enrollment: { ott: true }, tags,
-    })).id;
+    const identityId = (
+      await admin.call<{ id: string }>('POST', '/identities', {
+        name: names.identity,
+        type: 'Default',
+        isAdmin: false,
+        roleAttributes: [],
+        enrollment: { ott: true },
+        tags,
+      })
+    ).id;
     const identity = await admin.call<{ enrollment?: { ott?: { token?: string } } }>('GET', `/identities/${identityId}`);
     const ottToken = identity.enrollment?.ott?.token;
     if (!ottToken) throw new Error('the share identity has no one-time enrollment token');
@@ -43,16 +55,34 @@ export async function createOverlayShare(admin: ManagementClient, data: ShareCon
     const service = [`@${ids.serviceId}`];
     const router = [`@${offer.routerId}`];
     await admin.call('POST', '/service-policies', {
-      name: names.bindPolicy, type: 'Bind', semantic: 'AnyOf', identityRoles: [`@${identityId}`], serviceRoles: service, tags,
+      name: names.bindPolicy,
+      type: 'Bind',
+      semantic: 'AnyOf',
+      identityRoles: [`@${identityId}`],
+      serviceRoles: service,
+      tags,
     });
     await admin.call('POST', '/service-policies', {
-      name: names.dialPolicy, type: 'Dial', semantic: 'AnyOf', identityRoles: [`@${offer.frontendIdentityId}`], serviceRoles: service, tags,
+      name: names.dialPolicy,
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: [`@${offer.frontendIdentityId}`],
+      serviceRoles: service,
+      tags,
     });
     await admin.call('POST', '/edge-router-policies', {
-      name: names.edgeRouterPolicy, semantic: 'AnyOf', identityRoles: [`@${identityId}`, `@${offer.frontendIdentityId}`], edgeRouterRoles: router, tags,
+      name: names.edgeRouterPolicy,
+      semantic: 'AnyOf',
+      identityRoles: [`@${identityId}`, `@${offer.frontendIdentityId}`],
+      edgeRouterRoles: router,
+      tags,
     });
     await admin.call('POST', '/service-edge-router-policies', {
-      name: names.serviceEdgeRouterPolicy, semantic: 'AnyOf', serviceRoles: service, edgeRouterRoles: router, tags,
+      name: names.serviceEdgeRouterPolicy,
+      semantic: 'AnyOf',
+      serviceRoles: service,
+      edgeRouterRoles: router,
+      tags,
     });
 
     const host = await ManagementClient.certificateLogin(admin.runtime, { ca: admin.ca, cert: enrolled.cert, key: keyPem }, 'client');

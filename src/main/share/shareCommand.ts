@@ -6,7 +6,15 @@ import { createOverlayShare, type OverlayShare } from './overlayShare';
 import { checkShareOAuth } from './oauthOptions';
 import { readRuntimeFile, TOKEN_PLACEHOLDER, type RuntimeInfo } from './runtimeFile';
 import { ShareHost } from './shareHost';
-import { checkHostTarget, newShareToken, optionOfConfigField, optionOfOAuthIssue, parseShareHost, parseSharePublic, parseShareRelease } from './shareOptions';
+import {
+  checkHostTarget,
+  newShareToken,
+  optionOfConfigField,
+  optionOfOAuthIssue,
+  parseShareHost,
+  parseSharePublic,
+  parseShareRelease,
+} from './shareOptions';
 
 export const SHARE_HELP = `Usage:
   weft share public <target> --backend-mode proxy|web [options]
@@ -114,7 +122,9 @@ async function sharePublic(args: string[], io: ShareIo): Promise<number> {
     reportAvailability(host, io);
   }
 
-  io.out(`Sharing ${data.target} (backend mode ${data.backendMode}${request.mode === 'local' ? '' : request.mode === 'overlay' ? ', through the overlay' : ', through the overlay, hosted elsewhere'})`);
+  io.out(
+    `Sharing ${data.target} (backend mode ${data.backendMode}${request.mode === 'local' ? '' : request.mode === 'overlay' ? ', through the overlay' : ', through the overlay, hosted elsewhere'})`,
+  );
   io.out(`  public URL:  ${url}`);
   if (data.oauth) {
     const emails = data.oauth.emailPatterns?.length ? `emails matching ${data.oauth.emailPatterns.join(', ')}` : 'any verified email';
@@ -140,7 +150,9 @@ async function sharePublic(args: string[], io: ShareIo): Promise<number> {
     await remove();
   } catch (err) {
     const why = err instanceof ShareCliError || err instanceof ApiAnswerError ? err.message : String(err);
-    throw new ShareCliError(`${typeof stop === 'string' ? stop : 'the share stopped'}: could not remove share ${data.token} (${why}); remove it with: ${release}`);
+    throw new ShareCliError(
+      `${typeof stop === 'string' ? stop : 'the share stopped'}: could not remove share ${data.token} (${why}); remove it with: ${release}`,
+    );
   }
   if (stop instanceof Error) throw new ShareCliError(`share ${data.token} can no longer be hosted (${stop.message}); it was removed`);
   io.out(`Share ${data.token} removed.`);
@@ -210,7 +222,10 @@ async function shareHost(args: string[], io: ShareIo): Promise<number> {
   reportAvailability(host, io);
   const stop = await Promise.race([io.stopped, expired]);
   await host.close();
-  if (stop instanceof Error) throw new ShareCliError(`the share grant no longer works (${stop.message}): the share was removed, or no host was connected for longer than the API session timeout`);
+  if (stop instanceof Error)
+    throw new ShareCliError(
+      `the share grant no longer works (${stop.message}): the share was removed, or no host was connected for longer than the API session timeout`,
+    );
   io.out(`Stopped hosting share ${grant.share}.`);
   return 0;
 }

@@ -45,7 +45,11 @@ export function createBackendServer(backend: ShareBackend): { accept(conn: Duple
     socket.on('error', () => socket.destroy());
     if (!target) return writeSocketResponse(socket, 400, { 'Content-Type': 'text/plain; charset=utf-8' }, 'This share does not accept upgrades.\n');
     void proxyUpgrade(req, socket, head, {
-      target, path: requestPathOf(req.url), headers: relayRequestHeaders(req, { upgrade: true }), setCookies: [], onUpstreamSocket: track,
+      target,
+      path: requestPathOf(req.url),
+      headers: relayRequestHeaders(req, { upgrade: true }),
+      setCookies: [],
+      onUpstreamSocket: track,
     });
   });
   server.on('clientError', (_err, socket: Duplex) => {

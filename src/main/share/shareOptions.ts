@@ -72,16 +72,23 @@ export function parseSharePublic(args: string[]): SharePublicRequest | 'help' {
   if (values.help) return 'help';
   if (values.overlay && values.remote) throw badInput('--overlay and --remote do not go together: --remote is an overlay share hosted elsewhere');
   if (values.overlay && values.reserved) {
-    throw badInput('--overlay --reserved: nobody would host the share after this command exits; use --remote --reserved and run weft share host with the grant it prints');
+    throw badInput(
+      '--overlay --reserved: nobody would host the share after this command exits; use --remote --reserved and run weft share host with the grant it prints',
+    );
   }
   const mode = values.remote ? 'remote' : values.overlay ? 'overlay' : 'local';
   if (positionals.length !== 1) {
-    throw badInput(positionals.length ? `expected one <target>, got ${positionals.length}: ${positionals.join(' ')}` : 'missing <target> (a URL for --backend-mode proxy, a directory for web)');
+    throw badInput(
+      positionals.length
+        ? `expected one <target>, got ${positionals.length}: ${positionals.join(' ')}`
+        : 'missing <target> (a URL for --backend-mode proxy, a directory for web)',
+    );
   }
   const backendMode = parseBackendMode(values['backend-mode']);
   if (backendMode === undefined) throw badInput('--backend-mode is required: proxy (forward to a URL) or web (serve a directory)');
   // a remote host's directory is on its machine: only its form can be checked here
-  const target = backendMode === 'proxy' ? proxyTarget(positionals[0]!) : mode === 'remote' ? remoteWebTarget(positionals[0]!) : webTarget(positionals[0]!);
+  const target =
+    backendMode === 'proxy' ? proxyTarget(positionals[0]!) : mode === 'remote' ? remoteWebTarget(positionals[0]!) : webTarget(positionals[0]!);
 
   const provider = values['oauth-provider'];
   const patterns = values['oauth-email-address-pattern'] ?? [];
@@ -124,7 +131,7 @@ export function parseShareHost(args: string[]): ShareHostRequest | 'help' {
   const backendMode = parseBackendMode(values['backend-mode']);
   const raw = positionals[1];
   if (raw === undefined) {
-    if (backendMode !== undefined) throw badInput('--backend-mode needs a <target> (without both, the grant\'s are used)');
+    if (backendMode !== undefined) throw badInput("--backend-mode needs a <target> (without both, the grant's are used)");
     return { grant: positionals[0]! };
   }
   if (backendMode === undefined) throw badInput('--backend-mode is required with a <target>: proxy (forward to a URL) or web (serve a directory)');

@@ -54,8 +54,14 @@ export async function startPublicFrontend(
   try {
     // Loaded only when configured: the frontend's providers pull in openid-client, jose and undici.
     handle = opts.frontend
-      ? await (await import('../frontend')).startFrontend({
-          config: opts.frontend, resolver: createShareResolver(core), logger: opts.logger, now: () => opts.clock.now().getTime(), overlay,
+      ? await (
+          await import('../frontend')
+        ).startFrontend({
+          config: opts.frontend,
+          resolver: createShareResolver(core),
+          logger: opts.logger,
+          now: () => opts.clock.now().getTime(),
+          overlay,
         })
       : undefined;
   } catch (err) {
@@ -79,7 +85,9 @@ export async function startPublicFrontend(
       pid: process.pid,
       api: opts.apiUrl,
       ...(urls ? { frontend: { shareUrl: urls.shareUrl, ...frontendOffer(opts.frontend) } } : {}),
-      ...(urls && overlay && opts.router ? { overlay: { router: opts.router.url, routerId: opts.router.id, frontendIdentityId: overlay.identityId } } : {}),
+      ...(urls && overlay && opts.router
+        ? { overlay: { router: opts.router.url, routerId: opts.router.id, frontendIdentityId: overlay.identityId } }
+        : {}),
     });
   } catch (err) {
     await handle?.close();

@@ -38,7 +38,13 @@ const mark = (ok: boolean) => (
 function Grants({ what, grant, needed }: { what: 'Dial' | 'Bind'; grant: Explanation['dial']; needed: boolean }) {
   return (
     <li className="chain-step" data-testid={`chain-${what.toLowerCase()}`}>
-      {grant.policies.length || needed ? mark(grant.allowed && grant.posturePasses) : <span className="muted" aria-hidden="true">–</span>}{' '}
+      {grant.policies.length || needed ? (
+        mark(grant.allowed && grant.posturePasses)
+      ) : (
+        <span className="muted" aria-hidden="true">
+          –
+        </span>
+      )}{' '}
       <strong>{what}</strong>
       {grant.policies.length ? ': granted by ' : `: no service policy grants it${needed ? '' : ' (only hosts need it)'}`}
       {grant.policies.length > 0 && (
@@ -86,7 +92,9 @@ function Fix({ fix, primary, onApplied }: { fix: Explanation['fixes'][number]; p
     <li className={primary ? 'fix fix-primary' : 'fix'}>
       <span>
         {fix.parts.map((p, i) => (typeof p === 'string' ? <span key={i}>{p}</span> : <EntityLink key={i} r={p} />))}
-        {fix.alsoGrants > 0 && <span className="muted">{` (also grants up to ${fix.alsoGrants} other identit${fix.alsoGrants === 1 ? 'y' : 'ies'})`}</span>}
+        {fix.alsoGrants > 0 && (
+          <span className="muted">{` (also grants up to ${fix.alsoGrants} other identit${fix.alsoGrants === 1 ? 'y' : 'ies'})`}</span>
+        )}
         .
       </span>{' '}
       <button type="button" className={primary ? undefined : 'secondary'} disabled={busy} onClick={apply} aria-label={`Apply: ${fix.sentence}`}>
@@ -128,8 +136,7 @@ export function AccessExplanation({ identityId, serviceId, showSentence = true }
             <ul className="chain-items">
               {x.routers.common.map((r) => (
                 <li key={r.id}>
-                  <EntityLink r={r} />{' '}
-                  <span className={`badge ${r.isOnline ? 'badge-ok' : 'badge-off'}`}>{r.isOnline ? 'online' : 'offline'}</span>
+                  <EntityLink r={r} /> <span className={`badge ${r.isOnline ? 'badge-ok' : 'badge-off'}`}>{r.isOnline ? 'online' : 'offline'}</span>
                   {' — the identity through '}
                   <Links list={r.edgeRouterPolicies} />
                   {', the service through '}

@@ -17,7 +17,6 @@ export interface BulkConfig {
 
 type Result = RouterOutputs['bulk']['delete'];
 
-
 function Outcome({ verb, result, noun }: { verb: string; result: Result; noun: string }) {
   const failed = result.outcomes.filter((o) => !o.ok);
   return (
@@ -43,7 +42,13 @@ function Outcome({ verb, result, noun }: { verb: string; result: Result; noun: s
  * The bar over a list when rows are selected: delete them, add or remove a role attribute, disable or enable
  * identities, download their enrollment JWTs as one ZIP. Each entity is changed on its own; failures are listed.
  */
-export function BulkBar(p: { resource: ResourceName; config: BulkConfig; selected: Map<string, string>; onClear(): void; onRemoved(ids: string[]): void }) {
+export function BulkBar(p: {
+  resource: ResourceName;
+  config: BulkConfig;
+  selected: Map<string, string>;
+  onClear(): void;
+  onRemoved(ids: string[]): void;
+}) {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const attrId = useId();
@@ -88,7 +93,15 @@ export function BulkBar(p: { resource: ResourceName; config: BulkConfig; selecte
         {has('attributes') && (
           <span className="group" role="group" aria-label="Role attribute">
             <label htmlFor={attrId}>Attribute</label>
-            <input id={attrId} type="text" value={attr} onChange={(e) => setAttr(e.target.value)} placeholder="e.g. staff" autoComplete="off" spellCheck={false} />
+            <input
+              id={attrId}
+              type="text"
+              value={attr}
+              onChange={(e) => setAttr(e.target.value)}
+              placeholder="e.g. staff"
+              autoComplete="off"
+              spellCheck={false}
+            />
             {(['add', 'remove'] as const).map((how) => (
               <button
                 key={how}
@@ -141,7 +154,9 @@ export function BulkBar(p: { resource: ResourceName; config: BulkConfig; selecte
                 const r = await archive.mutateAsync({ ids });
                 downloadBase64(r.filename, r.base64, 'application/zip');
                 setLast(undefined);
-                setArchiveNote(`${r.filename}: ${r.files} enrollment JWT${r.files === 1 ? '' : 's'}${r.without.length ? `; without an outstanding enrollment: ${r.without.join(', ')}` : ''}.`);
+                setArchiveNote(
+                  `${r.filename}: ${r.files} enrollment JWT${r.files === 1 ? '' : 's'}${r.without.length ? `; without an outstanding enrollment: ${r.without.join(', ')}` : ''}.`,
+                );
               } catch {
                 /* shown below */
               }

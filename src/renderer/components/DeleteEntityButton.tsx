@@ -11,7 +11,12 @@ export function DeleteEntityButton(p: { resource: ResourceName; id: string; labe
   const remove = useMutation(trpc.resources.delete.mutationOptions({ onSuccess: invalidate }));
   return (
     <>
-      <ConfirmButton label={p.label ?? 'Delete'} confirmLabel={p.confirmLabel} busy={remove.isPending} onConfirm={() => remove.mutate({ resource: p.resource, id: p.id })} />
+      <ConfirmButton
+        label={p.label ?? 'Delete'}
+        confirmLabel={p.confirmLabel}
+        busy={remove.isPending}
+        onConfirm={() => remove.mutate({ resource: p.resource, id: p.id })}
+      />
       {remove.error && (
         <span className="field-error" role="alert">
           {errorInfo(remove.error).message}

@@ -83,10 +83,15 @@ export function FirstRunLab({ onClose }: { onClose(): void }) {
           </button>
         </div>
       </header>
-      <p className="hint">Three steps. The built-in edge router hosts the app; your device enrolls with a QR code and reaches it by name, from anywhere it can reach this machine's router.</p>
+      <p className="hint">
+        Three steps. The built-in edge router hosts the app; your device enrolls with a QR code and reaches it by name, from anywhere it can reach
+        this machine's router.
+      </p>
       <ol className="lab-steps">
         <li className={step > 0 ? 'done' : undefined}>
-          <h3 ref={stepHeadings[0]} tabIndex={-1}>1. Your web app</h3>
+          <h3 ref={stepHeadings[0]} tabIndex={-1}>
+            1. Your web app
+          </h3>
           {step === 0 ? (
             <form
               aria-label="Your web app"
@@ -102,7 +107,13 @@ export function FirstRunLab({ onClose }: { onClose(): void }) {
                     },
                   });
                   await qc.invalidateQueries();
-                  save({ ...lab, serviceId: r.serviceId, serviceName: app.name.trim(), interceptHost: app.host.trim(), interceptPort: Number(app.hostPort) });
+                  save({
+                    ...lab,
+                    serviceId: r.serviceId,
+                    serviceName: app.name.trim(),
+                    interceptHost: app.host.trim(),
+                    interceptPort: Number(app.hostPort),
+                  });
                 } catch {
                   /* shown below */
                 }
@@ -120,13 +131,26 @@ export function FirstRunLab({ onClose }: { onClose(): void }) {
                     ] as const
                   ).map(([k, label, type]) => {
                     const wrong = serviceError?.ziti?.cause?.field;
-                    const mine = wrong && ((k === 'name' && wrong === 'name') || (k === 'address' && wrong === 'host.address') || (k === 'port' && wrong === 'host.port')
-                      || (k === 'host' && wrong.startsWith('intercept.addresses')) || (k === 'hostPort' && wrong === 'intercept.port'));
+                    const mine =
+                      wrong &&
+                      ((k === 'name' && wrong === 'name') ||
+                        (k === 'address' && wrong === 'host.address') ||
+                        (k === 'port' && wrong === 'host.port') ||
+                        (k === 'host' && wrong.startsWith('intercept.addresses')) ||
+                        (k === 'hostPort' && wrong === 'intercept.port'));
                     return (
                       <div className="field" key={k}>
                         <label htmlFor={id(k)}>{label}</label>
-                        <input id={id(k)} type={type} value={app[k]} onChange={(e) => setApp({ ...app, [k]: e.target.value })} aria-invalid={mine || undefined}
-                          aria-describedby={mine ? id('service-error') : undefined} autoComplete="off" spellCheck={false} />
+                        <input
+                          id={id(k)}
+                          type={type}
+                          value={app[k]}
+                          onChange={(e) => setApp({ ...app, [k]: e.target.value })}
+                          aria-invalid={mine || undefined}
+                          aria-describedby={mine ? id('service-error') : undefined}
+                          autoComplete="off"
+                          spellCheck={false}
+                        />
                       </div>
                     );
                   })}
@@ -145,11 +169,16 @@ export function FirstRunLab({ onClose }: { onClose(): void }) {
               </div>
             </form>
           ) : (
-            <p>{`Service ${lab.serviceName ?? ''} created: the router connects to your app; devices with #${LAB_ATTRIBUTE} may dial it.`} <Link to={`/services/${encodeURIComponent(lab.serviceId!)}`}>Open it</Link></p>
+            <p>
+              {`Service ${lab.serviceName ?? ''} created: the router connects to your app; devices with #${LAB_ATTRIBUTE} may dial it.`}{' '}
+              <Link to={`/services/${encodeURIComponent(lab.serviceId!)}`}>Open it</Link>
+            </p>
           )}
         </li>
         <li className={step > 1 ? 'done' : step < 1 ? 'waiting' : undefined}>
-          <h3 ref={stepHeadings[1]} tabIndex={-1}>2. Your device</h3>
+          <h3 ref={stepHeadings[1]} tabIndex={-1}>
+            2. Your device
+          </h3>
           {step === 1 && (
             <form
               aria-label="Your device"
@@ -181,17 +210,29 @@ export function FirstRunLab({ onClose }: { onClose(): void }) {
           {step === 2 && (
             <>
               <p>{`Scan this QR code with the Ziti Mobile Edge or Desktop Edge app (add identity → scan), or load the JWT file. It is valid for three hours.`}</p>
-              {jwt ? <JwtView jwt={jwt.jwt} expiresAt={jwt.expiresAt} filename={`${device || 'device'}.jwt`} what="Enrollment token" /> : identity.error ? <ErrorBox error={identity.error} /> : <p className="hint">Loading the enrollment token…</p>}
+              {jwt ? (
+                <JwtView jwt={jwt.jwt} expiresAt={jwt.expiresAt} filename={`${device || 'device'}.jwt`} what="Enrollment token" />
+              ) : identity.error ? (
+                <ErrorBox error={identity.error} />
+              ) : (
+                <p className="hint">Loading the enrollment token…</p>
+              )}
             </>
           )}
         </li>
         <li className={step < 2 ? 'waiting' : undefined}>
-          <h3 ref={stepHeadings[2]} tabIndex={-1}>3. Connect</h3>
+          <h3 ref={stepHeadings[2]} tabIndex={-1}>
+            3. Connect
+          </h3>
           {step === 2 && lab.serviceId && lab.identityId && (
             <>
               <ol>
                 <li>Start your web app on the address and port of step 1.</li>
-                <li>After enrolling, open <code>{`http://${lab.interceptHost ?? 'the name of step 1'}${lab.interceptPort && lab.interceptPort !== 80 ? `:${lab.interceptPort}` : ''}/`}</code> on the device.</li>
+                <li>
+                  After enrolling, open{' '}
+                  <code>{`http://${lab.interceptHost ?? 'the name of step 1'}${lab.interceptPort && lab.interceptPort !== 80 ? `:${lab.interceptPort}` : ''}/`}</code>{' '}
+                  on the device.
+                </li>
                 <li>
                   Watch it on the <Link to="/network">network map</Link> and in <Link to="/live">live traffic</Link>.
                 </li>

@@ -45,14 +45,27 @@ export function JsonSchemaForm(p: Props) {
   const errorAt = (path: string) => (p.error?.path === path ? p.error.reason : undefined);
 
   function describe(id: string, s: JsonSchema, path: string): { describedBy?: string; hint?: ReactNode; error?: ReactNode } {
-    const hint = [s.description, s.pattern && `pattern ${s.pattern}`, s.minimum !== undefined && `min ${s.minimum}`, s.maximum !== undefined && `max ${s.maximum}`]
+    const hint = [
+      s.description,
+      s.pattern && `pattern ${s.pattern}`,
+      s.minimum !== undefined && `min ${s.minimum}`,
+      s.maximum !== undefined && `max ${s.maximum}`,
+    ]
       .filter(Boolean)
       .join('; ');
     const reason = errorAt(path);
     return {
       describedBy: [hint && `${id}-hint`, reason && `${id}-error`].filter(Boolean).join(' ') || undefined,
-      hint: hint ? <span id={`${id}-hint`} className="hint">{hint}</span> : null,
-      error: reason ? <span id={`${id}-error`} className="field-error">{reason}</span> : null,
+      hint: hint ? (
+        <span id={`${id}-hint`} className="hint">
+          {hint}
+        </span>
+      ) : null,
+      error: reason ? (
+        <span id={`${id}-error`} className="field-error">
+          {reason}
+        </span>
+      ) : null,
     };
   }
 
@@ -65,7 +78,12 @@ export function JsonSchemaForm(p: Props) {
     const labelEl = (
       <label htmlFor={id}>
         {label}
-        {required && <span aria-hidden="true" className="required-mark"> *</span>}
+        {required && (
+          <span aria-hidden="true" className="required-mark">
+            {' '}
+            *
+          </span>
+        )}
       </label>
     );
     const wrap = (control: ReactNode) => (
@@ -78,11 +96,18 @@ export function JsonSchemaForm(p: Props) {
     );
     if (s.enum && (type === 'string' || type === undefined)) {
       return wrap(
-        <select id={id} value={value === undefined ? '' : String(value)} aria-describedby={d.describedBy} aria-invalid={!!d.error || undefined}
-          onChange={(e) => set(path, e.target.value === '' ? undefined : e.target.value)}>
+        <select
+          id={id}
+          value={value === undefined ? '' : String(value)}
+          aria-describedby={d.describedBy}
+          aria-invalid={!!d.error || undefined}
+          onChange={(e) => set(path, e.target.value === '' ? undefined : e.target.value)}
+        >
           <option value="">{required ? 'Choose…' : '(unset)'}</option>
           {s.enum.map((v) => (
-            <option key={String(v)} value={String(v)}>{String(v)}</option>
+            <option key={String(v)} value={String(v)}>
+              {String(v)}
+            </option>
           ))}
         </select>,
       );
@@ -95,7 +120,15 @@ export function JsonSchemaForm(p: Props) {
         if (!path) return <div className="schema-root">{children}</div>;
         return (
           <fieldset key={path} className="schema-object">
-            <legend>{label}{required && <span aria-hidden="true" className="required-mark"> *</span>}</legend>
+            <legend>
+              {label}
+              {required && (
+                <span aria-hidden="true" className="required-mark">
+                  {' '}
+                  *
+                </span>
+              )}
+            </legend>
             {d.error}
             {children}
           </fieldset>
@@ -103,20 +136,40 @@ export function JsonSchemaForm(p: Props) {
       }
       case 'string':
         return wrap(
-          <input id={id} type="text" value={typeof value === 'string' ? value : ''} aria-describedby={d.describedBy} aria-invalid={!!d.error || undefined}
-            onChange={(e) => set(path, e.target.value === '' ? undefined : e.target.value)} />,
+          <input
+            id={id}
+            type="text"
+            value={typeof value === 'string' ? value : ''}
+            aria-describedby={d.describedBy}
+            aria-invalid={!!d.error || undefined}
+            onChange={(e) => set(path, e.target.value === '' ? undefined : e.target.value)}
+          />,
         );
       case 'integer':
       case 'number':
         return wrap(
-          <input id={id} type="number" inputMode="numeric" step={type === 'integer' ? 1 : 'any'} min={s.minimum} max={s.maximum}
-            value={typeof value === 'number' ? value : ''} aria-describedby={d.describedBy} aria-invalid={!!d.error || undefined}
-            onChange={(e) => set(path, e.target.value === '' ? undefined : Number(e.target.value))} />,
+          <input
+            id={id}
+            type="number"
+            inputMode="numeric"
+            step={type === 'integer' ? 1 : 'any'}
+            min={s.minimum}
+            max={s.maximum}
+            value={typeof value === 'number' ? value : ''}
+            aria-describedby={d.describedBy}
+            aria-invalid={!!d.error || undefined}
+            onChange={(e) => set(path, e.target.value === '' ? undefined : Number(e.target.value))}
+          />,
         );
       case 'boolean':
         return wrap(
-          <select id={id} value={value === undefined ? '' : String(value)} aria-describedby={d.describedBy} aria-invalid={!!d.error || undefined}
-            onChange={(e) => set(path, e.target.value === '' ? undefined : e.target.value === 'true')}>
+          <select
+            id={id}
+            value={value === undefined ? '' : String(value)}
+            aria-describedby={d.describedBy}
+            aria-invalid={!!d.error || undefined}
+            onChange={(e) => set(path, e.target.value === '' ? undefined : e.target.value === 'true')}
+          >
             <option value="">(unset)</option>
             <option value="true">true</option>
             <option value="false">false</option>
@@ -129,14 +182,25 @@ export function JsonSchemaForm(p: Props) {
         if (items.enum) {
           return (
             <fieldset key={path} className="schema-object" aria-describedby={d.describedBy}>
-              <legend>{label}{required && <span aria-hidden="true" className="required-mark"> *</span>}</legend>
+              <legend>
+                {label}
+                {required && (
+                  <span aria-hidden="true" className="required-mark">
+                    {' '}
+                    *
+                  </span>
+                )}
+              </legend>
               {items.enum.map((v) => (
                 <label key={String(v)} className="inline">
-                  <input type="checkbox" checked={list.includes(v)}
+                  <input
+                    type="checkbox"
+                    checked={list.includes(v)}
                     onChange={(e) => {
                       const next = e.target.checked ? [...list, v] : list.filter((x) => x !== v);
                       set(path, next.length ? next : undefined);
-                    }} />
+                    }}
+                  />
                   {String(v)}
                 </label>
               ))}
@@ -148,19 +212,42 @@ export function JsonSchemaForm(p: Props) {
         if (itemType === 'string' || itemType === 'integer' || itemType === 'number') {
           const numeric = itemType !== 'string';
           return wrap(
-            <ChipsInput id={id} values={list.map(String)} describedBy={d.describedBy} invalid={!!d.error} placeholder="type a value, then Enter"
-              onChange={(vs) => set(path, vs.length ? (numeric ? vs.map(Number) : vs) : undefined)} />,
+            <ChipsInput
+              id={id}
+              values={list.map(String)}
+              describedBy={d.describedBy}
+              invalid={!!d.error}
+              placeholder="type a value, then Enter"
+              onChange={(vs) => set(path, vs.length ? (numeric ? vs.map(Number) : vs) : undefined)}
+            />,
           );
         }
         if (itemType === 'object' && items.properties) {
           return (
             <fieldset key={path} className="schema-object">
-              <legend>{label}{required && <span aria-hidden="true" className="required-mark"> *</span>}</legend>
+              <legend>
+                {label}
+                {required && (
+                  <span aria-hidden="true" className="required-mark">
+                    {' '}
+                    *
+                  </span>
+                )}
+              </legend>
               {d.error}
               {list.map((_, i) => (
                 <div key={i} className="schema-item">
                   {node(items, `${path}.${i}`, `${label} ${i + 1}`, true)}
-                  <button type="button" className="secondary" onClick={() => set(path, list.filter((__, j) => j !== i))}>
+                  <button
+                    type="button"
+                    className="secondary"
+                    onClick={() =>
+                      set(
+                        path,
+                        list.filter((__, j) => j !== i),
+                      )
+                    }
+                  >
                     {`Remove ${label} ${i + 1}`}
                   </button>
                 </div>

@@ -19,7 +19,12 @@ export function JwtView({ jwt, filename, expiresAt, what }: { jwt: string; filen
           <button
             type="button"
             className="secondary"
-            onClick={() => navigator.clipboard?.writeText(jwt).then(() => setCopied(true), () => setCopied(false))}
+            onClick={() =>
+              navigator.clipboard?.writeText(jwt).then(
+                () => setCopied(true),
+                () => setCopied(false),
+              )
+            }
           >
             {copied ? 'Copied' : 'Copy'}
           </button>

@@ -15,5 +15,9 @@ export function QrCode({ text, label, size = 360 }: { text: string; label: strin
     };
   }, [text, size]);
   if (failed) return <p className="field-error">{`Could not draw the QR code: ${failed}`}</p>;
-  return url ? <img className="qr" src={url} alt={label} width={size} height={size} /> : <div className="qr qr-pending" style={{ width: size, height: size }} aria-hidden="true" />;
+  return url ? (
+    <img className="qr" src={url} alt={label} width={size} height={size} />
+  ) : (
+    <div className="qr qr-pending" style={{ width: size, height: size }} aria-hidden="true" />
+  );
 }

@@ -58,15 +58,23 @@ function repeatItems(f: FieldSpec & { kind: 'repeat' }, values: Values): Array<{
 
 /** Every field on screen, the fields of repeated items included (server errors can name any of them). */
 function flatten(fields: FieldSpec[], values: Values): FieldSpec[] {
-  return fields.flatMap((f) => (f.kind === 'repeat' ? [f, ...flatten(repeatItems(f, values).flatMap((item) => item.fields), values)] : [f]));
+  return fields.flatMap((f) =>
+    f.kind === 'repeat'
+      ? [
+          f,
+          ...flatten(
+            repeatItems(f, values).flatMap((item) => item.fields),
+            values,
+          ),
+        ]
+      : [f],
+  );
 }
 
 /** The field a server error belongs to: the longest field name that is the error's field or a prefix of it. */
 export function fieldForError(fields: FieldSpec[], errorPath: string | undefined): FieldSpec | undefined {
   if (!errorPath) return undefined;
-  return fields
-    .filter((f) => errorPath === f.name || errorPath.startsWith(`${f.name}.`))
-    .sort((a, b) => b.name.length - a.name.length)[0];
+  return fields.filter((f) => errorPath === f.name || errorPath.startsWith(`${f.name}.`)).sort((a, b) => b.name.length - a.name.length)[0];
 }
 
 function SchemaData(p: { id: string; configTypeId: unknown; value: Values; onChange(v: Values): void; error?: { path: string; reason: string } }) {
@@ -76,7 +84,9 @@ function SchemaData(p: { id: string; configTypeId: unknown; value: Values; onCha
   if (!typeId) return <p className="hint">Choose a config type first.</p>;
   if (type.isPending) return <p className="hint">Loading the config type's schema…</p>;
   if (type.error) return <ErrorBox error={type.error} />;
-  return <JsonSchemaForm idPrefix={p.id} schema={(type.data.schema ?? {}) as JsonSchema} value={p.value ?? {}} onChange={p.onChange} error={p.error} />;
+  return (
+    <JsonSchemaForm idPrefix={p.id} schema={(type.data.schema ?? {}) as JsonSchema} value={p.value ?? {}} onChange={p.onChange} error={p.error} />
+  );
 }
 
 interface FormProps {
@@ -120,26 +130,46 @@ export function ResourceForm(p: FormProps) {
 
   function control(f: FieldSpec, id: string, describedBy: string | undefined, invalid: boolean): ReactNode {
     const v = getPath(values, f.name);
-    const set = (next: unknown) => setValues((cur) => (f.clears ?? []).reduce((acc, path) => setPath(acc, path, undefined), setPath(cur, f.name, next)));
+    const set = (next: unknown) =>
+      setValues((cur) => (f.clears ?? []).reduce((acc, path) => setPath(acc, path, undefined), setPath(cur, f.name, next)));
     const common = { id, 'aria-describedby': describedBy, 'aria-invalid': invalid || undefined, required: f.required };
     switch (f.kind) {
       case 'text':
       case 'password':
         return (
-          <input {...common} type={f.kind} value={typeof v === 'string' ? v : ''} placeholder={f.placeholder} autoComplete={f.autoComplete ?? 'off'}
-            onChange={(e) => set(e.target.value === '' ? undefined : e.target.value)} />
+          <input
+            {...common}
+            type={f.kind}
+            value={typeof v === 'string' ? v : ''}
+            placeholder={f.placeholder}
+            autoComplete={f.autoComplete ?? 'off'}
+            onChange={(e) => set(e.target.value === '' ? undefined : e.target.value)}
+          />
         );
       case 'textarea':
       case 'pem':
         return (
-          <textarea {...common} rows={f.rows ?? (f.kind === 'pem' ? 10 : 4)} className={f.kind === 'pem' ? 'code' : undefined} value={typeof v === 'string' ? v : ''}
-            placeholder={f.placeholder ?? (f.kind === 'pem' ? '-----BEGIN CERTIFICATE-----' : undefined)} spellCheck={false}
-            onChange={(e) => set(e.target.value === '' ? undefined : e.target.value)} />
+          <textarea
+            {...common}
+            rows={f.rows ?? (f.kind === 'pem' ? 10 : 4)}
+            className={f.kind === 'pem' ? 'code' : undefined}
+            value={typeof v === 'string' ? v : ''}
+            placeholder={f.placeholder ?? (f.kind === 'pem' ? '-----BEGIN CERTIFICATE-----' : undefined)}
+            spellCheck={false}
+            onChange={(e) => set(e.target.value === '' ? undefined : e.target.value)}
+          />
         );
       case 'number':
         return (
-          <input {...common} type="number" inputMode="numeric" min={f.min} max={f.max} value={typeof v === 'number' ? v : ''}
-            onChange={(e) => set(e.target.value === '' ? undefined : Number(e.target.value))} />
+          <input
+            {...common}
+            type="number"
+            inputMode="numeric"
+            min={f.min}
+            max={f.max}
+            value={typeof v === 'number' ? v : ''}
+            onChange={(e) => set(e.target.value === '' ? undefined : Number(e.target.value))}
+          />
         );
       case 'checkbox':
         return <input {...common} required={false} type="checkbox" checked={!!v} onChange={(e) => set(e.target.checked)} />;
@@ -169,23 +199,63 @@ export function ResourceForm(p: FormProps) {
       case 'attributes':
         return <AttributesField id={id} kind={f.roleKind} value={(v as string[]) ?? []} onChange={set} describedBy={describedBy} invalid={invalid} />;
       case 'list':
-        return <ChipsInput id={id} values={(v as string[]) ?? []} onChange={(vs) => set(vs)} describedBy={describedBy} invalid={invalid} placeholder={f.placeholder} />;
+        return (
+          <ChipsInput
+            id={id}
+            values={(v as string[]) ?? []}
+            onChange={(vs) => set(vs)}
+            describedBy={describedBy}
+            invalid={invalid}
+            placeholder={f.placeholder}
+          />
+        );
       case 'roles':
         return (
-          <RolesField id={id} kind={f.roleKind} value={(v as string[]) ?? []} onChange={set} describedBy={describedBy} invalid={invalid}
-            semantic={(getPath(values, f.semanticField ?? 'semantic') as 'AllOf' | 'AnyOf') ?? 'AllOf'} />
+          <RolesField
+            id={id}
+            kind={f.roleKind}
+            value={(v as string[]) ?? []}
+            onChange={set}
+            describedBy={describedBy}
+            invalid={invalid}
+            semantic={(getPath(values, f.semanticField ?? 'semantic') as 'AllOf' | 'AnyOf') ?? 'AllOf'}
+          />
         );
       case 'tags':
         return <TagsEditor id={id} value={(v as Values) ?? {}} onChange={set} />;
       case 'json':
         return <JsonTextarea id={id} value={v} onChange={set} rows={f.rows} describedBy={describedBy} invalid={invalid} />;
       case 'ref':
-        return <RefSelect id={id} label={f.label} resource={f.resource} value={v as string | null} onChange={set} nullable={f.nullable}
-          filter={f.filter} describedBy={describedBy} invalid={invalid} />;
+        return (
+          <RefSelect
+            id={id}
+            label={f.label}
+            resource={f.resource}
+            value={v as string | null}
+            onChange={set}
+            nullable={f.nullable}
+            filter={f.filter}
+            describedBy={describedBy}
+            invalid={invalid}
+          />
+        );
       case 'refs':
-        return <RefMultiSelect id={id} label={f.label} resource={f.resource} value={(v as string[]) ?? []} onChange={set} describedBy={describedBy} invalid={invalid} />;
+        return (
+          <RefMultiSelect
+            id={id}
+            label={f.label}
+            resource={f.resource}
+            value={(v as string[]) ?? []}
+            onChange={set}
+            describedBy={describedBy}
+            invalid={invalid}
+          />
+        );
       case 'schemaData': {
-        const sub = errorPath && errorTarget?.name === f.name ? { path: errorPath.slice(f.name.length + 1), reason: errorInfo(error).ziti!.cause!.reason } : undefined;
+        const sub =
+          errorPath && errorTarget?.name === f.name
+            ? { path: errorPath.slice(f.name.length + 1), reason: errorInfo(error).ziti!.cause!.reason }
+            : undefined;
         return <SchemaData id={id} configTypeId={getPath(values, f.typeField)} value={(v as Values) ?? {}} onChange={set} error={sub} />;
       }
       case 'repeat': {
@@ -236,12 +306,22 @@ export function ResourceForm(p: FormProps) {
             {grouped ? (
               <span className="label" id={`${id}-label`}>
                 {f.label}
-                {f.required && <span aria-hidden="true" className="required-mark"> *</span>}
+                {f.required && (
+                  <span aria-hidden="true" className="required-mark">
+                    {' '}
+                    *
+                  </span>
+                )}
               </span>
             ) : (
               <label htmlFor={id} id={`${id}-label`}>
                 {f.label}
-                {f.required && <span aria-hidden="true" className="required-mark"> *</span>}
+                {f.required && (
+                  <span aria-hidden="true" className="required-mark">
+                    {' '}
+                    *
+                  </span>
+                )}
               </label>
             )}
             {/* a list's own error (e.g. "must contain at least one") goes above its items */}

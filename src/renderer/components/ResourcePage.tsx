@@ -88,7 +88,14 @@ export function ResourcePage({ spec, params }: { spec: ResourcePageSpec; params:
         )
       }
     >
-      <ResourceTable resource={spec.resource} label={spec.title} columns={spec.columns} defaultSort={spec.defaultSort} rowActions={spec.rowActions} bulk={spec.bulk} />
+      <ResourceTable
+        resource={spec.resource}
+        label={spec.title}
+        columns={spec.columns}
+        defaultSort={spec.defaultSort}
+        rowActions={spec.rowActions}
+        bulk={spec.bulk}
+      />
       {spec.listPanels?.()}
     </Page>
   );
@@ -118,7 +125,6 @@ function CreateView({ spec }: { spec: ResourcePageSpec }) {
   );
 }
 
-
 export { ConfirmButton };
 
 const SKIP = new Set(['_links', 'tags', 'id', 'name', 'createdAt', 'updatedAt']);
@@ -126,7 +132,8 @@ const SKIP = new Set(['_links', 'tags', 'id', 'name', 'createdAt', 'updatedAt'])
 function defaultValue(v: unknown): ReactNode {
   if (v === null || v === undefined || v === '') return <span className="muted">—</span>;
   if (typeof v === 'boolean') return v ? 'Yes' : 'No';
-  if (Array.isArray(v)) return v.length ? v.map((x) => (typeof x === 'object' ? JSON.stringify(x) : String(x))).join(', ') : <span className="muted">—</span>;
+  if (Array.isArray(v))
+    return v.length ? v.map((x) => (typeof x === 'object' ? JSON.stringify(x) : String(x))).join(', ') : <span className="muted">—</span>;
   if (typeof v === 'object') return (v as { name?: string }).name ?? <code>{JSON.stringify(v)}</code>;
   return String(v);
 }
@@ -152,7 +159,13 @@ function DetailView({ spec, id }: { spec: ResourcePageSpec; id: string }) {
   }
   const e = entity.data as Entity;
   const editable = spec.canEdit !== false && !!spec.fields;
-  const scalars = Object.entries(e).filter(([k, v]) => !SKIP.has(k) && !spec.hiddenProperties?.includes(k) && (typeof v !== 'object' || v === null || Array.isArray(v)) && !/Jwt$|Pem$|^enrollmentToken$/.test(k));
+  const scalars = Object.entries(e).filter(
+    ([k, v]) =>
+      !SKIP.has(k) &&
+      !spec.hiddenProperties?.includes(k) &&
+      (typeof v !== 'object' || v === null || Array.isArray(v)) &&
+      !/Jwt$|Pem$|^enrollmentToken$/.test(k),
+  );
   const tags = Object.entries((e.tags ?? {}) as Record<string, unknown>);
   return (
     <Page
@@ -192,7 +205,11 @@ function DetailView({ spec, id }: { spec: ResourcePageSpec; id: string }) {
             label={`Edit ${spec.singular}`}
             mode="edit"
             fields={spec.fields}
-            initial={spec.toEditValues ? spec.toEditValues(e) : Object.fromEntries(spec.fields.filter((f) => !f.createOnly).map((f) => [f.name.split('.')[0], getPath(e, f.name.split('.')[0]!)]))}
+            initial={
+              spec.toEditValues
+                ? spec.toEditValues(e)
+                : Object.fromEntries(spec.fields.filter((f) => !f.createOnly).map((f) => [f.name.split('.')[0], getPath(e, f.name.split('.')[0]!)]))
+            }
             toBody={spec.toEditBody}
             submitLabel="Save"
             onCancel={() => setEditing(false)}

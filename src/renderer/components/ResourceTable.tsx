@@ -81,7 +81,7 @@ export function ResourceTable(props: ResourceTableProps) {
   const filterError = query.error && errorInfo(query.error).ziti?.code === 'INVALID_FILTER' ? errorInfo(query.error).message : undefined;
   const page = query.data;
   const total = page?.meta.pagination.totalCount ?? 0;
-  const sortableField = (c: Column) => c.sortable ?? (filterable?.includes(c.field) ?? false);
+  const sortableField = (c: Column) => c.sortable ?? filterable?.includes(c.field) ?? false;
 
   const selectable = !!props.bulk;
   const pageIds = (page?.data ?? []).map((e) => e.id);
@@ -146,7 +146,12 @@ export function ResourceTable(props: ResourceTableProps) {
                 <tr>
                   {selectable && (
                     <th scope="col" className="select-cell">
-                      <input type="checkbox" aria-label="Select all rows on this page" checked={allOnPage} onChange={(e) => select(page.data, e.target.checked)} />
+                      <input
+                        type="checkbox"
+                        aria-label="Select all rows on this page"
+                        checked={allOnPage}
+                        onChange={(e) => select(page.data, e.target.checked)}
+                      />
                     </th>
                   )}
                   {props.columns.map((c) => {
@@ -176,7 +181,12 @@ export function ResourceTable(props: ResourceTableProps) {
                   <tr key={e.id}>
                     {selectable && (
                       <td className="select-cell" data-label="Select">
-                        <input type="checkbox" aria-label={`Select ${e.name ?? e.id}`} checked={selected.has(e.id)} onChange={(ev) => select([e], ev.target.checked)} />
+                        <input
+                          type="checkbox"
+                          aria-label={`Select ${e.name ?? e.id}`}
+                          checked={selected.has(e.id)}
+                          onChange={(ev) => select([e], ev.target.checked)}
+                        />
                       </td>
                     )}
                     {props.columns.map((c) => (
@@ -199,9 +209,7 @@ export function ResourceTable(props: ResourceTableProps) {
           </div>
           {!props.compact && (
             <nav className="pager" aria-label={`${props.label} pages`}>
-              <span aria-live="polite">
-                {total ? `${offset + 1}–${Math.min(offset + limit, total)} of ${total}` : '0 of 0'}
-              </span>
+              <span aria-live="polite">{total ? `${offset + 1}–${Math.min(offset + limit, total)} of ${total}` : '0 of 0'}</span>
               <button type="button" onClick={() => setOffset(Math.max(0, offset - limit))} disabled={offset === 0}>
                 Previous
               </button>

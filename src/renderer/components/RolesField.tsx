@@ -7,8 +7,6 @@ import type { Entity, ResourceName, RoleKind } from '../lib/types';
 import { useTRPC } from '../trpc';
 import { ChipsInput, useDebounced, type Suggestion } from './inputs';
 
-
-
 /** Suggestions while typing a role: `#attribute`s in use, or `@entity` by name. */
 function useRoleSuggestions(kind: RoleKind, text: string, attributesOnly: boolean): Suggestion[] {
   const trpc = useTRPC();
@@ -24,7 +22,14 @@ function useRoleSuggestions(kind: RoleKind, text: string, attributesOnly: boolea
 }
 
 /** Role attributes of an entity (plain names, no # or @). */
-export function AttributesField(p: { id: string; kind: RoleKind; value: string[]; onChange(v: string[]): void; describedBy?: string; invalid?: boolean }) {
+export function AttributesField(p: {
+  id: string;
+  kind: RoleKind;
+  value: string[];
+  onChange(v: string[]): void;
+  describedBy?: string;
+  invalid?: boolean;
+}) {
   const [text, setText] = useState('');
   const suggestions = useRoleSuggestions(p.kind, text, true);
   return <ChipsInput {...p} values={p.value} suggestions={suggestions} onPendingChange={setText} placeholder="e.g. sales, then Enter" />;

@@ -34,7 +34,17 @@ export function Notice({ children, kind = 'info' }: { children: ReactNode; kind?
 }
 
 /** A page: its heading (focused after navigation), actions and content. */
-export function Page({ title, actions, children, description }: { title: string; actions?: ReactNode; children: ReactNode; description?: ReactNode }) {
+export function Page({
+  title,
+  actions,
+  children,
+  description,
+}: {
+  title: string;
+  actions?: ReactNode;
+  children: ReactNode;
+  description?: ReactNode;
+}) {
   const id = useId();
   return (
     <section className="page" aria-labelledby={id}>

@@ -40,7 +40,10 @@ export function ChipsInput(p: ChipsProps) {
     p.onPendingChange?.(t);
   };
   const commit = (raw: string) => {
-    const parts = raw.split(',').map((s) => s.trim()).filter(Boolean);
+    const parts = raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (parts.length) p.onChange([...p.values, ...parts.filter((s) => !p.values.includes(s))]);
     setPending('');
   };
@@ -110,7 +113,11 @@ export function RefSelect(p: RefProps) {
   const [search, setSearch] = useState('');
   const q = useDebounced(search);
   const typed = toFilter(q, ['name']);
-  const filter = [p.filter, typed].filter(Boolean).map((f) => `(${f})`).join(' and ') || undefined;
+  const filter =
+    [p.filter, typed]
+      .filter(Boolean)
+      .map((f) => `(${f})`)
+      .join(' and ') || undefined;
   const list = useQuery(trpc.resources.list.queryOptions({ resource: p.resource, limit: 50, filter, sort: { field: 'name', dir: 'asc' } }));
   const listed = (list.data?.data ?? []) as Entity[];
   const needCurrent = !!p.value && !listed.some((e) => e.id === p.value);

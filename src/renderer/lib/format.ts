@@ -10,7 +10,12 @@ export function relative(value: unknown, now = Date.now()): string {
   if (typeof value !== 'string') return '';
   const diff = new Date(value).getTime() - now;
   const abs = Math.abs(diff);
-  const units: Array<[Intl.RelativeTimeFormatUnit, number]> = [['day', 86_400_000], ['hour', 3_600_000], ['minute', 60_000], ['second', 1000]];
+  const units: Array<[Intl.RelativeTimeFormatUnit, number]> = [
+    ['day', 86_400_000],
+    ['hour', 3_600_000],
+    ['minute', 60_000],
+    ['second', 1000],
+  ];
   const [unit, ms] = units.find(([, ms]) => abs >= ms) ?? ['second', 1000];
   return new Intl.RelativeTimeFormat(undefined, { numeric: 'auto' }).format(Math.round(diff / ms), unit);
 }

@@ -77,7 +77,10 @@ export function IdentityImportPage() {
   const createdIds = (result?.rows ?? []).filter((r) => r.ok && r.id).map((r) => r.id!);
 
   return (
-    <Page title="Import identities" description="Create many identities from a CSV file, with a preview first and the enrollment JWTs as one archive.">
+    <Page
+      title="Import identities"
+      description="Create many identities from a CSV file, with a preview first and the enrollment JWTs as one archive."
+    >
       <form
         className="import-input"
         aria-label="CSV to import"
@@ -98,14 +101,27 @@ export function IdentityImportPage() {
         </p>
         <div className="field">
           <label htmlFor={fileId}>CSV file</label>
-          <input id={fileId} type="file" accept=".csv,text/csv,text/plain" onChange={async (e) => {
-            const f = e.target.files?.[0];
-            if (f) change(await readText(f));
-          }} />
+          <input
+            id={fileId}
+            type="file"
+            accept=".csv,text/csv,text/plain"
+            onChange={async (e) => {
+              const f = e.target.files?.[0];
+              if (f) change(await readText(f));
+            }}
+          />
         </div>
         <div className="field">
           <label htmlFor={textId}>Or paste the CSV</label>
-          <textarea id={textId} rows={8} value={csv} onChange={(e) => change(e.target.value)} placeholder={EXAMPLE_CSV} aria-describedby={helpId} spellCheck={false} />
+          <textarea
+            id={textId}
+            rows={8}
+            value={csv}
+            onChange={(e) => change(e.target.value)}
+            placeholder={EXAMPLE_CSV}
+            aria-describedby={helpId}
+            spellCheck={false}
+          />
         </div>
         <div className="form-actions">
           <button type="submit" disabled={!csv.trim() || run.isPending}>
@@ -161,7 +177,9 @@ export function IdentityImportPage() {
                   try {
                     const r = await archive.mutateAsync({ ids: createdIds });
                     downloadBase64(r.filename, r.base64, 'application/zip');
-                    setArchived(`${r.filename}: ${r.files} enrollment JWT${r.files === 1 ? '' : 's'}${r.without.length ? ` (none for ${r.without.join(', ')})` : ''}.`);
+                    setArchived(
+                      `${r.filename}: ${r.files} enrollment JWT${r.files === 1 ? '' : 's'}${r.without.length ? ` (none for ${r.without.join(', ')})` : ''}.`,
+                    );
                   } catch {
                     /* shown below */
                   }

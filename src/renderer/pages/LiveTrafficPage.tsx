@@ -5,8 +5,6 @@ import { useTRPC } from '../trpc';
 import { formatAge, formatBytes } from '../lib/format';
 import { livePolling } from '../lib/polling';
 
-
-
 /**
  * The built-in edge router live: whether it is online, the terminators bound on it and the open circuits (who dials
  * which service through which terminator, bytes each way, age). Polled every 2 s; after failures the interval
@@ -14,12 +12,13 @@ import { livePolling } from '../lib/polling';
  */
 export function LiveTrafficPage() {
   const trpc = useTRPC();
-  const live = useQuery(
-    trpc.dataPlane.live.queryOptions(undefined, livePolling),
-  );
+  const live = useQuery(trpc.dataPlane.live.queryOptions(undefined, livePolling));
   const d = live.data;
   return (
-    <Page title="Live traffic" description="The built-in edge router: its state, the terminators bound on it and the circuits open through it, updated every few seconds.">
+    <Page
+      title="Live traffic"
+      description="The built-in edge router: its state, the terminators bound on it and the circuits open through it, updated every few seconds."
+    >
       {live.error && <ErrorBox error={live.error} retry={() => live.refetch()} />}
       {!d && !live.error && <Spinner />}
       {d && !d.router && <Notice kind="warning">This Weft runs no edge router (router.enabled is false).</Notice>}
@@ -109,7 +108,9 @@ export function LiveTrafficPage() {
                           <Link to={`/services/${encodeURIComponent(c.serviceId)}`}>{c.serviceName}</Link>
                         </td>
                         <td>
-                          <Link to={`/terminators/${encodeURIComponent(c.terminatorId)}`}>{c.hostKind === 'tcp' ? 'router-hosted' : c.terminatorId}</Link>
+                          <Link to={`/terminators/${encodeURIComponent(c.terminatorId)}`}>
+                            {c.hostKind === 'tcp' ? 'router-hosted' : c.terminatorId}
+                          </Link>
                         </td>
                         <td>{formatBytes(c.bytesIn)}</td>
                         <td>{formatBytes(c.bytesOut)}</td>

@@ -11,8 +11,10 @@ export const SIGNED_OUT_KEY = 'weft-console-signed-out';
 
 function reasonText(): { text: string; kind: 'info' | 'warning' } | undefined {
   const param = new URLSearchParams(window.location.search).get(LOGIN_LINK_FAILED_PARAM);
-  if (param === 'link-invalid') return { kind: 'warning', text: 'That login link has expired or was already used. Sign in with your username and password.' };
-  if (param === 'link-refused') return { kind: 'warning', text: 'The login link was refused (the admin cannot sign in). Sign in with a username and password.' };
+  if (param === 'link-invalid')
+    return { kind: 'warning', text: 'That login link has expired or was already used. Sign in with your username and password.' };
+  if (param === 'link-refused')
+    return { kind: 'warning', text: 'The login link was refused (the admin cannot sign in). Sign in with a username and password.' };
   if (sessionStorage.getItem(SIGNED_OUT_KEY)) return { kind: 'info', text: 'You have signed out.' };
   return undefined;
 }
@@ -52,13 +54,29 @@ export function LoginPage({ sessionEnded }: { sessionEnded: boolean }) {
         {login.error && <ErrorBox error={login.error} title={errorInfo(login.error).ziti?.code === 'INVALID_AUTH' ? 'Sign-in failed:' : undefined} />}
         <div className="field">
           <label htmlFor={userId}>Username</label>
-          <input id={userId} name="username" autoComplete="username" required value={username} onChange={(e) => setUsername(e.target.value)}
-            aria-invalid={field === 'username' || undefined} autoFocus />
+          <input
+            id={userId}
+            name="username"
+            autoComplete="username"
+            required
+            value={username}
+            onChange={(e) => setUsername(e.target.value)}
+            aria-invalid={field === 'username' || undefined}
+            autoFocus
+          />
         </div>
         <div className="field">
           <label htmlFor={passId}>Password</label>
-          <input id={passId} name="password" type="password" autoComplete="current-password" required value={password}
-            onChange={(e) => setPassword(e.target.value)} aria-invalid={field === 'password' || undefined} />
+          <input
+            id={passId}
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+            aria-invalid={field === 'password' || undefined}
+          />
         </div>
         <button type="submit" disabled={login.isPending}>
           {login.isPending ? 'Signing in…' : 'Sign in'}
@@ -101,8 +119,16 @@ export function SecondFactorPage({ me }: { me: Me }) {
             {mfa.error && <ErrorBox error={mfa.error} />}
             <div className="field">
               <label htmlFor={codeId}>Code from your authenticator app (or a recovery code)</label>
-              <input id={codeId} name="code" inputMode="numeric" autoComplete="one-time-code" required value={code}
-                onChange={(e) => setCode(e.target.value.trim())} autoFocus />
+              <input
+                id={codeId}
+                name="code"
+                inputMode="numeric"
+                autoComplete="one-time-code"
+                required
+                value={code}
+                onChange={(e) => setCode(e.target.value.trim())}
+                autoFocus
+              />
             </div>
             <button type="submit" disabled={mfa.isPending}>
               Verify

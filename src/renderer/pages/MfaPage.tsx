@@ -4,7 +4,19 @@ import { QrCode } from '../components/Qr';
 import { ErrorBox, Notice, Page, Panel, Spinner } from '../components/Status';
 import { useTRPC } from '../trpc';
 
-function CodeForm({ label, submit, busy, error, onSubmit }: { label: string; submit: string; busy: boolean; error: unknown; onSubmit(code: string): void }) {
+function CodeForm({
+  label,
+  submit,
+  busy,
+  error,
+  onSubmit,
+}: {
+  label: string;
+  submit: string;
+  busy: boolean;
+  error: unknown;
+  onSubmit(code: string): void;
+}) {
   const id = useId();
   const [code, setCode] = useState('');
   return (
@@ -41,7 +53,9 @@ export function MfaEnrollment({ onDone }: { onDone?(): void }) {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const status = useQuery(trpc.security.mfa.status.queryOptions());
-  const enroll = useMutation(trpc.security.mfa.enroll.mutationOptions({ onSuccess: () => qc.invalidateQueries({ queryKey: trpc.security.mfa.status.queryKey() }) }));
+  const enroll = useMutation(
+    trpc.security.mfa.enroll.mutationOptions({ onSuccess: () => qc.invalidateQueries({ queryKey: trpc.security.mfa.status.queryKey() }) }),
+  );
   const verify = useMutation(
     trpc.security.mfa.verify.mutationOptions({
       onSuccess: async () => {
@@ -79,7 +93,13 @@ export function MfaEnrollment({ onDone }: { onDone?(): void }) {
         </li>
         <li>{s.recoveryCodes && <RecoveryCodes codes={s.recoveryCodes} />}</li>
         <li>
-          <CodeForm label="Code from the app" submit="Verify and enable MFA" busy={verify.isPending} error={verify.error} onSubmit={(code) => verify.mutate({ code })} />
+          <CodeForm
+            label="Code from the app"
+            submit="Verify and enable MFA"
+            busy={verify.isPending}
+            error={verify.error}
+            onSubmit={(code) => verify.mutate({ code })}
+          />
         </li>
       </ol>
       <button type="button" className="link-button" onClick={() => enroll.mutate()} disabled={enroll.isPending}>
@@ -115,15 +135,30 @@ export function MfaPage() {
               Recovery codes are stored hashed: they are shown once, when they are made. Make a new set to see codes again (the old ones stop
               working).
             </p>
-            <CodeForm label="Current code to replace the recovery codes" submit="New recovery codes" busy={regenerate.isPending}
-              error={regenerate.error} onSubmit={(code) => regenerate.mutate({ code })} />
-            <CodeForm label="Current code to show codes made through the API and not shown yet" submit="Show recovery codes" busy={codes.isPending}
-              error={codes.error} onSubmit={(code) => codes.mutate({ code })} />
+            <CodeForm
+              label="Current code to replace the recovery codes"
+              submit="New recovery codes"
+              busy={regenerate.isPending}
+              error={regenerate.error}
+              onSubmit={(code) => regenerate.mutate({ code })}
+            />
+            <CodeForm
+              label="Current code to show codes made through the API and not shown yet"
+              submit="Show recovery codes"
+              busy={codes.isPending}
+              error={codes.error}
+              onSubmit={(code) => codes.mutate({ code })}
+            />
             {shown && (shown.length ? <RecoveryCodes codes={shown} /> : <Notice kind="info">No recovery codes waiting to be shown.</Notice>)}
           </Panel>
           <Panel title="Disable MFA">
-            <CodeForm label="Current code (or a recovery code) to disable MFA" submit="Disable MFA" busy={disable.isPending} error={disable.error}
-              onSubmit={(code) => disable.mutate({ code })} />
+            <CodeForm
+              label="Current code (or a recovery code) to disable MFA"
+              submit="Disable MFA"
+              busy={disable.isPending}
+              error={disable.error}
+              onSubmit={(code) => disable.mutate({ code })}
+            />
           </Panel>
         </>
       )}

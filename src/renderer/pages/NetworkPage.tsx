@@ -29,7 +29,6 @@ const GAP = 8;
 const TOP = 34;
 const COL_X: Record<Kind, number> = { identity: 12, service: (WIDTH - NODE_W) / 2, 'edge-router': WIDTH - NODE_W - 12 };
 
-
 const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 const curve = (x1: number, y1: number, x2: number, y2: number) => {
   const dx = (x2 - x1) / 2;
@@ -119,9 +118,7 @@ export function NetworkPage() {
     expand: [...expand].sort(),
   };
   const graph = useQuery(trpc.network.graph.queryOptions({ query }, { placeholderData: keepPreviousData, refetchInterval: GRAPH_REFRESH_MS }));
-  const live = useQuery(
-    trpc.network.live.queryOptions(undefined, livePolling),
-  );
+  const live = useQuery(trpc.network.live.queryOptions(undefined, livePolling));
   const g = graph.data;
   const onNodes = useMemo(() => liveOnNodes(g, live.data), [g, live.data]);
 
@@ -182,7 +179,12 @@ export function NetworkPage() {
       const other = within(e.from, sel.key) ? e.to : e.from;
       const known = byOther.get(`${e.kind}|${other}`);
       if (!known) {
-        byOther.set(`${e.kind}|${other}`, { ...e, from: within(e.from, sel.key) ? sel.key : e.from, to: within(e.to, sel.key) ? sel.key : e.to, policies: [...e.policies] });
+        byOther.set(`${e.kind}|${other}`, {
+          ...e,
+          from: within(e.from, sel.key) ? sel.key : e.from,
+          to: within(e.to, sel.key) ? sel.key : e.to,
+          policies: [...e.policies],
+        });
         continue;
       }
       known.dial ||= e.dial;
@@ -220,18 +222,36 @@ export function NetworkPage() {
         {(draft.mode === 'attribute' || draft.mode === 'name') && (
           <div className="field">
             <label htmlFor={textId}>{draft.mode === 'attribute' ? 'Attribute' : 'Name contains'}</label>
-            <input id={textId} type="text" value={draft.text} onChange={(e) => setDraft({ ...draft, text: e.target.value })} placeholder={draft.mode === 'attribute' ? '#staff' : 'web'} autoComplete="off" spellCheck={false} />
+            <input
+              id={textId}
+              type="text"
+              value={draft.text}
+              onChange={(e) => setDraft({ ...draft, text: e.target.value })}
+              placeholder={draft.mode === 'attribute' ? '#staff' : 'web'}
+              autoComplete="off"
+              spellCheck={false}
+            />
           </div>
         )}
         {draft.mode === 'identity' && (
           <div className="field">
             <label htmlFor={identityId}>Identity</label>
-            <RefSelect id={identityId} label="Identity" resource="identities" value={draft.identityId} onChange={(v) => setDraft({ ...draft, identityId: v })} />
+            <RefSelect
+              id={identityId}
+              label="Identity"
+              resource="identities"
+              value={draft.identityId}
+              onChange={(v) => setDraft({ ...draft, identityId: v })}
+            />
           </div>
         )}
         <button type="submit">Apply</button>
         {filter.mode !== 'all' && (
-          <button type="button" className="secondary" onClick={() => (setDraft({ mode: 'all', text: '', identityId: null }), apply({ mode: 'all', text: '', identityId: null }))}>
+          <button
+            type="button"
+            className="secondary"
+            onClick={() => (setDraft({ mode: 'all', text: '', identityId: null }), apply({ mode: 'all', text: '', identityId: null }))}
+          >
             Show everything
           </button>
         )}
@@ -247,15 +267,32 @@ export function NetworkPage() {
         <>
           <p className="hint" aria-live="polite" data-testid="network-summary">
             {`${g.nodes.filter((n) => n.kind === 'identity').length} identity nodes (of ${g.totals.identity} identities), ${g.nodes.filter((n) => n.kind === 'service').length} service nodes (of ${g.totals.service}), ${g.nodes.filter((n) => n.kind === 'edge-router').length} router nodes (of ${g.totals['edge-router']}); ${g.edges.length} connections.`}
-            {live.data?.router ? ` Router ${live.data.router.name} is ${live.data.router.isOnline ? 'online' : 'offline'}; ${circuits.length} open circuit${circuits.length === 1 ? '' : 's'}.` : ''}
+            {live.data?.router
+              ? ` Router ${live.data.router.name} is ${live.data.router.isOnline ? 'online' : 'offline'}; ${circuits.length} open circuit${circuits.length === 1 ? '' : 's'}.`
+              : ''}
           </p>
           {g.truncated && <Notice kind="warning">{g.truncated}</Notice>}
           <ul className="legend" aria-label="Legend">
-            <li><span className="swatch dial" />Dial (service policy)</li>
-            <li><span className="swatch bind" />Bind (service policy)</li>
-            <li><span className="swatch" />Service edge router policy</li>
-            <li><span className="swatch erp" />Edge router policy</li>
-            <li><span className="swatch live" />Open circuit</li>
+            <li>
+              <span className="swatch dial" />
+              Dial (service policy)
+            </li>
+            <li>
+              <span className="swatch bind" />
+              Bind (service policy)
+            </li>
+            <li>
+              <span className="swatch" />
+              Service edge router policy
+            </li>
+            <li>
+              <span className="swatch erp" />
+              Edge router policy
+            </li>
+            <li>
+              <span className="swatch live" />
+              Open circuit
+            </li>
           </ul>
           <div className="network-map">
             <svg viewBox={`0 0 ${WIDTH} ${layout.height}`} role="group" aria-label="Network map" data-testid="network-map">
@@ -273,11 +310,17 @@ export function NetworkPage() {
                   const hl = touching(e, selected);
                   if (erp && !showErp && !hl) return null;
                   const liveEdge = onNodes.edges.get(`${e.from}>${e.to}`);
-                  const cls = ['net-edge', erp ? 'erp' : e.kind === 'service-edge-router-policy' ? 'router' : e.dial ? 'dial' : 'bind', hl ? 'hl' : selected ? 'dim' : ''].join(' ');
+                  const cls = [
+                    'net-edge',
+                    erp ? 'erp' : e.kind === 'service-edge-router-policy' ? 'router' : e.dial ? 'dial' : 'bind',
+                    hl ? 'hl' : selected ? 'dim' : '',
+                  ].join(' ');
                   return (
                     <g key={`${e.from}>${e.to}`}>
                       <path className={cls} d={curve(a.x + a.w, a.y + NODE_H / 2, b.x, b.y + NODE_H / 2)} />
-                      {liveEdge && <path className="net-edge live" data-testid="live-edge" d={curve(a.x + a.w, a.y + NODE_H / 2, b.x, b.y + NODE_H / 2)} />}
+                      {liveEdge && (
+                        <path className="net-edge live" data-testid="live-edge" d={curve(a.x + a.w, a.y + NODE_H / 2, b.x, b.y + NODE_H / 2)} />
+                      )}
                     </g>
                   );
                 })}
@@ -287,7 +330,13 @@ export function NetworkPage() {
                 const online = onNodes.routerOnline.get(n.key) ?? (n.online === undefined ? undefined : n.online > 0);
                 const t = onNodes.terminators.get(n.key);
                 const c = onNodes.circuits.get(n.key);
-                const cls = ['net-node', n.type, n.pinned ? 'pinned' : '', selected === n.key ? 'selected' : '', selected && selected !== n.key && !neighbours.has(n.key) ? 'dim' : ''].join(' ');
+                const cls = [
+                  'net-node',
+                  n.type,
+                  n.pinned ? 'pinned' : '',
+                  selected === n.key ? 'selected' : '',
+                  selected && selected !== n.key && !neighbours.has(n.key) ? 'dim' : '',
+                ].join(' ');
                 const badges = [t ? `⇄${t}` : '', c ? `●${c}` : ''].filter(Boolean).join(' ');
                 return (
                   <g
@@ -331,18 +380,24 @@ export function NetworkPage() {
                     {sel.kind === 'identity' && (
                       <>
                         {' · '}
-                        <button type="button" className="link-button" onClick={() => {
-                          const f: Filter = { mode: 'identity', text: '', identityId: sel.id! };
-                          setDraft(f);
-                          apply(f);
-                        }}>
+                        <button
+                          type="button"
+                          className="link-button"
+                          onClick={() => {
+                            const f: Filter = { mode: 'identity', text: '', identityId: sel.id! };
+                            setDraft(f);
+                            apply(f);
+                          }}
+                        >
                           Show only its reach
                         </button>
                       </>
                     )}
                   </p>
                 )}
-                {sel.type === 'group' && <p>{`${sel.count} ${PLURAL[sel.kind]} with ${sel.name}${sel.expanded ? '' : ' (activate the node to list them)'}.`}</p>}
+                {sel.type === 'group' && (
+                  <p>{`${sel.count} ${PLURAL[sel.kind]} with ${sel.name}${sel.expanded ? '' : ' (activate the node to list them)'}.`}</p>
+                )}
                 <p>{sel.attributes.length ? `Attributes: ${sel.attributes.map((a) => `#${a}`).join(' ')}` : 'No role attributes.'}</p>
                 <h3>{`Connections (${selEdges.length})`}</h3>
                 {selEdges.length === 0 ? (
@@ -351,7 +406,12 @@ export function NetworkPage() {
                   <ul>
                     {selEdges.map((e) => {
                       const other = nodeByKey.get(e.from === sel.key ? e.to : e.from)!;
-                      const what = e.kind === 'service-policy' ? [e.dial ? 'Dial' : '', e.bind ? 'Bind' : ''].filter(Boolean).join(' and ') : e.kind === 'edge-router-policy' ? 'may use router' : 'carried by router';
+                      const what =
+                        e.kind === 'service-policy'
+                          ? [e.dial ? 'Dial' : '', e.bind ? 'Bind' : ''].filter(Boolean).join(' and ')
+                          : e.kind === 'edge-router-policy'
+                            ? 'may use router'
+                            : 'carried by router';
                       const identity = e.kind === 'service-policy' ? nodeByKey.get(e.from) : undefined;
                       const service = e.kind === 'service-policy' ? nodeByKey.get(e.to) : undefined;
                       return (

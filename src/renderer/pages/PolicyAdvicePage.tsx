@@ -18,7 +18,10 @@ export function PolicyAdvicePage({ params = [] }: { params?: string[] }) {
   const serviceId = useId();
   const [identity, setIdentity] = useState<string | null>(params[0] ?? null);
   const [service, setService] = useState<string | null>(params[1] ?? null);
-  const advice = useQuery({ ...trpc.policy.advice.queryOptions({ identityId: identity ?? '', serviceId: service ?? '' }), enabled: !!identity && !!service });
+  const advice = useQuery({
+    ...trpc.policy.advice.queryOptions({ identityId: identity ?? '', serviceId: service ?? '' }),
+    enabled: !!identity && !!service,
+  });
   return (
     <Page title="Policy advice" description="Whether an identity can use a service, read from the same policy index that session creation uses.">
       <form className="advice-form" aria-label="Identity and service" onSubmit={(e) => e.preventDefault()}>

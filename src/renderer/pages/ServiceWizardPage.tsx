@@ -29,26 +29,45 @@ export interface WizardState {
 }
 
 export const INITIAL: WizardState = {
-  name: '', roleAttributes: [], encryptionRequired: true,
-  intercept: true, interceptHost: '', interceptPort: '80',
-  hostKind: 'router', hostAddress: '127.0.0.1', hostPort: '', hostProtocol: 'tcp', hostRoles: [],
-  dialRoles: [], routerRoles: [], edgeRouterPolicy: 'auto',
+  name: '',
+  roleAttributes: [],
+  encryptionRequired: true,
+  intercept: true,
+  interceptHost: '',
+  interceptPort: '80',
+  hostKind: 'router',
+  hostAddress: '127.0.0.1',
+  hostPort: '',
+  hostProtocol: 'tcp',
+  hostRoles: [],
+  dialRoles: [],
+  routerRoles: [],
+  edgeRouterPolicy: 'auto',
 };
 
 const num = (s: string): number | string => (/^\d+$/.test(s.trim()) ? Number(s.trim()) : s.trim());
 
 /** The wizard's request body (the core validates it; errors come back naming these fields). */
 export function wizardBody(s: WizardState) {
-  const host = s.hostKind === 'router'
-    ? { kind: 'router', address: s.hostAddress.trim(), port: num(s.hostPort) }
-    : s.hostKind === 'identity'
-      ? { kind: 'identity', identityRoles: s.hostRoles, address: s.hostAddress.trim(), port: num(s.hostPort), protocol: s.hostProtocol }
-      : { kind: 'sdk', identityRoles: s.hostRoles };
+  const host =
+    s.hostKind === 'router'
+      ? { kind: 'router', address: s.hostAddress.trim(), port: num(s.hostPort) }
+      : s.hostKind === 'identity'
+        ? { kind: 'identity', identityRoles: s.hostRoles, address: s.hostAddress.trim(), port: num(s.hostPort), protocol: s.hostProtocol }
+        : { kind: 'sdk', identityRoles: s.hostRoles };
   return {
     name: s.name.trim(),
     roleAttributes: s.roleAttributes,
     encryptionRequired: s.encryptionRequired,
-    ...(s.intercept ? { intercept: { addresses: s.interceptHost.trim() ? [s.interceptHost.trim()] : [], port: num(s.interceptPort), protocols: [s.hostKind === 'identity' ? s.hostProtocol : 'tcp'] } } : {}),
+    ...(s.intercept
+      ? {
+          intercept: {
+            addresses: s.interceptHost.trim() ? [s.interceptHost.trim()] : [],
+            port: num(s.interceptPort),
+            protocols: [s.hostKind === 'identity' ? s.hostProtocol : 'tcp'],
+          },
+        }
+      : {}),
     host,
     dialRoles: s.dialRoles,
     ...(s.routerRoles.length ? { routerRoles: s.routerRoles } : {}),
@@ -56,7 +75,8 @@ export function wizardBody(s: WizardState) {
   };
 }
 
-type FieldName = 'name' | 'roleAttributes' | 'interceptHost' | 'interceptPort' | 'hostKind' | 'hostAddress' | 'hostPort' | 'hostRoles' | 'dialRoles' | 'routerRoles';
+type FieldName =
+  'name' | 'roleAttributes' | 'interceptHost' | 'interceptPort' | 'hostKind' | 'hostAddress' | 'hostPort' | 'hostRoles' | 'dialRoles' | 'routerRoles';
 
 /** The form field an error of the core names (`host.port`, `dialRoles`, `intercept.addresses` ...). */
 export function fieldOf(path: string | undefined): FieldName | undefined {
@@ -84,7 +104,9 @@ const KIND_LABELS: Record<string, string> = {
   'edge-router-policy': 'edge router policy',
 };
 const SIDE_LABELS: Record<string, string> = {
-  identityRoles: 'Identities', serviceRoles: 'Services', edgeRouterRoles: 'Edge routers',
+  identityRoles: 'Identities',
+  serviceRoles: 'Services',
+  edgeRouterRoles: 'Edge routers',
 };
 
 /** The plan as the core computed it, with the dry run's outcome. */
@@ -131,13 +153,25 @@ export function PlanView({ preview, headingRef }: { preview: Preview; headingRef
   );
 }
 
-function Field(p: { id: string; label: string; error?: string; hint?: ReactNode; children: (describedBy: string | undefined) => ReactNode; required?: boolean }) {
+function Field(p: {
+  id: string;
+  label: string;
+  error?: string;
+  hint?: ReactNode;
+  children: (describedBy: string | undefined) => ReactNode;
+  required?: boolean;
+}) {
   const describedBy = [p.hint ? `${p.id}-hint` : undefined, p.error ? `${p.id}-error` : undefined].filter(Boolean).join(' ') || undefined;
   return (
     <div className="field">
       <label htmlFor={p.id}>
         {p.label}
-        {p.required && <span aria-hidden="true" className="required-mark"> *</span>}
+        {p.required && (
+          <span aria-hidden="true" className="required-mark">
+            {' '}
+            *
+          </span>
+        )}
       </label>
       {p.children(describedBy)}
       {p.hint && (
@@ -171,7 +205,13 @@ export function ServiceWizardPage() {
     setS((cur) => ({ ...cur, [k]: v }));
     setPreviewBody(undefined);
   };
-  const preview = useQuery({ ...trpc.serviceWizard.preview.queryOptions({ body: previewBody ?? {} }), enabled: !!previewBody, retry: false, staleTime: 0, gcTime: 0 });
+  const preview = useQuery({
+    ...trpc.serviceWizard.preview.queryOptions({ body: previewBody ?? {} }),
+    enabled: !!previewBody,
+    retry: false,
+    staleTime: 0,
+    gcTime: 0,
+  });
   const create = useMutation(trpc.serviceWizard.create.mutationOptions());
 
   useEffect(() => {
@@ -181,7 +221,7 @@ export function ServiceWizardPage() {
   const problem = preview.data?.problem;
   const error = create.error ?? preview.error;
   const errField = fieldOf(errorInfo(error).ziti?.cause?.field) ?? fieldOf(problem?.field);
-  const errText = error ? errorInfo(error).ziti?.cause?.reason ?? errorInfo(error).message : problem?.reason;
+  const errText = error ? (errorInfo(error).ziti?.cause?.reason ?? errorInfo(error).message) : problem?.reason;
   const errorFor = (f: FieldName) => (errField === f ? errText : undefined);
   const invalid = (f: FieldName) => (errField === f ? true : undefined);
 
@@ -201,13 +241,24 @@ export function ServiceWizardPage() {
   }
 
   const hostKinds: Array<{ value: HostKind; label: string; hint: string }> = [
-    { value: 'router', label: 'Behind the built-in router', hint: 'The router connects to the address below (a local web app, say). Nothing to install.' },
-    { value: 'identity', label: 'On a hosting identity', hint: 'A tunneler on that identity (ziti tunnel host, a Ziti desktop app) connects to the address below.' },
+    {
+      value: 'router',
+      label: 'Behind the built-in router',
+      hint: 'The router connects to the address below (a local web app, say). Nothing to install.',
+    },
+    {
+      value: 'identity',
+      label: 'On a hosting identity',
+      hint: 'A tunneler on that identity (ziti tunnel host, a Ziti desktop app) connects to the address below.',
+    },
     { value: 'sdk', label: 'In an SDK application', hint: 'An application using an OpenZiti SDK on that identity binds the service itself.' },
   ];
 
   return (
-    <Page title="New service (wizard)" description="Everything a service needs in one form: configs, policies and routers, created together or not at all.">
+    <Page
+      title="New service (wizard)"
+      description="Everything a service needs in one form: configs, policies and routers, created together or not at all."
+    >
       <form
         className="wizard"
         aria-label="Service wizard"
@@ -219,11 +270,36 @@ export function ServiceWizardPage() {
       >
         <fieldset>
           <legend>The service</legend>
-          <Field id={id('name')} label="Name" required error={errorFor('name')} hint="Configs and policies are named after it (name-dial, name-host, …).">
-            {(d) => <input id={id('name')} type="text" value={s.name} onChange={(e) => set('name', e.target.value)} aria-describedby={d} aria-invalid={invalid('name')} autoComplete="off" />}
+          <Field
+            id={id('name')}
+            label="Name"
+            required
+            error={errorFor('name')}
+            hint="Configs and policies are named after it (name-dial, name-host, …)."
+          >
+            {(d) => (
+              <input
+                id={id('name')}
+                type="text"
+                value={s.name}
+                onChange={(e) => set('name', e.target.value)}
+                aria-describedby={d}
+                aria-invalid={invalid('name')}
+                autoComplete="off"
+              />
+            )}
           </Field>
           <Field id={id('roleAttributes')} label="Service attributes" error={errorFor('roleAttributes')}>
-            {(d) => <AttributesField id={id('roleAttributes')} kind="service" value={s.roleAttributes} onChange={(v) => set('roleAttributes', v)} describedBy={d} invalid={invalid('roleAttributes')} />}
+            {(d) => (
+              <AttributesField
+                id={id('roleAttributes')}
+                kind="service"
+                value={s.roleAttributes}
+                onChange={(v) => set('roleAttributes', v)}
+                describedBy={d}
+                invalid={invalid('roleAttributes')}
+              />
+            )}
           </Field>
           <label className="inline">
             <input type="checkbox" checked={s.encryptionRequired} onChange={(e) => set('encryptionRequired', e.target.checked)} />
@@ -239,11 +315,40 @@ export function ServiceWizardPage() {
           </label>
           {s.intercept && (
             <div className="row">
-              <Field id={id('interceptHost')} label="Host name clients use" required error={errorFor('interceptHost')} hint="e.g. wiki.lab.internal — any name; tunnelers answer for it.">
-                {(d) => <input id={id('interceptHost')} type="text" value={s.interceptHost} onChange={(e) => set('interceptHost', e.target.value)} aria-describedby={d} aria-invalid={invalid('interceptHost')} autoComplete="off" spellCheck={false} />}
+              <Field
+                id={id('interceptHost')}
+                label="Host name clients use"
+                required
+                error={errorFor('interceptHost')}
+                hint="e.g. wiki.lab.internal — any name; tunnelers answer for it."
+              >
+                {(d) => (
+                  <input
+                    id={id('interceptHost')}
+                    type="text"
+                    value={s.interceptHost}
+                    onChange={(e) => set('interceptHost', e.target.value)}
+                    aria-describedby={d}
+                    aria-invalid={invalid('interceptHost')}
+                    autoComplete="off"
+                    spellCheck={false}
+                  />
+                )}
               </Field>
               <Field id={id('interceptPort')} label="Port clients use" required error={errorFor('interceptPort')}>
-                {(d) => <input id={id('interceptPort')} type="number" inputMode="numeric" min={1} max={65535} value={s.interceptPort} onChange={(e) => set('interceptPort', e.target.value)} aria-describedby={d} aria-invalid={invalid('interceptPort')} />}
+                {(d) => (
+                  <input
+                    id={id('interceptPort')}
+                    type="number"
+                    inputMode="numeric"
+                    min={1}
+                    max={65535}
+                    value={s.interceptPort}
+                    onChange={(e) => set('interceptPort', e.target.value)}
+                    aria-describedby={d}
+                    aria-invalid={invalid('interceptPort')}
+                  />
+                )}
               </Field>
             </div>
           )}
@@ -251,10 +356,22 @@ export function ServiceWizardPage() {
 
         <fieldset>
           <legend>Where it lives</legend>
-          <div className="radio-stack" role="radiogroup" aria-label="Hosted" id={id('hostKind')} aria-describedby={errorFor('hostKind') ? `${id('hostKind')}-error` : undefined}>
+          <div
+            className="radio-stack"
+            role="radiogroup"
+            aria-label="Hosted"
+            id={id('hostKind')}
+            aria-describedby={errorFor('hostKind') ? `${id('hostKind')}-error` : undefined}
+          >
             {hostKinds.map((k) => (
               <label key={k.value} className="inline">
-                <input type="radio" name={id('hostKindRadio')} value={k.value} checked={s.hostKind === k.value} onChange={() => set('hostKind', k.value)} />
+                <input
+                  type="radio"
+                  name={id('hostKindRadio')}
+                  value={k.value}
+                  checked={s.hostKind === k.value}
+                  onChange={() => set('hostKind', k.value)}
+                />
                 <span>
                   {k.label} <span className="hint">{k.hint}</span>
                 </span>
@@ -267,17 +384,61 @@ export function ServiceWizardPage() {
             </span>
           )}
           {s.hostKind !== 'router' && (
-            <Field id={id('hostRoles')} label="Hosting identities" required error={errorFor('hostRoles')} hint="#attribute or @identity; these identities get the Bind policy.">
-              {(d) => <RolesField id={id('hostRoles')} kind="identity" value={s.hostRoles} onChange={(v) => set('hostRoles', v)} semantic="AnyOf" describedBy={d} invalid={invalid('hostRoles')} />}
+            <Field
+              id={id('hostRoles')}
+              label="Hosting identities"
+              required
+              error={errorFor('hostRoles')}
+              hint="#attribute or @identity; these identities get the Bind policy."
+            >
+              {(d) => (
+                <RolesField
+                  id={id('hostRoles')}
+                  kind="identity"
+                  value={s.hostRoles}
+                  onChange={(v) => set('hostRoles', v)}
+                  semantic="AnyOf"
+                  describedBy={d}
+                  invalid={invalid('hostRoles')}
+                />
+              )}
             </Field>
           )}
           {s.hostKind !== 'sdk' && (
             <div className="row">
-              <Field id={id('hostAddress')} label={s.hostKind === 'router' ? 'Address the router connects to' : 'Address the tunneler connects to'} required error={errorFor('hostAddress')}>
-                {(d) => <input id={id('hostAddress')} type="text" value={s.hostAddress} onChange={(e) => set('hostAddress', e.target.value)} aria-describedby={d} aria-invalid={invalid('hostAddress')} autoComplete="off" spellCheck={false} />}
+              <Field
+                id={id('hostAddress')}
+                label={s.hostKind === 'router' ? 'Address the router connects to' : 'Address the tunneler connects to'}
+                required
+                error={errorFor('hostAddress')}
+              >
+                {(d) => (
+                  <input
+                    id={id('hostAddress')}
+                    type="text"
+                    value={s.hostAddress}
+                    onChange={(e) => set('hostAddress', e.target.value)}
+                    aria-describedby={d}
+                    aria-invalid={invalid('hostAddress')}
+                    autoComplete="off"
+                    spellCheck={false}
+                  />
+                )}
               </Field>
               <Field id={id('hostPort')} label="Port it listens on" required error={errorFor('hostPort')}>
-                {(d) => <input id={id('hostPort')} type="number" inputMode="numeric" min={1} max={65535} value={s.hostPort} onChange={(e) => set('hostPort', e.target.value)} aria-describedby={d} aria-invalid={invalid('hostPort')} />}
+                {(d) => (
+                  <input
+                    id={id('hostPort')}
+                    type="number"
+                    inputMode="numeric"
+                    min={1}
+                    max={65535}
+                    value={s.hostPort}
+                    onChange={(e) => set('hostPort', e.target.value)}
+                    aria-describedby={d}
+                    aria-invalid={invalid('hostPort')}
+                  />
+                )}
               </Field>
             </div>
           )}
@@ -285,15 +446,51 @@ export function ServiceWizardPage() {
 
         <fieldset>
           <legend>Who may use it</legend>
-          <Field id={id('dialRoles')} label="Who may dial" required error={errorFor('dialRoles')} hint="Identities (@name) or #attributes, then Enter; any of them may dial.">
-            {(d) => <RolesField id={id('dialRoles')} kind="identity" value={s.dialRoles} onChange={(v) => set('dialRoles', v)} semantic="AnyOf" describedBy={d} invalid={invalid('dialRoles')} />}
+          <Field
+            id={id('dialRoles')}
+            label="Who may dial"
+            required
+            error={errorFor('dialRoles')}
+            hint="Identities (@name) or #attributes, then Enter; any of them may dial."
+          >
+            {(d) => (
+              <RolesField
+                id={id('dialRoles')}
+                kind="identity"
+                value={s.dialRoles}
+                onChange={(v) => set('dialRoles', v)}
+                semantic="AnyOf"
+                describedBy={d}
+                invalid={invalid('dialRoles')}
+              />
+            )}
           </Field>
-          <Field id={id('routerRoles')} label="Which edge routers carry it" error={errorFor('routerRoles')} hint="Leave empty for the built-in router.">
-            {(d) => <RolesField id={id('routerRoles')} kind="edge-router" value={s.routerRoles} onChange={(v) => set('routerRoles', v)} semantic="AnyOf" describedBy={d} invalid={invalid('routerRoles')} />}
+          <Field
+            id={id('routerRoles')}
+            label="Which edge routers carry it"
+            error={errorFor('routerRoles')}
+            hint="Leave empty for the built-in router."
+          >
+            {(d) => (
+              <RolesField
+                id={id('routerRoles')}
+                kind="edge-router"
+                value={s.routerRoles}
+                onChange={(v) => set('routerRoles', v)}
+                semantic="AnyOf"
+                describedBy={d}
+                invalid={invalid('routerRoles')}
+              />
+            )}
           </Field>
           <Field id={id('erp')} label="Edge router policy for the dialers">
             {(d) => (
-              <select id={id('erp')} value={s.edgeRouterPolicy} aria-describedby={d} onChange={(e) => set('edgeRouterPolicy', e.target.value as WizardState['edgeRouterPolicy'])}>
+              <select
+                id={id('erp')}
+                value={s.edgeRouterPolicy}
+                aria-describedby={d}
+                onChange={(e) => set('edgeRouterPolicy', e.target.value as WizardState['edgeRouterPolicy'])}
+              >
                 <option value="auto">When needed (some dialer would not reach the routers)</option>
                 <option value="always">Always create one</option>
                 <option value="never">Never</option>

@@ -7,7 +7,12 @@ import { ErrorBox, Notice, Page, Panel, Spinner } from '../components/Status';
 import type { Entity } from '../lib/types';
 import { useTRPC } from '../trpc';
 
-type ShareData = { token?: string; backendMode?: string; target?: string; oauth?: { provider?: string; emailPatterns?: string[]; checkInterval?: string } };
+type ShareData = {
+  token?: string;
+  backendMode?: string;
+  target?: string;
+  oauth?: { provider?: string; emailPatterns?: string[]; checkInterval?: string };
+};
 const dataOf = (e: Entity) => (e.data ?? {}) as ShareData;
 const randomToken = () => Array.from(crypto.getRandomValues(new Uint8Array(6)), (b) => 'abcdefghijklmnopqrstuvwxyz0123456789'[b % 36]).join('');
 
@@ -18,7 +23,12 @@ function RemoveShare({ share }: { share: Entity }) {
   return (
     <>
       {remove.error && <ErrorBox error={remove.error} />}
-      <ConfirmButton label="Remove" confirmLabel={`Remove share ${dataOf(share).token}`} busy={remove.isPending} onConfirm={() => remove.mutate({ configId: share.id })} />
+      <ConfirmButton
+        label="Remove"
+        confirmLabel={`Remove share ${dataOf(share).token}`}
+        busy={remove.isPending}
+        onConfirm={() => remove.mutate({ configId: share.id })}
+      />
     </>
   );
 }
@@ -35,14 +45,38 @@ export function SharesPage() {
   const providers = options.data?.providers ?? [];
   const fields: FieldSpec[] = [
     { kind: 'text', name: 'data.token', label: 'Token (the first label of the share’s host name)', required: true },
-    { kind: 'radio', name: 'data.backendMode', label: 'Backend', options: [{ value: 'proxy', label: 'Proxy to a URL' }, { value: 'web', label: 'Serve a directory' }] },
-    { kind: 'text', name: 'data.target', label: 'Target (http(s) URL, or an absolute directory for web)', required: true, placeholder: 'http://localhost:3000' },
+    {
+      kind: 'radio',
+      name: 'data.backendMode',
+      label: 'Backend',
+      options: [
+        { value: 'proxy', label: 'Proxy to a URL' },
+        { value: 'web', label: 'Serve a directory' },
+      ],
+    },
+    {
+      kind: 'text',
+      name: 'data.target',
+      label: 'Target (http(s) URL, or an absolute directory for web)',
+      required: true,
+      placeholder: 'http://localhost:3000',
+    },
     { kind: 'checkbox', name: 'useOAuth', label: 'Require an OAuth login' },
     {
-      kind: 'select', name: 'data.oauth.provider', label: 'OAuth provider', required: true, when: (v) => !!v.useOAuth,
+      kind: 'select',
+      name: 'data.oauth.provider',
+      label: 'OAuth provider',
+      required: true,
+      when: (v) => !!v.useOAuth,
       options: providers.map((p) => ({ value: p, label: p })),
     },
-    { kind: 'list', name: 'data.oauth.emailPatterns', label: 'Allowed email patterns (globs; none = any verified email)', placeholder: '*@example.com, then Enter', when: (v) => !!v.useOAuth },
+    {
+      kind: 'list',
+      name: 'data.oauth.emailPatterns',
+      label: 'Allowed email patterns (globs; none = any verified email)',
+      placeholder: '*@example.com, then Enter',
+      when: (v) => !!v.useOAuth,
+    },
     { kind: 'text', name: 'data.oauth.checkInterval', label: 'Re-check the login every', placeholder: '3h', when: (v) => !!v.useOAuth },
   ];
   const toBody = (v: Values) => {
@@ -56,7 +90,9 @@ export function SharesPage() {
       {options.isPending && <Spinner />}
       {options.error && <ErrorBox error={options.error} retry={() => options.refetch()} />}
       {options.data && !options.data.shareUrl && (
-        <Notice kind="warning">This Weft has no frontend configured: shares can be created but nothing serves them until a "frontend" section is added.</Notice>
+        <Notice kind="warning">
+          This Weft has no frontend configured: shares can be created but nothing serves them until a "frontend" section is added.
+        </Notice>
       )}
       {options.data?.shareUrl && (
         <p>
@@ -73,12 +109,23 @@ export function SharesPage() {
           columns={[
             { field: 'token', label: 'Token', sortable: false, render: (e) => dataOf(e).token },
             {
-              field: 'url', label: 'Public URL', sortable: false,
-              render: (e) => (shareUrl(dataOf(e).token) ? <a href={shareUrl(dataOf(e).token)} target="_blank" rel="noreferrer noopener">{shareUrl(dataOf(e).token)}</a> : '—'),
+              field: 'url',
+              label: 'Public URL',
+              sortable: false,
+              render: (e) =>
+                shareUrl(dataOf(e).token) ? (
+                  <a href={shareUrl(dataOf(e).token)} target="_blank" rel="noreferrer noopener">
+                    {shareUrl(dataOf(e).token)}
+                  </a>
+                ) : (
+                  '—'
+                ),
             },
             { field: 'backendMode', label: 'Backend', sortable: false, render: (e) => `${dataOf(e).backendMode}: ${dataOf(e).target}` },
             {
-              field: 'oauth', label: 'Login', sortable: false,
+              field: 'oauth',
+              label: 'Login',
+              sortable: false,
               render: (e) => {
                 const o = dataOf(e).oauth;
                 return o ? `${o.provider}${o.emailPatterns?.length ? ` (${o.emailPatterns.join(', ')})` : ''}` : 'none (public)';

@@ -13,7 +13,11 @@ function Who({ e }: { e: Entity }) {
 }
 
 function Outcome({ e }: { e: Entity }) {
-  return e.outcome === 'success' ? <>success</> : <span className="outcome-failure">{`failure${e.errorCode ? ` (${String(e.errorCode)})` : ''}`}</span>;
+  return e.outcome === 'success' ? (
+    <>success</>
+  ) : (
+    <span className="outcome-failure">{`failure${e.errorCode ? ` (${String(e.errorCode)})` : ''}`}</span>
+  );
 }
 
 /** The audit log (read-only): Management API writes, logins and MFA, and the console's writes; newest first. */

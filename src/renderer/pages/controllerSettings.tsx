@@ -113,8 +113,10 @@ export const controllerSettingsSpec: ResourcePageSpec = {
   description: 'Global settings, and per-controller settings that override them list by list.',
   columns: [
     {
-      field: 'id', label: 'Scope',
-      render: (e) => (e.id === GLOBAL ? <Link to="/controller-settings/global">Global</Link> : <RefLink value={e.controller} page="controller-settings" />),
+      field: 'id',
+      label: 'Scope',
+      render: (e) =>
+        e.id === GLOBAL ? <Link to="/controller-settings/global">Global</Link> : <RefLink value={e.controller} page="controller-settings" />,
     },
     { field: 'redirectUris', label: 'Redirect URIs', sortable: false, render: (e) => listOf(e, 'redirectUris') },
     { field: 'postLogoutUris', label: 'Post-logout URIs', sortable: false, render: (e) => listOf(e, 'postLogoutUris') },

@@ -18,24 +18,31 @@ function CaVerification({ ca }: { ca: Entity }) {
   if (ca.isVerified) return <Notice kind="success">This CA is verified.</Notice>;
   return (
     <div>
-      <p>
-        To prove you hold the CA's key, sign a certificate whose common name is the verification token below with this CA, then paste it
-        here.
-      </p>
+      <p>To prove you hold the CA's key, sign a certificate whose common name is the verification token below with this CA, then paste it here.</p>
       <p>
         Verification token: <code className="token">{String(ca.verificationToken)}</code>
       </p>
       <p className="hint">
-        For example: <code>{`openssl req -new -key ca.key -subj "/CN=${String(ca.verificationToken)}" | openssl x509 -req -CA ca.pem -CAkey ca.key -out verify.pem`}</code>
+        For example:{' '}
+        <code>{`openssl req -new -key ca.key -subj "/CN=${String(ca.verificationToken)}" | openssl x509 -req -CA ca.pem -CAkey ca.key -out verify.pem`}</code>
       </p>
       <form className="inline-form" aria-label="Verify CA" onSubmit={(e) => (e.preventDefault(), verify.mutate({ id: ca.id, certPem: pem }))}>
         {verify.error && <ErrorBox error={verify.error} title="Not verified:" />}
         <div className="field">
           <label htmlFor={pemId}>Signed verification certificate (PEM)</label>
-          <textarea id={pemId} className="code" rows={8} value={pem} onChange={(e) => setPem(e.target.value)} spellCheck={false}
-            placeholder="-----BEGIN CERTIFICATE-----" />
+          <textarea
+            id={pemId}
+            className="code"
+            rows={8}
+            value={pem}
+            onChange={(e) => setPem(e.target.value)}
+            spellCheck={false}
+            placeholder="-----BEGIN CERTIFICATE-----"
+          />
         </div>
-        <button type="submit" disabled={verify.isPending || !pem.trim()}>Verify CA</button>
+        <button type="submit" disabled={verify.isPending || !pem.trim()}>
+          Verify CA
+        </button>
       </form>
     </div>
   );
@@ -77,7 +84,9 @@ export const casSpec: ResourcePageSpec = {
   createInitial: { isAutoCaEnrollmentEnabled: true, isOttCaEnrollmentEnabled: true, isAuthEnabled: true, identityRoles: [] },
   toCreateBody: (v) => ({
     ...v,
-    isAutoCaEnrollmentEnabled: !!v.isAutoCaEnrollmentEnabled, isOttCaEnrollmentEnabled: !!v.isOttCaEnrollmentEnabled, isAuthEnabled: !!v.isAuthEnabled,
+    isAutoCaEnrollmentEnabled: !!v.isAutoCaEnrollmentEnabled,
+    isOttCaEnrollmentEnabled: !!v.isOttCaEnrollmentEnabled,
+    isAuthEnabled: !!v.isAuthEnabled,
     identityRoles: v.identityRoles ?? [],
   }),
   properties: [{ label: 'Fingerprint', render: (e) => <code>{String(e.fingerprint ?? '')}</code> }],
@@ -101,7 +110,12 @@ function RouterEnrollment({ router, kind }: { router: Entity; kind: 'edge' | 'tr
     <Panel title="Enrollment">
       {reEnroll.error && <ErrorBox error={reEnroll.error} />}
       {typeof router.enrollmentJwt === 'string' && router.enrollmentJwt ? (
-        <JwtView jwt={router.enrollmentJwt} filename={`${router.name ?? router.id}.jwt`} expiresAt={router.enrollmentExpiresAt} what="Router enrollment token" />
+        <JwtView
+          jwt={router.enrollmentJwt}
+          filename={`${router.name ?? router.id}.jwt`}
+          expiresAt={router.enrollmentExpiresAt}
+          what="Router enrollment token"
+        />
       ) : (
         <p>{router.isVerified ? 'The router has enrolled.' : 'No outstanding enrollment.'}</p>
       )}
@@ -150,7 +164,12 @@ export const routersSpec: ResourcePageSpec = {
   title: 'Routers',
   singular: 'router',
   description: 'Transit (fabric) routers.',
-  columns: [nameColumn('routers'), { field: 'isOnline', label: 'Online' }, { field: 'isVerified', label: 'Enrolled' }, { field: 'cost', label: 'Cost' }],
+  columns: [
+    nameColumn('routers'),
+    { field: 'isOnline', label: 'Online' },
+    { field: 'isVerified', label: 'Enrolled' },
+    { field: 'cost', label: 'Cost' },
+  ],
   defaultSort: { field: 'name', dir: 'asc' },
   fields: [...routerFields, tags],
   createInitial: { noTraversal: false, disabled: false, cost: 0 },

@@ -16,31 +16,67 @@ const fields: FieldSpec[] = [
   { kind: 'text', name: 'issuer', label: 'Issuer (iss)', required: true, placeholder: 'https://idp.example.com' },
   { kind: 'text', name: 'audience', label: 'Audience (aud)', required: true },
   {
-    kind: 'radio', name: 'keySource', label: 'Signing keys', required: true,
+    kind: 'radio',
+    name: 'keySource',
+    label: 'Signing keys',
+    required: true,
     help: 'A signer verifies JWTs with exactly one of these: keys fetched from a JWKS URL, or one fixed certificate.',
-    options: [{ value: 'jwks', label: 'JWKS endpoint (keys fetched from a URL)' }, { value: 'cert', label: 'Certificate (one PEM)' }],
+    options: [
+      { value: 'jwks', label: 'JWKS endpoint (keys fetched from a URL)' },
+      { value: 'cert', label: 'Certificate (one PEM)' },
+    ],
   },
-  { kind: 'text', name: 'jwksEndpoint', label: 'JWKS endpoint URL', required: true, placeholder: 'https://idp.example.com/.well-known/jwks.json', when: usesJwks },
+  {
+    kind: 'text',
+    name: 'jwksEndpoint',
+    label: 'JWKS endpoint URL',
+    required: true,
+    placeholder: 'https://idp.example.com/.well-known/jwks.json',
+    when: usesJwks,
+  },
   { kind: 'pem', name: 'certPem', label: 'Signing certificate (PEM)', required: true, when: usesCert },
   { kind: 'text', name: 'kid', label: 'Key ID (kid)', help: 'Optional: the kid JWTs carry.', when: usesCert },
   { kind: 'text', name: 'claimsProperty', label: 'Claim naming the identity', placeholder: 'sub' },
   { kind: 'checkbox', name: 'useExternalId', label: "Match the claim against identities' external ID (otherwise their ID)" },
-  { kind: 'radio', name: 'targetToken', label: 'Token to use', options: [{ value: 'ACCESS', label: 'Access token' }, { value: 'ID', label: 'ID token' }] },
+  {
+    kind: 'radio',
+    name: 'targetToken',
+    label: 'Token to use',
+    options: [
+      { value: 'ACCESS', label: 'Access token' },
+      { value: 'ID', label: 'ID token' },
+    ],
+  },
   { kind: 'text', name: 'clientId', label: 'OAuth client ID' },
   { kind: 'list', name: 'scopes', label: 'Scopes', placeholder: 'openid, then Enter' },
   { kind: 'text', name: 'externalAuthUrl', label: 'External authentication URL', placeholder: 'https://idp.example.com/authorize' },
   { kind: 'checkbox', name: 'enrollToCertEnabled', label: 'Enroll to a certificate with a JWT of this signer' },
   { kind: 'checkbox', name: 'enrollToTokenEnabled', label: 'Enroll to token authentication with a JWT of this signer' },
   { kind: 'text', name: 'enrollNameClaimsSelector', label: 'Claim for the new identity’s name', placeholder: '/name', when: enrolls },
-  { kind: 'text', name: 'enrollAttributeClaimsSelector', label: 'Claim for the new identity’s role attributes', placeholder: '/groups', when: enrolls },
+  {
+    kind: 'text',
+    name: 'enrollAttributeClaimsSelector',
+    label: 'Claim for the new identity’s role attributes',
+    placeholder: '/groups',
+    when: enrolls,
+  },
   { kind: 'ref', name: 'enrollAuthPolicyId', label: 'Auth policy of enrolled identities', resource: 'auth-policies', nullable: true, when: enrolls },
   { kind: 'tags', name: 'tags', label: 'Tags' },
 ];
 
 const REQUIRED = ['name', 'issuer', 'audience'];
 const OPTIONAL = [
-  'claimsProperty', 'useExternalId', 'targetToken', 'clientId', 'scopes', 'externalAuthUrl', 'enrollToCertEnabled', 'enrollToTokenEnabled',
-  'enrollNameClaimsSelector', 'enrollAttributeClaimsSelector', 'enrollAuthPolicyId',
+  'claimsProperty',
+  'useExternalId',
+  'targetToken',
+  'clientId',
+  'scopes',
+  'externalAuthUrl',
+  'enrollToCertEnabled',
+  'enrollToTokenEnabled',
+  'enrollNameClaimsSelector',
+  'enrollAttributeClaimsSelector',
+  'enrollAuthPolicyId',
 ];
 
 /**
@@ -96,7 +132,12 @@ export const externalJwtSignersSpec: ResourcePageSpec = {
     { field: 'issuer', label: 'Issuer' },
     { field: 'audience', label: 'Audience' },
     { field: 'enabled', label: 'Enabled' },
-    { field: 'keySource', label: 'Keys', sortable: false, render: (e) => (keySourceOf(e) === 'cert' ? `certificate ${String(e.commonName ?? '')}` : 'JWKS') },
+    {
+      field: 'keySource',
+      label: 'Keys',
+      sortable: false,
+      render: (e) => (keySourceOf(e) === 'cert' ? `certificate ${String(e.commonName ?? '')}` : 'JWKS'),
+    },
     { field: 'targetToken', label: 'Token', sortable: false },
     { field: 'createdAt', label: 'Created' },
   ],
@@ -110,8 +151,6 @@ export const externalJwtSignersSpec: ResourcePageSpec = {
   }),
   toEditBody: signerBody,
   hiddenProperties: ['fingerprint', 'commonName', 'notBefore', 'notAfter'],
-  properties: [
-    { label: 'Signing keys', render: (e) => (keySourceOf(e) === 'cert' ? 'Certificate' : `JWKS: ${String(e.jwksEndpoint)}`) },
-  ],
+  properties: [{ label: 'Signing keys', render: (e) => (keySourceOf(e) === 'cert' ? 'Certificate' : `JWKS: ${String(e.jwksEndpoint)}`) }],
   panels: (e) => (keySourceOf(e) === 'cert' ? <CertificatePanel signer={e} /> : null),
 };

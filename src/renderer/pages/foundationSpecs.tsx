@@ -15,9 +15,24 @@ export const authPoliciesSpec: ResourcePageSpec = {
   description: 'Which primary login methods identities may use, password rules and lockout, and the secondary factors they need.',
   columns: [
     nameColumn('auth-policies'),
-    { field: 'updb', label: 'Password', sortable: false, render: (e) => ((e.primary as { updb?: { allowed?: boolean } })?.updb?.allowed ? 'allowed' : 'no') },
-    { field: 'cert', label: 'Certificate', sortable: false, render: (e) => ((e.primary as { cert?: { allowed?: boolean } })?.cert?.allowed ? 'allowed' : 'no') },
-    { field: 'totp', label: 'Requires TOTP', sortable: false, render: (e) => ((e.secondary as { requireTotp?: boolean })?.requireTotp ? 'Yes' : 'No') },
+    {
+      field: 'updb',
+      label: 'Password',
+      sortable: false,
+      render: (e) => ((e.primary as { updb?: { allowed?: boolean } })?.updb?.allowed ? 'allowed' : 'no'),
+    },
+    {
+      field: 'cert',
+      label: 'Certificate',
+      sortable: false,
+      render: (e) => ((e.primary as { cert?: { allowed?: boolean } })?.cert?.allowed ? 'allowed' : 'no'),
+    },
+    {
+      field: 'totp',
+      label: 'Requires TOTP',
+      sortable: false,
+      render: (e) => ((e.secondary as { requireTotp?: boolean })?.requireTotp ? 'Yes' : 'No'),
+    },
     { field: 'createdAt', label: 'Created' },
   ],
   fields: [
@@ -34,14 +49,28 @@ export const authPoliciesSpec: ResourcePageSpec = {
     { kind: 'checkbox', name: 'primary.extJwt.allowed', label: 'Allow external JWT logins' },
     { kind: 'refs', name: 'primary.extJwt.allowedSigners', label: 'Allowed JWT signers (none = any)', resource: 'external-jwt-signers' },
     { kind: 'checkbox', name: 'secondary.requireTotp', label: 'Require TOTP (MFA)' },
-    { kind: 'ref', name: 'secondary.requireExtJwtSigner', label: 'Require a JWT of this signer as second factor', resource: 'external-jwt-signers', nullable: true },
+    {
+      kind: 'ref',
+      name: 'secondary.requireExtJwtSigner',
+      label: 'Require a JWT of this signer as second factor',
+      resource: 'external-jwt-signers',
+      nullable: true,
+    },
     tags,
   ],
   createInitial: {
     primary: {
       cert: { allowed: true, allowExpiredCerts: true },
       extJwt: { allowed: true, allowedSigners: [] },
-      updb: { allowed: true, minPasswordLength: 5, requireSpecialChar: false, requireNumberChar: false, requireMixedCase: false, maxAttempts: 0, lockoutDurationMinutes: 0 },
+      updb: {
+        allowed: true,
+        minPasswordLength: 5,
+        requireSpecialChar: false,
+        requireNumberChar: false,
+        requireMixedCase: false,
+        maxAttempts: 0,
+        lockoutDurationMinutes: 0,
+      },
     },
     secondary: { requireTotp: false, requireExtJwtSigner: null },
   },
@@ -57,7 +86,15 @@ export const configTypesSpec: ResourcePageSpec = {
   defaultSort: { field: 'name', dir: 'asc' },
   fields: [
     { kind: 'text', name: 'name', label: 'Name', required: true },
-    { kind: 'select', name: 'target', label: 'Target', options: [{ value: 'service', label: 'service' }, { value: 'router', label: 'router' }] },
+    {
+      kind: 'select',
+      name: 'target',
+      label: 'Target',
+      options: [
+        { value: 'service', label: 'service' },
+        { value: 'router', label: 'router' },
+      ],
+    },
     { kind: 'json', name: 'schema', label: 'JSON schema', rows: 14 },
     tags,
   ],
@@ -69,7 +106,11 @@ export const configsSpec: ResourcePageSpec = {
   path: 'configs',
   title: 'Configs',
   singular: 'config',
-  columns: [nameColumn('configs'), { field: 'configTypeId', label: 'Config type', render: refName('configType') }, { field: 'createdAt', label: 'Created' }],
+  columns: [
+    nameColumn('configs'),
+    { field: 'configTypeId', label: 'Config type', render: refName('configType') },
+    { field: 'createdAt', label: 'Created' },
+  ],
   defaultSort: { field: 'name', dir: 'asc' },
   fields: [
     { kind: 'text', name: 'name', label: 'Name', required: true },
@@ -122,7 +163,12 @@ export const apiSessionsSpec: ResourcePageSpec = {
   singular: 'API session',
   description: 'Logins to the controller APIs and this console. Ending a session signs its client out.',
   columns: [
-    { field: 'identity', label: 'Identity', sortable: false, render: (e) => <Link to={`/identities/${e.identityId as string}`}>{refName('identity')(e)}</Link> },
+    {
+      field: 'identity',
+      label: 'Identity',
+      sortable: false,
+      render: (e) => <Link to={`/identities/${e.identityId as string}`}>{refName('identity')(e)}</Link>,
+    },
     { field: 'ipAddress', label: 'IP address' },
     { field: 'isMfaRequired', label: 'MFA', sortable: false, render: (e) => (e.isMfaRequired ? (e.isMfaComplete ? 'passed' : 'pending') : '—') },
     { field: 'createdAt', label: 'Started' },

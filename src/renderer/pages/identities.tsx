@@ -12,21 +12,41 @@ import { useTRPC } from '../trpc';
 
 const IDENTITY_TYPES = ['User', 'Device', 'Service', 'Router', 'Default'];
 type Enrollment = { id: string; jwt: string; expiresAt: string; username?: string; ca?: { name?: string } };
-const METHOD_LABELS: Record<string, string> = { ott: 'One-time token (certificate)', updb: 'Username and password', ottca: 'One-time token with a CA' };
+const METHOD_LABELS: Record<string, string> = {
+  ott: 'One-time token (certificate)',
+  updb: 'Username and password',
+  ottca: 'One-time token with a CA',
+};
 
 const fields: FieldSpec[] = [
   { kind: 'text', name: 'name', label: 'Name', required: true },
   { kind: 'select', name: 'type', label: 'Type', required: true, options: IDENTITY_TYPES.map((t) => ({ value: t, label: t })) },
   { kind: 'checkbox', name: 'isAdmin', label: 'Administrator (full access to the management API and this console)' },
-  { kind: 'attributes', name: 'roleAttributes', label: 'Role attributes', roleKind: 'identity', help: 'Policies select identities by these (#attribute).' },
+  {
+    kind: 'attributes',
+    name: 'roleAttributes',
+    label: 'Role attributes',
+    roleKind: 'identity',
+    help: 'Policies select identities by these (#attribute).',
+  },
   { kind: 'ref', name: 'authPolicyId', label: 'Auth policy', resource: 'auth-policies' },
   { kind: 'text', name: 'externalId', label: 'External ID' },
   {
-    kind: 'radio', name: 'enrollmentMethod', label: 'Enrollment', createOnly: true,
+    kind: 'radio',
+    name: 'enrollmentMethod',
+    label: 'Enrollment',
+    createOnly: true,
     options: [{ value: 'none', label: 'None' }, ...Object.entries(METHOD_LABELS).map(([value, label]) => ({ value, label }))],
   },
   { kind: 'text', name: 'enrollment.updb', label: 'Username to enroll with', createOnly: true, when: (v) => v.enrollmentMethod === 'updb' },
-  { kind: 'ref', name: 'enrollment.ottca', label: 'CA that signs the certificate', resource: 'cas', createOnly: true, when: (v) => v.enrollmentMethod === 'ottca' },
+  {
+    kind: 'ref',
+    name: 'enrollment.ottca',
+    label: 'CA that signs the certificate',
+    resource: 'cas',
+    createOnly: true,
+    when: (v) => v.enrollmentMethod === 'ottca',
+  },
   { kind: 'tags', name: 'tags', label: 'Tags' },
 ];
 
@@ -58,13 +78,21 @@ function EnrollmentPanel({ identity }: { identity: Entity }) {
       {error && <ErrorBox error={error} />}
       {enrollments.map(([m, e]) => (
         <div key={m} className="enrollment">
-          <h3>{METHOD_LABELS[m] ?? m}{e.username ? ` — username ${e.username}` : ''}{e.ca?.name ? ` — CA ${e.ca.name}` : ''}</h3>
+          <h3>
+            {METHOD_LABELS[m] ?? m}
+            {e.username ? ` — username ${e.username}` : ''}
+            {e.ca?.name ? ` — CA ${e.ca.name}` : ''}
+          </h3>
           <JwtView jwt={e.jwt} filename={`${identity.name ?? identity.id}.jwt`} expiresAt={e.expiresAt} what="Enrollment token" />
           <div className="button-row">
             <button type="button" className="secondary" disabled={refresh.isPending} onClick={() => refresh.mutate({ id: e.id, minutes: 180 })}>
               Refresh (new JWT, valid 3 hours)
             </button>
-            <ConfirmButton label="Delete enrollment" confirmLabel={`Delete the ${m} enrollment`} onConfirm={() => remove.mutate({ resource: 'enrollments', id: e.id })} />
+            <ConfirmButton
+              label="Delete enrollment"
+              confirmLabel={`Delete the ${m} enrollment`}
+              onConfirm={() => remove.mutate({ resource: 'enrollments', id: e.id })}
+            />
           </div>
         </div>
       ))}
@@ -74,15 +102,28 @@ function EnrollmentPanel({ identity }: { identity: Entity }) {
           aria-label="New enrollment"
           onSubmit={(ev) => {
             ev.preventDefault();
-            create.mutate({ identityId: identity.id, method, minutes: 180, ...(method === 'updb' ? { username } : {}), ...(method === 'ottca' ? { caId: caId ?? '' } : {}) });
+            create.mutate({
+              identityId: identity.id,
+              method,
+              minutes: 180,
+              ...(method === 'updb' ? { username } : {}),
+              ...(method === 'ottca' ? { caId: caId ?? '' } : {}),
+            });
           }}
         >
-          <p>No outstanding enrollment{(identity.authenticators as object | undefined) && Object.keys(identity.authenticators as object).length ? ' (the identity has enrolled).' : '.'}</p>
+          <p>
+            No outstanding enrollment
+            {(identity.authenticators as object | undefined) && Object.keys(identity.authenticators as object).length
+              ? ' (the identity has enrolled).'
+              : '.'}
+          </p>
           <div className="field">
             <label htmlFor={methodId}>Method</label>
             <select id={methodId} value={method} onChange={(e) => setMethod(e.target.value as typeof method)}>
               {Object.entries(METHOD_LABELS).map(([value, label]) => (
-                <option key={value} value={value}>{label}</option>
+                <option key={value} value={value}>
+                  {label}
+                </option>
               ))}
             </select>
           </div>
@@ -98,7 +139,9 @@ function EnrollmentPanel({ identity }: { identity: Entity }) {
               <RefSelect id={caSelectId} label="CA" resource="cas" value={caId} onChange={setCaId} />
             </div>
           )}
-          <button type="submit" disabled={create.isPending}>Create enrollment</button>
+          <button type="submit" disabled={create.isPending}>
+            Create enrollment
+          </button>
         </form>
       )}
     </Panel>
@@ -122,15 +165,23 @@ function StatusPanel({ identity }: { identity: Entity }) {
           <Notice kind="warning">
             {identity.disabledUntil ? `Disabled until ${formatDate(identity.disabledUntil)}.` : 'Disabled until enabled again.'}
           </Notice>
-          <button type="button" onClick={() => enable.mutate({ id: identity.id })} disabled={enable.isPending}>Enable</button>
+          <button type="button" onClick={() => enable.mutate({ id: identity.id })} disabled={enable.isPending}>
+            Enable
+          </button>
         </div>
       ) : (
-        <form className="inline-form" aria-label="Disable identity" onSubmit={(e) => (e.preventDefault(), disable.mutate({ id: identity.id, durationMinutes: minutes }))}>
+        <form
+          className="inline-form"
+          aria-label="Disable identity"
+          onSubmit={(e) => (e.preventDefault(), disable.mutate({ id: identity.id, durationMinutes: minutes }))}
+        >
           <div className="field">
             <label htmlFor={minutesId}>Disable for minutes (0 = until enabled)</label>
             <input id={minutesId} type="number" min={0} value={minutes} onChange={(e) => setMinutes(Math.max(0, Number(e.target.value) || 0))} />
           </div>
-          <button type="submit" className="danger" disabled={disable.isPending || !!identity.isDefaultAdmin}>Disable</button>
+          <button type="submit" className="danger" disabled={disable.isPending || !!identity.isDefaultAdmin}>
+            Disable
+          </button>
           {identity.isDefaultAdmin ? <span className="hint">The default admin cannot be disabled.</span> : null}
         </form>
       )}
@@ -154,7 +205,13 @@ export const identitiesSpec: ResourcePageSpec = {
     { field: 'type', label: 'Type', render: (e) => String(e.typeId ?? '') },
     { field: 'roleAttributes', label: 'Role attributes', sortable: false },
     { field: 'isAdmin', label: 'Admin' },
-    { field: 'enrollment', label: 'Enrollment', sortable: false, render: (e) => Object.keys((e.enrollment ?? {}) as object).join(', ') || (Object.keys((e.authenticators ?? {}) as object).length ? 'enrolled' : '—') },
+    {
+      field: 'enrollment',
+      label: 'Enrollment',
+      sortable: false,
+      render: (e) =>
+        Object.keys((e.enrollment ?? {}) as object).join(', ') || (Object.keys((e.authenticators ?? {}) as object).length ? 'enrolled' : '—'),
+    },
     { field: 'disabled', label: 'Disabled' },
     { field: 'isMfaEnabled', label: 'MFA', sortable: false },
     { field: 'createdAt', label: 'Created' },
@@ -163,7 +220,15 @@ export const identitiesSpec: ResourcePageSpec = {
   fields,
   createInitial: { type: 'User', isAdmin: false, roleAttributes: [], authPolicyId: 'default', enrollmentMethod: 'ott' },
   toCreateBody: identityBody,
-  toEditValues: (e) => ({ name: e.name, type: e.typeId, isAdmin: e.isAdmin, roleAttributes: e.roleAttributes ?? [], authPolicyId: e.authPolicyId, externalId: e.externalId ?? undefined, tags: e.tags }),
+  toEditValues: (e) => ({
+    name: e.name,
+    type: e.typeId,
+    isAdmin: e.isAdmin,
+    roleAttributes: e.roleAttributes ?? [],
+    authPolicyId: e.authPolicyId,
+    externalId: e.externalId ?? undefined,
+    tags: e.tags,
+  }),
   toEditBody: identityBody,
   properties: [{ label: 'Auth policy', render: (e) => (e.authPolicy as { name?: string } | null)?.name ?? '' }],
   panels: (e) => (

@@ -24,14 +24,20 @@ function Property({ label, children }: { label: string; children: ReactNode }) {
 }
 
 function PostureDataView({ data }: { data: PostureData }) {
-  const sessions = Object.entries(data.apiSessionPostureData as Record<string, { mfa: { passedAt: string | null }; endpointState: { wokenAt: string | null; unlockedAt: string | null } }>);
+  const sessions = Object.entries(
+    data.apiSessionPostureData as Record<
+      string,
+      { mfa: { passedAt: string | null }; endpointState: { wokenAt: string | null; unlockedAt: string | null } }
+    >,
+  );
   const reported = data.os.lastUpdatedAt || data.domain.lastUpdatedAt || data.mac.lastUpdatedAt || data.processes.length;
   return (
     <>
       {!reported && <p className="hint">The identity’s clients have not reported any posture data yet.</p>}
       <dl className="properties">
         <Property label="Operating system">
-          {data.os.type ? `${data.os.type} ${data.os.version}${data.os.build ? ` (build ${data.os.build})` : ''}` : none} {updated(data.os.lastUpdatedAt)}
+          {data.os.type ? `${data.os.type} ${data.os.version}${data.os.build ? ` (build ${data.os.build})` : ''}` : none}{' '}
+          {updated(data.os.lastUpdatedAt)}
         </Property>
         <Property label="Domain">
           {data.domain.domain || none} {updated(data.domain.lastUpdatedAt)}
@@ -55,9 +61,13 @@ function PostureDataView({ data }: { data: PostureData }) {
             <tbody>
               {data.processes.map((p, i) => (
                 <tr key={`${p.path}-${i}`}>
-                  <td data-label="Path"><code>{p.path}</code></td>
+                  <td data-label="Path">
+                    <code>{p.path}</code>
+                  </td>
                   <td data-label="Running">{p.isRunning ? 'Yes' : 'No'}</td>
-                  <td data-label="Hash"><code>{p.binaryHash ?? ''}</code></td>
+                  <td data-label="Hash">
+                    <code>{p.binaryHash ?? ''}</code>
+                  </td>
                   <td data-label="Signers">{(p.signerFingerprints ?? []).join(', ')}</td>
                   <td data-label="Reported">{formatDate(p.lastUpdatedAt)}</td>
                 </tr>
@@ -80,7 +90,9 @@ function PostureDataView({ data }: { data: PostureData }) {
             <tbody>
               {sessions.map(([id, s]) => (
                 <tr key={id}>
-                  <td data-label="API session"><Link to={`/api-sessions/${id}`}>{id}</Link></td>
+                  <td data-label="API session">
+                    <Link to={`/api-sessions/${id}`}>{id}</Link>
+                  </td>
                   <td data-label="MFA passed">{s.mfa.passedAt ? formatDate(s.mfa.passedAt) : 'No'}</td>
                   <td data-label="Woken">{formatDate(s.endpointState.wokenAt)}</td>
                   <td data-label="Unlocked">{formatDate(s.endpointState.unlockedAt)}</td>
@@ -127,9 +139,13 @@ function FailedRequests({ requests }: { requests: FailedRequest[] }) {
           {requests.map((r, i) => (
             <tr key={`${r.when}-${i}`}>
               <td data-label="When">{formatDate(r.when)}</td>
-              <td data-label="Service"><Link to={`/services/${r.serviceId}`}>{r.serviceName}</Link></td>
+              <td data-label="Service">
+                <Link to={`/services/${r.serviceId}`}>{r.serviceName}</Link>
+              </td>
               <td data-label="Type">{r.sessionType}</td>
-              <td data-label="Failed checks"><FailedChecks request={r} /></td>
+              <td data-label="Failed checks">
+                <FailedChecks request={r} />
+              </td>
             </tr>
           ))}
         </tbody>

@@ -48,8 +48,12 @@ export function IdentityServiceConfigs({ identity }: { identity: Entity }) {
               <tbody>
                 {overrides.map((o) => (
                   <tr key={`${o.serviceId}/${o.configId}`}>
-                    <td data-label="Service"><Link to={`/services/${o.serviceId}`}>{o.service.name}</Link></td>
-                    <td data-label="Config"><Link to={`/configs/${o.configId}`}>{o.config.name}</Link></td>
+                    <td data-label="Service">
+                      <Link to={`/services/${o.serviceId}`}>{o.service.name}</Link>
+                    </td>
+                    <td data-label="Config">
+                      <Link to={`/configs/${o.configId}`}>{o.config.name}</Link>
+                    </td>
                     <td className="row-actions">
                       <ConfirmButton
                         label="Remove"

@@ -32,7 +32,12 @@ export function IdentityTracing({ identity }: { identity: Entity }) {
             <Notice kind="success">
               {`Tracing is on until ${formatDate(state.data.until)} (trace ID ${state.data.traceId}; channels: ${state.data.channels.join(', ') || 'all'}).`}
             </Notice>
-            <button type="button" className="danger" disabled={disable.isPending} onClick={() => disable.mutate({ identityId: identity.id, body: { enabled: false } })}>
+            <button
+              type="button"
+              className="danger"
+              disabled={disable.isPending}
+              onClick={() => disable.mutate({ identityId: identity.id, body: { enabled: false } })}
+            >
               Stop tracing
             </button>
           </div>

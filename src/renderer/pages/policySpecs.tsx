@@ -4,11 +4,19 @@ import type { ResourceName, RoleKind } from '../lib/types';
 
 const tags: FieldSpec = { kind: 'tags', name: 'tags', label: 'Tags' };
 const semantic: FieldSpec = {
-  kind: 'select', name: 'semantic', label: 'Attribute semantic', required: true,
-  options: [{ value: 'AllOf', label: 'AllOf — an entity must have every #attribute' }, { value: 'AnyOf', label: 'AnyOf — any one #attribute is enough' }],
+  kind: 'select',
+  name: 'semantic',
+  label: 'Attribute semantic',
+  required: true,
+  options: [
+    { value: 'AllOf', label: 'AllOf — an entity must have every #attribute' },
+    { value: 'AnyOf', label: 'AnyOf — any one #attribute is enough' },
+  ],
 };
 const rolesHelp = '#attribute selects by role attribute, @id one entity, #all everything.';
-const withRoles = (...sides: string[]) => (v: Values) => ({ ...v, ...Object.fromEntries(sides.map((s) => [s, v[s] ?? []])) });
+const withRoles =
+  (...sides: string[]) =>
+  (v: Values) => ({ ...v, ...Object.fromEntries(sides.map((s) => [s, v[s] ?? []])) });
 
 interface RoleSide {
   name: string;
@@ -63,7 +71,18 @@ export const servicePoliciesSpec = policySpec({
   description: 'Which identities may dial (use) or bind (host) which services, subject to which posture checks.',
   sides: [identitySide, serviceSide, { name: 'postureCheckRoles', label: 'Posture check roles', roleKind: 'posture-check' }],
   extraColumns: [{ field: 'type', label: 'Type' }],
-  extraFields: [{ kind: 'select', name: 'type', label: 'Type', required: true, options: [{ value: 'Dial', label: 'Dial' }, { value: 'Bind', label: 'Bind' }] }],
+  extraFields: [
+    {
+      kind: 'select',
+      name: 'type',
+      label: 'Type',
+      required: true,
+      options: [
+        { value: 'Dial', label: 'Dial' },
+        { value: 'Bind', label: 'Bind' },
+      ],
+    },
+  ],
   extraInitial: { type: 'Dial' },
 });
 

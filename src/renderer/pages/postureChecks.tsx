@@ -22,19 +22,43 @@ const DETAIL_KEYS: Record<PostureType, string[]> = {
 };
 const OS_TYPES = ['Windows', 'WindowsServer', 'Android', 'iOS', 'Linux', 'macOS'];
 const osType = (name: string): FieldSpec => ({
-  kind: 'select', name, label: 'Operating system', required: true, options: OS_TYPES.map((t) => ({ value: t, label: t })),
+  kind: 'select',
+  name,
+  label: 'Operating system',
+  required: true,
+  options: OS_TYPES.map((t) => ({ value: t, label: t })),
 });
 const isType = (type: PostureType) => (v: Values) => v.typeId === type;
 
 const fields: FieldSpec[] = [
   { kind: 'text', name: 'name', label: 'Name', required: true },
-  { kind: 'select', name: 'typeId', label: 'Type', required: true, createOnly: true, options: Object.entries(TYPE_LABELS).map(([value, label]) => ({ value, label })) },
-  { kind: 'attributes', name: 'roleAttributes', label: 'Role attributes', roleKind: 'posture-check', help: 'Service policies select posture checks by these.' },
+  {
+    kind: 'select',
+    name: 'typeId',
+    label: 'Type',
+    required: true,
+    createOnly: true,
+    options: Object.entries(TYPE_LABELS).map(([value, label]) => ({ value, label })),
+  },
+  {
+    kind: 'attributes',
+    name: 'roleAttributes',
+    label: 'Role attributes',
+    roleKind: 'posture-check',
+    help: 'Service policies select posture checks by these.',
+  },
   // OS
   {
-    kind: 'repeat', name: 'operatingSystems', label: 'Operating systems', itemLabel: 'Operating system', when: isType('OS'),
+    kind: 'repeat',
+    name: 'operatingSystems',
+    label: 'Operating systems',
+    itemLabel: 'Operating system',
+    when: isType('OS'),
     help: 'The device must run one of these.',
-    fields: [osType('type'), { kind: 'list', name: 'versions', label: 'Versions (semver ranges; none = any)', placeholder: '>=10.0.19041, then Enter' }],
+    fields: [
+      osType('type'),
+      { kind: 'list', name: 'versions', label: 'Versions (semver ranges; none = any)', placeholder: '>=10.0.19041, then Enter' },
+    ],
   },
   // PROCESS
   { ...osType('process.osType'), when: isType('PROCESS') },
@@ -43,11 +67,22 @@ const fields: FieldSpec[] = [
   { kind: 'text', name: 'process.signerFingerprint', label: 'Signer certificate fingerprint', when: isType('PROCESS') },
   // PROCESS_MULTI
   {
-    kind: 'radio', name: 'semantic', label: 'Processes semantic', required: true, when: isType('PROCESS_MULTI'),
-    options: [{ value: 'AllOf', label: 'AllOf — every process must run' }, { value: 'AnyOf', label: 'AnyOf — one is enough' }],
+    kind: 'radio',
+    name: 'semantic',
+    label: 'Processes semantic',
+    required: true,
+    when: isType('PROCESS_MULTI'),
+    options: [
+      { value: 'AllOf', label: 'AllOf — every process must run' },
+      { value: 'AnyOf', label: 'AnyOf — one is enough' },
+    ],
   },
   {
-    kind: 'repeat', name: 'processes', label: 'Processes', itemLabel: 'Process', when: isType('PROCESS_MULTI'),
+    kind: 'repeat',
+    name: 'processes',
+    label: 'Processes',
+    itemLabel: 'Process',
+    when: isType('PROCESS_MULTI'),
     fields: [
       osType('osType'),
       { kind: 'text', name: 'path', label: 'Path', required: true },
@@ -116,9 +151,23 @@ export const postureChecksSpec: ResourcePageSpec = {
   ],
   defaultSort: { field: 'name', dir: 'asc' },
   fields,
-  createInitial: { typeId: 'MFA', roleAttributes: [], timeoutSeconds: -1, promptOnWake: false, promptOnUnlock: false, ignoreLegacyEndpoints: false, semantic: 'AllOf' },
+  createInitial: {
+    typeId: 'MFA',
+    roleAttributes: [],
+    timeoutSeconds: -1,
+    promptOnWake: false,
+    promptOnUnlock: false,
+    ignoreLegacyEndpoints: false,
+    semantic: 'AllOf',
+  },
   toCreateBody: createBody,
-  toEditValues: (e) => ({ name: e.name, typeId: e.typeId, roleAttributes: e.roleAttributes ?? [], tags: e.tags, ...detailsOf(e.typeId as PostureType, e) }),
+  toEditValues: (e) => ({
+    name: e.name,
+    typeId: e.typeId,
+    roleAttributes: e.roleAttributes ?? [],
+    tags: e.tags,
+    ...detailsOf(e.typeId as PostureType, e),
+  }),
   toEditBody: editBody,
   properties: [{ label: 'Requires', render: describe }],
   hiddenProperties: ['operatingSystems', 'processes', 'domains', 'macAddresses'],

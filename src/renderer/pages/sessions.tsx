@@ -27,7 +27,12 @@ export const sessionsSpec: ResourcePageSpec = {
     { field: 'type', label: 'Type' },
     { field: 'serviceId', label: 'Service', sortable: false, render: (e) => <Link to={`/services/${e.serviceId as string}`}>{serviceName(e)}</Link> },
     { field: 'identityId', label: 'Identity', sortable: false, render: (e) => <RefLink value={e.identity} /> },
-    { field: 'apiSessionId', label: 'API session', sortable: false, render: (e) => <Link to={`/api-sessions/${e.apiSessionId as string}`}>{String(e.apiSessionId)}</Link> },
+    {
+      field: 'apiSessionId',
+      label: 'API session',
+      sortable: false,
+      render: (e) => <Link to={`/api-sessions/${e.apiSessionId as string}`}>{String(e.apiSessionId)}</Link>,
+    },
     { field: 'edgeRouters', label: 'Edge routers', sortable: false, render: (e) => <EdgeRouters session={e} /> },
     { field: 'createdAt', label: 'Created' },
   ],

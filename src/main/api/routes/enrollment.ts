@@ -3,12 +3,26 @@ import type { Core } from '../../core/core';
 import { reEnrollAuthenticator, requestExtend, extendCertificate, verifyExtendedCertificate } from '../../core/enrollment/authenticators';
 import { caJwt, verifyCa } from '../../core/enrollment/cas';
 import {
-  enrollCa, enrollmentChallenge, enrollmentJwks, enrollOtt, enrollOttCa, enrollRouter, enrollToken, enrollUpdb, extendRouter,
-  legacyEnroll, networkJwt, reEnrollRouter,
+  enrollCa,
+  enrollmentChallenge,
+  enrollmentJwks,
+  enrollOtt,
+  enrollOttCa,
+  enrollRouter,
+  enrollToken,
+  enrollUpdb,
+  extendRouter,
+  legacyEnroll,
+  networkJwt,
+  reEnrollRouter,
 } from '../../core/enrollment/index';
 import { refreshEnrollment } from '../../core/enrollment/records';
 import {
-  apiSessionCertificates, createSessionCertificate, deleteSessionCertificate, getSessionCertificate, listSessionCertificates,
+  apiSessionCertificates,
+  createSessionCertificate,
+  deleteSessionCertificate,
+  getSessionCertificate,
+  listSessionCertificates,
 } from '../../core/entities/apiSessionCertificates';
 import { cas } from '../../core/entities/cas';
 import { edgeRouters } from '../../core/entities/edgeRouters';
@@ -37,18 +51,27 @@ const acceptsJson = (req: ApiRequest) => /application\/json/i.test(String(req.he
 export function enrollmentRoutes(core: Core): RouteDef[] {
   const transitRouters = { ...routers, entity: 'transit-routers' };
   const reEnrollRoute = (entity: string, kind: 'edge' | 'transit'): RouteDef => ({
-    apis: mgmt, method: 'POST', path: `/${entity}/:id/re-enroll`, auth: 'session',
+    apis: mgmt,
+    method: 'POST',
+    path: `/${entity}/:id/re-enroll`,
+    auth: 'session',
     summary: 'Re-enroll a router: its certificate stops working and a new enrollment JWT replaces any outstanding one',
     handler: (req) => (reEnrollRouter(req.ctx, kind, req.params.id!), {}),
   });
   return [
     // ---- enrollment (Client API, no session) ----
     {
-      apis: client, method: 'POST', path: '/enroll', auth: 'none',
+      apis: client,
+      method: 'POST',
+      path: '/enroll',
+      auth: 'none',
       summary: 'Enroll by one-time token (?method=ott|ottca|updb|ca|erott|trott&token=); a CSR as PEM body or JSON',
       handler: async (req) => {
         const { method, result } = await legacyEnroll(core, {
-          method: queryString(req.query.method), token: queryString(req.query.token), body: req.body, peerCertificates: req.peerCertificates,
+          method: queryString(req.query.method),
+          token: queryString(req.query.token),
+          body: req.body,
+          peerCertificates: req.peerCertificates,
         });
         // OpenZiti answers ott with the PEM certificate unless JSON is asked for
         if (method === 'ott' && !acceptsJson(req)) return { raw: { contentType: 'application/x-pem-file', body: (result as { cert: string }).cert } };
@@ -56,69 +79,119 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       },
     },
     {
-      apis: client, method: 'POST', path: '/enroll/ott', auth: 'none', summary: 'Enroll by one-time token with a PEM CSR ({token, clientCsr})',
+      apis: client,
+      method: 'POST',
+      path: '/enroll/ott',
+      auth: 'none',
+      summary: 'Enroll by one-time token with a PEM CSR ({token, clientCsr})',
       handler: async (req) => ({ data: await enrollOtt(core, tokenOf(req), bodyField(req, 'clientCsr')) }),
     },
     {
-      apis: client, method: 'POST', path: '/enroll/ottca', auth: 'none',
+      apis: client,
+      method: 'POST',
+      path: '/enroll/ottca',
+      auth: 'none',
       summary: 'Enroll by one-time token with a pre-exchanged client certificate of the enrollment CA (presented on the TLS connection)',
       handler: (req) => ({ data: enrollOttCa(core, tokenOf(req), req.peerCertificates) }),
     },
     {
-      apis: client, method: 'POST', path: '/enroll/updb', auth: 'none', summary: 'Enroll by one-time token (?token=) setting the password',
+      apis: client,
+      method: 'POST',
+      path: '/enroll/updb',
+      auth: 'none',
+      summary: 'Enroll by one-time token (?token=) setting the password',
       handler: async (req) => ({ data: await enrollUpdb(core, tokenOf(req), req.body) }),
     },
     {
-      apis: client, method: 'POST', path: '/enroll/ca', auth: 'none',
+      apis: client,
+      method: 'POST',
+      path: '/enroll/ca',
+      auth: 'none',
       summary: 'CA auto enrollment: the presented client certificate of a verified CA creates an identity',
       handler: (req) => ({ data: enrollCa(core, req.peerCertificates, req.body) }),
     },
     {
-      apis: client, method: 'POST', path: '/enroll/token', auth: 'none',
+      apis: client,
+      method: 'POST',
+      path: '/enroll/token',
+      auth: 'none',
       summary: 'Enroll with a token header (Authorization: Bearer <JWT>, optional svc-token-issuer-id); with clientCsr for a certificate',
       handler: async (req) => ({ data: await enrollToken(core, req.headers, req.body) }),
     },
     {
-      apis: client, method: 'POST', path: '/enroll/erott', auth: 'none',
+      apis: client,
+      method: 'POST',
+      path: '/enroll/erott',
+      auth: 'none',
       summary: 'Enroll an edge router by one-time token ({token, serverCertCsr, certCsr}); returns {ca, cert, serverCert}',
       handler: async (req) => ({ data: await enrollRouter(core, tokenOf(req), (req.body ?? {}) as object) }),
     },
     {
-      apis: both, method: 'POST', path: '/enroll/extend/router', auth: 'none',
+      apis: both,
+      method: 'POST',
+      path: '/enroll/extend/router',
+      auth: 'none',
       summary: "Extend a router's certificates with its current client certificate ({certCsr, serverCertCsr})",
       handler: async (req) => ({ data: await extendRouter(core, req.peerCertificates, req.body) }),
     },
     {
-      apis: client, method: 'POST', path: '/enroll/challenge', auth: 'none', summary: 'Sign a nonce with the enrollment key ({keyId, nonce})',
+      apis: client,
+      method: 'POST',
+      path: '/enroll/challenge',
+      auth: 'none',
+      summary: 'Sign a nonce with the enrollment key ({keyId, nonce})',
       handler: (req) => json(enrollmentChallenge(core, req.body)),
     },
     {
-      apis: client, method: 'GET', path: '/enroll/jwks', auth: 'none', summary: 'The enrollment signing keys (JWKS)',
+      apis: client,
+      method: 'GET',
+      path: '/enroll/jwks',
+      auth: 'none',
+      summary: 'The enrollment signing keys (JWKS)',
       handler: () => json(enrollmentJwks(core)),
     },
     {
-      apis: both, method: 'GET', path: '/network-jwts', auth: 'none', summary: 'JWTs for bootstrapping trust in this network',
+      apis: both,
+      method: 'GET',
+      path: '/network-jwts',
+      auth: 'none',
+      summary: 'JWTs for bootstrapping trust in this network',
       handler: () => ({ data: [{ name: 'default', token: networkJwt(core) }] }),
     },
 
     // ---- certificate extension of the current identity ----
     {
-      apis: both, method: 'POST', path: '/current-identity/authenticators/:id/extend', auth: 'session',
+      apis: both,
+      method: 'POST',
+      path: '/current-identity/authenticators/:id/extend',
+      auth: 'session',
       summary: 'Extend own certificate with a CSR ({clientCertCsr}); the old certificate works until extend-verify',
       handler: async (req) => ({ data: await extendCertificate(req.ctx, req.params.id!, req.peerCertificates, req.body) }),
     },
     ...['/current-identity/authenticators/:id/extend-verify', '/authenticators/:id/extend-verify'].map((path): RouteDef => ({
-      apis: both, method: 'POST', path, auth: 'session', summary: 'Confirm receipt of the extended certificate ({clientCert})',
+      apis: both,
+      method: 'POST',
+      path,
+      auth: 'session',
+      summary: 'Confirm receipt of the extended certificate ({clientCert})',
       handler: (req) => (verifyExtendedCertificate(req.ctx, req.params.id!, req.body), {}),
     })),
 
     // ---- ephemeral certificates of the current API session ----
     {
-      apis: client, method: 'GET', path: '/current-api-session/certificates', auth: 'session', summary: 'List ephemeral certificates of this API session',
+      apis: client,
+      method: 'GET',
+      path: '/current-api-session/certificates',
+      auth: 'session',
+      summary: 'List ephemeral certificates of this API session',
       handler: (req) => listSessionCertificates(req.ctx, listParams(req)),
     },
     {
-      apis: client, method: 'POST', path: '/current-api-session/certificates', auth: 'session', summary: 'Create an ephemeral certificate ({csr})',
+      apis: client,
+      method: 'POST',
+      path: '/current-api-session/certificates',
+      auth: 'session',
+      summary: 'Create an ephemeral certificate ({csr})',
       body: apiSessionCertificates.schemas.create,
       handler: async (req) => {
         const { id, certificate, cas: caPems } = await createSessionCertificate(req.ctx, req.body);
@@ -126,38 +199,63 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       },
     },
     {
-      apis: client, method: 'GET', path: '/current-api-session/certificates/:id', auth: 'session', summary: 'Get an ephemeral certificate',
+      apis: client,
+      method: 'GET',
+      path: '/current-api-session/certificates/:id',
+      auth: 'session',
+      summary: 'Get an ephemeral certificate',
       handler: (req) => ({ data: getSessionCertificate(req.ctx, req.params.id!) }),
     },
     {
-      apis: client, method: 'DELETE', path: '/current-api-session/certificates/:id', auth: 'session', summary: 'Delete an ephemeral certificate',
+      apis: client,
+      method: 'DELETE',
+      path: '/current-api-session/certificates/:id',
+      auth: 'session',
+      summary: 'Delete an ephemeral certificate',
       handler: (req) => (deleteSessionCertificate(req.ctx, req.params.id!), {}),
     },
 
     // ---- management: CAs, enrollments, authenticators, routers ----
     ...resourceRoutes(cas),
     {
-      apis: mgmt, method: 'GET', path: '/cas/:id/jwt', auth: 'session', summary: 'The CA auto-enrollment JWT (application/jwt)',
+      apis: mgmt,
+      method: 'GET',
+      path: '/cas/:id/jwt',
+      auth: 'session',
+      summary: 'The CA auto-enrollment JWT (application/jwt)',
       handler: (req) => ({ raw: { contentType: 'application/jwt', body: caJwt(req.ctx, req.params.id!) } }),
     },
     {
-      apis: mgmt, method: 'POST', path: '/cas/:id/verify', auth: 'session',
+      apis: mgmt,
+      method: 'POST',
+      path: '/cas/:id/verify',
+      auth: 'session',
       summary: 'Verify a CA with a PEM certificate (text/plain) it signed whose common name is the verificationToken',
       handler: (req) => (verifyCa(req.ctx, req.params.id!, req.body), {}),
     },
     ...resourceRoutes(enrollments, { only: ['list', 'get', 'create', 'delete'] }),
     {
-      apis: mgmt, method: 'POST', path: '/enrollments/:id/refresh', auth: 'session', summary: 'New expiry, token and JWT for an enrollment ({expiresAt})',
+      apis: mgmt,
+      method: 'POST',
+      path: '/enrollments/:id/refresh',
+      auth: 'session',
+      summary: 'New expiry, token and JWT for an enrollment ({expiresAt})',
       handler: (req) => (refreshEnrollment(req.ctx, req.params.id!, req.body), { data: created(req.params.id!, 'enrollments').data }),
     },
     relatedRoute(identities, 'enrollments', enrollments, 't.identity_id = ?'),
     {
-      apis: mgmt, method: 'POST', path: '/authenticators/:id/re-enroll', auth: 'session',
+      apis: mgmt,
+      method: 'POST',
+      path: '/authenticators/:id/re-enroll',
+      auth: 'session',
       summary: 'Revert an authenticator to an enrollment ({expiresAt}): updb -> updb, cert -> ott, cert from a CA -> ottca',
       handler: (req) => created(reEnrollAuthenticator(req.ctx, req.params.id!, req.body), 'enrollments'),
     },
     {
-      apis: mgmt, method: 'POST', path: '/authenticators/:id/request-extend', auth: 'session',
+      apis: mgmt,
+      method: 'POST',
+      path: '/authenticators/:id/request-extend',
+      auth: 'session',
       summary: 'Flag a certificate authenticator for extension ({rollKeys}); 403 for other authenticators',
       handler: (req) => (requestExtend(req.ctx, req.params.id!, req.body), {}),
     },

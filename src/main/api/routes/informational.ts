@@ -36,26 +36,66 @@ export function informationalRoutes(core: Core, allRoutes: () => RouteDef[]): Ro
     return id;
   };
   return [
-    { apis: both, method: 'GET', path: '/', auth: 'none', cacheable: true, summary: 'Version information', handler: () => ({ data: versionInfo(core) }) },
-    { apis: both, method: 'GET', path: '/version', auth: 'none', cacheable: true, summary: 'Version information', handler: () => ({ data: versionInfo(core) }) },
     {
-      apis: both, method: 'GET', path: '/enumerated-capabilities', auth: 'none', summary: 'All capabilities this controller knows of',
+      apis: both,
+      method: 'GET',
+      path: '/',
+      auth: 'none',
+      cacheable: true,
+      summary: 'Version information',
+      handler: () => ({ data: versionInfo(core) }),
+    },
+    {
+      apis: both,
+      method: 'GET',
+      path: '/version',
+      auth: 'none',
+      cacheable: true,
+      summary: 'Version information',
+      handler: () => ({ data: versionInfo(core) }),
+    },
+    {
+      apis: both,
+      method: 'GET',
+      path: '/enumerated-capabilities',
+      auth: 'none',
+      summary: 'All capabilities this controller knows of',
       handler: () => ({ data: ENUMERATED_CAPABILITIES }),
     },
     {
-      apis: both, method: 'GET', path: '/protocols', auth: 'none', summary: 'Protocols and addresses the controller serves',
+      apis: both,
+      method: 'GET',
+      path: '/protocols',
+      auth: 'none',
+      summary: 'Protocols and addresses the controller serves',
       handler: () => ({ data: { https: { address: new URL(core.config.apiPublicUrl).host } } }),
     },
     {
-      apis: both, method: 'GET', path: '/specs', auth: 'none', summary: 'List API specs',
-      handler: (req) => ({ data: Object.keys(SPEC_IDS).filter((id) => SPEC_IDS[id] === req.api).map(specEntity) }),
+      apis: both,
+      method: 'GET',
+      path: '/specs',
+      auth: 'none',
+      summary: 'List API specs',
+      handler: (req) => ({
+        data: Object.keys(SPEC_IDS)
+          .filter((id) => SPEC_IDS[id] === req.api)
+          .map(specEntity),
+      }),
     },
     {
-      apis: both, method: 'GET', path: '/specs/:id', auth: 'none', summary: 'Get an API spec',
+      apis: both,
+      method: 'GET',
+      path: '/specs/:id',
+      auth: 'none',
+      summary: 'Get an API spec',
       handler: (req) => ({ data: specEntity(specId(req.params.id)) }),
     },
     {
-      apis: both, method: 'GET', path: '/specs/:id/spec', auth: 'none', summary: 'The OpenAPI document (JSON envelope, or YAML with Accept: text/yaml or ?format=yaml)',
+      apis: both,
+      method: 'GET',
+      path: '/specs/:id/spec',
+      auth: 'none',
+      summary: 'The OpenAPI document (JSON envelope, or YAML with Accept: text/yaml or ?format=yaml)',
       handler: (req) => {
         const doc = openApiDocument(SPEC_IDS[specId(req.params.id)]!, allRoutes(), core.config.apiPublicUrl);
         const yaml = queryString(req.query.format) === 'yaml' || /yaml/.test(String(req.headers.accept ?? ''));
@@ -63,7 +103,11 @@ export function informationalRoutes(core: Core, allRoutes: () => RouteDef[]): Ro
       },
     },
     {
-      apis: both, method: 'GET', path: '/.well-known/est/cacerts', auth: 'none', summary: 'The CA bundle as base64 PKCS#7 (EST)',
+      apis: both,
+      method: 'GET',
+      path: '/.well-known/est/cacerts',
+      auth: 'none',
+      summary: 'The CA bundle as base64 PKCS#7 (EST)',
       handler: () => ({
         raw: { contentType: 'application/pkcs7-mime', body: core.pki.caBundlePkcs7, headers: { 'content-transfer-encoding': 'base64' } },
       }),

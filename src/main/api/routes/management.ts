@@ -23,14 +23,22 @@ const mgmt: ApiName[] = ['management'];
 /** `/parent/:id/<name>` listing `child` rows selected by an SQL condition on the parent id. */
 export function relatedRoute(parent: ResourceDef, name: string, child: ResourceDef, where: string, apis: ApiName[] = mgmt): RouteDef {
   return {
-    apis, method: 'GET', path: `/${parent.entity}/:id/${name}`, auth: 'session', summary: `List ${name} of one of ${parent.entity}`,
+    apis,
+    method: 'GET',
+    path: `/${parent.entity}/:id/${name}`,
+    auth: 'session',
+    summary: `List ${name} of one of ${parent.entity}`,
     handler: (req) => listRelated(req.ctx, parent, req.params.id!, child, listParams(req), { where, params: [req.params.id!] }),
   };
 }
 
 export function roleAttributeRoute(path: string, entityType: string, permission: PermissionGroup): RouteDef {
   return {
-    apis: mgmt, method: 'GET', path, auth: 'session', summary: `Role attributes in use by ${entityType} entities`,
+    apis: mgmt,
+    method: 'GET',
+    path,
+    auth: 'session',
+    summary: `Role attributes in use by ${entityType} entities`,
     handler: (req) => listRoleAttributes(req.ctx, entityType, permission, listParams(req)),
   };
 }
@@ -62,7 +70,11 @@ export function managementRoutes(_core: Core): RouteDef[] {
     roleAttributeRoute('/edge-router-role-attributes', 'edge-router', 'router'),
     { apis: mgmt, method: 'GET', path: '/summary', auth: 'session', summary: 'Resource counts', handler: (req) => ({ data: summary(req.ctx) }) },
     {
-      apis: ['client', 'management'], method: 'GET', path: '/controllers', auth: 'session', summary: 'The controllers of this network',
+      apis: ['client', 'management'],
+      method: 'GET',
+      path: '/controllers',
+      auth: 'session',
+      summary: 'The controllers of this network',
       handler: (req) => {
         const { rows, meta } = listRows(req.ctx, controllers, listParams(req));
         return { data: present(req.ctx, controllers, rows), meta };
@@ -70,9 +82,12 @@ export function managementRoutes(_core: Core): RouteDef[] {
     },
     {
       // not in OpenZiti's specs, but every controller's self link points here
-      apis: ['client', 'management'], method: 'GET', path: '/controllers/:id', auth: 'session', summary: 'One controller of this network',
+      apis: ['client', 'management'],
+      method: 'GET',
+      path: '/controllers/:id',
+      auth: 'session',
+      summary: 'One controller of this network',
       handler: (req) => ({ data: resourceOps(controllers).get(req.ctx, req.params.id!) }),
     },
   ];
-
 }

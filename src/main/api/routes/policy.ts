@@ -40,7 +40,11 @@ function reachRoute(
   viewCtx: (req: ApiRequest, id: string) => Ctx = (req) => req.ctx,
 ): RouteDef {
   return {
-    apis: mgmt, method: 'GET', path: `/${parent.entity}/:id/${name}`, auth: 'session', summary: `List ${name} of one of ${parent.entity}`,
+    apis: mgmt,
+    method: 'GET',
+    path: `/${parent.entity}/:id/${name}`,
+    auth: 'session',
+    summary: `List ${name} of one of ${parent.entity}`,
     handler: (req) => listRelated(viewCtx(req, req.params.id!), parent, req.params.id!, child, listParams(req), extra(req, req.params.id!)),
   };
 }
@@ -55,7 +59,10 @@ function policyType(req: ApiRequest): PolicyTypeFilter {
 
 /** `configTypes` query values (repeated or comma-separated); undefined when absent. */
 function configTypes(req: ApiRequest): string[] | undefined {
-  const values = queryList(req.query.configTypes).flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  const values = queryList(req.query.configTypes)
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
   return values.length ? values : undefined;
 }
 
@@ -88,7 +95,11 @@ export function policyRoutes(core: Core): RouteDef[] {
     ...resourceRoutes(sessions, { only: ['list', 'get', 'delete'] }),
     roleAttributeRoute('/posture-check-role-attributes', 'posture-check', 'posture-check'),
     {
-      apis: mgmt, method: 'GET', path: '/sessions/:id/route-path', auth: 'session', summary: 'The route path of a session (no circuits are tracked: empty)',
+      apis: mgmt,
+      method: 'GET',
+      path: '/sessions/:id/route-path',
+      auth: 'session',
+      summary: 'The route path of a session (no circuits are tracked: empty)',
       handler: (req) => {
         requirePermission(req.ctx.caller, 'ops', 'read');
         requireRow(core.store, sessions, req.params.id!);
@@ -108,8 +119,13 @@ export function policyRoutes(core: Core): RouteDef[] {
     // ---- Management: what an identity, service, edge router or posture check is linked to ----
     reachRoute(identities, 'service-policies', servicePolicies, (r, id) => reach.policiesOfClass(identityClass(r, id))),
     reachRoute(identities, 'edge-router-policies', edgeRouterPolicies, (r, id) => reach.policiesOfClass(identityClass(r, id))),
-    reachRoute(identities, 'services', services, (r, id) => reach.servicesOfIdentity(identityClass(r, id), policyType(r)),
-      (r, id) => withServiceView(r.ctx, { identityId: id, configTypes: configTypes(r) })),
+    reachRoute(
+      identities,
+      'services',
+      services,
+      (r, id) => reach.servicesOfIdentity(identityClass(r, id), policyType(r)),
+      (r, id) => withServiceView(r.ctx, { identityId: id, configTypes: configTypes(r) }),
+    ),
     reachRoute(identities, 'edge-routers', edgeRouters, (r, id) => reach.routersOfIdentity(identityClass(r, id))),
     reachRoute(services, 'service-policies', servicePolicies, (r, id) => reach.policiesOfClass(serviceClass(r, id))),
     reachRoute(services, 'service-edge-router-policies', serviceEdgeRouterPolicies, (r, id) => reach.policiesOfClass(serviceClass(r, id))),
@@ -124,7 +140,11 @@ export function policyRoutes(core: Core): RouteDef[] {
 
     // ---- Management: analysis, posture data, per-identity service configs ----
     {
-      apis: mgmt, method: 'GET', path: '/identities/:id/policy-advice/:serviceId', auth: 'session', cacheable: true,
+      apis: mgmt,
+      method: 'GET',
+      path: '/identities/:id/policy-advice/:serviceId',
+      auth: 'session',
+      cacheable: true,
       summary: 'Whether an identity can dial/bind a service, and through which edge routers',
       handler: (req) => {
         const advice = policyAdvice(req.ctx, req.params.id!, req.params.serviceId!);
@@ -141,11 +161,18 @@ export function policyRoutes(core: Core): RouteDef[] {
       },
     },
     {
-      apis: mgmt, method: 'GET', path: '/identities/:id/posture-data', auth: 'session', summary: 'Posture data reported by an identity',
+      apis: mgmt,
+      method: 'GET',
+      path: '/identities/:id/posture-data',
+      auth: 'session',
+      summary: 'Posture data reported by an identity',
       handler: (req) => ({ data: postureDataView(req.ctx, req.params.id!) }),
     },
     {
-      apis: mgmt, method: 'GET', path: '/identities/:id/failed-service-requests', auth: 'session',
+      apis: mgmt,
+      method: 'GET',
+      path: '/identities/:id/failed-service-requests',
+      auth: 'session',
       summary: 'Recent session requests of an identity refused for failing posture checks',
       handler: (req) => {
         requirePermission(req.ctx.caller, 'identity', 'read');
@@ -154,22 +181,37 @@ export function policyRoutes(core: Core): RouteDef[] {
       },
     },
     {
-      apis: mgmt, method: 'GET', path: '/identities/:id/service-configs', auth: 'session', summary: "An identity's service config overrides",
+      apis: mgmt,
+      method: 'GET',
+      path: '/identities/:id/service-configs',
+      auth: 'session',
+      summary: "An identity's service config overrides",
       handler: (req) => ({ data: listServiceConfigOverrides(req.ctx, req.params.id!) }),
     },
     {
-      apis: mgmt, method: 'POST', path: '/identities/:id/service-configs', auth: 'session', summary: 'Associate service config overrides with an identity',
+      apis: mgmt,
+      method: 'POST',
+      path: '/identities/:id/service-configs',
+      auth: 'session',
+      summary: 'Associate service config overrides with an identity',
       handler: (req) => (associateServiceConfigs(req.ctx, req.params.id!, req.body), {}),
     },
     {
-      apis: mgmt, method: 'DELETE', path: '/identities/:id/service-configs', auth: 'session',
-      summary: "Remove service config overrides from an identity (all of them without a body)",
+      apis: mgmt,
+      method: 'DELETE',
+      path: '/identities/:id/service-configs',
+      auth: 'session',
+      summary: 'Remove service config overrides from an identity (all of them without a body)',
       handler: (req) => (removeServiceConfigs(req.ctx, req.params.id!, req.body), {}),
     },
 
     // ---- Client API: services, edge routers, sessions, posture ----
     {
-      apis: client, method: 'GET', path: '/services', auth: 'session', cacheable: true,
+      apis: client,
+      method: 'GET',
+      path: '/services',
+      auth: 'session',
+      cacheable: true,
       summary: 'The services the current identity may dial or bind',
       handler: (req) => {
         const ctx = req.ctx;
@@ -179,7 +221,11 @@ export function policyRoutes(core: Core): RouteDef[] {
       },
     },
     {
-      apis: client, method: 'GET', path: '/services/:id', auth: 'session', summary: 'One service the current identity may dial or bind',
+      apis: client,
+      method: 'GET',
+      path: '/services/:id',
+      auth: 'session',
+      summary: 'One service the current identity may dial or bind',
       handler: (req) => {
         const { service } = accessibleService(req.ctx, req.params.id!);
         return { data: present(withServiceView(req.ctx, { configTypes: configTypes(req) }), services, [service])[0] };
@@ -187,7 +233,10 @@ export function policyRoutes(core: Core): RouteDef[] {
     },
     ...resourceRoutes(services, { apis: client, only: ['update', 'patch', 'delete'] }),
     {
-      apis: client, method: 'GET', path: '/services/:id/edge-routers', auth: 'session',
+      apis: client,
+      method: 'GET',
+      path: '/services/:id/edge-routers',
+      auth: 'session',
       summary: 'Edge routers the current identity may use for a service (optional session-token header)',
       handler: (req) => {
         checkSessionTokenHeader(req.ctx, queryString(req.headers['session-token'] as string | string[] | undefined));
@@ -196,7 +245,11 @@ export function policyRoutes(core: Core): RouteDef[] {
       },
     },
     {
-      apis: client, method: 'GET', path: '/services/:id/terminators', auth: 'session', summary: 'Terminators of a service the current identity may use',
+      apis: client,
+      method: 'GET',
+      path: '/services/:id/terminators',
+      auth: 'session',
+      summary: 'Terminators of a service the current identity may use',
       handler: (req) => {
         accessibleService(req.ctx, req.params.id!);
         const { rows, meta } = listRows(req.ctx, terminators, listParams(req), { where: 't.service_id = ?', params: [req.params.id!] });
@@ -204,50 +257,85 @@ export function policyRoutes(core: Core): RouteDef[] {
       },
     },
     {
-      apis: client, method: 'GET', path: '/current-api-session/service-updates', auth: 'session',
+      apis: client,
+      method: 'GET',
+      path: '/current-api-session/service-updates',
+      auth: 'session',
       summary: "When the current identity's services last changed",
       handler: (req) => ({ data: { lastChangeAt: lastServiceChange(core.store, req.session!) } }),
     },
     {
-      apis: client, method: 'GET', path: '/current-identity/edge-routers', auth: 'session', summary: 'Edge routers the current identity may use',
+      apis: client,
+      method: 'GET',
+      path: '/current-identity/edge-routers',
+      auth: 'session',
+      summary: 'Edge routers the current identity may use',
       handler: (req) => {
         const extra = reach.routersOfIdentity(classFor(core, 'identity', req.ctx.caller.identityId));
         const { rows, meta } = listRows(req.ctx, edgeRouters, listParams(req), extra);
         const data = rows.map((r) => ({
-          _links: { self: { href: `./edge-routers/${r.id}` } }, id: r.id, createdAt: r.created_at, updatedAt: r.updated_at,
-          tags: JSON.parse(r.tags as string), ...edgeRouterView(r),
+          _links: { self: { href: `./edge-routers/${r.id}` } },
+          id: r.id,
+          createdAt: r.created_at,
+          updatedAt: r.updated_at,
+          tags: JSON.parse(r.tags as string),
+          ...edgeRouterView(r),
         }));
         return { data, meta };
       },
     },
     {
-      apis: client, method: 'POST', path: '/sessions', auth: 'session', summary: 'Create a Dial or Bind session for a service',
+      apis: client,
+      method: 'POST',
+      path: '/sessions',
+      auth: 'session',
+      summary: 'Create a Dial or Bind session for a service',
       handler: (req) => {
         const id = createSession(req.ctx, req.session!, req.body);
         return { status: 201, data: clientSessionView(req.ctx, [requireRow(core.store, sessions, id)])[0] };
       },
     },
     {
-      apis: client, method: 'GET', path: '/sessions', auth: 'session', summary: "The current identity's sessions",
+      apis: client,
+      method: 'GET',
+      path: '/sessions',
+      auth: 'session',
+      summary: "The current identity's sessions",
       handler: (req) => {
         const { rows, meta } = listRows(req.ctx, sessions, listParams(req), { where: 't.identity_id = ?', params: [req.ctx.caller.identityId] });
         return { data: clientSessionView(req.ctx, rows), meta };
       },
     },
     {
-      apis: client, method: 'GET', path: '/sessions/:id', auth: 'session', summary: 'One of the current identity\'s sessions',
+      apis: client,
+      method: 'GET',
+      path: '/sessions/:id',
+      auth: 'session',
+      summary: "One of the current identity's sessions",
       handler: (req) => ({ data: clientSessionView(req.ctx, [ownSession(req)])[0] }),
     },
     {
-      apis: client, method: 'DELETE', path: '/sessions/:id', auth: 'session', summary: 'Delete one of the current identity\'s sessions',
+      apis: client,
+      method: 'DELETE',
+      path: '/sessions/:id',
+      auth: 'session',
+      summary: "Delete one of the current identity's sessions",
       handler: (req) => (core.store.runSql('DELETE FROM sessions WHERE id = ?', ownSession(req).id), {}),
     },
     {
-      apis: client, method: 'POST', path: '/posture-response', auth: 'session', summary: 'Submit a posture response',
+      apis: client,
+      method: 'POST',
+      path: '/posture-response',
+      auth: 'session',
+      summary: 'Submit a posture response',
       handler: (req) => ({ status: 201, data: { services: submitPostureResponses(req.ctx, req.session!, parsePostureResponses(req.body, false)) } }),
     },
     {
-      apis: client, method: 'POST', path: '/posture-response-bulk', auth: 'session', summary: 'Submit several posture responses',
+      apis: client,
+      method: 'POST',
+      path: '/posture-response-bulk',
+      auth: 'session',
+      summary: 'Submit several posture responses',
       handler: (req) => ({ data: { services: submitPostureResponses(req.ctx, req.session!, parsePostureResponses(req.body, true)) } }),
     },
   ];

@@ -34,20 +34,87 @@ export function resourceRoutes(
   const ops = resourceOps(def);
   const base = `/${def.entity}`;
   const all: Array<[Op, RouteDef]> = [
-    ['list', { apis, method: 'GET', path: base, auth: 'session', summary: `List ${def.entity}`, cacheable: opts.cacheable,
-      handler: (req) => ops.list(req.ctx, listParams(req), opts.roleFilter?.(req)) }],
-    ['create', { apis, method: 'POST', path: base, auth: 'session', summary: `Create ${def.entity}`, body: def.schemas.create,
-      handler: async (req) => created(await ops.create(req.ctx, req.body), def.entity) }],
-    ['get', { apis, method: 'GET', path: `${base}/:id`, auth: 'session', summary: `Get one of ${def.entity}`, cacheable: opts.cacheable,
-      handler: (req) => ({ data: ops.get(req.ctx, req.params.id!) }) }],
-    ['update', { apis, method: 'PUT', path: `${base}/:id`, auth: 'session', summary: `Update (replace) one of ${def.entity}`, body: def.schemas.update,
-      handler: async (req) => (await ops.update(req.ctx, req.params.id!, req.body, 'update'), {}) }],
-    ['patch', { apis, method: 'PATCH', path: `${base}/:id`, auth: 'session', summary: `Patch one of ${def.entity}`, body: def.schemas.patch,
-      handler: async (req) => (await ops.update(req.ctx, req.params.id!, req.body, 'patch'), {}) }],
-    ['delete', { apis, method: 'DELETE', path: `${base}/:id`, auth: 'session', summary: `Delete one of ${def.entity}`,
-      handler: (req) => (ops.delete(req.ctx, req.params.id!), {}) }],
+    [
+      'list',
+      {
+        apis,
+        method: 'GET',
+        path: base,
+        auth: 'session',
+        summary: `List ${def.entity}`,
+        cacheable: opts.cacheable,
+        handler: (req) => ops.list(req.ctx, listParams(req), opts.roleFilter?.(req)),
+      },
+    ],
+    [
+      'create',
+      {
+        apis,
+        method: 'POST',
+        path: base,
+        auth: 'session',
+        summary: `Create ${def.entity}`,
+        body: def.schemas.create,
+        handler: async (req) => created(await ops.create(req.ctx, req.body), def.entity),
+      },
+    ],
+    [
+      'get',
+      {
+        apis,
+        method: 'GET',
+        path: `${base}/:id`,
+        auth: 'session',
+        summary: `Get one of ${def.entity}`,
+        cacheable: opts.cacheable,
+        handler: (req) => ({ data: ops.get(req.ctx, req.params.id!) }),
+      },
+    ],
+    [
+      'update',
+      {
+        apis,
+        method: 'PUT',
+        path: `${base}/:id`,
+        auth: 'session',
+        summary: `Update (replace) one of ${def.entity}`,
+        body: def.schemas.update,
+        handler: async (req) => (await ops.update(req.ctx, req.params.id!, req.body, 'update'), {}),
+      },
+    ],
+    [
+      'patch',
+      {
+        apis,
+        method: 'PATCH',
+        path: `${base}/:id`,
+        auth: 'session',
+        summary: `Patch one of ${def.entity}`,
+        body: def.schemas.patch,
+        handler: async (req) => (await ops.update(req.ctx, req.params.id!, req.body, 'patch'), {}),
+      },
+    ],
+    [
+      'delete',
+      {
+        apis,
+        method: 'DELETE',
+        path: `${base}/:id`,
+        auth: 'session',
+        summary: `Delete one of ${def.entity}`,
+        handler: (req) => (ops.delete(req.ctx, req.params.id!), {}),
+      },
+    ],
   ];
-  const wanted = opts.only ?? (['list', 'get', ...(def.schemas.create ? ['create'] : []), ...(def.schemas.update ? ['update'] : []),
-    ...(def.schemas.patch ? ['patch'] : []), 'delete'] as Op[]);
+  const wanted =
+    opts.only ??
+    ([
+      'list',
+      'get',
+      ...(def.schemas.create ? ['create'] : []),
+      ...(def.schemas.update ? ['update'] : []),
+      ...(def.schemas.patch ? ['patch'] : []),
+      'delete',
+    ] as Op[]);
   return all.filter(([op]) => wanted.includes(op)).map(([, r]) => r);
 }

@@ -53,65 +53,114 @@ export function securityRoutes(core: Core): RouteDef[] {
   return [
     // ---- MFA of the current identity; enrollment is reachable by partial sessions (a policy may require TOTP)
     {
-      apis: both, method: 'POST', path: '/authenticate/mfa', auth: 'partial', body: mfaCodeBody,
+      apis: both,
+      method: 'POST',
+      path: '/authenticate/mfa',
+      auth: 'partial',
+      body: mfaCodeBody,
       summary: 'Complete MFA authentication with a TOTP or recovery code',
       handler: (req) => (authenticateMfa(req.ctx, req.body), {}),
     },
     {
-      apis: both, method: 'POST', path: '/current-identity/mfa', auth: 'partial', summary: 'Initiate MFA enrollment (TOTP)',
+      apis: both,
+      method: 'POST',
+      path: '/current-identity/mfa',
+      auth: 'partial',
+      summary: 'Initiate MFA enrollment (TOTP)',
       handler: (req) => ({ status: 201, data: { id: initiateMfa(req.ctx), ...mfaSelf } }),
     },
     {
-      apis: both, method: 'GET', path: '/current-identity/mfa', auth: 'partial',
+      apis: both,
+      method: 'GET',
+      path: '/current-identity/mfa',
+      auth: 'partial',
       summary: 'MFA enrollment status (provisioning URL and recovery codes while pending)',
       handler: (req) => ({ data: mfaStatus(req.ctx) }),
     },
     {
-      apis: both, method: 'DELETE', path: '/current-identity/mfa', auth: 'session',
+      apis: both,
+      method: 'DELETE',
+      path: '/current-identity/mfa',
+      auth: 'session',
       summary: 'Disable MFA (code in header mfa-validation-code; none needed for an unfinished enrollment)',
       handler: (req) => (disableMfa(req.ctx, validationCode(req)), {}),
     },
     {
-      apis: both, method: 'GET', path: '/current-identity/mfa/qr-code', auth: 'partial', summary: 'The provisioning QR code (PNG) of a pending enrollment',
+      apis: both,
+      method: 'GET',
+      path: '/current-identity/mfa/qr-code',
+      auth: 'partial',
+      summary: 'The provisioning QR code (PNG) of a pending enrollment',
       handler: async (req) => ({ raw: { contentType: 'image/png', body: await mfaQrCode(req.ctx) } }),
     },
     {
-      apis: both, method: 'POST', path: '/current-identity/mfa/verify', auth: 'partial', body: mfaCodeBody,
+      apis: both,
+      method: 'POST',
+      path: '/current-identity/mfa/verify',
+      auth: 'partial',
+      body: mfaCodeBody,
       summary: 'Complete MFA enrollment with a TOTP code',
       handler: (req) => (verifyMfa(req.ctx, req.body), {}),
     },
     {
-      apis: both, method: 'GET', path: '/current-identity/mfa/recovery-codes', auth: 'session',
+      apis: both,
+      method: 'GET',
+      path: '/current-identity/mfa/recovery-codes',
+      auth: 'session',
       summary: 'View the recovery codes (TOTP code in header mfa-validation-code)',
       handler: (req) => ({ data: viewRecoveryCodes(req.ctx, validationCode(req)) }),
     },
     {
-      apis: both, method: 'POST', path: '/current-identity/mfa/recovery-codes', auth: 'session', body: mfaCodeBody,
+      apis: both,
+      method: 'POST',
+      path: '/current-identity/mfa/recovery-codes',
+      auth: 'session',
+      body: mfaCodeBody,
       summary: 'Replace the recovery codes',
       handler: (req) => (regenerateRecoveryCodes(req.ctx, req.body), {}),
     },
     {
-      apis: both, method: 'POST', path: '/current-api-session/totp-token', auth: 'session', body: mfaCodeBody,
+      apis: both,
+      method: 'POST',
+      path: '/current-api-session/totp-token',
+      auth: 'session',
+      body: mfaCodeBody,
       summary: 'A signed token proving a TOTP check now (for posture responses)',
       handler: async (req) => ({ data: await createTotpToken(req.ctx, req.body) }),
     },
 
     // ---- identity lifecycle
     {
-      apis: mgmt, method: 'DELETE', path: '/identities/:id/mfa', auth: 'session', summary: 'Remove MFA from an identity',
+      apis: mgmt,
+      method: 'DELETE',
+      path: '/identities/:id/mfa',
+      auth: 'session',
+      summary: 'Remove MFA from an identity',
       handler: (req) => (removeIdentityMfa(req.ctx, req.params.id!), {}),
     },
     {
-      apis: mgmt, method: 'POST', path: '/identities/:id/disable', auth: 'session', body: disableBody,
+      apis: mgmt,
+      method: 'POST',
+      path: '/identities/:id/disable',
+      auth: 'session',
+      body: disableBody,
       summary: 'Disable an identity for durationMinutes (0 = until enabled); ends its API sessions',
       handler: (req) => (disableIdentity(req.ctx, req.params.id!, req.body), {}),
     },
     {
-      apis: mgmt, method: 'POST', path: '/identities/:id/enable', auth: 'session', summary: 'Enable an identity (clears any disable or lockout)',
+      apis: mgmt,
+      method: 'POST',
+      path: '/identities/:id/enable',
+      auth: 'session',
+      summary: 'Enable an identity (clears any disable or lockout)',
       handler: (req) => (enableIdentity(req.ctx, req.params.id!), {}),
     },
     {
-      apis: mgmt, method: 'PUT', path: '/identities/:id/trace', auth: 'session', body: traceSpecSchema,
+      apis: mgmt,
+      method: 'PUT',
+      path: '/identities/:id/trace',
+      auth: 'session',
+      body: traceSpecSchema,
       summary: 'Enable or disable data flow tracing for an identity',
       handler: (req) => {
         const t = updateTrace(req.ctx, req.params.id!, req.body);
@@ -119,37 +168,60 @@ export function securityRoutes(core: Core): RouteDef[] {
       },
     },
     {
-      apis: mgmt, method: 'GET', path: '/identities/:id/trace', auth: 'session', summary: 'The data flow tracing state of an identity',
+      apis: mgmt,
+      method: 'GET',
+      path: '/identities/:id/trace',
+      auth: 'session',
+      summary: 'The data flow tracing state of an identity',
       handler: (req) => ({ data: getTrace(req.ctx, req.params.id!) }),
     },
 
     // ---- external JWT signers
     ...resourceRoutes(externalJwtSigners),
     {
-      apis: ['client'], method: 'GET', path: '/external-jwt-signers', auth: 'none', summary: 'The enabled external JWT signers (public view)',
+      apis: ['client'],
+      method: 'GET',
+      path: '/external-jwt-signers',
+      auth: 'none',
+      summary: 'The enabled external JWT signers (public view)',
       handler: (req) => listResource(core.system, clientExternalJwtSigners, listParams(req), { where: 't.enabled = 1' }),
     },
 
     // ---- controller settings (OpenZiti's spec also puts update/patch/delete under .../effective)
     ...resourceRoutes(controllerSettings),
     {
-      apis: mgmt, method: 'GET', path: '/controller-settings/:id/effective', auth: 'session',
+      apis: mgmt,
+      method: 'GET',
+      path: '/controller-settings/:id/effective',
+      auth: 'session',
       summary: "A controller's effective settings: global, overridden by its own",
       handler: (req) => ({ data: effectiveSettings(req.ctx, req.params.id!) }),
     },
     ...(['PUT', 'PATCH'] as const).map((method): RouteDef => ({
-      apis: mgmt, method, path: '/controller-settings/:id/effective', auth: 'session', summary: `${method === 'PUT' ? 'Update' : 'Patch'} a controller setting`,
+      apis: mgmt,
+      method,
+      path: '/controller-settings/:id/effective',
+      auth: 'session',
+      summary: `${method === 'PUT' ? 'Update' : 'Patch'} a controller setting`,
       body: controllerSettings.schemas[method === 'PUT' ? 'update' : 'patch'],
       handler: async (req) => (await settings.update(req.ctx, req.params.id!, req.body, method === 'PUT' ? 'update' : 'patch'), {}),
     })),
     {
-      apis: mgmt, method: 'DELETE', path: '/controller-settings/:id/effective', auth: 'session', summary: 'Delete a controller setting',
+      apis: mgmt,
+      method: 'DELETE',
+      path: '/controller-settings/:id/effective',
+      auth: 'session',
+      summary: 'Delete a controller setting',
       handler: (req) => (settings.delete(req.ctx, req.params.id!), {}),
     },
 
     // ---- database operations
     {
-      apis: mgmt, method: 'POST', path: '/database/check-data-integrity', auth: 'session', summary: 'Start a data integrity check (one run at a time)',
+      apis: mgmt,
+      method: 'POST',
+      path: '/database/check-data-integrity',
+      auth: 'session',
+      summary: 'Start a data integrity check (one run at a time)',
       handler: (req) => {
         requirePermission(req.ctx.caller, 'ops', 'update');
         core.security.integrity.start(false);
@@ -157,7 +229,11 @@ export function securityRoutes(core: Core): RouteDef[] {
       },
     },
     {
-      apis: mgmt, method: 'POST', path: '/database/fix-data-integrity', auth: 'session', summary: 'Start a data integrity check that repairs what it finds',
+      apis: mgmt,
+      method: 'POST',
+      path: '/database/fix-data-integrity',
+      auth: 'session',
+      summary: 'Start a data integrity check that repairs what it finds',
       handler: (req) => {
         requirePermission(req.ctx.caller, 'ops', 'update');
         core.security.integrity.start(true);
@@ -165,14 +241,22 @@ export function securityRoutes(core: Core): RouteDef[] {
       },
     },
     {
-      apis: mgmt, method: 'GET', path: '/database/data-integrity-results', auth: 'session', summary: 'The results of the last data integrity run',
+      apis: mgmt,
+      method: 'GET',
+      path: '/database/data-integrity-results',
+      auth: 'session',
+      summary: 'The results of the last data integrity run',
       handler: (req) => {
         requirePermission(req.ctx.caller, 'ops', 'read');
         return { data: core.security.integrity.results() };
       },
     },
     {
-      apis: mgmt, method: 'POST', path: '/database/snapshot', auth: 'session', summary: 'Write a consistent copy of the database into the data directory',
+      apis: mgmt,
+      method: 'POST',
+      path: '/database/snapshot',
+      auth: 'session',
+      summary: 'Write a consistent copy of the database into the data directory',
       handler: async (req) => {
         requirePermission(req.ctx.caller, 'ops', 'update');
         await core.security.snapshots.create();

@@ -21,43 +21,75 @@ export function sessionRoutes(core: Core, methods: Record<string, Authenticator>
   };
   return [
     {
-      apis: both, method: 'POST', path: '/authenticate', auth: 'none', summary: 'Authenticate (method=password|cert|ext-jwt); returns an API session',
+      apis: both,
+      method: 'POST',
+      path: '/authenticate',
+      auth: 'none',
+      summary: 'Authenticate (method=password|cert|ext-jwt); returns an API session',
       handler: async (req) => {
         const method = queryString(req.query.method);
         const fn = method ? methods[method] : undefined;
         if (!fn) {
           throw new ApiError('COULD_NOT_VALIDATE', 400, 'The supplied request contains an invalid document', {
-            field: 'method', reason: `must be one of ${Object.keys(methods).join(', ')}`, value: method,
+            field: 'method',
+            reason: `must be one of ${Object.keys(methods).join(', ')}`,
+            value: method,
           });
         }
         return { data: await fn(core, req) };
       },
     },
     {
-      apis: both, method: 'GET', path: '/current-api-session', auth: 'partial', summary: 'The current API session',
+      apis: both,
+      method: 'GET',
+      path: '/current-api-session',
+      auth: 'partial',
+      summary: 'The current API session',
       handler: (req) => ({ data: core.sessions.view(req.ctx, req.session!) }),
     },
     {
-      apis: both, method: 'DELETE', path: '/current-api-session', auth: 'partial', summary: 'Log out',
+      apis: both,
+      method: 'DELETE',
+      path: '/current-api-session',
+      auth: 'partial',
+      summary: 'Log out',
       handler: (req) => (core.sessions.remove(req.session!.id as string), {}),
     },
     {
-      apis: both, method: 'GET', path: '/current-identity', auth: 'session', summary: 'The identity of the current API session',
+      apis: both,
+      method: 'GET',
+      path: '/current-identity',
+      auth: 'session',
+      summary: 'The identity of the current API session',
       handler: (req) => ({ data: present(req.ctx, identities, [requireRow(core.store, identities, req.ctx.caller.identityId)])[0] }),
     },
     {
-      apis: both, method: 'GET', path: '/current-identity/authenticators', auth: 'session', summary: "The current identity's authenticators",
+      apis: both,
+      method: 'GET',
+      path: '/current-identity/authenticators',
+      auth: 'session',
+      summary: "The current identity's authenticators",
       handler: (req) => {
-        const { rows, meta } = listRows(req.ctx, authenticators, listParams(req), { where: 't.identity_id = ?', params: [req.ctx.caller.identityId] });
+        const { rows, meta } = listRows(req.ctx, authenticators, listParams(req), {
+          where: 't.identity_id = ?',
+          params: [req.ctx.caller.identityId],
+        });
         return { data: present(req.ctx, authenticators, rows), meta };
       },
     },
     {
-      apis: both, method: 'GET', path: '/current-identity/authenticators/:id', auth: 'session', summary: "One of the current identity's authenticators",
+      apis: both,
+      method: 'GET',
+      path: '/current-identity/authenticators/:id',
+      auth: 'session',
+      summary: "One of the current identity's authenticators",
       handler: (req) => ({ data: present(req.ctx, authenticators, [own(req, req.params.id!)])[0] }),
     },
     ...(['PUT', 'PATCH'] as const).map((method): RouteDef => ({
-      apis: both, method, path: '/current-identity/authenticators/:id', auth: 'session',
+      apis: both,
+      method,
+      path: '/current-identity/authenticators/:id',
+      auth: 'session',
       summary: `${method === 'PUT' ? 'Update' : 'Patch'} one of the current identity's authenticators (requires currentPassword)`,
       handler: async (req) => {
         own(req, req.params.id!);

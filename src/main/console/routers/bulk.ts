@@ -31,8 +31,9 @@ export const bulkRouter = router({
     .input(z.object({ ids, disabled: z.boolean(), durationMinutes: z.number().int().min(0).max(5_256_000).default(0) }))
     .mutation(({ ctx, input }) => bulkIdentityState(ctx.zctx, CONSOLE_RESOURCES.identities.def, input.ids, input)),
   /** Identities from CSV: `dryRun` previews (nothing is kept); otherwise the good rows are created. */
-  importIdentities: authedProcedure.input(z.object({ csv, dryRun: z.boolean() })).mutation(({ ctx, input }) =>
-    importIdentities(ctx.zctx, input.csv, { dryRun: input.dryRun })),
+  importIdentities: authedProcedure
+    .input(z.object({ csv, dryRun: z.boolean() }))
+    .mutation(({ ctx, input }) => importIdentities(ctx.zctx, input.csv, { dryRun: input.dryRun })),
   /** The enrollment JWTs of identities as one ZIP archive (base64). A mutation: the ids may be many (POST). */
   enrollmentArchive: authedProcedure.input(z.object({ ids })).mutation(({ ctx, input }) => enrollmentArchive(ctx.zctx, input.ids)),
 });

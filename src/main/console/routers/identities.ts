@@ -25,7 +25,15 @@ export const identityRouter = router({
   }),
   /** As `POST /enrollments`: a new enrollment (ott, ottca with a CA, updb with a username) for an identity. */
   createEnrollment: authedProcedure
-    .input(z.object({ identityId: id, method: z.enum(['ott', 'ottca', 'updb']), caId: z.string().max(200).optional(), username: z.string().max(200).optional(), minutes }))
+    .input(
+      z.object({
+        identityId: id,
+        method: z.enum(['ott', 'ottca', 'updb']),
+        caId: z.string().max(200).optional(),
+        username: z.string().max(200).optional(),
+        minutes,
+      }),
+    )
     .mutation(({ ctx, input }) => {
       const expiresAt = new Date(ctx.core.clock.now().getTime() + input.minutes * 60_000).toISOString();
       const { minutes: _m, ...body } = input;

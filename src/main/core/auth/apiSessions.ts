@@ -96,8 +96,17 @@ export class ApiSessionService {
       `INSERT INTO api_sessions (id, token, identity_id, authenticator_id, ip_address, config_types, is_mfa_required,
          is_mfa_complete, is_ext_jwt_required, last_activity_at, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
-      id, newToken(), s.identityId, s.authenticatorId, s.ipAddress, JSON.stringify(s.configTypes),
-      s.isMfaRequired, s.isExtJwtRequired ?? false, now, now, now,
+      id,
+      newToken(),
+      s.identityId,
+      s.authenticatorId,
+      s.ipAddress,
+      JSON.stringify(s.configTypes),
+      s.isMfaRequired,
+      s.isExtJwtRequired ?? false,
+      now,
+      now,
+      now,
     );
     return this.core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', id)!;
   }
@@ -116,8 +125,14 @@ export class ApiSessionService {
     const out: AuthQuery[] = [];
     if (row.is_mfa_required && !row.is_mfa_complete) {
       out.push({
-        typeId: 'MFA', provider: this.core.config.brand, format: 'numeric', httpMethod: 'POST', httpUrl: './authenticate/mfa',
-        minLength: 4, maxLength: 8, isTotpEnrolled: isTotpEnrolled(this.core, row.identity_id as string),
+        typeId: 'MFA',
+        provider: this.core.config.brand,
+        format: 'numeric',
+        httpMethod: 'POST',
+        httpUrl: './authenticate/mfa',
+        minLength: 4,
+        maxLength: 8,
+        isTotpEnrolled: isTotpEnrolled(this.core, row.identity_id as string),
       });
     }
     if (row.is_ext_jwt_required && !row.is_ext_jwt_complete) out.push(...extJwtAuthQueries(this.core, row));
@@ -143,7 +158,10 @@ export class ApiSessionService {
     if (!found) {
       const session = store.getSql<Row>('SELECT * FROM api_sessions WHERE token = ?', token);
       if (!session) return undefined;
-      const identity = store.getSql<Row>('SELECT id, name, is_admin, permissions, disabled, disabled_until FROM identities WHERE id = ?', session.identity_id);
+      const identity = store.getSql<Row>(
+        'SELECT id, name, is_admin, permissions, disabled, disabled_until FROM identities WHERE id = ?',
+        session.identity_id,
+      );
       found = { session, identity, caller: identity && callerOf(identity, session, this.isPartial(session)) };
       if (this.resolved.size >= 10_000) this.resolved.clear();
       this.resolved.set(token, found);
@@ -221,12 +239,14 @@ export function extJwtAuthQueries(core: Core, session: Row): AuthQuery[] {
     session.identity_id,
   );
   if (!signer) return [];
-  return [{
-    typeId: 'EXT-JWT',
-    provider: 'url',
-    httpUrl: (signer.external_auth_url as string | null) ?? undefined,
-    id: signer.id as string,
-    clientId: (signer.client_id as string | null) ?? undefined,
-    scopes: JSON.parse(signer.scopes as string) as string[],
-  }];
+  return [
+    {
+      typeId: 'EXT-JWT',
+      provider: 'url',
+      httpUrl: (signer.external_auth_url as string | null) ?? undefined,
+      id: signer.id as string,
+      clientId: (signer.client_id as string | null) ?? undefined,
+      scopes: JSON.parse(signer.scopes as string) as string[],
+    },
+  ];
 }

@@ -87,7 +87,9 @@ export function recordFailure(core: Core, identity: Row, rules: { maxAttempts: n
       const until = rules.lockoutDurationMinutes > 0 ? new Date(now.getTime() + rules.lockoutDurationMinutes * 60_000).toISOString() : null;
       store.runSql(
         'UPDATE identities SET failed_login_attempts = 0, disabled = 1, disabled_at = ?, disabled_until = ? WHERE id = ?',
-        now.toISOString(), until, identity.id,
+        now.toISOString(),
+        until,
+        identity.id,
       );
       core.sessions.removeForIdentity(identity.id as string);
       core.log.warn({ identityId: identity.id }, 'identity locked after too many failed authentications');
@@ -167,4 +169,3 @@ export function completeLogin(core: Core, login: PrimaryLogin, body: Authenticat
   view.token = session.token;
   return view;
 }
-

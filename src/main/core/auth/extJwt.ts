@@ -195,4 +195,3 @@ export async function authenticateExtJwt(core: Core, req: ExtJwtRequest): Promis
   }
   return completeLogin(core, { method: 'ext-jwt', identity, extJwtSignerId: jwt.signer.id as string }, body, req.client);
 }
-

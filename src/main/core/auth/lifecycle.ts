@@ -28,7 +28,10 @@ export function disableIdentity(ctx: Ctx, id: string, body: unknown): void {
   ctx.core.store.tx(() => {
     ctx.core.store.runSql(
       'UPDATE identities SET disabled = 1, disabled_at = ?, disabled_until = ?, failed_login_attempts = 0, updated_at = ? WHERE id = ?',
-      now.toISOString(), until, now.toISOString(), id,
+      now.toISOString(),
+      until,
+      now.toISOString(),
+      id,
     );
     ctx.core.sessions.removeForIdentity(id);
   });
@@ -42,6 +45,7 @@ export function enableIdentity(ctx: Ctx, id: string): void {
   const now = ctx.core.clock.now().toISOString();
   ctx.core.store.runSql(
     'UPDATE identities SET disabled = 0, disabled_at = NULL, disabled_until = NULL, failed_login_attempts = 0, updated_at = ? WHERE id = ?',
-    now, id,
+    now,
+    id,
   );
 }

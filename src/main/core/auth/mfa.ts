@@ -96,7 +96,8 @@ function pendingCodes(core: Core, mfa: Row): string[] {
 export function sealMfaSecrets(core: Core): number {
   const box = core.security.secrets;
   const store = core.store;
-  const pending = () => store.allSql<Row>(`SELECT * FROM mfas WHERE secret NOT LIKE 'v1:%' OR (recovery_codes <> '[]' AND recovery_codes NOT LIKE '["h1:%')`);
+  const pending = () =>
+    store.allSql<Row>(`SELECT * FROM mfas WHERE secret NOT LIKE 'v1:%' OR (recovery_codes <> '[]' AND recovery_codes NOT LIKE '["h1:%')`);
   if (!pending().length) return 0;
   // the plain text must not linger in the file: freed space is zeroed, and the WAL is written back and emptied after
   store.sqlite.pragma('secure_delete = ON');
@@ -109,11 +110,17 @@ export function sealMfaSecrets(core: Core): number {
         const secret = SecretBox.isSealed(mfa.secret) ? mfa.secret : box.seal(mfa.secret as string, secretContext(mfa));
         const digests = codes.map((c) => (SecretBox.isDigest(c) ? c : digestCode(core, mfa.identity_id as string, c)));
         // a pending enrollment still shows its codes: they are kept sealed until it is verified
-        const shown = !mfa.is_verified && plain.length && !mfa.recovery_codes_pending
-          ? box.seal(JSON.stringify(plain), pendingContext(mfa))
-          : mfa.recovery_codes_pending;
-        store.runSql('UPDATE mfas SET secret = ?, recovery_codes = ?, recovery_codes_pending = ? WHERE id = ?',
-          secret, JSON.stringify(digests), shown, mfa.id);
+        const shown =
+          !mfa.is_verified && plain.length && !mfa.recovery_codes_pending
+            ? box.seal(JSON.stringify(plain), pendingContext(mfa))
+            : mfa.recovery_codes_pending;
+        store.runSql(
+          'UPDATE mfas SET secret = ?, recovery_codes = ?, recovery_codes_pending = ? WHERE id = ?',
+          secret,
+          JSON.stringify(digests),
+          shown,
+          mfa.id,
+        );
         n++;
       }
       return n;
@@ -133,7 +140,11 @@ export function sealMfaSecrets(core: Core): number {
 export function checkTotp(secret: string, code: string, epoch: number, lastStep?: number | null): number | undefined {
   if (!/^\d{6}$/.test(code)) return undefined;
   const result = verifySync({
-    secret, token: code, epoch, epochTolerance: TOTP_TOLERANCE_S, ...(lastStep != null ? { afterTimeStep: lastStep } : {}),
+    secret,
+    token: code,
+    epoch,
+    epochTolerance: TOTP_TOLERANCE_S,
+    ...(lastStep != null ? { afterTimeStep: lastStep } : {}),
   });
   return result.valid && 'timeStep' in result ? result.timeStep : undefined;
 }
@@ -214,7 +225,13 @@ export function initiateMfa(ctx: Ctx): string {
     core.store.runSql(
       `INSERT INTO mfas (id, identity_id, secret, is_verified, recovery_codes, recovery_codes_pending, created_at, updated_at)
        VALUES (?, ?, ?, 0, ?, ?, ?, ?)`,
-      id, identityId, core.security.secrets.seal(generateSecret(), secretContext(row)), codes.digests, codes.pending, now, now,
+      id,
+      identityId,
+      core.security.secrets.seal(generateSecret(), secretContext(row)),
+      codes.digests,
+      codes.pending,
+      now,
+      now,
     );
     return id;
   });
@@ -240,7 +257,11 @@ export function mfaStatus(ctx: Ctx): ApiObject {
 /** GET /current-identity/mfa/qr-code: the provisioning URL as a PNG, while pending. */
 export function mfaQrCode(ctx: Ctx): Promise<Buffer> {
   const mfa = requireMfa(ctx, 'pending');
-  return QRCode.toBuffer(provisioningUrl(pendingSecret(ctx, mfa), identityName(ctx.core, ctx.caller.identityId)), { type: 'png', width: 256, margin: 2 });
+  return QRCode.toBuffer(provisioningUrl(pendingSecret(ctx, mfa), identityName(ctx.core, ctx.caller.identityId)), {
+    type: 'png',
+    width: 256,
+    margin: 2,
+  });
 }
 
 /** The secret of a pending enrollment, to show; one sealed with another key cannot be shown (start over). */
@@ -297,8 +318,13 @@ export function regenerateRecoveryCodes(ctx: Ctx, body: unknown, opts: { shownNo
   requireCode(ctx, mfa, code, false);
   const codes = recoveryCodes();
   const stored = storedCodes(ctx.core, mfa, codes);
-  ctx.core.store.runSql('UPDATE mfas SET recovery_codes = ?, recovery_codes_pending = ?, updated_at = ? WHERE id = ?',
-    stored.digests, opts.shownNow ? null : stored.pending, ctx.core.clock.now().toISOString(), mfa.id);
+  ctx.core.store.runSql(
+    'UPDATE mfas SET recovery_codes = ?, recovery_codes_pending = ?, updated_at = ? WHERE id = ?',
+    stored.digests,
+    opts.shownNow ? null : stored.pending,
+    ctx.core.clock.now().toISOString(),
+    mfa.id,
+  );
   return codes;
 }
 
@@ -314,8 +340,12 @@ export function authenticateMfa(ctx: Ctx, body: unknown): void {
 
 function markPassed(ctx: Ctx, now: string): void {
   if (!ctx.caller.apiSessionId) return;
-  ctx.core.store.runSql('UPDATE api_sessions SET is_mfa_complete = 1, mfa_passed_at = ?, mfa_failures = 0, updated_at = ? WHERE id = ?',
-    now, now, ctx.caller.apiSessionId);
+  ctx.core.store.runSql(
+    'UPDATE api_sessions SET is_mfa_complete = 1, mfa_passed_at = ?, mfa_failures = 0, updated_at = ? WHERE id = ?',
+    now,
+    now,
+    ctx.caller.apiSessionId,
+  );
 }
 
 /** POST /current-api-session/totp-token: a controller-signed proof that TOTP was checked now (posture responses). */
@@ -349,10 +379,12 @@ export function removeIdentityMfa(ctx: Ctx, identityId: string): void {
 /** Identity view: `isMfaEnabled` for a page of identities in one query. */
 export function decorateMfaEnabled(ctx: Ctx, items: ApiObject[], rows: Row[]): void {
   const enabled = new Set(
-    ctx.core.store.allSql<{ identity_id: string }>(
-      'SELECT identity_id FROM mfas WHERE is_verified = 1 AND identity_id IN (SELECT value FROM json_each(?))',
-      JSON.stringify(rows.map((r) => r.id)),
-    ).map((r) => r.identity_id),
+    ctx.core.store
+      .allSql<{ identity_id: string }>(
+        'SELECT identity_id FROM mfas WHERE is_verified = 1 AND identity_id IN (SELECT value FROM json_each(?))',
+        JSON.stringify(rows.map((r) => r.id)),
+      )
+      .map((r) => r.identity_id),
   );
   items.forEach((item, i) => (item.isMfaEnabled = enabled.has(rows[i]!.id as string)));
 }

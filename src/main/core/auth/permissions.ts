@@ -1,8 +1,20 @@
 import { unauthorized } from '../errors';
 
 export const PERMISSION_GROUPS = [
-  'auth-policy', 'ca', 'config', 'config-type', 'edge-router-policy', 'enrollment', 'external-jwt-signer',
-  'identity', 'posture-check', 'router', 'service', 'service-edge-router-policy', 'service-policy', 'terminator',
+  'auth-policy',
+  'ca',
+  'config',
+  'config-type',
+  'edge-router-policy',
+  'enrollment',
+  'external-jwt-signer',
+  'identity',
+  'posture-check',
+  'router',
+  'service',
+  'service-edge-router-policy',
+  'service-policy',
+  'terminator',
 ] as const;
 export type PermissionGroup = (typeof PERMISSION_GROUPS)[number] | 'ops';
 export type Action = 'read' | 'create' | 'update' | 'delete';
@@ -11,7 +23,10 @@ export type Action = 'read' | 'create' | 'update' | 'delete';
 export const PERMISSIONS: readonly string[] = [
   'admin_readonly',
   ...PERMISSION_GROUPS.flatMap((g) => [g, `${g}.read`, `${g}.create`, `${g}.update`, `${g}.delete`]),
-  'ops', 'ops.read', 'ops.update', 'ops.delete',
+  'ops',
+  'ops.read',
+  'ops.update',
+  'ops.delete',
 ];
 
 /** Who is calling: resolved from an API session (REST) or the console login (tRPC). */

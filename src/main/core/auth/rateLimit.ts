@@ -103,10 +103,10 @@ export function apiLimits(cfg: RateLimitsConfig, clock: Clock): ApiLimits {
   return {
     auth: cfg.auth.enabled
       ? new AdaptiveConcurrencyLimiter({
-        min: Math.min(cfg.auth.min_concurrent, cfg.auth.max_concurrent),
-        max: cfg.auth.max_concurrent,
-        targetLatencyMs: parseDuration(cfg.auth.target_latency),
-      })
+          min: Math.min(cfg.auth.min_concurrent, cfg.auth.max_concurrent),
+          max: cfg.auth.max_concurrent,
+          targetLatencyMs: parseDuration(cfg.auth.target_latency),
+        })
       : undefined,
     perClient: cfg.per_client.enabled
       ? new ClientRateLimiter({ ratePerSecond: cfg.per_client.requests_per_second, burst: cfg.per_client.burst, clock })

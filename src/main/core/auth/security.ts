@@ -47,9 +47,12 @@ export class SecurityService {
 
   /** Counts a wrong MFA code of a session, in the session's row (a restart keeps it); returns the session's count. */
   noteMfaFailure(sessionId: string): number {
-    return this.core.store.getSql<{ n: number }>(
-      'UPDATE api_sessions SET mfa_failures = mfa_failures + 1 WHERE id = ? RETURNING mfa_failures AS n', sessionId,
-    )?.n ?? 0;
+    return (
+      this.core.store.getSql<{ n: number }>(
+        'UPDATE api_sessions SET mfa_failures = mfa_failures + 1 WHERE id = ? RETURNING mfa_failures AS n',
+        sessionId,
+      )?.n ?? 0
+    );
   }
 
   async close(): Promise<void> {

@@ -36,7 +36,10 @@ export function authorizeChannel(core: Core, token: string, certDer: Buffer | un
   const known = core.store.getSql(
     `SELECT 1 FROM authenticators WHERE fingerprint = ? AND identity_id = ? AND method = 'cert'
      UNION ALL SELECT 1 FROM api_session_certificates WHERE fingerprint = ? AND api_session_id = ? LIMIT 1`,
-    fingerprint, session.identity_id, fingerprint, session.id,
+    fingerprint,
+    session.identity_id,
+    fingerprint,
+    session.id,
   );
   if (!known) throw new DataPlaneRefusal('invalid client certificate for the API session');
   return {
@@ -65,8 +68,14 @@ export function authorizeServiceSession(core: Core, caller: ChannelCaller, token
   const row = core.store.getSql<Row>(
     `SELECT s.id, s.service_id, v.name, v.encryption_required FROM sessions s JOIN services v ON v.id = s.service_id
      WHERE s.id = ? AND s.token = ?`,
-    claims.jti, token,
+    claims.jti,
+    token,
   );
   if (!row) throw new DataPlaneRefusal('the session no longer exists');
-  return { sessionId: row.id as string, serviceId: row.service_id as string, serviceName: row.name as string, encryptionRequired: !!row.encryption_required };
+  return {
+    sessionId: row.id as string,
+    serviceId: row.service_id as string,
+    serviceName: row.name as string,
+    encryptionRequired: !!row.encryption_required,
+  };
 }

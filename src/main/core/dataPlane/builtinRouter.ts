@@ -48,13 +48,21 @@ export async function provisionBuiltinRouter(core: Core, opts: { name: string; a
   mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
   const keyFile = join(opts.dir, 'server.key.pem');
   const chainFile = join(opts.dir, 'server.chain.pem');
-  const usable = row.is_verified && row.fingerprint && existsSync(keyFile) && existsSync(chainFile)
-    && certificateCovers(readFileSync(chainFile, 'utf8'), opts.advertisedHost, core.clock.now());
+  const usable =
+    row.is_verified &&
+    row.fingerprint &&
+    existsSync(keyFile) &&
+    existsSync(chainFile) &&
+    certificateCovers(readFileSync(chainFile, 'utf8'), opts.advertisedHost, core.clock.now());
   if (!usable) {
     if (!row.enrollment_token) reEnrollRouter(core.system, 'edge', id);
     const token = store.getSql<{ t: string }>('SELECT enrollment_token AS t FROM edge_routers WHERE id = ?', id)!.t;
     const host = opts.advertisedHost;
-    const server = await createCsr({ commonName: id, dnsSans: isIP(host) ? ['localhost'] : [host, 'localhost'], ipSans: isIP(host) ? [host] : ['127.0.0.1'] });
+    const server = await createCsr({
+      commonName: id,
+      dnsSans: isIP(host) ? ['localhost'] : [host, 'localhost'],
+      ipSans: isIP(host) ? [host] : ['127.0.0.1'],
+    });
     const client = await createCsr({ commonName: id });
     const issued = await enrollRouter(core, token, { certCsr: client.csrPem, serverCertCsr: server.csrPem });
     writeFileSync(keyFile, server.keyPem, { mode: 0o600 });
@@ -97,7 +105,10 @@ export function setBuiltinRouterState(core: Core, id: string, state: { online: t
     if (state.online) {
       core.store.runSql(
         `UPDATE edge_routers SET is_online = 1, hostname = ?, supported_protocols = ?, sync_status = 'SYNC_DONE', updated_at = ? WHERE id = ?`,
-        state.host, JSON.stringify({ tls: tlsUrl(state.host, state.port) }), now, id,
+        state.host,
+        JSON.stringify({ tls: tlsUrl(state.host, state.port) }),
+        now,
+        id,
       );
     } else {
       core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE id = ?', now, id);

@@ -23,9 +23,8 @@ export function watchDataPlane(core: Core, on: DataPlaneEvents): () => void {
     store.watch('terminators', 'delete', (ids) => on.terminatorsDeleted(ids)),
     store.watch('edge_routers', 'update', (ids) => on.routersChanged(ids)),
     store.watch('edge_routers', 'delete', (ids) => on.routersChanged(ids)),
-    store.watchTables(
-      ['services', 'configs', 'service_configs', 'identity_service_configs', 'service_access', 'role_class_members'],
-      () => on.hostingMayHaveChanged(),
+    store.watchTables(['services', 'configs', 'service_configs', 'identity_service_configs', 'service_access', 'role_class_members'], () =>
+      on.hostingMayHaveChanged(),
     ),
   ];
   return () => off.forEach((f) => f());

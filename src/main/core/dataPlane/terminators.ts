@@ -24,7 +24,12 @@ export interface RouterTerminator {
  */
 export function addRouterTerminator(core: Core, t: RouterTerminator): string {
   return applyCreate(core.system, terminators, {
-    service: t.serviceId, router: t.routerId, binding: t.binding, address: t.address, identity: t.identity, cost: t.cost,
+    service: t.serviceId,
+    router: t.routerId,
+    binding: t.binding,
+    address: t.address,
+    identity: t.identity,
+    cost: t.cost,
     precedence: t.precedence,
   });
 }
@@ -81,7 +86,10 @@ export function routerHostedServices(core: Core, routerId: string): RouterHosted
        (SELECT c.data FROM service_configs x JOIN configs c ON c.id = x.config_id JOIN config_types ct ON ct.id = c.config_type_id
         WHERE x.service_id = s.id AND ct.name = 'host.v1')) AS host
      FROM services s WHERE s.id IN (SELECT service_id FROM bindable)`,
-    routerId, routerId,
+    routerId,
+    routerId,
   );
-  return rows.filter((r) => r.host).map((r) => ({ serviceId: r.id as string, serviceName: r.name as string, host: JSON.parse(r.host as string) as HostV1 }));
+  return rows
+    .filter((r) => r.host)
+    .map((r) => ({ serviceId: r.id as string, serviceName: r.name as string, host: JSON.parse(r.host as string) as HostV1 }));
 }

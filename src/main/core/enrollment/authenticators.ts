@@ -44,9 +44,19 @@ export function createCertAuthenticator(ctx: Ctx, identityId: string, certPem: s
   if (store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId)) throw authenticatorMethodMax();
   const now = ctx.core.clock.now();
   const ca = usableCas(ctx, 'is_auth_enabled').find((c) => chainToAnchor(certs[0]!, [], c.anchors, now, true).ok);
-  return store.tx(() => insertCertAuthenticator(ctx.core, {
-    identityId, certPem: certs[0]!, fingerprint, caId: (ca?.row.id as string | undefined) ?? null, issuedByNetwork: issuedByNetwork(ctx, certs[0]!),
-  }, tags));
+  return store.tx(() =>
+    insertCertAuthenticator(
+      ctx.core,
+      {
+        identityId,
+        certPem: certs[0]!,
+        fingerprint,
+        caId: (ca?.row.id as string | undefined) ?? null,
+        issuedByNetwork: issuedByNetwork(ctx, certs[0]!),
+      },
+      tags,
+    ),
+  );
 }
 
 const reEnrollSchema = z.object({ expiresAt: z.string().datetime({ offset: true, message: 'must be an RFC 3339 date-time' }) });
@@ -68,7 +78,8 @@ export function reEnrollAuthenticator(ctx: Ctx, id: string, body: unknown): stri
     // the username becomes free again before the updb enrollment claims it
     const base = { identityId: auth.identity_id as string, expiresAt };
     if (auth.method === 'updb') return insertEnrollment(ctx, { ...base, method: 'updb', username: auth.username as string });
-    if (auth.ca_id && store.getSql('SELECT 1 FROM cas WHERE id = ?', auth.ca_id)) return insertEnrollment(ctx, { ...base, method: 'ottca', caId: auth.ca_id as string });
+    if (auth.ca_id && store.getSql('SELECT 1 FROM cas WHERE id = ?', auth.ca_id))
+      return insertEnrollment(ctx, { ...base, method: 'ottca', caId: auth.ca_id as string });
     return insertEnrollment(ctx, { ...base, method: 'ott' });
   });
 }
@@ -84,7 +95,10 @@ export function requestExtend(ctx: Ctx, id: string, body: unknown): void {
   const now = ctx.core.clock.now().toISOString();
   ctx.core.store.runSql(
     'UPDATE authenticators SET is_extend_requested = 1, is_key_roll_requested = ?, extend_requested_at = ?, updated_at = ? WHERE id = ?',
-    !!input.rollKeys, now, now, id,
+    !!input.rollKeys,
+    now,
+    now,
+    id,
   );
 }
 
@@ -103,16 +117,29 @@ function ownExtendable(ctx: Ctx, id: string, peerCertificates: Buffer[]): Row {
  * POST /current-identity/authenticators/{id}/extend: a new certificate for a CSR (new key allowed), made with the current
  * certificate on the connection. The old certificate stays valid until extend-verify confirms receipt of the new one.
  */
-export async function extendCertificate(ctx: Ctx, id: string, peerCertificates: Buffer[], body: unknown): Promise<{ ca: string; clientCert: string }> {
+export async function extendCertificate(
+  ctx: Ctx,
+  id: string,
+  peerCertificates: Buffer[],
+  body: unknown,
+): Promise<{ ca: string; clientCert: string }> {
   const input = parseInput(z.object({ clientCertCsr: z.string() }), body);
   const auth = ownExtendable(ctx, id, peerCertificates);
   const current = parseCertificate(auth.cert_pem as string);
   const cert: IssuedCertificate = await issueFromCsr(ctx.core, {
-    csrPem: input.clientCertCsr, field: 'clientCertCsr', commonName: current.subjectCN, uriSans: current.uris, dnsSans: current.dnsNames,
+    csrPem: input.clientCertCsr,
+    field: 'clientCertCsr',
+    commonName: current.subjectCN,
+    uriSans: current.uris,
+    dnsSans: current.dnsNames,
   });
   ctx.core.store.runSql(
     'UPDATE authenticators SET unverified_cert_pem = ?, unverified_fingerprint = ?, updated_at = ? WHERE id = ? AND fingerprint = ?',
-    cert.certPem, cert.fingerprint, ctx.core.clock.now().toISOString(), id, auth.fingerprint,
+    cert.certPem,
+    cert.fingerprint,
+    ctx.core.clock.now().toISOString(),
+    id,
+    auth.fingerprint,
   );
   return { ca: ctx.core.pki.caBundlePem, clientCert: cert.chainPem };
 }
@@ -124,12 +151,16 @@ export function verifyExtendedCertificate(ctx: Ctx, id: string, body: unknown): 
   if (auth.identity_id !== ctx.caller.identityId) throw notFound('authenticator');
   if (auth.method !== 'cert' || !auth.unverified_fingerprint) throw authenticatorCannotBeUpdated();
   const [leaf] = splitPemBundle(input.clientCert);
-  if (!leaf || fingerprintSha1(leaf) !== auth.unverified_fingerprint) throw invalidClientCert({ field: 'clientCert', reason: 'is not the certificate issued by the extension' });
+  if (!leaf || fingerprintSha1(leaf) !== auth.unverified_fingerprint)
+    throw invalidClientCert({ field: 'clientCert', reason: 'is not the certificate issued by the extension' });
   const now = ctx.core.clock.now().toISOString();
   ctx.core.store.runSql(
     `UPDATE authenticators SET cert_pem = unverified_cert_pem, fingerprint = unverified_fingerprint, unverified_cert_pem = NULL,
        unverified_fingerprint = NULL, is_extend_requested = 0, is_key_roll_requested = 0, extend_requested_at = NULL,
        last_extend_rolled_keys = ?, updated_at = ? WHERE id = ? AND unverified_fingerprint = ?`,
-    keyChanged(auth.cert_pem as string, auth.unverified_cert_pem as string), now, id, auth.unverified_fingerprint,
+    keyChanged(auth.cert_pem as string, auth.unverified_cert_pem as string),
+    now,
+    id,
+    auth.unverified_fingerprint,
   );
 }

@@ -46,15 +46,27 @@ export function externalIdFromCertificate(certPem: string, claim: ExternalIdClai
 }
 
 /** Expands `[caName]`, `[caId]`, `[commonName]`, `[requestedName]`, `[identityId]` in a CA's identity name format. */
-export function formatIdentityName(format: string, symbols: Record<'caName' | 'caId' | 'commonName' | 'requestedName' | 'identityId', string>): string {
-  return (format || DEFAULT_IDENTITY_NAME_FORMAT).replace(/\[(caName|caId|commonName|requestedName|identityId)\]/g, (_, k: keyof typeof symbols) => symbols[k]);
+export function formatIdentityName(
+  format: string,
+  symbols: Record<'caName' | 'caId' | 'commonName' | 'requestedName' | 'identityId', string>,
+): string {
+  return (format || DEFAULT_IDENTITY_NAME_FORMAT).replace(
+    /\[(caName|caId|commonName|requestedName|identityId)\]/g,
+    (_, k: keyof typeof symbols) => symbols[k],
+  );
 }
 
 /** `name`, or `name` + a six digit counter (000001, ...) when the name is taken. */
 export function uniqueIdentityName(store: Store, name: string): string {
   const taken = new Set(
-    store.allSql<{ name: string }>("SELECT name FROM identities WHERE name = ? OR (name LIKE ? ESCAPE '\\' AND length(name) = ?)",
-      name, `${name.replace(/[\\%_]/g, '\\$&')}%`, name.length + 6).map((r) => r.name),
+    store
+      .allSql<{ name: string }>(
+        "SELECT name FROM identities WHERE name = ? OR (name LIKE ? ESCAPE '\\' AND length(name) = ?)",
+        name,
+        `${name.replace(/[\\%_]/g, '\\$&')}%`,
+        name.length + 6,
+      )
+      .map((r) => r.name),
   );
   if (!taken.has(name)) return name;
   for (let i = 1; ; i++) {

@@ -32,7 +32,8 @@ export function verifyCa(ctx: Ctx, id: string, body: unknown): void {
     if (!(e instanceof PkiError)) throw e;
     throw new ApiError('COULD_NOT_PARSE_DER_BLOCK', 400, "The certificate's DER block could not be parsed");
   }
-  if (cert.subjectCN !== ca.verification_token) throw invalidCommonName({ field: 'commonName', reason: 'must equal the CA verificationToken', value: cert.subjectCN });
+  if (cert.subjectCN !== ca.verification_token)
+    throw invalidCommonName({ field: 'commonName', reason: 'must equal the CA verificationToken', value: cert.subjectCN });
   const chained = chainToAnchor(splitPemBundle(text)[0]!, [], splitPemBundle(ca.cert_pem as string), ctx.core.clock.now());
   if (!chained.ok) throw certificateFailedValidation({ field: '(body)', reason: chained.reason });
   ctx.core.store.runSql('UPDATE cas SET is_verified = 1, updated_at = ? WHERE id = ?', ctx.core.clock.now().toISOString(), id);
@@ -46,7 +47,10 @@ export function caJwt(ctx: Ctx, id: string): string {
 }
 
 /** CAs usable now: verified, with the given capability enabled, and their certificates as trust anchors. */
-export function usableCas(ctx: Ctx, flag: 'is_auth_enabled' | 'is_auto_ca_enrollment_enabled' | 'is_ott_ca_enrollment_enabled'): Array<{ row: Row; anchors: string[] }> {
+export function usableCas(
+  ctx: Ctx,
+  flag: 'is_auth_enabled' | 'is_auto_ca_enrollment_enabled' | 'is_ott_ca_enrollment_enabled',
+): Array<{ row: Row; anchors: string[] }> {
   return ctx.core.store
     .allSql<Row>(`SELECT * FROM cas WHERE is_verified = 1 AND ${flag} = 1 ORDER BY created_at, id`)
     .map((row) => ({ row, anchors: splitPemBundle(row.cert_pem as string) }));

@@ -1,6 +1,16 @@
 import { X509Certificate } from 'node:crypto';
 import type { Core } from '../core';
-import { PkiError, fingerprintSha1, parseCertificate, signCsr, splitPemBundle, toPem, verifyChain, verifyCsr, type CertificateUsage } from '../pki/index';
+import {
+  PkiError,
+  fingerprintSha1,
+  parseCertificate,
+  signCsr,
+  splitPemBundle,
+  toPem,
+  verifyChain,
+  verifyCsr,
+  type CertificateUsage,
+} from '../pki/index';
 import { decodePemOrBase64 } from '../pki/pem';
 import { x509 } from '../pki/x509Provider';
 import { couldNotProcessCsr, missingCsr } from './errors';

@@ -15,8 +15,14 @@ import { externalIdFromCertificate, formatIdentityName, uniqueIdentityName } fro
 import { usableCas } from './cas';
 import { chainToAnchor, issueFromCsr, peerPems, spiffeId, type IssuedCertificate } from './certificates';
 import {
-  authenticatorMethodMax, caNoLongerValid, certFailedValidation, certInUse, identityAlreadyEnrolled, invalidEnrollmentToken,
-  missingCertClaim, noValidCas,
+  authenticatorMethodMax,
+  caNoLongerValid,
+  certFailedValidation,
+  certInUse,
+  identityAlreadyEnrolled,
+  invalidEnrollmentToken,
+  missingCertClaim,
+  noValidCas,
 } from './errors';
 import { enrollmentByToken } from './records';
 
@@ -44,14 +50,23 @@ export function insertCertAuthenticator(core: Core, a: CertAuthenticator, tags: 
   core.store.runSql(
     `INSERT INTO authenticators (id, identity_id, method, fingerprint, cert_pem, ca_id, is_issued_by_network, created_at, updated_at, tags)
      VALUES (?, ?, 'cert', ?, ?, ?, ?, ?, ?, ?)`,
-    id, a.identityId, a.fingerprint, a.certPem, a.caId ?? null, a.issuedByNetwork, now, now, JSON.stringify(tags),
+    id,
+    a.identityId,
+    a.fingerprint,
+    a.certPem,
+    a.caId ?? null,
+    a.issuedByNetwork,
+    now,
+    now,
+    JSON.stringify(tags),
   );
   return id;
 }
 
 /** Deletes the enrollment if its token is still the same (a concurrent use or refresh makes the token invalid). */
 function consume(core: Core, enrollment: Row): void {
-  if (!core.store.runSql('DELETE FROM enrollments WHERE id = ? AND token = ?', enrollment.id, enrollment.token).changes) throw invalidEnrollmentToken();
+  if (!core.store.runSql('DELETE FROM enrollments WHERE id = ? AND token = ?', enrollment.id, enrollment.token).changes)
+    throw invalidEnrollmentToken();
 }
 
 /** A client certificate for an identity: SPIFFE id URI SAN, one year, CN from the CSR (or the identity id). */
@@ -77,7 +92,10 @@ function presentedCertificate(core: Core, peerCertificates: Buffer[], cas: Array
   if (!leaf) throw certFailedValidation({ field: 'clientCertificate', reason: 'no client certificate was presented on the TLS connection' });
   const now = core.clock.now();
   for (const ca of cas) if (chainToAnchor(leaf, intermediates, ca.anchors, now).ok) return { leaf, ca: ca.row };
-  throw certFailedValidation({ field: 'clientCertificate', reason: 'the client certificate does not chain to a verified CA enabled for this enrollment' });
+  throw certFailedValidation({
+    field: 'clientCertificate',
+    reason: 'the client certificate does not chain to a verified CA enabled for this enrollment',
+  });
 }
 
 /** One-time token + a pre-exchanged certificate from the enrollment's (verified, ottca-enabled) CA. */
@@ -90,7 +108,13 @@ export function enrollOttCa(core: Core, token: unknown, peerCertificates: Buffer
   if (fingerprintInUse(core, fingerprint)) throw certInUse();
   core.store.tx(() => {
     consume(core, enrollment);
-    insertCertAuthenticator(core, { identityId: enrollment.identity_id as string, certPem: leaf, fingerprint, caId: ca.row.id as string, issuedByNetwork: false });
+    insertCertAuthenticator(core, {
+      identityId: enrollment.identity_id as string,
+      certPem: leaf,
+      fingerprint,
+      caId: ca.row.id as string,
+      issuedByNetwork: false,
+    });
   });
   return {};
 }
@@ -113,7 +137,12 @@ export async function enrollUpdb(core: Core, token: unknown, body: unknown): Pro
     const now = core.clock.now().toISOString();
     core.store.runSql(
       "INSERT INTO authenticators (id, identity_id, method, username, password_hash, created_at, updated_at) VALUES (?, ?, 'updb', ?, ?, ?, ?)",
-      newId(), identity.id, enrollment.username, hash, now, now,
+      newId(),
+      identity.id,
+      enrollment.username,
+      hash,
+      now,
+      now,
     );
   });
   return {};
@@ -164,11 +193,18 @@ export function enrollCa(core: Core, peerCertificates: Buffer[], body: unknown):
   const requested = body && typeof body === 'object' && typeof (body as { name?: unknown }).name === 'string' ? (body as { name: string }).name : '';
   const id = newId();
   const name = formatIdentityName(ca.identity_name_format as string, {
-    caName: ca.name as string, caId: ca.id as string, commonName: parseCertificate(leaf).subjectCN, requestedName: requested || id, identityId: id,
+    caName: ca.name as string,
+    caId: ca.id as string,
+    commonName: parseCertificate(leaf).subjectCN,
+    requestedName: requested || id,
+    identityId: id,
   });
   core.store.tx(() => {
     createEnrolledIdentity(core, {
-      id, name: uniqueIdentityName(core.store, name), roleAttributes: JSON.parse(ca.identity_roles as string), externalId: externalId ?? null,
+      id,
+      name: uniqueIdentityName(core.store, name),
+      roleAttributes: JSON.parse(ca.identity_roles as string),
+      externalId: externalId ?? null,
     });
     if (!externalId) insertCertAuthenticator(core, { identityId: id, certPem: leaf, fingerprint, caId: ca.id as string, issuedByNetwork: false });
   });

@@ -21,9 +21,17 @@ export const MAX_ARCHIVE_IDENTITIES = 500;
 
 const COLUMNS: Record<string, 'name' | 'type' | 'attributes' | 'enrollment'> = {
   name: 'name',
-  type: 'type', 'identity type': 'type', identitytype: 'type',
-  attributes: 'attributes', 'role attributes': 'attributes', roleattributes: 'attributes', roles: 'attributes',
-  enrollment: 'enrollment', 'enrollment method': 'enrollment', enrollmentmethod: 'enrollment', method: 'enrollment',
+  type: 'type',
+  'identity type': 'type',
+  identitytype: 'type',
+  attributes: 'attributes',
+  'role attributes': 'attributes',
+  roleattributes: 'attributes',
+  roles: 'attributes',
+  enrollment: 'enrollment',
+  'enrollment method': 'enrollment',
+  enrollmentmethod: 'enrollment',
+  method: 'enrollment',
 };
 
 export interface ImportRow {
@@ -86,7 +94,14 @@ function rowsOf(ctx: Ctx, csv: string): { rows: ParsedRow[]; ignored: string[] }
       const get = (col: string) => fields[order.indexOf(col as never)]?.trim() ?? '';
       const name = get('name');
       const typeText = get('type');
-      const attributes = [...new Set(get('attributes').split(/[\s;|,]+/).map((a) => a.replace(/^#/, '')).filter(Boolean))];
+      const attributes = [
+        ...new Set(
+          get('attributes')
+            .split(/[\s;|,]+/)
+            .map((a) => a.replace(/^#/, ''))
+            .filter(Boolean),
+        ),
+      ];
       const enrollment = get('enrollment') || 'ott';
       const row: ImportRow = { line, name, type: typeText || 'User', attributes, enrollment, ok: false };
       const fail = (field: string, reason: string): ParsedRow => ({ row: { ...row, error: { field, reason, code: 'COULD_NOT_VALIDATE' } } });

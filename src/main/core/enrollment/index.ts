@@ -40,7 +40,15 @@ export async function legacyEnroll(core: Core, r: LegacyEnrollRequest): Promise<
   const token = r.token ?? json.token;
   switch (method) {
     case 'ott':
-      return { method, result: await enrollOtt(core, token, typeof r.body === 'string' ? r.body : json.clientCsr, typeof r.body === 'string' ? '(body)' : 'clientCsr') };
+      return {
+        method,
+        result: await enrollOtt(
+          core,
+          token,
+          typeof r.body === 'string' ? r.body : json.clientCsr,
+          typeof r.body === 'string' ? '(body)' : 'clientCsr',
+        ),
+      };
     case 'ottca':
       return { method, result: enrollOttCa(core, token, r.peerCertificates) };
     case 'updb':

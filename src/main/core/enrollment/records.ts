@@ -36,7 +36,8 @@ export function insertEnrollment(ctx: Ctx, e: NewEnrollment): string {
   const field = (name: string) => (e.fieldPrefix ? `${e.fieldPrefix}.${name}` : name);
   if (store.getSql('SELECT 1 FROM enrollments WHERE identity_id = ? AND method = ?', e.identityId, e.method)) throw enrollmentExists(e.method);
   if (e.method === 'ottca') {
-    if (!e.caId || !store.getSql('SELECT 1 FROM cas WHERE id = ?', e.caId)) throw validationError(field(e.fieldPrefix ? 'ottca' : 'caId'), 'ca not found', e.caId ?? null);
+    if (!e.caId || !store.getSql('SELECT 1 FROM cas WHERE id = ?', e.caId))
+      throw validationError(field(e.fieldPrefix ? 'ottca' : 'caId'), 'ca not found', e.caId ?? null);
   }
   if (e.method === 'updb') {
     const f = field(e.fieldPrefix ? 'updb' : 'username');
@@ -44,7 +45,8 @@ export function insertEnrollment(ctx: Ctx, e: NewEnrollment): string {
     if (!parsed.success) throw validationError(f, e.username ? parsed.error.issues[0]!.message : 'username not provided', e.username ?? null);
     const taken = store.getSql(
       "SELECT 1 FROM authenticators WHERE username = ? UNION ALL SELECT 1 FROM enrollments WHERE method = 'updb' AND username = ?",
-      e.username, e.username,
+      e.username,
+      e.username,
     );
     if (taken) throw validationError(f, `duplicate value '${e.username}' in unique index on authenticators store`, e.username);
   }
@@ -54,9 +56,17 @@ export function insertEnrollment(ctx: Ctx, e: NewEnrollment): string {
   store.runSql(
     `INSERT INTO enrollments (id, method, identity_id, ca_id, username, token, jwt, issued_at, expires_at, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    id, e.method, e.identityId, e.method === 'ottca' ? e.caId : null, e.method === 'updb' ? e.username : null, token,
+    id,
+    e.method,
+    e.identityId,
+    e.method === 'ottca' ? e.caId : null,
+    e.method === 'updb' ? e.username : null,
+    token,
     signEnrollmentJwt(ctx.core, { em: e.method, sub: e.identityId, jti: token, exp: e.expiresAt }),
-    now, e.expiresAt.toISOString(), now, now,
+    now,
+    e.expiresAt.toISOString(),
+    now,
+    now,
   );
   return id;
 }
@@ -84,7 +94,8 @@ export function createEnrollment(ctx: Ctx, body: unknown): string {
   requirePermission(ctx.caller, 'enrollment', 'create');
   const input = parseInput(createSchema, body);
   const store = ctx.core.store;
-  if (!store.getSql('SELECT 1 FROM identities WHERE id = ?', input.identityId)) throw validationError('identityId', 'identity not found', input.identityId);
+  if (!store.getSql('SELECT 1 FROM identities WHERE id = ?', input.identityId))
+    throw validationError('identityId', 'identity not found', input.identityId);
   const expiresAt = futureExpiry(ctx.core, input.expiresAt);
   return store.tx(() => {
     const id = insertEnrollment(ctx, { ...input, expiresAt });
@@ -105,8 +116,12 @@ export function refreshEnrollment(ctx: Ctx, id: string, body: unknown): void {
   const now = ctx.core.clock.now().toISOString();
   store.runSql(
     'UPDATE enrollments SET token = ?, jwt = ?, issued_at = ?, expires_at = ?, updated_at = ? WHERE id = ?',
-    token, signEnrollmentJwt(ctx.core, { em: row.method as IdentityEnrollMethod, sub: row.identity_id as string, jti: token, exp: expiresAt }),
-    now, expiresAt.toISOString(), now, id,
+    token,
+    signEnrollmentJwt(ctx.core, { em: row.method as IdentityEnrollMethod, sub: row.identity_id as string, jti: token, exp: expiresAt }),
+    now,
+    expiresAt.toISOString(),
+    now,
+    id,
   );
 }
 
@@ -139,7 +154,8 @@ export function decorateIdentityEnrollments(ctx: Ctx, items: ApiObject[], rows: 
   const byIdentity = new Map<string, Record<string, unknown>>();
   for (const e of enrollments) {
     const view: Record<string, unknown> = { id: e.id, token: e.token, jwt: e.jwt, expiresAt: e.expires_at };
-    if (e.method === 'ottca') Object.assign(view, { caId: e.ca_id, ca: e.ca_id ? ref('cas', e.ca_id as string, caNames.get(e.ca_id as string)) : null });
+    if (e.method === 'ottca')
+      Object.assign(view, { caId: e.ca_id, ca: e.ca_id ? ref('cas', e.ca_id as string, caNames.get(e.ca_id as string)) : null });
     if (e.method === 'updb') view.username = e.username;
     const entry = byIdentity.get(e.identity_id as string) ?? {};
     entry[e.method as string] = view;

@@ -24,8 +24,11 @@ export function issueRouterEnrollment(ctx: Ctx, kind: RouterKind, id: string): v
   const expiresAt = defaultExpiry(ctx.core);
   ctx.core.store.runSql(
     `UPDATE ${table} SET enrollment_token = ?, enrollment_jwt = ?, enrollment_created_at = ?, enrollment_expires_at = ? WHERE id = ?`,
-    token, signEnrollmentJwt(ctx.core, { em, sub: id, jti: token, exp: expiresAt }),
-    ctx.core.clock.now().toISOString(), expiresAt.toISOString(), id,
+    token,
+    signEnrollmentJwt(ctx.core, { em, sub: id, jti: token, exp: expiresAt }),
+    ctx.core.clock.now().toISOString(),
+    expiresAt.toISOString(),
+    id,
   );
 }
 
@@ -39,7 +42,8 @@ export function reEnrollRouter(ctx: Ctx, kind: RouterKind, id: string): void {
   store.tx(() => {
     store.runSql(
       `UPDATE ${table} SET fingerprint = NULL, cert_pem = NULL, is_verified = 0, is_online = 0${extra}, updated_at = ? WHERE id = ?`,
-      ctx.core.clock.now().toISOString(), id,
+      ctx.core.clock.now().toISOString(),
+      id,
     );
     issueRouterEnrollment(ctx, kind, id);
   });
@@ -69,14 +73,21 @@ export interface RouterCsrs {
 async function issueRouterCertificates(core: Core, id: string, body: RouterCsrs, fields: { client: string; server: string }) {
   const clientCsr = body.certCsr ?? body.clientCsr;
   const serverCsr = body.serverCertCsr ?? body.serverCsr;
-  if (typeof serverCsr !== 'string' || !serverCsr) throw missingCsr({ field: fields.server, reason: 'server CSR is required', value: serverCsr ?? null });
-  if (typeof clientCsr !== 'string' || !clientCsr) throw missingCsr({ field: fields.client, reason: 'client CSR is required', value: clientCsr ?? null });
+  if (typeof serverCsr !== 'string' || !serverCsr)
+    throw missingCsr({ field: fields.server, reason: 'server CSR is required', value: serverCsr ?? null });
+  if (typeof clientCsr !== 'string' || !clientCsr)
+    throw missingCsr({ field: fields.client, reason: 'client CSR is required', value: clientCsr ?? null });
   const client = await checkCsr(clientCsr, fields.client);
-  if (client.commonName !== id) throw routerCommonNameInvalid({ field: fields.client, reason: 'common name must be the router id', value: client.commonName });
+  if (client.commonName !== id)
+    throw routerCommonNameInvalid({ field: fields.client, reason: 'common name must be the router id', value: client.commonName });
   await checkCsr(serverCsr, fields.server); // before reading its requested SANs
   const sans = csrRequestedSans(serverCsr);
   const server = await issueFromCsr(core, {
-    csrPem: serverCsr, field: fields.server, usage: 'server', dnsSans: sans.dns, ipSans: sans.ip,
+    csrPem: serverCsr,
+    field: fields.server,
+    usage: 'server',
+    dnsSans: sans.dns,
+    ipSans: sans.ip,
     uriSans: [spiffeId(core, 'router', id)],
   });
   const cert = await issueFromCsr(core, { csrPem: clientCsr, field: fields.client, commonName: id, uriSans: [spiffeId(core, 'router', id)] });
@@ -93,7 +104,11 @@ export async function enrollRouter(core: Core, token: unknown, body: RouterCsrs)
   const changed = core.store.runSql(
     `UPDATE ${ROUTER_KINDS[kind].table} SET cert_pem = ?, fingerprint = ?, is_verified = 1, enrollment_token = NULL, enrollment_jwt = NULL,
        enrollment_created_at = NULL, enrollment_expires_at = NULL, updated_at = ? WHERE id = ? AND enrollment_token = ?`,
-    cert.certPem, cert.fingerprint, core.clock.now().toISOString(), row.id, token,
+    cert.certPem,
+    cert.fingerprint,
+    core.clock.now().toISOString(),
+    row.id,
+    token,
   ).changes;
   if (!changed) throw invalidEnrollmentToken(); // used concurrently, or replaced by a re-enroll meanwhile
   return { ca: core.pki.caBundlePem, cert: cert.chainPem, serverCert: server.chainPem };
@@ -107,15 +122,25 @@ export async function extendRouter(core: Core, peerCertificates: Buffer[], body:
   const [leaf] = peerPems(peerCertificates);
   const found = leaf ? findRouter(core, 'fingerprint', fingerprintSha1(leaf)) : undefined;
   if (!found || !isCurrentlyValid(leaf!, core.clock.now())) throw unauthorized();
-  if (body === null || typeof body !== 'object') throw validationError('(root)', 'a JSON object with certCsr and serverCertCsr is required', body ?? null);
+  if (body === null || typeof body !== 'object')
+    throw validationError('(root)', 'a JSON object with certCsr and serverCertCsr is required', body ?? null);
   const b = body as RouterCsrs;
   if (b.certCsr === undefined) throw validationError('certCsr', 'is required');
   if (b.serverCertCsr === undefined) throw validationError('serverCertCsr', 'is required');
   const { kind, row } = found;
-  const { cert, server } = await issueRouterCertificates(core, row.id as string, { certCsr: b.certCsr, serverCertCsr: b.serverCertCsr }, { client: 'certCsr', server: 'serverCertCsr' });
+  const { cert, server } = await issueRouterCertificates(
+    core,
+    row.id as string,
+    { certCsr: b.certCsr, serverCertCsr: b.serverCertCsr },
+    { client: 'certCsr', server: 'serverCertCsr' },
+  );
   const changed = core.store.runSql(
     `UPDATE ${ROUTER_KINDS[kind].table} SET cert_pem = ?, fingerprint = ?, updated_at = ? WHERE id = ? AND fingerprint = ?`,
-    cert.certPem, cert.fingerprint, core.clock.now().toISOString(), row.id, row.fingerprint,
+    cert.certPem,
+    cert.fingerprint,
+    core.clock.now().toISOString(),
+    row.id,
+    row.fingerprint,
   ).changes;
   if (!changed) throw unauthorized();
   return { ca: core.pki.caBundlePem, cert: cert.chainPem, serverCert: server.chainPem };

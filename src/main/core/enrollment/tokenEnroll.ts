@@ -15,7 +15,10 @@ export const TOKEN_ISSUER_HEADERS = ['svc-token-issuer-id', 'ziti-token-issuer-i
 function claim(payload: JWTPayload, selector: string): unknown {
   if (!selector.startsWith('/')) return payload[selector];
   let v: unknown = payload;
-  for (const part of selector.slice(1).split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))) {
+  for (const part of selector
+    .slice(1)
+    .split('/')
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))) {
     if (v === null || typeof v !== 'object') return undefined;
     v = (v as Record<string, unknown>)[part];
   }

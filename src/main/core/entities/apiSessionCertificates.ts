@@ -62,14 +62,25 @@ export async function createSessionCertificate(ctx: Ctx, body: unknown): Promise
   if (!session) throw notFound('api session');
   const id = newId();
   const cert = await issueFromCsr(ctx.core, {
-    csrPem: input.csr, field: 'csr', fallbackCommonName: ctx.caller.identityId, notAfter: ctx.core.sessions.expiresAt(session),
+    csrPem: input.csr,
+    field: 'csr',
+    fallbackCommonName: ctx.caller.identityId,
+    notAfter: ctx.core.sessions.expiresAt(session),
     uriSans: [spiffeId(ctx.core, 'identity', ctx.caller.identityId, 'apiSession', sessionId, 'apiSessionCertificate', id)],
   });
   const now = ctx.core.clock.now().toISOString();
   ctx.core.store.runSql(
     `INSERT INTO api_session_certificates (id, api_session_id, subject, fingerprint, valid_from, valid_to, cert_pem, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    id, sessionId, cert.subject, cert.fingerprint, cert.notBefore.toISOString(), cert.notAfter.toISOString(), cert.certPem, now, now,
+    id,
+    sessionId,
+    cert.subject,
+    cert.fingerprint,
+    cert.notBefore.toISOString(),
+    cert.notAfter.toISOString(),
+    cert.certPem,
+    now,
+    now,
   );
   return { id, certificate: cert.chainPem, cas: ctx.core.pki.caBundlePem };
 }

@@ -10,7 +10,13 @@ export const DEFAULT_AUTH_POLICY_ID = 'default';
 
 const primarySchema = z.object({
   cert: z.object({ allowed: z.boolean(), allowExpiredCerts: z.boolean() }),
-  extJwt: z.object({ allowed: z.boolean(), allowedSigners: z.array(z.string()).nullable().transform((v) => v ?? []) }),
+  extJwt: z.object({
+    allowed: z.boolean(),
+    allowedSigners: z
+      .array(z.string())
+      .nullable()
+      .transform((v) => v ?? []),
+  }),
   updb: z.object({
     allowed: z.boolean(),
     minPasswordLength: z.number().int().min(5, 'must be at least 5').max(100),
@@ -23,7 +29,11 @@ const primarySchema = z.object({
 });
 const secondarySchema = z.object({
   requireTotp: z.boolean(),
-  requireExtJwtSigner: z.string().nullable().optional().transform((v) => v ?? null),
+  requireExtJwtSigner: z
+    .string()
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
 });
 export type AuthPolicyPrimary = z.infer<typeof primarySchema>;
 export type AuthPolicySecondary = z.infer<typeof secondarySchema>;
@@ -38,8 +48,13 @@ export const DEFAULT_PRIMARY: AuthPolicyPrimary = {
   cert: { allowed: true, allowExpiredCerts: true },
   extJwt: { allowed: true, allowedSigners: [] },
   updb: {
-    allowed: true, minPasswordLength: 5, requireSpecialChar: false, requireNumberChar: false, requireMixedCase: false,
-    maxAttempts: 0, lockoutDurationMinutes: 0,
+    allowed: true,
+    minPasswordLength: 5,
+    requireSpecialChar: false,
+    requireNumberChar: false,
+    requireMixedCase: false,
+    maxAttempts: 0,
+    lockoutDurationMinutes: 0,
   },
 };
 export const DEFAULT_SECONDARY: AuthPolicySecondary = { requireTotp: false, requireExtJwtSigner: null };
@@ -48,13 +63,18 @@ const full = { name: nameSchema, primary: primarySchema, secondary: secondarySch
 const deepPartial = z.object({
   cert: primarySchema.shape.cert.partial().nullable().optional(),
   // null signers in a PATCH leave them alone (the ziti CLI sends null for every section it does not change)
-  extJwt: z.object({ allowed: z.boolean(), allowedSigners: z.array(z.string()).nullable() }).partial().nullable().optional(),
+  extJwt: z
+    .object({ allowed: z.boolean(), allowedSigners: z.array(z.string()).nullable() })
+    .partial()
+    .nullable()
+    .optional(),
   updb: primarySchema.shape.updb.partial().nullable().optional(),
 });
 
 export function loadAuthPolicy(ctx: Ctx, id: string): AuthPolicy {
-  const row = ctx.core.store.getSql<Row>('SELECT * FROM auth_policies WHERE id = ?', id)
-    ?? ctx.core.store.getSql<Row>('SELECT * FROM auth_policies WHERE id = ?', DEFAULT_AUTH_POLICY_ID)!;
+  const row =
+    ctx.core.store.getSql<Row>('SELECT * FROM auth_policies WHERE id = ?', id) ??
+    ctx.core.store.getSql<Row>('SELECT * FROM auth_policies WHERE id = ?', DEFAULT_AUTH_POLICY_ID)!;
   return {
     id: row.id as string,
     name: row.name as string,

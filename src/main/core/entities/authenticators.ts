@@ -113,9 +113,15 @@ export async function updateCredentials(ctx: Ctx, id: string, body: unknown, op:
   }
   const def = { ...authenticators, schemas: { update: internalUpdate, patch: internalUpdate } };
   // permission (management) or ownership (self-service) was checked by the caller / above
-  applyUpdate(ctx, def, id, {
-    username: input.username ?? undefined,
-    passwordHash,
-    tags: input.tags ?? (op === 'update' ? {} : undefined),
-  }, 'patch');
+  applyUpdate(
+    ctx,
+    def,
+    id,
+    {
+      username: input.username ?? undefined,
+      passwordHash,
+      tags: input.tags ?? (op === 'update' ? {} : undefined),
+    },
+    'patch',
+  );
 }

@@ -41,7 +41,12 @@ function each(ctx: Ctx, def: ResourceDef, ids: string[], op: (id: string) => voi
       return { id, name: names.get(id), ok: true };
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
-      return { id, name: names.get(id), ok: false, error: { code: e.code, message: e.message, field: e.fieldCause?.field, reason: e.fieldCause?.reason } };
+      return {
+        id,
+        name: names.get(id),
+        ok: false,
+        error: { code: e.code, message: e.message, field: e.fieldCause?.field, reason: e.fieldCause?.reason },
+      };
     }
   });
   const done = outcomes.filter((o) => o.ok).length;
@@ -75,5 +80,7 @@ export function bulkRoleAttributes(ctx: Ctx, def: ResourceDef, ids: string[], ch
 /** Disables (for `durationMinutes`, 0 = until enabled) or enables identities, as POST /identities/{id}/disable|enable. */
 export function bulkIdentityState(ctx: Ctx, def: ResourceDef, ids: string[], state: { disabled: boolean; durationMinutes?: number }): BulkResult {
   requirePermission(ctx.caller, 'identity', 'update');
-  return each(ctx, def, ids, (id) => (state.disabled ? disableIdentity(ctx, id, { durationMinutes: state.durationMinutes ?? 0 }) : enableIdentity(ctx, id)));
+  return each(ctx, def, ids, (id) =>
+    state.disabled ? disableIdentity(ctx, id, { durationMinutes: state.durationMinutes ?? 0 }) : enableIdentity(ctx, id),
+  );
 }

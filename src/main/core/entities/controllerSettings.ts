@@ -30,7 +30,8 @@ export const controllerSettings: ResourceDef = {
   fields: { controllerId: scalar('string', 't.controller_id') },
   defaultSort: "CASE t.id WHEN 'global' THEN 0 ELSE 1 END, t.id ASC",
   schemas: {
-    create: z.object({ controllerId: z.string().min(1), oidc: oidcSchema, tags: nullableTags.optional() })
+    create: z
+      .object({ controllerId: z.string().min(1), oidc: oidcSchema, tags: nullableTags.optional() })
       .transform((v) => ({ ...v, id: v.controllerId })),
     update: z.object({ oidc: oidcSchema, tags: nullableTags.optional() }),
     patch: z.object({ oidc: oidcSchema, tags: nullableTags.optional() }),

@@ -31,7 +31,11 @@ export const enrollments: ResourceDef = {
   },
   defaultSort: 't.created_at ASC, t.id ASC',
   schemas: { create: enrollmentCreateSchema },
-  links: (row) => ({ identity: `identities/${row.identity_id}`, refresh: `enrollments/${row.id}/refresh`, ...(row.ca_id ? { ca: `cas/${row.ca_id}` } : {}) }),
+  links: (row) => ({
+    identity: `identities/${row.identity_id}`,
+    refresh: `enrollments/${row.id}/refresh`,
+    ...(row.ca_id ? { ca: `cas/${row.ca_id}` } : {}),
+  }),
   handlers: { create: (ctx, body) => createEnrollment(ctx, body) },
   decorate(items) {
     // OpenZiti's enrollment view names the identity's URL segment

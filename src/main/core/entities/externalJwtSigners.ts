@@ -12,9 +12,20 @@ const url = z.union([z.literal('').transform(() => null), z.url({ protocol: /^ht
 const text = z.string().trim().min(1, 'must not be empty');
 /** Optional fields and the value they take when a create or PUT omits them (or a PATCH nulls them). */
 const OPTIONAL_DEFAULTS = {
-  certPem: null, jwksEndpoint: null, kid: null, claimsProperty: 'sub', useExternalId: false, externalAuthUrl: null,
-  clientId: null, scopes: [], targetToken: 'ACCESS', enrollToCertEnabled: false, enrollToTokenEnabled: false,
-  enrollNameClaimsSelector: null, enrollAttributeClaimsSelector: null, enrollAuthPolicyId: null,
+  certPem: null,
+  jwksEndpoint: null,
+  kid: null,
+  claimsProperty: 'sub',
+  useExternalId: false,
+  externalAuthUrl: null,
+  clientId: null,
+  scopes: [],
+  targetToken: 'ACCESS',
+  enrollToCertEnabled: false,
+  enrollToTokenEnabled: false,
+  enrollNameClaimsSelector: null,
+  enrollAttributeClaimsSelector: null,
+  enrollAuthPolicyId: null,
 } as const;
 const optional = {
   certPem: z.string().nullable().optional(),
@@ -100,8 +111,8 @@ export const externalJwtSigners: ResourceDef = {
       if (input[k] === null || (op !== 'patch' && input[k] === undefined) || (input[k] === '' && v === null)) input[k] = v;
     }
     if (input.tags === null) input.tags = {};
-    const certPem = input.certPem !== undefined ? input.certPem : existing?.cert_pem ?? null;
-    const jwks = input.jwksEndpoint !== undefined ? input.jwksEndpoint : existing?.jwks_endpoint ?? null;
+    const certPem = input.certPem !== undefined ? input.certPem : (existing?.cert_pem ?? null);
+    const jwks = input.jwksEndpoint !== undefined ? input.jwksEndpoint : (existing?.jwks_endpoint ?? null);
     if (certPem && jwks) throw validationError('jwksEndpoint', 'certPem and jwksEndpoint are mutually exclusive', jwks);
     if (!certPem && !jwks) throw validationError('certPem', 'either certPem or jwksEndpoint is required', certPem);
     if (input.enrollAuthPolicyId && !ctx.core.store.getSql('SELECT 1 FROM auth_policies WHERE id = ?', input.enrollAuthPolicyId)) {
@@ -128,7 +139,8 @@ export const externalJwtSigners: ResourceDef = {
     const policy = ctx.core.store.getSql<{ name: string }>(
       `SELECT name FROM auth_policies WHERE json_extract(secondary_json, '$.requireExtJwtSigner') = ?
          OR EXISTS (SELECT 1 FROM json_each(primary_json, '$.extJwt.allowedSigners') WHERE value = ?) LIMIT 1`,
-      row.id, row.id,
+      row.id,
+      row.id,
     );
     if (policy) throw referencedEntity(`the external JWT signer is used by auth policy '${policy.name}'`);
   },

@@ -101,10 +101,19 @@ export const identities: ResourceDef = {
   schemas: {
     create: z.object({ ...required, ...optional, enrollment: enrollmentRequestSchema.optional() }),
     update: z.object({ ...required, ...putDefaults }),
-    patch: patchOf({ ...required, appData: tagsSchema, authPolicyId: z.string(), defaultHostingCost: costSchema,
-      defaultHostingPrecedence: precedenceSchema, externalId: z.string(), permissions: z.array(z.enum(PERMISSIONS as [string, ...string[]])),
-      roleAttributes: z.array(z.string()), serviceHostingCosts: z.record(z.string(), costSchema),
-      serviceHostingPrecedences: z.record(z.string(), precedenceSchema), tags: tagsSchema }),
+    patch: patchOf({
+      ...required,
+      appData: tagsSchema,
+      authPolicyId: z.string(),
+      defaultHostingCost: costSchema,
+      defaultHostingPrecedence: precedenceSchema,
+      externalId: z.string(),
+      permissions: z.array(z.enum(PERMISSIONS as [string, ...string[]])),
+      roleAttributes: z.array(z.string()),
+      serviceHostingCosts: z.record(z.string(), costSchema),
+      serviceHostingPrecedences: z.record(z.string(), precedenceSchema),
+      tags: tagsSchema,
+    }),
   },
   links: (row) => ({
     'auth-policies': `auth-policies/${row.auth_policy_id}`,
@@ -136,7 +145,8 @@ export const identities: ResourceDef = {
     }
     if (existing?.is_default_admin) {
       if (input.isAdmin === false) throw validationError('isAdmin', 'the default admin must remain an admin', false);
-      if (input.type !== undefined && input.type !== existing.type_id) throw validationError('type', 'the default admin type cannot be changed', input.type);
+      if (input.type !== undefined && input.type !== existing.type_id)
+        throw validationError('type', 'the default admin type cannot be changed', input.type);
     }
     return extra;
   },
@@ -161,10 +171,9 @@ function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): void {
     ids,
   );
   const sessions = new Set(
-    store.allSql<{ identity_id: string }>(
-      'SELECT DISTINCT identity_id FROM api_sessions WHERE identity_id IN (SELECT value FROM json_each(?))',
-      ids,
-    ).map((r) => r.identity_id),
+    store
+      .allSql<{ identity_id: string }>('SELECT DISTINCT identity_id FROM api_sessions WHERE identity_id IN (SELECT value FROM json_each(?))', ids)
+      .map((r) => r.identity_id),
   );
   const now = ctx.core.clock.now();
   items.forEach((item, i) => {

@@ -29,7 +29,7 @@ export class SchemaValidator {
     const path = err.instancePath.split('/').filter(Boolean).join('.');
     const missing = err.keyword === 'required' ? (err.params as { missingProperty: string }).missingProperty : undefined;
     const at = [field, path, missing].filter(Boolean).join('.');
-    throw validationError(at, missing ? 'is required' : err.message ?? 'does not match the config type schema', valueAt(data, path));
+    throw validationError(at, missing ? 'is required' : (err.message ?? 'does not match the config type schema'), valueAt(data, path));
   }
 }
 

@@ -26,19 +26,37 @@ export function listRoleAttributes(ctx: Ctx, entityType: string, permission: Per
   const totalCount = store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${from} WHERE ${compiled.where}`, entityType, ...compiled.params)!.n;
   const rows = store.allSql<{ attr: string }>(
     `SELECT t.attr FROM ${from} WHERE ${compiled.where} ORDER BY ${order} LIMIT ? OFFSET ?`,
-    entityType, ...compiled.params, limit, offset,
+    entityType,
+    ...compiled.params,
+    limit,
+    offset,
   );
   return { data: rows.map((r) => r.attr), meta: { pagination: { limit, offset, totalCount }, filterableFields: ['id'] } };
 }
 
 /** What `/summary` counts: name -> table. */
 export const SUMMARY_TABLES: Readonly<Record<string, string>> = {
-  apiSessions: 'api_sessions', authPolicies: 'auth_policies', authenticators: 'authenticators', cas: 'cas',
-  configTypes: 'config_types', configs: 'configs', controllerSettings: 'controller_settings', controllers: 'controllers',
-  edgeRouterPolicies: 'edge_router_policies', edgeRouters: 'edge_routers', enrollments: 'enrollments',
-  externalJwtSigners: 'external_jwt_signers', identities: 'identities', mfas: 'mfas', postureChecks: 'posture_checks',
-  routers: 'routers', serviceEdgeRouterPolicies: 'service_edge_router_policies', servicePolicies: 'service_policies',
-  services: 'services', sessions: 'sessions', terminators: 'terminators',
+  apiSessions: 'api_sessions',
+  authPolicies: 'auth_policies',
+  authenticators: 'authenticators',
+  cas: 'cas',
+  configTypes: 'config_types',
+  configs: 'configs',
+  controllerSettings: 'controller_settings',
+  controllers: 'controllers',
+  edgeRouterPolicies: 'edge_router_policies',
+  edgeRouters: 'edge_routers',
+  enrollments: 'enrollments',
+  externalJwtSigners: 'external_jwt_signers',
+  identities: 'identities',
+  mfas: 'mfas',
+  postureChecks: 'posture_checks',
+  routers: 'routers',
+  serviceEdgeRouterPolicies: 'service_edge_router_policies',
+  servicePolicies: 'service_policies',
+  services: 'services',
+  sessions: 'sessions',
+  terminators: 'terminators',
 };
 
 /** Resource counts for `/summary`, one count(*) per table. */
@@ -50,4 +68,3 @@ export function summary(ctx: Ctx): Record<string, number> {
   }
   return out;
 }
-

@@ -52,7 +52,11 @@ function checkAttributes(attrs: unknown): void {
 /** The type-specific fields, validated for the check's type: complete for create/update, merged for PATCH. */
 function details(type: PostureCheckTypeId, input: Record<string, unknown>, existing: Row | undefined, patch: boolean): Record<string, unknown> {
   const shape = POSTURE_CHECK_DETAILS[type];
-  const given = Object.fromEntries(Object.keys(shape).filter((k) => input[k] !== undefined && input[k] !== null).map((k) => [k, input[k]]));
+  const given = Object.fromEntries(
+    Object.keys(shape)
+      .filter((k) => input[k] !== undefined && input[k] !== null)
+      .map((k) => [k, input[k]]),
+  );
   if (!patch) return parseInput(z.object(shape), given) as Record<string, unknown>;
   const partial = parseInput(z.object(shape).partial(), given) as Record<string, unknown>;
   for (const k of Object.keys(partial)) if (given[k] === undefined) delete partial[k];
@@ -79,8 +83,20 @@ export const postureChecks: ResourceDef = {
   defaultSort: 't.name ASC',
   schemas: {
     create: z.object({ name: nameSchema, typeId, roleAttributes: attributesSchema.optional(), tags: nullableTags.optional(), ...anyDetails }),
-    update: z.object({ name: nameSchema, typeId: typeId.optional(), roleAttributes: attributesSchema.default([]), tags: nullableTags.default({}), ...anyDetails }),
-    patch: z.object({ name: nameSchema.nullable().optional(), typeId: typeId.nullable().optional(), roleAttributes: attributesSchema.optional(), tags: nullableTags.optional(), ...anyDetails }),
+    update: z.object({
+      name: nameSchema,
+      typeId: typeId.optional(),
+      roleAttributes: attributesSchema.default([]),
+      tags: nullableTags.default({}),
+      ...anyDetails,
+    }),
+    patch: z.object({
+      name: nameSchema.nullable().optional(),
+      typeId: typeId.nullable().optional(),
+      roleAttributes: attributesSchema.optional(),
+      tags: nullableTags.optional(),
+      ...anyDetails,
+    }),
   },
   links: (row) => ({ 'service-policies': `posture-checks/${row.id}/service-policies` }),
   beforeWrite(op, input, existing) {

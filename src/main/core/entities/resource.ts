@@ -137,7 +137,13 @@ const columnListOf = new WeakMap<ResourceDef, Array<{ field: string; column: str
 function columnList(def: ResourceDef) {
   let list = columnListOf.get(def);
   if (!list) {
-    list = Object.entries(def.columns).map(([field, spec]) => ({ field, column: spec.column, codec: spec.codec, nullable: !('whenNull' in spec), whenNull: spec.whenNull }));
+    list = Object.entries(def.columns).map(([field, spec]) => ({
+      field,
+      column: spec.column,
+      codec: spec.codec,
+      nullable: !('whenNull' in spec),
+      whenNull: spec.whenNull,
+    }));
     columnListOf.set(def, list);
   }
   return list;
@@ -205,9 +211,7 @@ export function listSql(def: ResourceDef, params: ListParams, extra: ListExtra =
   const conds = [compiled.where, extra.where].filter((c): c is string => !!c && c !== '1=1');
   // no WHERE at all when unfiltered: lets SQLite answer count(*) from the smallest index
   const where = conds.length ? ` WHERE ${conds.map((c) => `(${c})`).join(' AND ')}` : '';
-  const order = compiled.sort.length
-    ? [...compiled.sort.map((s) => `${s.sql} ${s.dir}`), 't.id ASC'].join(', ')
-    : def.defaultSort ?? 't.id ASC';
+  const order = compiled.sort.length ? [...compiled.sort.map((s) => `${s.sql} ${s.dir}`), 't.id ASC'].join(', ') : (def.defaultSort ?? 't.id ASC');
   return {
     countSql: `SELECT count(*) AS n FROM ${def.table} t${where}`,
     pageSql: `SELECT t.* FROM ${def.table} t${where} ORDER BY ${order} LIMIT ? OFFSET ?`,

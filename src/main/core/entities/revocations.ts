@@ -47,11 +47,15 @@ export const revocations: ResourceDef = {
       const now = ctx.core.clock.now();
       return store.tx(() => {
         store.runSql('DELETE FROM revocations WHERE id = ?', input.id);
-        const id = applyCreate(ctx, { ...revocations, schemas: { create: internalCreate } }, {
-          ...input,
-          expiresAt: new Date(now.getTime() + ctx.core.config.sessionTimeoutMs).toISOString(),
-          issuedBefore: now.toISOString(),
-        });
+        const id = applyCreate(
+          ctx,
+          { ...revocations, schemas: { create: internalCreate } },
+          {
+            ...input,
+            expiresAt: new Date(now.getTime() + ctx.core.config.sessionTimeoutMs).toISOString(),
+            issuedBefore: now.toISOString(),
+          },
+        );
         if (input.type === 'IDENTITY') ctx.core.sessions.removeForIdentity(input.id);
         if (isSession) ctx.core.sessions.remove(input.id);
         return id;

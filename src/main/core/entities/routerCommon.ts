@@ -44,7 +44,14 @@ export function routerSchemas(extra: Record<string, [z.ZodType, Kind]> = {}) {
     noTraversal: z.boolean().nullable().optional(),
     tags: nullableTags.optional(),
   };
-  const patchShape: Record<string, z.ZodType> = { name: nameSchema, cost: costSchema, ctrlChanListeners: listeners, disabled: z.boolean(), noTraversal: z.boolean(), tags: tagsSchema };
+  const patchShape: Record<string, z.ZodType> = {
+    name: nameSchema,
+    cost: costSchema,
+    ctrlChanListeners: listeners,
+    disabled: z.boolean(),
+    noTraversal: z.boolean(),
+    tags: tagsSchema,
+  };
   for (const [k, [schema]] of Object.entries(extra)) {
     optional[k] = schema.nullable().optional();
     patchShape[k] = schema;

@@ -38,7 +38,9 @@ export const sessions: ResourceDef = {
   links: (row) => ({ 'route-path': `sessions/${row.id}/route-path` }),
   decorate(items, rows, ctx) {
     const routers = sessionEdgeRouters(ctx, rows);
-    const policyNames = namesById(ctx.core.store, 'service_policies', [...new Set(rows.flatMap((r) => JSON.parse(r.service_policies as string) as string[]))]);
+    const policyNames = namesById(ctx.core.store, 'service_policies', [
+      ...new Set(rows.flatMap((r) => JSON.parse(r.service_policies as string) as string[])),
+    ]);
     items.forEach((item, i) => {
       const row = rows[i]!;
       item.apiSession = ref('api-sessions', row.api_session_id as string, undefined);
@@ -77,7 +79,9 @@ export function commonRouters(store: Store, identityClass: number, serviceClass:
        SELECT router_class FROM identity_router_access WHERE identity_class = ?
        INTERSECT SELECT router_class FROM service_router_access WHERE service_class = ?)
      ORDER BY r.is_online DESC, r.name, r.id LIMIT ?`,
-    identityClass, serviceClass, SESSION_EDGE_ROUTER_LIMIT,
+    identityClass,
+    serviceClass,
+    SESSION_EDGE_ROUTER_LIMIT,
   );
 }
 
@@ -96,7 +100,8 @@ export function commonRoutersForPairs(store: Store, pairs: Array<[number, number
        JOIN role_class_members m ON m.class_id = ia.router_class
        JOIN edge_routers r ON r.id = m.entity_id)
      WHERE rn <= ? ORDER BY ic, sc, rn`,
-    JSON.stringify(pairs), SESSION_EDGE_ROUTER_LIMIT,
+    JSON.stringify(pairs),
+    SESSION_EDGE_ROUTER_LIMIT,
   );
   for (const r of rows) {
     const key = `${r.ic}:${r.sc}`;
@@ -123,11 +128,14 @@ function sessionEdgeRouters(ctx: Ctx, rows: Row[]): Map<string, ApiObject[]> {
   const out = new Map<string, ApiObject[]>();
   for (const r of rows) {
     const p = pairOf(r);
-    const list = p ? routers.get(p.join(':')) ?? [] : [];
-    out.set(r.id as string, list.map((er) => {
-      const v = edgeRouterView(er);
-      return { ...v, urls: v.supportedProtocols };
-    }));
+    const list = p ? (routers.get(p.join(':')) ?? []) : [];
+    out.set(
+      r.id as string,
+      list.map((er) => {
+        const v = edgeRouterView(er);
+        return { ...v, urls: v.supportedProtocols };
+      }),
+    );
   }
   return out;
 }

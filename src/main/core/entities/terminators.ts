@@ -80,7 +80,11 @@ export const terminators: ResourceDef = {
   decorate(items, rows, ctx) {
     const ids = [...new Set(rows.map((r) => r.router_id as string))];
     const edge = namesById(ctx.core.store, 'edge_routers', ids);
-    const transit = namesById(ctx.core.store, 'routers', ids.filter((id) => !edge.has(id)));
+    const transit = namesById(
+      ctx.core.store,
+      'routers',
+      ids.filter((id) => !edge.has(id)),
+    );
     items.forEach((item, i) => {
       const id = rows[i]!.router_id as string;
       item.router = edge.has(id) ? ref('edge-routers', id, edge.get(id)) : ref('transit-routers', id, transit.get(id));
@@ -88,4 +92,3 @@ export const terminators: ResourceDef = {
     });
   },
 };
-

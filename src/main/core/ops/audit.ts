@@ -48,8 +48,22 @@ export function recordAudit(core: Core, e: AuditEntry): void {
       `INSERT INTO audit_log (id, source, action, entity_type, entity_id, route, identity_id, identity_name, api_session_id, principal,
          auth_method, source_address, outcome, error_code, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      newId(), e.source, e.action, text(e.entityType), text(e.entityId), text(e.route), text(caller?.identityId), text(caller?.identityName),
-      text(caller?.apiSessionId), text(e.principal), text(e.authMethod), text(e.sourceAddress), e.outcome, text(e.errorCode), now, now,
+      newId(),
+      e.source,
+      e.action,
+      text(e.entityType),
+      text(e.entityId),
+      text(e.route),
+      text(caller?.identityId),
+      text(caller?.identityName),
+      text(caller?.apiSessionId),
+      text(e.principal),
+      text(e.authMethod),
+      text(e.sourceAddress),
+      e.outcome,
+      text(e.errorCode),
+      now,
+      now,
     );
   } catch (err) {
     core.log.error({ err, action: e.action, entityType: e.entityType }, 'could not write an audit log entry');
@@ -78,11 +92,15 @@ export function pruneAuditLog(core: Core, opts: { retentionMs: number; maxEntrie
   const cutoff = new Date(core.clock.now().getTime() - opts.retentionMs).toISOString();
   let removed = store.runSql('DELETE FROM audit_log WHERE created_at < ?', cutoff).changes;
   const oldestKept = store.getSql<{ created_at: string; rowid: number }>(
-    'SELECT created_at, rowid FROM audit_log ORDER BY created_at DESC, rowid DESC LIMIT 1 OFFSET ?', opts.maxEntries - 1,
+    'SELECT created_at, rowid FROM audit_log ORDER BY created_at DESC, rowid DESC LIMIT 1 OFFSET ?',
+    opts.maxEntries - 1,
   );
   if (oldestKept) {
     removed += store.runSql(
-      'DELETE FROM audit_log WHERE created_at < ? OR (created_at = ? AND rowid < ?)', oldestKept.created_at, oldestKept.created_at, oldestKept.rowid,
+      'DELETE FROM audit_log WHERE created_at < ? OR (created_at = ? AND rowid < ?)',
+      oldestKept.created_at,
+      oldestKept.created_at,
+      oldestKept.rowid,
     ).changes;
   }
   if (removed) core.log.info({ removed }, 'audit log pruned');

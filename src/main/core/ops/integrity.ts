@@ -35,7 +35,13 @@ export class DataIntegrity {
   /** How a run is started; tests hold runs to observe `inProgress`. */
   schedule: (run: () => void) => void = (run) => void setImmediate(run);
   private state: IntegrityResults = {
-    inProgress: false, fixingErrors: false, tooManyErrors: false, startTime: null, endTime: null, error: null, results: [],
+    inProgress: false,
+    fixingErrors: false,
+    tooManyErrors: false,
+    startTime: null,
+    endTime: null,
+    error: null,
+    results: [],
   };
   private closed = false;
 
@@ -47,12 +53,18 @@ export class DataIntegrity {
 
   start(fix: boolean): void {
     if (this.state.inProgress) {
-      throw new ApiError('RATE_LIMITED', 429, 'A data integrity check or fix is already in progress; only one runs at a time',
-        undefined, { 'retry-after': '1' });
+      throw new ApiError('RATE_LIMITED', 429, 'A data integrity check or fix is already in progress; only one runs at a time', undefined, {
+        'retry-after': '1',
+      });
     }
     this.state = {
-      inProgress: true, fixingErrors: fix, tooManyErrors: false, startTime: this.core.clock.now().toISOString(), endTime: null,
-      error: null, results: [],
+      inProgress: true,
+      fixingErrors: fix,
+      tooManyErrors: false,
+      startTime: this.core.clock.now().toISOString(),
+      endTime: null,
+      error: null,
+      results: [],
     };
     this.schedule(() => this.run(fix));
   }
@@ -119,11 +131,15 @@ function danglingReferences(store: Store): IntegrityFinding[] {
       `PRAGMA foreign_key_list(${q(table)})`,
     );
     const info = store.allSql<{ name: string; notnull: number; pk: number }>(`PRAGMA table_info(${q(table)})`);
-    const pk = info.filter((c) => c.pk > 0).sort((a, b) => a.pk - b.pk).map((c) => c.name);
+    const pk = info
+      .filter((c) => c.pk > 0)
+      .sort((a, b) => a.pk - b.pk)
+      .map((c) => c.name);
     const keyCols = pk.length ? pk : ['rowid'];
     for (const fk of fks) {
       if (fks.some((o) => o.id === fk.id && o.seq > 0)) continue; // composite keys: none in this schema
-      const parentPk = fk.to ?? store.allSql<{ name: string; pk: number }>(`PRAGMA table_info(${q(fk.table)})`).find((c) => c.pk === 1)?.name ?? 'rowid';
+      const parentPk =
+        fk.to ?? store.allSql<{ name: string; pk: number }>(`PRAGMA table_info(${q(fk.table)})`).find((c) => c.pk === 1)?.name ?? 'rowid';
       const rows = store.allSql<Row>(
         `SELECT ${keyCols.map((c, i) => `c.${q(c)} AS k${i}`).join(', ')}, c.${q(fk.from)} AS v FROM ${q(table)} c
          WHERE c.${q(fk.from)} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${q(fk.table)} p WHERE p.${q(parentPk)} = c.${q(fk.from)})
@@ -170,7 +186,8 @@ function roleAttributeLinks(store: Store): IntegrityFinding[] {
     if (!tableHas(store, table, 'role_attributes')) continue;
     for (const r of store.allSql<Row>(
       `SELECT r.entity_id, r.attr FROM role_attributes r WHERE r.entity_type = ?
-         AND NOT EXISTS (SELECT 1 FROM ${q(table)} t WHERE t.id = r.entity_id) LIMIT ${LIMIT}`, type,
+         AND NOT EXISTS (SELECT 1 FROM ${q(table)} t WHERE t.id = r.entity_id) LIMIT ${LIMIT}`,
+      type,
     )) {
       out.push({
         description: `role attribute '${String(r.attr)}' links missing ${type} '${String(r.entity_id)}'; repair deletes the link`,
@@ -181,7 +198,11 @@ function roleAttributeLinks(store: Store): IntegrityFinding[] {
       out.push({
         description: `${type} '${String(t.id)}' has malformed roleAttributes; repair rebuilds them from the role attribute index`,
         fix: () => {
-          const attrs = store.allSql<{ attr: string }>('SELECT attr FROM role_attributes WHERE entity_type = ? AND entity_id = ? ORDER BY attr', type, t.id);
+          const attrs = store.allSql<{ attr: string }>(
+            'SELECT attr FROM role_attributes WHERE entity_type = ? AND entity_id = ? ORDER BY attr',
+            type,
+            t.id,
+          );
           store.runSql(`UPDATE ${q(table)} SET role_attributes = ? WHERE id = ?`, JSON.stringify(attrs.map((a) => a.attr)), t.id);
         },
       });
@@ -191,7 +212,9 @@ function roleAttributeLinks(store: Store): IntegrityFinding[] {
          EXISTS (SELECT 1 FROM json_each(t.role_attributes) j WHERE NOT EXISTS
            (SELECT 1 FROM role_attributes r WHERE r.entity_type = ? AND r.entity_id = t.id AND r.attr = j.value))
          OR EXISTS (SELECT 1 FROM role_attributes r WHERE r.entity_type = ? AND r.entity_id = t.id AND NOT EXISTS
-           (SELECT 1 FROM json_each(t.role_attributes) j WHERE j.value = r.attr))) LIMIT ${LIMIT}`, type, type,
+           (SELECT 1 FROM json_each(t.role_attributes) j WHERE j.value = r.attr))) LIMIT ${LIMIT}`,
+      type,
+      type,
     )) {
       out.push({
         description: `${type} '${String(t.id)}': the role attribute index differs from its roleAttributes; repair re-indexes them`,
@@ -205,23 +228,27 @@ function roleAttributeLinks(store: Store): IntegrityFinding[] {
 /** services.configs (ordered copy) against the service_configs links. */
 function serviceConfigLinks(store: Store): IntegrityFinding[] {
   if (!tableHas(store, 'services', 'configs')) return [];
-  return store.allSql<Row>(
-    `SELECT s.id, s.configs FROM services s WHERE json_valid(s.configs) AND (
+  return store
+    .allSql<Row>(
+      `SELECT s.id, s.configs FROM services s WHERE json_valid(s.configs) AND (
        EXISTS (SELECT 1 FROM json_each(s.configs) j WHERE NOT EXISTS
          (SELECT 1 FROM service_configs sc WHERE sc.service_id = s.id AND sc.config_id = j.value))
        OR EXISTS (SELECT 1 FROM service_configs sc WHERE sc.service_id = s.id AND NOT EXISTS
          (SELECT 1 FROM json_each(s.configs) j WHERE j.value = sc.config_id))) LIMIT ${LIMIT}`,
-  ).map((s) => ({
-    description: `service '${String(s.id)}': its configs list and its config links differ; repair joins them (dropping missing configs)`,
-    fix: () => {
-      const listed = (JSON.parse(s.configs as string) as string[]).filter((id) => store.getSql('SELECT 1 FROM configs WHERE id = ?', id));
-      const linked = store.allSql<{ config_id: string }>('SELECT config_id FROM service_configs WHERE service_id = ?', s.id).map((r) => r.config_id);
-      const all = [...new Set([...listed, ...linked])];
-      store.runSql('DELETE FROM service_configs WHERE service_id = ?', s.id);
-      for (const id of all) store.runSql('INSERT INTO service_configs (service_id, config_id) VALUES (?, ?)', s.id, id);
-      store.runSql('UPDATE services SET configs = ? WHERE id = ?', JSON.stringify(all), s.id);
-    },
-  }));
+    )
+    .map((s) => ({
+      description: `service '${String(s.id)}': its configs list and its config links differ; repair joins them (dropping missing configs)`,
+      fix: () => {
+        const listed = (JSON.parse(s.configs as string) as string[]).filter((id) => store.getSql('SELECT 1 FROM configs WHERE id = ?', id));
+        const linked = store
+          .allSql<{ config_id: string }>('SELECT config_id FROM service_configs WHERE service_id = ?', s.id)
+          .map((r) => r.config_id);
+        const all = [...new Set([...listed, ...linked])];
+        store.runSql('DELETE FROM service_configs WHERE service_id = ?', s.id);
+        for (const id of all) store.runSql('INSERT INTO service_configs (service_id, config_id) VALUES (?, ?)', s.id, id);
+        store.runSql('UPDATE services SET configs = ? WHERE id = ?', JSON.stringify(all), s.id);
+      },
+    }));
 }
 
 /**
@@ -229,15 +256,17 @@ function serviceConfigLinks(store: Store): IntegrityFinding[] {
  * externalId certificate logins have no authenticator row (EXTERNAL_ID_AUTHENTICATOR).
  */
 function orphanedApiSessions(store: Store): IntegrityFinding[] {
-  return store.allSql<Row>(
-    `SELECT id, authenticator_id FROM api_sessions s WHERE s.authenticator_id IS NOT NULL AND s.authenticator_id NOT IN ('', ?)
+  return store
+    .allSql<Row>(
+      `SELECT id, authenticator_id FROM api_sessions s WHERE s.authenticator_id IS NOT NULL AND s.authenticator_id NOT IN ('', ?)
        AND NOT EXISTS (SELECT 1 FROM authenticators a WHERE a.id = s.authenticator_id)
        AND NOT EXISTS (SELECT 1 FROM external_jwt_signers j WHERE j.id = s.authenticator_id) LIMIT ${LIMIT}`,
-    EXTERNAL_ID_AUTHENTICATOR,
-  ).map((s) => ({
-    description: `api session '${String(s.id)}' was created by missing authenticator '${String(s.authenticator_id)}'; repair ends the session`,
-    fix: () => void store.runSql('DELETE FROM api_sessions WHERE id = ?', s.id),
-  }));
+      EXTERNAL_ID_AUTHENTICATOR,
+    )
+    .map((s) => ({
+      description: `api session '${String(s.id)}' was created by missing authenticator '${String(s.authenticator_id)}'; repair ends the session`,
+      fix: () => void store.runSql('DELETE FROM api_sessions WHERE id = ?', s.id),
+    }));
 }
 
 /** Auth policies naming external JWT signers that no longer exist. */
@@ -260,8 +289,12 @@ function authPolicySigners(store: Store): IntegrityFinding[] {
         const secondary = JSON.parse(p.secondary_json as string);
         primary.extJwt.allowedSigners = (primary.extJwt.allowedSigners ?? []).filter(exists);
         if (secondary.requireExtJwtSigner && !exists(secondary.requireExtJwtSigner)) secondary.requireExtJwtSigner = null;
-        store.runSql('UPDATE auth_policies SET primary_json = ?, secondary_json = ? WHERE id = ?',
-          JSON.stringify(primary), JSON.stringify(secondary), p.id);
+        store.runSql(
+          'UPDATE auth_policies SET primary_json = ?, secondary_json = ? WHERE id = ?',
+          JSON.stringify(primary),
+          JSON.stringify(secondary),
+          p.id,
+        );
       },
     });
   }

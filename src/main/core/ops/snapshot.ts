@@ -12,7 +12,10 @@ export class Snapshots {
   private running: Promise<string> | undefined;
   private lastAt: number | undefined;
 
-  constructor(private readonly core: Core, private readonly minIntervalMs: () => number) {}
+  constructor(
+    private readonly core: Core,
+    private readonly minIntervalMs: () => number,
+  ) {}
 
   get dir(): string {
     return join(this.core.config.dataDir, 'snapshots');

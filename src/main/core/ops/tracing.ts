@@ -51,7 +51,12 @@ export function updateTrace(ctx: Ctx, identityId: string, body: unknown): TraceD
     `INSERT INTO identity_traces (identity_id, enabled, trace_id, channels, until, updated_at) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT(identity_id) DO UPDATE SET enabled = excluded.enabled, trace_id = excluded.trace_id, channels = excluded.channels,
        until = excluded.until, updated_at = excluded.updated_at`,
-    identityId, enabled, traceId, JSON.stringify(channels), until, now.toISOString(),
+    identityId,
+    enabled,
+    traceId,
+    JSON.stringify(channels),
+    until,
+    now.toISOString(),
   );
   ctx.core.log.info({ identityId, traceId, enabled, until, channels }, 'identity data flow tracing updated');
   return { enabled, traceId, until, channels };

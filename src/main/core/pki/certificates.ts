@@ -163,9 +163,7 @@ async function buildCertificate(p: BuildParams): Promise<string> {
       new x509.BasicConstraintsExtension(false, undefined, true),
       // keyEncipherment only means something for RSA key transport.
       new x509.KeyUsagesExtension(rsa ? F.digitalSignature | F.keyEncipherment : F.digitalSignature, true),
-      new x509.ExtendedKeyUsageExtension(
-        usage === 'server' ? [E.serverAuth] : usage === 'client' ? [E.clientAuth] : [E.serverAuth, E.clientAuth],
-      ),
+      new x509.ExtendedKeyUsageExtension(usage === 'server' ? [E.serverAuth] : usage === 'client' ? [E.clientAuth] : [E.serverAuth, E.clientAuth]),
     );
   }
   const sans = sanList(p.sans);

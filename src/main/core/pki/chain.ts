@@ -44,7 +44,7 @@ export function verifyChain(leafPem: string, opts: VerifyChainOptions): VerifyCh
   const at = opts.at ?? new Date();
   const chain = [leaf];
 
-  for (let current = leaf; chain.length <= MAX_DEPTH; ) {
+  for (let current = leaf; chain.length <= MAX_DEPTH;) {
     if (!opts.allowExpired) {
       if (at < current.parsed.notBefore) return { ok: false, reason: `certificate "${current.name}" is not yet valid` };
       if (at > current.parsed.notAfter) return { ok: false, reason: `certificate "${current.name}" has expired` };
@@ -52,9 +52,7 @@ export function verifyChain(leafPem: string, opts: VerifyChainOptions): VerifyCh
     if (roots.some((r) => r.node.fingerprint256 === current.node.fingerprint256)) {
       return { ok: true, chain: chain.map((c) => c.pem) };
     }
-    const issuer =
-      roots.find((c) => signedBy(current, c)) ??
-      intermediates.find((c) => !chain.includes(c) && signedBy(current, c));
+    const issuer = roots.find((c) => signedBy(current, c)) ?? intermediates.find((c) => !chain.includes(c) && signedBy(current, c));
     if (!issuer) return { ok: false, reason: `no trusted issuer found for "${current.name}"` };
 
     const problem = issuerProblem(issuer, chain.length - 1);

@@ -106,7 +106,10 @@ export async function createCsr(opts: {
 }): Promise<{ csrPem: string; keyPem: string }> {
   const keys = await generateKeyPair(opts.keyAlg);
   const signer = await toWebCryptoSigner(keys.privateKeyPem);
-  const sans = [...(opts.dnsSans ?? []).map((value) => ({ type: 'dns' as const, value })), ...(opts.ipSans ?? []).map((value) => ({ type: 'ip' as const, value }))];
+  const sans = [
+    ...(opts.dnsSans ?? []).map((value) => ({ type: 'dns' as const, value })),
+    ...(opts.ipSans ?? []).map((value) => ({ type: 'ip' as const, value })),
+  ];
   const csr = await x509.Pkcs10CertificateRequestGenerator.create({
     name: [{ CN: [opts.commonName] }],
     keys: { privateKey: signer.privateKey, publicKey: signer.publicKey },

@@ -20,7 +20,10 @@ export class JwtSigner {
   private readonly publicKey: KeyObject;
 
   /** `pair` signs; `chain` (issuers, leaf excluded) goes into the JWKS x5c. */
-  constructor(private readonly pair: CertAndKey, private readonly chain: string[]) {
+  constructor(
+    private readonly pair: CertAndKey,
+    private readonly chain: string[],
+  ) {
     this.kid = fingerprintSha1(pair.certPem);
     this.alg = jwsAlgorithmForKey(pair.keyPem);
     this.privateKey = importPrivateKey(pair.keyPem);

@@ -18,8 +18,7 @@ const CURVE_LABELS: Record<string, string> = { prime256v1: 'P256', secp384r1: 'P
 /** Generates a key pair off the main thread (RSA generation can take a while). */
 export function generateKeyPair(alg: KeyAlgorithm = 'EC-P256'): Promise<KeyPairPem> {
   return new Promise((resolve, reject) => {
-    const done = (err: Error | null, publicKeyPem: string, privateKeyPem: string) =>
-      err ? reject(err) : resolve({ privateKeyPem, publicKeyPem });
+    const done = (err: Error | null, publicKeyPem: string, privateKeyPem: string) => (err ? reject(err) : resolve({ privateKeyPem, publicKeyPem }));
     if (alg === 'EC-P256' || alg === 'EC-P384') {
       generateKeyPairCb('ec', { namedCurve: alg === 'EC-P256' ? 'P-256' : 'P-384', ...PEM_OUT }, done);
     } else {

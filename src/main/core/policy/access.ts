@@ -19,11 +19,13 @@ const typeCondition = (t: PolicyTypeFilter) => (t === 'dial' ? ' AND a.dial > 0'
  * Every one is an indexed lookup by class: never an evaluation of policies.
  */
 /** Members of the classes on one side of an access table, for a class on its other side. */
-const across = (table: string, listed: string, given: string) => (classId: number, type?: PolicyTypeFilter): ListExtra => ({
-  where: `t.id IN (SELECT m.entity_id FROM ${table} a JOIN role_class_members m ON m.class_id = a.${listed}
+const across =
+  (table: string, listed: string, given: string) =>
+  (classId: number, type?: PolicyTypeFilter): ListExtra => ({
+    where: `t.id IN (SELECT m.entity_id FROM ${table} a JOIN role_class_members m ON m.class_id = a.${listed}
                    WHERE a.${given} = ?${typeCondition(type)})`,
-  params: [classId],
-});
+    params: [classId],
+  });
 
 export const reach = {
   servicesOfIdentity: across('service_access', 'service_class', 'identity_class'),
@@ -63,8 +65,10 @@ export function grantsFor(store: Store, identityClass: number, serviceClasses: n
   if (!serviceClasses.length) return out;
   for (const r of store.allSql<{ service_class: number; dial: number; bind: number }>(
     'SELECT service_class, dial, bind FROM service_access WHERE identity_class = ? AND service_class IN (SELECT value FROM json_each(?))',
-    identityClass, JSON.stringify(serviceClasses),
-  )) out.set(r.service_class, { dial: r.dial > 0, bind: r.bind > 0 });
+    identityClass,
+    JSON.stringify(serviceClasses),
+  ))
+    out.set(r.service_class, { dial: r.dial > 0, bind: r.bind > 0 });
   return out;
 }
 
@@ -80,8 +84,10 @@ export function classesOf(store: Store, kind: RoleKind, ids: string[]): Map<stri
   if (!ids.length) return out;
   for (const r of store.allSql<{ entity_id: string; class_id: number }>(
     'SELECT entity_id, class_id FROM role_class_members WHERE kind = ? AND entity_id IN (SELECT value FROM json_each(?))',
-    kind, JSON.stringify(ids),
-  )) out.set(r.entity_id, r.class_id);
+    kind,
+    JSON.stringify(ids),
+  ))
+    out.set(r.entity_id, r.class_id);
   return out;
 }
 
@@ -102,9 +108,12 @@ export function listReachableServices(ctx: Ctx, def: ResourceDef, identityClass:
   const store = ctx.core.store;
   if (params.filter || restrict?.where) {
     const base = reach.servicesOfIdentity(identityClass);
-    return listRows(ctx, def, params, restrict?.where
-      ? { where: `(${base.where}) AND (${restrict.where})`, params: [...base.params!, ...(restrict.params ?? [])] }
-      : base);
+    return listRows(
+      ctx,
+      def,
+      params,
+      restrict?.where ? { where: `(${base.where}) AND (${restrict.where})`, params: [...base.params!, ...(restrict.params ?? [])] } : base,
+    );
   }
   const classes = store.allSql<{ c: number; n: number }>(
     `SELECT a.service_class AS c, r.member_count AS n FROM service_access a JOIN role_classes r ON r.id = a.service_class
@@ -113,9 +122,10 @@ export function listReachableServices(ctx: Ctx, def: ResourceDef, identityClass:
   );
   const total = classes.reduce((sum, r) => sum + r.n, 0);
   const everything = store.getSql<{ n: number }>("SELECT coalesce(sum(member_count), 0) AS n FROM role_classes WHERE kind = 'service'")!.n;
-  const where = total * 5 >= everything
-    ? "(SELECT class_id FROM role_class_members WHERE kind = 'service' AND entity_id = t.id) IN (SELECT value FROM json_each(?))"
-    : 't.id IN (SELECT entity_id FROM role_class_members WHERE class_id IN (SELECT value FROM json_each(?)))';
+  const where =
+    total * 5 >= everything
+      ? "(SELECT class_id FROM role_class_members WHERE kind = 'service' AND entity_id = t.id) IN (SELECT value FROM json_each(?))"
+      : 't.id IN (SELECT entity_id FROM role_class_members WHERE class_id IN (SELECT value FROM json_each(?)))';
   const q = listSql(def, params, { where, params: [JSON.stringify(classes.map((r) => r.c))] });
   const rows = store.allSql<Row>(q.pageSql, ...q.args, q.limit, q.offset);
   return { rows, meta: { pagination: { limit: q.limit, offset: q.offset, totalCount: total }, filterableFields: q.filterableFields } };

@@ -75,17 +75,20 @@ const MAX_COMMON = 20;
 const MAX_FIXES = 6;
 
 const json = (v: unknown): string[] => (typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
-const partsText = (parts: Array<string | Ref>) => parts.map((p) => (typeof p === 'string' ? p : p.name ?? p.id)).join('');
+const partsText = (parts: Array<string | Ref>) => parts.map((p) => (typeof p === 'string' ? p : (p.name ?? p.id))).join('');
 
 /** Policies of one table that match both an entity class (one side) and any of some router classes (the other). */
 function policiesJoining(store: Store, table: string, entityClass: number, routerClass: number): Ref[] {
-  return store.allSql<{ id: string; name: string }>(
-    `SELECT DISTINCT p.id, p.name FROM class_policies a
+  return store
+    .allSql<{ id: string; name: string }>(
+      `SELECT DISTINCT p.id, p.name FROM class_policies a
      JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = 'edge-router' AND b.class_id = ?
      JOIN ${table} p ON p.id = a.policy_id
      WHERE a.class_id = ? ORDER BY p.name LIMIT 10`,
-    routerClass, entityClass,
-  ).map((p) => ref(table === 'edge_router_policies' ? 'edge-router-policies' : 'service-edge-router-policies', p.id, p.name));
+      routerClass,
+      entityClass,
+    )
+    .map((p) => ref(table === 'edge_router_policies' ? 'edge-router-policies' : 'service-edge-router-policies', p.id, p.name));
 }
 
 /** Identities currently holding an attribute (the most a policy edit adding `#attr` could grant). */
@@ -96,7 +99,8 @@ const attrHolders = (store: Store, attr: string): number =>
 const sideMembers = (store: Store, policyId: string, kind: string): number =>
   store.getSql<{ n: number }>(
     'SELECT coalesce(sum(c.member_count), 0) AS n FROM class_policies cp JOIN role_classes c ON c.id = cp.class_id WHERE cp.policy_id = ? AND cp.kind = ?',
-    policyId, kind,
+    policyId,
+    kind,
   )!.n;
 
 function fix(parts: Array<string | Ref>, alsoGrants: number, change: AccessFix['change']): AccessFix {
@@ -114,7 +118,8 @@ function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: Row, se
   const forService = store.allSql<Row>(
     `SELECT DISTINCT p.* FROM class_policies b JOIN service_policies p ON p.id = b.policy_id AND p.type = ?
      WHERE b.kind = 'service' AND b.class_id = ? ORDER BY p.name LIMIT 10`,
-    type, serviceClass,
+    type,
+    serviceClass,
   );
   for (const p of forService) {
     const policy = ref('service-policies', p.id as string, p.name as string);
@@ -123,18 +128,46 @@ function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: Row, se
     // AnyOf: one of the identity's own attributes added to the policy
     if (p.semantic === 'AnyOf') {
       for (const a of attrs.filter((x) => !policyAttrs.includes(x))) {
-        out.push({ ...fix(['Add ', `#${a}`, ' to the identity roles of ', policy], Math.max(0, attrHolders(store, a) - 1),
-          { resource: 'service-policies', op: 'patch', id: policy.id, body: { identityRoles: [...roles, `#${a}`] } }), rank: 0 });
+        out.push({
+          ...fix(['Add ', `#${a}`, ' to the identity roles of ', policy], Math.max(0, attrHolders(store, a) - 1), {
+            resource: 'service-policies',
+            op: 'patch',
+            id: policy.id,
+            body: { identityRoles: [...roles, `#${a}`] },
+          }),
+          rank: 0,
+        });
       }
     }
-    out.push({ ...fix(['Add ', `@${identity.name as string}`, ' to the identity roles of ', policy], 0,
-      { resource: 'service-policies', op: 'patch', id: policy.id, body: { identityRoles: [...roles, `@${identity.id as string}`] } }), rank: 1 });
+    out.push({
+      ...fix(['Add ', `@${identity.name as string}`, ' to the identity roles of ', policy], 0, {
+        resource: 'service-policies',
+        op: 'patch',
+        id: policy.id,
+        body: { identityRoles: [...roles, `@${identity.id as string}`] },
+      }),
+      rank: 1,
+    });
     // or give the identity the attributes the policy asks for
     const missing = policyAttrs.filter((a) => !attrs.includes(a));
     const wanted = p.semantic === 'AnyOf' ? missing.slice(0, 1) : missing;
     if (wanted.length) {
-      out.push({ ...fix(['Give ', identityRef, ` the attribute${wanted.length > 1 ? 's' : ''} `, wanted.map((a) => `#${a}`).join(', '), ' (it then matches ', policy, ', and whatever else selects those attributes)'], 0,
-        { resource: 'identities', op: 'patch', id: identityRef.id, body: { roleAttributes: [...attrs, ...wanted] } }), rank: 2 });
+      out.push({
+        ...fix(
+          [
+            'Give ',
+            identityRef,
+            ` the attribute${wanted.length > 1 ? 's' : ''} `,
+            wanted.map((a) => `#${a}`).join(', '),
+            ' (it then matches ',
+            policy,
+            ', and whatever else selects those attributes)',
+          ],
+          0,
+          { resource: 'identities', op: 'patch', id: identityRef.id, body: { roleAttributes: [...attrs, ...wanted] } },
+        ),
+        rank: 2,
+      });
     }
   }
   // policies of that type that already cover the identity: widen their service side
@@ -142,20 +175,36 @@ function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: Row, se
   for (const p of store.allSql<Row>(
     `SELECT DISTINCT p.* FROM class_policies a JOIN service_policies p ON p.id = a.policy_id AND p.type = ?
      WHERE a.kind = 'identity' AND a.class_id = ? ORDER BY p.name LIMIT 5`,
-    type, ic,
+    type,
+    ic,
   )) {
     const policy = ref('service-policies', p.id as string, p.name as string);
     const roles = json(p.service_roles);
-    out.push({ ...fix(['Add ', `@${service.name as string}`, ' to the service roles of ', policy, ` (every identity it selects may then ${type.toLowerCase()} it)`],
-      Math.max(0, sideMembers(store, policy.id, 'identity') - 1),
-      { resource: 'service-policies', op: 'patch', id: policy.id, body: { serviceRoles: [...roles, `@${service.id as string}`] } }), rank: 3 });
+    out.push({
+      ...fix(
+        ['Add ', `@${service.name as string}`, ' to the service roles of ', policy, ` (every identity it selects may then ${type.toLowerCase()} it)`],
+        Math.max(0, sideMembers(store, policy.id, 'identity') - 1),
+        { resource: 'service-policies', op: 'patch', id: policy.id, body: { serviceRoles: [...roles, `@${service.id as string}`] } },
+      ),
+      rank: 3,
+    });
   }
   // a new policy
-  out.push({ ...fix([`Create a ${type} service policy for `, identityRef, ' and ', serviceRef], 0, {
-    resource: 'service-policies', op: 'create',
-    body: { name: `${service.name as string}-${type.toLowerCase()}-${identity.name as string}`, type, semantic: 'AnyOf',
-      identityRoles: [`@${identity.id as string}`], serviceRoles: [`@${service.id as string}`], postureCheckRoles: [] },
-  }), rank: forService.length ? 4 : -1 });
+  out.push({
+    ...fix([`Create a ${type} service policy for `, identityRef, ' and ', serviceRef], 0, {
+      resource: 'service-policies',
+      op: 'create',
+      body: {
+        name: `${service.name as string}-${type.toLowerCase()}-${identity.name as string}`,
+        type,
+        semantic: 'AnyOf',
+        identityRoles: [`@${identity.id as string}`],
+        serviceRoles: [`@${service.id as string}`],
+        postureCheckRoles: [],
+      },
+    }),
+    rank: forService.length ? 4 : -1,
+  });
   return out.sort((a, b) => a.alsoGrants - b.alsoGrants || a.rank - b.rank).map(({ rank: _r, ...f }) => f);
 }
 
@@ -166,11 +215,12 @@ function routerFixes(ctx: Ctx, identity: Row, service: Row, ic: number, sc: numb
   const identityRef = ref('identities', identity.id as string, identity.name as string);
   const serviceRef = ref('services', service.id as string, service.name as string);
   // routers each side already has (online first)
-  const routersOf = (table: string, column: string, cls: number) => store.allSql<{ id: string; name: string }>(
-    `SELECT t.id, t.name FROM edge_routers t JOIN role_class_members m ON m.kind = 'edge-router' AND m.entity_id = t.id
+  const routersOf = (table: string, column: string, cls: number) =>
+    store.allSql<{ id: string; name: string }>(
+      `SELECT t.id, t.name FROM edge_routers t JOIN role_class_members m ON m.kind = 'edge-router' AND m.entity_id = t.id
      WHERE m.class_id IN (SELECT router_class FROM ${table} WHERE ${column} = ?) ORDER BY t.is_online DESC, t.name LIMIT 3`,
-    cls,
-  );
+      cls,
+    );
   const serviceRouters = routersOf('service_router_access', 'service_class', sc);
   const identityRouters = routersOf('identity_router_access', 'identity_class', ic);
   // edge router policies reaching one of the service's routers: add the identity
@@ -180,8 +230,14 @@ function routerFixes(ctx: Ctx, identity: Row, service: Row, ic: number, sc: numb
     sc,
   )) {
     const policy = ref('edge-router-policies', p.id as string, p.name as string);
-    out.push(fix(['Add ', `@${identity.name as string}`, ' to the identity roles of edge router policy ', policy], 0,
-      { resource: 'edge-router-policies', op: 'patch', id: policy.id, body: { identityRoles: [...json(p.identity_roles), `@${identity.id as string}`] } }));
+    out.push(
+      fix(['Add ', `@${identity.name as string}`, ' to the identity roles of edge router policy ', policy], 0, {
+        resource: 'edge-router-policies',
+        op: 'patch',
+        id: policy.id,
+        body: { identityRoles: [...json(p.identity_roles), `@${identity.id as string}`] },
+      }),
+    );
   }
   // service edge router policies reaching one of the identity's routers: add the service
   for (const p of store.allSql<Row>(
@@ -190,25 +246,47 @@ function routerFixes(ctx: Ctx, identity: Row, service: Row, ic: number, sc: numb
     ic,
   )) {
     const policy = ref('service-edge-router-policies', p.id as string, p.name as string);
-    out.push(fix(['Add ', `@${service.name as string}`, ' to the service roles of service edge router policy ', policy], 0,
-      { resource: 'service-edge-router-policies', op: 'patch', id: policy.id, body: { serviceRoles: [...json(p.service_roles), `@${service.id as string}`] } }));
+    out.push(
+      fix(['Add ', `@${service.name as string}`, ' to the service roles of service edge router policy ', policy], 0, {
+        resource: 'service-edge-router-policies',
+        op: 'patch',
+        id: policy.id,
+        body: { serviceRoles: [...json(p.service_roles), `@${service.id as string}`] },
+      }),
+    );
   }
   // new policies towards a router the other side already uses
   const target = serviceRouters[0] ?? identityRouters[0];
   const routerRole = target ? `@${target.id}` : '#all';
   const routerName = target ? target.name : 'every edge router';
   if (!identityRouters.length || !out.length) {
-    out.push(fix(['Create an edge router policy letting ', identityRef, ` use ${routerName}`], 0, {
-      resource: 'edge-router-policies', op: 'create',
-      body: { name: `${identity.name as string}-routers`, semantic: 'AnyOf', identityRoles: [`@${identity.id as string}`], edgeRouterRoles: [routerRole] },
-    }));
+    out.push(
+      fix(['Create an edge router policy letting ', identityRef, ` use ${routerName}`], 0, {
+        resource: 'edge-router-policies',
+        op: 'create',
+        body: {
+          name: `${identity.name as string}-routers`,
+          semantic: 'AnyOf',
+          identityRoles: [`@${identity.id as string}`],
+          edgeRouterRoles: [routerRole],
+        },
+      }),
+    );
   }
   if (!serviceRouters.length || out.length < 2) {
     const forService = identityRouters[0] ?? target;
-    out.push(fix(['Create a service edge router policy letting ', serviceRef, ` use ${forService ? forService.name : 'every edge router'}`], 0, {
-      resource: 'service-edge-router-policies', op: 'create',
-      body: { name: `${service.name as string}-routers`, semantic: 'AnyOf', serviceRoles: [`@${service.id as string}`], edgeRouterRoles: [forService ? `@${forService.id}` : '#all'] },
-    }));
+    out.push(
+      fix(['Create a service edge router policy letting ', serviceRef, ` use ${forService ? forService.name : 'every edge router'}`], 0, {
+        resource: 'service-edge-router-policies',
+        op: 'create',
+        body: {
+          name: `${service.name as string}-routers`,
+          semantic: 'AnyOf',
+          serviceRoles: [`@${service.id as string}`],
+          edgeRouterRoles: [forService ? `@${forService.id}` : '#all'],
+        },
+      }),
+    );
   }
   return out;
 }
@@ -232,16 +310,35 @@ export function explainAccess(ctx: Ctx, identityId: string, serviceId: string, w
     const session = store.getSql<Row>('SELECT * FROM api_sessions WHERE identity_id = ? ORDER BY created_at DESC LIMIT 1', identityId);
     const input = evaluationInput(core, identityId, session);
     const policies = ic === NO_CLASS || sc === NO_CLASS ? [] : policyPostureChecks(store, ic, [sc]);
-    const semantics = new Map(store.allSql<{ id: string; semantic: string }>(
-      'SELECT id, semantic FROM service_policies WHERE id IN (SELECT value FROM json_each(?))', JSON.stringify(policies.map((p) => p.policyId)),
-    ).map((r) => [r.id, r.semantic]));
-    const granting = (type: SessionType): GrantingPolicy[] => policies.filter((p) => p.type === type).map((p) => {
-      const checks = p.checks.map((c): PostureCheckResult => {
-        const passes = checkPasses(c, input);
-        return { ...ref('posture-checks', c.id as string, c.name as string), typeId: c.type_id as string, passes, ...(passes ? {} : { failure: failureOf(c, input) }) };
-      });
-      return { ...ref('service-policies', p.policyId, p.policyName), type, semantic: semantics.get(p.policyId) ?? 'AllOf', postureChecks: checks, posturePasses: checks.every((c) => c.passes) };
-    });
+    const semantics = new Map(
+      store
+        .allSql<{ id: string; semantic: string }>(
+          'SELECT id, semantic FROM service_policies WHERE id IN (SELECT value FROM json_each(?))',
+          JSON.stringify(policies.map((p) => p.policyId)),
+        )
+        .map((r) => [r.id, r.semantic]),
+    );
+    const granting = (type: SessionType): GrantingPolicy[] =>
+      policies
+        .filter((p) => p.type === type)
+        .map((p) => {
+          const checks = p.checks.map((c): PostureCheckResult => {
+            const passes = checkPasses(c, input);
+            return {
+              ...ref('posture-checks', c.id as string, c.name as string),
+              typeId: c.type_id as string,
+              passes,
+              ...(passes ? {} : { failure: failureOf(c, input) }),
+            };
+          });
+          return {
+            ...ref('service-policies', p.policyId, p.policyName),
+            type,
+            semantic: semantics.get(p.policyId) ?? 'AllOf',
+            postureChecks: checks,
+            posturePasses: checks.every((c) => c.passes),
+          };
+        });
     const dial = granting('Dial');
     const bind = granting('Bind');
     const dialPosture = evaluateGrant(policies, 'Dial', input).passed;
@@ -253,7 +350,8 @@ export function explainAccess(ctx: Ctx, identityId: string, serviceId: string, w
     const common: CommonRouter[] = advice.commonRouters.slice(0, MAX_COMMON).map((r) => {
       const rc = routerClasses.get(r.id) ?? NO_CLASS;
       return {
-        ...ref('edge-routers', r.id, r.name), isOnline: r.isOnline,
+        ...ref('edge-routers', r.id, r.name),
+        isOnline: r.isOnline,
         edgeRouterPolicies: policiesJoining(store, 'edge_router_policies', ic, rc),
         serviceEdgeRouterPolicies: policiesJoining(store, 'service_edge_router_policies', sc, rc),
       };
@@ -271,11 +369,12 @@ export function explainAccess(ctx: Ctx, identityId: string, serviceId: string, w
       missing = `No ${want} service policy selects both the identity and the service.`;
       fixes = grantFixes(ctx, want, identity, service, sc);
     } else if (!advice.commonRouters.length) {
-      missing = advice.identityRouterCount === 0
-        ? 'No edge router policy gives the identity an edge router.'
-        : advice.serviceRouterCount === 0
-          ? 'No service edge router policy lets the service use an edge router.'
-          : 'The identity and the service have no edge router in common.';
+      missing =
+        advice.identityRouterCount === 0
+          ? 'No edge router policy gives the identity an edge router.'
+          : advice.serviceRouterCount === 0
+            ? 'No service edge router policy lets the service use an edge router.'
+            : 'The identity and the service have no edge router in common.';
       fixes = routerFixes(ctx, identity, service, ic, sc);
     } else if (!posture) {
       const failing = (want === 'Dial' ? dial : bind).flatMap((p) => p.postureChecks.filter((c) => !c.passes));
@@ -286,22 +385,33 @@ export function explainAccess(ctx: Ctx, identityId: string, serviceId: string, w
         const checkAttrs = json(store.getSql<{ a: string }>('SELECT role_attributes AS a FROM posture_checks WHERE id = ?', c.id)?.a);
         const selecting = new Set([`@${c.id}`, '#all', ...checkAttrs.map((a) => `#${a}`)]);
         const remaining = json(row?.posture_check_roles).filter((r) => !selecting.has(r));
-        return fix(['Have the identity pass ', c, `, or remove it from the posture check roles of `, policy], 0,
-          { resource: 'service-policies', op: 'patch', id: policy.id, body: { postureCheckRoles: remaining } });
+        return fix(['Have the identity pass ', c, `, or remove it from the posture check roles of `, policy], 0, {
+          resource: 'service-policies',
+          op: 'patch',
+          id: policy.id,
+          body: { postureCheckRoles: remaining },
+        });
       });
     } else if (!online) {
       missing = 'None of the common edge routers is online.';
     }
     return {
-      identity: advice.identity, service: advice.service, advice,
+      identity: advice.identity,
+      service: advice.service,
+      advice,
       dial: { allowed: advice.isDialAllowed, posturePasses: dialPosture, policies: dial },
       bind: { allowed: advice.isBindAllowed, posturePasses: bindPosture, policies: bind },
       routers: {
-        identityRouterCount: advice.identityRouterCount, serviceRouterCount: advice.serviceRouterCount, common,
+        identityRouterCount: advice.identityRouterCount,
+        serviceRouterCount: advice.serviceRouterCount,
+        common,
         moreCommon: Math.max(0, advice.commonRouters.length - common.length),
       },
       postureBasis: session ? 'latest API session' : 'no API session yet',
-      canDial, canBind, missing, fixes: fixes.slice(0, MAX_FIXES),
+      canDial,
+      canBind,
+      missing,
+      fixes: fixes.slice(0, MAX_FIXES),
     };
   });
 }

@@ -18,7 +18,8 @@ export class AccessChanges {
     for (const r of store.allSql<{ c: number }>(
       'SELECT DISTINCT identity_class AS c FROM service_access WHERE service_class IN (SELECT value FROM json_each(?))',
       JSON.stringify(ids),
-    )) this.identityClasses.add(r.c);
+    ))
+      this.identityClasses.add(r.c);
   }
 
   /** Identity classes matched by service policies whose posture-check side matches these posture check classes. */
@@ -30,7 +31,8 @@ export class AccessChanges {
        JOIN class_policies a ON a.policy_id = pc.policy_id AND a.kind = 'identity'
        WHERE pc.class_id IN (SELECT value FROM json_each(?))`,
       JSON.stringify(ids),
-    )) this.identityClasses.add(r.c);
+    ))
+      this.identityClasses.add(r.c);
   }
 
   /** Every identity class (a change that touches everyone's view, e.g. the first posture check). */
@@ -47,7 +49,8 @@ export class AccessChanges {
         `INSERT INTO class_service_changes (class_id, changed_at)
          SELECT value, ? FROM json_each(?) WHERE value IN (SELECT id FROM role_classes) AND true
          ON CONFLICT (class_id) DO UPDATE SET changed_at = excluded.changed_at`,
-        now, JSON.stringify([...this.identityClasses]),
+        now,
+        JSON.stringify([...this.identityClasses]),
       );
     }
     if (this.identities.size) {
@@ -55,7 +58,8 @@ export class AccessChanges {
         `INSERT INTO identity_service_changes (identity_id, changed_at)
          SELECT value, ? FROM json_each(?) WHERE value IN (SELECT id FROM identities) AND true
          ON CONFLICT (identity_id) DO UPDATE SET changed_at = excluded.changed_at`,
-        now, JSON.stringify([...this.identities]),
+        now,
+        JSON.stringify([...this.identities]),
       );
     }
     revokeUnpermittedSessions(store, this);
@@ -81,8 +85,10 @@ function revokeUnpermittedSessions(store: Store, scope: AccessChanges): void {
   };
   del('s.identity_id IN (SELECT value FROM json_each(?))', scope.identities);
   del('s.service_id IN (SELECT value FROM json_each(?))', scope.services);
-  del(`(SELECT class_id FROM role_class_members WHERE kind = 'identity' AND entity_id = s.identity_id) IN (SELECT value FROM json_each(?))`,
-    scope.identityClasses);
+  del(
+    `(SELECT class_id FROM role_class_members WHERE kind = 'identity' AND entity_id = s.identity_id) IN (SELECT value FROM json_each(?))`,
+    scope.identityClasses,
+  );
 }
 
 /** `lastChangeAt` of the service list an API session sees: it starts at the session's creation. */
@@ -91,7 +97,11 @@ export function lastServiceChange(store: Store, session: Row): string {
     `SELECT (SELECT changed_at FROM identity_service_changes WHERE identity_id = ?) AS i,
             (SELECT ch.changed_at FROM role_class_members m JOIN class_service_changes ch ON ch.class_id = m.class_id
              WHERE m.kind = 'identity' AND m.entity_id = ?) AS c`,
-    session.identity_id, session.identity_id,
+    session.identity_id,
+    session.identity_id,
   );
-  return [session.created_at as string, row?.i, row?.c].filter((v): v is string => !!v).sort().at(-1)!;
+  return [session.created_at as string, row?.i, row?.c]
+    .filter((v): v is string => !!v)
+    .sort()
+    .at(-1)!;
 }

@@ -10,8 +10,7 @@ import { addClassLinks } from './links';
  */
 
 export function classOf(store: Store, kind: RoleKind, entityId: string): number | undefined {
-  return store.getSql<{ class_id: number }>('SELECT class_id FROM role_class_members WHERE kind = ? AND entity_id = ?', kind, entityId)
-    ?.class_id;
+  return store.getSql<{ class_id: number }>('SELECT class_id FROM role_class_members WHERE kind = ? AND entity_id = ?', kind, entityId)?.class_id;
 }
 
 export interface Reclassified {
@@ -27,13 +26,15 @@ export function classify(store: Store, kind: RoleKind, entityId: string): Reclas
   const refs = store
     .allSql<{ policy_id: string }>(
       "SELECT policy_id FROM policy_side_roles WHERE kind = ? AND role_type = 'id' AND value = ? ORDER BY policy_id",
-      kind, entityId,
+      kind,
+      entityId,
     )
     .map((r) => r.policy_id);
   const key = JSON.stringify([attrs, refs]);
   const from = classOf(store, kind, entityId);
-  const to = store.getSql<{ id: number }>('SELECT id FROM role_classes WHERE kind = ? AND key = ?', kind, key)?.id
-    ?? createClass(store, kind, key, attrs, refs);
+  const to =
+    store.getSql<{ id: number }>('SELECT id FROM role_classes WHERE kind = ? AND key = ?', kind, key)?.id ??
+    createClass(store, kind, key, attrs, refs);
   if (from === undefined) {
     store.runSql('INSERT INTO role_class_members (kind, entity_id, class_id) VALUES (?, ?, ?)', kind, entityId, to);
   } else if (from !== to) {
@@ -55,7 +56,11 @@ function createClass(store: Store, kind: RoleKind, key: string, attrs: string[],
      SELECT s.policy_id, s.kind, ? FROM policy_sides s LEFT JOIN hits h ON h.policy_id = s.policy_id
      WHERE s.kind = ? AND (s.is_all = 1 OR s.policy_id IN (SELECT value FROM json_each(?))
        OR (h.n > 0 AND (s.semantic = 'AnyOf' OR h.n = s.attr_count)))`,
-    kind, JSON.stringify(attrs), id, kind, JSON.stringify(refs),
+    kind,
+    JSON.stringify(attrs),
+    id,
+    kind,
+    JSON.stringify(refs),
   );
   addClassLinks(store, id, kind);
   return id;
@@ -75,7 +80,12 @@ export function matchPolicySide(
        ? = 1
        OR c.id IN (SELECT class_id FROM role_class_refs WHERE policy_id = ?)
        OR c.id IN (SELECT class_id FROM role_class_attrs WHERE attr IN (SELECT value FROM json_each(?)) GROUP BY class_id HAVING count(*) >= ?))`,
-    policyId, kind, kind, side.all, policyId, JSON.stringify(attrs),
+    policyId,
+    kind,
+    kind,
+    side.all,
+    policyId,
+    JSON.stringify(attrs),
     attrs.length === 0 ? Number.MAX_SAFE_INTEGER : side.semantic === 'AnyOf' ? 1 : attrs.length,
   );
 }
@@ -94,7 +104,8 @@ export function classifyUnclassified(store: Store, kind: RoleKind, table: string
   for (;;) {
     const ids = store.allSql<{ id: string }>(
       `SELECT t.id FROM ${table} t WHERE NOT EXISTS (SELECT 1 FROM role_class_members m WHERE m.kind = ? AND m.entity_id = t.id) LIMIT ?`,
-      kind, batch,
+      kind,
+      batch,
     );
     if (!ids.length) return done;
     store.tx(() => {

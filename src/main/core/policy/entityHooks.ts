@@ -46,10 +46,12 @@ export function configWritten(core: Core, configId: string): void {
   const changes = new AccessChanges();
   changes.addServiceClassAudience(
     store,
-    store.allSql<{ class_id: number }>(
-      "SELECT m.class_id FROM service_configs sc JOIN role_class_members m ON m.kind = 'service' AND m.entity_id = sc.service_id WHERE sc.config_id = ?",
-      configId,
-    ).map((r) => r.class_id),
+    store
+      .allSql<{ class_id: number }>(
+        "SELECT m.class_id FROM service_configs sc JOIN role_class_members m ON m.kind = 'service' AND m.entity_id = sc.service_id WHERE sc.config_id = ?",
+        configId,
+      )
+      .map((r) => r.class_id),
   );
   for (const r of store.allSql<{ identity_id: string }>('SELECT DISTINCT identity_id FROM identity_service_configs WHERE config_id = ?', configId)) {
     changes.identities.add(r.identity_id);

@@ -20,21 +20,30 @@ export interface LinkSpec {
 
 export const LINKS: Record<PolicyType, LinkSpec> = {
   'service-policy': {
-    table: 'service_access', policyType: 'service-policy', policyTable: 'service_policies',
-    left: { kind: 'identity', column: 'identity_class' }, right: { kind: 'service', column: 'service_class' },
+    table: 'service_access',
+    policyType: 'service-policy',
+    policyTable: 'service_policies',
+    left: { kind: 'identity', column: 'identity_class' },
+    right: { kind: 'service', column: 'service_class' },
     counts: [
       { column: 'dial', when: (p) => p.type === 'Dial', sql: "p.type = 'Dial'" },
       { column: 'bind', when: (p) => p.type === 'Bind', sql: "p.type = 'Bind'" },
     ],
   },
   'edge-router-policy': {
-    table: 'identity_router_access', policyType: 'edge-router-policy', policyTable: 'edge_router_policies',
-    left: { kind: 'identity', column: 'identity_class' }, right: { kind: 'edge-router', column: 'router_class' },
+    table: 'identity_router_access',
+    policyType: 'edge-router-policy',
+    policyTable: 'edge_router_policies',
+    left: { kind: 'identity', column: 'identity_class' },
+    right: { kind: 'edge-router', column: 'router_class' },
     counts: [{ column: 'n', when: () => true, sql: '1' }],
   },
   'service-edge-router-policy': {
-    table: 'service_router_access', policyType: 'service-edge-router-policy', policyTable: 'service_edge_router_policies',
-    left: { kind: 'service', column: 'service_class' }, right: { kind: 'edge-router', column: 'router_class' },
+    table: 'service_router_access',
+    policyType: 'service-edge-router-policy',
+    policyTable: 'service_edge_router_policies',
+    left: { kind: 'service', column: 'service_class' },
+    right: { kind: 'edge-router', column: 'router_class' },
     counts: [{ column: 'n', when: () => true, sql: '1' }],
   },
 };
@@ -54,13 +63,17 @@ export function applyPolicyLinks(store: Store, spec: LinkSpec, policyId: string,
      FROM class_policies a JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = ?
      WHERE a.policy_id = ? AND a.kind = ?
      ON CONFLICT (${left.column}, ${right.column}) DO UPDATE SET ${cols.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`,
-    ...weights, right.kind, policyId, left.kind,
+    ...weights,
+    right.kind,
+    policyId,
+    left.kind,
   );
   if (sign < 0) {
     store.runSql(
       `DELETE FROM ${table} WHERE ${left.column} IN (SELECT class_id FROM class_policies WHERE policy_id = ? AND kind = ?)
          AND ${cols.map((c) => `${c} <= 0`).join(' AND ')}`,
-      policyId, left.kind,
+      policyId,
+      left.kind,
     );
   }
 }
@@ -81,7 +94,9 @@ export function addClassLinks(store: Store, classId: number, kind: RoleKind): vo
        JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = ?
        WHERE a.class_id = ?
        GROUP BY b.class_id`,
-      classId, other.kind, classId,
+      classId,
+      other.kind,
+      classId,
     );
   }
 }

@@ -123,14 +123,20 @@ function neighbours(store: Store, kind: GraphKind, classes: number[], hops: Grap
   const out: number[] = [];
   const want = (k: GraphKind) => hops.includes(k);
   if (kind === 'identity') {
-    if (want('service')) out.push(...q('SELECT DISTINCT service_class AS c FROM service_access WHERE identity_class IN (SELECT value FROM json_each(?))'));
-    if (want('edge-router')) out.push(...q('SELECT DISTINCT router_class AS c FROM identity_router_access WHERE identity_class IN (SELECT value FROM json_each(?))'));
+    if (want('service'))
+      out.push(...q('SELECT DISTINCT service_class AS c FROM service_access WHERE identity_class IN (SELECT value FROM json_each(?))'));
+    if (want('edge-router'))
+      out.push(...q('SELECT DISTINCT router_class AS c FROM identity_router_access WHERE identity_class IN (SELECT value FROM json_each(?))'));
   } else if (kind === 'service') {
-    if (want('identity')) out.push(...q('SELECT DISTINCT identity_class AS c FROM service_access WHERE service_class IN (SELECT value FROM json_each(?))'));
-    if (want('edge-router')) out.push(...q('SELECT DISTINCT router_class AS c FROM service_router_access WHERE service_class IN (SELECT value FROM json_each(?))'));
+    if (want('identity'))
+      out.push(...q('SELECT DISTINCT identity_class AS c FROM service_access WHERE service_class IN (SELECT value FROM json_each(?))'));
+    if (want('edge-router'))
+      out.push(...q('SELECT DISTINCT router_class AS c FROM service_router_access WHERE service_class IN (SELECT value FROM json_each(?))'));
   } else {
-    if (want('identity')) out.push(...q('SELECT DISTINCT identity_class AS c FROM identity_router_access WHERE router_class IN (SELECT value FROM json_each(?))'));
-    if (want('service')) out.push(...q('SELECT DISTINCT service_class AS c FROM service_router_access WHERE router_class IN (SELECT value FROM json_each(?))'));
+    if (want('identity'))
+      out.push(...q('SELECT DISTINCT identity_class AS c FROM identity_router_access WHERE router_class IN (SELECT value FROM json_each(?))'));
+    if (want('service'))
+      out.push(...q('SELECT DISTINCT service_class AS c FROM service_router_access WHERE router_class IN (SELECT value FROM json_each(?))'));
   }
   return out;
 }
@@ -180,7 +186,9 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
           for (const r of store.allSql<{ id: string; name: string; class_id: number }>(
             `SELECT t.id, t.name, m.class_id FROM ${TABLES[kind]} t JOIN role_class_members m ON m.kind = ? AND m.entity_id = t.id
              WHERE t.name LIKE ? ESCAPE '\\' ORDER BY t.name LIMIT ?`,
-            kind, like, MAX_PINNED,
+            kind,
+            like,
+            MAX_PINNED,
           )) {
             pinned.push({ kind, id: r.id, name: r.name, classId: r.class_id });
             seeds.get(kind)!.add(r.class_id);
@@ -201,7 +209,13 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
       // the classes they connect to
       const found = new Set<number>(seedClasses);
       for (const kind of KINDS) {
-        for (const c of neighbours(store, kind, [...seeds.get(kind)!], KINDS.filter((k) => k !== kind))) found.add(c);
+        for (const c of neighbours(
+          store,
+          kind,
+          [...seeds.get(kind)!],
+          KINDS.filter((k) => k !== kind),
+        ))
+          found.add(c);
       }
       if (q.identityId) {
         // the routers of the services the identity reaches: which of them it can use shows at a glance
@@ -222,7 +236,9 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
       groups.set(key, g);
     }
     let truncated: string | undefined;
-    const byKind = new Map<GraphKind, Group[]>(KINDS.map((k) => [k, [...groups.values()].filter((g) => g.kind === k).sort((a, b) => b.members - a.members || a.key.localeCompare(b.key))]));
+    const byKind = new Map<GraphKind, Group[]>(
+      KINDS.map((k) => [k, [...groups.values()].filter((g) => g.kind === k).sort((a, b) => b.members - a.members || a.key.localeCompare(b.key))]),
+    );
     for (const kind of KINDS) {
       const list = byKind.get(kind)!;
       if (list.length <= MAX_GROUPS) continue;
@@ -240,16 +256,28 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
       classNodes.set(classId, list);
     };
     const shownEntities = new Set<string>();
-    const routerOnline = (ids: string[]) => new Map(store.allSql<{ id: string; o: number }>(
-      'SELECT id, is_online AS o FROM edge_routers WHERE id IN (SELECT value FROM json_each(?))', js(ids),
-    ).map((r) => [r.id, r.o]));
+    const routerOnline = (ids: string[]) =>
+      new Map(
+        store
+          .allSql<{ id: string; o: number }>('SELECT id, is_online AS o FROM edge_routers WHERE id IN (SELECT value FROM json_each(?))', js(ids))
+          .map((r) => [r.id, r.o]),
+      );
 
     for (const p of pinned) {
       const key = entityKey(p.kind, p.id);
       if (shownEntities.has(key)) continue;
       shownEntities.add(key);
       const cls = loadClasses(store, [p.classId])[0];
-      nodes.push({ key, kind: p.kind, type: 'entity', id: p.id, name: p.name, attributes: cls ? attrsOf(cls) : [], classes: [p.classId], pinned: true });
+      nodes.push({
+        key,
+        kind: p.kind,
+        type: 'entity',
+        id: p.id,
+        name: p.name,
+        attributes: cls ? attrsOf(cls) : [],
+        classes: [p.classId],
+        pinned: true,
+      });
       addClassNode(p.classId, key);
     }
     for (const kind of KINDS) {
@@ -260,7 +288,16 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
         const open = total <= SHOW_ALL_BELOW || expand.has(g.key);
         const name = g.key === otherKey(kind) ? 'other attributes' : groupName(g.attrs);
         if (!open) {
-          const node: GraphNode = { key: g.key, kind, type: 'group', name, attributes: g.attrs, classes: classIds, count: g.members, expanded: false };
+          const node: GraphNode = {
+            key: g.key,
+            kind,
+            type: 'group',
+            name,
+            attributes: g.attrs,
+            classes: classIds,
+            count: g.members,
+            expanded: false,
+          };
           if (kind === 'edge-router') {
             node.online = store.getSql<{ n: number }>(
               `SELECT count(*) AS n FROM role_class_members m JOIN edge_routers t ON t.id = m.entity_id
@@ -275,7 +312,9 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
         const members = store.allSql<{ id: string; name: string; class_id: number }>(
           `SELECT t.id, t.name, m.class_id FROM role_class_members m JOIN ${TABLES[kind]} t ON t.id = m.entity_id
            WHERE m.kind = ? AND m.class_id IN (SELECT value FROM json_each(?)) ORDER BY t.name, t.id LIMIT ?`,
-          kind, js(classIds), MAX_MEMBERS + 1,
+          kind,
+          js(classIds),
+          MAX_MEMBERS + 1,
         );
         const listed = members.slice(0, MAX_MEMBERS);
         // the group header stays (to collapse it again) unless every group of the kind is shown open
@@ -291,8 +330,15 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
           shownEntities.add(key);
           const cls = g.classes.find((c) => c.id === m.class_id)!;
           nodes.push({
-            key, kind, type: 'entity', id: m.id, name: m.name, attributes: attrsOf(cls), classes: [m.class_id],
-            ...(total > SHOW_ALL_BELOW ? { group: g.key } : {}), ...(online ? { online: online.get(m.id) ?? 0 } : {}),
+            key,
+            kind,
+            type: 'entity',
+            id: m.id,
+            name: m.name,
+            attributes: attrsOf(cls),
+            classes: [m.class_id],
+            ...(total > SHOW_ALL_BELOW ? { group: g.key } : {}),
+            ...(online ? { online: online.get(m.id) ?? 0 } : {}),
           });
         }
       }
@@ -321,9 +367,16 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
     }
     const policyIds = js([...byPolicy.keys()]);
     const meta = new Map<string, { name: string; kind: GraphEdge['kind']; type?: string }>();
-    for (const [table, kind] of [['service_policies', 'service-policy'], ['edge_router_policies', 'edge-router-policy'], ['service_edge_router_policies', 'service-edge-router-policy']] as const) {
+    for (const [table, kind] of [
+      ['service_policies', 'service-policy'],
+      ['edge_router_policies', 'edge-router-policy'],
+      ['service_edge_router_policies', 'service-edge-router-policy'],
+    ] as const) {
       const typed = table === 'service_policies' ? ', type' : ", '' AS type";
-      for (const p of store.allSql<{ id: string; name: string; type: string }>(`SELECT id, name${typed} FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`, policyIds)) {
+      for (const p of store.allSql<{ id: string; name: string; type: string }>(
+        `SELECT id, name${typed} FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`,
+        policyIds,
+      )) {
         meta.set(p.id, { name: p.name, kind, type: p.type });
       }
     }
@@ -333,7 +386,9 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
       'service-edge-router-policy': ['service', 'edge-router'],
     };
     const POLICY_PATHS: Record<GraphEdge['kind'], string> = {
-      'service-policy': 'service-policies', 'edge-router-policy': 'edge-router-policies', 'service-edge-router-policy': 'service-edge-router-policies',
+      'service-policy': 'service-policies',
+      'edge-router-policy': 'edge-router-policies',
+      'service-edge-router-policy': 'service-edge-router-policies',
     };
     const edges = new Map<string, GraphEdge & { ids: Set<string> }>();
     outer: for (const [policyId, sides] of byPolicy) {
@@ -363,7 +418,10 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
         }
       }
     }
-    const totals = Object.fromEntries(KINDS.map((k) => [k, store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${TABLES[k]}`)!.n])) as Record<GraphKind, number>;
+    const totals = Object.fromEntries(KINDS.map((k) => [k, store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${TABLES[k]}`)!.n])) as Record<
+      GraphKind,
+      number
+    >;
     return {
       nodes,
       edges: [...edges.values()].map(({ ids: _ids, ...e }) => e),
@@ -408,19 +466,28 @@ export function networkLive(ctx: Ctx, live: LiveDataPlane | undefined): NetworkL
   const now = ctx.core.clock.now().getTime();
   const identityRead = can(ctx.caller, 'identity', 'read');
   const names = [...new Set(s.circuits.map((c) => c.caller))];
-  const identities = identityRead && names.length
-    ? new Map(store.allSql<{ id: string; name: string; class_id: number | null }>(
-        `SELECT t.id, t.name, m.class_id FROM identities t LEFT JOIN role_class_members m ON m.kind = 'identity' AND m.entity_id = t.id
+  const identities =
+    identityRead && names.length
+      ? new Map(
+          store
+            .allSql<{ id: string; name: string; class_id: number | null }>(
+              `SELECT t.id, t.name, m.class_id FROM identities t LEFT JOIN role_class_members m ON m.kind = 'identity' AND m.entity_id = t.id
          WHERE t.name IN (SELECT value FROM json_each(?))`,
-        js(names),
-      ).map((r) => [r.name, r]))
-    : new Map<string, { id: string; class_id: number | null }>();
+              js(names),
+            )
+            .map((r) => [r.name, r]),
+        )
+      : new Map<string, { id: string; class_id: number | null }>();
   const serviceIds = [...new Set([...s.circuits.map((c) => c.serviceId), ...s.terminators.map((t) => t.serviceId)])];
   const serviceClasses = serviceIds.length
-    ? new Map(store.allSql<{ entity_id: string; class_id: number }>(
-        "SELECT entity_id, class_id FROM role_class_members WHERE kind = 'service' AND entity_id IN (SELECT value FROM json_each(?))",
-        js(serviceIds),
-      ).map((r) => [r.entity_id, r.class_id]))
+    ? new Map(
+        store
+          .allSql<{ entity_id: string; class_id: number }>(
+            "SELECT entity_id, class_id FROM role_class_members WHERE kind = 'service' AND entity_id IN (SELECT value FROM json_each(?))",
+            js(serviceIds),
+          )
+          .map((r) => [r.entity_id, r.class_id]),
+      )
     : new Map<string, number>();
   const counts = new Map<string, number>();
   for (const t of s.terminators) counts.set(t.serviceId, (counts.get(t.serviceId) ?? 0) + 1);
@@ -431,9 +498,16 @@ export function networkLive(ctx: Ctx, live: LiveDataPlane | undefined): NetworkL
     circuits: s.circuits.map((c) => {
       const who = identities.get(c.caller);
       return {
-        id: c.id, serviceId: c.serviceId, serviceName: c.serviceName, serviceClass: serviceClasses.get(c.serviceId),
-        identityId: who?.id, identityName: c.caller, identityClass: (who as { class_id?: number | null } | undefined)?.class_id ?? undefined,
-        bytesIn: c.bytesIn, bytesOut: c.bytesOut, hostKind: c.hostKind,
+        id: c.id,
+        serviceId: c.serviceId,
+        serviceName: c.serviceName,
+        serviceClass: serviceClasses.get(c.serviceId),
+        identityId: who?.id,
+        identityName: c.caller,
+        identityClass: (who as { class_id?: number | null } | undefined)?.class_id ?? undefined,
+        bytesIn: c.bytesIn,
+        bytesOut: c.bytesOut,
+        hostKind: c.hostKind,
         ageSeconds: Math.max(0, Math.round((now - Date.parse(c.createdAt)) / 1000)),
       };
     }),

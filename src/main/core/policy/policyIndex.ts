@@ -50,7 +50,10 @@ export function reindexPolicy(core: Core, spec: PolicyTypeSpec, id: string, befo
     const insert = (roleType: 'attr' | 'id', values: string[]) =>
       store.runSql(
         'INSERT OR IGNORE INTO policy_side_roles (kind, role_type, value, policy_id) SELECT ?, ?, value, ? FROM json_each(?)',
-        side.kind, roleType, id, JSON.stringify(values),
+        side.kind,
+        roleType,
+        id,
+        JSON.stringify(values),
       );
     insert('attr', side.roles.attrs);
     insert('id', side.roles.ids);
@@ -67,7 +70,12 @@ export function reindexPolicy(core: Core, spec: PolicyTypeSpec, id: string, befo
   for (const side of newSides) {
     store.runSql(
       'INSERT INTO policy_sides (policy_id, kind, policy_type, semantic, is_all, attr_count) VALUES (?, ?, ?, ?, ?, ?)',
-      id, side.kind, spec.type, side.semantic, side.roles.all, new Set(side.roles.attrs).size,
+      id,
+      side.kind,
+      spec.type,
+      side.semantic,
+      side.roles.all,
+      new Set(side.roles.attrs).size,
     );
     matchPolicySide(store, id, side.kind, { all: side.roles.all, attrs: side.roles.attrs, semantic: side.semantic });
   }

@@ -57,7 +57,13 @@ export function policyResource(o: PolicyResourceOptions): ResourceDef {
     schemas: {
       create: z.object({ name: nameSchema, semantic, ...o.required, ...optionalRoles, tags: nullableTags.optional() }),
       update: z.object({ name: nameSchema, semantic, ...o.required, ...defaultRoles, tags: nullableTags.default({}) }),
-      patch: patchOf({ name: nameSchema, semantic, ...o.required, ...Object.fromEntries(spec.sides.map((s) => [s.field, z.array(z.string())])), tags: nullableTags }),
+      patch: patchOf({
+        name: nameSchema,
+        semantic,
+        ...o.required,
+        ...Object.fromEntries(spec.sides.map((s) => [s.field, z.array(z.string())])),
+        tags: nullableTags,
+      }),
     },
     links: o.links,
     beforeWrite(op, input, existing, ctx) {

@@ -16,7 +16,9 @@ export function savePostureData(core: Core, identityId: string, data: PostureDat
   core.store.runSql(
     `INSERT INTO posture_data (identity_id, data, updated_at) VALUES (?, ?, ?)
      ON CONFLICT (identity_id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
-    identityId, JSON.stringify(data), core.clock.now().toISOString(),
+    identityId,
+    JSON.stringify(data),
+    core.clock.now().toISOString(),
   );
 }
 
@@ -61,7 +63,8 @@ export function policyPostureChecks(store: Store, identityClass: number | undefi
      JOIN service_policies p ON p.id = a.policy_id
      WHERE a.class_id = ?
      ORDER BY p.name, p.id`,
-    JSON.stringify(serviceClasses), identityClass,
+    JSON.stringify(serviceClasses),
+    identityClass,
   );
   const ids = [...new Set(policies.map((p) => p.id))];
   const checks = new Map<string, Row[]>();
@@ -111,20 +114,35 @@ export function evaluateGrant(policies: PolicyChecks[], type: string, input: Eva
 }
 
 /** Records a refused session request and answers 409 INVALID_POSTURE with the failing checks per policy. */
-export function postureFailure(core: Core, identityId: string, record: {
-  apiSessionId: string; serviceId: string; serviceName: string; sessionType: string; policyFailures: Array<{ policyId: string; checks: unknown[] }>;
-}): ApiError {
+export function postureFailure(
+  core: Core,
+  identityId: string,
+  record: {
+    apiSessionId: string;
+    serviceId: string;
+    serviceName: string;
+    sessionType: string;
+    policyFailures: Array<{ policyId: string; checks: unknown[] }>;
+  },
+): ApiError {
   const store = core.store;
   store.runSql(
     `INSERT INTO posture_failures (identity_id, api_session_id, service_id, service_name, session_type, policy_failures, at)
      VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    identityId, record.apiSessionId, record.serviceId, record.serviceName, record.sessionType,
-    JSON.stringify(record.policyFailures), core.clock.now().toISOString(),
+    identityId,
+    record.apiSessionId,
+    record.serviceId,
+    record.serviceName,
+    record.sessionType,
+    JSON.stringify(record.policyFailures),
+    core.clock.now().toISOString(),
   );
   store.runSql(
     `DELETE FROM posture_failures WHERE identity_id = ? AND id NOT IN
        (SELECT id FROM posture_failures WHERE identity_id = ? ORDER BY id DESC LIMIT ?)`,
-    identityId, identityId, MAX_FAILURES_PER_IDENTITY,
+    identityId,
+    identityId,
+    MAX_FAILURES_PER_IDENTITY,
   );
   const byPolicy = Object.fromEntries(record.policyFailures.map((f) => [f.policyId, f.checks]));
   return new ApiError('INVALID_POSTURE', 409, 'Posture response data is missing or wrong', {
@@ -136,14 +154,12 @@ export function postureFailure(core: Core, identityId: string, record: {
 
 /** `/identities/{id}/failed-service-requests`, newest first. */
 export function failedServiceRequests(store: Store, identityId: string): Array<Record<string, unknown>> {
-  return store
-    .allSql<Row>('SELECT * FROM posture_failures WHERE identity_id = ? ORDER BY id DESC', identityId)
-    .map((r) => ({
-      apiSessionId: r.api_session_id,
-      policyFailures: JSON.parse(r.policy_failures as string),
-      serviceId: r.service_id,
-      serviceName: r.service_name,
-      sessionType: r.session_type,
-      when: r.at,
-    }));
+  return store.allSql<Row>('SELECT * FROM posture_failures WHERE identity_id = ? ORDER BY id DESC', identityId).map((r) => ({
+    apiSessionId: r.api_session_id,
+    policyFailures: JSON.parse(r.policy_failures as string),
+    serviceId: r.service_id,
+    serviceName: r.service_name,
+    sessionType: r.session_type,
+    when: r.at,
+  }));
 }

@@ -52,7 +52,12 @@ function mfaTimes(check: Row, input: EvaluationInput) {
   const timeout = (d.timeoutSeconds as number) > 0 ? (d.timeoutSeconds as number) : NO_TIMEOUT;
   const timedOut = passed !== undefined && timeout !== NO_TIMEOUT && passed + timeout * 1000 < now;
   return {
-    d, state, passed, now, timeout, timedOut,
+    d,
+    state,
+    passed,
+    now,
+    timeout,
+    timedOut,
     passedOnWake: promptOk(!!d.promptOnWake, state.wokenAt),
     passedOnUnlock: promptOk(!!d.promptOnUnlock, state.unlockedAt),
   };
@@ -110,7 +115,10 @@ export function timeoutRemaining(check: Row, input: EvaluationInput): number {
   if (t.timeout === NO_TIMEOUT) return NO_TIMEOUT;
   if (t.passed === undefined) return 0;
   let remaining = Math.max(0, t.timeout - Math.floor((t.now - t.passed) / 1000));
-  for (const [prompt, at] of [[t.d.promptOnWake, t.state.wokenAt], [t.d.promptOnUnlock, t.state.unlockedAt]] as const) {
+  for (const [prompt, at] of [
+    [t.d.promptOnWake, t.state.wokenAt],
+    [t.d.promptOnUnlock, t.state.unlockedAt],
+  ] as const) {
     if (prompt && at && Date.parse(at) > t.passed) {
       remaining = Math.min(remaining, Math.max(0, MFA_PROMPT_GRACE_SECONDS - Math.floor((t.now - Date.parse(at)) / 1000)));
     }
@@ -143,7 +151,9 @@ export function failureOf(check: Row, input: EvaluationInput): Record<string, un
     case 'PROCESS_MULTI': {
       const paths = new Set((d.processes as Array<{ path: string }>).map((p) => p.path));
       return {
-        ...base, semantic: d.semantic, expectedValue: d.processes,
+        ...base,
+        semantic: d.semantic,
+        expectedValue: d.processes,
         actualValue: pd.processes.filter((x) => paths.has(x.path)).map(processActual),
       };
     }
@@ -154,8 +164,11 @@ export function failureOf(check: Row, input: EvaluationInput): Record<string, un
         actualValue: { passedMfa: t.passed !== undefined, passedOnWake: t.passedOnWake, passedOnUnlock: t.passedOnUnlock, timedOut: t.timedOut },
         expectedValue: { passedMfa: true, passedOnWake: !!t.d.promptOnWake, passedOnUnlock: !!t.d.promptOnUnlock, timedOut: false },
         criteria: {
-          passedMfaAt: input.mfa.passedAt, wokenAt: t.state.wokenAt ?? null, unlockedAt: t.state.unlockedAt ?? null,
-          timeoutSeconds: timeoutSeconds(check), timeoutRemainingSeconds: timeoutRemaining(check, input),
+          passedMfaAt: input.mfa.passedAt,
+          wokenAt: t.state.wokenAt ?? null,
+          unlockedAt: t.state.unlockedAt ?? null,
+          timeoutSeconds: timeoutSeconds(check),
+          timeoutRemainingSeconds: timeoutRemaining(check, input),
         },
       };
     }

@@ -18,7 +18,12 @@ const RESPONSES = {
   DOMAIN: z.object({ domain: z.string() }),
   OS: z.object({ type: z.string(), version: z.string(), build: z.string().optional() }),
   MAC: z.object({ macAddresses: strings }),
-  PROCESS: z.object({ path: z.string().optional(), isRunning: z.boolean().optional(), hash: z.string().optional(), signerFingerprints: strings.optional() }),
+  PROCESS: z.object({
+    path: z.string().optional(),
+    isRunning: z.boolean().optional(),
+    hash: z.string().optional(),
+    signerFingerprints: strings.optional(),
+  }),
   ENDPOINT_STATE: z.object({ woken: z.boolean().optional(), unlocked: z.boolean().optional() }),
 } as const;
 const TYPES = ['DOMAIN', 'OS', 'MAC', 'PROCESS', 'PROCESS_MULTI', 'ENDPOINT_STATE'] as const;
@@ -30,7 +35,11 @@ type Response = { id: string; typeId: (typeof TYPES)[number] } & Record<string, 
 function parseResponse(body: unknown, prefix: string): Response {
   const h = parseInput(head, body);
   if (!(TYPES as readonly string[]).includes(h.typeId)) {
-    throw validationError(`${prefix}typeId`, h.typeId === 'MFA' ? 'MFA posture is established by MFA authentication' : `must be one of ${TYPES.join(', ')}`, h.typeId);
+    throw validationError(
+      `${prefix}typeId`,
+      h.typeId === 'MFA' ? 'MFA posture is established by MFA authentication' : `must be one of ${TYPES.join(', ')}`,
+      h.typeId,
+    );
   }
   const schema = RESPONSES[h.typeId === 'PROCESS_MULTI' ? 'PROCESS' : (h.typeId as keyof typeof RESPONSES)];
   const result = schema.safeParse(body);
@@ -63,7 +72,10 @@ function apply(data: PostureData, r: Response, apiSessionId: string, now: string
     case 'PROCESS':
     case 'PROCESS_MULTI': {
       const entry = {
-        ...base, path: r.path ?? '', isRunning: !!r.isRunning, hash: cleanHex(r.hash ?? ''),
+        ...base,
+        path: r.path ?? '',
+        isRunning: !!r.isRunning,
+        hash: cleanHex(r.hash ?? ''),
         signerFingerprints: ((r.signerFingerprints as string[] | undefined) ?? []).map(cleanHex),
       };
       data.processes = data.processes.filter((p) => !(p.postureCheckId === entry.postureCheckId && p.path === entry.path)).concat(entry);
@@ -163,8 +175,11 @@ export function postureDataView(ctx: Ctx, identityId: string) {
   const store = ctx.core.store;
   const identity = requireRow(store, identities, identityId);
   const data = loadPostureData(store, identityId);
-  const base = (x: { postureCheckId: string; lastUpdatedAt: string } | undefined) =>
-    ({ postureCheckId: x?.postureCheckId ?? '', lastUpdatedAt: x?.lastUpdatedAt ?? null, timedOut: false });
+  const base = (x: { postureCheckId: string; lastUpdatedAt: string } | undefined) => ({
+    postureCheckId: x?.postureCheckId ?? '',
+    lastUpdatedAt: x?.lastUpdatedAt ?? null,
+    timedOut: false,
+  });
   const sessionsData: Record<string, unknown> = {};
   for (const s of store.allSql<Row>('SELECT * FROM api_sessions WHERE identity_id = ? ORDER BY created_at', identityId)) {
     const mfa = mfaStateOf(ctx.core, s);
@@ -172,7 +187,13 @@ export function postureDataView(ctx: Ctx, identityId: string) {
     const after = (at: string | undefined) => !!mfa.passedAt && (!at || at <= mfa.passedAt);
     sessionsData[s.id as string] = {
       endpointState: { unlockedAt: state.unlockedAt ?? null, wokenAt: state.wokenAt ?? null },
-      mfa: { apiSessionId: s.id, passedAt: mfa.passedAt, passedMfa: !!mfa.passedAt, passedOnUnlock: after(state.unlockedAt), passedOnWake: after(state.wokenAt) },
+      mfa: {
+        apiSessionId: s.id,
+        passedAt: mfa.passedAt,
+        passedMfa: !!mfa.passedAt,
+        passedOnUnlock: after(state.unlockedAt),
+        passedOnWake: after(state.wokenAt),
+      },
       sdkInfo: JSON.parse((identity.sdk_info as string) ?? '{}'),
     };
   }
@@ -182,7 +203,11 @@ export function postureDataView(ctx: Ctx, identityId: string) {
     mac: { ...base(data.mac), addresses: data.mac?.addresses ?? [] },
     os: { ...base(data.os), build: data.os?.build ?? '', type: data.os?.type ?? '', version: data.os?.version ?? '' },
     processes: data.processes.map((p) => ({
-      ...base(p), path: p.path, binaryHash: p.hash, isRunning: p.isRunning, signerFingerprints: p.signerFingerprints,
+      ...base(p),
+      path: p.path,
+      binaryHash: p.hash,
+      isRunning: p.isRunning,
+      signerFingerprints: p.signerFingerprints,
     })),
   };
 }

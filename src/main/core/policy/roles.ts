@@ -79,7 +79,8 @@ export function checkPolicyRoles(
   const parsed = parseRoles(roles, field);
   if (parsed.ids.length) {
     const found = new Set(
-      store.allSql<{ id: string }>(`SELECT id FROM ${entity.table} WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(parsed.ids))
+      store
+        .allSql<{ id: string }>(`SELECT id FROM ${entity.table} WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(parsed.ids))
         .map((r) => r.id),
     );
     const missing = parsed.ids.filter((id) => !found.has(id));

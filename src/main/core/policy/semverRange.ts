@@ -30,13 +30,19 @@ export function satisfies(version: string, range: string): boolean {
       if (!bound) return false;
       const c = compare(v, bound);
       switch (m[1]) {
-        case '<': return c < 0;
-        case '<=': return c <= 0;
-        case '>': return c > 0;
-        case '>=': return c >= 0;
+        case '<':
+          return c < 0;
+        case '<=':
+          return c <= 0;
+        case '>':
+          return c > 0;
+        case '>=':
+          return c >= 0;
         case '!':
-        case '!=': return c !== 0;
-        default: return c === 0;
+        case '!=':
+          return c !== 0;
+        default:
+          return c === 0;
       }
     });
   });

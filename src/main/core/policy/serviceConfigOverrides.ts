@@ -61,7 +61,10 @@ export function associateServiceConfigs(ctx: Ctx, identityId: string, body: unkn
       store.runSql(
         `INSERT INTO identity_service_configs (identity_id, service_id, config_type_id, config_id) VALUES (?, ?, ?, ?)
          ON CONFLICT (identity_id, service_id, config_type_id) DO UPDATE SET config_id = excluded.config_id`,
-        identityId, p.serviceId, p.typeId, p.configId,
+        identityId,
+        p.serviceId,
+        p.typeId,
+        p.configId,
       );
     }
     overridesChanged(ctx, identityId);
@@ -80,7 +83,9 @@ export function removeServiceConfigs(ctx: Ctx, identityId: string, body: unknown
       for (const p of list) {
         store.runSql(
           'DELETE FROM identity_service_configs WHERE identity_id = ? AND service_id = ? AND config_type_id = ?',
-          identityId, p.serviceId, p.typeId,
+          identityId,
+          p.serviceId,
+          p.typeId,
         );
       }
     }

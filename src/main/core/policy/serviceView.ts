@@ -32,9 +32,8 @@ export function decorateServices(ctx: Ctx, items: ApiObject[], rows: Row[]): voi
   const core = ctx.core;
   const store = core.store;
   const identityId = view.identityId ?? ctx.caller.identityId;
-  const apiSession = ctx.caller.apiSessionId && !view.identityId
-    ? store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', ctx.caller.apiSessionId)
-    : undefined;
+  const apiSession =
+    ctx.caller.apiSessionId && !view.identityId ? store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', ctx.caller.apiSessionId) : undefined;
   const identityClass = ensureClass(core, 'identity', identityId);
   const serviceIds = rows.map((r) => r.id as string);
   const serviceClass = classesOf(store, 'service', serviceIds);
@@ -56,11 +55,11 @@ export function decorateServices(ctx: Ctx, items: ApiObject[], rows: Row[]): voi
     item.postureQueries = mine.length
       ? mine.map((p) => postureQuerySet(p, input!, passing))
       : (item.permissions as string[]).map((permission) => ({
-        policyId: `dummy ${permission.toLowerCase()} policy: no posture checks defined`,
-        policyType: permission,
-        isPassing: true,
-        postureQueries: [],
-      }));
+          policyId: `dummy ${permission.toLowerCase()} policy: no posture checks defined`,
+          policyType: permission,
+          isPassing: true,
+          postureQueries: [],
+        }));
   });
 }
 
@@ -97,7 +96,8 @@ export function resolveConfigTypes(store: Store, values: string[]): { all: boole
   if (!values.length) return { all: false, ids: new Set() };
   const ids = store.allSql<{ id: string }>(
     'SELECT id FROM config_types WHERE id IN (SELECT value FROM json_each(?)) OR name IN (SELECT value FROM json_each(?))',
-    JSON.stringify(values), JSON.stringify(values),
+    JSON.stringify(values),
+    JSON.stringify(values),
   );
   return { all: false, ids: new Set(ids.map((r) => r.id)) };
 }
@@ -124,7 +124,9 @@ function serviceConfigs(store: Store, identityId: string, serviceIds: string[], 
   for (const r of store.allSql<ConfigRow>(`${select} service_configs x ${joins} WHERE x.service_id IN (SELECT value FROM json_each(?))`, ids)) put(r);
   for (const r of store.allSql<ConfigRow>(
     `${select} identity_service_configs x ${joins} WHERE x.identity_id = ? AND x.service_id IN (SELECT value FROM json_each(?))`,
-    identityId, ids,
-  )) put(r);
+    identityId,
+    ids,
+  ))
+    put(r);
   return out;
 }

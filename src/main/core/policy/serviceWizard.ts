@@ -23,7 +23,10 @@ import { parseRoles, roleMatchSql } from './roles';
  */
 
 const port = z.number().int().min(1, 'must be between 1 and 65535').max(65535, 'must be between 1 and 65535');
-const role = z.string().trim().regex(/^[#@]./s, "must be '#attribute', '@id' or '#all'");
+const role = z
+  .string()
+  .trim()
+  .regex(/^[#@]./s, "must be '#attribute', '@id' or '#all'");
 const roles = z.array(role).max(100);
 const address = z.string().trim().min(1, 'must not be empty').max(500);
 
@@ -32,17 +35,28 @@ export const serviceWizardSchema = z.object({
   roleAttributes: z.array(z.string().trim().min(1)).max(50).default([]),
   encryptionRequired: z.boolean().default(true),
   /** how clients reach it: the host name(s) and port a tunneler intercepts (intercept.v1); none for SDK-only clients */
-  intercept: z.object({
-    addresses: z.array(address).min(1, 'must contain at least one address').max(20),
-    port,
-    protocols: z.array(z.enum(['tcp', 'udp'])).min(1).default(['tcp']),
-  }).optional(),
+  intercept: z
+    .object({
+      addresses: z.array(address).min(1, 'must contain at least one address').max(20),
+      port,
+      protocols: z
+        .array(z.enum(['tcp', 'udp']))
+        .min(1)
+        .default(['tcp']),
+    })
+    .optional(),
   /** where it lives */
   host: z.discriminatedUnion('kind', [
     // the router connects to address:port itself (router hosting); its router identity gets the Bind
     z.object({ kind: z.literal('router'), routerId: z.string().min(1).optional(), address, port }),
     // a tunneler (`ziti tunnel host`, a desktop app) on these identities connects to address:port
-    z.object({ kind: z.literal('identity'), identityRoles: roles.min(1, 'name at least one identity or #attribute'), address, port, protocol: z.enum(['tcp', 'udp']).default('tcp') }),
+    z.object({
+      kind: z.literal('identity'),
+      identityRoles: roles.min(1, 'name at least one identity or #attribute'),
+      address,
+      port,
+      protocol: z.enum(['tcp', 'udp']).default('tcp'),
+    }),
     // an SDK application on these identities binds the service itself (no host.v1)
     z.object({ kind: z.literal('sdk'), identityRoles: roles.min(1, 'name at least one identity or #attribute') }),
   ]),
@@ -55,7 +69,8 @@ export const serviceWizardSchema = z.object({
 });
 export type ServiceWizardInput = z.input<typeof serviceWizardSchema>;
 
-export type StepKey = 'intercept-config' | 'host-config' | 'service' | 'dial-policy' | 'bind-policy' | 'service-edge-router-policy' | 'edge-router-policy';
+export type StepKey =
+  'intercept-config' | 'host-config' | 'service' | 'dial-policy' | 'bind-policy' | 'service-edge-router-policy' | 'edge-router-policy';
 
 const STEP_DEFS: Record<StepKey, ResourceDef> = {
   'intercept-config': configs,
@@ -154,7 +169,8 @@ function dialersNeedRouters(ctx: Ctx, identityRoles: string[], routerRoles: stri
     const uncovered = store.getSql<{ n: number }>(
       `SELECT count(*) AS n FROM (${identityClasses}) c WHERE NOT EXISTS (
          SELECT 1 FROM identity_router_access a WHERE a.identity_class = c.class_id AND a.router_class IN (${routerClasses}))`,
-      ...ids.params, ...rs.params,
+      ...ids.params,
+      ...rs.params,
     )!.n;
     return uncovered
       ? { needed: true, why: 'Some identities that would use the service reach none of its edge routers: an edge router policy is added.' }
@@ -198,12 +214,16 @@ export function planServiceWizard(ctx: Ctx, body: unknown): WizardPlan {
       throw validationError('host.routerId', 'the edge router is not tunneler-enabled, so it cannot host services', routerId);
     }
     hostRoles = [`@${routerId}`];
-    notes.push(`The edge router ${hostingRouter.name as string} hosts the service: it connects to ${input.host.address}:${input.host.port} for every dial.`);
+    notes.push(
+      `The edge router ${hostingRouter.name as string} hosts the service: it connects to ${input.host.address}:${input.host.port} for every dial.`,
+    );
   } else {
     hostRoles = input.host.identityRoles;
-    notes.push(input.host.kind === 'sdk'
-      ? 'An SDK application on the hosting identities binds the service itself.'
-      : `A tunneler on the hosting identities (ziti tunnel host, a Ziti app) connects to ${input.host.address}:${input.host.port}.`);
+    notes.push(
+      input.host.kind === 'sdk'
+        ? 'An SDK application on the hosting identities binds the service itself.'
+        : `A tunneler on the hosting identities (ziti tunnel host, a Ziti app) connects to ${input.host.address}:${input.host.port}.`,
+    );
   }
 
   // which routers
@@ -219,38 +239,67 @@ export function planServiceWizard(ctx: Ctx, body: unknown): WizardPlan {
     const { addresses, port: p, protocols } = input.intercept;
     planned['intercept-config'] = `${name}-intercept`;
     steps.push({
-      key: 'intercept-config', resource: 'configs', name: `${name}-intercept`,
+      key: 'intercept-config',
+      resource: 'configs',
+      name: `${name}-intercept`,
       summary: `How clients reach it: tunnelers intercept ${addresses.join(', ')} port ${p} (${protocols.join('/')}).`,
-      body: { name: `${name}-intercept`, configTypeId: configTypeId(ctx, 'intercept.v1'), data: { protocols, addresses, portRanges: [{ low: p, high: p }] } },
+      body: {
+        name: `${name}-intercept`,
+        configTypeId: configTypeId(ctx, 'intercept.v1'),
+        data: { protocols, addresses, portRanges: [{ low: p, high: p }] },
+      },
     });
   }
   if (input.host.kind !== 'sdk') {
     const protocol = input.host.kind === 'identity' ? input.host.protocol : 'tcp';
     planned['host-config'] = `${name}-host`;
     steps.push({
-      key: 'host-config', resource: 'configs', name: `${name}-host`,
+      key: 'host-config',
+      resource: 'configs',
+      name: `${name}-host`,
       summary: `Where it lives: ${protocol} ${input.host.address}:${input.host.port}, as seen by ${hostingRouter ? `the router ${hostingRouter.name as string}` : 'the hosting tunneler'}.`,
-      body: { name: `${name}-host`, configTypeId: configTypeId(ctx, 'host.v1'), data: { protocol, address: input.host.address, port: input.host.port } },
+      body: {
+        name: `${name}-host`,
+        configTypeId: configTypeId(ctx, 'host.v1'),
+        data: { protocol, address: input.host.address, port: input.host.port },
+      },
     });
   }
   steps.push({
-    key: 'service', resource: 'services', name,
+    key: 'service',
+    resource: 'services',
+    name,
     summary: `The service${input.roleAttributes.length ? ` (attributes ${input.roleAttributes.map((a) => `#${a}`).join(', ')})` : ''}${input.encryptionRequired ? ', end-to-end encrypted' : ''}.`,
     body: {
-      name, encryptionRequired: input.encryptionRequired, roleAttributes: input.roleAttributes,
+      name,
+      encryptionRequired: input.encryptionRequired,
+      roleAttributes: input.roleAttributes,
       configs: steps.filter((s) => s.key.endsWith('-config')).map((s) => `$${s.key}`),
     },
   });
   const policy = (key: StepKey, policyName: string, type: 'Dial' | 'Bind', identityRoles: string[], summary: string): WizardStep => ({
-    key, resource: 'service-policies', name: policyName, summary,
+    key,
+    resource: 'service-policies',
+    name: policyName,
+    summary,
     body: { name: policyName, type, semantic: 'AnyOf', identityRoles, serviceRoles: ['@$service'], postureCheckRoles: [] },
     roles: { identityRoles: displayRoles(ctx, 'identity', identityRoles), serviceRoles: displayRoles(ctx, 'service', ['@$service'], planned) },
     matches: { identityRoles: countMatches(ctx, 'identity', identityRoles) },
   });
   steps.push(policy('dial-policy', `${name}-dial`, 'Dial', input.dialRoles, 'Who may dial (use) the service.'));
-  steps.push(policy('bind-policy', `${name}-bind`, 'Bind', hostRoles, hostingRouter ? `The router ${hostingRouter.name as string} may bind (host) the service.` : 'Who may bind (host) the service.'));
+  steps.push(
+    policy(
+      'bind-policy',
+      `${name}-bind`,
+      'Bind',
+      hostRoles,
+      hostingRouter ? `The router ${hostingRouter.name as string} may bind (host) the service.` : 'Who may bind (host) the service.',
+    ),
+  );
   steps.push({
-    key: 'service-edge-router-policy', resource: 'service-edge-router-policies', name: `${name}-routers`,
+    key: 'service-edge-router-policy',
+    resource: 'service-edge-router-policies',
+    name: `${name}-routers`,
     summary: 'Which edge routers may carry the service.',
     body: { name: `${name}-routers`, semantic: 'AnyOf', serviceRoles: ['@$service'], edgeRouterRoles: routerRoles },
     roles: { serviceRoles: displayRoles(ctx, 'service', ['@$service'], planned), edgeRouterRoles: displayRoles(ctx, 'edge-router', routerRoles) },
@@ -260,16 +309,19 @@ export function planServiceWizard(ctx: Ctx, body: unknown): WizardPlan {
   // the dialers (and SDK or tunneler hosts) must reach one of those routers
   const reaching = [...new Set([...input.dialRoles, ...(hostingRouter ? [] : hostRoles)])];
   if (reaching.includes('#all') && reaching.length > 1) reaching.splice(0, reaching.length, '#all');
-  const need = input.edgeRouterPolicy === 'always'
-    ? { needed: true, why: 'An edge router policy is added, as asked.' }
-    : input.edgeRouterPolicy === 'never'
-      ? { needed: false, why: 'No edge router policy is created, as asked.' }
-      : dialersNeedRouters(ctx, reaching, routerRoles);
+  const need =
+    input.edgeRouterPolicy === 'always'
+      ? { needed: true, why: 'An edge router policy is added, as asked.' }
+      : input.edgeRouterPolicy === 'never'
+        ? { needed: false, why: 'No edge router policy is created, as asked.' }
+        : dialersNeedRouters(ctx, reaching, routerRoles);
   notes.push(need.why);
   if (need.needed) {
     requirePermission(caller, 'edge-router-policy', 'create');
     steps.push({
-      key: 'edge-router-policy', resource: 'edge-router-policies', name: `${name}-clients`,
+      key: 'edge-router-policy',
+      resource: 'edge-router-policies',
+      name: `${name}-clients`,
       summary: 'Lets the identities that dial or host the service connect to its edge routers.',
       body: { name: `${name}-clients`, semantic: 'AnyOf', identityRoles: reaching, edgeRouterRoles: routerRoles },
       roles: { identityRoles: displayRoles(ctx, 'identity', reaching), edgeRouterRoles: displayRoles(ctx, 'edge-router', routerRoles) },
@@ -303,7 +355,11 @@ function wizardField(step: StepKey, field: string | undefined): string {
 
 /** A failed step as the wizard's error: the same code and status, the field mapped onto the form, the step named. */
 export class WizardStepError extends ApiError {
-  constructor(readonly step: StepKey, e: ApiError, what: string) {
+  constructor(
+    readonly step: StepKey,
+    e: ApiError,
+    what: string,
+  ) {
     const cause = e.fieldCause;
     super(e.code, e.status, `${e.message} (${what})`, {
       field: wizardField(step, cause?.field),
@@ -369,7 +425,11 @@ export function previewServiceWizard(ctx: Ctx, body: unknown): WizardPreview {
     return { ...plan, ok: true };
   } catch (e) {
     if (!(e instanceof WizardStepError)) throw e;
-    return { ...plan, ok: false, problem: { step: e.step, code: e.code, message: e.message, field: e.fieldCause?.field, reason: e.fieldCause?.reason } };
+    return {
+      ...plan,
+      ok: false,
+      problem: { step: e.step, code: e.code, message: e.message, field: e.fieldCause?.field, reason: e.fieldCause?.reason },
+    };
   }
 }
 

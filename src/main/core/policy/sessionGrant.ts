@@ -42,7 +42,10 @@ export function createSession(ctx: Ctx, apiSession: Row, body: unknown): string 
   const { service, identityClass, serviceClass, grant } = accessibleService(ctx, input.serviceId);
   if (!(type === 'Dial' ? grant.dial : grant.bind)) throw validationError('serviceId', 'service not found', input.serviceId);
   const existing = store.getSql<{ id: string }>(
-    'SELECT id FROM sessions WHERE api_session_id = ? AND service_id = ? AND type = ?', apiSession.id, service.id, type,
+    'SELECT id FROM sessions WHERE api_session_id = ? AND service_id = ? AND type = ?',
+    apiSession.id,
+    service.id,
+    type,
   );
   if (existing) return existing.id;
   // as OpenZiti: without any posture check there is nothing to evaluate (and no passing policies to record)
@@ -50,28 +53,46 @@ export function createSession(ctx: Ctx, apiSession: Row, body: unknown): string 
     ? evaluateGrant(policyPostureChecks(store, identityClass, [serviceClass]), type, evaluationInput(core, ctx.caller.identityId, apiSession))
     : { passed: true, passingPolicyIds: [] };
   if (!outcome.passed) {
-    throw store.tx(() => postureFailure(core, ctx.caller.identityId, {
-      apiSessionId: apiSession.id as string, serviceId: service.id as string, serviceName: service.name as string, sessionType: type,
-      policyFailures: outcome.failure!.policyFailures as Array<{ policyId: string; checks: unknown[] }>,
-    }));
+    throw store.tx(() =>
+      postureFailure(core, ctx.caller.identityId, {
+        apiSessionId: apiSession.id as string,
+        serviceId: service.id as string,
+        serviceName: service.name as string,
+        sessionType: type,
+        policyFailures: outcome.failure!.policyFailures as Array<{ policyId: string; checks: unknown[] }>,
+      }),
+    );
   }
   const shared = store.getSql(
     `SELECT 1 FROM identity_router_access ia JOIN service_router_access sa ON sa.router_class = ia.router_class
      WHERE ia.identity_class = ? AND sa.service_class = ? LIMIT 1`,
-    identityClass, serviceClass,
+    identityClass,
+    serviceClass,
   );
   if (!shared) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE', 400, 'No edge routers are assigned and online to handle the requested connection');
   const id = newId();
   const now = core.clock.now();
   const token = core.serviceAccessTokens.sign({
-    sub: service.id as string, jti: id, iat: Math.floor(now.getTime() / 1000),
-    z_asid: apiSession.id as string, z_iid: ctx.caller.identityId, z_st: type,
+    sub: service.id as string,
+    jti: id,
+    iat: Math.floor(now.getTime() / 1000),
+    z_asid: apiSession.id as string,
+    z_iid: ctx.caller.identityId,
+    z_st: type,
   });
   store.runSql(
     `INSERT INTO sessions (id, token, api_session_id, identity_id, service_id, type, service_policies, created_at, updated_at, tags)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    id, token, apiSession.id, ctx.caller.identityId, service.id, type, JSON.stringify(outcome.passingPolicyIds),
-    now.toISOString(), now.toISOString(), JSON.stringify(input.tags ?? {}),
+    id,
+    token,
+    apiSession.id,
+    ctx.caller.identityId,
+    service.id,
+    type,
+    JSON.stringify(outcome.passingPolicyIds),
+    now.toISOString(),
+    now.toISOString(),
+    JSON.stringify(input.tags ?? {}),
   );
   return id;
 }

@@ -24,8 +24,12 @@ export function syncTunnelerRouter(ctx: Ctx, routerId: string, before: Row | und
   if (!was && is) createRouterIdentity(ctx, router!);
   else if (was && !is) removeRouterIdentity(ctx, routerId);
   else if (is && before && before.name !== router!.name) {
-    if (store.getSql("SELECT 1 FROM identities WHERE name = ? AND id <> ?", router!.name, routerId)) {
-      throw validationError('name', `an identity named ${String(router!.name)} already exists; a tunneler-enabled router needs its own`, router!.name);
+    if (store.getSql('SELECT 1 FROM identities WHERE name = ? AND id <> ?', router!.name, routerId)) {
+      throw validationError(
+        'name',
+        `an identity named ${String(router!.name)} already exists; a tunneler-enabled router needs its own`,
+        router!.name,
+      );
     }
     if (routerIdentity(ctx, routerId)) applyUpdate(ctx.core.system, identities, routerId, { name: router!.name }, 'patch');
   }
@@ -47,9 +51,18 @@ function createRouterIdentity(ctx: Ctx, router: Row): void {
   }
   // a system policy left behind under this id is replaced
   if (findRow(store, edgeRouterPolicies, id)) applyDelete(ctx.core.system, edgeRouterPolicies, id);
-  createAsSystem(ctx, edgeRouterPolicies, id, { is_system: 1 }, {
-    name: systemPolicyName(id), semantic: 'AnyOf', identityRoles: [`@${id}`], edgeRouterRoles: [`@${id}`],
-  });
+  createAsSystem(
+    ctx,
+    edgeRouterPolicies,
+    id,
+    { is_system: 1 },
+    {
+      name: systemPolicyName(id),
+      semantic: 'AnyOf',
+      identityRoles: [`@${id}`],
+      edgeRouterRoles: [`@${id}`],
+    },
+  );
 }
 
 function removeRouterIdentity(ctx: Ctx, routerId: string): void {

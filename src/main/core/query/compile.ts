@@ -157,10 +157,7 @@ function joinBalanced(parts: Sql[], op: string): Sql {
 const IN_LIST_PARAMS = 50;
 
 type Comparison = Extract<BoolExpr, { kind: 'compare' | 'in' | 'between' }>;
-type Resolved =
-  | { kind: 'scalar'; field: ScalarField }
-  | { kind: 'set'; field: SetField }
-  | { kind: 'tag'; key: string };
+type Resolved = { kind: 'scalar'; field: ScalarField } | { kind: 'set'; field: SetField } | { kind: 'tag'; key: string };
 
 const LITERAL_KIND: Record<FieldType, Literal['kind']> = { string: 'string', number: 'number', boolean: 'bool', datetime: 'datetime' };
 const ORDERING = new Set(['<', '<=', '>', '>=']);
@@ -287,7 +284,12 @@ class Compiler {
     if (this.options.useTextIndex && !this.options.useTextIndex(ix, needle)) return undefined;
     if (!SQL_NAME.test(ix.fts) || !SQL_NAME.test(ix.column)) throw new Error(`invalid text index ${ix.fts}.${ix.column}`);
     const match = `{${ix.column}} : "${needle.replace(/"/g, '""')}"`;
-    return cat(`(${ix.rowid} IN (SELECT rowid FROM ${ix.fts} WHERE ${ix.fts} MATCH ?) AND `, sql('', match), predicate(field.sql, field.type, e, ''), ')');
+    return cat(
+      `(${ix.rowid} IN (SELECT rowid FROM ${ix.fts} WHERE ${ix.fts} MATCH ?) AND `,
+      sql('', match),
+      predicate(field.sql, field.type, e, ''),
+      ')',
+    );
   }
 
   /** Tags are untyped: the literal picks the comparison, and json_type() keeps e.g. `true` from matching 1. */
@@ -361,7 +363,10 @@ function rejectNull(e: Comparison, what: string): void {
 function predicate(x: string, type: FieldType, e: Comparison, desc: string): Sql {
   const check = (lit: Literal) => {
     if (lit.kind !== LITERAL_KIND[type]) {
-      throw new QueryError(`${desc} ${type === 'boolean' ? 'is' : 'is a'} ${type} and cannot be compared with a ${lit.kind === 'bool' ? 'boolean' : lit.kind}`, lit.pos);
+      throw new QueryError(
+        `${desc} ${type === 'boolean' ? 'is' : 'is a'} ${type} and cannot be compared with a ${lit.kind === 'bool' ? 'boolean' : lit.kind}`,
+        lit.pos,
+      );
     }
     return param(lit);
   };

@@ -48,7 +48,7 @@ export function pageQuery(params: ListParams, fields: QueryFields, tagsSql?: str
     throw e;
   }
   let limit = intParam('limit', params.limit);
-  if (limit === undefined) limit = compiled.limit === 'none' ? MAX_LIMIT : compiled.limit ?? DEFAULT_LIMIT;
+  if (limit === undefined) limit = compiled.limit === 'none' ? MAX_LIMIT : (compiled.limit ?? DEFAULT_LIMIT);
   const offset = intParam('offset', params.offset) ?? compiled.skip ?? 0;
   if (limit < 1 || limit > MAX_LIMIT) throw invalidPagination(`limit must be between 1 and ${MAX_LIMIT}`);
   if (offset < 0 || offset > MAX_OFFSET) throw invalidPagination(`offset must be between 0 and ${MAX_OFFSET}`);

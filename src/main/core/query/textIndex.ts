@@ -28,7 +28,7 @@ export function withTextIndexes(table: string, fields: QueryFields): QueryFields
   const out: QueryFields = {};
   for (const [name, f] of Object.entries(fields)) {
     const column = f.kind === 'scalar' && f.type === 'string' ? COLUMN.exec(f.sql)?.[1] : undefined;
-    out[name] = column && indexed.includes(column) ? { ...f, text: { fts: `${table}_fts`, column, rowid: 't.rowid' } } as typeof f : f;
+    out[name] = column && indexed.includes(column) ? ({ ...f, text: { fts: `${table}_fts`, column, rowid: 't.rowid' } } as typeof f) : f;
   }
   return out;
 }
@@ -54,10 +54,12 @@ export function textIndexChooser(store: Store): (index: TextIndex, needle: strin
     const grams = trigrams(needle);
     if (!grams.length) return false;
     const table = index.fts.replace(/_fts$/, '');
-    const rarest = store.getSql<{ n: number | null; missing: number }>(
-      `SELECT min(coalesce(v.doc, 0)) AS n FROM json_each(?) g LEFT JOIN ${index.fts}_vocab v ON v.term = g.value AND v.col = ?`,
-      JSON.stringify(grams), index.column,
-    )?.n ?? 0;
+    const rarest =
+      store.getSql<{ n: number | null; missing: number }>(
+        `SELECT min(coalesce(v.doc, 0)) AS n FROM json_each(?) g LEFT JOIN ${index.fts}_vocab v ON v.term = g.value AND v.col = ?`,
+        JSON.stringify(grams),
+        index.column,
+      )?.n ?? 0;
     if (rarest <= 1000) return true;
     const rows = store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)!.n;
     return rarest * 8 <= rows;

@@ -40,9 +40,7 @@ export type Literal =
   | { kind: 'null'; pos: number };
 
 export type SetFunction = 'anyOf' | 'allOf' | 'count';
-export type Operand =
-  | { kind: 'field'; name: string; pos: number }
-  | { kind: 'setFn'; fn: SetFunction; field: string; pos: number };
+export type Operand = { kind: 'field'; name: string; pos: number } | { kind: 'setFn'; fn: SetFunction; field: string; pos: number };
 
 export type CompareOp = '=' | '!=' | '<' | '<=' | '>' | '>=' | 'contains' | 'not contains' | 'icontains' | 'not icontains';
 
@@ -84,13 +82,33 @@ interface Token {
 }
 
 const KEYWORDS = new Set([
-  'and', 'or', 'not', 'in', 'between', 'contains', 'icontains', 'true', 'false', 'null', 'asc', 'desc',
-  'sort', 'by', 'skip', 'limit', 'none', 'where', 'from', 'allof', 'anyof', 'count', 'isempty',
+  'and',
+  'or',
+  'not',
+  'in',
+  'between',
+  'contains',
+  'icontains',
+  'true',
+  'false',
+  'null',
+  'asc',
+  'desc',
+  'sort',
+  'by',
+  'skip',
+  'limit',
+  'none',
+  'where',
+  'from',
+  'allof',
+  'anyof',
+  'count',
+  'isempty',
 ]);
 const IDENT_RE = /[A-Za-z][A-Za-z0-9_]*(?:\.[A-Za-z][A-Za-z0-9_-]*)*/y;
 const NUMBER_RE = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?(?:0|[1-9][0-9]*))?/y;
-const DATETIME_RE =
-  /\(\s*(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))\s*\)/y;
+const DATETIME_RE = /\(\s*(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:([Zz])|([+-])(\d{2}):(\d{2}))\s*\)/y;
 const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', f: '\f', n: '\n', r: '\r', t: '\t' };
 const isSpace = (c: string) => c === ' ' || c === '\t' || c === '\n' || c === '\r';
 
@@ -426,8 +444,7 @@ class Parser {
     else if (t.kind === 'number') {
       lit = { kind: 'number', value: Number(t.text), text: t.text, pos: t.pos };
       if (!Number.isFinite(lit.value)) throw new QueryError('number out of range', t.pos);
-    }
-    else if (t.kind === 'datetime') lit = { kind: 'datetime', value: t.datetime!, pos: t.pos };
+    } else if (t.kind === 'datetime') lit = { kind: 'datetime', value: t.datetime!, pos: t.pos };
     else if (this.isWord('true', 'false')) lit = { kind: 'bool', value: t.text === 'true', pos: t.pos };
     else if (this.isWord('null')) lit = { kind: 'null', pos: t.pos };
     if (!lit || !kinds.includes(lit.kind)) this.fail(expected);

@@ -113,9 +113,7 @@ export class Store {
 
   migrate(): void {
     this.sqlite.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-    const applied = new Set(
-      (this.sqlite.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
-    );
+    const applied = new Set((this.sqlite.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
     for (const m of migrations) {
       if (applied.has(m.version)) continue;
       this.sqlite.transaction(() => {

@@ -28,7 +28,12 @@ export function createIdpAProvider(cfg: ProviderConfig, ctx: ProviderContext): O
   const apiBase = (cfg.api_url ?? DEFAULTS.api_url).replace(/\/+$/, '');
 
   async function fetchPrimaryEmail(accessToken: string): Promise<ProviderIdentity> {
-    const res = await providerFetch('idp_a emails', `${apiBase}/user/emails`, { headers: { ...API_HEADERS, Authorization: `Bearer ${accessToken}` } }, ctx.timeoutMs);
+    const res = await providerFetch(
+      'idp_a emails',
+      `${apiBase}/user/emails`,
+      { headers: { ...API_HEADERS, Authorization: `Bearer ${accessToken}` } },
+      ctx.timeoutMs,
+    );
     const body = await readJson('idp_a emails', res);
     if (!res.ok) throw new ProviderError(`idp_a emails: HTTP ${res.status}`);
     if (!Array.isArray(body)) throw new ProviderError('idp_a emails: expected a list');

@@ -63,7 +63,12 @@ export function createIdpBProvider(cfg: ProviderConfig, ctx: ProviderContext): O
         throw new ProviderError(`idp_b token: HTTP ${res.status}, ${isRecord(body) ? safeErrorCode(body.error) : 'invalid_response'}`);
       }
       const accessToken = body.access_token;
-      const infoRes = await providerFetch('idp_b userinfo', endpoints.userinfo_url, { headers: { Authorization: `Bearer ${accessToken}`, Accept: 'application/json' } }, ctx.timeoutMs);
+      const infoRes = await providerFetch(
+        'idp_b userinfo',
+        endpoints.userinfo_url,
+        { headers: { Authorization: `Bearer ${accessToken}`, Accept: 'application/json' } },
+        ctx.timeoutMs,
+      );
       const info = await readJson('idp_b userinfo', infoRes);
       if (!infoRes.ok || !isRecord(info)) throw new ProviderError(`idp_b userinfo: HTTP ${infoRes.status}`);
       const email = typeof info.email === 'string' && info.email ? info.email : undefined;
@@ -79,7 +84,11 @@ export function createIdpBProvider(cfg: ProviderConfig, ctx: ProviderContext): O
       const res = await providerFetch(
         'idp_b revoke',
         endpoints.revoke_url,
-        { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: tokens.accessToken }) },
+        {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ token: tokens.accessToken }),
+        },
         ctx.timeoutMs,
       );
       await res.body?.cancel();

@@ -146,7 +146,10 @@ export function createOidcProvider(cfg: ProviderConfig, ctx: ProviderContext): O
  * Basic form-encodes the id and secret first (RFC 6749 2.3.1), which issuers that compare raw values refuse.
  */
 function defaultAuthMethod(supported: readonly string[] | undefined): TokenEndpointAuthMethod {
-  return (supported?.find((m) => (TOKEN_ENDPOINT_AUTH_METHODS as readonly string[]).includes(m)) as TokenEndpointAuthMethod | undefined) ?? 'client_secret_basic';
+  return (
+    (supported?.find((m) => (TOKEN_ENDPOINT_AUTH_METHODS as readonly string[]).includes(m)) as TokenEndpointAuthMethod | undefined) ??
+    'client_secret_basic'
+  );
 }
 
 /** Error text from openid-client/oauth4webapi without response bodies or tokens. */

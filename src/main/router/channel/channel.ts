@@ -1,7 +1,5 @@
 import type { Duplex } from 'node:stream';
-import {
-  ChannelType, contentTypeOf, decode, EdgeType, encode, findHeader, FrameDecoder, Header, i32, type FrameLimits, type Message,
-} from './wire';
+import { ChannelType, contentTypeOf, decode, EdgeType, encode, findHeader, FrameDecoder, Header, i32, type FrameLimits, type Message } from './wire';
 
 export interface ChannelHandlers {
   /** Edge Data frames, raw (the relay forwards them without decoding). */
@@ -32,7 +30,11 @@ export class Channel {
   lastRead = Date.now();
 
   /** `limits`: a number is the largest frame (headers included) taken. */
-  constructor(readonly socket: Duplex, limits: FrameLimits | number, handlers: ChannelHandlers) {
+  constructor(
+    readonly socket: Duplex,
+    limits: FrameLimits | number,
+    handlers: ChannelHandlers,
+  ) {
     this.handlers = handlers;
     this.decoder = new FrameDecoder(limits, (frame) => this.frame(frame));
     socket.on('data', (chunk: Buffer) => {

@@ -116,7 +116,7 @@ export const contentTypeOf = (frame: Buffer): number => frame.readInt32LE(4);
 /** Offset and length of a header's value inside a frame, without decoding the rest. */
 export function findHeader(frame: Buffer, key: number): { offset: number; length: number } | undefined {
   const end = PREFIX_BYTES + frame.readUInt32LE(12);
-  for (let off = PREFIX_BYTES; off + 8 <= end; ) {
+  for (let off = PREFIX_BYTES; off + 8 <= end;) {
     const k = frame.readInt32LE(off);
     const len = frame.readUInt32LE(off + 4);
     if (k === key) return { offset: off + 8, length: len };
@@ -169,7 +169,10 @@ export class FrameDecoder {
   private need = PREFIX_BYTES;
   limits: FrameLimits;
 
-  constructor(limits: FrameLimits | number, private readonly onFrame: (frame: Buffer) => void) {
+  constructor(
+    limits: FrameLimits | number,
+    private readonly onFrame: (frame: Buffer) => void,
+  ) {
     this.limits = typeof limits === 'number' ? { maxHeaders: limits, maxFrame: limits } : limits;
   }
 
