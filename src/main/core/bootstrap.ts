@@ -4,7 +4,7 @@ import type { Core } from './core';
 import { DEFAULT_AUTH_POLICY_ID, DEFAULT_PRIMARY, DEFAULT_SECONDARY } from './entities/authPolicies';
 import { BUILTIN_CONFIG_TYPES, SVC_PROXY_CONFIG_TYPE_ID } from './entities/builtinConfigTypes';
 import { IDENTITY_TYPES, identities } from './entities/identities';
-import { applyCreate, type ResourceDef } from './entities/resource';
+import { applyCreate } from './entities/resource';
 import { newId } from './ids';
 
 const ALL_OS = ['Windows', 'WindowsServer', 'Android', 'iOS', 'macOS', 'Linux'];
@@ -23,12 +23,6 @@ export interface AdminCredentials {
   username: string;
   password?: string;
 }
-
-/** The identities declaration for the one create that makes the default admin (`isDefaultAdmin` is read-only otherwise). */
-const defaultAdminIdentity: ResourceDef = {
-  ...identities,
-  beforeWrite: (op, input, existing, ctx) => ({ ...identities.beforeWrite?.(op, input, existing, ctx), is_default_admin: 1 }),
-};
 
 export interface BootstrapResult {
   /** Set only on the start that created the default admin with a generated password. */
@@ -94,12 +88,12 @@ export async function bootstrap(core: Core, admin: AdminCredentials): Promise<Bo
     );
     if (!existingAdmin) {
       // through the resource write path, as the system: its role class is made in this transaction
-      const id = applyCreate(core.system, defaultAdminIdentity, {
-        name: 'Default Admin',
-        type: 'User',
-        isAdmin: true,
-        authPolicyId: DEFAULT_AUTH_POLICY_ID,
-      });
+      const id = applyCreate(
+        core.system,
+        identities,
+        { name: 'Default Admin', type: 'User', isAdmin: true, authPolicyId: DEFAULT_AUTH_POLICY_ID },
+        { columns: { is_default_admin: 1 } },
+      );
       store.runSql(
         "INSERT INTO authenticators (id, identity_id, method, username, password_hash, created_at, updated_at) VALUES (?, ?, 'updb', ?, ?, ?, ?)",
         newId(),

@@ -284,18 +284,21 @@ export function createResource(ctx: Ctx, def: ResourceDef, body: unknown): strin
   return applyCreate(ctx, def, body);
 }
 
-/** Create without the permission check, for callers that authorised the operation themselves. */
-export function applyCreate(ctx: Ctx, def: ResourceDef, body: unknown): string {
+/**
+ * Create without the permission check, for callers that authorised the operation themselves. `system` is for Weft's own writes: a fixed id and columns no request body may
+ * set (e.g. `is_default_admin`, `is_system`), written with the row in the same transaction and hooks.
+ */
+export function applyCreate(ctx: Ctx, def: ResourceDef, body: unknown, system: { id?: string; columns?: Record<string, unknown> } = {}): string {
   if (!def.schemas.create) throw conflict('METHOD_NOT_ALLOWED', 'create is not supported');
   const input = parseInput(def.schemas.create, body) as Record<string, unknown>;
   // role attributes given as null (Go clients send a nil list so) are none
   if (def.roleAttributesType && input.roleAttributes === null) input.roleAttributes = [];
   const store = ctx.core.store;
   return store.tx(() => {
-    const id = (input.id as string | undefined) ?? newId();
+    const id = system.id ?? (input.id as string | undefined) ?? newId();
     const extra = def.beforeWrite?.('create', input, undefined, ctx) ?? {};
     const now = ctx.core.clock.now().toISOString();
-    insertRow(ctx, def, { id, created_at: now, updated_at: now, tags: '{}', ...columnValues(def, input), ...extra }, input);
+    insertRow(ctx, def, { id, created_at: now, updated_at: now, tags: '{}', ...columnValues(def, input), ...extra, ...system.columns }, input);
     if (def.roleAttributesType && Array.isArray(input.roleAttributes)) {
       syncRoleAttributes(store, def.roleAttributesType, id, input.roleAttributes as string[]);
     }

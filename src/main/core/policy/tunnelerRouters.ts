@@ -1,9 +1,8 @@
-import { z } from 'zod';
 import type { Ctx } from '../context';
 import { DEFAULT_AUTH_POLICY_ID } from '../entities/authPolicies';
 import { edgeRouterPolicies } from '../entities/edgeRouterPolicies';
 import { identities } from '../entities/identities';
-import { applyCreate, applyDelete, applyUpdate, findRow, type ResourceDef } from '../entities/resource';
+import { applyCreate, applyDelete, applyUpdate, findRow } from '../entities/resource';
 import { validationError } from '../errors';
 import type { Row } from '../store/db';
 
@@ -47,21 +46,15 @@ function createRouterIdentity(ctx: Ctx, router: Row): void {
     if (store.getSql('SELECT 1 FROM identities WHERE name = ?', router.name)) {
       throw validationError('name', `an identity named ${String(router.name)} already exists; a tunneler-enabled router needs its own`, router.name);
     }
-    createAsSystem(ctx, identities, id, {}, { name: router.name, type: 'Router', isAdmin: false, authPolicyId: DEFAULT_AUTH_POLICY_ID });
+    applyCreate(ctx.core.system, identities, { name: router.name, type: 'Router', isAdmin: false, authPolicyId: DEFAULT_AUTH_POLICY_ID }, { id });
   }
   // a system policy left behind under this id is replaced
   if (findRow(store, edgeRouterPolicies, id)) applyDelete(ctx.core.system, edgeRouterPolicies, id);
-  createAsSystem(
-    ctx,
+  applyCreate(
+    ctx.core.system,
     edgeRouterPolicies,
-    id,
-    { is_system: 1 },
-    {
-      name: systemPolicyName(id),
-      semantic: 'AnyOf',
-      identityRoles: [`@${id}`],
-      edgeRouterRoles: [`@${id}`],
-    },
+    { name: systemPolicyName(id), semantic: 'AnyOf', identityRoles: [`@${id}`], edgeRouterRoles: [`@${id}`] },
+    { id, columns: { is_system: 1 } },
   );
 }
 
@@ -74,16 +67,3 @@ function removeRouterIdentity(ctx: Ctx, routerId: string): void {
 }
 
 const routerIdentity = (ctx: Ctx, id: string) => !!ctx.core.store.getSql("SELECT 1 FROM identities WHERE id = ? AND type_id = 'Router'", id);
-
-/**
- * A create through `def` as the system, with the router's id and `columns` no request body may set (e.g. `is_system`).
- * The declaration is extended here, when called, not at module load: the declarations import this module's callers.
- */
-function createAsSystem(ctx: Ctx, def: ResourceDef, id: string, columns: Record<string, unknown>, body: Record<string, unknown>): string {
-  const system: ResourceDef = {
-    ...def,
-    schemas: { ...def.schemas, create: (def.schemas.create as z.ZodObject).extend({ id: z.string().min(1) }) },
-    beforeWrite: (op, input, existing, c) => ({ ...def.beforeWrite?.(op, input, existing, c), ...columns }),
-  };
-  return applyCreate(ctx.core.system, system, { ...body, id });
-}
