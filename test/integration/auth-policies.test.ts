@@ -4,22 +4,7 @@ import { startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { ManualClock, MINUTE } from '../support/clock';
 import { JwksServer, signingKey, signJwt, type SigningKey } from '../support/jwks';
-import { createUser, epochSeconds, login, secretOf, totp, totpStepStart } from '../support/users';
-
-const PRIMARY = {
-  cert: { allowed: true, allowExpiredCerts: true },
-  extJwt: { allowed: true, allowedSigners: [] as string[] },
-  updb: {
-    allowed: true,
-    minPasswordLength: 5,
-    requireSpecialChar: false,
-    requireNumberChar: false,
-    requireMixedCase: false,
-    maxAttempts: 0,
-    lockoutDurationMinutes: 0,
-  },
-};
-const SECONDARY = { requireTotp: false, requireExtJwtSigner: null as string | null };
+import { authPolicyBody, createUser, epochSeconds, login, OPEN_PRIMARY, secretOf, totp, totpStepStart } from '../support/users';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -28,11 +13,7 @@ let jwks: JwksServer;
 let key: SigningKey;
 let signerA: string;
 
-async function policy(name: string, primary: object = {}, secondary: object = {}): Promise<string> {
-  const p = structuredClone(PRIMARY) as any;
-  for (const [k, v] of Object.entries(primary)) p[k] = { ...p[k], ...(v as object) };
-  return admin.create('/auth-policies', { name, primary: p, secondary: { ...SECONDARY, ...secondary } });
-}
+const policy = (...body: Parameters<typeof authPolicyBody>): Promise<string> => admin.create('/auth-policies', authPolicyBody(...body));
 
 const passwordLogin = (username: string, password: string) => app.client().post('/authenticate?method=password', { username, password });
 
@@ -262,7 +243,7 @@ describe('secondary factors', () => {
     expect(r.body.error.code).toBe('CAN_NOT_DELETE_REFERENCED_ENTITY');
     const bad = await admin.post('/auth-policies', {
       name: 'bad-signer',
-      primary: PRIMARY,
+      primary: OPEN_PRIMARY,
       secondary: { requireTotp: false, requireExtJwtSigner: 'nope' },
     });
     expect(bad.status).toBe(400);

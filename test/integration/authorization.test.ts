@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
+import { authPolicyBody } from '../support/users';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -19,23 +20,7 @@ beforeAll(async () => {
   app = await startTestApp();
   admin = await app.adminClient();
   made.identity = await admin.create('/identities', { name: 'target', type: 'User', isAdmin: false });
-  made.authPolicy = await admin.create('/auth-policies', {
-    name: 'ap',
-    primary: {
-      cert: { allowed: true, allowExpiredCerts: true },
-      extJwt: { allowed: true, allowedSigners: [] },
-      updb: {
-        allowed: true,
-        minPasswordLength: 5,
-        requireSpecialChar: false,
-        requireNumberChar: false,
-        requireMixedCase: false,
-        maxAttempts: 0,
-        lockoutDurationMinutes: 0,
-      },
-    },
-    secondary: { requireTotp: false },
-  });
+  made.authPolicy = await admin.create('/auth-policies', authPolicyBody('ap'));
   made.configType = await admin.create('/config-types', { name: 'ct', schema: {} });
   made.config = await admin.create('/configs', { name: 'cfg', configTypeId: made.configType, data: {} });
   made.service = await admin.create('/services', { name: 'svc', encryptionRequired: true });

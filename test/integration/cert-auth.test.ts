@@ -4,6 +4,7 @@ import { fingerprintSha1 } from '../../src/main/core/pki';
 import { startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { certLogin, clientCert, csr, externalCa, type CertAndKey } from '../support/pki';
+import { authPolicyBody } from '../support/users';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -80,23 +81,10 @@ describe('certificate authenticators (management)', () => {
     await admin.create('/authenticators', { method: 'cert', identityId: id, certPem: expired.certPem });
     // the default policy allows expired certificates
     expect((await certLogin(app.client(), expired.certPem, expired.keyPem)).resp.status).toBe(200);
-    const strict = await admin.create('/auth-policies', {
-      name: 'no-expired-certs',
-      primary: {
-        cert: { allowed: true, allowExpiredCerts: false },
-        extJwt: { allowed: false, allowedSigners: [] },
-        updb: {
-          allowed: true,
-          minPasswordLength: 5,
-          requireSpecialChar: false,
-          requireNumberChar: false,
-          requireMixedCase: false,
-          maxAttempts: 0,
-          lockoutDurationMinutes: 0,
-        },
-      },
-      secondary: { requireTotp: false, requireExtJwtSigner: null },
-    });
+    const strict = await admin.create(
+      '/auth-policies',
+      authPolicyBody('no-expired-certs', { cert: { allowExpiredCerts: false }, extJwt: { allowed: false } }),
+    );
     await admin.patch(`/identities/${id}`, { authPolicyId: strict });
     const denied = await certLogin(app.client(), expired.certPem, expired.keyPem);
     expect(denied.resp.status).toBe(401);

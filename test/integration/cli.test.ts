@@ -6,6 +6,7 @@ import { request, Agent } from 'undici';
 import { tempDir } from '../support/app';
 import { ApiClient } from '../support/client';
 import { startWeftProcess } from '../support/weftProcess';
+import { authPolicyBody } from '../support/users';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const WEFT = join(ROOT, 'bin', 'weft.mjs');
@@ -112,23 +113,10 @@ describe('command line', { timeout: 240_000 }, () => {
     const user = new ApiClient(weft.api, weft.caPem());
     try {
       // an auth policy requiring TOTP makes every password login partial, with the MFA auth query (no enrollment needed)
-      const policy = await admin.create('/auth-policies', {
-        name: 'totp-required',
-        primary: {
-          cert: { allowed: false, allowExpiredCerts: false },
-          extJwt: { allowed: false, allowedSigners: [] },
-          updb: {
-            allowed: true,
-            minPasswordLength: 5,
-            requireSpecialChar: false,
-            requireNumberChar: false,
-            requireMixedCase: false,
-            maxAttempts: 0,
-            lockoutDurationMinutes: 0,
-          },
-        },
-        secondary: { requireTotp: true, requireExtJwtSigner: null },
-      });
+      const policy = await admin.create(
+        '/auth-policies',
+        authPolicyBody('totp-required', { cert: { allowed: false, allowExpiredCerts: false }, extJwt: { allowed: false } }, { requireTotp: true }),
+      );
       const id = await admin.create('/identities', { name: 'brand-user', type: 'User', isAdmin: false, authPolicyId: policy });
       await admin.create('/authenticators', { method: 'updb', identityId: id, username: 'brand-user', password: 'brand-user-password' });
       for (const api of ['client', 'management'] as const) {

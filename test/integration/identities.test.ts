@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
+import { authPolicyBody, OPEN_PRIMARY } from '../support/users';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -98,13 +99,12 @@ describe('identities', () => {
   it('rejects an unknown auth policy and accepts a real one', async () => {
     const bad = await admin.post('/identities', { name: 'ap', type: 'User', isAdmin: false, authPolicyId: 'nope' });
     expect(bad.body.error.cause.field).toBe('authPolicyId');
-    const ap = await admin.create('/auth-policies', {
-      name: 'strict',
-      primary: {
-        cert: { allowed: true, allowExpiredCerts: false },
-        extJwt: { allowed: false, allowedSigners: [] },
+    const ap = await admin.create(
+      '/auth-policies',
+      authPolicyBody('strict', {
+        cert: { allowExpiredCerts: false },
+        extJwt: { allowed: false },
         updb: {
-          allowed: true,
           minPasswordLength: 8,
           requireSpecialChar: true,
           requireNumberChar: true,
@@ -112,9 +112,8 @@ describe('identities', () => {
           maxAttempts: 3,
           lockoutDurationMinutes: 5,
         },
-      },
-      secondary: { requireTotp: false, requireExtJwtSigner: null },
-    });
+      }),
+    );
     const id = await admin.create('/identities', { name: 'ap', type: 'User', isAdmin: false, authPolicyId: ap });
     expect((await admin.get(`/identities/${id}`)).body.data.authPolicy.name).toBe('strict');
     const del = await admin.del(`/auth-policies/${ap}`);
@@ -233,19 +232,7 @@ describe('authenticators (updb)', () => {
 });
 
 describe('auth policies', () => {
-  const primary = {
-    cert: { allowed: true, allowExpiredCerts: true },
-    extJwt: { allowed: true, allowedSigners: [] },
-    updb: {
-      allowed: true,
-      minPasswordLength: 5,
-      requireSpecialChar: false,
-      requireNumberChar: false,
-      requireMixedCase: false,
-      maxAttempts: 0,
-      lockoutDurationMinutes: 0,
-    },
-  };
+  const primary = OPEN_PRIMARY;
   it('CRUD with nested patch; the default policy exists and cannot be deleted', async () => {
     const def = (await admin.get('/auth-policies/default')).body.data;
     expect(def).toMatchObject({ name: 'Default', primary: { updb: { allowed: true } }, secondary: { requireTotp: false } });

@@ -27,3 +27,35 @@ export const totpStepStart = (): Date => new Date(Math.floor(Date.now() / 30_000
 
 /** Seconds since the epoch of a clock, as TOTP counts them. */
 export const epochSeconds = (clock: { now(): Date }): number => Math.floor(clock.now().getTime() / 1000);
+
+/** The permissive primary section most test auth policies start from (every method allowed, no lockout). */
+export const OPEN_PRIMARY = {
+  cert: { allowed: true, allowExpiredCerts: true },
+  extJwt: { allowed: true, allowedSigners: [] as string[] },
+  updb: {
+    allowed: true,
+    minPasswordLength: 5,
+    requireSpecialChar: false,
+    requireNumberChar: false,
+    requireMixedCase: false,
+    maxAttempts: 0,
+    lockoutDurationMinutes: 0,
+  },
+};
+
+/** A POST /auth-policies body: OPEN_PRIMARY with each primary section's fields overridden, and a secondary section. */
+export function authPolicyBody(
+  name: string,
+  primary: { [K in keyof typeof OPEN_PRIMARY]?: Partial<(typeof OPEN_PRIMARY)[K]> } = {},
+  secondary: { requireTotp?: boolean; requireExtJwtSigner?: string | null } = {},
+) {
+  return {
+    name,
+    primary: {
+      cert: { ...OPEN_PRIMARY.cert, ...primary.cert },
+      extJwt: { ...OPEN_PRIMARY.extJwt, ...primary.extJwt },
+      updb: { ...OPEN_PRIMARY.updb, ...primary.updb },
+    },
+    secondary: { requireTotp: false, requireExtJwtSigner: null, ...secondary },
+  };
+}
