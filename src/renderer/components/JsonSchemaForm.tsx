@@ -1,6 +1,7 @@
 import { useState, type ReactNode } from 'react';
 import { getPath, setPath } from '../lib/paths';
 import { ChipsInput, JsonTextarea } from './inputs';
+import { RequiredMark } from './RequiredMark';
 
 /** The JSON-schema subset a form can be generated from; anything else is edited as JSON. */
 export interface JsonSchema {
@@ -78,12 +79,7 @@ export function JsonSchemaForm(p: Props) {
     const labelEl = (
       <label htmlFor={id}>
         {label}
-        {required && (
-          <span aria-hidden="true" className="required-mark">
-            {' '}
-            *
-          </span>
-        )}
+        <RequiredMark when={required} />
       </label>
     );
     const wrap = (control: ReactNode) => (
@@ -122,12 +118,7 @@ export function JsonSchemaForm(p: Props) {
           <fieldset key={path} className="schema-object">
             <legend>
               {label}
-              {required && (
-                <span aria-hidden="true" className="required-mark">
-                  {' '}
-                  *
-                </span>
-              )}
+              <RequiredMark when={required} />
             </legend>
             {d.error}
             {children}
@@ -184,12 +175,7 @@ export function JsonSchemaForm(p: Props) {
             <fieldset key={path} className="schema-object" aria-describedby={d.describedBy}>
               <legend>
                 {label}
-                {required && (
-                  <span aria-hidden="true" className="required-mark">
-                    {' '}
-                    *
-                  </span>
-                )}
+                <RequiredMark when={required} />
               </legend>
               {items.enum.map((v) => (
                 <label key={String(v)} className="inline">
@@ -227,12 +213,7 @@ export function JsonSchemaForm(p: Props) {
             <fieldset key={path} className="schema-object">
               <legend>
                 {label}
-                {required && (
-                  <span aria-hidden="true" className="required-mark">
-                    {' '}
-                    *
-                  </span>
-                )}
+                <RequiredMark when={required} />
               </legend>
               {d.error}
               {list.map((_, i) => (

@@ -8,6 +8,7 @@ import { JsonSchemaForm, type JsonSchema } from './JsonSchemaForm';
 import { ChipsInput, JsonTextarea, RefMultiSelect, RefSelect, TagsEditor } from './inputs';
 import { AttributesField, RolesField } from './RolesField';
 import { ErrorBox } from './Status';
+import { RequiredMark } from './RequiredMark';
 
 export type Values = Record<string, unknown>;
 
@@ -306,22 +307,12 @@ export function ResourceForm(p: FormProps) {
             {grouped ? (
               <span className="label" id={`${id}-label`}>
                 {f.label}
-                {f.required && (
-                  <span aria-hidden="true" className="required-mark">
-                    {' '}
-                    *
-                  </span>
-                )}
+                <RequiredMark when={f.required} />
               </span>
             ) : (
               <label htmlFor={id} id={`${id}-label`}>
                 {f.label}
-                {f.required && (
-                  <span aria-hidden="true" className="required-mark">
-                    {' '}
-                    *
-                  </span>
-                )}
+                <RequiredMark when={f.required} />
               </label>
             )}
             {/* a list's own error (e.g. "must contain at least one") goes above its items */}

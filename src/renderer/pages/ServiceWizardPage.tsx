@@ -7,6 +7,7 @@ import type { RouterOutputs } from '../lib/types';
 import { Link, navigate } from '../router';
 import { useTRPC } from '../trpc';
 import '../workflows.css';
+import { RequiredMark } from '../components/RequiredMark';
 
 type HostKind = 'router' | 'identity' | 'sdk';
 type Preview = RouterOutputs['serviceWizard']['preview'];
@@ -166,12 +167,7 @@ function Field(p: {
     <div className="field">
       <label htmlFor={p.id}>
         {p.label}
-        {p.required && (
-          <span aria-hidden="true" className="required-mark">
-            {' '}
-            *
-          </span>
-        )}
+        <RequiredMark when={p.required} />
       </label>
       {p.children(describedBy)}
       {p.hint && (
