@@ -95,25 +95,22 @@ function certificateCovers(chainPem: string, host: string, now: Date): boolean {
 }
 
 /**
- * The router is reachable at `url` (`tls:host:port`, what sessions offer SDKs) and online, or offline. Every other
- * edge router is offline: Weft runs no fabric, so only its own router ever connects.
+ * The router is reachable at `url` (`tls:host:port`, what sessions offer SDKs) and online, or offline. It is the only
+ * router that ever comes online: Weft runs no fabric, and every router starts offline (markRoutersOffline).
  */
 export function setBuiltinRouterState(core: Core, id: string, state: { online: true; host: string; port: number } | { online: false }): void {
   const now = core.clock.now().toISOString();
-  core.store.tx(() => {
-    core.store.runSql('UPDATE edge_routers SET is_online = 0 WHERE is_online = 1 AND id <> ?', id);
-    if (state.online) {
-      core.store.runSql(
-        `UPDATE edge_routers SET is_online = 1, hostname = ?, supported_protocols = ?, sync_status = 'SYNC_DONE', updated_at = ? WHERE id = ?`,
-        state.host,
-        JSON.stringify({ tls: tlsUrl(state.host, state.port) }),
-        now,
-        id,
-      );
-    } else {
-      core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE id = ?', now, id);
-    }
-  });
+  if (state.online) {
+    core.store.runSql(
+      `UPDATE edge_routers SET is_online = 1, hostname = ?, supported_protocols = ?, sync_status = 'SYNC_DONE', updated_at = ? WHERE id = ?`,
+      state.host,
+      JSON.stringify({ tls: tlsUrl(state.host, state.port) }),
+      now,
+      id,
+    );
+  } else {
+    core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE id = ?', now, id);
+  }
 }
 
 /**
