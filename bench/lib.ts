@@ -254,18 +254,13 @@ export function checkRow(scenario: string, measured: string, goal: string, met: 
 }
 
 /** Prints rows as an aligned text table: scenario, target, three numbers (right-aligned), note. */
-export function printColumns(
+export function printColumns<R extends { scenario: string; target: string; note?: string }>(
   title: string,
   head: [string, string, string],
-  rows: Array<{ scenario: string; target: string; note?: string }>,
-  nums: (r: never) => Array<number | undefined>,
+  rows: R[],
+  nums: (r: R) => Array<number | undefined>,
 ): void {
-  const cells = rows.map((r) => [
-    r.scenario,
-    r.target,
-    ...nums(r as never).map((n, i) => (n === undefined ? '' : n.toFixed(i === 0 ? 0 : 2))),
-    r.note ?? '',
-  ]);
+  const cells = rows.map((r) => [r.scenario, r.target, ...nums(r).map((n, i) => (n === undefined ? '' : n.toFixed(i === 0 ? 0 : 2))), r.note ?? '']);
   const all = ['scenario', 'target', ...head, 'note'];
   const widths = all.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i]!.length)));
   const line = (c: string[]) => c.map((x, i) => (i >= 2 && i <= 4 ? x.padStart(widths[i]!) : x.padEnd(widths[i]!))).join('  ');
