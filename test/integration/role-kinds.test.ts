@@ -24,7 +24,7 @@ describe('role kinds', () => {
     for (const kind of ROLE_KIND_NAMES) {
       const { def } = KIND_RESOURCES[kind];
       expect(def.table, kind).toBe(KINDS[kind].table);
-      expect(def.roleAttributesType, kind).toBe(kind);
+      expect(def.roleKind, kind).toBe(kind);
       expect(def.entity, kind).toBe(ROLE_KINDS[kind].resource);
       expect(routes, kind).toContain(`/${kind}-role-attributes`);
       const consoleEntry = (CONSOLE_RESOURCES as Record<string, { def: unknown; roleKind?: string }>)[ROLE_KINDS[kind].resource];

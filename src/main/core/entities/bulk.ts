@@ -63,7 +63,7 @@ const cleanAttr = (a: string) => a.trim().replace(/^#/, '');
 /** Adds and removes role attributes on entities that have them (identities, services, edge routers, posture checks). */
 export function bulkRoleAttributes(ctx: Ctx, def: ResourceDef, ids: string[], change: { add?: string[]; remove?: string[] }): BulkResult {
   requirePermission(ctx.caller, def.permission, 'update');
-  if (!def.roleAttributesType || !def.schemas.patch) throw validationError('resource', `${def.entity} have no role attributes`, def.entity);
+  if (!def.roleKind || !def.schemas.patch) throw validationError('resource', `${def.entity} have no role attributes`, def.entity);
   const add = [...new Set((change.add ?? []).map(cleanAttr).filter(Boolean))];
   const remove = new Set((change.remove ?? []).map(cleanAttr).filter(Boolean));
   if (!add.length && !remove.size) throw validationError('add', 'name an attribute to add or remove', null);

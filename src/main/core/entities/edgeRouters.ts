@@ -20,7 +20,7 @@ export const edgeRouters: ResourceDef = {
   entity: 'edge-routers',
   table: 'edge_routers',
   permission: 'router',
-  roleAttributesType: 'edge-router',
+  roleKind: 'edge-router',
   columns: {
     ...ROUTER_COLUMNS,
     isTunnelerEnabled: { column: 'is_tunneler_enabled', codec: 'bool' },

@@ -67,7 +67,7 @@ export const postureChecks: ResourceDef = {
   entity: 'posture-checks',
   table: 'posture_checks',
   permission: 'posture-check',
-  roleAttributesType: 'posture-check',
+  roleKind: 'posture-check',
   columns: {
     name: { column: 'name', codec: 'string' },
     typeId: { column: 'type_id', codec: 'string', write: false },

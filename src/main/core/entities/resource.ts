@@ -9,6 +9,8 @@ import { scalar } from '../query/fields';
 import { textIndexChooser, withTextIndexes } from '../query/textIndex';
 import type { Row, Store } from '../store/db';
 import { parseInput } from '../validation';
+import type { RoleKind } from '../policy/kinds';
+import { roleAttributesChanged } from '../policy/policyIndex';
 import { syncRoleAttributes, deleteRoleAttributes } from './roleAttributes';
 
 /**
@@ -21,6 +23,8 @@ export interface ColumnSpec {
   codec: Codec;
   /** false: read-only (never written from a request body). */
   write?: boolean;
+  /** false: written from bodies but not shown (e.g. an identity's `type`, shown as a ref) */
+  shown?: false;
   /**
    * What the API shows while the column is NULL, for fields the OpenZiti spec does not let be null (its go-swagger
    * clients fail on null there): e.g. '' for strings, `undefined` to leave the field out. Without it, null is shown.
@@ -47,8 +51,8 @@ export interface ResourceDef {
   fields: QueryFields;
   /** ORDER BY used when the filter has no `sort by` */
   defaultSort?: string;
-  /** role_attributes.entity_type when the resource has roleAttributes */
-  roleAttributesType?: string;
+  /** the role kind of entities with roleAttributes: role_attributes and the policy index follow their writes */
+  roleKind?: RoleKind;
   refs?: Record<string, RefSpec>;
   schemas: { create?: z.ZodType; update?: z.ZodType; patch?: z.ZodType };
   /* eslint-disable @typescript-eslint/no-explicit-any -- a write's input is the parsed body of the def's own schemas */
@@ -137,13 +141,15 @@ const columnListOf = new WeakMap<ResourceDef, Array<{ field: string; column: str
 function columnList(def: ResourceDef) {
   let list = columnListOf.get(def);
   if (!list) {
-    list = Object.entries(def.columns).map(([field, spec]) => ({
-      field,
-      column: spec.column,
-      codec: spec.codec,
-      nullable: !('whenNull' in spec),
-      whenNull: spec.whenNull,
-    }));
+    list = Object.entries(def.columns)
+      .filter(([, spec]) => spec.shown !== false)
+      .map(([field, spec]) => ({
+        field,
+        column: spec.column,
+        codec: spec.codec,
+        nullable: !('whenNull' in spec),
+        whenNull: spec.whenNull,
+      }));
     columnListOf.set(def, list);
   }
   return list;
@@ -273,7 +279,8 @@ export function translateConstraint(def: ResourceDef, e: unknown, input?: Record
 
 export function insertRow(ctx: Ctx, def: ResourceDef, values: Record<string, unknown>, input?: Record<string, unknown>): void {
   try {
-    ctx.core.store.run(ctx.core.store.qb.insertInto(def.table).values(values));
+    const names = Object.keys(values);
+    ctx.core.store.runSql(`INSERT INTO ${def.table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`, ...Object.values(values));
   } catch (e) {
     translateConstraint(def, e, input);
   }
@@ -292,15 +299,16 @@ export function applyCreate(ctx: Ctx, def: ResourceDef, body: unknown, system: {
   if (!def.schemas.create) throw conflict('METHOD_NOT_ALLOWED', 'create is not supported');
   const input = parseInput(def.schemas.create, body) as Record<string, unknown>;
   // role attributes given as null (Go clients send a nil list so) are none
-  if (def.roleAttributesType && input.roleAttributes === null) input.roleAttributes = [];
+  if (def.roleKind && input.roleAttributes === null) input.roleAttributes = [];
   const store = ctx.core.store;
   return store.tx(() => {
     const id = system.id ?? (input.id as string | undefined) ?? newId();
     const extra = def.beforeWrite?.('create', input, undefined, ctx) ?? {};
     const now = ctx.core.clock.now().toISOString();
     insertRow(ctx, def, { id, created_at: now, updated_at: now, tags: '{}', ...columnValues(def, input), ...extra, ...system.columns }, input);
-    if (def.roleAttributesType && Array.isArray(input.roleAttributes)) {
-      syncRoleAttributes(store, def.roleAttributesType, id, input.roleAttributes as string[]);
+    if (def.roleKind) {
+      syncRoleAttributes(store, def.roleKind, id, (input.roleAttributes as string[] | undefined) ?? []);
+      roleAttributesChanged(ctx.core, def.roleKind, id);
     }
     def.afterWrite?.('create', id, input, undefined, ctx);
     return id;
@@ -319,17 +327,19 @@ export function applyUpdate(ctx: Ctx, def: ResourceDef, id: string, body: unknow
   const store = ctx.core.store;
   const existing = requireRow(store, def, id);
   const input = parseInput(schema, body) as Record<string, unknown>;
-  if (def.roleAttributesType && input.roleAttributes === null) input.roleAttributes = [];
+  if (def.roleKind && input.roleAttributes === null) input.roleAttributes = [];
   store.tx(() => {
     const extra = def.beforeWrite?.(op, input, existing, ctx) ?? {};
     const values = { ...columnValues(def, input), ...extra, updated_at: ctx.core.clock.now().toISOString() };
     try {
-      store.run(store.qb.updateTable(def.table).set(values).where('id', '=', id));
+      const names = Object.keys(values);
+      store.runSql(`UPDATE ${def.table} SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE id = ?`, ...Object.values(values), id);
     } catch (e) {
       translateConstraint(def, e, input);
     }
-    if (def.roleAttributesType && input.roleAttributes !== undefined) {
-      syncRoleAttributes(store, def.roleAttributesType, id, (input.roleAttributes as string[] | null) ?? []);
+    if (def.roleKind && input.roleAttributes !== undefined) {
+      syncRoleAttributes(store, def.roleKind, id, (input.roleAttributes as string[] | null) ?? []);
+      roleAttributesChanged(ctx.core, def.roleKind, id);
     }
     def.afterWrite?.(op, id, input, existing, ctx);
   });
@@ -346,7 +356,7 @@ export function applyDelete(ctx: Ctx, def: ResourceDef, id: string): void {
   const row = requireRow(store, def, id);
   store.tx(() => {
     def.beforeDelete?.(row, ctx);
-    if (def.roleAttributesType) deleteRoleAttributes(store, def.roleAttributesType, id);
+    if (def.roleKind) deleteRoleAttributes(store, def.roleKind, id);
     try {
       store.runSql(`DELETE FROM ${def.table} WHERE id = ?`, id);
     } catch (e) {

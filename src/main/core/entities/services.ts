@@ -39,7 +39,7 @@ export const services: ResourceDef = {
   entity: 'services',
   table: 'services',
   permission: 'service',
-  roleAttributesType: 'service',
+  roleKind: 'service',
   columns: {
     name: { column: 'name', codec: 'string' },
     encryptionRequired: { column: 'encryption_required', codec: 'bool' },

@@ -1,0 +1,174 @@
+import { z } from 'zod';
+import type { Ctx } from '../context';
+import type { RoleKind } from '../policy/kinds';
+import type { FieldType, QueryFields, ScalarField, SetField } from '../query/compile';
+import { scalar } from '../query/fields';
+import { roleAttributesField } from '../query/roleFields';
+import type { Row } from '../store/db';
+import { attributesSchema, tagsSchema } from './common';
+import type { ApiObject, Codec, ColumnSpec, RefSpec, ResourceDef, WriteOp } from './resource';
+
+/**
+ * One field of a resource type, stated once: its column, body schema, ZitiQL filter, PUT default and PATCH-null
+ * rule. `defineResource` derives the columns, the filterable fields, the create/PUT/PATCH schemas and the null
+ * rules from these, and types the hooks' input and rows.
+ */
+export interface FieldDef {
+  codec: Codec;
+  /** storage column; default: the field name in snake_case; false: a body-only field (for the hooks) */
+  column?: string | false;
+  /** the body schema of a non-null value; absent: read-only (never written from a body) */
+  schema?: z.ZodType;
+  /** true: create and PUT require it (null in a PATCH leaves it); 'create': only create requires it and PUT never resets it */
+  required?: boolean | 'create';
+  /** only create bodies carry it */
+  createOnly?: boolean;
+  /** bodies may send null, meaning `zero` */
+  nullable?: boolean;
+  /** what PUT gives the field when omitted and what null stands for; undefined: PUT leaves an omitted field */
+  zero?: unknown;
+  /** what null means in a PATCH: 'zero' (the default for nullable fields) or 'leave' (the default otherwise) */
+  patchNull?: 'leave' | 'zero';
+  /** filterable and sortable in ZitiQL: true = a scalar of the codec's type over the column, or a field of its own */
+  filter?: true | ScalarField | SetField;
+  /** false: written from bodies but not shown (e.g. an identity's `type`, shown as a ref) */
+  shown?: boolean;
+  /** what the API shows while the column is NULL (ColumnSpec.whenNull) */
+  whenNull?: unknown;
+}
+
+type Fields = Record<string, FieldDef>;
+
+/** A stored value by codec, as SQLite hands it back. */
+type Stored<C extends Codec> = C extends 'int' | 'bool' ? number : string;
+type Snake<S extends string> = S extends `${infer C}${infer R}` ? `${C extends Lowercase<C> ? C : `_${Lowercase<C>}`}${Snake<R>}` : S;
+type ColumnOf<K extends string, F extends FieldDef> = F['column'] extends string ? F['column'] : F['column'] extends false ? never : Snake<K>;
+
+/** A row of a declared type: its declared columns typed, anything else (system columns) unknown. */
+export type RowOf<F extends Fields> = { id: string; created_at: string; updated_at: string; tags: string } & {
+  [K in keyof F & string as ColumnOf<K, F[K]>]: Stored<F[K]['codec']> | null;
+} & Row;
+
+/** A parsed write body: every writable field (null only where the PATCH-null rule keeps it), tags, roleAttributes. */
+export type InputOf<F extends Fields> = {
+  -readonly [K in keyof F as F[K]['schema'] extends z.ZodType ? K : never]?: F[K]['schema'] extends z.ZodType<infer T> ? T | null : never;
+} & { tags?: Record<string, unknown> | null; roleAttributes?: string[] | null };
+
+export interface ResourceDeclaration<F extends Fields> {
+  entity: string;
+  table: string;
+  permission: ResourceDef['permission'];
+  fields: F;
+  /** entities with role attributes: adds `roleAttributes`, keeps role_attributes and the policy index in step */
+  roleKind?: RoleKind;
+  /** filterable fields that are not fields of the body or the reply (aliases, computed values) */
+  filters?: QueryFields;
+  defaultSort?: string;
+  refs?: Record<string, RefSpec>;
+  /** bodies whose shape depends on their content (e.g. a posture check's type): replace derived schemas */
+  schemas?: Partial<ResourceDef['schemas']>;
+  /** false: no create/update/patch bodies at all (read-only or written by the core only) */
+  writable?: boolean;
+  beforeWrite?(op: WriteOp, input: InputOf<F>, existing: RowOf<F> | undefined, ctx: Ctx): Record<string, unknown> | void;
+  afterWrite?(op: WriteOp, id: string, input: InputOf<F>, existing: RowOf<F> | undefined, ctx: Ctx): void;
+  beforeDelete?(row: RowOf<F>, ctx: Ctx): void;
+  afterDelete?(row: RowOf<F>, ctx: Ctx): void;
+  decorate?(items: ApiObject[], rows: RowOf<F>[], ctx: Ctx): void;
+  links?(row: RowOf<F>): Record<string, string>;
+  handlers?: ResourceDef['handlers'];
+}
+
+const FILTER_TYPE: Partial<Record<Codec, FieldType>> = { string: 'string', int: 'number', bool: 'boolean', datetime: 'datetime' };
+const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+
+/** The implicit fields of every type (tags) and of types with role attributes. */
+const TAGS: FieldDef = { codec: 'json', schema: tagsSchema, nullable: true, zero: {} };
+const roleAttributes = (kind: RoleKind): FieldDef => ({
+  codec: 'json',
+  schema: attributesSchema.unwrap(),
+  nullable: true,
+  zero: [],
+  filter: roleAttributesField(kind),
+});
+
+/** Derives a resource type's runtime declaration (`ResourceDef`) from its fields. */
+export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>): ResourceDef {
+  const fields: Fields = { ...d.fields, ...(d.roleKind && { roleAttributes: roleAttributes(d.roleKind) }) };
+  const columns: Record<string, ColumnSpec> = {};
+  const filters: QueryFields = {};
+  const create: Record<string, z.ZodType> = {};
+  const update: Record<string, z.ZodType> = {};
+  const patch: Record<string, z.ZodType> = {};
+  for (const [name, f] of Object.entries(fields)) {
+    const column = f.column === undefined ? snake(name) : f.column;
+    if (column !== false) {
+      columns[name] = {
+        column,
+        codec: f.codec,
+        write: !!f.schema,
+        ...(f.shown === false && { shown: false }),
+        ...('whenNull' in f && { whenNull: f.whenNull }),
+      };
+      if (f.filter === true) filters[name] = scalar(FILTER_TYPE[f.codec]!, `t.${column}`);
+    }
+    if (f.filter && f.filter !== true) filters[name] = f.filter;
+    if (!f.schema) continue;
+    const given = f.nullable ? f.schema.nullable() : f.schema;
+    create[name] = f.required ? given : given.optional();
+    if (f.createOnly) continue;
+    update[name] = f.required === true ? given : given.optional();
+    patch[name] = f.schema.nullable().optional();
+  }
+  const tags = TAGS.schema!.nullable().optional();
+  const writable = d.writable !== false;
+  const normalize = nullRules({ ...fields, tags: TAGS });
+  const { beforeWrite } = d;
+  return {
+    entity: d.entity,
+    table: d.table,
+    permission: d.permission,
+    roleKind: d.roleKind,
+    columns,
+    fields: { ...filters, ...d.filters },
+    defaultSort: d.defaultSort,
+    refs: d.refs,
+    schemas: writable
+      ? {
+          create: z.object({ ...create, tags }),
+          update: z.object({ ...update, tags }),
+          patch: z.object({ ...patch, tags }),
+          ...d.schemas,
+        }
+      : { ...d.schemas },
+    beforeWrite(op, input, existing, ctx) {
+      normalize(op, input);
+      return beforeWrite?.(op, input as InputOf<F>, existing as RowOf<F>, ctx);
+    },
+    afterWrite: d.afterWrite as ResourceDef['afterWrite'],
+    beforeDelete: d.beforeDelete as ResourceDef['beforeDelete'],
+    afterDelete: d.afterDelete as ResourceDef['afterDelete'],
+    decorate: d.decorate as ResourceDef['decorate'],
+    links: d.links as ResourceDef['links'],
+    handlers: d.handlers,
+  };
+}
+
+/**
+ * The null and PUT rules of a type's fields as one function over a parsed body: null stands for the zero value
+ * (or, in a PATCH of a required or non-nullable field, for "leave it"); PUT gives omitted optional fields their zero.
+ */
+function nullRules(fields: Fields): (op: WriteOp, input: Record<string, unknown>) => void {
+  const writable = Object.entries(fields).filter(([, f]) => f.schema);
+  return (op, input) => {
+    for (const [name, f] of writable) {
+      const v = input[name];
+      if (v === null) {
+        const leave = op === 'patch' ? (f.patchNull ?? (f.required || !f.nullable ? 'leave' : 'zero')) === 'leave' : f.zero === undefined;
+        if (leave) delete input[name];
+        else input[name] = f.zero;
+      } else if (v === undefined && op === 'update' && !f.required && !f.createOnly && f.zero !== undefined) {
+        input[name] = f.zero;
+      }
+    }
+  };
+}
