@@ -1,14 +1,12 @@
 import { policyResource } from '../policy/policyResource';
 import { EDGE_ROUTER_POLICY } from '../policy/policySpecs';
-import { scalar } from '../query/fields';
 
 /** Edge router policies: which identities may use which edge routers. System policies belong to tunneler-enabled routers. */
 export const edgeRouterPolicies = policyResource({
   entity: 'edge-router-policies',
   permission: 'edge-router-policy',
   spec: EDGE_ROUTER_POLICY,
-  columns: { isSystem: { column: 'is_system', codec: 'bool', write: false } },
-  fields: { isSystem: scalar('boolean', 't.is_system') },
+  fields: { isSystem: { codec: 'bool', filter: true } },
   links: (row) => ({
     'edge-routers': `edge-router-policies/${row.id}/edge-routers`,
     identities: `edge-router-policies/${row.id}/identities`,

@@ -3,12 +3,12 @@ import type { Ctx } from '../context';
 import { validationError } from '../errors';
 import { AccessChanges } from '../policy/changes';
 import { classOf } from '../policy/classes';
-import { roleAttributesChanged } from '../policy/policyIndex';
 import { scalar } from '../query/fields';
 import { roleAttributesField } from '../query/roleFields';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
-import { attributesSchema, nameSchema, nullableTags } from './common';
+import { nameSchema } from './common';
+import { defineResource, type FieldDef } from './define';
 import type { ResourceDef } from './resource';
 
 export const POSTURE_CHECK_TYPE_IDS = ['OS', 'PROCESS', 'DOMAIN', 'MAC', 'MFA', 'PROCESS_MULTI'] as const;
@@ -40,7 +40,10 @@ export const POSTURE_CHECK_DETAILS: Record<PostureCheckTypeId, z.ZodRawShape> = 
   },
 };
 const DETAIL_KEYS = [...new Set(Object.values(POSTURE_CHECK_DETAILS).flatMap((s) => Object.keys(s)))];
-const anyDetails = Object.fromEntries(DETAIL_KEYS.map((k) => [k, z.unknown().optional()]));
+/** The type-specific fields as body-only fields: any of them may come; `details` checks them for the check's type. */
+const DETAIL_FIELDS: Record<string, FieldDef> = Object.fromEntries(
+  DETAIL_KEYS.map((k) => [k, { codec: 'json', column: false, schema: z.unknown() }]),
+);
 const typeId = z.enum(POSTURE_CHECK_TYPE_IDS);
 
 function checkAttributes(attrs: unknown): void {
@@ -63,46 +66,21 @@ function details(type: PostureCheckTypeId, input: Record<string, unknown>, exist
   return { ...(JSON.parse(existing!.details as string) as object), ...partial };
 }
 
-export const postureChecks: ResourceDef = {
+export const postureChecks = defineResource({
   entity: 'posture-checks',
   table: 'posture_checks',
   permission: 'posture-check',
   roleKind: 'posture-check',
-  columns: {
-    name: { column: 'name', codec: 'string' },
-    typeId: { column: 'type_id', codec: 'string', write: false },
-    roleAttributes: { column: 'role_attributes', codec: 'json' },
-    version: { column: 'version', codec: 'int', write: false },
-  },
   fields: {
-    name: scalar('string', 't.name'),
-    typeId: scalar('string', 't.type_id'),
-    version: scalar('number', 't.version'),
-    roleAttributes: roleAttributesField('posture-check'),
+    name: { codec: 'string', schema: nameSchema, required: true, filter: true },
+    // given at create; later writes may repeat it but not change it (beforeWrite)
+    typeId: { codec: 'string', schema: typeId, required: 'create', filter: true },
+    version: { codec: 'int', filter: true },
+    ...DETAIL_FIELDS,
   },
   defaultSort: 't.name ASC',
-  schemas: {
-    create: z.object({ name: nameSchema, typeId, roleAttributes: attributesSchema.optional(), tags: nullableTags.optional(), ...anyDetails }),
-    update: z.object({
-      name: nameSchema,
-      typeId: typeId.optional(),
-      roleAttributes: attributesSchema.default([]),
-      tags: nullableTags.default({}),
-      ...anyDetails,
-    }),
-    patch: z.object({
-      name: nameSchema.nullable().optional(),
-      typeId: typeId.nullable().optional(),
-      roleAttributes: attributesSchema.optional(),
-      tags: nullableTags.optional(),
-      ...anyDetails,
-    }),
-  },
   links: (row) => ({ 'service-policies': `posture-checks/${row.id}/service-policies` }),
   beforeWrite(op, input, existing) {
-    if (input.name === null) delete input.name;
-    if (input.tags === null) input.tags = {};
-    if (input.roleAttributes === null) input.roleAttributes = [];
     checkAttributes(input.roleAttributes);
     const type = ((existing?.type_id as string | undefined) ?? input.typeId) as PostureCheckTypeId;
     if (existing && input.typeId != null && input.typeId !== existing.type_id) {
@@ -113,8 +91,7 @@ export const postureChecks: ResourceDef = {
     else extra.version = (existing!.version as number) + 1;
     return extra;
   },
-  afterWrite(op, id, input, _existing, ctx) {
-    if (op === 'create' || input.roleAttributes !== undefined) roleAttributesChanged(ctx.core, 'posture-check', id);
+  afterWrite(op, id, _input, _existing, ctx) {
     postureViewsChanged(ctx, id, op === 'create');
   },
   beforeDelete(row, ctx) {
@@ -123,7 +100,7 @@ export const postureChecks: ResourceDef = {
   decorate(items, rows) {
     items.forEach((item, i) => Object.assign(item, JSON.parse(rows[i]!.details as string)));
   },
-};
+});
 
 /**
  * Posture checks show in the posture queries of the services their policies grant; the first check created

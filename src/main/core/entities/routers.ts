@@ -1,25 +1,20 @@
 import { issueRouterEnrollment } from '../enrollment/routers';
-import { normalizeRouterInput, ROUTER_COLUMNS, ROUTER_FIELDS, routerSchemas } from './routerCommon';
-import type { ResourceDef } from './resource';
+import { defineResource } from './define';
+import { ROUTER_FIELDS } from './routerCommon';
 
 /** Transit (fabric) routers: served at /routers and /transit-routers; enrolled like edge routers (em trott). */
-export const routers: ResourceDef = {
+export const routers = defineResource({
   entity: 'routers',
   table: 'routers',
   permission: 'router',
-  columns: {
-    ...ROUTER_COLUMNS,
-    interfaces: { column: 'interfaces', codec: 'json', write: false },
-    unverifiedCertPem: { column: 'unverified_cert_pem', codec: 'string', write: false },
-    unverifiedFingerprint: { column: 'unverified_fingerprint', codec: 'string', write: false },
+  fields: {
+    ...ROUTER_FIELDS,
+    interfaces: { codec: 'json' },
+    unverifiedCertPem: { codec: 'string' },
+    unverifiedFingerprint: { codec: 'string' },
   },
-  fields: ROUTER_FIELDS,
   defaultSort: 't.name ASC',
-  schemas: routerSchemas(),
-  beforeWrite(op, input) {
-    normalizeRouterInput(op, input);
-  },
   afterWrite(op, id, _input, _existing, ctx) {
     if (op === 'create') issueRouterEnrollment(ctx, 'transit', id);
   },
-};
+});

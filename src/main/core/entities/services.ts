@@ -1,21 +1,10 @@
 import { z } from 'zod';
 import type { Ctx } from '../context';
 import { validationError } from '../errors';
-import { roleAttributesField } from '../query/roleFields';
-import { scalar } from '../query/fields';
-import { attributesSchema, nameSchema, nullableTags, patchOf } from './common';
+import { nameSchema } from './common';
+import { defineResource } from './define';
 import { serviceDeleting, serviceWritten } from '../policy/entityHooks';
 import { decorateServices } from '../policy/serviceView';
-import type { ResourceDef } from './resource';
-
-const configsSchema = z.array(z.string()).nullable();
-const base = {
-  configs: configsSchema.optional(),
-  maxIdleTimeMillis: z.number().int().min(0).optional(),
-  roleAttributes: attributesSchema.optional(),
-  tags: nullableTags.optional(),
-  terminatorStrategy: z.string().min(1).optional(),
-};
 
 /** Checks config ids exist and that no two share a config type; returns them de-duplicated in order. */
 function checkConfigs(ctx: Ctx, ids: string[]): string[] {
@@ -35,41 +24,20 @@ function checkConfigs(ctx: Ctx, ids: string[]): string[] {
   return unique;
 }
 
-export const services: ResourceDef = {
+export const services = defineResource({
   entity: 'services',
   table: 'services',
   permission: 'service',
   roleKind: 'service',
-  columns: {
-    name: { column: 'name', codec: 'string' },
-    encryptionRequired: { column: 'encryption_required', codec: 'bool' },
-    maxIdleTimeMillis: { column: 'max_idle_time_millis', codec: 'int' },
-    terminatorStrategy: { column: 'terminator_strategy', codec: 'string' },
-    roleAttributes: { column: 'role_attributes', codec: 'json' },
-    configs: { column: 'configs', codec: 'json', write: false },
-  },
   fields: {
-    name: scalar('string', 't.name'),
-    encryptionRequired: scalar('boolean', 't.encryption_required'),
-    terminatorStrategy: scalar('string', 't.terminator_strategy'),
-    maxIdleTimeMillis: scalar('number', 't.max_idle_time_millis'),
-    roleAttributes: roleAttributesField('service'),
+    name: { codec: 'string', schema: nameSchema, required: true, filter: true },
+    // given at create; later writes may repeat it but not change it (beforeWrite)
+    encryptionRequired: { codec: 'bool', schema: z.boolean(), required: 'create', filter: true },
+    maxIdleTimeMillis: { codec: 'int', schema: z.number().int().min(0), zero: 0, filter: true },
+    terminatorStrategy: { codec: 'string', schema: z.string().min(1), zero: 'smartrouting', filter: true },
+    configs: { codec: 'json', schema: z.array(z.string()), nullable: true, zero: [] },
   },
   defaultSort: 't.name ASC',
-  schemas: {
-    create: z.object({ name: nameSchema, encryptionRequired: z.boolean(), ...base }),
-    update: z.object({
-      name: nameSchema,
-      encryptionRequired: z.boolean().optional(),
-      ...base,
-      configs: configsSchema.default([]),
-      roleAttributes: attributesSchema.default([]),
-      maxIdleTimeMillis: z.number().int().min(0).default(0),
-      terminatorStrategy: z.string().min(1).default('smartrouting'),
-      tags: nullableTags.default({}),
-    }),
-    patch: patchOf({ name: nameSchema, encryptionRequired: z.boolean(), ...base }),
-  },
   links: (row) => ({
     configs: `services/${row.id}/configs`,
     'service-policies': `services/${row.id}/service-policies`,
@@ -79,24 +47,18 @@ export const services: ResourceDef = {
     'edge-routers': `services/${row.id}/edge-routers`,
   }),
   beforeWrite(op, input, existing, ctx) {
-    for (const k of ['name', 'maxIdleTimeMillis', 'terminatorStrategy'] as const) if (input[k] === null) delete input[k];
     if (op !== 'create' && input.encryptionRequired != null && (input.encryptionRequired ? 1 : 0) !== existing!.encryption_required) {
       throw validationError('encryptionRequired', 'is read-only after create', input.encryptionRequired);
     }
     if (op !== 'create') delete input.encryptionRequired;
-    if (input.configs === undefined) return;
-    const ids = checkConfigs(ctx, input.configs ?? []);
-    input.configs = ids;
-    return { configs: JSON.stringify(ids) };
+    if (input.configs) input.configs = checkConfigs(ctx, input.configs);
   },
   afterWrite(op, id, input, _existing, ctx) {
-    serviceWritten(ctx.core, id, op, input);
-    if (input.configs === undefined) return;
+    serviceWritten(ctx.core, id, op);
+    if (!input.configs) return;
     const store = ctx.core.store;
     store.runSql('DELETE FROM service_configs WHERE service_id = ?', id);
-    for (const configId of input.configs as string[]) {
-      store.runSql('INSERT INTO service_configs (service_id, config_id) VALUES (?, ?)', id, configId);
-    }
+    for (const configId of input.configs) store.runSql('INSERT INTO service_configs (service_id, config_id) VALUES (?, ?)', id, configId);
   },
   beforeDelete(row, ctx) {
     serviceDeleting(ctx.core, row.id as string);
@@ -104,4 +66,4 @@ export const services: ResourceDef = {
   decorate(items, rows, ctx) {
     decorateServices(ctx, items, rows);
   },
-};
+});

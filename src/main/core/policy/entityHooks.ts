@@ -1,27 +1,18 @@
 import type { Core } from '../core';
 import { AccessChanges } from './changes';
 import { classOf } from './classes';
-import { reclassifyEntity } from './policyIndex';
 
 /**
- * What the policy index needs to hear from the resource hooks of identities, services, edge routers and configs.
+ * What the policy index needs to hear from the resource hooks of services and configs beyond the role-attribute
+ * changes the generic write path reports (entities/resource.ts).
  * Each runs inside the write's transaction.
  */
 
-const attributesWritten = (op: string, input: Record<string, unknown>) => op === 'create' || input.roleAttributes !== undefined;
-
-export function identityWritten(core: Core, id: string, op: string, input: Record<string, unknown>): void {
-  if (!attributesWritten(op, input)) return;
+/** Whoever sees a service sees a changed service (its class, if its attributes changed, is the write path's). */
+export function serviceWritten(core: Core, id: string, op: string): void {
+  if (op === 'create') return;
   const changes = new AccessChanges();
-  reclassifyEntity(core.store, changes, 'identity', id);
-  changes.apply(core);
-}
-
-/** A service's class may change, and whoever sees it sees a changed service either way. */
-export function serviceWritten(core: Core, id: string, op: string, input: Record<string, unknown>): void {
-  const changes = new AccessChanges();
-  if (attributesWritten(op, input)) reclassifyEntity(core.store, changes, 'service', id);
-  if (op !== 'create') changes.addServiceClassAudience(core.store, [classOf(core.store, 'service', id)]);
+  changes.addServiceClassAudience(core.store, [classOf(core.store, 'service', id)]);
   changes.apply(core);
 }
 
@@ -29,14 +20,6 @@ export function serviceWritten(core: Core, id: string, op: string, input: Record
 export function serviceDeleting(core: Core, id: string): void {
   const changes = new AccessChanges();
   changes.addServiceClassAudience(core.store, [classOf(core.store, 'service', id)]);
-  changes.apply(core);
-}
-
-/** (A tunneler-enabled router's identity and system policy follow the router: policy/tunnelerRouters.ts.) */
-export function edgeRouterWritten(core: Core, id: string, op: string, input: Record<string, unknown>): void {
-  if (!attributesWritten(op, input)) return;
-  const changes = new AccessChanges();
-  reclassifyEntity(core.store, changes, 'edge-router', id);
   changes.apply(core);
 }
 

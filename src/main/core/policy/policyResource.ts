@@ -2,11 +2,10 @@ import { z } from 'zod';
 import type { PermissionGroup } from '../auth/permissions';
 import { SYSTEM } from '../auth/permissions';
 import type { Ctx } from '../context';
-import { nameSchema, nullableTags, patchOf } from '../entities/common';
-import { namesById, type ApiObject, type ColumnSpec, type ResourceDef } from '../entities/resource';
+import { nameSchema } from '../entities/common';
+import { defineResource, type FieldDef } from '../entities/define';
+import { namesById, type ApiObject, type ResourceDef } from '../entities/resource';
 import { conflict } from '../errors';
-import type { QueryFields } from '../query/compile';
-import { scalar } from '../query/fields';
 import { setFromJsonArray } from '../query/compile';
 import type { Row } from '../store/db';
 import { KINDS } from './kinds';
@@ -14,17 +13,13 @@ import { reindexPolicy, type PolicySide, type PolicyTypeSpec } from './policyInd
 import { checkPolicyRoles } from './roles';
 
 const semantic = z.enum(['AllOf', 'AnyOf']);
-const roles = z.array(z.string()).nullable();
 
 export interface PolicyResourceOptions {
   entity: string;
   permission: PermissionGroup;
   spec: PolicyTypeSpec;
-  /** columns beyond name, semantic and the role sides (e.g. a service policy's type) */
-  columns?: Record<string, ColumnSpec>;
-  fields?: QueryFields;
-  /** body fields beyond name, semantic, roles and tags: required ones (create/update) */
-  required?: z.ZodRawShape;
+  /** fields beyond name, semantic and the role sides (e.g. a service policy's type) */
+  fields?: Record<string, FieldDef>;
   links(row: Row): Record<string, string>;
 }
 
@@ -35,49 +30,40 @@ export interface PolicyResourceOptions {
  */
 export function policyResource(o: PolicyResourceOptions): ResourceDef {
   const { spec } = o;
-  const sideColumns = Object.fromEntries(spec.sides.map((s) => [s.field, { column: s.column, codec: 'json' } satisfies ColumnSpec]));
-  const sideFields = Object.fromEntries(spec.sides.map((s) => [s.field, setFromJsonArray(`t.${s.column}`)]));
-  const optionalRoles = Object.fromEntries(spec.sides.map((s) => [s.field, roles.optional()]));
-  const defaultRoles = Object.fromEntries(spec.sides.map((s) => [s.field, roles.default([])]));
+  const sides: Record<string, FieldDef> = Object.fromEntries(
+    spec.sides.map((s) => [
+      s.field,
+      { codec: 'json', column: s.column, schema: z.array(z.string()), nullable: true, zero: [], filter: setFromJsonArray(`t.${s.column}`) },
+    ]),
+  );
   const guardSystem = (row: Row | undefined, ctx: Ctx, code: string, what: string) => {
     if (row?.is_system && ctx.caller !== SYSTEM) throw conflict(code, `system ${o.entity} can not be ${what}`);
   };
-  return {
+  return defineResource({
     entity: o.entity,
     table: spec.table,
     permission: o.permission,
-    columns: {
-      name: { column: 'name', codec: 'string' },
-      semantic: { column: 'semantic', codec: 'string' },
-      ...sideColumns,
-      ...o.columns,
+    fields: {
+      name: { codec: 'string', schema: nameSchema, required: true, filter: true },
+      semantic: { codec: 'string', schema: semantic, required: true, filter: true },
+      ...sides,
+      ...o.fields,
     },
-    fields: { name: scalar('string', 't.name'), semantic: scalar('string', 't.semantic'), ...sideFields, ...o.fields },
     defaultSort: 't.name ASC',
-    schemas: {
-      create: z.object({ name: nameSchema, semantic, ...o.required, ...optionalRoles, tags: nullableTags.optional() }),
-      update: z.object({ name: nameSchema, semantic, ...o.required, ...defaultRoles, tags: nullableTags.default({}) }),
-      patch: patchOf({
-        name: nameSchema,
-        semantic,
-        ...o.required,
-        ...Object.fromEntries(spec.sides.map((s) => [s.field, z.array(z.string())])),
-        tags: nullableTags,
-      }),
-    },
     links: o.links,
     beforeWrite(op, input, existing, ctx) {
       guardSystem(existing, ctx, 'ENTITY_CAN_NOT_BE_UPDATED', 'updated');
-      for (const k of ['name', 'semantic', ...Object.keys(o.required ?? {})]) if (input[k] === null) delete input[k];
-      if (input.tags === null) input.tags = {};
+      // the sides are declared from the spec, so they are not among the fields' static types
+      const body = input as Record<string, unknown>;
       for (const side of spec.sides) {
-        if (input[side.field] === undefined) {
-          if (op === 'create') input[side.field] = [];
+        const given = body[side.field] as string[] | undefined;
+        if (given === undefined) {
+          if (op === 'create') body[side.field] = [];
           continue;
         }
-        const values = [...new Set((input[side.field] as string[] | null) ?? [])].sort();
+        const values = [...new Set(given)].sort();
         checkPolicyRoles(ctx.core.store, side.field, values, KINDS[side.kind]);
-        input[side.field] = values;
+        body[side.field] = values;
       }
     },
     afterWrite(_op, id, _input, existing, ctx) {
@@ -89,12 +75,12 @@ export function policyResource(o: PolicyResourceOptions): ResourceDef {
     },
     beforeDelete(row, ctx) {
       guardSystem(row, ctx, 'ENTITY_CAN_NOT_BE_DELETED', 'deleted');
-      reindexPolicy(ctx.core, spec, row.id as string, row, undefined);
+      reindexPolicy(ctx.core, spec, row.id, row, undefined);
     },
     decorate(items, rows, ctx) {
       decorateRoleDisplays(ctx, spec.sides, items, rows);
     },
-  };
+  });
 }
 
 /** `<side>Display`: `{role, name}` per role, `@id` shown as `@<name>` (unknown ids are left out), attributes as is. */
