@@ -4,7 +4,6 @@ import { validationError } from '../errors';
 import { AccessChanges } from '../policy/changes';
 import { classOf } from '../policy/classes';
 import { scalar } from '../query/fields';
-import { roleAttributesField } from '../query/roleFields';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { nameSchema } from './common';
