@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { Ctx } from '../context';
 import { conflict, referencedEntity, validationError } from '../errors';
-import { scalar } from '../query/fields';
 import type { Row } from '../store/db';
-import { nameSchema, nullableTags, patchOf } from './common';
-import { decode, type ResourceDef } from './resource';
+import { nameSchema, nullableTags } from './common';
+import { defineResource } from './define';
+import { decode } from './resource';
 
 export const DEFAULT_AUTH_POLICY_ID = 'default';
 
@@ -59,7 +59,6 @@ export const DEFAULT_PRIMARY: AuthPolicyPrimary = {
 };
 export const DEFAULT_SECONDARY: AuthPolicySecondary = { requireTotp: false, requireExtJwtSigner: null };
 
-const full = { name: nameSchema, primary: primarySchema, secondary: secondarySchema, tags: nullableTags.optional() };
 const deepPartial = z.object({
   cert: primarySchema.shape.cert.partial().nullable().optional(),
   // null signers in a PATCH leave them alone (the ziti CLI sends null for every section it does not change)
@@ -93,38 +92,39 @@ function checkSigners(ctx: Ctx, p: AuthPolicyPrimary, s: AuthPolicySecondary): v
   }
 }
 
-export const authPolicies: ResourceDef = {
+export const authPolicies = defineResource({
   entity: 'auth-policies',
   table: 'auth_policies',
   permission: 'auth-policy',
-  columns: {
-    name: { column: 'name', codec: 'string' },
-    primary: { column: 'primary_json', codec: 'json', write: false },
-    secondary: { column: 'secondary_json', codec: 'json', write: false },
+  fields: {
+    name: { codec: 'string', schema: nameSchema, required: true, filter: true },
+    // a PATCH merges into the stored sections: see beforeWrite
+    primary: { codec: 'json', column: 'primary_json', schema: primarySchema, required: true },
+    secondary: { codec: 'json', column: 'secondary_json', schema: secondarySchema, required: true },
   },
-  fields: { name: scalar('string', 't.name') },
+  tags: { putOmitted: 'leave' },
   defaultSort: 't.name ASC',
   schemas: {
-    create: z.object(full),
-    update: z.object(full),
-    patch: patchOf({ name: nameSchema, tags: nullableTags }).extend({
+    // PATCH sections are partial
+    patch: z.object({
+      name: nameSchema.nullable().optional(),
       primary: deepPartial.nullable().optional(),
       secondary: secondarySchema.partial().nullable().optional(),
+      tags: nullableTags.optional(),
     }),
   },
   beforeWrite(op, input, existing, ctx) {
-    let primary: AuthPolicyPrimary = input.primary;
-    let secondary: AuthPolicySecondary = input.secondary;
+    let primary = input.primary!;
+    let secondary = input.secondary!;
     if (op === 'patch') {
       const cur = decode('json', existing!.primary_json) as AuthPolicyPrimary;
-      const p = input.primary ?? {};
+      const p = (input.primary ?? {}) as z.infer<typeof deepPartial>;
       primary = {
         cert: { ...cur.cert, ...strip(p.cert) },
         extJwt: { ...cur.extJwt, ...strip(p.extJwt) },
         updb: { ...cur.updb, ...strip(p.updb) },
       };
       secondary = { ...(decode('json', existing!.secondary_json) as AuthPolicySecondary), ...strip(input.secondary) };
-      if (input.name === null) delete input.name;
     }
     checkSigners(ctx, primary, secondary);
     return { primary_json: JSON.stringify(primary), secondary_json: JSON.stringify(secondary) };
@@ -135,9 +135,11 @@ export const authPolicies: ResourceDef = {
       throw referencedEntity('the auth policy is used by identities');
     }
   },
-};
+});
 
 /** Drops keys whose value is undefined or null (PATCH: absent or null means "leave as is"). */
-function strip<T extends object>(o: T | null | undefined): Partial<T> {
-  return Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined && v !== null)) as Partial<T>;
+function strip<T extends object>(o: T | null | undefined): { [K in keyof T]?: Exclude<T[K], null | undefined> } {
+  return Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined && v !== null)) as {
+    [K in keyof T]?: Exclude<T[K], null | undefined>;
+  };
 }

@@ -9,7 +9,8 @@ import { scalar } from '../query/fields';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { nullableTags, passwordSchema, usernameSchema } from './common';
-import { applyUpdate, createResource, requireRow, type ResourceDef } from './resource';
+import { defineResource } from './define';
+import { applyUpdate, createResource, requireRow } from './resource';
 
 const createSchema = z.object({
   method: z.enum(['updb', 'cert']),
@@ -27,36 +28,33 @@ const patchSchema = z.object({
 });
 const withCurrent = { currentPassword: passwordSchema };
 
-export const authenticators: ResourceDef = {
+export const authenticators = defineResource({
   entity: 'authenticators',
   table: 'authenticators',
   permission: 'identity',
-  columns: {
-    method: { column: 'method', codec: 'string' },
-    identityId: { column: 'identity_id', codec: 'string' },
-    username: { column: 'username', codec: 'string', whenNull: '' },
-    fingerprint: { column: 'fingerprint', codec: 'string', write: false, whenNull: '' },
-    certPem: { column: 'cert_pem', codec: 'string', write: false, whenNull: '' },
-    isIssuedByNetwork: { column: 'is_issued_by_network', codec: 'bool', write: false },
-    isExtendRequested: { column: 'is_extend_requested', codec: 'bool', write: false },
-    isKeyRollRequested: { column: 'is_key_roll_requested', codec: 'bool', write: false },
-    extendRequestedAt: { column: 'extend_requested_at', codec: 'datetime', write: false },
-    lastAuthResolvedToRoot: { column: 'last_auth_resolved_to_root', codec: 'bool', write: false },
-    lastExtendRolledKeys: { column: 'last_extend_rolled_keys', codec: 'bool', write: false },
+  fields: {
+    method: { codec: 'string', schema: createSchema.shape.method, required: true, createOnly: true, filter: true },
+    identityId: { codec: 'string', schema: createSchema.shape.identityId, required: true, createOnly: true, filter: true },
+    username: { codec: 'string', schema: usernameSchema, whenNull: '', filter: true },
+    // written by the handlers below (hashed), never shown
+    passwordHash: { codec: 'string', schema: z.string(), shown: false },
+    fingerprint: { codec: 'string', whenNull: '', filter: true },
+    // set by createCertAuthenticator; a create body's certPem is for cert authenticators only
+    certPem: { codec: 'string', whenNull: '', filter: scalar('string', 't.cert_pem', false) },
+    isIssuedByNetwork: { codec: 'bool' },
+    isExtendRequested: { codec: 'bool' },
+    isKeyRollRequested: { codec: 'bool' },
+    extendRequestedAt: { codec: 'datetime' },
+    lastAuthResolvedToRoot: { codec: 'bool' },
+    lastExtendRolledKeys: { codec: 'bool' },
   },
   refs: { identity: { column: 'identity_id', entity: 'identities', table: 'identities' } },
-  fields: {
-    method: scalar('string', 't.method'),
-    identityId: scalar('string', 't.identity_id'),
-    username: scalar('string', 't.username'),
-    fingerprint: scalar('string', 't.fingerprint'),
-    certPem: scalar('string', 't.cert_pem', false),
-  },
   defaultSort: 't.created_at ASC, t.id ASC',
-  schemas: { create: createSchema, update: updateSchema, patch: patchSchema },
+  // the bodies differ by method and operation (see the handlers); the generic create gets the hash computed by the handler
+  schemas: { create: createSchema.extend({ passwordHash: z.string().optional() }), update: updateSchema, patch: patchSchema },
   links: (row) => ({ identity: `identities/${row.identity_id}` }),
   handlers: {
-    async create(ctx, body) {
+    async create(ctx, body): Promise<string> {
       requirePermission(ctx.caller, 'identity', 'create');
       const input = parseInput(createSchema, body);
       const identity = ctx.core.store.getSql<Row>('SELECT id, auth_policy_id FROM identities WHERE id = ?', input.identityId);
@@ -76,14 +74,8 @@ export const authenticators: ResourceDef = {
       await updateCredentials(ctx, id, body, op, false);
     },
   },
-  beforeWrite(op, input) {
-    if (op === 'create' && input.passwordHash) return { password_hash: input.passwordHash };
-    if (input.passwordHash) return { password_hash: input.passwordHash };
-  },
-};
+});
 
-// The generic create passes passwordHash through beforeWrite; its schema must accept it.
-authenticators.schemas.create = createSchema.extend({ passwordHash: z.string().optional() });
 const internalUpdate = z.object({
   username: z.string().optional(),
   passwordHash: z.string().optional(),

@@ -2,10 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { validationError } from '../errors';
 import { PkiError, parseCertificate, splitPemBundle, type CertificateInfo } from '../pki/index';
-import { scalar } from '../query/fields';
 import { certificateIsNotCa } from '../enrollment/errors';
-import { nameSchema, nullableTags, patchOf } from './common';
-import type { ResourceDef } from './resource';
+import { nameSchema, nullableTags } from './common';
+import { defineResource } from './define';
 
 export const EXTERNAL_ID_LOCATIONS = ['COMMON_NAME', 'SAN_URI', 'SAN_EMAIL'] as const;
 export const EXTERNAL_ID_MATCHERS = ['ALL', 'PREFIX', 'SUFFIX', 'SCHEME'] as const;
@@ -22,15 +21,8 @@ export const externalIdClaimSchema = z.object({
 });
 export type ExternalIdClaim = z.infer<typeof externalIdClaimSchema>;
 
-const rolesSchema = z.array(z.string().min(1)).nullable();
-const flags = { isAuthEnabled: z.boolean(), isAutoCaEnrollmentEnabled: z.boolean(), isOttCaEnrollmentEnabled: z.boolean() };
-const common = {
-  name: nameSchema,
-  ...flags,
-  identityRoles: rolesSchema,
-  externalIdClaim: externalIdClaimSchema.nullable().optional(),
-  tags: nullableTags.optional(),
-};
+const rolesSchema = z.array(z.string().min(1));
+const flag = { codec: 'bool', schema: z.boolean(), required: true, filter: true } as const;
 
 /** Parses the PEM of a CA: its first certificate must be a CA certificate. */
 function parseCaPem(certPem: string): { pem: string; first: CertificateInfo } {
@@ -60,64 +52,52 @@ function checkClaim(claim: ExternalIdClaim | null | undefined): void {
 }
 
 /** Third-party CAs: created unverified with a verificationToken; see enrollment/cas for verify and JWT. */
-export const cas: ResourceDef = {
+export const cas = defineResource({
   entity: 'cas',
   table: 'cas',
   permission: 'ca',
-  columns: {
-    name: { column: 'name', codec: 'string' },
-    certPem: { column: 'cert_pem', codec: 'string', write: false },
-    fingerprint: { column: 'fingerprint', codec: 'string', write: false },
-    isVerified: { column: 'is_verified', codec: 'bool', write: false },
-    verificationToken: { column: 'verification_token', codec: 'string', write: false },
-    isAuthEnabled: { column: 'is_auth_enabled', codec: 'bool' },
-    isAutoCaEnrollmentEnabled: { column: 'is_auto_ca_enrollment_enabled', codec: 'bool' },
-    isOttCaEnrollmentEnabled: { column: 'is_ott_ca_enrollment_enabled', codec: 'bool' },
-    identityRoles: { column: 'identity_roles', codec: 'json' },
-    identityNameFormat: { column: 'identity_name_format', codec: 'string' },
-    // OpenZiti leaves the claim out when the CA has none (never null)
-    externalIdClaim: { column: 'external_id_claim', codec: 'json', whenNull: undefined },
-  },
   fields: {
-    name: scalar('string', 't.name'),
-    fingerprint: scalar('string', 't.fingerprint'),
-    isVerified: scalar('boolean', 't.is_verified'),
-    isAuthEnabled: scalar('boolean', 't.is_auth_enabled'),
-    isAutoCaEnrollmentEnabled: scalar('boolean', 't.is_auto_ca_enrollment_enabled'),
-    isOttCaEnrollmentEnabled: scalar('boolean', 't.is_ott_ca_enrollment_enabled'),
-    identityNameFormat: scalar('string', 't.identity_name_format'),
-    verificationToken: scalar('string', 't.verification_token'),
+    name: { codec: 'string', schema: nameSchema, required: true, filter: true },
+    // parsed and stored by beforeWrite
+    certPem: { codec: 'string', schema: z.string().min(1), required: true, createOnly: true },
+    fingerprint: { codec: 'string', filter: true },
+    isVerified: { codec: 'bool', filter: true },
+    verificationToken: { codec: 'string', filter: true },
+    isAuthEnabled: flag,
+    isAutoCaEnrollmentEnabled: flag,
+    isOttCaEnrollmentEnabled: flag,
+    identityRoles: { codec: 'json', schema: rolesSchema, required: true, nullable: true, zero: [], patchNull: 'zero' },
+    // required by PUT only: see schemas
+    identityNameFormat: { codec: 'string', schema: z.string(), filter: true },
+    // OpenZiti leaves the claim out when the CA has none (never null)
+    externalIdClaim: { codec: 'json', schema: externalIdClaimSchema, nullable: true, zero: null, whenNull: undefined },
   },
+  tags: { putOmitted: 'leave' },
   defaultSort: 't.name ASC',
   schemas: {
-    create: z.object({ ...common, certPem: z.string().min(1), identityNameFormat: z.string().optional() }),
-    update: z.object({ ...common, identityNameFormat: z.string() }),
-    patch: patchOf({ name: nameSchema, ...flags, identityNameFormat: z.string(), tags: nullableTags }).extend({
-      identityRoles: rolesSchema.optional(),
+    update: z.object({
+      name: nameSchema,
+      isAuthEnabled: z.boolean(),
+      isAutoCaEnrollmentEnabled: z.boolean(),
+      isOttCaEnrollmentEnabled: z.boolean(),
+      identityRoles: rolesSchema.nullable(),
+      identityNameFormat: z.string(),
       externalIdClaim: externalIdClaimSchema.nullable().optional(),
+      tags: nullableTags.optional(),
     }),
   },
   links: (row) => ({ jwt: `cas/${row.id}/jwt`, verify: `cas/${row.id}/verify` }),
   beforeWrite(op, input, _existing, ctx) {
-    const extra: Record<string, unknown> = {};
-    if (op === 'patch') {
-      for (const k of ['name', 'isAuthEnabled', 'isAutoCaEnrollmentEnabled', 'isOttCaEnrollmentEnabled', 'identityNameFormat'] as const) {
-        if (input[k] === null) delete input[k];
-      }
-    }
-    if (input.identityRoles === null) input.identityRoles = [];
-    if (input.externalIdClaim === null || (op === 'update' && input.externalIdClaim === undefined)) extra.external_id_claim = null;
     checkClaim(input.externalIdClaim);
     if (op === 'create') {
-      const { pem, first } = parseCaPem(input.certPem);
+      const { pem, first } = parseCaPem(input.certPem!);
       const dup = ctx.core.store.getSql<{ id: string }>('SELECT id FROM cas WHERE fingerprint = ?', first.fingerprint);
       if (dup) throw validationError('certPem', `certificate already used as CA ${dup.id}`, first.fingerprint);
-      Object.assign(extra, { cert_pem: pem, fingerprint: first.fingerprint, verification_token: randomUUID(), is_verified: 0 });
+      return { cert_pem: pem, fingerprint: first.fingerprint, verification_token: randomUUID(), is_verified: 0 };
     }
-    return extra;
   },
   beforeDelete(row, ctx) {
     // Deleting a CA deletes its certificate authenticators (its ottca enrollments go by foreign key).
     ctx.core.store.runSql("DELETE FROM authenticators WHERE ca_id = ? AND method = 'cert'", row.id);
   },
-};
+});

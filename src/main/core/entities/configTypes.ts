@@ -1,40 +1,47 @@
 import { z } from 'zod';
 import { referencedEntity } from '../errors';
-import { scalar } from '../query/fields';
-import { nameSchema, nullableTags, patchOf } from './common';
-import type { ResourceDef } from './resource';
+import { nameSchema, nullableTags } from './common';
+import { defineResource } from './define';
 
 const jsonObject = z.record(z.string(), z.unknown());
-const target = z.enum(['service', 'router']).nullable();
-const body = { name: nameSchema, schema: jsonObject.optional(), target: target.optional(), tags: nullableTags.optional() };
+const target = z.enum(['service', 'router']);
 
-export const configTypes: ResourceDef = {
+export const configTypes = defineResource({
   entity: 'config-types',
   table: 'config_types',
   permission: 'config-type',
-  columns: {
-    name: { column: 'name', codec: 'string' },
-    schema: { column: 'schema', codec: 'json' },
-    target: { column: 'target', codec: 'string' },
+  fields: {
+    name: { codec: 'string', schema: nameSchema, required: true, filter: true },
+    // PUT without a schema, or with null (as OpenZiti accepts), leaves the config type without one: see schemas
+    schema: { codec: 'json', schema: jsonObject, zero: {} },
+    // create without a target (or with null) makes a service config type: see beforeWrite; PUT leaves an omitted one
+    target: { codec: 'string', schema: target, nullable: true, zero: null, putOmitted: 'leave' },
   },
-  fields: { name: scalar('string', 't.name') },
+  tags: { putOmitted: 'leave' },
   defaultSort: 't.name ASC',
   schemas: {
-    create: z.object(body),
-    // PUT without a schema, or with null (as OpenZiti accepts), leaves the config type without one
-    update: z.object({ ...body, schema: jsonObject.nullish().transform((v) => v ?? {}) }),
+    update: z.object({
+      name: nameSchema,
+      schema: jsonObject.nullable().optional(),
+      target: target.nullable().optional(),
+      tags: nullableTags.optional(),
+    }),
     // a PATCH may leave the schema out, but not null it (OpenZiti answers null with a validation error too)
-    patch: patchOf({ name: nameSchema, target, tags: nullableTags }).extend({ schema: jsonObject.optional() }),
+    patch: z.object({
+      name: nameSchema.nullable().optional(),
+      schema: jsonObject.optional(),
+      target: target.nullable().optional(),
+      tags: nullableTags.optional(),
+    }),
   },
   links: (row) => ({ configs: `config-types/${row.id}/configs` }),
   beforeWrite(op, input, _existing, ctx) {
     if (input.schema) ctx.core.schemas.compile(input.schema);
     if (op === 'create' && input.target == null) input.target = 'service';
-    if (op === 'patch' && input.name === null) delete input.name;
   },
   beforeDelete(row, ctx) {
     if (ctx.core.store.getSql('SELECT 1 FROM configs WHERE config_type_id = ? LIMIT 1', row.id)) {
       throw referencedEntity('configs of this config type exist');
     }
   },
-};
+});

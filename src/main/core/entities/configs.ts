@@ -5,7 +5,7 @@ import { scalar } from '../query/fields';
 import type { Row } from '../store/db';
 import { nameSchema, nullableTags } from './common';
 import { configWritten } from '../policy/entityHooks';
-import type { ResourceDef } from './resource';
+import { defineResource } from './define';
 import { SVC_PROXY_CONFIG_TYPE_ID } from './builtinConfigTypes';
 import { validateShareConfig } from '../shares';
 
@@ -18,28 +18,28 @@ export function validateConfigData(ctx: Ctx, configTypeId: string, value: unknow
   ctx.core.schemas.validate(`${type.id}@${type.updated_at}`, JSON.parse(type.schema as string), value);
 }
 
-export const configs: ResourceDef = {
+export const configs = defineResource({
   entity: 'configs',
   table: 'configs',
   permission: 'config',
-  columns: {
-    name: { column: 'name', codec: 'string' },
-    configTypeId: { column: 'config_type_id', codec: 'string' },
-    data: { column: 'data', codec: 'json' },
+  fields: {
+    name: { codec: 'string', schema: nameSchema, required: true, filter: true },
+    configTypeId: { codec: 'string', schema: z.string(), required: true, createOnly: true, filter: true },
+    data: { codec: 'json', schema: data, required: true },
   },
+  tags: { putOmitted: 'leave' },
+  filters: { type: scalar('string', 't.config_type_id') },
   refs: { configType: { column: 'config_type_id', entity: 'config-types', table: 'config_types' } },
-  fields: { name: scalar('string', 't.name'), configTypeId: scalar('string', 't.config_type_id'), type: scalar('string', 't.config_type_id') },
   defaultSort: 't.name ASC',
   schemas: {
-    create: z.object({ name: nameSchema, configTypeId: z.string(), data, tags: nullableTags.optional() }),
-    update: z.object({ name: nameSchema, data, tags: nullableTags.optional() }),
+    // a PATCH may leave name and data out, but not null them
     patch: z.object({ name: nameSchema.optional(), data: data.optional(), tags: nullableTags.optional() }),
   },
   links: (row) => ({ 'config-type': `config-types/${row.config_type_id}`, services: `configs/${row.id}/services` }),
   beforeWrite(_op, input, existing, ctx) {
-    const typeId = (existing?.config_type_id as string | undefined) ?? input.configTypeId;
-    if (input.data !== undefined) validateConfigData(ctx, typeId, input.data);
-    if (input.data !== undefined && typeId === SVC_PROXY_CONFIG_TYPE_ID) validateShareConfig(ctx, input.data, existing?.id as string | undefined);
+    const typeId = (existing?.config_type_id ?? input.configTypeId)!;
+    if (input.data != null) validateConfigData(ctx, typeId, input.data);
+    if (input.data != null && typeId === SVC_PROXY_CONFIG_TYPE_ID) validateShareConfig(ctx, input.data, existing?.id);
   },
   beforeDelete(row, ctx) {
     if (ctx.core.store.getSql('SELECT 1 FROM service_configs WHERE config_id = ? LIMIT 1', row.id)) {
@@ -52,4 +52,4 @@ export const configs: ResourceDef = {
   afterWrite(op, id, _input, _existing, ctx) {
     if (op !== 'create') configWritten(ctx.core, id);
   },
-};
+});

@@ -2,15 +2,15 @@ import { z } from 'zod';
 import { requirePermission } from '../auth/permissions';
 import type { Ctx } from '../context';
 import { conflict, notFound, validationError } from '../errors';
-import { scalar } from '../query/fields';
 import type { Row } from '../store/db';
 import { nullableTags } from './common';
-import type { ApiObject, ResourceDef } from './resource';
+import { defineResource } from './define';
+import type { ApiObject } from './resource';
 
 export const GLOBAL_SETTINGS_ID = 'global';
 
 const uris = z.array(z.string().trim().min(1, 'must not be empty')).nullable().optional();
-const oidcSchema = z.object({ redirectUris: uris, postLogoutUris: uris }).strict().nullable().optional();
+const oidcSchema = z.object({ redirectUris: uris, postLogoutUris: uris }).strict();
 export interface OidcSettings {
   redirectUris?: string[] | null;
   postLogoutUris?: string[] | null;
@@ -20,21 +20,24 @@ export interface OidcSettings {
  * Controller settings: the 'global' row and per-controller overrides (id = controller id). In an override a
  * missing or null value inherits the global one; the effective view merges them.
  */
-export const controllerSettings: ResourceDef = {
+export const controllerSettings = defineResource({
   entity: 'controller-settings',
   table: 'controller_settings',
   permission: 'ops',
-  // an override without its own oidc settings leaves the field out (the spec's oidc is an object, never null)
-  columns: { oidc: { column: 'oidc', codec: 'json', whenNull: undefined } },
+  fields: {
+    // shown as the `controller` ref
+    controllerId: { codec: 'string', schema: z.string().min(1), required: true, createOnly: true, shown: false, filter: true },
+    // an override without its own oidc settings leaves the field out (the spec's oidc is an object, never null)
+    oidc: { codec: 'json', schema: oidcSchema, nullable: true, zero: null, whenNull: undefined },
+  },
+  tags: { putOmitted: 'leave' },
   refs: { controller: { column: 'controller_id', entity: 'controllers', table: 'controllers' } },
-  fields: { controllerId: scalar('string', 't.controller_id') },
   defaultSort: "CASE t.id WHEN 'global' THEN 0 ELSE 1 END, t.id ASC",
   schemas: {
+    // the settings of a controller have its id
     create: z
-      .object({ controllerId: z.string().min(1), oidc: oidcSchema, tags: nullableTags.optional() })
+      .object({ controllerId: z.string().min(1), oidc: oidcSchema.nullable().optional(), tags: nullableTags.optional() })
       .transform((v) => ({ ...v, id: v.controllerId })),
-    update: z.object({ oidc: oidcSchema, tags: nullableTags.optional() }),
-    patch: z.object({ oidc: oidcSchema, tags: nullableTags.optional() }),
   },
   beforeWrite(op, input, existing, ctx) {
     const isGlobal = existing?.id === GLOBAL_SETTINGS_ID;
@@ -47,24 +50,21 @@ export const controllerSettings: ResourceDef = {
         throw validationError('controllerId', 'settings for this controller exist already', input.controllerId);
       }
     }
-    if (op === 'patch' && input.oidc !== undefined && input.oidc !== null) {
+    if (op === 'patch' && input.oidc != null) {
       // PATCH merges inside oidc: absent fields stay
-      const cur = (existing?.oidc ? JSON.parse(existing.oidc as string) : {}) as OidcSettings;
+      const cur: OidcSettings = existing?.oidc ? JSON.parse(existing.oidc) : {};
       input.oidc = { ...cur, ...Object.fromEntries(Object.entries(input.oidc).filter(([, v]) => v !== undefined)) };
     }
-    if (op === 'update' && input.oidc === undefined) input.oidc = null;
-    if (input.tags === null) input.tags = {};
     if (isGlobal && input.oidc !== undefined) {
       // the global settings are the fallback: they hold values, never "inherit"
-      const o = (input.oidc ?? {}) as OidcSettings;
+      const o = input.oidc ?? {};
       input.oidc = { redirectUris: o.redirectUris ?? [], postLogoutUris: o.postLogoutUris ?? [] };
     }
-    return op === 'create' ? { controller_id: input.controllerId } : undefined;
   },
   beforeDelete(row) {
     if (row.id === GLOBAL_SETTINGS_ID) throw conflict('ENTITY_CAN_NOT_BE_DELETED', 'the global controller settings cannot be deleted');
   },
-};
+});
 
 const oidcOf = (row: Row | undefined): OidcSettings | null => (row?.oidc ? (JSON.parse(row.oidc as string) as OidcSettings) : null);
 

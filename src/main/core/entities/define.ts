@@ -27,6 +27,8 @@ export interface FieldDef {
   nullable?: boolean;
   /** what PUT gives the field when omitted and what null stands for; undefined: PUT leaves an omitted field */
   zero?: unknown;
+  /** what an omitted field means in a PUT: 'zero' (the default where `zero` is given) or 'leave' (null still stands for `zero`) */
+  putOmitted?: 'zero' | 'leave';
   /** what null means in a PATCH: 'zero' (the default for nullable fields) or 'leave' (the default otherwise) */
   patchNull?: 'leave' | 'zero';
   /** filterable and sortable in ZitiQL: true = a scalar of the codec's type over the column, or a field of its own */
@@ -61,6 +63,8 @@ export interface ResourceDeclaration<F extends Fields> {
   fields: F;
   /** entities with role attributes: adds `roleAttributes`, keeps role_attributes and the policy index in step */
   roleKind?: RoleKind;
+  /** the rules of the implicit `tags` field, e.g. `{ putOmitted: 'leave' }` for a PUT that keeps omitted tags */
+  tags?: Pick<FieldDef, 'putOmitted'>;
   /** filterable fields that are not fields of the body or the reply (aliases, computed values) */
   filters?: QueryFields;
   defaultSort?: string;
@@ -121,7 +125,7 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
   }
   const tags = TAGS.schema!.nullable().optional();
   const writable = d.writable !== false;
-  const normalize = nullRules({ ...fields, tags: TAGS });
+  const normalize = nullRules({ ...fields, tags: { ...TAGS, ...d.tags } });
   const { beforeWrite } = d;
   return {
     entity: d.entity,
@@ -155,7 +159,8 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
 
 /**
  * The null and PUT rules of a type's fields as one function over a parsed body: null stands for the zero value
- * (or, in a PATCH of a required or non-nullable field, for "leave it"); PUT gives omitted optional fields their zero.
+ * (or, in a PATCH of a required or non-nullable field, for "leave it"); PUT gives omitted optional fields their zero
+ * (unless they say `putOmitted: 'leave'`).
  */
 function nullRules(fields: Fields): (op: WriteOp, input: Record<string, unknown>) => void {
   const writable = Object.entries(fields).filter(([, f]) => f.schema);
@@ -166,7 +171,7 @@ function nullRules(fields: Fields): (op: WriteOp, input: Record<string, unknown>
         const leave = op === 'patch' ? (f.patchNull ?? (f.required || !f.nullable ? 'leave' : 'zero')) === 'leave' : f.zero === undefined;
         if (leave) delete input[name];
         else input[name] = f.zero;
-      } else if (v === undefined && op === 'update' && !f.required && !f.createOnly && f.zero !== undefined) {
+      } else if (v === undefined && op === 'update' && !f.required && !f.createOnly && f.zero !== undefined && f.putOmitted !== 'leave') {
         input[name] = f.zero;
       }
     }

@@ -2,115 +2,52 @@ import { z } from 'zod';
 import type { Ctx } from '../context';
 import { referencedEntity, validationError } from '../errors';
 import { parseCertificate } from '../pki/index';
-import { scalar } from '../query/fields';
 import type { Row } from '../store/db';
-import { nameSchema, nullableTags } from './common';
-import type { ResourceDef } from './resource';
+import { nameSchema } from './common';
+import { defineResource } from './define';
 
 /** An http(s) URL; '' means none, as OpenZiti's CLI sends for an unset URL. */
 const url = z.union([z.literal('').transform(() => null), z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })]);
 const text = z.string().trim().min(1, 'must not be empty');
-/** Optional fields and the value they take when a create or PUT omits them (or a PATCH nulls them). */
-const OPTIONAL_DEFAULTS = {
-  certPem: null,
-  jwksEndpoint: null,
-  kid: null,
-  claimsProperty: 'sub',
-  useExternalId: false,
-  externalAuthUrl: null,
-  clientId: null,
-  scopes: [],
-  targetToken: 'ACCESS',
-  enrollToCertEnabled: false,
-  enrollToTokenEnabled: false,
-  enrollNameClaimsSelector: null,
-  enrollAttributeClaimsSelector: null,
-  enrollAuthPolicyId: null,
-} as const;
-const optional = {
-  certPem: z.string().nullable().optional(),
-  jwksEndpoint: url.nullable().optional(),
-  kid: z.string().nullable().optional(),
-  claimsProperty: text.nullable().optional(),
-  useExternalId: z.boolean().nullable().optional(),
-  // shown as '' while unset (see `str` below), so '' is accepted back as "unset"
-  externalAuthUrl: url.or(z.literal('')).nullable().optional(),
-  clientId: z.string().nullable().optional(),
-  scopes: z.array(z.string()).nullable().optional(),
-  targetToken: z.enum(['ACCESS', 'ID']).nullable().optional(),
-  enrollToCertEnabled: z.boolean().nullable().optional(),
-  enrollToTokenEnabled: z.boolean().nullable().optional(),
-  enrollNameClaimsSelector: z.string().nullable().optional(),
-  enrollAttributeClaimsSelector: z.string().nullable().optional(),
-  enrollAuthPolicyId: z.string().nullable().optional(),
-  tags: nullableTags.optional(),
-};
-const full = z.object({ name: nameSchema, enabled: z.boolean(), issuer: text, audience: text, ...optional });
-const patch = z.object({
-  name: nameSchema.nullable().optional(),
-  enabled: z.boolean().nullable().optional(),
-  issuer: text.nullable().optional(),
-  audience: text.nullable().optional(),
-  ...optional,
-});
-
-const col = (column: string, codec: 'string' | 'bool' | 'json' | 'datetime' = 'string', write = true) => ({ column, codec, write });
-/** OpenZiti's spec lets none of these be null: an unset string shows as '', an unset time as Go's zero time. */
-const str = (column: string, write = true) => ({ ...col(column, 'string', write), whenNull: '' });
+/** A string that may be unset; '' means none. */
+const orNone = z.string().transform((v) => (v === '' ? null : v));
+/** OpenZiti's spec lets several fields not be null: an unset string shows as '' (`whenNull`), an unset time as Go's zero time. */
 const ZERO_TIME = '0001-01-01T00:00:00.000Z';
 
 /** External JWT signers: trusted issuers whose JWTs authenticate identities (`POST /authenticate?method=ext-jwt`). */
-export const externalJwtSigners: ResourceDef = {
+export const externalJwtSigners = defineResource({
   entity: 'external-jwt-signers',
   table: 'external_jwt_signers',
   permission: 'external-jwt-signer',
-  columns: {
-    name: col('name'),
-    enabled: col('enabled', 'bool'),
-    issuer: col('issuer'),
-    audience: col('audience'),
-    certPem: col('cert_pem'),
-    jwksEndpoint: col('jwks_endpoint'),
-    kid: str('kid'),
-    fingerprint: str('fingerprint', false),
-    commonName: str('common_name', false),
-    notBefore: { ...col('not_before', 'datetime', false), whenNull: ZERO_TIME },
-    notAfter: { ...col('not_after', 'datetime', false), whenNull: ZERO_TIME },
-    claimsProperty: str('claims_property'),
-    useExternalId: col('use_external_id', 'bool'),
-    externalAuthUrl: str('external_auth_url'),
-    clientId: str('client_id'),
-    scopes: col('scopes', 'json'),
-    targetToken: col('target_token'),
-    enrollToCertEnabled: col('enroll_to_cert_enabled', 'bool'),
-    enrollToTokenEnabled: col('enroll_to_token_enabled', 'bool'),
-    enrollNameClaimsSelector: str('enroll_name_claims_selector'),
-    enrollAttributeClaimsSelector: str('enroll_attribute_claims_selector'),
-    enrollAuthPolicyId: str('enroll_auth_policy_id'),
-  },
+  // the optional fields take their zero when a PUT omits them or a body nulls them
   fields: {
-    name: scalar('string', 't.name'),
-    issuer: scalar('string', 't.issuer'),
-    audience: scalar('string', 't.audience'),
-    enabled: scalar('boolean', 't.enabled'),
-    kid: scalar('string', 't.kid'),
-    fingerprint: scalar('string', 't.fingerprint'),
-    commonName: scalar('string', 't.common_name'),
-    claimsProperty: scalar('string', 't.claims_property'),
-    useExternalId: scalar('boolean', 't.use_external_id'),
-    externalAuthUrl: scalar('string', 't.external_auth_url'),
-    clientId: scalar('string', 't.client_id'),
-    notAfter: scalar('datetime', 't.not_after'),
-    notBefore: scalar('datetime', 't.not_before'),
+    name: { codec: 'string', schema: nameSchema, required: true, filter: true },
+    enabled: { codec: 'bool', schema: z.boolean(), required: true, filter: true },
+    issuer: { codec: 'string', schema: text, required: true, filter: true },
+    audience: { codec: 'string', schema: text, required: true, filter: true },
+    certPem: { codec: 'string', schema: orNone, nullable: true, zero: null },
+    jwksEndpoint: { codec: 'string', schema: url, nullable: true, zero: null },
+    kid: { codec: 'string', schema: orNone, nullable: true, zero: null, whenNull: '', filter: true },
+    fingerprint: { codec: 'string', whenNull: '', filter: true },
+    commonName: { codec: 'string', whenNull: '', filter: true },
+    notBefore: { codec: 'datetime', whenNull: ZERO_TIME, filter: true },
+    notAfter: { codec: 'datetime', whenNull: ZERO_TIME, filter: true },
+    claimsProperty: { codec: 'string', schema: text, nullable: true, zero: 'sub', whenNull: '', filter: true },
+    useExternalId: { codec: 'bool', schema: z.boolean(), nullable: true, zero: false, filter: true },
+    // shown as '' while unset, so '' is accepted back as "unset"
+    externalAuthUrl: { codec: 'string', schema: url.or(z.literal('')), nullable: true, zero: null, whenNull: '', filter: true },
+    clientId: { codec: 'string', schema: orNone, nullable: true, zero: null, whenNull: '', filter: true },
+    scopes: { codec: 'json', schema: z.array(z.string()), nullable: true, zero: [] },
+    targetToken: { codec: 'string', schema: z.enum(['ACCESS', 'ID']), nullable: true, zero: 'ACCESS' },
+    enrollToCertEnabled: { codec: 'bool', schema: z.boolean(), nullable: true, zero: false },
+    enrollToTokenEnabled: { codec: 'bool', schema: z.boolean(), nullable: true, zero: false },
+    enrollNameClaimsSelector: { codec: 'string', schema: orNone, nullable: true, zero: null, whenNull: '' },
+    enrollAttributeClaimsSelector: { codec: 'string', schema: orNone, nullable: true, zero: null, whenNull: '' },
+    enrollAuthPolicyId: { codec: 'string', schema: orNone, nullable: true, zero: null, whenNull: '' },
   },
+  tags: { putOmitted: 'leave' },
   defaultSort: 't.name ASC',
-  schemas: { create: full, update: full, patch },
-  beforeWrite(op, input, existing, ctx) {
-    for (const k of ['name', 'enabled', 'issuer', 'audience']) if (input[k] === null) delete input[k];
-    for (const [k, v] of Object.entries(OPTIONAL_DEFAULTS)) {
-      if (input[k] === null || (op !== 'patch' && input[k] === undefined) || (input[k] === '' && v === null)) input[k] = v;
-    }
-    if (input.tags === null) input.tags = {};
+  beforeWrite(_op, input, existing, ctx) {
     const certPem = input.certPem !== undefined ? input.certPem : (existing?.cert_pem ?? null);
     const jwks = input.jwksEndpoint !== undefined ? input.jwksEndpoint : (existing?.jwks_endpoint ?? null);
     if (certPem && jwks) throw validationError('jwksEndpoint', 'certPem and jwksEndpoint are mutually exclusive', jwks);
@@ -145,35 +82,34 @@ export const externalJwtSigners: ResourceDef = {
     if (policy) throw referencedEntity(`the external JWT signer is used by auth policy '${policy.name}'`);
   },
   afterDelete(row, ctx) {
-    ctx.core.security.extJwt.invalidate(row.id as string);
+    ctx.core.security.extJwt.invalidate(row.id);
   },
-};
+});
 
 /** The Client API's public view of the enabled signers: what a client needs to obtain a token from one. */
-export const clientExternalJwtSigners: ResourceDef = {
+export const clientExternalJwtSigners = defineResource({
   entity: 'external-jwt-signers',
   table: 'external_jwt_signers',
   permission: 'external-jwt-signer',
-  columns: {
-    name: col('name'),
-    audience: col('audience'),
-    clientId: col('client_id'),
-    enrollToCertEnabled: col('enroll_to_cert_enabled', 'bool'),
-    enrollToTokenEnabled: col('enroll_to_token_enabled', 'bool'),
-    externalAuthUrl: str('external_auth_url'),
-    scopes: col('scopes', 'json'),
-    targetToken: col('target_token'),
+  fields: {
+    name: { codec: 'string', filter: true },
+    audience: { codec: 'string' },
+    clientId: { codec: 'string' },
+    enrollToCertEnabled: { codec: 'bool' },
+    enrollToTokenEnabled: { codec: 'bool' },
+    externalAuthUrl: { codec: 'string', whenNull: '' },
+    scopes: { codec: 'json' },
+    targetToken: { codec: 'string' },
   },
-  fields: { name: scalar('string', 't.name') },
   defaultSort: 't.name ASC',
-  schemas: {},
+  writable: false,
   decorate(items, rows) {
     items.forEach((item, i) => {
       const issuer = rows[i]!.issuer as string;
       item.openIdConfigurationUrl = /^https?:\/\//.test(issuer) ? `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration` : undefined;
     });
   },
-};
+});
 
 export function loadSigner(ctx: Ctx, id: string): Row | undefined {
   return ctx.core.store.getSql<Row>('SELECT * FROM external_jwt_signers WHERE id = ?', id);

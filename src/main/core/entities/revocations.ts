@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { requirePermission } from '../auth/permissions';
 import { notFound, validationError } from '../errors';
-import { scalar } from '../query/fields';
 import { parseInput } from '../validation';
 import { nullableTags } from './common';
-import { applyCreate, type ResourceDef } from './resource';
+import { defineResource } from './define';
+import { applyCreate } from './resource';
 
 export const REVOCATION_TYPES = ['JTI', 'IDENTITY', 'API_SESSION'] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -22,19 +22,21 @@ const createSchema = z.object({
  * revocation is recorded only. A revocation is kept as long as a revoked credential could have lived (the API
  * session timeout).
  */
-export const revocations: ResourceDef = {
+export const revocations = defineResource({
   entity: 'revocations',
   table: 'revocations',
   permission: 'ops',
-  columns: {
-    type: { column: 'type', codec: 'string' },
-    expiresAt: { column: 'expires_at', codec: 'datetime', write: false },
+  fields: {
+    // the revoked thing's id is the revocation's id
+    id: { codec: 'string', column: false, schema: createSchema.shape.id, required: true, createOnly: true },
+    type: { codec: 'string', schema: createSchema.shape.type, required: true, createOnly: true, filter: true },
+    expiresAt: { codec: 'datetime', filter: true },
   },
-  fields: { type: scalar('string', 't.type'), expiresAt: scalar('datetime', 't.expires_at') },
   defaultSort: 't.created_at ASC, t.id ASC',
-  schemas: { create: createSchema },
+  // create only
+  schemas: { update: undefined, patch: undefined },
   handlers: {
-    create(ctx, body) {
+    create(ctx, body): string {
       requirePermission(ctx.caller, 'ops', 'create');
       const input = parseInput(createSchema, body);
       const store = ctx.core.store;
@@ -47,25 +49,13 @@ export const revocations: ResourceDef = {
       const now = ctx.core.clock.now();
       return store.tx(() => {
         store.runSql('DELETE FROM revocations WHERE id = ?', input.id);
-        const id = applyCreate(
-          ctx,
-          { ...revocations, schemas: { create: internalCreate } },
-          {
-            ...input,
-            expiresAt: new Date(now.getTime() + ctx.core.config.sessionTimeoutMs).toISOString(),
-            issuedBefore: now.toISOString(),
-          },
-        );
+        const id = applyCreate(ctx, revocations, input, {
+          columns: { expires_at: new Date(now.getTime() + ctx.core.config.sessionTimeoutMs).toISOString(), issued_before: now.toISOString() },
+        });
         if (input.type === 'IDENTITY') ctx.core.sessions.removeForIdentity(input.id);
         if (isSession) ctx.core.sessions.remove(input.id);
         return id;
       });
     },
   },
-  beforeWrite(_op, input) {
-    return { expires_at: input.expiresAt, issued_before: input.issuedBefore };
-  },
-};
-
-/** The generic create gets the times computed by the handler above. */
-const internalCreate = createSchema.extend({ expiresAt: z.string(), issuedBefore: z.string() });
+});
