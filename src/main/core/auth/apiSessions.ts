@@ -1,39 +1,32 @@
-import { scalar } from '../query/fields';
 import type { Ctx } from '../context';
 import { newId, newToken } from '../ids';
 import type { Row } from '../store/db';
 import { isDisabled } from '../entities/identities';
-import { type ApiObject, type ResourceDef, present } from '../entities/resource';
+import { defineResource } from '../entities/define';
+import { type ApiObject, present } from '../entities/resource';
 import type { Caller } from './permissions';
 import type { Core } from '../core';
 import { isTotpEnrolled } from './mfa';
 
 /** Management view of API sessions (list/get/delete; sessions are created only by authentication). */
-export const apiSessions: ResourceDef = {
+export const apiSessions = defineResource({
   entity: 'api-sessions',
   table: 'api_sessions',
   permission: 'ops',
-  columns: {
-    token: { column: 'token', codec: 'string', write: false },
-    identityId: { column: 'identity_id', codec: 'string', write: false },
-    authenticatorId: { column: 'authenticator_id', codec: 'string', write: false },
-    ipAddress: { column: 'ip_address', codec: 'string', write: false },
-    configTypes: { column: 'config_types', codec: 'json', write: false },
-    isMfaRequired: { column: 'is_mfa_required', codec: 'bool', write: false },
-    isMfaComplete: { column: 'is_mfa_complete', codec: 'bool', write: false },
-    improperClientCertChain: { column: 'improper_client_cert_chain', codec: 'bool', write: false },
-    lastActivityAt: { column: 'last_activity_at', codec: 'datetime', write: false },
+  writable: false,
+  fields: {
+    token: { codec: 'string', filter: true },
+    identityId: { codec: 'string', filter: true },
+    authenticatorId: { codec: 'string', filter: true },
+    ipAddress: { codec: 'string', filter: true },
+    configTypes: { codec: 'json' },
+    isMfaRequired: { codec: 'bool' },
+    isMfaComplete: { codec: 'bool' },
+    improperClientCertChain: { codec: 'bool' },
+    lastActivityAt: { codec: 'datetime', filter: true },
   },
   refs: { identity: { column: 'identity_id', entity: 'identities', table: 'identities' } },
-  fields: {
-    identityId: scalar('string', 't.identity_id'),
-    token: scalar('string', 't.token'),
-    ipAddress: scalar('string', 't.ip_address'),
-    lastActivityAt: scalar('datetime', 't.last_activity_at'),
-    authenticatorId: scalar('string', 't.authenticator_id'),
-  },
   defaultSort: 't.created_at DESC, t.id ASC',
-  schemas: {},
   decorate(items, rows, ctx) {
     const auth = ctx.core.store.allSql<Row>(
       'SELECT id, method, is_issued_by_network, is_extend_requested, is_key_roll_requested FROM authenticators WHERE id IN (SELECT value FROM json_each(?))',
@@ -51,7 +44,7 @@ export const apiSessions: ResourceDef = {
       item.isCertKeyRollRequested = !!a?.is_key_roll_requested;
     });
   },
-};
+});
 
 export interface NewSession {
   identityId: string;

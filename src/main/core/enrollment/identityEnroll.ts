@@ -5,7 +5,8 @@ import { loadAuthPolicy } from '../entities/authPolicies';
 import type { ExternalIdClaim } from '../entities/cas';
 import { passwordSchema, usernameSchema } from '../entities/common';
 import { identities } from '../entities/identities';
-import { applyCreate, type ResourceDef } from '../entities/resource';
+import { defineResource } from '../entities/define';
+import { applyCreate } from '../entities/resource';
 import { validationError } from '../errors';
 import { newId } from '../ids';
 import { fingerprintSha1, parseCertificate } from '../pki/index';
@@ -157,10 +158,11 @@ export interface NewIdentity {
 }
 
 /** Identity create accepting a chosen id (its certificate names the id before the identity exists). */
-const identitiesWithId: ResourceDef = {
-  ...identities,
-  schemas: { ...identities.schemas, create: (identities.schemas.create as z.ZodObject).extend({ id: z.string().min(1) }) },
-};
+const withId = {
+  ...identities.declaration.fields,
+  id: { codec: 'string', column: false, schema: z.string().min(1), required: true, createOnly: true },
+} as const;
+const identitiesWithId = defineResource<typeof withId>({ ...identities.declaration, fields: withId });
 
 /** Creates an identity through the generic resource mechanism (its hooks run); call inside a transaction. */
 export function createEnrolledIdentity(core: Core, identity: NewIdentity): string {

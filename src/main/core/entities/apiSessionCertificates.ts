@@ -3,33 +3,30 @@ import type { Ctx } from '../context';
 import { notFound } from '../errors';
 import { newId } from '../ids';
 import type { ListParams } from '../query/list';
-import { scalar } from '../query/fields';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { issueFromCsr, spiffeId } from '../enrollment/certificates';
-import { listRows, present, type ResourceDef } from './resource';
+import { defineResource } from './define';
+import { listRows, present } from './resource';
+
+const createSchema = z.object({ csr: z.string() });
 
 /** Ephemeral client certificates of an API session (Client API, owned by the session; no management view). */
-export const apiSessionCertificates: ResourceDef = {
+export const apiSessionCertificates = defineResource({
   entity: 'current-api-session/certificates',
   table: 'api_session_certificates',
   permission: 'ops',
-  columns: {
-    subject: { column: 'subject', codec: 'string', write: false },
-    fingerprint: { column: 'fingerprint', codec: 'string', write: false },
-    validFrom: { column: 'valid_from', codec: 'datetime', write: false },
-    validTo: { column: 'valid_to', codec: 'datetime', write: false },
-    certificate: { column: 'cert_pem', codec: 'string', write: false },
-  },
+  writable: false,
   fields: {
-    subject: scalar('string', 't.subject'),
-    fingerprint: scalar('string', 't.fingerprint'),
-    validFrom: scalar('datetime', 't.valid_from'),
-    validTo: scalar('datetime', 't.valid_to'),
+    subject: { codec: 'string', filter: true },
+    fingerprint: { codec: 'string', filter: true },
+    validFrom: { codec: 'datetime', filter: true },
+    validTo: { codec: 'datetime', filter: true },
+    certificate: { codec: 'string', column: 'cert_pem' },
   },
   defaultSort: 't.created_at ASC, t.id ASC',
-  schemas: { create: z.object({ csr: z.string() }) },
-};
+  schemas: { create: createSchema },
+});
 
 const sessionOf = (ctx: Ctx): string => {
   if (!ctx.caller.apiSessionId) throw notFound('api session');
@@ -56,7 +53,7 @@ export function deleteSessionCertificate(ctx: Ctx, id: string): void {
 
 /** Signs a CSR for the caller's API session: valid until the session would expire now, SPIFFE id names the session. */
 export async function createSessionCertificate(ctx: Ctx, body: unknown): Promise<{ id: string; certificate: string; cas: string }> {
-  const input = parseInput(z.object({ csr: z.string() }), body);
+  const input = parseInput(createSchema, body);
   const sessionId = sessionOf(ctx);
   const session = ctx.core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', sessionId);
   if (!session) throw notFound('api session');

@@ -1,22 +1,20 @@
-import { scalar } from '../query/fields';
-import type { ResourceDef } from './resource';
+import { defineResource } from './define';
 
 /** The controllers of this network (Weft runs one: itself), refreshed at every start. */
-export const controllers: ResourceDef = {
+export const controllers = defineResource({
   entity: 'controllers',
   table: 'controllers',
   permission: 'ops',
-  columns: {
-    name: { column: 'name', codec: 'string' },
-    ctrlAddress: { column: 'ctrl_address', codec: 'string' },
-    certPem: { column: 'cert_pem', codec: 'string' },
-    fingerprint: { column: 'fingerprint', codec: 'string' },
-    apiAddresses: { column: 'api_addresses', codec: 'json' },
-    isOnline: { column: 'is_online', codec: 'bool' },
-    isPreferredLeader: { column: 'is_preferred_leader', codec: 'bool' },
-    lastJoinedAt: { column: 'last_joined_at', codec: 'datetime' },
+  writable: false,
+  fields: {
+    name: { codec: 'string', filter: true },
+    ctrlAddress: { codec: 'string' },
+    certPem: { codec: 'string' },
+    fingerprint: { codec: 'string' },
+    apiAddresses: { codec: 'json' },
+    isOnline: { codec: 'bool', filter: true },
+    isPreferredLeader: { codec: 'bool' },
+    lastJoinedAt: { codec: 'datetime', filter: true },
   },
-  fields: { name: scalar('string', 't.name'), isOnline: scalar('boolean', 't.is_online'), lastJoinedAt: scalar('datetime', 't.last_joined_at') },
   defaultSort: 't.name ASC',
-  schemas: {},
-};
+});

@@ -95,8 +95,11 @@ const roleAttributes = (kind: RoleKind): FieldDef => ({
   filter: roleAttributesField(kind),
 });
 
+/** A derived runtime declaration that keeps what it was declared from (to declare a variant of its type). */
+export type DeclaredResource<F extends Fields> = ResourceDef & { declaration: ResourceDeclaration<F> };
+
 /** Derives a resource type's runtime declaration (`ResourceDef`) from its fields. */
-export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>): ResourceDef {
+export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>): DeclaredResource<F> {
   const fields: Fields = { ...d.fields, ...(d.roleKind && { roleAttributes: roleAttributes(d.roleKind) }) };
   const columns: Record<string, ColumnSpec> = {};
   const filters: QueryFields = {};
@@ -154,6 +157,7 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
     decorate: d.decorate as ResourceDef['decorate'],
     links: d.links as ResourceDef['links'],
     handlers: d.handlers,
+    declaration: d,
   };
 }
 

@@ -1,13 +1,11 @@
-import { scalar } from '../query/fields';
-import type { ResourceDef } from './resource';
+import { defineResource } from './define';
 
 /** Read-only: the fixed identity types, whose ids equal their names as in OpenZiti. */
-export const identityTypes: ResourceDef = {
+export const identityTypes = defineResource({
   entity: 'identity-types',
   table: 'identity_types',
   permission: 'identity',
-  columns: { name: { column: 'name', codec: 'string' } },
-  fields: { name: scalar('string', 't.name') },
+  writable: false,
+  fields: { name: { codec: 'string', filter: true } },
   defaultSort: 't.name ASC',
-  schemas: {},
-};
+});

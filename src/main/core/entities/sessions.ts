@@ -1,8 +1,8 @@
 import type { Ctx } from '../context';
 import { classesOf } from '../policy/access';
-import { scalar } from '../query/fields';
 import type { Row, Store } from '../store/db';
-import { namesById, ref, type ApiObject, type ResourceDef } from './resource';
+import { defineResource } from './define';
+import { namesById, ref, type ApiObject } from './resource';
 
 /** Edge routers offered with a session: at most this many, online ones first (as OpenZiti). */
 export const SESSION_EDGE_ROUTER_LIMIT = 25;
@@ -11,30 +11,23 @@ export const SESSION_EDGE_ROUTER_LIMIT = 25;
  * Dial/Bind sessions. Created through the Client API (core/policy/sessionGrant.ts); both APIs list, read and delete
  * them. `edgeRouters` are the routers the identity may use for the service, computed when shown.
  */
-export const sessions: ResourceDef = {
+export const sessions = defineResource({
   entity: 'sessions',
   table: 'sessions',
   permission: 'ops',
-  columns: {
-    token: { column: 'token', codec: 'string', write: false },
-    apiSessionId: { column: 'api_session_id', codec: 'string', write: false },
-    identityId: { column: 'identity_id', codec: 'string', write: false },
-    serviceId: { column: 'service_id', codec: 'string', write: false },
-    type: { column: 'type', codec: 'string', write: false },
+  writable: false,
+  fields: {
+    token: { codec: 'string', filter: true },
+    apiSessionId: { codec: 'string', filter: true },
+    identityId: { codec: 'string', filter: true },
+    serviceId: { codec: 'string', filter: true },
+    type: { codec: 'string', filter: true },
   },
   refs: {
     service: { column: 'service_id', entity: 'services', table: 'services' },
     identity: { column: 'identity_id', entity: 'identities', table: 'identities' },
   },
-  fields: {
-    type: scalar('string', 't.type'),
-    apiSessionId: scalar('string', 't.api_session_id'),
-    identityId: scalar('string', 't.identity_id'),
-    serviceId: scalar('string', 't.service_id'),
-    token: scalar('string', 't.token'),
-  },
   defaultSort: 't.created_at DESC, t.id ASC',
-  schemas: {},
   links: (row) => ({ 'route-path': `sessions/${row.id}/route-path` }),
   decorate(items, rows, ctx) {
     const routers = sessionEdgeRouters(ctx, rows);
@@ -43,14 +36,14 @@ export const sessions: ResourceDef = {
     ]);
     items.forEach((item, i) => {
       const row = rows[i]!;
-      item.apiSession = ref('api-sessions', row.api_session_id as string, undefined);
-      item.edgeRouters = routers.get(row.id as string) ?? [];
+      item.apiSession = ref('api-sessions', row.api_session_id!, undefined);
+      item.edgeRouters = routers.get(row.id) ?? [];
       item.servicePolicies = (JSON.parse(row.service_policies as string) as string[])
         .filter((id) => policyNames.has(id))
         .map((id) => ref('service-policies', id, policyNames.get(id)));
     });
   },
-};
+});
 
 /** The edge router fields shown to an identity (sessions, service edge routers, current identity's routers). */
 export function edgeRouterView(r: Row): ApiObject {

@@ -1,8 +1,7 @@
 import type { Core } from '../core';
 import type { Caller } from '../auth/permissions';
 import { newId } from '../ids';
-import { scalar } from '../query/fields';
-import type { ResourceDef } from '../entities/resource';
+import { defineResource } from '../entities/define';
 
 /**
  * The audit log: who changed what through the Management API or the console, and every login and MFA completion,
@@ -107,46 +106,29 @@ export function pruneAuditLog(core: Core, opts: { retentionMs: number; maxEntrie
   return removed;
 }
 
-const string = (column: string) => scalar('string', `t.${column}`);
-
 /**
  * `GET /audit-log` and `/audit-log/{id}` (a Weft extension: OpenZiti has no such resource) for administrators and
  * `ops` readers; read-only, paged and filtered with ZitiQL like every list, newest first.
  */
-export const auditLog: ResourceDef = {
+export const auditLog = defineResource({
   entity: 'audit-log',
   table: 'audit_log',
   permission: 'ops',
-  columns: {
-    source: { column: 'source', codec: 'string', write: false },
-    action: { column: 'action', codec: 'string', write: false },
-    entityType: { column: 'entity_type', codec: 'string', write: false },
-    entityId: { column: 'entity_id', codec: 'string', write: false },
-    route: { column: 'route', codec: 'string', write: false },
-    identityId: { column: 'identity_id', codec: 'string', write: false },
-    identityName: { column: 'identity_name', codec: 'string', write: false },
-    apiSessionId: { column: 'api_session_id', codec: 'string', write: false },
-    principal: { column: 'principal', codec: 'string', write: false },
-    authMethod: { column: 'auth_method', codec: 'string', write: false },
-    sourceAddress: { column: 'source_address', codec: 'string', write: false },
-    outcome: { column: 'outcome', codec: 'string', write: false },
-    errorCode: { column: 'error_code', codec: 'string', write: false },
-  },
+  writable: false,
   fields: {
-    source: string('source'),
-    action: string('action'),
-    entityType: string('entity_type'),
-    entityId: string('entity_id'),
-    route: string('route'),
-    identityId: string('identity_id'),
-    identityName: string('identity_name'),
-    apiSessionId: string('api_session_id'),
-    principal: string('principal'),
-    authMethod: string('auth_method'),
-    sourceAddress: string('source_address'),
-    outcome: string('outcome'),
-    errorCode: string('error_code'),
+    source: { codec: 'string', filter: true },
+    action: { codec: 'string', filter: true },
+    entityType: { codec: 'string', filter: true },
+    entityId: { codec: 'string', filter: true },
+    route: { codec: 'string', filter: true },
+    identityId: { codec: 'string', filter: true },
+    identityName: { codec: 'string', filter: true },
+    apiSessionId: { codec: 'string', filter: true },
+    principal: { codec: 'string', filter: true },
+    authMethod: { codec: 'string', filter: true },
+    sourceAddress: { codec: 'string', filter: true },
+    outcome: { codec: 'string', filter: true },
+    errorCode: { codec: 'string', filter: true },
   },
   defaultSort: 't.created_at DESC, t.rowid DESC',
-  schemas: {},
-};
+});
