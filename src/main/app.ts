@@ -3,18 +3,16 @@ import { processLogger } from './logFormat';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
-import { createApiServer } from './api/server';
+import { bindApiListener, createApiServer } from './api/server';
 import { buildRoutes, ROOT_ALIASES } from './api/routes/index';
 import { configSchema, loadConfig, splitHostPort, ConfigError, hostPort, type WeftConfig } from './config';
 import { apiLimits } from './core/auth/rateLimit';
-import { bootstrap } from './core/bootstrap';
 import { systemClock, type Clock } from './core/clock';
 import { Core } from './core/core';
 import { newId } from './core/ids';
-import { pruneAuditLog } from './core/ops/audit';
-import { markRoutersOffline } from './core/dataPlane/builtinRouter';
-import { classifyAllUnclassified } from './core/policy/classes';
-import { fingerprintSha1, loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
+import { startCore } from './core/modules';
+import { setting } from './core/store/settings';
+import { loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
 import { Store } from './core/store/db';
 import { parseDuration } from '../shared/duration';
 import { API_BASES } from './api/registry';
@@ -113,12 +111,16 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     });
     const caBundle = [pki.root.certPem, pki.intermediate.certPem, pki.signing.certPem];
     const advertisedHost = config.api.advertised_hosts[0] ?? (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
+    // the listener first: the core is built knowing the API's public URL (it answers 503 until the routes are in)
+    const listener = await bindApiListener({ key: pki.server.keyPem, cert: pki.serverChainPem }, host, port);
+    cleanups.push(() => new Promise<void>((done) => (listener.server.listening ? listener.server.close(() => done()) : done())));
+    const hostForUrl = isIP(advertisedHost) === 6 ? `[${advertisedHost}]` : advertisedHost;
     const core = new Core(
       store,
       clock,
       {
         dataDir,
-        apiPublicUrl: '',
+        apiPublicUrl: `https://${hostForUrl}:${listener.port}`,
         sessionTimeoutMs: parseDuration(config.api.session_timeout),
         brand: config.api.brand,
         snapshotIntervalMs: parseDuration(config.rate_limits.snapshot_interval),
@@ -127,53 +129,38 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       { ...pki, caBundlePkcs7: toPkcs7Base64(caBundle) },
       log,
     );
-    cleanups.push(() => core.security.close());
-    // the secret key (<data dir>/secrets.key): created at the first start, refused when others may read it;
-    // MFA secrets still stored in clear are sealed with it
-    core.security.prepareSecrets();
-
-    const boot = await bootstrap(core, {
-      username: env.WEFT_ADMIN_USERNAME || 'admin',
-      password: env.WEFT_ADMIN_PASSWORD || undefined,
-    });
-    classifyAllUnclassified(store);
+    const api = core.config.apiPublicUrl;
+    const modules = await startCore(
+      core,
+      {
+        admin: { username: env.WEFT_ADMIN_USERNAME || 'admin', password: env.WEFT_ADMIN_PASSWORD || undefined },
+        controller: {
+          name: trustDomain,
+          apiAddresses: {
+            'edge-client': [{ url: api + API_BASES.client, version: 'v1' }],
+            'edge-management': [{ url: api + API_BASES.management, version: 'v1' }],
+          },
+        },
+        audit: { retentionMs: parseDuration(config.audit.retention), maxEntries: config.audit.max_entries },
+      },
+      log,
+    );
+    cleanups.push(modules.stop);
+    const boot = modules.result.bootstrap!;
     await prepareShares(core);
 
     const routes = buildRoutes(core);
     const server = createApiServer(core, {
-      tls: { key: pki.server.keyPem, cert: pki.serverChainPem },
+      server: listener.server,
       routes,
       rootAliases: ROOT_ALIASES,
       limits: apiLimits(config.rate_limits, clock),
     });
-    await server.listen({ host, port });
+    await server.ready();
     cleanups.push(() => server.close());
-    const realPort = (server.server.address() as { port: number }).port;
-    const hostForUrl = isIP(advertisedHost) === 6 ? `[${advertisedHost}]` : advertisedHost;
-    core.config.apiPublicUrl = `https://${hostForUrl}:${realPort}`;
-    registerController(core, trustDomain);
-
-    markRoutersOffline(core);
     const router = config.router.enabled ? await startBuiltinRouter(core, config.router, dataDir, log) : undefined;
     if (router) cleanups.push(() => router.close());
 
-    const sweeper = setInterval(() => core.sessions.sweep(), 60_000);
-    sweeper.unref();
-    cleanups.push(() => clearInterval(sweeper));
-    const auditRetention = { retentionMs: parseDuration(config.audit.retention), maxEntries: config.audit.max_entries };
-    const pruneAudit = () => {
-      try {
-        pruneAuditLog(core, auditRetention);
-      } catch (err) {
-        log.warn({ err }, 'audit log pruning failed');
-      }
-    };
-    pruneAudit();
-    const auditPruner = setInterval(pruneAudit, 10 * 60_000);
-    auditPruner.unref();
-    cleanups.push(() => clearInterval(auditPruner));
-
-    const api = core.config.apiPublicUrl;
     const frontend = await startPublicFrontend(core, {
       frontend: config.frontend,
       dataDir,
@@ -211,37 +198,4 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     await close();
     throw e;
   }
-}
-
-function setting(store: Store, key: string, create: () => string): string {
-  const row = store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', key);
-  if (row) return row.value;
-  const value = create();
-  store.runSql('INSERT INTO settings (key, value) VALUES (?, ?)', key, value);
-  return value;
-}
-
-/** Upserts this controller's own row (Weft is a single-controller network). */
-function registerController(core: Core, trustDomain: string): void {
-  const id = setting(core.store, 'controller_id', () => newId());
-  const now = core.clock.now().toISOString();
-  const api = core.config.apiPublicUrl;
-  const addresses = {
-    'edge-client': [{ url: api + API_BASES.client, version: 'v1' }],
-    'edge-management': [{ url: api + API_BASES.management, version: 'v1' }],
-  };
-  core.store.runSql(
-    `INSERT INTO controllers (id, name, ctrl_address, cert_pem, fingerprint, api_addresses, is_online, is_preferred_leader, last_joined_at, created_at, updated_at)
-     VALUES (?, ?, NULL, ?, ?, ?, 1, 1, ?, ?, ?)
-     ON CONFLICT(id) DO UPDATE SET cert_pem = excluded.cert_pem, fingerprint = excluded.fingerprint, api_addresses = excluded.api_addresses,
-       is_online = 1, last_joined_at = excluded.last_joined_at, updated_at = excluded.updated_at`,
-    id,
-    trustDomain,
-    core.pki.server.certPem,
-    fingerprintSha1(core.pki.server.certPem),
-    JSON.stringify(addresses),
-    now,
-    now,
-    now,
-  );
 }

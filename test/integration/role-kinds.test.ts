@@ -1,41 +1,68 @@
-// Every role kind (src/shared/roleKinds.ts) reaches everything that must know it: its table and resource
-// declaration, the REST role-attribute listing, the console's resource registry and role preview, and the data
-// integrity check of the role attribute index.
+// Every registered type with a role kind (src/main/core/registry.ts) reaches everything that must know it: its
+// table, the REST role-attribute listing and roleFilter, the console's resource registry and role preview, and the
+// data integrity check of the role attribute index.
 import { describe, expect, it } from 'vitest';
 import { buildRoutes } from '../../src/main/api/routes/index';
 import { CONSOLE_RESOURCES } from '../../src/main/console/registry';
-import { KIND_RESOURCES } from '../../src/main/core/policy/kindResources';
 import { KINDS, ROLE_KIND_NAMES, ROLE_KINDS } from '../../src/main/core/policy/kinds';
+import { REGISTRY, ROLE_KIND_DEFS } from '../../src/main/core/registry';
 import { useTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
+import { ConsoleClient } from '../support/consoleTrpc';
 
 let app: TestApp;
 let admin: ApiClient;
-useTestApp((a, c) => {
-  app = a;
-  admin = c;
-});
+useTestApp(
+  (a, c) => {
+    app = a;
+    admin = c;
+  },
+  { consoleAddress: '127.0.0.1:0' },
+);
+
+const withRoleKind = Object.values(REGISTRY as Record<string, { def: { roleKind?: string; entity: string; table: string } }>).filter(
+  (e) => e.def.roleKind,
+);
 
 describe('role kinds', () => {
-  it('each has its table, resource declaration, REST listing and console entry', () => {
+  it('each is claimed by one registry entry, with its table, REST listings and console entry', () => {
+    expect(withRoleKind.map((e) => e.def.roleKind).sort()).toEqual([...ROLE_KIND_NAMES].sort());
     const routes = buildRoutes(app.core)
       .filter((r) => r.method === 'GET')
       .map((r) => r.path);
-    for (const kind of ROLE_KIND_NAMES) {
-      const { def } = KIND_RESOURCES[kind];
+    for (const { def } of withRoleKind) {
+      const kind = def.roleKind as keyof typeof KINDS;
+      expect(ROLE_KIND_DEFS[kind], kind).toBe(def);
       expect(def.table, kind).toBe(KINDS[kind].table);
-      expect(def.roleKind, kind).toBe(kind);
       expect(def.entity, kind).toBe(ROLE_KINDS[kind].resource);
       expect(routes, kind).toContain(`/${kind}-role-attributes`);
-      const consoleEntry = (CONSOLE_RESOURCES as Record<string, { def: unknown; roleKind?: string }>)[ROLE_KINDS[kind].resource];
+      expect(routes, kind).toContain(`/${def.entity}`);
+      const consoleEntry = (CONSOLE_RESOURCES as Record<string, { def: unknown; roleKind?: string }>)[def.entity];
       expect(consoleEntry?.def, kind).toBe(def);
       expect(consoleEntry?.roleKind, kind).toBe(kind);
     }
-    // and nothing else claims a role kind
+    // and nothing else claims a role kind in the console
     const claimed = Object.values(CONSOLE_RESOURCES as Record<string, { roleKind?: string }>)
       .map((e) => e.roleKind)
       .filter(Boolean);
     expect(claimed.sort()).toEqual([...ROLE_KIND_NAMES].sort());
+  });
+
+  it('each lists its role attributes and filters by roles over REST and in the console', async () => {
+    const ui = await new ConsoleClient(app.urls.console!).login('admin', 'admin-password-1');
+    for (const { def } of withRoleKind) {
+      const kind = def.roleKind!;
+      const listed = await admin.get(`/${kind}-role-attributes`);
+      expect(listed.status, kind).toBe(200);
+      const filtered = await admin.get(`/${def.entity}?roleFilter=%23no-such-attribute`);
+      expect(filtered.status, kind).toBe(200);
+      expect(filtered.body.data, kind).toEqual([]);
+      expect(await ui.ok('query', 'roles.attributes', { kind }), kind).toBeInstanceOf(Array);
+      const page = await ui.ok('query', 'resources.list', { resource: def.entity, roleFilter: ['#no-such-attribute'] });
+      expect(page.data, kind).toEqual([]);
+      const all = await ui.ok('query', 'resources.list', { resource: def.entity, roleFilter: ['#all'] });
+      expect(all.meta.pagination.totalCount, kind).toBe((await admin.get(`/${def.entity}`)).body.meta.pagination.totalCount);
+    }
   });
 
   it('the integrity check looks at the role attribute index of each', async () => {

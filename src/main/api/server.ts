@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import { listenOn } from '../listen';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
@@ -21,7 +22,8 @@ export const HEADER_LIMIT = 1024 * 1024;
 const TEXT_TYPES = ['text/plain', 'application/x-pem-file', 'application/pkcs10', 'application/x-x509-user-cert', 'application/pkix-cert'];
 
 export interface ApiServerOptions {
-  tls: { key: string; cert: string };
+  /** the API's HTTPS listener, bound before the core is built (bindApiListener) */
+  server: HttpsServer;
   routes: RouteDef[];
   /** extra root paths served outside the API bases (OpenZiti's aliases), as [path, api to answer for] */
   rootAliases: Array<{ method: 'GET'; path: string; api: ApiName; target: string }>;
@@ -29,33 +31,50 @@ export interface ApiServerOptions {
   limits?: ApiLimits;
 }
 
-/** One HTTPS listener for both APIs; client certificates are requested but optional. */
+/**
+ * The API's HTTPS listener, bound first so that the core is built knowing the API's public URL (its real port);
+ * until createApiServer takes it over, requests are answered 503 in the error envelope. Client certificates are
+ * requested but optional.
+ */
+export async function bindApiListener(
+  tls: { key: string; cert: string },
+  host: string,
+  port: number,
+): Promise<{ server: HttpsServer; port: number }> {
+  const server = createHttpsServer({
+    // No `ca`: Node would list those CAs in the certificate request, and Go clients (OpenZiti's SDKs and CLI) then
+    // withhold certificates from other issuers, e.g. third-party CAs for OTTCA enrollment. Chains are checked in the core.
+    key: tls.key,
+    cert: tls.cert,
+    requestCert: true,
+    rejectUnauthorized: false,
+    maxHeaderSize: HEADER_LIMIT,
+  });
+  server.on('request', (_req, res) => {
+    const body = errorEnvelope({ code: 'SERVICE_UNAVAILABLE', message: 'Weft is starting', requestId: randomUUID() });
+    res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end(JSON.stringify(body));
+  });
+  return { server, port: await listenOn(server, host, port) };
+}
+
+/** Both APIs on the listener bound by bindApiListener. Call `ready()`, not `listen()`; `close()` closes the listener too. */
 export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInstance {
   const cache = new ReplyCache(core.store, core.clock);
   let closing = false;
   const app = Fastify({
-    // The HTTPS server is made here so that reads of cached replies are answered before Fastify (fastRead).
+    // The listener's request handler is added here so that reads of cached replies are answered before Fastify (fastRead).
     serverFactory: (fastify, options) => {
-      const server = createHttpsServer(
-        {
-          // No `ca`: Node would list those CAs in the certificate request, and Go clients (OpenZiti's SDKs and CLI) then
-          // withhold certificates from other issuers, e.g. third-party CAs for OTTCA enrollment. Chains are checked in the core.
-          key: opts.tls.key,
-          cert: opts.tls.cert,
-          requestCert: true,
-          rejectUnauthorized: false,
-          maxHeaderSize: HEADER_LIMIT,
-        },
-        (req, res) => {
-          let answered = false;
-          try {
-            answered = !closing && fastRead(core, cache, opts.limits?.perClient, req, res);
-          } catch {
-            // e.g. the store is unavailable: the usual path answers with the error envelope
-          }
-          if (!answered) fastify(req, res);
-        },
-      );
+      const server = opts.server;
+      server.removeAllListeners('request');
+      server.on('request', (req, res) => {
+        let answered = false;
+        try {
+          answered = !closing && fastRead(core, cache, opts.limits?.perClient, req, res);
+        } catch {
+          // e.g. the store is unavailable: the usual path answers with the error envelope
+        }
+        if (!answered) fastify(req, res);
+      });
       // as Fastify sets up the servers it makes
       const o = options as unknown as { keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number };
       server.keepAliveTimeout = o.keepAliveTimeout;
@@ -77,6 +96,12 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
   app.addHook('preClose', (done) => {
     closing = true;
     done();
+  });
+  // Fastify closes only listeners it opened itself: this one stops accepting, its idle connections end, and the
+  // close completes once the requests in flight are answered (what Fastify does for its own)
+  app.addHook('onClose', (_instance, done) => {
+    opts.server.close(() => done());
+    opts.server.closeIdleConnections();
   });
   const allowed: Array<{ regex: RegExp; methods: Set<string> }> = [];
   // audit log: the state of each recorded request (routes carry their target in their config)

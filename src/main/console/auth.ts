@@ -1,10 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { authenticatePassword, completeLogin } from '../core/auth/authenticate';
+import { authenticatePassword } from '../core/auth/authenticate';
 import type { Clock } from '../core/clock';
 import type { Core } from '../core/core';
-import { invalidAuth } from '../core/errors';
-import type { Row } from '../core/store/db';
 import { CSRF_HEADER, CSRF_HEADER_VALUE } from '../../shared/console';
 import type { ConsoleSession } from './trpc';
 
@@ -115,17 +113,5 @@ export function resolveConsoleSession(core: Core, token: string | undefined): Co
 /** Username/password login: `POST /authenticate?method=password` of the core. Returns the new session token. */
 export async function passwordLogin(core: Core, body: { username: string; password: string }, ipAddress: string): Promise<string> {
   const view = await authenticatePassword(core, body, { ipAddress });
-  return view.token as string;
-}
-
-/**
- * Login through a one-time link: an API session for the default admin, made by the same login tail as every
- * REST login (auth policy, disabled state; partial while MFA is outstanding, so the TOTP step still applies).
- */
-export function defaultAdminLogin(core: Core, ipAddress: string): string {
-  const identity = core.store.getSql<Row>('SELECT * FROM identities WHERE is_default_admin = 1');
-  if (!identity) throw invalidAuth('there is no default admin');
-  const authenticator = core.store.getSql<Row>("SELECT * FROM authenticators WHERE identity_id = ? AND method = 'updb'", identity.id) ?? null;
-  const view = completeLogin(core, { method: 'password', identity, authenticator }, {}, { ipAddress });
   return view.token as string;
 }

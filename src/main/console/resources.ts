@@ -1,12 +1,12 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { resourceOps, type ApiObject, type ResourceDef } from '../core/entities/resource';
-import { roleFilterSql } from '../core/policy/roles';
 import type { Entity, ListPage } from '../../shared/console';
 import { listQuerySchema, toListParams } from './listQuery';
 import { authedProcedure, router } from './trpc';
 
-export type WriteOp = 'create' | 'update' | 'patch' | 'delete';
+export type { ConsoleWriteOp as WriteOp } from '../core/registry';
+import type { ConsoleWriteOp as WriteOp } from '../core/registry';
 /** Entity kinds whose lists take roleFilter/roleSemantic (role attributes in role_attributes). */
 export type { RoleKind } from '../../shared/roleKinds';
 import type { RoleKind } from '../../shared/roleKinds';
@@ -54,8 +54,7 @@ export function resourceRouter<N extends string>(registry: Record<N, ConsoleReso
   return router({
     list: authedProcedure.input(listQuerySchema.extend({ resource })).query(({ ctx, input }): ListPage => {
       const r = entry(input.resource);
-      const extra = r.roleKind ? roleFilterSql(r.roleKind, input.roleFilter ?? [], input.roleSemantic) : undefined;
-      const page = resourceOps(r.def).list(ctx.zctx, toListParams(input), extra);
+      const page = resourceOps(r.def).list(ctx.zctx, toListParams(input));
       return { data: redact(page.data, r.redact), meta: page.meta };
     }),
     get: authedProcedure.input(z.object({ resource, id: idSchema })).query(({ ctx, input }): Entity => {

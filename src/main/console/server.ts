@@ -5,19 +5,10 @@ import { isIP } from 'node:net';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import type { Core } from '../core/core';
+import { defaultAdminLogin } from '../core/auth/authenticate';
 import { ApiError } from '../core/errors';
 import { LOGIN_LINK_FAILED_PARAM, LOGIN_LINK_PATH, type ConsoleUrls } from '../../shared/console';
-import {
-  allowedHosts,
-  csrfProblem,
-  defaultAdminLogin,
-  expiredCookie,
-  LoginLinks,
-  readCookie,
-  resolveConsoleSession,
-  sessionCookie,
-  sessionCookieName,
-} from './auth';
+import { allowedHosts, csrfProblem, expiredCookie, LoginLinks, readCookie, resolveConsoleSession, sessionCookie, sessionCookieName } from './auth';
 import { recordLinkLogin } from './audit';
 import { appRouter } from './router';
 import { serveStatic } from './static';

@@ -45,7 +45,7 @@ export class Core {
   constructor(
     readonly store: Store,
     readonly clock: Clock,
-    readonly config: CoreConfig,
+    readonly config: Readonly<CoreConfig>,
     readonly pki: PkiMaterial,
     readonly log: Logger,
   ) {

@@ -24,14 +24,9 @@ import {
   getSessionCertificate,
   listSessionCertificates,
 } from '../../core/entities/apiSessionCertificates';
-import { cas } from '../../core/entities/cas';
 import { edgeRouters } from '../../core/entities/edgeRouters';
-import { enrollments } from '../../core/entities/enrollments';
-import { identities } from '../../core/entities/identities';
-import { routers } from '../../core/entities/routers';
 import { queryString, type ApiName, type ApiRequest, type RouteDef } from '../registry';
-import { relatedRoute } from './management';
-import { created, listParams, resourceRoutes } from './resources';
+import { created, listParams } from './resources';
 import type { Authenticator } from './session';
 
 const client: ApiName[] = ['client'];
@@ -49,7 +44,6 @@ const acceptsJson = (req: ApiRequest) => /application\/json/i.test(String(req.he
 
 /** Enrollment of identities and routers, CAs, enrollments, routers, certificate extension, ephemeral certificates. */
 export function enrollmentRoutes(core: Core): RouteDef[] {
-  const transitRouters = { ...routers, entity: 'transit-routers' };
   const reEnrollRoute = (entity: string, kind: 'edge' | 'transit'): RouteDef => ({
     apis: mgmt,
     method: 'POST',
@@ -216,7 +210,6 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
     },
 
     // ---- management: CAs, enrollments, authenticators, routers ----
-    ...resourceRoutes(cas),
     {
       apis: mgmt,
       method: 'GET',
@@ -233,7 +226,6 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       summary: 'Verify a CA with a PEM certificate (text/plain) it signed whose common name is the verificationToken',
       handler: (req) => (verifyCa(req.ctx, req.params.id!, req.body), {}),
     },
-    ...resourceRoutes(enrollments, { only: ['list', 'get', 'create', 'delete'] }),
     {
       apis: mgmt,
       method: 'POST',
@@ -242,7 +234,6 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       summary: 'New expiry, token and JWT for an enrollment ({expiresAt})',
       handler: (req) => (refreshEnrollment(req.ctx, req.params.id!, req.body), { data: created(req.params.id!, 'enrollments').data }),
     },
-    relatedRoute(identities, 'enrollments', enrollments, 't.identity_id = ?'),
     {
       apis: mgmt,
       method: 'POST',
@@ -260,9 +251,7 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       handler: (req) => (requestExtend(req.ctx, req.params.id!, req.body), {}),
     },
     reEnrollRoute(edgeRouters.entity, 'edge'),
-    ...resourceRoutes(routers),
-    ...resourceRoutes(transitRouters),
-    reEnrollRoute(routers.entity, 'transit'),
-    reEnrollRoute(transitRouters.entity, 'transit'),
+    reEnrollRoute('routers', 'transit'),
+    reEnrollRoute('transit-routers', 'transit'),
   ];
 }

@@ -1,73 +1,44 @@
 import type { Core } from '../../core/core';
-import { apiSessions } from '../../core/auth/apiSessions';
-import { authPolicies } from '../../core/entities/authPolicies';
-import { authenticators } from '../../core/entities/authenticators';
-import { configTypes } from '../../core/entities/configTypes';
-import { configs } from '../../core/entities/configs';
+import { listOpen } from '../../core/entities/listings';
+import { resourceOps } from '../../core/entities/resource';
+import { ROLE_KIND_NAMES } from '../../core/policy/kinds';
+import { listAssociation, listKindRoleAttributes, registeredTypes, summary, type RegistryEntry } from '../../core/registry';
 import { controllers } from '../../core/entities/controllers';
-import { identities } from '../../core/entities/identities';
-import { identityTypes } from '../../core/entities/identityTypes';
-import { revocations } from '../../core/entities/revocations';
-import { auditLog } from '../../core/ops/audit';
-import { listRelated, listRoleAttributes, summary } from '../../core/entities/listings';
-import { listRows, present, resourceOps, type ResourceDef } from '../../core/entities/resource';
-import type { PermissionGroup } from '../../core/auth/permissions';
-import { services } from '../../core/entities/services';
-import { edgeRouters } from '../../core/entities/edgeRouters';
-import { roleFilterSql } from '../../core/policy/roles';
-import { queryList, queryString, type ApiName, type ApiRequest, type RouteDef } from '../registry';
+import type { ApiName, RouteDef } from '../registry';
 import { listParams, resourceRoutes } from './resources';
 
 const mgmt: ApiName[] = ['management'];
 
-/** `/parent/:id/<name>` listing `child` rows selected by an SQL condition on the parent id. */
-export function relatedRoute(parent: ResourceDef, name: string, child: ResourceDef, where: string, apis: ApiName[] = mgmt): RouteDef {
-  return {
-    apis,
-    method: 'GET',
-    path: `/${parent.entity}/:id/${name}`,
-    auth: 'session',
-    summary: `List ${name} of one of ${parent.entity}`,
-    handler: (req) => listRelated(req.ctx, parent, req.params.id!, child, listParams(req), { where, params: [req.params.id!] }),
-  };
+/** The generic routes of one registered type at one of its paths: CRUD on each API, then its association listings. */
+function typeRoutes(path: string, entry: RegistryEntry): RouteDef[] {
+  const def = path === entry.def.entity ? entry.def : { ...entry.def, entity: path };
+  const rest = entry.rest ?? {};
+  return [
+    ...(rest.management === false ? [] : resourceRoutes(def, { cacheable: rest.cacheable, only: rest.management })),
+    ...(rest.client ? resourceRoutes(def, { cacheable: rest.cacheable, apis: ['client'], only: rest.client }) : []),
+    ...Object.keys(def.associations ?? {}).map((name): RouteDef => ({
+      apis: mgmt,
+      method: 'GET',
+      path: `/${path}/:id/${name}`,
+      auth: 'session',
+      summary: `List ${name} of one of ${path}`,
+      handler: (req) => listAssociation(req.ctx, def, name, req.params.id!, listParams(req), req.query),
+    })),
+  ];
 }
 
-export function roleAttributeRoute(path: string, entityType: string, permission: PermissionGroup): RouteDef {
-  return {
-    apis: mgmt,
-    method: 'GET',
-    path,
-    auth: 'session',
-    summary: `Role attributes in use by ${entityType} entities`,
-    handler: (req) => listRoleAttributes(req.ctx, entityType, permission, listParams(req)),
-  };
-}
-
-/** roleFilter/roleSemantic for lists of an entity kind with role attributes. */
-export const roleFilter = (entityType: string) => (req: ApiRequest) =>
-  roleFilterSql(entityType, queryList(req.query.roleFilter), queryString(req.query.roleSemantic));
-
+/** Everything the registry declares (core/registry.ts), plus role attribute listings, /summary and /controllers. */
 export function managementRoutes(_core: Core): RouteDef[] {
   return [
-    ...resourceRoutes(identities, { roleFilter: roleFilter('identity'), cacheable: true }),
-    ...resourceRoutes(identityTypes, { only: ['list', 'get'], cacheable: true }),
-    ...resourceRoutes(authPolicies, { cacheable: true }),
-    ...resourceRoutes(authenticators),
-    ...resourceRoutes(configTypes, { cacheable: true }),
-    ...resourceRoutes(configs, { cacheable: true }),
-    ...resourceRoutes(services, { roleFilter: roleFilter('service'), cacheable: true }),
-    ...resourceRoutes(apiSessions, { only: ['list', 'get', 'delete'] }),
-    ...resourceRoutes(edgeRouters, { roleFilter: roleFilter('edge-router'), cacheable: true }),
-    ...resourceRoutes(revocations, { only: ['list', 'get', 'create'] }),
-    // Weft extension (not in OpenZiti's spec): read-only, administrators and ops readers
-    ...resourceRoutes(auditLog, { only: ['list', 'get'] }),
-    relatedRoute(identities, 'authenticators', authenticators, 't.identity_id = ?'),
-    relatedRoute(configTypes, 'configs', configs, 't.config_type_id = ?'),
-    relatedRoute(configs, 'services', services, 't.id IN (SELECT service_id FROM service_configs WHERE config_id = ?)'),
-    relatedRoute(services, 'configs', configs, 't.id IN (SELECT config_id FROM service_configs WHERE service_id = ?)'),
-    roleAttributeRoute('/identity-role-attributes', 'identity', 'identity'),
-    roleAttributeRoute('/service-role-attributes', 'service', 'service'),
-    roleAttributeRoute('/edge-router-role-attributes', 'edge-router', 'router'),
+    ...registeredTypes().flatMap(({ paths, entry }) => paths.flatMap((path) => typeRoutes(path, entry))),
+    ...ROLE_KIND_NAMES.map((kind): RouteDef => ({
+      apis: mgmt,
+      method: 'GET',
+      path: `/${kind}-role-attributes`,
+      auth: 'session',
+      summary: `Role attributes in use by ${kind} entities`,
+      handler: (req) => listKindRoleAttributes(req.ctx, kind, listParams(req)),
+    })),
     { apis: mgmt, method: 'GET', path: '/summary', auth: 'session', summary: 'Resource counts', handler: (req) => ({ data: summary(req.ctx) }) },
     {
       apis: ['client', 'management'],
@@ -75,10 +46,7 @@ export function managementRoutes(_core: Core): RouteDef[] {
       path: '/controllers',
       auth: 'session',
       summary: 'The controllers of this network',
-      handler: (req) => {
-        const { rows, meta } = listRows(req.ctx, controllers, listParams(req));
-        return { data: present(req.ctx, controllers, rows), meta };
-      },
+      handler: (req) => listOpen(req.ctx, controllers, listParams(req)),
     },
     {
       // not in OpenZiti's specs, but every controller's self link points here

@@ -1,5 +1,6 @@
 import { resourceOps, type ResourceDef } from '../../core/entities/resource';
 import type { ListParams } from '../../core/query/list';
+import type { ResourceOp as Op } from '../../core/registry';
 import { queryList, queryString, type ApiName, type ApiRequest, type RouteDef } from '../registry';
 
 export function listParams(req: ApiRequest): ListParams {
@@ -17,15 +18,12 @@ export const created = (id: string, entity: string) => ({
   data: { id, _links: { self: { href: `./${entity}/${id}` } } },
 });
 
-type Op = 'list' | 'get' | 'create' | 'update' | 'patch' | 'delete';
-
 /** The CRUD routes of a declared resource: one generic mechanism for every resource type. */
 export function resourceRoutes(
   def: ResourceDef,
   opts: {
     apis?: ApiName[];
     only?: Op[];
-    roleFilter?: (req: ApiRequest) => { where: string; params: unknown[] } | undefined;
     /** list and get replies may be reused (RouteDef.cacheable): the def presents only what the database holds */
     cacheable?: boolean;
   } = {},
@@ -43,7 +41,7 @@ export function resourceRoutes(
         auth: 'session',
         summary: `List ${def.entity}`,
         cacheable: opts.cacheable,
-        handler: (req) => ops.list(req.ctx, listParams(req), opts.roleFilter?.(req)),
+        handler: (req) => ops.list(req.ctx, listParams(req)),
       },
     ],
     [

@@ -13,14 +13,14 @@ import {
   verifyMfa,
   viewRecoveryCodes,
 } from '../../core/auth/mfa';
-import { requirePermission } from '../../core/auth/permissions';
+import { createSnapshot, integrityResults, startIntegrityCheck } from '../../core/ops/database';
 import type { Core } from '../../core/core';
 import { controllerSettings, effectiveSettings } from '../../core/entities/controllerSettings';
-import { clientExternalJwtSigners, externalJwtSigners } from '../../core/entities/externalJwtSigners';
+import { clientExternalJwtSigners } from '../../core/entities/externalJwtSigners';
 import { listResource, resourceOps } from '../../core/entities/resource';
 import { getTrace, traceSpecSchema, updateTrace } from '../../core/ops/tracing';
 import type { ApiName, ApiRequest, RouteDef } from '../registry';
-import { listParams, resourceRoutes } from './resources';
+import { listParams } from './resources';
 import type { Authenticator } from './session';
 
 const both: ApiName[] = ['client', 'management'];
@@ -177,7 +177,6 @@ export function securityRoutes(core: Core): RouteDef[] {
     },
 
     // ---- external JWT signers
-    ...resourceRoutes(externalJwtSigners),
     {
       apis: ['client'],
       method: 'GET',
@@ -188,7 +187,6 @@ export function securityRoutes(core: Core): RouteDef[] {
     },
 
     // ---- controller settings (OpenZiti's spec also puts update/patch/delete under .../effective)
-    ...resourceRoutes(controllerSettings),
     {
       apis: mgmt,
       method: 'GET',
@@ -222,11 +220,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/database/check-data-integrity',
       auth: 'session',
       summary: 'Start a data integrity check (one run at a time)',
-      handler: (req) => {
-        requirePermission(req.ctx.caller, 'ops', 'update');
-        core.security.integrity.start(false);
-        return { status: 202, data: {} };
-      },
+      handler: (req) => (startIntegrityCheck(req.ctx, false), { status: 202, data: {} }),
     },
     {
       apis: mgmt,
@@ -234,11 +228,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/database/fix-data-integrity',
       auth: 'session',
       summary: 'Start a data integrity check that repairs what it finds',
-      handler: (req) => {
-        requirePermission(req.ctx.caller, 'ops', 'update');
-        core.security.integrity.start(true);
-        return { status: 202, data: {} };
-      },
+      handler: (req) => (startIntegrityCheck(req.ctx, true), { status: 202, data: {} }),
     },
     {
       apis: mgmt,
@@ -246,10 +236,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/database/data-integrity-results',
       auth: 'session',
       summary: 'The results of the last data integrity run',
-      handler: (req) => {
-        requirePermission(req.ctx.caller, 'ops', 'read');
-        return { data: core.security.integrity.results() };
-      },
+      handler: (req) => ({ data: integrityResults(req.ctx) }),
     },
     {
       apis: mgmt,
@@ -257,11 +244,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/database/snapshot',
       auth: 'session',
       summary: 'Write a consistent copy of the database into the data directory',
-      handler: async (req) => {
-        requirePermission(req.ctx.caller, 'ops', 'update');
-        await core.security.snapshots.create();
-        return {};
-      },
+      handler: async (req) => (await createSnapshot(req.ctx), {}),
     },
   ];
 }

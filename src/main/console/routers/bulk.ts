@@ -22,7 +22,7 @@ export const bulkRouter = router({
   /** Adds and removes role attributes on each entity. */
   roleAttributes: authedProcedure.input(z.object({ resource, ids, add: attrs, remove: attrs })).mutation(({ ctx, input }) => {
     const r = CONSOLE_RESOURCES[input.resource];
-    if (!('roleKind' in r)) throw new TRPCError({ code: 'BAD_REQUEST', message: `${input.resource} have no role attributes` });
+    if (!r.roleKind) throw new TRPCError({ code: 'BAD_REQUEST', message: `${input.resource} have no role attributes` });
     requireOp(input.resource, r, 'patch');
     return bulkRoleAttributes(ctx.zctx, r.def, input.ids, { add: input.add, remove: input.remove });
   }),

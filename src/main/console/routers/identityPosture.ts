@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import { requirePermission } from '../../core/auth/permissions';
-import { identities } from '../../core/entities/identities';
-import { requireRow } from '../../core/entities/resource';
-import { failedServiceRequests } from '../../core/policy/posture';
+import { identityFailedServiceRequests } from '../../core/policy/callerViews';
 import { postureDataView } from '../../core/policy/postureResponses';
 import { authedProcedure, router } from '../trpc';
 
@@ -14,9 +11,7 @@ export const identityPostureRouter = router({
   data: authedProcedure.input(identityId).query(({ ctx, input }) => postureDataView(ctx.zctx, input.identityId)),
   /** As `GET /identities/{id}/failed-service-requests`: newest first, at most MAX_FAILURES_PER_IDENTITY kept. */
   failedServiceRequests: authedProcedure.input(identityId).query(({ ctx, input }) => {
-    requirePermission(ctx.zctx.caller, 'identity', 'read');
-    requireRow(ctx.core.store, identities, input.identityId);
-    return failedServiceRequests(ctx.core.store, input.identityId) as Array<{
+    return identityFailedServiceRequests(ctx.zctx, input.identityId) as Array<{
       apiSessionId: string;
       serviceId: string;
       serviceName: string;

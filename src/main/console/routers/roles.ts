@@ -1,9 +1,6 @@
 import { z } from 'zod';
-import { listRoleAttributes } from '../../core/entities/listings';
-import { listResource } from '../../core/entities/resource';
-import { KIND_RESOURCES } from '../../core/policy/kindResources';
+import { listKindRoleAttributes, previewRoles } from '../../core/registry';
 import { ROLE_KIND_NAMES } from '../../core/policy/kinds';
-import { parseRoles, parseSemantic, roleMatchSql } from '../../core/policy/roles';
 import { authedProcedure, router } from '../trpc';
 
 const kind = z.enum(ROLE_KIND_NAMES);
@@ -16,7 +13,7 @@ export const rolesRouter = router({
   /** Role attributes in use by a kind (as `/identity-role-attributes` etc.), filtered by what was typed. */
   attributes: authedProcedure.input(z.object({ kind, contains: z.string().max(200).default('') })).query(({ ctx, input }) => {
     const filter = input.contains ? `id icontains ${zitiString(input.contains)}` : undefined;
-    return listRoleAttributes(ctx.zctx, input.kind, KIND_RESOURCES[input.kind].permission, { limit: 20, filter }).data;
+    return listKindRoleAttributes(ctx.zctx, input.kind, { limit: 20, filter }).data;
   }),
 
   /**
@@ -25,11 +22,5 @@ export const rolesRouter = router({
    */
   preview: authedProcedure
     .input(z.object({ kind, roles: z.array(z.string().max(1000)).max(200), semantic: z.enum(['AllOf', 'AnyOf']).default('AllOf') }))
-    .query(({ ctx, input }) => {
-      const { def } = KIND_RESOURCES[input.kind];
-      const roles = input.roles.map((r) => r.trim()).filter(Boolean);
-      const match = roles.length ? roleMatchSql(input.kind, parseRoles(roles, 'roles'), parseSemantic(input.semantic)) : { where: '0', params: [] };
-      const page = listResource(ctx.zctx, def, { limit: PREVIEW_SIZE }, match);
-      return { totalCount: page.meta.pagination.totalCount, items: page.data.map((e) => ({ id: e.id as string, name: e.name as string })) };
-    }),
+    .query(({ ctx, input }) => previewRoles(ctx.zctx, input.kind, input.roles, input.semantic, PREVIEW_SIZE)),
 });

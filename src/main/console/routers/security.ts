@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { disableMfa, initiateMfa, mfaStatus, regenerateRecoveryCodes, verifyMfa, viewRecoveryCodes } from '../../core/auth/mfa';
-import { requirePermission } from '../../core/auth/permissions';
+import { createSnapshot, integrityResults, startIntegrityCheck } from '../../core/ops/database';
 import type { Ctx } from '../../core/context';
 import { ApiError } from '../../core/errors';
 import { authedProcedure, partialProcedure, router } from '../trpc';
@@ -50,20 +50,10 @@ const mfaRouter = router({
 
 /** Data integrity check/fix and database snapshots (as `/database/*`, with the same ops permissions). */
 const databaseRouter = router({
-  startIntegrityCheck: authedProcedure.input(z.object({ fix: z.boolean() })).mutation(({ ctx, input }) => {
-    requirePermission(ctx.zctx.caller, 'ops', 'update');
-    ctx.core.security.integrity.start(input.fix);
-    // the run's state as it starts (inProgress), so the page polls from here on
-    return ctx.core.security.integrity.results();
-  }),
-  integrityResults: authedProcedure.query(({ ctx }) => {
-    requirePermission(ctx.zctx.caller, 'ops', 'read');
-    return ctx.core.security.integrity.results();
-  }),
-  snapshot: authedProcedure.mutation(async ({ ctx }) => {
-    requirePermission(ctx.zctx.caller, 'ops', 'update');
-    return { file: await ctx.core.security.snapshots.create() };
-  }),
+  // the run's state as it starts (inProgress), so the page polls from here on
+  startIntegrityCheck: authedProcedure.input(z.object({ fix: z.boolean() })).mutation(({ ctx, input }) => startIntegrityCheck(ctx.zctx, input.fix)),
+  integrityResults: authedProcedure.query(({ ctx }) => integrityResults(ctx.zctx)),
+  snapshot: authedProcedure.mutation(async ({ ctx }) => ({ file: await createSnapshot(ctx.zctx) })),
 });
 
 export const securityRouter = router({ mfa: mfaRouter, database: databaseRouter });

@@ -169,3 +169,15 @@ export function completeLogin(core: Core, login: PrimaryLogin, body: Authenticat
   view.token = session.token;
   return view;
 }
+
+/**
+ * Login through the console's one-time link: an API session for the default admin, made by the same login tail as every
+ * REST login (auth policy, disabled state; partial while MFA is outstanding, so the TOTP step still applies).
+ */
+export function defaultAdminLogin(core: Core, ipAddress: string): string {
+  const identity = core.store.getSql<Row>('SELECT * FROM identities WHERE is_default_admin = 1');
+  if (!identity) throw invalidAuth('there is no default admin');
+  const authenticator = core.store.getSql<Row>("SELECT * FROM authenticators WHERE identity_id = ? AND method = 'updb'", identity.id) ?? null;
+  const view = completeLogin(core, { method: 'password', identity, authenticator }, {}, { ipAddress });
+  return view.token as string;
+}

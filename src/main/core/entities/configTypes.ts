@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { referencedEntity } from '../errors';
 import { nameSchema, nullableTags } from './common';
 import { defineResource } from './define';
+import { related } from './resource';
 
 const jsonObject = z.record(z.string(), z.unknown());
 const target = z.enum(['service', 'router']);
@@ -34,7 +35,7 @@ export const configTypes = defineResource({
       tags: nullableTags.optional(),
     }),
   },
-  links: (row) => ({ configs: `config-types/${row.id}/configs` }),
+  associations: { configs: related('configs', 't.config_type_id = ?') },
   beforeWrite(op, input, _existing, ctx) {
     if (input.schema) ctx.core.schemas.compile(input.schema);
     if (op === 'create' && input.target == null) input.target = 'service';

@@ -6,6 +6,7 @@ import type { Row } from '../store/db';
 import { nameSchema, nullableTags } from './common';
 import { configWritten } from '../policy/entityHooks';
 import { defineResource } from './define';
+import { related } from './resource';
 import { SVC_PROXY_CONFIG_TYPE_ID } from './builtinConfigTypes';
 import { validateShareConfig } from '../shares';
 
@@ -35,7 +36,8 @@ export const configs = defineResource({
     // a PATCH may leave name and data out, but not null them
     patch: z.object({ name: nameSchema.optional(), data: data.optional(), tags: nullableTags.optional() }),
   },
-  links: (row) => ({ 'config-type': `config-types/${row.config_type_id}`, services: `configs/${row.id}/services` }),
+  associations: { services: related('services', 't.id IN (SELECT service_id FROM service_configs WHERE config_id = ?)') },
+  links: (row) => ({ 'config-type': `config-types/${row.config_type_id}` }),
   beforeWrite(_op, input, existing, ctx) {
     const typeId = (existing?.config_type_id ?? input.configTypeId)!;
     if (input.data != null) validateConfigData(ctx, typeId, input.data);

@@ -79,6 +79,7 @@ export interface ResourceDeclaration<F extends Fields> {
   afterDelete?(row: RowOf<F>, ctx: Ctx): void;
   decorate?(items: ApiObject[], rows: RowOf<F>[], ctx: Ctx): void;
   links?(row: RowOf<F>): Record<string, string>;
+  associations?: ResourceDef['associations'];
   handlers?: ResourceDef['handlers'];
 }
 
@@ -156,6 +157,7 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
     afterDelete: d.afterDelete as ResourceDef['afterDelete'],
     decorate: d.decorate as ResourceDef['decorate'],
     links: d.links as ResourceDef['links'],
+    associations: d.associations,
     handlers: d.handlers,
     declaration: d,
   };

@@ -7,8 +7,4 @@ export const edgeRouterPolicies = policyResource({
   permission: 'edge-router-policy',
   spec: EDGE_ROUTER_POLICY,
   fields: { isSystem: { codec: 'bool', filter: true } },
-  links: (row) => ({
-    'edge-routers': `edge-router-policies/${row.id}/edge-routers`,
-    identities: `edge-router-policies/${row.id}/identities`,
-  }),
 });

@@ -2,6 +2,7 @@ import { issueRouterEnrollment } from '../enrollment/routers';
 import { deleteTunnelerRouter, syncTunnelerRouter } from '../policy/tunnelerRouters';
 import { tagsSchema } from './common';
 import { defineResource } from './define';
+import { policiesNaming, reach, reachedFrom } from '../policy/access';
 import { ROUTER_FIELDS, ROUTER_FLAG } from './routerCommon';
 
 /** Edge routers (management view). Enrollment fields are maintained by the enrollment module. */
@@ -20,12 +21,12 @@ export const edgeRouters = defineResource({
     certPem: { codec: 'string' },
   },
   defaultSort: 't.name ASC',
-  links: (row) => ({
-    'edge-router-policies': `edge-routers/${row.id}/edge-router-policies`,
-    'service-edge-router-policies': `edge-routers/${row.id}/service-edge-router-policies`,
-    identities: `edge-routers/${row.id}/identities`,
-    services: `edge-routers/${row.id}/services`,
-  }),
+  associations: {
+    'edge-router-policies': policiesNaming('edge-router', 'edge-router-policies'),
+    'service-edge-router-policies': policiesNaming('edge-router', 'service-edge-router-policies'),
+    identities: reachedFrom('edge-router', 'identities', reach.identitiesOfRouter),
+    services: reachedFrom('edge-router', 'services', reach.servicesOfRouter),
+  },
   afterWrite(op, id, _input, existing, ctx) {
     if (op === 'create') issueRouterEnrollment(ctx, 'edge', id);
     syncTunnelerRouter(ctx, id, existing);

@@ -8,7 +8,9 @@ import { createIdentityEnrollments, decorateIdentityEnrollments } from '../enrol
 import { DEFAULT_AUTH_POLICY_ID } from './authPolicies';
 import { costSchema, nameSchema, precedenceSchema, tagsSchema } from './common';
 import { defineResource } from './define';
-import type { ApiObject } from './resource';
+import { related, type ApiObject } from './resource';
+import { policiesNaming, reach, reachedFrom } from '../policy/access';
+import { configTypesOf, withServiceView } from '../policy/serviceView';
 
 export const IDENTITY_TYPES = ['User', 'Device', 'Service', 'Router', 'Default'] as const;
 
@@ -60,14 +62,20 @@ export const identities = defineResource({
     authPolicy: { column: 'auth_policy_id', entity: 'auth-policies', table: 'auth_policies' },
   },
   defaultSort: 't.name ASC',
+  associations: {
+    authenticators: related('authenticators', 't.identity_id = ?'),
+    enrollments: related('enrollments', 't.identity_id = ?'),
+    'edge-router-policies': policiesNaming('identity', 'edge-router-policies'),
+    'edge-routers': reachedFrom('identity', 'edge-routers', reach.routersOfIdentity),
+    'service-policies': policiesNaming('identity', 'service-policies'),
+    // as that identity sees them (permissions, configs, posture queries)
+    services: reachedFrom('identity', 'services', reach.servicesOfIdentity, {
+      policyType: true,
+      view: (ctx, id, query) => withServiceView(ctx, { identityId: id, configTypes: configTypesOf(query) }),
+    }),
+  },
   links: (row) => ({
     'auth-policies': `auth-policies/${row.auth_policy_id}`,
-    authenticators: `identities/${row.id}/authenticators`,
-    enrollments: `identities/${row.id}/enrollments`,
-    'edge-router-policies': `identities/${row.id}/edge-router-policies`,
-    'edge-routers': `identities/${row.id}/edge-routers`,
-    'service-policies': `identities/${row.id}/service-policies`,
-    services: `identities/${row.id}/services`,
     'posture-data': `identities/${row.id}/posture-data`,
     'failed-service-requests': `identities/${row.id}/failed-service-requests`,
     type: `identity-types/${row.type_id}`,

@@ -1,16 +1,16 @@
-import { requireAdminRead, requirePermission, type PermissionGroup } from '../auth/permissions';
+import { requirePermission, type PermissionGroup } from '../auth/permissions';
 import type { Ctx } from '../context';
 import { scalar } from '../query/fields';
 import { pageQuery, type ListParams } from '../query/list';
 import { type ListExtra, listRows, present, requireRow, type ResourceDef } from './resource';
 
 /** Lists `def` rows related to one parent entity (association listings such as /identities/{id}/authenticators). */
-export function listRelated(ctx: Ctx, parent: ResourceDef, parentId: string, def: ResourceDef, params: ListParams, extra: ListExtra) {
+export function listRelated(ctx: Ctx, parent: ResourceDef, parentId: string, def: ResourceDef, params: ListParams, extra: () => ListExtra) {
   requirePermission(ctx.caller, parent.permission, 'read');
   requirePermission(ctx.caller, def.permission, 'read');
   return ctx.core.store.read(() => {
     requireRow(ctx.core.store, parent, parentId);
-    const { rows, meta } = listRows(ctx, def, params, extra);
+    const { rows, meta } = listRows(ctx, def, params, extra());
     return { data: present(ctx, def, rows), meta };
   });
 }
@@ -34,37 +34,10 @@ export function listRoleAttributes(ctx: Ctx, entityType: string, permission: Per
   return { data: rows.map((r) => r.attr), meta: { pagination: { limit, offset, totalCount }, filterableFields: ['id'] } };
 }
 
-/** What `/summary` counts: name -> table. */
-export const SUMMARY_TABLES: Readonly<Record<string, string>> = {
-  apiSessions: 'api_sessions',
-  authPolicies: 'auth_policies',
-  authenticators: 'authenticators',
-  cas: 'cas',
-  configTypes: 'config_types',
-  configs: 'configs',
-  controllerSettings: 'controller_settings',
-  controllers: 'controllers',
-  edgeRouterPolicies: 'edge_router_policies',
-  edgeRouters: 'edge_routers',
-  enrollments: 'enrollments',
-  externalJwtSigners: 'external_jwt_signers',
-  identities: 'identities',
-  mfas: 'mfas',
-  postureChecks: 'posture_checks',
-  routers: 'routers',
-  serviceEdgeRouterPolicies: 'service_edge_router_policies',
-  servicePolicies: 'service_policies',
-  services: 'services',
-  sessions: 'sessions',
-  terminators: 'terminators',
-};
-
-/** Resource counts for `/summary`, one count(*) per table. */
-export function summary(ctx: Ctx): Record<string, number> {
-  requireAdminRead(ctx.caller);
-  const out: Record<string, number> = {};
-  for (const [name, table] of Object.entries(SUMMARY_TABLES)) {
-    out[name] = ctx.core.store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)!.n;
-  }
-  return out;
+/** A list every authenticated caller may read, whatever its permissions (e.g. the controllers SDKs ask for). */
+export function listOpen(ctx: Ctx, def: ResourceDef, params: ListParams) {
+  return ctx.core.store.read(() => {
+    const { rows, meta } = listRows(ctx, def, params);
+    return { data: present(ctx, def, rows), meta };
+  });
 }

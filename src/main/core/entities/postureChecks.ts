@@ -3,12 +3,11 @@ import type { Ctx } from '../context';
 import { validationError } from '../errors';
 import { AccessChanges } from '../policy/changes';
 import { classOf } from '../policy/classes';
-import { scalar } from '../query/fields';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { nameSchema } from './common';
 import { defineResource, type FieldDef } from './define';
-import type { ResourceDef } from './resource';
+import { policiesNaming } from '../policy/access';
 
 export const POSTURE_CHECK_TYPE_IDS = ['OS', 'PROCESS', 'DOMAIN', 'MAC', 'MFA', 'PROCESS_MULTI'] as const;
 export type PostureCheckTypeId = (typeof POSTURE_CHECK_TYPE_IDS)[number];
@@ -78,7 +77,7 @@ export const postureChecks = defineResource({
     ...DETAIL_FIELDS,
   },
   defaultSort: 't.name ASC',
-  links: (row) => ({ 'service-policies': `posture-checks/${row.id}/service-policies` }),
+  associations: { 'service-policies': policiesNaming('posture-check', 'service-policies') },
   beforeWrite(op, input, existing) {
     checkAttributes(input.roleAttributes);
     const type = ((existing?.type_id as string | undefined) ?? input.typeId) as PostureCheckTypeId;
@@ -115,16 +114,15 @@ function postureViewsChanged(ctx: Ctx, id: string, created: boolean, deleting = 
 }
 
 /** Posture check types (read-only, created at bootstrap). */
-export const postureCheckTypes: ResourceDef = {
+export const postureCheckTypes = defineResource({
   entity: 'posture-check-types',
   table: 'posture_check_types',
   permission: 'posture-check',
-  columns: {
-    name: { column: 'name', codec: 'string' },
-    operatingSystems: { column: 'operating_systems', codec: 'json' },
-    version: { column: 'version', codec: 'string' },
+  writable: false,
+  fields: {
+    name: { codec: 'string', filter: true },
+    operatingSystems: { codec: 'json' },
+    version: { codec: 'string' },
   },
-  fields: { name: scalar('string', 't.name') },
   defaultSort: 't.id ASC',
-  schemas: {},
-};
+});

@@ -11,6 +11,7 @@ import type { Row, Store } from '../store/db';
 import { parseInput } from '../validation';
 import type { RoleKind } from '../policy/kinds';
 import { roleAttributesChanged } from '../policy/policyIndex';
+import { roleFilterSql } from '../policy/roles';
 import { syncRoleAttributes, deleteRoleAttributes } from './roleAttributes';
 
 /**
@@ -64,7 +65,12 @@ export interface ResourceDef {
   afterDelete?(row: Row, ctx: Ctx): void;
   /** Add computed fields to a page of presented objects (batched: never one query per row). */
   decorate?(items: ApiObject[], rows: Row[], ctx: Ctx): void;
-  /** Extra _links, name -> path relative to the API base (e.g. "identities/x/edge-routers") */
+  /**
+   * Listings of related rows, name -> how to select them: each is served at `/<entity>/:id/<name>` and linked from
+   * every row (core/registry.ts resolves the child type by its entity).
+   */
+  associations?: Record<string, Association>;
+  /** _links beyond self and the associations, name -> path relative to the API base (e.g. "auth-policies/x") */
   links?(row: Row): Record<string, string>;
   /** Replace a generic write operation (e.g. when it needs async work such as password hashing). */
   handlers?: {
@@ -72,6 +78,21 @@ export interface ResourceDef {
     update?(ctx: Ctx, id: string, body: unknown, op: 'update' | 'patch'): void | Promise<void>;
   };
 }
+
+/** Query values of an association listing beyond paging and filter (e.g. `policyType`, `configTypes`). */
+export type AssociationQuery = Record<string, string | string[] | undefined>;
+
+export interface Association {
+  /** the entity (URL segment) of the listed type */
+  child: string;
+  /** the listed rows (alias t) of one parent, computed after the caller's permission to read both was checked */
+  where(ctx: Ctx, parentId: string, query: AssociationQuery): ListExtra;
+  /** the context the rows are presented in (e.g. one identity's view of services) */
+  view?(ctx: Ctx, parentId: string, query: AssociationQuery): Ctx;
+}
+
+/** An association selecting `child` rows by an SQL condition with the parent id as its one parameter. */
+export const related = (child: string, where: string): Association => ({ child, where: (_ctx, id) => ({ where, params: [id] }) });
 
 export const ref = (entity: string, id: string, name: string | null | undefined) => ({
   _links: { self: { href: `./${entity}/${id}` } },
@@ -167,6 +188,7 @@ export function present(ctx: Ctx, def: ResourceDef, rows: Row[]): ApiObject[] {
   const items = rows.map((row) => {
     const id = row.id as string;
     const links: Record<string, { href: string }> = { self: { href: `./${def.entity}/${id}` } };
+    for (const name in def.associations) links[name] = { href: `./${def.entity}/${id}/${name}` };
     if (def.links) {
       const extra = def.links(row);
       for (const name in extra) links[name] = { href: `./${extra[name]}` };
@@ -210,18 +232,25 @@ export interface ListExtra {
   params?: unknown[];
 }
 
-/** The count and page statements of a list: compiled ZitiQL plus an extra restriction. */
+/** The roleFilter/roleSemantic restriction of a list of a role kind's entities (ignored for other types). */
+function roleRestriction(def: ResourceDef, params: ListParams): ListExtra {
+  const roles = params.roleFilter === undefined ? [] : Array.isArray(params.roleFilter) ? params.roleFilter : [params.roleFilter];
+  return (def.roleKind && roleFilterSql(def.roleKind, roles, params.roleSemantic)) || {};
+}
+
+/** The count and page statements of a list: compiled ZitiQL, the role filter and an extra restriction. */
 export function listSql(def: ResourceDef, params: ListParams, extra: ListExtra = {}, store?: Store) {
   const fields = filterFields(def);
   const { compiled, limit, offset } = pageQuery(params, fields, 't.tags', store && params.filter ? textIndexChooser(store) : undefined);
-  const conds = [compiled.where, extra.where].filter((c): c is string => !!c && c !== '1=1');
+  const roles = roleRestriction(def, params);
+  const conds = [compiled.where, extra.where, roles.where].filter((c): c is string => !!c && c !== '1=1');
   // no WHERE at all when unfiltered: lets SQLite answer count(*) from the smallest index
   const where = conds.length ? ` WHERE ${conds.map((c) => `(${c})`).join(' AND ')}` : '';
   const order = compiled.sort.length ? [...compiled.sort.map((s) => `${s.sql} ${s.dir}`), 't.id ASC'].join(', ') : (def.defaultSort ?? 't.id ASC');
   return {
     countSql: `SELECT count(*) AS n FROM ${def.table} t${where}`,
     pageSql: `SELECT t.* FROM ${def.table} t${where} ORDER BY ${order} LIMIT ? OFFSET ?`,
-    args: [...compiled.params, ...(extra.params ?? [])],
+    args: [...compiled.params, ...(extra.params ?? []), ...(roles.params ?? [])],
     limit,
     offset,
     filterableFields: Object.keys(fields),

@@ -6,8 +6,4 @@ export const serviceEdgeRouterPolicies = policyResource({
   entity: 'service-edge-router-policies',
   permission: 'service-edge-router-policy',
   spec: SERVICE_EDGE_ROUTER_POLICY,
-  links: (row) => ({
-    'edge-routers': `service-edge-router-policies/${row.id}/edge-routers`,
-    services: `service-edge-router-policies/${row.id}/services`,
-  }),
 });

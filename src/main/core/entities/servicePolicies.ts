@@ -8,9 +8,4 @@ export const servicePolicies = policyResource({
   permission: 'service-policy',
   spec: SERVICE_POLICY,
   fields: { type: { codec: 'string', schema: z.enum(['Dial', 'Bind']), required: true, filter: true } },
-  links: (row) => ({
-    identities: `service-policies/${row.id}/identities`,
-    services: `service-policies/${row.id}/services`,
-    'posture-checks': `service-policies/${row.id}/posture-checks`,
-  }),
 });

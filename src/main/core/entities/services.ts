@@ -3,6 +3,8 @@ import type { Ctx } from '../context';
 import { validationError } from '../errors';
 import { nameSchema } from './common';
 import { defineResource } from './define';
+import { related } from './resource';
+import { policiesNaming, reach, reachedFrom } from '../policy/access';
 import { serviceDeleting, serviceWritten } from '../policy/entityHooks';
 import { decorateServices } from '../policy/serviceView';
 
@@ -38,14 +40,14 @@ export const services = defineResource({
     configs: { codec: 'json', schema: z.array(z.string()), nullable: true, zero: [] },
   },
   defaultSort: 't.name ASC',
-  links: (row) => ({
-    configs: `services/${row.id}/configs`,
-    'service-policies': `services/${row.id}/service-policies`,
-    'service-edge-router-policies': `services/${row.id}/service-edge-router-policies`,
-    terminators: `services/${row.id}/terminators`,
-    identities: `services/${row.id}/identities`,
-    'edge-routers': `services/${row.id}/edge-routers`,
-  }),
+  associations: {
+    configs: related('configs', 't.id IN (SELECT config_id FROM service_configs WHERE service_id = ?)'),
+    'service-policies': policiesNaming('service', 'service-policies'),
+    'service-edge-router-policies': policiesNaming('service', 'service-edge-router-policies'),
+    terminators: related('terminators', 't.service_id = ?'),
+    identities: reachedFrom('service', 'identities', reach.identitiesOfService, { policyType: true }),
+    'edge-routers': reachedFrom('service', 'edge-routers', reach.routersOfService),
+  },
   beforeWrite(op, input, existing, ctx) {
     if (op !== 'create' && input.encryptionRequired != null && (input.encryptionRequired ? 1 : 0) !== existing!.encryption_required) {
       throw validationError('encryptionRequired', 'is read-only after create', input.encryptionRequired);

@@ -1,5 +1,5 @@
 import { EXTERNAL_ID_AUTHENTICATOR } from '../auth/certAuth';
-import { KINDS } from '../policy/kinds';
+import { ROLE_KIND_DEFS } from '../registry';
 import type { Core } from '../core';
 import { ApiError } from '../errors';
 import { syncRoleAttributes } from '../entities/roleAttributes';
@@ -172,8 +172,8 @@ function danglingReferences(store: Store): IntegrityFinding[] {
   return out;
 }
 
-/** Entity kinds with a `role_attributes` JSON column mirrored in the role_attributes table. */
-const ROLE_TABLES = Object.fromEntries(Object.entries(KINDS).map(([kind, k]) => [kind, k.table]));
+/** Entity kinds with a `role_attributes` JSON column mirrored in the role_attributes table: every role kind's type. */
+const ROLE_TABLES = Object.fromEntries(Object.entries(ROLE_KIND_DEFS).map(([kind, def]) => [kind, def.table]));
 
 function tableHas(store: Store, table: string, column: string): boolean {
   return store.allSql<{ name: string }>(`PRAGMA table_info(${q(table)})`).some((c) => c.name === column);

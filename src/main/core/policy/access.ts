@@ -1,9 +1,10 @@
 import type { Ctx } from '../context';
 import type { Core } from '../core';
-import { listRows, listSql, type ListExtra, type ResourceDef } from '../entities/resource';
+import { listRows, listSql, type Association, type AssociationQuery, type ListExtra, type ResourceDef } from '../entities/resource';
+import { validationError } from '../errors';
 import type { ListParams } from '../query/list';
 import type { Row, Store } from '../store/db';
-import type { RoleKind } from './kinds';
+import { ROLE_KINDS, type RoleKind } from './kinds';
 import { ensureClass } from './policyIndex';
 
 /** Class id used when an entity has none (matches nothing). */
@@ -53,6 +54,37 @@ export const reach = {
     params: [policyId, kind],
   }),
 };
+
+/** The `policyType` of an association listing (dial or bind, any case); undefined when absent. */
+export function policyTypeOf(query: AssociationQuery): PolicyTypeFilter {
+  const given = query.policyType;
+  const v = Array.isArray(given) ? given[given.length - 1] : given;
+  if (v === undefined || v === '') return undefined;
+  const t = v.toLowerCase();
+  if (t !== 'dial' && t !== 'bind') throw validationError('policyType', "must be 'dial' or 'bind'", v);
+  return t;
+}
+
+/** An association of a role-kind entity listing what its class reaches (`policyType`: the listing takes that option). */
+export const reachedFrom = (
+  kind: RoleKind,
+  child: string,
+  select: (classId: number, type?: PolicyTypeFilter) => ListExtra,
+  opts: { policyType?: boolean; view?: Association['view'] } = {},
+): Association => ({
+  child,
+  where: (ctx, id, query) => select(classFor(ctx.core, kind, id), opts.policyType ? policyTypeOf(query) : undefined),
+  view: opts.view,
+});
+
+/** The policies of one type naming an entity of `kind` (through its class). */
+export const policiesNaming = (kind: RoleKind, policies: string): Association => reachedFrom(kind, policies, reach.policiesOfClass);
+
+/** The entities of `kind` one side of a policy selects: `/<policies>/:id/<kind's entity>`. */
+export const sideMembers = (kind: RoleKind): [string, Association] => [
+  ROLE_KINDS[kind].resource,
+  { child: ROLE_KINDS[kind].resource, where: (_ctx, id) => reach.membersOfPolicy(id, kind) },
+];
 
 export interface Grant {
   dial: boolean;
@@ -104,17 +136,9 @@ export function reachCount(store: Store, table: 'identity_router_access' | 'serv
  * classes' member counts, and when the identity reaches a good share of all services the page is found by walking
  * services in name order (stopping at the page) rather than collecting and sorting every reachable service.
  */
-export function listReachableServices(ctx: Ctx, def: ResourceDef, identityClass: number, params: ListParams, restrict?: ListExtra) {
+export function listReachableServices(ctx: Ctx, def: ResourceDef, identityClass: number, params: ListParams) {
   const store = ctx.core.store;
-  if (params.filter || restrict?.where) {
-    const base = reach.servicesOfIdentity(identityClass);
-    return listRows(
-      ctx,
-      def,
-      params,
-      restrict?.where ? { where: `(${base.where}) AND (${restrict.where})`, params: [...base.params!, ...(restrict.params ?? [])] } : base,
-    );
-  }
+  if (params.filter || params.roleFilter?.length) return listRows(ctx, def, params, reach.servicesOfIdentity(identityClass));
   const classes = store.allSql<{ c: number; n: number }>(
     `SELECT a.service_class AS c, r.member_count AS n FROM service_access a JOIN role_classes r ON r.id = a.service_class
      WHERE a.identity_class = ?`,

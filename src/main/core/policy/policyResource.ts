@@ -8,6 +8,7 @@ import { namesById, type ApiObject, type ResourceDef } from '../entities/resourc
 import { conflict } from '../errors';
 import { setFromJsonArray } from '../query/compile';
 import type { Row } from '../store/db';
+import { sideMembers } from './access';
 import { KINDS } from './kinds';
 import { reindexPolicy, type PolicySide, type PolicyTypeSpec } from './policyIndex';
 import { checkPolicyRoles } from './roles';
@@ -20,7 +21,6 @@ export interface PolicyResourceOptions {
   spec: PolicyTypeSpec;
   /** fields beyond name, semantic and the role sides (e.g. a service policy's type) */
   fields?: Record<string, FieldDef>;
-  links(row: Row): Record<string, string>;
 }
 
 /**
@@ -50,7 +50,8 @@ export function policyResource(o: PolicyResourceOptions): ResourceDef {
       ...o.fields,
     },
     defaultSort: 't.name ASC',
-    links: o.links,
+    // each side's members: /<policies>/:id/<entities>
+    associations: Object.fromEntries(spec.sides.map((s) => sideMembers(s.kind))),
     beforeWrite(op, input, existing, ctx) {
       guardSystem(existing, ctx, 'ENTITY_CAN_NOT_BE_UPDATED', 'updated');
       // the sides are declared from the spec, so they are not among the fields' static types

@@ -1,5 +1,5 @@
 import type { Ctx } from '../context';
-import type { ApiObject } from '../entities/resource';
+import type { ApiObject, AssociationQuery } from '../entities/resource';
 import type { Row, Store } from '../store/db';
 import { markVolatile } from '../replyReuse';
 import { classesOf, grantsFor, permissionsOf } from './access';
@@ -21,6 +21,16 @@ const VIEW = Symbol('serviceView');
 type ViewCtx = Ctx & { [VIEW]?: ServiceViewOptions };
 
 /** A context whose service presentations use `opts`. */
+/** The `configTypes` of a listing (repeated or comma-separated); undefined when absent. */
+export function configTypesOf(query: AssociationQuery): string[] | undefined {
+  const given = query.configTypes;
+  const values = (given === undefined ? [] : Array.isArray(given) ? given : [given])
+    .flatMap((v) => v.split(','))
+    .map((v) => v.trim())
+    .filter(Boolean);
+  return values.length ? values : undefined;
+}
+
 export function withServiceView(ctx: Ctx, opts: ServiceViewOptions): Ctx {
   return { ...ctx, [VIEW]: opts } as ViewCtx;
 }

@@ -1,0 +1,109 @@
+import type { Logger } from 'pino';
+import { bootstrap, type AdminCredentials, type BootstrapResult } from './bootstrap';
+import type { Core } from './core';
+import { markRoutersOffline } from './dataPlane/builtinRouter';
+import { newId } from './ids';
+import { pruneAuditLog } from './ops/audit';
+import { fingerprintSha1 } from './pki/index';
+import { classifyAllUnclassified } from './policy/classes';
+import { setting } from './store/settings';
+
+/** What the core's start-up work needs from the composition root (app.ts). */
+export interface StartSettings {
+  admin: AdminCredentials;
+  /** this controller's row in /controllers: its name and the API addresses SDKs are given */
+  controller: { name: string; apiAddresses: Record<string, Array<{ url: string; version: string }>> };
+  audit: { retentionMs: number; maxEntries: number };
+}
+
+export interface StartResult {
+  bootstrap?: BootstrapResult;
+}
+
+/**
+ * A part of the core with work to do when Weft starts, while it runs, or when it stops. Its tables are its
+ * migrations (store/migrations), its resource types are in the registry (registry.ts).
+ */
+export interface CoreModule {
+  name: string;
+  /** run in list order, before any listener serves requests */
+  start?(core: Core, settings: StartSettings, result: StartResult): void | Promise<void>;
+  /** periodic work while Weft runs (also once at start with `atStart`); a failing run is logged, not fatal */
+  every?: { ms: number; atStart?: boolean; run(core: Core, settings: StartSettings): void };
+  /** run in reverse list order when Weft stops */
+  stop?(core: Core): void | Promise<void>;
+}
+
+const pruneAudit = (core: Core, s: StartSettings) => void pruneAuditLog(core, s.audit);
+
+/** Every module of the core, in start order. */
+export const CORE_MODULES: readonly CoreModule[] = [
+  // the secret key (<data dir>/secrets.key): created at the first start, refused when others may read it; MFA
+  // secrets still stored in clear are sealed with it. Integrity runs and snapshots stop with it.
+  { name: 'security', start: (core) => core.security.prepareSecrets(), stop: (core) => core.security.close() },
+  // the default admin, auth policy, identity and posture check types, built-in config types
+  { name: 'bootstrap', start: async (core, s, out) => void (out.bootstrap = await bootstrap(core, s.admin)) },
+  // entities written before the policy index existed (or around it) get their role classes
+  { name: 'policy index', start: (core) => classifyAllUnclassified(core.store) },
+  { name: 'controllers', start: (core, s) => registerController(core, s.controller) },
+  // a crash leaves routers marked online: none is until it connects
+  { name: 'routers', start: (core) => markRoutersOffline(core) },
+  { name: 'api sessions', every: { ms: 60_000, run: (core) => core.sessions.sweep() } },
+  { name: 'audit log', every: { ms: 10 * 60_000, atStart: true, run: pruneAudit } },
+];
+
+/** Runs every module's start-up work, then its periodic work; `stop` ends both. */
+export async function startCore(core: Core, settings: StartSettings, log: Logger, modules = CORE_MODULES) {
+  const result: StartResult = {};
+  const started: CoreModule[] = [];
+  const timers: NodeJS.Timeout[] = [];
+  const stop = async () => {
+    for (const t of timers) clearInterval(t);
+    for (const m of started.reverse()) await m.stop?.(core);
+  };
+  try {
+    for (const m of modules) {
+      started.push(m);
+      await m.start?.(core, settings, result);
+    }
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+  for (const m of modules) {
+    if (!m.every) continue;
+    const { ms, atStart, run } = m.every;
+    const guarded = () => {
+      try {
+        run(core, settings);
+      } catch (err) {
+        log.warn({ err, module: m.name }, 'periodic work failed');
+      }
+    };
+    if (atStart) guarded();
+    const timer = setInterval(guarded, ms);
+    timer.unref();
+    timers.push(timer);
+  }
+  return { result, stop };
+}
+
+/** Upserts this controller's own row (Weft is a single-controller network). */
+function registerController(core: Core, controller: StartSettings['controller']): void {
+  const id = setting(core.store, 'controller_id', () => newId());
+  const now = core.clock.now().toISOString();
+  core.store.runSql(
+    `INSERT INTO controllers (id, name, ctrl_address, cert_pem, fingerprint, api_addresses, is_online, is_preferred_leader, last_joined_at, created_at, updated_at)
+     VALUES (?, ?, NULL, ?, ?, ?, 1, 1, ?, ?, ?)
+     ON CONFLICT(id) DO UPDATE SET cert_pem = excluded.cert_pem, fingerprint = excluded.fingerprint, api_addresses = excluded.api_addresses,
+       is_online = 1, last_joined_at = excluded.last_joined_at, updated_at = excluded.updated_at`,
+    id,
+    controller.name,
+    core.pki.server.certPem,
+    fingerprintSha1(core.pki.server.certPem),
+    JSON.stringify(controller.apiAddresses),
+    now,
+    now,
+    now,
+  );
+}

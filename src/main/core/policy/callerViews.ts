@@ -1,0 +1,121 @@
+import { requirePermission } from '../auth/permissions';
+import type { Ctx } from '../context';
+import { edgeRouters } from '../entities/edgeRouters';
+import { identities } from '../entities/identities';
+import { listRows, present, requireRow, type ApiObject } from '../entities/resource';
+import { services } from '../entities/services';
+import { commonRouters, edgeRouterView, sessions } from '../entities/sessions';
+import { terminators } from '../entities/terminators';
+import { notFound } from '../errors';
+import type { ListParams, Page } from '../query/list';
+import type { Row } from '../store/db';
+import { classFor, listReachableServices, reach } from './access';
+import { policyAdvice } from './advice';
+import { failedServiceRequests } from './posture';
+import { accessibleService, checkSessionTokenHeader, createSession } from './sessionGrant';
+import { withServiceView } from './serviceView';
+import { pageQuery } from '../query/list';
+
+/**
+ * What the Client API shows an identity of its own network: its services, routers and sessions, each read with
+ * the caller's access (never another identity's), plus the Management API's per-identity views that need more
+ * than a listing.
+ */
+
+/** The services the caller may dial or bind, as it sees them (`configTypes`: the configs it wants inlined). */
+export function listCallerServices(ctx: Ctx, params: ListParams, configTypes: string[] | undefined): Page<ApiObject> {
+  const identityClass = classFor(ctx.core, 'identity', ctx.caller.identityId);
+  const { rows, meta } = listReachableServices(ctx, services, identityClass, params);
+  return { data: present(withServiceView(ctx, { configTypes }), services, rows), meta };
+}
+
+export function getCallerService(ctx: Ctx, id: string, configTypes: string[] | undefined): ApiObject {
+  const { service } = accessibleService(ctx, id);
+  return present(withServiceView(ctx, { configTypes }), services, [service])[0]!;
+}
+
+/** Edge routers the caller may use for a service; a `session-token` given must be one of the caller's API session. */
+export function callerServiceEdgeRouters(ctx: Ctx, serviceId: string, sessionToken: string | undefined) {
+  checkSessionTokenHeader(ctx, sessionToken);
+  const { identityClass, serviceClass } = accessibleService(ctx, serviceId);
+  return { edgeRouters: commonRouters(ctx.core.store, identityClass, serviceClass).map(edgeRouterView) };
+}
+
+export function listCallerServiceTerminators(ctx: Ctx, serviceId: string, params: ListParams): Page<ApiObject> {
+  accessibleService(ctx, serviceId);
+  const { rows, meta } = listRows(ctx, terminators, params, { where: 't.service_id = ?', params: [serviceId] });
+  return { data: present(ctx, terminators, rows), meta };
+}
+
+/** Edge routers the caller may use at all, in the Client API's shape. */
+export function listCallerEdgeRouters(ctx: Ctx, params: ListParams): Page<ApiObject> {
+  const extra = reach.routersOfIdentity(classFor(ctx.core, 'identity', ctx.caller.identityId));
+  const { rows, meta } = listRows(ctx, edgeRouters, params, extra);
+  const data = rows.map((r) => ({
+    _links: { self: { href: `./edge-routers/${r.id}` } },
+    id: r.id,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    tags: JSON.parse(r.tags as string),
+    ...edgeRouterView(r),
+  }));
+  return { data, meta };
+}
+
+/** Sessions in the Client API's shape: without the policies that granted them. */
+function callerSessionView(ctx: Ctx, rows: Row[]): ApiObject[] {
+  return present(ctx, sessions, rows).map(({ servicePolicies: _omit, ...rest }) => rest);
+}
+
+/** The caller's own session, 404 for anyone else's. */
+function ownSession(ctx: Ctx, id: string): Row {
+  const row = ctx.core.store.getSql<Row>('SELECT * FROM sessions WHERE id = ? AND identity_id = ?', id, ctx.caller.identityId);
+  if (!row) throw notFound('session');
+  return row;
+}
+
+/** A Dial or Bind session of the caller's API session (sessionGrant.ts), shown as created. */
+export function createCallerSession(ctx: Ctx, apiSession: Row, body: unknown): ApiObject {
+  const id = createSession(ctx, apiSession, body);
+  return callerSessionView(ctx, [requireRow(ctx.core.store, sessions, id)])[0]!;
+}
+
+export function listCallerSessions(ctx: Ctx, params: ListParams): Page<ApiObject> {
+  const { rows, meta } = listRows(ctx, sessions, params, { where: 't.identity_id = ?', params: [ctx.caller.identityId] });
+  return { data: callerSessionView(ctx, rows), meta };
+}
+
+export function getCallerSession(ctx: Ctx, id: string): ApiObject {
+  return callerSessionView(ctx, [ownSession(ctx, id)])[0]!;
+}
+
+export function deleteCallerSession(ctx: Ctx, id: string): void {
+  ctx.core.store.runSql('DELETE FROM sessions WHERE id = ?', ownSession(ctx, id).id);
+}
+
+/** A session's route path: Weft tracks no fabric circuits, so it is empty. */
+export function sessionRoutePath(ctx: Ctx, id: string) {
+  requirePermission(ctx.caller, 'ops', 'read');
+  requireRow(ctx.core.store, sessions, id);
+  return { routePath: [] };
+}
+
+export function identityFailedServiceRequests(ctx: Ctx, identityId: string) {
+  requirePermission(ctx.caller, 'identity', 'read');
+  requireRow(ctx.core.store, identities, identityId);
+  return failedServiceRequests(ctx.core.store, identityId);
+}
+
+/**
+ * Policy advice with all common routers, as OpenZiti answers (its CLI counts them); `limit` / `offset` page them
+ * (a Weft extension), with the total in `meta.pagination`.
+ */
+export function pagedPolicyAdvice(ctx: Ctx, identityId: string, serviceId: string, paging: Pick<ListParams, 'limit' | 'offset'>) {
+  const advice = policyAdvice(ctx, identityId, serviceId);
+  if (paging.limit === undefined && paging.offset === undefined) return { data: advice };
+  const page = pageQuery(paging, {});
+  return {
+    data: { ...advice, commonRouters: advice.commonRouters.slice(page.offset, page.offset + page.limit) },
+    meta: { pagination: { limit: page.limit, offset: page.offset, totalCount: advice.commonRouters.length } },
+  };
+}
