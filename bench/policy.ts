@@ -26,6 +26,7 @@ import {
   type Row,
 } from './lib';
 import { describeModel, LARGE, MANY, planModel, resolveRoles, scaled, SMALL, type EntityKind, type ModelPlan, type ModelSpec } from './model';
+import { apiSessionsOf } from '../src/main/core/auth/apiSessions';
 
 /**
  * Issue 4's table: services, policies and sessions at OpenZiti's reference models. Each model is seeded through the
@@ -122,7 +123,7 @@ export async function seedWeft(dataDir: string, plan: ModelPlan, opts: { onlineR
     Array.from(
       { length: opts.apiSessions },
       () =>
-        app.core.sessions.create({
+        apiSessionsOf(app.core).create({
           identityId: ids.identity[plan.sample]!,
           authenticatorId,
           ipAddress: '127.0.0.1',

@@ -6,6 +6,7 @@ import { startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { ManualClock, MINUTE } from '../support/clock';
 import { createUser, login } from '../support/users';
+import { integrityOf } from '../../src/main/core/ops/integrity';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -28,7 +29,7 @@ beforeAll(async () => {
   clock = new ManualClock();
   app = await startTestApp({ clock });
   admin = await app.adminClient();
-  app.core.security.integrity.schedule = (run) => (held = run);
+  integrityOf(app.core).schedule = (run) => (held = run);
 });
 afterAll(async () => {
   await admin.close();

@@ -15,6 +15,7 @@ import { isVolatile, trackReuse } from '../core/replyReuse';
 import { envelope, errorEnvelope } from './envelope';
 import { ReplyCache } from './replyCache';
 import { API_BASES, peerCertificates, type ApiName, type ApiReply, type ApiRequest, type RouteDef } from './registry';
+import { apiSessionsOf } from '../core/auth/apiSessions';
 
 export const BODY_LIMIT = 1024 * 1024;
 /** The request line plus headers, as OpenZiti (Go's http.Server default of 1 MB); long filters travel in the URL. */
@@ -215,7 +216,7 @@ function fastRead(core: Core, cache: ReplyCache, perClient: ClientRateLimiter | 
   let body = cache.get(ReplyCache.key(undefined, url));
   if (!body && cache.hasSessionEntries(url)) {
     const t = token(req);
-    const resolved = t ? core.sessions.resolve(t) : undefined;
+    const resolved = t ? apiSessionsOf(core).resolve(t) : undefined;
     body = resolved && cache.get(ReplyCache.key(resolved.session.id as string, url));
   }
   if (!body) return false;
@@ -276,7 +277,7 @@ function handle(
   if (audit) audit.request = request;
   if (route.auth !== 'none') {
     const t = token(req);
-    const resolved = t ? core.sessions.resolve(t) : undefined;
+    const resolved = t ? apiSessionsOf(core).resolve(t) : undefined;
     if (audit && resolved) audit.caller = resolved.caller;
     if (!resolved || (route.auth === 'session' && resolved.caller.partial)) throw unauthenticated(!!resolved);
     request.ctx = core.ctx(resolved.caller);

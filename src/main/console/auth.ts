@@ -5,6 +5,7 @@ import type { Clock } from '../core/clock';
 import type { Core } from '../core/core';
 import { CSRF_HEADER, CSRF_HEADER_VALUE } from '../../shared/console';
 import type { ConsoleSession } from './trpc';
+import { apiSessionsOf } from '../core/auth/apiSessions';
 
 /**
  * One-time login links: random 256-bit tokens, kept (hashed) in memory by one console, usable once and only
@@ -106,7 +107,7 @@ function safeEqual(a: string, b: string): boolean {
 /** The API session of a cookie's token, with the REST API's expiry, disabled-identity and MFA rules. */
 export function resolveConsoleSession(core: Core, token: string | undefined): ConsoleSession | undefined {
   if (!token || token.length > 200) return undefined;
-  const resolved = core.sessions.resolve(token);
+  const resolved = apiSessionsOf(core).resolve(token);
   return resolved && { session: resolved.session, caller: resolved.caller, token };
 }
 

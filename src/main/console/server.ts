@@ -13,6 +13,7 @@ import { recordLinkLogin } from './audit';
 import { appRouter } from './router';
 import { serveStatic } from './static';
 import type { ConsoleContext } from './trpc';
+import { apiSessionsOf } from '../core/auth/apiSessions';
 
 /** Without `console.address` the console takes this one, or any free port when it is in use. */
 export const DEFAULT_CONSOLE_ADDRESS = '127.0.0.1:1281';
@@ -154,7 +155,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     }
     recordLinkLogin(core, { caller: resolveConsoleSession(core, token)?.caller }, ip);
     const previous = resolveConsoleSession(core, readCookie(req.headers.cookie, cookieName));
-    if (previous) core.sessions.remove(previous.session.id as string);
+    if (previous) apiSessionsOf(core).remove(previous.session.id as string);
     redirect('/', sessionCookie(cookieName, token));
   }
 

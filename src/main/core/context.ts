@@ -1,8 +1,2 @@
-import type { Caller } from './auth/permissions';
-import type { Core } from './core';
-
-/** What every core operation receives: the core services and who is calling. */
-export interface Ctx {
-  core: Core;
-  caller: Caller;
-}
+/** What every core operation receives (declared with the core, which makes contexts). */
+export type { Ctx } from './core';

@@ -1,12 +1,8 @@
 import type { Logger } from 'pino';
-import { ApiSessionService } from './auth/apiSessions';
-import { SecurityService } from './auth/security';
-import { ServiceAccessTokens } from './policy/serviceAccessToken';
 import { SYSTEM, type Caller } from './auth/permissions';
 import type { Clock } from './clock';
-import type { Ctx } from './context';
 import { SchemaValidator } from './entities/jsonSchema';
-import { NO_FRONTEND_OAUTH_CHECK, type ShareOAuthCheck } from './shares';
+import type { ShareOAuthCheck } from './shareOAuth';
 import { JwtSigner, type ControllerPki } from './pki/index';
 import type { Store } from './store/db';
 
@@ -30,17 +26,31 @@ export interface CoreConfig {
   checkShareOAuth?: ShareOAuthCheck;
 }
 
+/** What every core operation receives: the core and who is calling. */
+export interface Ctx {
+  core: Core;
+  caller: Caller;
+}
+
+/**
+ * A service of each core, made on its first use: services that hold their core (API sessions, security, session
+ * tokens) are reached through such an accessor, so the core imports none of them (no import cycle through it).
+ */
+export function perCore<T>(make: (core: Core) => T): (core: Core) => T {
+  const made = new WeakMap<Core, T>();
+  return (core) => {
+    let service = made.get(core);
+    if (service === undefined) made.set(core, (service = make(core)));
+    return service;
+  };
+}
+
 /**
  * The domain core: no HTTP, no Electron. Adapters (REST, tRPC, CLI) call into it with a Ctx naming the caller.
  * Holds no module-level state: several cores can live in one process.
  */
 export class Core {
-  readonly sessions = new ApiSessionService(this);
   readonly schemas = new SchemaValidator();
-  /** MFA secrets at rest, external JWT verification, integrity runs and snapshots (auth/security.ts). */
-  readonly security: SecurityService = new SecurityService(this);
-  /** Signs and verifies the JWTs of Dial/Bind sessions (policy/serviceAccessToken.ts). */
-  readonly serviceAccessTokens = new ServiceAccessTokens(this);
 
   constructor(
     readonly store: Store,
@@ -48,12 +58,7 @@ export class Core {
     readonly config: Readonly<CoreConfig>,
     readonly pki: PkiMaterial,
     readonly log: Logger,
-  ) {
-    this.checkShareOAuth = config.checkShareOAuth ?? NO_FRONTEND_OAUTH_CHECK;
-  }
-
-  /** OAuth options of public shares against the frontend this Weft runs (CoreConfig.checkShareOAuth). */
-  readonly checkShareOAuth: ShareOAuthCheck;
+  ) {}
 
   private jwtSigner?: JwtSigner;
   /** Signs the controller's own JWTs with the API server certificate's key (pki/jwtSigner.ts). */

@@ -7,6 +7,10 @@ import { pruneAuditLog } from './ops/audit';
 import { fingerprintSha1 } from './pki/index';
 import { classifyAllUnclassified } from './policy/classes';
 import { setting } from './store/settings';
+import { apiSessionsOf } from './auth/apiSessions';
+import { sealMfaSecrets } from './auth/mfa';
+import { snapshotsOf } from './ops/snapshot';
+import { integrityOf } from './ops/integrity';
 
 /** What the core's start-up work needs from the composition root (app.ts). */
 export interface StartSettings {
@@ -40,7 +44,14 @@ const pruneAudit = (core: Core, s: StartSettings) => void pruneAuditLog(core, s.
 export const CORE_MODULES: readonly CoreModule[] = [
   // the secret key (<data dir>/secrets.key): created at the first start, refused when others may read it; MFA
   // secrets still stored in clear are sealed with it. Integrity runs and snapshots stop with it.
-  { name: 'security', start: (core) => core.security.prepareSecrets(), stop: (core) => core.security.close() },
+  {
+    name: 'security',
+    start: (core) => void sealMfaSecrets(core),
+    stop: async (core) => {
+      integrityOf(core).close();
+      await snapshotsOf(core).idle();
+    },
+  },
   // the default admin, auth policy, identity and posture check types, built-in config types
   { name: 'bootstrap', start: async (core, s, out) => void (out.bootstrap = await bootstrap(core, s.admin)) },
   // entities written before the policy index existed (or around it) get their role classes
@@ -48,7 +59,7 @@ export const CORE_MODULES: readonly CoreModule[] = [
   { name: 'controllers', start: (core, s) => registerController(core, s.controller) },
   // a crash leaves routers marked online: none is until it connects
   { name: 'routers', start: (core) => markRoutersOffline(core) },
-  { name: 'api sessions', every: { ms: 60_000, run: (core) => core.sessions.sweep() } },
+  { name: 'api sessions', every: { ms: 60_000, run: (core) => apiSessionsOf(core).sweep() } },
   { name: 'audit log', every: { ms: 10 * 60_000, atStart: true, run: pruneAudit } },
 ];
 

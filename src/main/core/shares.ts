@@ -4,6 +4,9 @@ import type { Ctx } from './context';
 import type { Core } from './core';
 import { SVC_PROXY_CONFIG_TYPE_ID } from './entities/builtinConfigTypes';
 import { validationError } from './errors';
+import type { ShareOAuthCheck, ShareOAuthData } from './shareOAuth';
+
+export type { ShareFieldIssue, ShareOAuthCheck, ShareOAuthData } from './shareOAuth';
 
 /**
  * Public shares. A share is a config of type svc.proxy.v1 plus a service carrying it; it is live only while
@@ -17,12 +20,6 @@ export const DEFAULT_SHARE_CHECK_INTERVAL = '3h';
 
 /** Name of the config and of the service of the share with this token. */
 export const shareResourceName = (token: string) => `share-${token}`;
-
-export interface ShareOAuthData {
-  provider: string;
-  emailPatterns?: string[];
-  checkInterval?: string;
-}
 
 /** svc.proxy.v1 config data as stored (its JSON schema is in entities/builtinConfigTypes.ts). */
 export interface ShareConfigData {
@@ -48,15 +45,6 @@ export interface LiveShare {
   overlay?: { serviceId: string };
   oauth?: { provider: string; emailPatterns: string[]; checkIntervalMs: number };
 }
-
-/** A problem with a share's OAuth options; `field` is relative to `oauth` ('' = the section as a whole). */
-export interface ShareFieldIssue {
-  field: string;
-  reason: string;
-}
-
-/** Checks OAuth options against the running frontend; installed by the composition root on `core.hooks`. */
-export type ShareOAuthCheck = (oauth: ShareOAuthData) => ShareFieldIssue | undefined;
 
 export const NO_FRONTEND_OAUTH_CHECK: ShareOAuthCheck = () => ({
   field: '',
@@ -92,7 +80,7 @@ export function validateShareConfig(ctx: Ctx, data: Record<string, unknown>, con
     throw validationError('data.target', 'must be an absolute directory path for backend mode web', share.target);
   }
   if (share.oauth) {
-    const issue = ctx.core.checkShareOAuth(share.oauth);
+    const issue = (ctx.core.config.checkShareOAuth ?? NO_FRONTEND_OAUTH_CHECK)(share.oauth);
     if (issue) {
       const field = issue.field ? `data.oauth.${issue.field}` : 'data.oauth';
       throw validationError(field, issue.reason, valueAt(share.oauth, issue.field));

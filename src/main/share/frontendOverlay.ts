@@ -9,6 +9,7 @@ import type { Row } from '../core/store/db';
 import type { OverlayDialer } from '../frontend/types';
 import { EdgeClient, type ServiceSession } from '../sdk';
 import { createCertAuthenticator } from '../core/enrollment/authenticators';
+import { apiSessionsOf } from '../core/auth/apiSessions';
 
 const SETTING = 'frontend_identity_id';
 const IDENTITY_NAME = 'weft-frontend';
@@ -52,7 +53,7 @@ export class FrontendOverlay implements OverlayDialer {
       store.runSql("DELETE FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId);
       return createCertAuthenticator(core.system, identityId, certPem, { [CERT_TAG]: true });
     });
-    core.sessions.removeForIdentity(identityId);
+    apiSessionsOf(core).removeForIdentity(identityId);
     let overlay: FrontendOverlay | undefined;
     const client = new EdgeClient({
       routerUrl: router.url,
@@ -68,8 +69,8 @@ export class FrontendOverlay implements OverlayDialer {
 
   /** A live API session of the frontend identity (a new one when the last has expired or was deleted). */
   private currentApiSession(): string {
-    if (this.apiSession && this.core.sessions.resolve(this.apiSession)) return this.apiSession;
-    const row = this.core.sessions.create({
+    if (this.apiSession && apiSessionsOf(this.core).resolve(this.apiSession)) return this.apiSession;
+    const row = apiSessionsOf(this.core).create({
       identityId: this.identityId,
       authenticatorId: this.authenticatorId,
       ipAddress: '127.0.0.1',
@@ -82,7 +83,7 @@ export class FrontendOverlay implements OverlayDialer {
 
   /** The Dial session of the share's service for the API session a router connection presents. */
   private dialSession(serviceId: string, apiSessionToken: string): ServiceSession {
-    const resolved = this.core.sessions.resolve(apiSessionToken);
+    const resolved = apiSessionsOf(this.core).resolve(apiSessionToken);
     if (!resolved) throw new Error('the frontend API session has ended');
     let id: string;
     try {
@@ -105,7 +106,7 @@ export class FrontendOverlay implements OverlayDialer {
     this.client.close();
     if (this.apiSession) {
       const row = this.core.store.getSql<{ id: string }>('SELECT id FROM api_sessions WHERE token = ?', this.apiSession);
-      if (row) this.core.sessions.remove(row.id);
+      if (row) apiSessionsOf(this.core).remove(row.id);
     }
   }
 }

@@ -7,6 +7,7 @@ import { listRows, present, requireRow } from '../../core/entities/resource';
 import { notFound } from '../../core/errors';
 import { queryString, type ApiName, type ApiRequest, type RouteDef } from '../registry';
 import { listParams } from './resources';
+import { apiSessionsOf } from '../../core/auth/apiSessions';
 
 const both: ApiName[] = ['client', 'management'];
 
@@ -45,7 +46,7 @@ export function sessionRoutes(core: Core, methods: Record<string, Authenticator>
       path: '/current-api-session',
       auth: 'partial',
       summary: 'The current API session',
-      handler: (req) => ({ data: core.sessions.view(req.ctx, req.session!) }),
+      handler: (req) => ({ data: apiSessionsOf(core).view(req.ctx, req.session!) }),
     },
     {
       apis: both,
@@ -53,7 +54,7 @@ export function sessionRoutes(core: Core, methods: Record<string, Authenticator>
       path: '/current-api-session',
       auth: 'partial',
       summary: 'Log out',
-      handler: (req) => (core.sessions.remove(req.session!.id as string), {}),
+      handler: (req) => (apiSessionsOf(core).remove(req.session!.id as string), {}),
     },
     {
       apis: both,

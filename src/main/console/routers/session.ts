@@ -2,12 +2,13 @@ import { z } from 'zod';
 import { authenticateMfa } from '../../core/auth/mfa';
 import { passwordLogin } from '../auth';
 import { partialProcedure, publicProcedure, router, type ConsoleContext } from '../trpc';
+import { apiSessionsOf } from '../../core/auth/apiSessions';
 
 /** Who is signed in: null without a live session; `partial` while MFA is outstanding. */
 function me(ctx: ConsoleContext) {
   if (!ctx.session) return null;
   const { session, caller } = ctx.session;
-  const view = ctx.core.sessions.view(ctx.core.ctx(caller), session);
+  const view = apiSessionsOf(ctx.core).view(ctx.core.ctx(caller), session);
   return {
     identity: { id: caller.identityId, name: caller.identityName, isAdmin: caller.isAdmin },
     partial: !!caller.partial,
@@ -25,16 +26,16 @@ export const sessionRouter = router({
     .mutation(async ({ ctx, input }) => {
       const token = await passwordLogin(ctx.core, input, ctx.clientIp);
       // a new login replaces the browser's previous session
-      if (ctx.session) ctx.core.sessions.remove(ctx.session.session.id as string);
+      if (ctx.session) apiSessionsOf(ctx.core).remove(ctx.session.session.id as string);
       ctx.setSessionCookie(token);
-      const resolved = ctx.core.sessions.resolve(token)!;
+      const resolved = apiSessionsOf(ctx.core).resolve(token)!;
       ctx.audit.caller = resolved.caller;
       return me({ ...ctx, session: { session: resolved.session, caller: resolved.caller, token } });
     }),
 
   /** Ends the API session (as `DELETE /current-api-session`) and clears the cookie. */
   logout: publicProcedure.mutation(({ ctx }) => {
-    if (ctx.session) ctx.core.sessions.remove(ctx.session.session.id as string);
+    if (ctx.session) apiSessionsOf(ctx.core).remove(ctx.session.session.id as string);
     ctx.clearSessionCookie();
     return { ok: true };
   }),

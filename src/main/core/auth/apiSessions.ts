@@ -5,8 +5,8 @@ import { isDisabled } from '../entities/identities';
 import { defineResource } from '../entities/define';
 import { type ApiObject, present } from '../entities/resource';
 import type { Caller } from './permissions';
-import type { Core } from '../core';
-import { isTotpEnrolled } from './mfa';
+import { perCore, type Core } from '../core';
+import { isTotpEnrolled } from './mfaRecords';
 
 /** Management view of API sessions (list/get/delete; sessions are created only by authentication). */
 export const apiSessions = defineResource({
@@ -36,9 +36,9 @@ export const apiSessions = defineResource({
     items.forEach((item, i) => {
       const row = rows[i]!;
       const a = byId.get(row.authenticator_id as string);
-      item.cachedLastActivityAt = ctx.core.sessions.lastActivity(row).toISOString();
+      item.cachedLastActivityAt = apiSessionsOf(ctx.core).lastActivity(row).toISOString();
       item.lastActivityAt = item.cachedLastActivityAt;
-      item.authQueries = ctx.core.sessions.authQueries(row);
+      item.authQueries = apiSessionsOf(ctx.core).authQueries(row);
       item.isCertExtendable = !!a && a.method === 'cert' && !!a.is_issued_by_network;
       item.isCertExtendRequested = !!a?.is_extend_requested;
       item.isCertKeyRollRequested = !!a?.is_key_roll_requested;
@@ -243,3 +243,6 @@ export function extJwtAuthQueries(core: Core, session: Row): AuthQuery[] {
     },
   ];
 }
+
+/** The API sessions of a core (login, resolution of tokens, expiry). */
+export const apiSessionsOf = perCore((core) => new ApiSessionService(core));

@@ -8,8 +8,8 @@ import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { passwordSchema, usernameSchema } from '../entities/common';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
-import { callerOf } from './apiSessions';
-import { isTotpEnrolled } from './mfa';
+import { callerOf, apiSessionsOf } from './apiSessions';
+import { isTotpEnrolled } from './mfaRecords';
 
 const info = (keys: string[]) => z.object(Object.fromEntries(keys.map((k) => [k, z.string().max(255).optional()]))).partial();
 export const envInfoSchema = info(['arch', 'domain', 'hostname', 'os', 'osRelease', 'osVersion']);
@@ -91,7 +91,7 @@ export function recordFailure(core: Core, identity: Row, rules: { maxAttempts: n
         until,
         identity.id,
       );
-      core.sessions.removeForIdentity(identity.id as string);
+      apiSessionsOf(core).removeForIdentity(identity.id as string);
       core.log.warn({ identityId: identity.id }, 'identity locked after too many failed authentications');
     } else {
       store.runSql('UPDATE identities SET failed_login_attempts = ? WHERE id = ?', attempts, identity.id);
@@ -155,7 +155,7 @@ export function completeLogin(core: Core, login: PrimaryLogin, body: Authenticat
         identity.id,
       );
     }
-    return core.sessions.create({
+    return apiSessionsOf(core).create({
       identityId: identity.id as string,
       authenticatorId: (login.authenticator?.id as string | undefined) ?? login.extJwtSignerId ?? '',
       ipAddress: client.ipAddress,
@@ -165,7 +165,7 @@ export function completeLogin(core: Core, login: PrimaryLogin, body: Authenticat
     });
   });
   const ctx = core.ctx(callerOf(identity, session));
-  const view = core.sessions.view(ctx, session);
+  const view = apiSessionsOf(core).view(ctx, session);
   view.token = session.token;
   return view;
 }

@@ -9,12 +9,12 @@ import {
   type JWTPayload,
   type JWSAlgorithm,
 } from 'jose';
-import type { Core } from '../core';
+import { perCore, type Core } from '../core';
 import { loadAuthPolicy } from '../entities/authPolicies';
 import type { ApiObject } from '../entities/resource';
 import { ApiError, invalidAuth } from '../errors';
 import type { Row } from '../store/db';
-import { callerOf } from './apiSessions';
+import { callerOf, apiSessionsOf } from './apiSessions';
 import { completeLogin, parseAuthenticateBody, type ClientInfo } from './authenticate';
 
 const ALGORITHMS: JWSAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -175,8 +175,8 @@ export async function authenticateExtJwt(core: Core, req: ExtJwtRequest): Promis
   const body = parseAuthenticateBody(req.body);
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.authorization ?? '')?.[1];
   if (!bearer) throw invalidAuth('an external JWT is required as Authorization: Bearer <token>');
-  const pending = req.ztSession ? core.sessions.resolve(req.ztSession) : undefined;
-  const jwt = await core.security.extJwt.verify(bearer);
+  const pending = req.ztSession ? apiSessionsOf(core).resolve(req.ztSession) : undefined;
+  const jwt = await extJwtVerifierOf(core).verify(bearer);
   const column = jwt.signer.use_external_id ? 'external_id' : 'id';
   const identity = core.store.getSql<Row>(`SELECT * FROM identities WHERE ${column} = ?`, jwt.subject);
   if (!identity) {
@@ -189,9 +189,12 @@ export async function authenticateExtJwt(core: Core, req: ExtJwtRequest): Promis
     if (identity.id !== session.identity_id || policy.secondary.requireExtJwtSigner !== jwt.signer.id) throw invalidAuth();
     core.store.runSql('UPDATE api_sessions SET is_ext_jwt_complete = 1, updated_at = ? WHERE id = ?', core.clock.now().toISOString(), session.id);
     const row = core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', session.id)!;
-    const view = core.sessions.view(core.ctx(callerOf(identity, row)), row);
+    const view = apiSessionsOf(core).view(core.ctx(callerOf(identity, row)), row);
     view.token = row.token;
     return view;
   }
   return completeLogin(core, { method: 'ext-jwt', identity, extJwtSignerId: jwt.signer.id as string }, body, req.client);
 }
+
+/** The external JWT verifier of a core (signer keys cached until a signer changes). */
+export const extJwtVerifierOf = perCore((core) => new ExtJwtVerifier(core));

@@ -4,6 +4,7 @@ import { notFound, validationError } from '../errors';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { requirePermission } from './permissions';
+import { apiSessionsOf } from './apiSessions';
 
 /** 0 = until enabled again; otherwise at most ten years. */
 export const disableBody = z.object({ durationMinutes: z.number().int().min(0, 'must be 0 (indefinitely) or more').max(5_256_000) });
@@ -33,7 +34,7 @@ export function disableIdentity(ctx: Ctx, id: string, body: unknown): void {
       now.toISOString(),
       id,
     );
-    ctx.core.sessions.removeForIdentity(id);
+    apiSessionsOf(ctx.core).removeForIdentity(id);
   });
   ctx.core.log.info({ identityId: id, until, by: ctx.caller.identityId }, 'identity disabled');
 }

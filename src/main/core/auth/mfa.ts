@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { generateSecret, generateURI, verifySync } from 'otplib';
 import QRCode from 'qrcode';
 import { z } from 'zod';
-import type { Core } from '../core';
+import { perCore, type Core } from '../core';
 import type { Ctx } from '../context';
 import { ApiError, conflict, notFound } from '../errors';
 import { newId } from '../ids';
@@ -10,7 +10,10 @@ import type { ApiObject } from '../entities/resource';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { requirePermission } from './permissions';
-import { SecretBox, SecretBoxError } from './secretBox';
+import { join } from 'node:path';
+import { loadOrCreateSecretKey, SECRET_KEY_FILE, SecretBox, SecretBoxError } from './secretBox';
+import { apiSessionsOf } from './apiSessions';
+import { loadMfa } from './mfaRecords';
 
 /** TOTP as authenticator apps expect it: SHA-1, 6 digits, 30 s steps; one step of skew either way is accepted. */
 const TOTP_TOLERANCE_S = 30;
@@ -23,13 +26,7 @@ export const mfaCodeBody = z.object({ code: z.string().min(1, 'is required').max
 
 const invalidCode = () => new ApiError('INVALID_MFA_TOKEN', 401, 'The MFA code supplied is not valid');
 
-export function loadMfa(core: Core, identityId: string): Row | undefined {
-  return core.store.getSql<Row>('SELECT * FROM mfas WHERE identity_id = ?', identityId);
-}
-
-export function isTotpEnrolled(core: Core, identityId: string): boolean {
-  return !!core.store.getSql('SELECT 1 FROM mfas WHERE identity_id = ? AND is_verified = 1', identityId);
-}
+export { decorateMfaEnabled, isTotpEnrolled, loadMfa } from './mfaRecords';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
@@ -57,7 +54,7 @@ const recoveryPurpose = (identityId: string) => `mfa recovery code:${identityId}
 
 function totpSecret(core: Core, mfa: Row): string | undefined {
   try {
-    return core.security.secrets.open(mfa.secret as string, secretContext(mfa));
+    return secretsOf(core).open(mfa.secret as string, secretContext(mfa));
   } catch (e) {
     if (!(e instanceof SecretBoxError)) throw e;
     core.log.error({ identityId: mfa.identity_id }, `the TOTP secret of an MFA enrollment does not open with the data directory's secret key`);
@@ -66,21 +63,21 @@ function totpSecret(core: Core, mfa: Row): string | undefined {
 }
 
 function digestCode(core: Core, identityId: string, code: string): string {
-  return core.security.secrets.digest(code.toUpperCase(), recoveryPurpose(identityId));
+  return secretsOf(core).digest(code.toUpperCase(), recoveryPurpose(identityId));
 }
 
 /** The stored form of a new set of recovery codes: digests, and the plain set sealed until it is shown. */
 function storedCodes(core: Core, mfa: Row, codes: string[]): { digests: string; pending: string } {
   return {
     digests: JSON.stringify(codes.map((c) => digestCode(core, mfa.identity_id as string, c))),
-    pending: core.security.secrets.seal(JSON.stringify(codes), pendingContext(mfa)),
+    pending: secretsOf(core).seal(JSON.stringify(codes), pendingContext(mfa)),
   };
 }
 
 function pendingCodes(core: Core, mfa: Row): string[] {
   if (!mfa.recovery_codes_pending) return [];
   try {
-    return JSON.parse(core.security.secrets.open(mfa.recovery_codes_pending as string, pendingContext(mfa))) as string[];
+    return JSON.parse(secretsOf(core).open(mfa.recovery_codes_pending as string, pendingContext(mfa))) as string[];
   } catch (e) {
     if (!(e instanceof SecretBoxError)) throw e;
     core.log.error({ identityId: mfa.identity_id }, `pending recovery codes do not open with the data directory's secret key`);
@@ -94,7 +91,7 @@ function pendingCodes(core: Core, mfa: Row): string[] {
  * enrollment keeps its plain codes sealed, to be shown until it is verified.
  */
 export function sealMfaSecrets(core: Core): number {
-  const box = core.security.secrets;
+  const box = secretsOf(core);
   const store = core.store;
   const pending = () =>
     store.allSql<Row>(`SELECT * FROM mfas WHERE secret NOT LIKE 'v1:%' OR (recovery_codes <> '[]' AND recovery_codes NOT LIKE '["h1:%')`);
@@ -186,8 +183,8 @@ function requireCode(ctx: Ctx, mfa: Row, code: string, allowRecovery: boolean): 
   });
   if (ok) return;
   const sessionId = ctx.caller.apiSessionId;
-  if (sessionId && core.security.noteMfaFailure(sessionId) >= MAX_MFA_FAILURES) {
-    core.sessions.remove(sessionId);
+  if (sessionId && noteMfaFailure(core, sessionId) >= MAX_MFA_FAILURES) {
+    apiSessionsOf(core).remove(sessionId);
     core.log.warn({ identityId: ctx.caller.identityId }, 'API session ended after too many wrong MFA codes');
   }
   throw invalidCode();
@@ -227,7 +224,7 @@ export function initiateMfa(ctx: Ctx): string {
        VALUES (?, ?, ?, 0, ?, ?, ?, ?)`,
       id,
       identityId,
-      core.security.secrets.seal(generateSecret(), secretContext(row)),
+      secretsOf(core).seal(generateSecret(), secretContext(row)),
       codes.digests,
       codes.pending,
       now,
@@ -376,15 +373,25 @@ export function removeIdentityMfa(ctx: Ctx, identityId: string): void {
   ctx.core.store.runSql('DELETE FROM mfas WHERE identity_id = ?', identityId);
 }
 
-/** Identity view: `isMfaEnabled` for a page of identities in one query. */
-export function decorateMfaEnabled(ctx: Ctx, items: ApiObject[], rows: Row[]): void {
-  const enabled = new Set(
-    ctx.core.store
-      .allSql<{ identity_id: string }>(
-        'SELECT identity_id FROM mfas WHERE is_verified = 1 AND identity_id IN (SELECT value FROM json_each(?))',
-        JSON.stringify(rows.map((r) => r.id)),
-      )
-      .map((r) => r.identity_id),
+/**
+ * A core's seal for secrets at rest, with the key in `<data dir>/secrets.key` (created at the first start; refused
+ * when others may read it or it has the wrong size). Never created anew while the database holds values sealed with a
+ * lost key.
+ */
+const secretsOf = perCore((core) => {
+  const key = loadOrCreateSecretKey(join(core.config.dataDir, SECRET_KEY_FILE), {
+    mayCreate: () =>
+      core.store.getSql("SELECT 1 FROM mfas WHERE secret LIKE 'v1:%' LIMIT 1")
+        ? 'the database holds MFA secrets sealed with it; restore the file from a backup of this data directory'
+        : undefined,
+  });
+  return new SecretBox(key);
+});
+
+/** Counts a wrong MFA code of a session, in the session's row (a restart keeps it); returns the session's count. */
+function noteMfaFailure(core: Core, sessionId: string): number {
+  return (
+    core.store.getSql<{ n: number }>('UPDATE api_sessions SET mfa_failures = mfa_failures + 1 WHERE id = ? RETURNING mfa_failures AS n', sessionId)
+      ?.n ?? 0
   );
-  items.forEach((item, i) => (item.isMfaEnabled = enabled.has(rows[i]!.id as string)));
 }

@@ -1,6 +1,8 @@
 import type { Core } from '../core';
 import { fingerprintSha1 } from '../pki/index';
 import type { Row } from '../store/db';
+import { serviceAccessTokensOf } from '../policy/serviceAccessToken';
+import { apiSessionsOf } from '../auth/apiSessions';
 
 /** Why the data plane refuses a connection or a dial/bind; the text goes back to the SDK. */
 export class DataPlaneRefusal extends Error {}
@@ -27,7 +29,7 @@ export interface SessionGrant {
  * ephemeral certificates (as OpenZiti's router checks the fingerprint against the API session).
  */
 export function authorizeChannel(core: Core, token: string, certDer: Buffer | undefined): ChannelCaller {
-  const resolved = token ? core.sessions.resolve(token) : undefined;
+  const resolved = token ? apiSessionsOf(core).resolve(token) : undefined;
   if (!resolved) throw new DataPlaneRefusal('invalid or expired API session');
   if (resolved.caller.partial) throw new DataPlaneRefusal('the API session still needs additional authentication (MFA)');
   if (!certDer) throw new DataPlaneRefusal('a client certificate is required');
@@ -52,7 +54,7 @@ export function authorizeChannel(core: Core, token: string, certDer: Buffer | un
 
 /** Whether the API session behind a connection still exists (and is not expired). */
 export function channelStillValid(core: Core, caller: ChannelCaller): boolean {
-  return !!core.sessions.resolve(caller.apiSessionToken);
+  return !!apiSessionsOf(core).resolve(caller.apiSessionToken);
 }
 
 /**
@@ -61,7 +63,7 @@ export function channelStillValid(core: Core, caller: ChannelCaller): boolean {
  * API session goes away).
  */
 export function authorizeServiceSession(core: Core, caller: ChannelCaller, token: string, type: 'Dial' | 'Bind'): SessionGrant {
-  const claims = core.serviceAccessTokens.verify(token);
+  const claims = serviceAccessTokensOf(core).verify(token);
   if (!claims) throw new DataPlaneRefusal('invalid session token');
   if (claims.z_st !== type) throw new DataPlaneRefusal(`invalid session type: expected ${type}, got ${claims.z_st}`);
   if (claims.z_asid !== caller.apiSessionId) throw new DataPlaneRefusal('the session belongs to another API session');

@@ -6,6 +6,7 @@ import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { enrollmentNotAllowed, identityAlreadyEnrolled, invalidEnrollmentToken } from './errors';
 import { createEnrolledIdentity, insertCertAuthenticator, issueIdentityCertificate, type EnrollmentCerts } from './identityEnroll';
+import { extJwtVerifierOf } from '../auth/extJwt';
 
 /** The seed's brand-neutral name of OpenZiti's `ziti-token-issuer-id` header. */
 /** Both spellings are accepted: the specification's brand word and stock OpenZiti clients' (see api.brand). */
@@ -44,7 +45,7 @@ export async function enrollToken(
   let verified: VerifiedJwt;
   try {
     // the external JWT signers' verifier: signer by `iss`, its certificate or JWKS, audience and expiry
-    verified = await core.security.extJwt.verify(match[1]!);
+    verified = await extJwtVerifierOf(core).verify(match[1]!);
   } catch (e) {
     if (e instanceof ApiError) throw invalidEnrollmentToken();
     throw e;

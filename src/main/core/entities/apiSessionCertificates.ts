@@ -8,6 +8,7 @@ import { parseInput } from '../validation';
 import { issueFromCsr, spiffeId } from '../enrollment/certificates';
 import { defineResource } from './define';
 import { listRows, present } from './resource';
+import { apiSessionsOf } from '../auth/apiSessions';
 
 const createSchema = z.object({ csr: z.string() });
 
@@ -62,7 +63,7 @@ export async function createSessionCertificate(ctx: Ctx, body: unknown): Promise
     csrPem: input.csr,
     field: 'csr',
     fallbackCommonName: ctx.caller.identityId,
-    notAfter: ctx.core.sessions.expiresAt(session),
+    notAfter: apiSessionsOf(ctx.core).expiresAt(session),
     uriSans: [spiffeId(ctx.core, 'identity', ctx.caller.identityId, 'apiSession', sessionId, 'apiSessionCertificate', id)],
   });
   const now = ctx.core.clock.now().toISOString();

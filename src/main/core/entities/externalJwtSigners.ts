@@ -5,6 +5,7 @@ import { parseCertificate } from '../pki/index';
 import type { Row } from '../store/db';
 import { nameSchema } from './common';
 import { defineResource } from './define';
+import { extJwtVerifierOf } from '../auth/extJwt';
 
 /** An http(s) URL; '' means none, as OpenZiti's CLI sends for an unset URL. */
 const url = z.union([z.literal('').transform(() => null), z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })]);
@@ -70,7 +71,7 @@ export const externalJwtSigners = defineResource({
     }
   },
   afterWrite(_op, id, _input, _existing, ctx) {
-    ctx.core.security.extJwt.invalidate(id);
+    extJwtVerifierOf(ctx.core).invalidate(id);
   },
   beforeDelete(row, ctx) {
     const policy = ctx.core.store.getSql<{ name: string }>(
@@ -82,7 +83,7 @@ export const externalJwtSigners = defineResource({
     if (policy) throw referencedEntity(`the external JWT signer is used by auth policy '${policy.name}'`);
   },
   afterDelete(row, ctx) {
-    ctx.core.security.extJwt.invalidate(row.id);
+    extJwtVerifierOf(ctx.core).invalidate(row.id);
   },
 });
 

@@ -3,7 +3,7 @@ import { PERMISSIONS } from '../auth/permissions';
 import type { Ctx } from '../context';
 import { conflict, validationError } from '../errors';
 import type { Row } from '../store/db';
-import { decorateMfaEnabled } from '../auth/mfa';
+import { decorateMfaEnabled } from '../auth/mfaRecords';
 import { createIdentityEnrollments, decorateIdentityEnrollments } from '../enrollment/records';
 import { DEFAULT_AUTH_POLICY_ID } from './authPolicies';
 import { costSchema, nameSchema, precedenceSchema, tagsSchema } from './common';

@@ -5,6 +5,7 @@ import { parseInput } from '../validation';
 import { nullableTags } from './common';
 import { defineResource } from './define';
 import { applyCreate } from './resource';
+import { apiSessionsOf } from '../auth/apiSessions';
 
 export const REVOCATION_TYPES = ['JTI', 'IDENTITY', 'API_SESSION'] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -52,8 +53,8 @@ export const revocations = defineResource({
         const id = applyCreate(ctx, revocations, input, {
           columns: { expires_at: new Date(now.getTime() + ctx.core.config.sessionTimeoutMs).toISOString(), issued_before: now.toISOString() },
         });
-        if (input.type === 'IDENTITY') ctx.core.sessions.removeForIdentity(input.id);
-        if (isSession) ctx.core.sessions.remove(input.id);
+        if (input.type === 'IDENTITY') apiSessionsOf(ctx.core).removeForIdentity(input.id);
+        if (isSession) apiSessionsOf(ctx.core).remove(input.id);
         return id;
       });
     },

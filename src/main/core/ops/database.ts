@@ -1,22 +1,24 @@
 import { requirePermission } from '../auth/permissions';
 import type { Ctx } from '../context';
+import { snapshotsOf } from './snapshot';
+import { integrityOf } from './integrity';
 
 /** The `/database/*` operations (REST and console alike): integrity runs and snapshots, for ops readers and writers. */
 
 /** Starts a data integrity check (repairing what it finds when `fix`); returns the run's state as it starts. */
 export function startIntegrityCheck(ctx: Ctx, fix: boolean) {
   requirePermission(ctx.caller, 'ops', 'update');
-  ctx.core.security.integrity.start(fix);
-  return ctx.core.security.integrity.results();
+  integrityOf(ctx.core).start(fix);
+  return integrityOf(ctx.core).results();
 }
 
 export function integrityResults(ctx: Ctx) {
   requirePermission(ctx.caller, 'ops', 'read');
-  return ctx.core.security.integrity.results();
+  return integrityOf(ctx.core).results();
 }
 
 /** Writes a consistent copy of the database into the data directory; returns its file. */
 export function createSnapshot(ctx: Ctx): Promise<string> {
   requirePermission(ctx.caller, 'ops', 'update');
-  return ctx.core.security.snapshots.create();
+  return snapshotsOf(ctx.core).create();
 }

@@ -1,6 +1,6 @@
 import { EXTERNAL_ID_AUTHENTICATOR } from '../auth/certAuth';
 import { ROLE_KIND_DEFS } from '../registry';
-import type { Core } from '../core';
+import { perCore, type Core } from '../core';
 import { ApiError } from '../errors';
 import { syncRoleAttributes } from '../entities/roleAttributes';
 import type { Row, Store } from '../store/db';
@@ -10,7 +10,7 @@ export interface IntegrityFinding {
   description: string;
   fix?: () => void;
 }
-/** A check inspects the store and reports inconsistencies; modules add theirs to `core.security.integrity.checks`. */
+/** A check inspects the store and reports inconsistencies; modules add theirs to `integrityOf(core).checks`. */
 export type IntegrityCheck = (store: Store) => IntegrityFinding[];
 
 export interface IntegrityResults {
@@ -300,3 +300,6 @@ function authPolicySigners(store: Store): IntegrityFinding[] {
   }
   return out;
 }
+
+/** The data integrity runs of a core (one at a time). */
+export const integrityOf = perCore((core) => new DataIntegrity(core));

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Core } from '../core';
+import { perCore, type Core } from '../core';
 import { ApiError, rateLimited } from '../errors';
 
 /**
@@ -59,3 +59,8 @@ export class Snapshots {
     return file;
   }
 }
+
+const DEFAULT_SNAPSHOT_INTERVAL_MS = 60_000;
+
+/** The database snapshots of a core (at most one per `snapshotIntervalMs`, default a minute). */
+export const snapshotsOf = perCore((core) => new Snapshots(core, () => core.config.snapshotIntervalMs ?? DEFAULT_SNAPSHOT_INTERVAL_MS));

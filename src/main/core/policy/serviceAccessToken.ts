@@ -1,4 +1,4 @@
-import type { Core } from '../core';
+import { perCore, type Core } from '../core';
 
 /** The claims of a session's token, as OpenZiti names them (a "service access" JWT bound to an API session). */
 export interface ServiceAccessClaims {
@@ -27,3 +27,6 @@ export class ServiceAccessTokens {
     return claims?.z_t === 's' && Array.isArray(claims.aud) && claims.aud.includes('openziti') ? claims : undefined;
   }
 }
+
+/** Signs and verifies the JWTs of a core's Dial/Bind sessions. */
+export const serviceAccessTokensOf = perCore((core) => new ServiceAccessTokens(core));

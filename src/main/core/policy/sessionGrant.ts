@@ -7,6 +7,7 @@ import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { classFor, grantsFor, type Grant } from './access';
 import { anyPostureChecks, evaluateGrant, evaluationInput, policyPostureChecks, postureFailure, type PostureOutcome } from './posture';
+import { serviceAccessTokensOf } from './serviceAccessToken';
 
 const createBody = z.object({
   serviceId: z.string().optional(),
@@ -72,7 +73,7 @@ export function createSession(ctx: Ctx, apiSession: Row, body: unknown): string 
   if (!shared) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE', 400, 'No edge routers are assigned and online to handle the requested connection');
   const id = newId();
   const now = core.clock.now();
-  const token = core.serviceAccessTokens.sign({
+  const token = serviceAccessTokensOf(core).sign({
     sub: service.id as string,
     jti: id,
     iat: Math.floor(now.getTime() / 1000),
@@ -100,6 +101,6 @@ export function createSession(ctx: Ctx, apiSession: Row, body: unknown): string 
 /** The optional `session-token` header of service edge router listings: when present it must be a valid session JWT of this API session. */
 export function checkSessionTokenHeader(ctx: Ctx, token: string | undefined): void {
   if (token === undefined) return;
-  const claims = ctx.core.serviceAccessTokens.verify(token);
+  const claims = serviceAccessTokensOf(ctx.core).verify(token);
   if (!claims || claims.z_asid !== ctx.caller.apiSessionId) throw unauthorized();
 }
