@@ -1,6 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { resourceOps, type ApiObject, type ResourceDef } from '../core/entities/resource';
+import { filterFields, resourceOps, type ApiObject, type ResourceDef } from '../core/entities/resource';
 import type { Entity, ListPage } from '../../shared/console';
 import { listQuerySchema, toListParams } from './listQuery';
 import { authedProcedure, router } from './trpc';
@@ -43,6 +43,39 @@ function redact(items: ApiObject[], fields: string[] | undefined): Entity[] {
 
 const idSchema = z.string().min(1).max(200);
 
+/** A JSON Schema (draft 2020-12) object as zod writes it. */
+export type JsonSchemaObject = { [key: string]: unknown };
+
+/**
+ * What the console needs to know about a type to build its forms and tables, from the core's declaration: the JSON
+ * Schemas of its create and update bodies (null when the console does not offer the operation), the fields a list
+ * may sort and filter by, its role kind and the writes offered.
+ */
+export interface ResourceDescription {
+  create: JsonSchemaObject | null;
+  update: JsonSchemaObject | null;
+  sortable: string[];
+  filterable: string[];
+  roleKind: RoleKind | null;
+  ops: WriteOp[];
+}
+
+const bodySchema = (schema: z.ZodType | undefined): JsonSchemaObject | null =>
+  schema ? (z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaObject) : null;
+
+export function describeResource(r: ConsoleResource): ResourceDescription {
+  const ops = allowedOps(r);
+  const fields = Object.entries(filterFields(r.def));
+  return {
+    create: ops.includes('create') ? bodySchema(r.def.schemas.create) : null,
+    update: ops.includes('update') ? bodySchema(r.def.schemas.update) : null,
+    sortable: fields.filter(([, f]) => f.kind === 'scalar' && f.sortable !== false).map(([name]) => name),
+    filterable: fields.map(([name]) => name),
+    roleKind: r.roleKind ?? null,
+    ops,
+  };
+}
+
 /**
  * list/get/create/update/delete over a registry of resources: one generic mechanism for every page. Each call goes
  * through `resourceOps(def)` with the caller's core context, so authorization, validation and errors are the REST API's.
@@ -51,7 +84,14 @@ export function resourceRouter<N extends string>(registry: Record<N, ConsoleReso
   const names = Object.keys(registry) as [N, ...N[]];
   const resource = z.enum(names);
   const entry = (name: N) => registry[name];
+  // a type's description never changes while the process runs
+  const descriptions = new Map<N, ResourceDescription>();
   return router({
+    describe: authedProcedure.input(z.object({ resource })).query(({ input }): ResourceDescription => {
+      let d = descriptions.get(input.resource);
+      if (!d) descriptions.set(input.resource, (d = describeResource(entry(input.resource))));
+      return d;
+    }),
     list: authedProcedure.input(listQuerySchema.extend({ resource })).query(({ ctx, input }): ListPage => {
       const r = entry(input.resource);
       const page = resourceOps(r.def).list(ctx.zctx, toListParams(input));

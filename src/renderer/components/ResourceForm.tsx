@@ -1,5 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
-import { useId, useState, type ReactNode } from 'react';
+import { useId, useMemo, useState, type ReactNode } from 'react';
+import { deriveFields, useResourceDescription } from '../lib/describe';
 import { errorField, errorInfo } from '../lib/errors';
 import { getPath, setPath } from '../lib/paths';
 import type { ResourceName, RoleKind } from '../lib/types';
@@ -7,20 +8,25 @@ import { useTRPC } from '../trpc';
 import { JsonSchemaForm, type JsonSchema } from './JsonSchemaForm';
 import { ChipsInput, JsonTextarea, RefMultiSelect, RefSelect, TagsEditor } from './inputs';
 import { AttributesField, RolesField } from './RolesField';
-import { ErrorBox } from './Status';
+import { ErrorBox, Spinner } from './Status';
 import { RequiredMark } from './RequiredMark';
 
 export type Values = Record<string, unknown>;
+export interface Option {
+  value: string;
+  label: string;
+}
 
 interface Base {
   /** dotted path into the request body, e.g. "primary.updb.allowed" */
   name: string;
   label: string;
   help?: ReactNode;
+  /** default (forms of a `resource`): what the core's create or update schema says */
   required?: boolean;
   /** shown only when this returns true for the current values */
   when?: (values: Values) => boolean;
-  /** only on create (e.g. fields that cannot change later) */
+  /** only on create (e.g. fields that cannot change later); default: in the create schema but not the update schema */
   createOnly?: boolean;
   /** dotted paths reset (to undefined) whenever this field changes, e.g. a choice the other fields depend on */
   clears?: string[];
@@ -30,10 +36,15 @@ export type FieldSpec = Base &
   (
     | { kind: 'text' | 'password'; placeholder?: string; autoComplete?: string }
     | { kind: 'textarea' | 'pem'; rows?: number; placeholder?: string }
+    /** min and max default to the schema's minimum and maximum */
     | { kind: 'number'; min?: number; max?: number }
     | { kind: 'checkbox' }
-    | { kind: 'select'; options: Array<{ value: string; label: string }> }
-    | { kind: 'radio'; options: Array<{ value: string; label: string }> }
+    /**
+     * options default to the schema's enum values; given, they label (and order) them, or list the values of a field
+     * the schema does not restrict (one only the console has)
+     */
+    | { kind: 'select'; options?: Option[] }
+    | { kind: 'radio'; options?: Option[] }
     | { kind: 'attributes'; roleKind: RoleKind }
     /** a list of plain strings (chips) */
     | { kind: 'list'; placeholder?: string }
@@ -91,6 +102,8 @@ function SchemaData(p: { id: string; configTypeId: unknown; value: Values; onCha
 }
 
 interface FormProps {
+  /** the type whose body the form edits: what the page leaves out of its fields comes from the core's description */
+  resource?: ResourceName;
   fields: FieldSpec[];
   initial: Values;
   mode: 'create' | 'edit';
@@ -105,9 +118,22 @@ interface FormProps {
 
 /**
  * The one form of the console: fields declared per page, values as the request body, and the server's validation
- * errors (COULD_NOT_VALIDATE cause.field) shown next to the field they name.
+ * errors (COULD_NOT_VALIDATE cause.field) shown next to the field they name. For a `resource`, the facts the core
+ * has (required, create-only, enum options, number bounds) complete the page's fields (lib/describe.ts).
  */
 export function ResourceForm(p: FormProps) {
+  const description = useResourceDescription(p.resource);
+  const fields = useMemo(() => deriveFields(p.fields, description.data, p.mode), [p.fields, description.data, p.mode]);
+  if (p.resource && description.isPending) return <Spinner />;
+  return (
+    <>
+      {description.error && <ErrorBox error={description.error} retry={() => description.refetch()} />}
+      <FormBody {...p} fields={fields} />
+    </>
+  );
+}
+
+function FormBody(p: FormProps) {
   const formId = useId();
   const [values, setValues] = useState<Values>(p.initial);
   const [error, setError] = useState<unknown>();
@@ -179,7 +205,7 @@ export function ResourceForm(p: FormProps) {
           <select {...common} value={typeof v === 'string' ? v : ''} onChange={(e) => set(e.target.value === '' ? undefined : e.target.value)}>
             {!f.required && <option value="">(none)</option>}
             {f.required && v === undefined && <option value="">Choose…</option>}
-            {f.options.map((o) => (
+            {(f.options ?? []).map((o) => (
               <option key={o.value} value={o.value}>
                 {o.label}
               </option>
@@ -189,7 +215,7 @@ export function ResourceForm(p: FormProps) {
       case 'radio':
         return (
           <div role="radiogroup" aria-labelledby={`${id}-label`} aria-describedby={describedBy} className="radio-group">
-            {f.options.map((o) => (
+            {(f.options ?? []).map((o) => (
               <label key={o.value} className="inline">
                 <input type="radio" name={id} value={o.value} checked={(v ?? '') === o.value} onChange={() => set(o.value)} />
                 {o.label}

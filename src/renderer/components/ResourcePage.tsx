@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState, type ReactNode } from 'react';
+import { deriveFields, useResourceDescription } from '../lib/describe';
 import { formatDate } from '../lib/format';
 import { getPath } from '../lib/paths';
 import type { Entity, ResourceName, SortDir } from '../lib/types';
@@ -108,6 +109,7 @@ function CreateView({ spec }: { spec: ResourcePageSpec }) {
   return (
     <Page title={`New ${spec.singular}`}>
       <ResourceForm
+        resource={spec.resource}
         label={`New ${spec.singular}`}
         mode="create"
         fields={spec.fields!}
@@ -144,6 +146,7 @@ function DetailView({ spec, id }: { spec: ResourcePageSpec; id: string }) {
   const entity = useQuery(trpc.resources.get.queryOptions({ resource: spec.resource, id }));
   const update = useMutation(trpc.resources.update.mutationOptions());
   const remove = useMutation(trpc.resources.delete.mutationOptions());
+  const description = useResourceDescription(spec.resource);
   const [editing, setEditing] = useState(false);
 
   if (entity.isPending) return <Spinner />;
@@ -201,6 +204,7 @@ function DetailView({ spec, id }: { spec: ResourcePageSpec; id: string }) {
       {editing && spec.fields && (
         <Panel title={`Edit ${spec.singular}`}>
           <ResourceForm
+            resource={spec.resource}
             key={e.updatedAt as string}
             label={`Edit ${spec.singular}`}
             mode="edit"
@@ -208,7 +212,11 @@ function DetailView({ spec, id }: { spec: ResourcePageSpec; id: string }) {
             initial={
               spec.toEditValues
                 ? spec.toEditValues(e)
-                : Object.fromEntries(spec.fields.filter((f) => !f.createOnly).map((f) => [f.name.split('.')[0], getPath(e, f.name.split('.')[0]!)]))
+                : Object.fromEntries(
+                    deriveFields(spec.fields, description.data, 'edit')
+                      .filter((f) => !f.createOnly)
+                      .map((f) => [f.name.split('.')[0], getPath(e, f.name.split('.')[0]!)]),
+                  )
             }
             toBody={spec.toEditBody}
             submitLabel="Save"

@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useId, useState, type ReactNode } from 'react';
 import { DEFAULT_PAGE_SIZE } from '../../shared/console';
+import { useResourceDescription } from '../lib/describe';
 import { errorInfo } from '../lib/errors';
 import { formatDate } from '../lib/format';
 import { toFilter } from '../lib/search';
@@ -12,8 +13,11 @@ import { ErrorBox, Spinner } from './Status';
 export interface Column {
   field: string;
   label: string;
-  /** default: sortable when the server lists the field as filterable */
-  sortable?: boolean;
+  /**
+   * Sortable when the core says the field is (`resources.describe`); false keeps a column unsortable anyway (e.g. it
+   * shows a name where sorting would order by id).
+   */
+  sortable?: false;
   render?: (entity: Entity) => ReactNode;
 }
 
@@ -60,7 +64,6 @@ export function ResourceTable(props: ResourceTableProps) {
   const [sort, setSort] = useState(props.defaultSort);
   const [offset, setOffset] = useState(0);
   const [limit, setLimit] = useState(props.pageSize ?? DEFAULT_PAGE_SIZE);
-  const [filterable, setFilterable] = useState<string[] | undefined>();
   const [selected, setSelected] = useState<Map<string, string>>(() => new Map());
 
   // the filter applies while typing, once the typing pauses
@@ -70,18 +73,17 @@ export function ResourceTable(props: ResourceTableProps) {
   }, [text]);
   useEffect(() => setOffset(0), [applied, sort, limit]);
 
+  const description = useResourceDescription(props.resource);
+  const filterable = description.data?.filterable;
   const filter = props.fixedFilter ?? toFilter(applied, filterable);
   const query = useQuery(
     trpc.resources.list.queryOptions({ resource: props.resource, limit, offset, filter, sort }, { placeholderData: keepPreviousData }),
   );
-  useEffect(() => {
-    if (query.data) setFilterable(query.data.meta.filterableFields);
-  }, [query.data]);
 
   const filterError = query.error && errorInfo(query.error).ziti?.code === 'INVALID_FILTER' ? errorInfo(query.error).message : undefined;
   const page = query.data;
   const total = page?.meta.pagination.totalCount ?? 0;
-  const sortableField = (c: Column) => c.sortable ?? filterable?.includes(c.field) ?? false;
+  const sortableField = (c: Column) => c.sortable !== false && !!description.data?.sortable.includes(c.field);
 
   const selectable = !!props.bulk;
   const pageIds = (page?.data ?? []).map((e) => e.id);

@@ -106,7 +106,7 @@ export function DashboardPage() {
           pageSize={5}
           defaultSort={{ field: 'createdAt', dir: 'desc' }}
           columns={[
-            { field: 'identity', label: 'Identity', sortable: false },
+            { field: 'identity', label: 'Identity' },
             { field: 'ipAddress', label: 'IP address' },
             { field: 'createdAt', label: 'Started' },
             { field: 'lastActivityAt', label: 'Last activity' },
@@ -121,7 +121,7 @@ export function DashboardPage() {
           columns={[
             { field: 'name', label: 'Name' },
             { field: 'isOnline', label: 'Online' },
-            { field: 'fingerprint', label: 'Fingerprint', sortable: false },
+            { field: 'fingerprint', label: 'Fingerprint' },
             { field: 'lastJoinedAt', label: 'Last joined' },
           ]}
         />

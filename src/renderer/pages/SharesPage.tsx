@@ -107,11 +107,10 @@ export function SharesPage() {
           fixedFilter='configTypeId = "svc-proxy-v1"'
           defaultSort={{ field: 'createdAt', dir: 'desc' }}
           columns={[
-            { field: 'token', label: 'Token', sortable: false, render: (e) => dataOf(e).token },
+            { field: 'token', label: 'Token', render: (e) => dataOf(e).token },
             {
               field: 'url',
               label: 'Public URL',
-              sortable: false,
               render: (e) =>
                 shareUrl(dataOf(e).token) ? (
                   <a href={shareUrl(dataOf(e).token)} target="_blank" rel="noreferrer noopener">
@@ -121,11 +120,10 @@ export function SharesPage() {
                   '—'
                 ),
             },
-            { field: 'backendMode', label: 'Backend', sortable: false, render: (e) => `${dataOf(e).backendMode}: ${dataOf(e).target}` },
+            { field: 'backendMode', label: 'Backend', render: (e) => `${dataOf(e).backendMode}: ${dataOf(e).target}` },
             {
               field: 'oauth',
               label: 'Login',
-              sortable: false,
               render: (e) => {
                 const o = dataOf(e).oauth;
                 return o ? `${o.provider}${o.emailPatterns?.length ? ` (${o.emailPatterns.join(', ')})` : ''}` : 'none (public)';

@@ -20,7 +20,7 @@ const LISTS = [
 const shown = (override: string) => (v: Values) => !!v.isGlobal || !!v[override];
 
 const fields: FieldSpec[] = [
-  { kind: 'ref', name: 'controllerId', label: 'Controller', resource: 'controllers', required: true, createOnly: true },
+  { kind: 'ref', name: 'controllerId', label: 'Controller', resource: 'controllers' },
   ...LISTS.flatMap(({ key, label, override }): FieldSpec[] => [
     { kind: 'checkbox', name: override, label: `Override the global ${label.replace('OIDC ', '')}`, when: (v) => !v.isGlobal },
     { kind: 'list', name: `oidc.${key}`, label, placeholder: 'https://app.example.com/callback, then Enter', when: shown(override) },
@@ -118,8 +118,8 @@ export const controllerSettingsSpec: ResourcePageSpec = {
       render: (e) =>
         e.id === GLOBAL ? <Link to="/controller-settings/global">Global</Link> : <RefLink value={e.controller} page="controller-settings" />,
     },
-    { field: 'redirectUris', label: 'Redirect URIs', sortable: false, render: (e) => listOf(e, 'redirectUris') },
-    { field: 'postLogoutUris', label: 'Post-logout URIs', sortable: false, render: (e) => listOf(e, 'postLogoutUris') },
+    { field: 'redirectUris', label: 'Redirect URIs', render: (e) => listOf(e, 'redirectUris') },
+    { field: 'postLogoutUris', label: 'Post-logout URIs', render: (e) => listOf(e, 'postLogoutUris') },
     { field: 'updatedAt', label: 'Updated' },
   ],
   fields,
@@ -148,8 +148,8 @@ export const controllersSpec: ResourcePageSpec = {
   columns: [
     nameColumn('controllers'),
     { field: 'isOnline', label: 'Online' },
-    { field: 'isPreferredLeader', label: 'Preferred leader', sortable: false },
-    { field: 'fingerprint', label: 'Fingerprint', sortable: false },
+    { field: 'isPreferredLeader', label: 'Preferred leader' },
+    { field: 'fingerprint', label: 'Fingerprint' },
     { field: 'lastJoinedAt', label: 'Last joined' },
   ],
   defaultSort: { field: 'name', dir: 'asc' },

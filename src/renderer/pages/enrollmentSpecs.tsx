@@ -72,8 +72,8 @@ export const casSpec: ResourcePageSpec = {
   ],
   defaultSort: { field: 'name', dir: 'asc' },
   fields: [
-    { kind: 'text', name: 'name', label: 'Name', required: true },
-    { kind: 'pem', name: 'certPem', label: 'CA certificate (PEM)', required: true, createOnly: true },
+    { kind: 'text', name: 'name', label: 'Name' },
+    { kind: 'pem', name: 'certPem', label: 'CA certificate (PEM)' },
     { kind: 'checkbox', name: 'isAutoCaEnrollmentEnabled', label: 'Auto enrollment: certificates of this CA create identities' },
     { kind: 'checkbox', name: 'isOttCaEnrollmentEnabled', label: 'One-time-token enrollment with certificates of this CA' },
     { kind: 'checkbox', name: 'isAuthEnabled', label: 'Certificates of this CA may authenticate' },
@@ -127,8 +127,8 @@ function RouterEnrollment({ router, kind }: { router: Entity; kind: 'edge' | 'tr
 }
 
 const routerFields: FieldSpec[] = [
-  { kind: 'text', name: 'name', label: 'Name', required: true },
-  { kind: 'number', name: 'cost', label: 'Cost (0–65535)', min: 0, max: 65535 },
+  { kind: 'text', name: 'name', label: 'Name' },
+  { kind: 'number', name: 'cost', label: 'Cost (0–65535)' },
   { kind: 'checkbox', name: 'noTraversal', label: 'No traversal (never route through it)' },
   { kind: 'checkbox', name: 'disabled', label: 'Disabled' },
 ];
@@ -140,7 +140,7 @@ export const edgeRoutersSpec: ResourcePageSpec = {
   singular: 'edge router',
   columns: [
     nameColumn('edge-routers'),
-    { field: 'roleAttributes', label: 'Role attributes', sortable: false },
+    { field: 'roleAttributes', label: 'Role attributes' },
     { field: 'isOnline', label: 'Online' },
     { field: 'isVerified', label: 'Enrolled' },
     { field: 'isTunnelerEnabled', label: 'Tunneler' },

@@ -11,10 +11,12 @@ const usesCert = (v: Values) => v.keySource === 'cert';
 const enrolls = (v: Values) => !!v.enrollToCertEnabled || !!v.enrollToTokenEnabled;
 
 const fields: FieldSpec[] = [
-  { kind: 'text', name: 'name', label: 'Name', required: true },
+  { kind: 'text', name: 'name', label: 'Name' },
   { kind: 'checkbox', name: 'enabled', label: 'Enabled (its JWTs are accepted)' },
-  { kind: 'text', name: 'issuer', label: 'Issuer (iss)', required: true, placeholder: 'https://idp.example.com' },
-  { kind: 'text', name: 'audience', label: 'Audience (aud)', required: true },
+  { kind: 'text', name: 'issuer', label: 'Issuer (iss)', placeholder: 'https://idp.example.com' },
+  { kind: 'text', name: 'audience', label: 'Audience (aud)' },
+  // the console's choice between the two key sources (not a body field); the schema has both optional, the core
+  // requires exactly one: the page requires the chosen one
   {
     kind: 'radio',
     name: 'keySource',
@@ -26,6 +28,7 @@ const fields: FieldSpec[] = [
       { value: 'cert', label: 'Certificate (one PEM)' },
     ],
   },
+  // optional in the schema (one of the two is): required here once chosen
   {
     kind: 'text',
     name: 'jwksEndpoint',
@@ -135,10 +138,9 @@ export const externalJwtSignersSpec: ResourcePageSpec = {
     {
       field: 'keySource',
       label: 'Keys',
-      sortable: false,
       render: (e) => (keySourceOf(e) === 'cert' ? `certificate ${String(e.commonName ?? '')}` : 'JWKS'),
     },
-    { field: 'targetToken', label: 'Token', sortable: false },
+    { field: 'targetToken', label: 'Token' },
     { field: 'createdAt', label: 'Created' },
   ],
   defaultSort: { field: 'name', dir: 'asc' },

@@ -10,7 +10,6 @@ import { formatDate, zitiString } from '../lib/format';
 import type { Entity } from '../lib/types';
 import { useTRPC } from '../trpc';
 
-const IDENTITY_TYPES = ['User', 'Device', 'Service', 'Router', 'Default'];
 type Enrollment = { id: string; jwt: string; expiresAt: string; username?: string; ca?: { name?: string } };
 const METHOD_LABELS: Record<string, string> = {
   ott: 'One-time token (certificate)',
@@ -19,8 +18,8 @@ const METHOD_LABELS: Record<string, string> = {
 };
 
 const fields: FieldSpec[] = [
-  { kind: 'text', name: 'name', label: 'Name', required: true },
-  { kind: 'select', name: 'type', label: 'Type', required: true, options: IDENTITY_TYPES.map((t) => ({ value: t, label: t })) },
+  { kind: 'text', name: 'name', label: 'Name' },
+  { kind: 'select', name: 'type', label: 'Type' },
   { kind: 'checkbox', name: 'isAdmin', label: 'Administrator (full access to the management API and this console)' },
   {
     kind: 'attributes',
@@ -31,6 +30,7 @@ const fields: FieldSpec[] = [
   },
   { kind: 'ref', name: 'authPolicyId', label: 'Auth policy', resource: 'auth-policies' },
   { kind: 'text', name: 'externalId', label: 'External ID' },
+  // the console's choice of enrollment (not a body field): becomes `enrollment` on create
   {
     kind: 'radio',
     name: 'enrollmentMethod',
@@ -38,13 +38,12 @@ const fields: FieldSpec[] = [
     createOnly: true,
     options: [{ value: 'none', label: 'None' }, ...Object.entries(METHOD_LABELS).map(([value, label]) => ({ value, label }))],
   },
-  { kind: 'text', name: 'enrollment.updb', label: 'Username to enroll with', createOnly: true, when: (v) => v.enrollmentMethod === 'updb' },
+  { kind: 'text', name: 'enrollment.updb', label: 'Username to enroll with', when: (v) => v.enrollmentMethod === 'updb' },
   {
     kind: 'ref',
     name: 'enrollment.ottca',
     label: 'CA that signs the certificate',
     resource: 'cas',
-    createOnly: true,
     when: (v) => v.enrollmentMethod === 'ottca',
   },
   { kind: 'tags', name: 'tags', label: 'Tags' },
@@ -203,17 +202,16 @@ export const identitiesSpec: ResourcePageSpec = {
   columns: [
     nameColumn('identities'),
     { field: 'type', label: 'Type', render: (e) => String(e.typeId ?? '') },
-    { field: 'roleAttributes', label: 'Role attributes', sortable: false },
+    { field: 'roleAttributes', label: 'Role attributes' },
     { field: 'isAdmin', label: 'Admin' },
     {
       field: 'enrollment',
       label: 'Enrollment',
-      sortable: false,
       render: (e) =>
         Object.keys((e.enrollment ?? {}) as object).join(', ') || (Object.keys((e.authenticators ?? {}) as object).length ? 'enrolled' : '—'),
     },
     { field: 'disabled', label: 'Disabled' },
-    { field: 'isMfaEnabled', label: 'MFA', sortable: false },
+    { field: 'isMfaEnabled', label: 'MFA' },
     { field: 'createdAt', label: 'Created' },
   ],
   defaultSort: { field: 'name', dir: 'asc' },

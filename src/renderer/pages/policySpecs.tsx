@@ -7,7 +7,6 @@ const semantic: FieldSpec = {
   kind: 'select',
   name: 'semantic',
   label: 'Attribute semantic',
-  required: true,
   options: [
     { value: 'AllOf', label: 'AllOf — an entity must have every #attribute' },
     { value: 'AnyOf', label: 'AnyOf — any one #attribute is enough' },
@@ -45,11 +44,11 @@ function policySpec(p: {
       nameColumn(p.resource),
       ...(p.extraColumns ?? []),
       { field: 'semantic', label: 'Semantic' },
-      ...p.sides.map((side) => ({ field: side.name, label: side.label, sortable: false })),
+      ...p.sides.map((side) => ({ field: side.name, label: side.label })),
     ],
     defaultSort: { field: 'name', dir: 'asc' },
     fields: [
-      { kind: 'text', name: 'name', label: 'Name', required: true },
+      { kind: 'text', name: 'name', label: 'Name' },
       ...(p.extraFields ?? []),
       semantic,
       ...p.sides.map((side): FieldSpec => ({ kind: 'roles', name: side.name, label: side.label, roleKind: side.roleKind, help: rolesHelp })),
@@ -71,18 +70,7 @@ export const servicePoliciesSpec = policySpec({
   description: 'Which identities may dial (use) or bind (host) which services, subject to which posture checks.',
   sides: [identitySide, serviceSide, { name: 'postureCheckRoles', label: 'Posture check roles', roleKind: 'posture-check' }],
   extraColumns: [{ field: 'type', label: 'Type' }],
-  extraFields: [
-    {
-      kind: 'select',
-      name: 'type',
-      label: 'Type',
-      required: true,
-      options: [
-        { value: 'Dial', label: 'Dial' },
-        { value: 'Bind', label: 'Bind' },
-      ],
-    },
-  ],
+  extraFields: [{ kind: 'select', name: 'type', label: 'Type' }],
   extraInitial: { type: 'Dial' },
 });
 

@@ -31,12 +31,12 @@ const osType = (name: string): FieldSpec => ({
 const isType = (type: PostureType) => (v: Values) => v.typeId === type;
 
 const fields: FieldSpec[] = [
-  { kind: 'text', name: 'name', label: 'Name', required: true },
+  { kind: 'text', name: 'name', label: 'Name' },
+  // the update schema takes it, but the core refuses a change of type
   {
     kind: 'select',
     name: 'typeId',
     label: 'Type',
-    required: true,
     createOnly: true,
     options: Object.entries(TYPE_LABELS).map(([value, label]) => ({ value, label })),
   },
@@ -47,6 +47,8 @@ const fields: FieldSpec[] = [
     roleKind: 'posture-check',
     help: 'Service policies select posture checks by these.',
   },
+  // The body schema leaves the type-specific fields below undeclared (the core checks them per type), so what they
+  // require, their options and bounds are stated here.
   // OS
   {
     kind: 'repeat',
@@ -145,8 +147,8 @@ export const postureChecksSpec: ResourcePageSpec = {
   columns: [
     nameColumn('posture-checks'),
     { field: 'typeId', label: 'Type' },
-    { field: 'details', label: 'Requires', sortable: false, render: describe },
-    { field: 'roleAttributes', label: 'Role attributes', sortable: false },
+    { field: 'details', label: 'Requires', render: describe },
+    { field: 'roleAttributes', label: 'Role attributes' },
     { field: 'version', label: 'Version' },
   ],
   defaultSort: { field: 'name', dir: 'asc' },

@@ -29,12 +29,15 @@ export interface PageDef {
   title: string;
   group: (typeof PAGE_GROUPS)[number];
   render(params: string[]): ReactNode;
+  /** the spec of a page over one resource type (its table and form, through `resources.*`) */
+  spec?: ResourcePageSpec;
 }
 
 const resourcePage = (group: PageDef['group'], spec: ResourcePageSpec): PageDef => ({
   id: spec.path,
   title: spec.title,
   group,
+  spec,
   render: (params) => <ResourcePage key={`${spec.path}/${params.join('/')}`} spec={spec} params={params} />,
 });
 

@@ -25,6 +25,7 @@ export const sessionsSpec: ResourcePageSpec = {
   columns: [
     nameColumn('sessions', 'ID'),
     { field: 'type', label: 'Type' },
+    // the core sorts these by id: the columns show names
     { field: 'serviceId', label: 'Service', sortable: false, render: (e) => <Link to={`/services/${e.serviceId as string}`}>{serviceName(e)}</Link> },
     { field: 'identityId', label: 'Identity', sortable: false, render: (e) => <RefLink value={e.identity} /> },
     {
@@ -33,7 +34,7 @@ export const sessionsSpec: ResourcePageSpec = {
       sortable: false,
       render: (e) => <Link to={`/api-sessions/${e.apiSessionId as string}`}>{String(e.apiSessionId)}</Link>,
     },
-    { field: 'edgeRouters', label: 'Edge routers', sortable: false, render: (e) => <EdgeRouters session={e} /> },
+    { field: 'edgeRouters', label: 'Edge routers', render: (e) => <EdgeRouters session={e} /> },
     { field: 'createdAt', label: 'Created' },
   ],
   defaultSort: { field: 'createdAt', dir: 'desc' },

@@ -21,6 +21,7 @@ function RouterCell({ terminator }: { terminator: Entity }) {
 }
 
 const commonColumns: Column[] = [
+  // the core sorts by router id: the column shows names
   { field: 'router', label: 'Router', sortable: false, render: (e) => <RouterCell terminator={e} /> },
   { field: 'binding', label: 'Binding' },
   { field: 'address', label: 'Address' },
@@ -30,7 +31,8 @@ const commonColumns: Column[] = [
 ];
 
 const fields: FieldSpec[] = [
-  { kind: 'ref', name: 'service', label: 'Service', resource: 'services', required: true },
+  { kind: 'ref', name: 'service', label: 'Service', resource: 'services' },
+  // the console's choice of the router's type (not a body field): which list `router` is chosen from
   {
     kind: 'radio',
     name: 'routerKind',
@@ -41,30 +43,21 @@ const fields: FieldSpec[] = [
       { value: 'transit', label: 'Transit router' },
     ],
   },
-  { kind: 'ref', name: 'router', label: 'Router', resource: 'edge-routers', required: true, when: (v) => v.routerKind !== 'transit' },
-  { kind: 'ref', name: 'router', label: 'Router', resource: 'routers', required: true, when: (v) => v.routerKind === 'transit' },
+  { kind: 'ref', name: 'router', label: 'Router', resource: 'edge-routers', when: (v) => v.routerKind !== 'transit' },
+  { kind: 'ref', name: 'router', label: 'Router', resource: 'routers', when: (v) => v.routerKind === 'transit' },
   {
     kind: 'text',
     name: 'binding',
     label: 'Binding',
-    required: true,
     placeholder: 'edge',
     help: 'How the router reaches the address: edge (a hosting SDK), tunnel, transport…',
   },
-  { kind: 'text', name: 'address', label: 'Address', required: true, placeholder: 'tcp:10.0.0.5:443' },
+  { kind: 'text', name: 'address', label: 'Address', placeholder: 'tcp:10.0.0.5:443' },
   { kind: 'text', name: 'identity', label: 'Identity (addressable terminator name)' },
+  // the update schema takes it, but the API never shows it: the edit form could only show it empty
   { kind: 'text', name: 'identitySecret', label: 'Identity secret (base64)', createOnly: true },
-  { kind: 'number', name: 'cost', label: 'Cost (0–65535)', min: 0, max: 65535 },
-  {
-    kind: 'select',
-    name: 'precedence',
-    label: 'Precedence',
-    options: [
-      { value: 'default', label: 'default' },
-      { value: 'required', label: 'required' },
-      { value: 'failed', label: 'failed' },
-    ],
-  },
+  { kind: 'number', name: 'cost', label: 'Cost (0–65535)' },
+  { kind: 'select', name: 'precedence', label: 'Precedence' },
   { kind: 'tags', name: 'tags', label: 'Tags' },
 ];
 
@@ -78,6 +71,7 @@ export const terminatorsSpec: ResourcePageSpec = {
   description: 'Where a service’s traffic leaves the overlay: a binding and address at an edge or transit router.',
   columns: [
     nameColumn('terminators', 'ID'),
+    // the core sorts by service id: the column shows names
     { field: 'service', label: 'Service', sortable: false, render: (e) => <RefLink value={e.service} /> },
     ...commonColumns,
     { field: 'createdAt', label: 'Created' },
