@@ -11,6 +11,7 @@ import { systemClock, type Clock } from './core/clock';
 import { Core } from './core/core';
 import { newId } from './core/ids';
 import { startCore } from './core/modules';
+import { SCHEMA_MIGRATIONS } from './core/registry';
 import { setting } from './core/store/settings';
 import { loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
 import { Store } from './core/store/db';
@@ -100,7 +101,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const store = new Store(join(dataDir, 'weft.db'));
     cleanups.push(() => store.close());
-    store.migrate();
+    store.migrate(SCHEMA_MIGRATIONS);
 
     const trustDomain = setting(store, 'trust_domain', () => `weft-${newId(8).toLowerCase()}`);
     const { host, port } = splitHostPort(config.api.address);

@@ -29,6 +29,7 @@ import { auditLog } from './ops/audit';
 import { ROLE_KIND_NAMES, type RoleKind } from './policy/kinds';
 import { parseRoles, parseSemantic, roleMatchSql } from './policy/roles';
 import type { ListParams } from './query/list';
+import { migrations, type Migration } from './store/migrations/index';
 
 export type ResourceOp = 'list' | 'get' | 'create' | 'update' | 'patch' | 'delete';
 export type ConsoleWriteOp = 'create' | 'update' | 'patch' | 'delete';
@@ -101,6 +102,9 @@ export const REGISTRY = {
 export type ResourceName = keyof typeof REGISTRY;
 export const RESOURCE_NAMES = Object.keys(REGISTRY) as [ResourceName, ...ResourceName[]];
 const ENTRIES: ReadonlyArray<[string, RegistryEntry]> = Object.entries(REGISTRY);
+
+/** Every schema migration: store/migrations and those registered types declare for their own tables. */
+export const SCHEMA_MIGRATIONS: readonly Migration[] = [...migrations, ...ENTRIES.flatMap(([, e]) => e.def.migrations ?? [])];
 
 /** Tables `/summary` counts beyond registered types: MFA enrollments have no resource of their own. */
 const SUMMARY_EXTRA: Readonly<Record<string, string>> = { mfas: 'mfas' };

@@ -10,7 +10,7 @@ import { listParams, resourceRoutes } from './resources';
 const mgmt: ApiName[] = ['management'];
 
 /** The generic routes of one registered type at one of its paths: CRUD on each API, then its association listings. */
-function typeRoutes(path: string, entry: RegistryEntry): RouteDef[] {
+export function typeRoutes(path: string, entry: RegistryEntry): RouteDef[] {
   const def = path === entry.def.entity ? entry.def : { ...entry.def, entity: path };
   const rest = entry.rest ?? {};
   return [

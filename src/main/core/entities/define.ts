@@ -80,6 +80,8 @@ export interface ResourceDeclaration<F extends Fields> {
   decorate?(items: ApiObject[], rows: RowOf<F>[], ctx: Ctx): void;
   links?(row: RowOf<F>): Record<string, string>;
   associations?: ResourceDef['associations'];
+  /** the migrations of this type's own tables (see store/migrations: one version sequence) */
+  migrations?: ResourceDef['migrations'];
   handlers?: ResourceDef['handlers'];
 }
 
@@ -158,6 +160,7 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
     decorate: d.decorate as ResourceDef['decorate'],
     links: d.links as ResourceDef['links'],
     associations: d.associations,
+    migrations: d.migrations,
     handlers: d.handlers,
     declaration: d,
   };

@@ -8,6 +8,7 @@ import { pageQuery, type ListParams, type Page } from '../query/list';
 import { scalar } from '../query/fields';
 import { textIndexChooser, withTextIndexes } from '../query/textIndex';
 import type { Row, Store } from '../store/db';
+import type { Migration } from '../store/migrations/index';
 import { parseInput } from '../validation';
 import type { RoleKind } from '../policy/kinds';
 import { roleAttributesChanged } from '../policy/policyIndex';
@@ -70,6 +71,8 @@ export interface ResourceDef {
    * every row (core/registry.ts resolves the child type by its entity).
    */
   associations?: Record<string, Association>;
+  /** the migrations creating (and changing) this type's tables, when it declares them itself (store/migrations) */
+  migrations?: readonly Migration[];
   /** _links beyond self and the associations, name -> path relative to the API base (e.g. "auth-policies/x") */
   links?(row: Row): Record<string, string>;
   /** Replace a generic write operation (e.g. when it needs async work such as password hashing). */

@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
 import { Kysely, SqliteDialect, type Compilable, type CompiledQuery } from 'kysely';
-import { migrations } from './migrations/index';
+import { migrations, type Migration } from './migrations/index';
 
 export type Row = Record<string, unknown>;
 type Query = Compilable | CompiledQuery | { sql: string; parameters: readonly unknown[] };
@@ -111,10 +111,11 @@ export class Store {
     }
   }
 
-  migrate(): void {
+  /** Applies the migrations not yet applied, in version order, each in its own transaction (default: store/migrations). */
+  migrate(list: readonly Migration[] = migrations): void {
     this.sqlite.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
     const applied = new Set((this.sqlite.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
-    for (const m of migrations) {
+    for (const m of [...list].sort((a, b) => a.version - b.version)) {
       if (applied.has(m.version)) continue;
       this.sqlite.transaction(() => {
         m.up(this.sqlite);

@@ -14,7 +14,13 @@ export interface Migration {
   up(db: Database.Database): void;
 }
 
-/** Numbered, append-only. Each runs once, in its own transaction. */
+/** A migration of plain SQL statements. */
+export const sqlMigration = (version: number, name: string, sql: string): Migration => ({ version, name, up: (db) => db.exec(sql) });
+
+/**
+ * Numbered, append-only. Each runs once, in its own transaction. A resource type may declare the migrations of its
+ * own tables with it (ResourceDeclaration.migrations); core/registry.ts adds them to these (one version sequence).
+ */
 export const migrations: Migration[] = [
   { version: 1, name: 'foundation', up: m001.up },
   { version: 2, name: 'enrollment', up: m002.up },
