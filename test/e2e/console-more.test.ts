@@ -181,6 +181,8 @@ describe('console: signers, terminators, settings, sessions, identity posture an
 
     // auth policies pick allowed signers by name
     await go('/auth-policies/new');
+    // the form starts from the core's default policy (the registry's initial body)
+    expect(await page.getByLabel('Allow username/password logins').isChecked()).toBe(true);
     await select('Allowed JWT signers (none = any)').selectOption({ label: 'partner-idp' });
     await page.getByRole('list', { name: 'Chosen' }).getByText('partner-idp').waitFor();
     expect(await select('Require a JWT of this signer as second factor').locator('option', { hasText: 'corp-idp' }).count()).toBe(1);

@@ -37,7 +37,7 @@ describe('resources.describe', () => {
     expect(RESOURCE_NAMES.length).toBeGreaterThan(10);
     for (const resource of RESOURCE_NAMES) {
       const d = await describeType(resource);
-      expect(Object.keys(d).sort(), resource).toEqual(['create', 'filterable', 'ops', 'roleKind', 'sortable', 'update']);
+      expect(Object.keys(d).sort(), resource).toEqual(['create', 'filterable', 'initial', 'ops', 'roleKind', 'sortable', 'update']);
       for (const op of d.ops) expect(['create', 'update', 'patch', 'delete'], resource).toContain(op);
       for (const op of ['create', 'update'] as const) {
         const schema = d[op];
@@ -48,6 +48,9 @@ describe('resources.describe', () => {
         }
       }
       if (d.ops.includes('create')) expect(d.create, resource).not.toBeNull();
+      // the create form's initial body is the registry's (a new auth policy starts as the default one)
+      if (resource === 'auth-policies')
+        expect(d.initial).toMatchObject({ primary: { updb: { allowed: true, minPasswordLength: 5 } }, secondary: { requireTotp: false } });
       expect(d.filterable, resource).toEqual(expect.arrayContaining(['id', 'createdAt', 'updatedAt']));
       expect(d.filterable, resource).toEqual(expect.arrayContaining(d.sortable));
       expect(d.sortable, resource).toEqual(expect.arrayContaining(['id', 'createdAt', 'updatedAt']));

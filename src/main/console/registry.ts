@@ -10,6 +10,17 @@ export const CONSOLE_RESOURCES = Object.fromEntries(
   (Object.entries(REGISTRY) as Array<[string, RegistryEntry]>).flatMap(([name, entry]) =>
     entry.console === false
       ? []
-      : [[name, { def: entry.def, roleKind: entry.def.roleKind, ops: entry.console?.ops, redact: entry.console?.redact } satisfies ConsoleResource]],
+      : [
+          [
+            name,
+            {
+              def: entry.def,
+              roleKind: entry.def.roleKind,
+              ops: entry.console?.ops,
+              redact: entry.console?.redact,
+              initial: entry.console?.initial,
+            } satisfies ConsoleResource,
+          ],
+        ],
   ),
 ) as Record<ConsoleResourceName, ConsoleResource>;

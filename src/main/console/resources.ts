@@ -19,6 +19,8 @@ export interface ConsoleResource {
   ops?: WriteOp[];
   /** fields never sent to the browser (e.g. the tokens of other API sessions) */
   redact?: string[];
+  /** the create form's initial body */
+  initial?: Record<string, unknown>;
 }
 
 export function allowedOps(r: ConsoleResource): WriteOp[] {
@@ -58,6 +60,8 @@ export interface ResourceDescription {
   filterable: string[];
   roleKind: RoleKind | null;
   ops: WriteOp[];
+  /** the create form's initial body (the registry's console option), when the core gives one */
+  initial: Record<string, unknown> | null;
 }
 
 const bodySchema = (schema: z.ZodType | undefined): JsonSchemaObject | null =>
@@ -73,6 +77,7 @@ export function describeResource(r: ConsoleResource): ResourceDescription {
     filterable: fields.map(([name]) => name),
     roleKind: r.roleKind ?? null,
     ops,
+    initial: r.initial ?? null,
   };
 }
 

@@ -1,7 +1,7 @@
 import { requireAdminRead } from './auth/permissions';
 import { apiSessions } from './auth/apiSessions';
 import type { Ctx } from './context';
-import { authPolicies } from './entities/authPolicies';
+import { authPolicies, DEFAULT_PRIMARY, DEFAULT_SECONDARY } from './entities/authPolicies';
 import { authenticators } from './entities/authenticators';
 import { cas } from './entities/cas';
 import { configTypes } from './entities/configTypes';
@@ -54,10 +54,11 @@ export interface RegistryEntry {
   /** counted by /summary, under the entity in camelCase */
   summary?: boolean;
   /**
-   * The console's generic pages: the writes offered (default: those the declaration supports, plus delete) and
-   * fields never sent to the browser (e.g. the tokens of other API sessions); false: not in the console.
+   * The console's generic pages: the writes offered (default: those the declaration supports, plus delete), fields
+   * never sent to the browser (e.g. the tokens of other API sessions) and the create form's initial body; false: not
+   * in the console.
    */
-  console?: { ops?: ConsoleWriteOp[]; redact?: string[] } | false;
+  console?: { ops?: ConsoleWriteOp[]; redact?: string[]; initial?: Record<string, unknown> } | false;
 }
 
 const readOnly = { ops: [] };
@@ -65,7 +66,13 @@ export const REGISTRY = {
   // foundation
   identities: { def: identities, rest: { cacheable: true }, summary: true },
   'identity-types': { def: identityTypes, rest: { management: ['list', 'get'], cacheable: true }, console: readOnly },
-  'auth-policies': { def: authPolicies, rest: { cacheable: true }, summary: true },
+  'auth-policies': {
+    def: authPolicies,
+    rest: { cacheable: true },
+    summary: true,
+    // a new policy starts as the default one: every primary method allowed, no secondary factor
+    console: { initial: { primary: DEFAULT_PRIMARY, secondary: DEFAULT_SECONDARY } },
+  },
   authenticators: { def: authenticators, summary: true, console: { ops: ['delete'] } },
   'config-types': { def: configTypes, rest: { cacheable: true }, summary: true },
   configs: { def: configs, rest: { cacheable: true }, summary: true },

@@ -119,7 +119,8 @@ interface FormProps {
 /**
  * The one form of the console: fields declared per page, values as the request body, and the server's validation
  * errors (COULD_NOT_VALIDATE cause.field) shown next to the field they name. For a `resource`, the facts the core
- * has (required, create-only, enum options, number bounds) complete the page's fields (lib/describe.ts).
+ * has (required, create-only, enum options, number bounds, the create form's initial body) complete the page's
+ * (lib/describe.ts).
  */
 export function ResourceForm(p: FormProps) {
   const description = useResourceDescription(p.resource);
@@ -128,7 +129,11 @@ export function ResourceForm(p: FormProps) {
   return (
     <>
       {description.error && <ErrorBox error={description.error} retry={() => description.refetch()} />}
-      <FormBody {...p} fields={fields} />
+      <FormBody
+        {...p}
+        fields={fields}
+        initial={p.mode === 'create' && description.data?.initial ? { ...description.data.initial, ...p.initial } : p.initial}
+      />
     </>
   );
 }

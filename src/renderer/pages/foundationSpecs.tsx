@@ -55,22 +55,6 @@ export const authPoliciesSpec: ResourcePageSpec = {
     },
     tags,
   ],
-  createInitial: {
-    primary: {
-      cert: { allowed: true, allowExpiredCerts: true },
-      extJwt: { allowed: true, allowedSigners: [] },
-      updb: {
-        allowed: true,
-        minPasswordLength: 5,
-        requireSpecialChar: false,
-        requireNumberChar: false,
-        requireMixedCase: false,
-        maxAttempts: 0,
-        lockoutDurationMinutes: 0,
-      },
-    },
-    secondary: { requireTotp: false, requireExtJwtSigner: null },
-  },
 };
 
 export const configTypesSpec: ResourcePageSpec = {
