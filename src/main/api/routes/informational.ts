@@ -36,24 +36,15 @@ export function informationalRoutes(core: Core, allRoutes: () => RouteDef[]): Ro
     return id;
   };
   return [
-    {
+    ...['/', '/version'].map((path): RouteDef => ({
       apis: both,
       method: 'GET',
-      path: '/',
+      path,
       auth: 'none',
       cacheable: true,
       summary: 'Version information',
       handler: () => ({ data: versionInfo(core) }),
-    },
-    {
-      apis: both,
-      method: 'GET',
-      path: '/version',
-      auth: 'none',
-      cacheable: true,
-      summary: 'Version information',
-      handler: () => ({ data: versionInfo(core) }),
-    },
+    })),
     {
       apis: both,
       method: 'GET',
