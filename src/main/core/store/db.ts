@@ -1,21 +1,16 @@
 import Database from 'better-sqlite3';
-import { Kysely, SqliteDialect, type Compilable, type CompiledQuery } from 'kysely';
 import { migrations, type Migration } from './migrations/index';
 
 export type Row = Record<string, unknown>;
-type Query = Compilable | CompiledQuery | { sql: string; parameters: readonly unknown[] };
 export type ChangeOp = 'delete' | 'update';
 type ChangeListener = (ids: string[]) => void;
 
 /**
- * The SQLite store. Queries are built with Kysely (or written as SQL) and executed synchronously on
+ * The SQLite store. Statements are written as SQL and executed synchronously on
  * better-sqlite3 through a cache of prepared statements: one connection, no async gaps inside transactions.
  */
 export class Store {
   readonly sqlite: Database.Database;
-  /** Query builder only: `.compile()` its queries and pass them to all/get/run. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- an untyped builder: statements are compiled, rows typed by callers
-  readonly qb: Kysely<any>;
   /** prepared statements by SQL, with what a run of each changes (see `generation`) */
   private readonly statements = new Map<string, Prepared>();
   private stableWrites = 0;
@@ -34,8 +29,6 @@ export class Store {
     this.sqlite.pragma('synchronous = NORMAL');
     this.sqlite.pragma('foreign_keys = ON');
     this.sqlite.pragma('busy_timeout = 5000');
-    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see qb
-    this.qb = new Kysely<any>({ dialect: new SqliteDialect({ database: this.sqlite }) });
     this.sqlite.function('weft_changed', { deterministic: false, varargs: false }, (key: unknown, id: unknown) => {
       let ids = this.changed.get(String(key));
       if (!ids) this.changed.set(String(key), (ids = new Set()));
@@ -179,29 +172,7 @@ export class Store {
     return r;
   }
 
-  private resolve(q: Query): { sql: string; params: unknown[] } {
-    const c = 'compile' in q ? q.compile() : q;
-    return { sql: c.sql, params: c.parameters.map(toSqlite) };
-  }
-
-  all<T = Row>(q: Query): T[] {
-    const { sql, params } = this.resolve(q);
-    return this.rows(this.prepared(sql), params) as T[];
-  }
-
-  get<T = Row>(q: Query): T | undefined {
-    const { sql, params } = this.resolve(q);
-    return this.row(this.prepared(sql), params) as T | undefined;
-  }
-
-  run(q: Query): Database.RunResult {
-    const { sql, params } = this.resolve(q);
-    const r = this.prepared(sql).st.run(...params);
-    this.flushChanges();
-    return r;
-  }
-
-  /** Raw SQL helpers with positional parameters. */
+  /** SQL with positional parameters (booleans become 1/0, dates ISO strings). */
   allSql<T = Row>(sql: string, ...params: unknown[]): T[] {
     return this.rows(this.prepared(sql), params.map(toSqlite)) as T[];
   }
