@@ -67,6 +67,8 @@ async function edgeFor(device: Device): Promise<{ edge: RawEdge; api: ApiClient 
   const edge = await RawEdge.connect(app.urls.router!, ca(), { cert: device.cert, key: device.key });
   const result = await edge.hello(token);
   expect(result.headers.get(Header.ResultSuccess)?.[0]).toBe(1);
+  // the Bind answer confirms the terminator: no BindSuccess is promised (edgeConnection.ts says why)
+  expect(result.headers.has(Header.SupportsBindSuccess)).toBe(false);
   return { edge, api };
 }
 
@@ -75,6 +77,7 @@ async function circuit() {
   const h = await edgeFor(host);
   const bind = await serviceSession(h.api, serviceId, 'Bind');
   expect((await h.edge.bind(7, bind.token)).contentType).toBe(EdgeType.StateConnected);
+  expect((await terminators()).length).toBeGreaterThan(0); // established by the time the Bind is answered
   const c = await edgeFor(client);
   const dialSession = await serviceSession(c.api, serviceId, 'Dial');
   const connected = c.edge.dial(3, dialSession.token);

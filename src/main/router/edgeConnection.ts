@@ -98,11 +98,13 @@ export class EdgeConnection {
       onMessage: (m) => this.message(m),
       onClose: (reason) => this.closed(reason),
     });
+    // No SupportsBindSuccess: the terminator exists before a Bind is answered, so the answer is the confirmation.
+    // With BindSuccess, the Go SDK (v1.2) may count its listeners before it has registered the new one and its
+    // `WaitForNEstablishedListeners` then waits for an event that never comes.
     this.channel.result(msg, true, '', [
       [Header.ConnectionId, str(newId(8))],
       [Header.Id, str(this.router.id)],
       [Header.HelloVersion, str(this.router.versionHeader)],
-      [Header.SupportsBindSuccess, bool(true)],
     ]);
     this.router.log.debug({ remote: this.remote, identity: this.caller.identityName }, 'edge router: connection accepted');
   }
@@ -272,7 +274,7 @@ export class EdgeConnection {
     circuit.open();
   }
 
-  /** A host binds a service: a terminator on this router, answered StateConnected then BindSuccess. */
+  /** A host binds a service: a terminator on this router, then the StateConnected answer (see the hello: no BindSuccess). */
   private bind(msg: Message): void {
     const connId = getU32(msg.headers, Header.ConnId);
     if (connId === undefined) return this.refuse(msg, 'connId not set, required');
@@ -301,7 +303,6 @@ export class EdgeConnection {
     const replyHeaders: Array<[number, Buffer]> = [[Header.ConnId, u32(connId)]];
     if (msg.headers.has(Header.RouterProvidedConnId)) replyHeaders.push([Header.RouterProvidedConnId, bool(true)]);
     this.channel.reply(msg, message(EdgeType.StateConnected, replyHeaders));
-    this.channel.send(message(EdgeType.BindSuccess, [[Header.ConnId, u32(connId)]]));
   }
 
   private unbind(connId: number | undefined, token?: Buffer): void {
