@@ -65,6 +65,27 @@ describe('role kinds', () => {
     }
   });
 
+  it('each leaves no role class membership behind when one of its entities is deleted', async () => {
+    const bodies: Record<string, object> = {
+      identity: { name: 'rk-del-identity', type: 'Device', isAdmin: false, roleAttributes: ['rk-del'] },
+      service: { name: 'rk-del-service', encryptionRequired: true, roleAttributes: ['rk-del'] },
+      'edge-router': { name: 'rk-del-router', roleAttributes: ['rk-del'] },
+      'posture-check': { name: 'rk-del-check', typeId: 'MFA', roleAttributes: ['rk-del'] },
+    };
+    for (const { def } of withRoleKind) {
+      const kind = def.roleKind!;
+      const created = await admin.post(`/${def.entity}`, bodies[kind]);
+      expect(created.status, kind).toBe(201);
+      const id = created.body.data.id as string;
+      const members = () =>
+        app.core.store.getSql<{ n: number }>('SELECT count(*) AS n FROM role_class_members WHERE kind = ? AND entity_id = ?', kind, id)!.n;
+      expect(members(), kind).toBe(1);
+      expect((await admin.del(`/${def.entity}/${id}`)).status, kind).toBe(200);
+      expect(members(), kind).toBe(0);
+      expect(app.core.store.getSql('SELECT 1 FROM role_attributes WHERE entity_type = ? AND entity_id = ?', kind, id), kind).toBeUndefined();
+    }
+  });
+
   it('the integrity check looks at the role attribute index of each', async () => {
     for (const kind of ROLE_KIND_NAMES) {
       app.core.store.runSql("INSERT INTO role_attributes (entity_type, attr, entity_id) VALUES (?, 'orphan', 'no-such-entity')", kind);

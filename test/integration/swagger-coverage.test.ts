@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { csr, externalCa } from '../support/pki';
 import { buildRoutes } from '../../src/main/api/routes/index';
+import { registeredTypes } from '../../src/main/core/registry';
 import { specOperations } from '../support/swagger';
 import { Network } from './policies-network';
 
@@ -91,6 +92,26 @@ describe('OpenZiti spec coverage', () => {
       const path = new URL(href, 'https://x/').pathname;
       return !registered(api, path) && !registered('management', path);
     });
+    expect(dangling).toEqual([]);
+  });
+
+  it('every link every registered type declares (associations, refs, other links) names a route', () => {
+    // reads, and actions such as ./cas/x/verify (POST)
+    const routes = buildRoutes(net.app.core);
+    const registered = (path: string) => routes.some((r) => new RegExp(`^${r.path.replace(/:[A-Za-z]+/g, '[^/]+')}$`).test(path));
+    // a stub row: every column holds an id-like value
+    const row = new Proxy({}, { get: (_t, key) => (key === 'tags' ? '{}' : `x-${String(key)}`) }) as Record<string, unknown>;
+    const dangling: string[] = [];
+    for (const { paths, entry } of registeredTypes()) {
+      const { def } = entry;
+      const hrefs = [
+        ...paths.map((p) => `${p}/x`),
+        ...Object.keys(def.associations ?? {}).map((name) => `${def.entity}/x/${name}`),
+        ...Object.values(def.refs ?? {}).map((ref) => `${ref.entity}/x`),
+        ...Object.values(def.links?.(row) ?? {}),
+      ];
+      for (const href of hrefs) if (!registered(`/${href}`)) dangling.push(`${def.entity}: ${href}`);
+    }
     expect(dangling).toEqual([]);
   });
 

@@ -111,7 +111,16 @@ export const RESOURCE_NAMES = Object.keys(REGISTRY) as [ResourceName, ...Resourc
 const ENTRIES: ReadonlyArray<[string, RegistryEntry]> = Object.entries(REGISTRY);
 
 /** Every schema migration: store/migrations and those registered types declare for their own tables. */
-export const SCHEMA_MIGRATIONS: readonly Migration[] = [...migrations, ...ENTRIES.flatMap(([, e]) => e.def.migrations ?? [])];
+export const SCHEMA_MIGRATIONS: readonly Migration[] = uniqueVersions([...migrations, ...ENTRIES.flatMap(([, e]) => e.def.migrations ?? [])]);
+
+function uniqueVersions(list: Migration[]): Migration[] {
+  const seen = new Map<number, string>();
+  for (const m of list) {
+    if (seen.has(m.version)) throw new Error(`migrations ${seen.get(m.version)} and ${m.name} share version ${m.version}`);
+    seen.set(m.version, m.name);
+  }
+  return list;
+}
 
 /** Tables `/summary` counts beyond registered types: MFA enrollments have no resource of their own. */
 const SUMMARY_EXTRA: Readonly<Record<string, string>> = { mfas: 'mfas' };

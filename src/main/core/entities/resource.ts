@@ -330,8 +330,6 @@ export function createResource(ctx: Ctx, def: ResourceDef, body: unknown): strin
 export function applyCreate(ctx: Ctx, def: ResourceDef, body: unknown, system: { id?: string; columns?: Record<string, unknown> } = {}): string {
   if (!def.schemas.create) throw conflict('METHOD_NOT_ALLOWED', 'create is not supported');
   const input = parseInput(def.schemas.create, body) as Record<string, unknown>;
-  // role attributes given as null (Go clients send a nil list so) are none
-  if (def.roleKind && input.roleAttributes === null) input.roleAttributes = [];
   const store = ctx.core.store;
   return store.tx(() => {
     const id = system.id ?? (input.id as string | undefined) ?? newId();
@@ -359,7 +357,6 @@ export function applyUpdate(ctx: Ctx, def: ResourceDef, id: string, body: unknow
   const store = ctx.core.store;
   const existing = requireRow(store, def, id);
   const input = parseInput(schema, body) as Record<string, unknown>;
-  if (def.roleKind && input.roleAttributes === null) input.roleAttributes = [];
   store.tx(() => {
     const extra = def.beforeWrite?.(op, input, existing, ctx) ?? {};
     const values = { ...columnValues(def, input), ...extra, updated_at: ctx.core.clock.now().toISOString() };
@@ -388,7 +385,11 @@ export function applyDelete(ctx: Ctx, def: ResourceDef, id: string): void {
   const row = requireRow(store, def, id);
   store.tx(() => {
     def.beforeDelete?.(row, ctx);
-    if (def.roleKind) deleteRoleAttributes(store, def.roleKind, id);
+    if (def.roleKind) {
+      deleteRoleAttributes(store, def.roleKind, id);
+      // (migration 003's delete triggers do the same for rows that go by cascade)
+      store.runSql('DELETE FROM role_class_members WHERE kind = ? AND entity_id = ?', def.roleKind, id);
+    }
     try {
       store.runSql(`DELETE FROM ${def.table} WHERE id = ?`, id);
     } catch (e) {

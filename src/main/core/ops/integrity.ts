@@ -10,7 +10,7 @@ export interface IntegrityFinding {
   description: string;
   fix?: () => void;
 }
-/** A check inspects the store and reports inconsistencies; modules add theirs to `integrityOf(core).checks`. */
+/** A check inspects the store and reports inconsistencies (the list: `DataIntegrity.checks`). */
 export type IntegrityCheck = (store: Store) => IntegrityFinding[];
 
 export interface IntegrityResults {
@@ -31,7 +31,8 @@ export const MAX_FINDINGS = 1000;
  * starting request has been answered (202); results stay in memory until the next run.
  */
 export class DataIntegrity {
-  readonly checks: IntegrityCheck[] = [danglingReferences, roleAttributeLinks, serviceConfigLinks, orphanedApiSessions, authPolicySigners];
+  /** every check, in run order (a module with tables of its own adds its check here) */
+  readonly checks: readonly IntegrityCheck[] = [danglingReferences, roleAttributeLinks, serviceConfigLinks, orphanedApiSessions, authPolicySigners];
   /** How a run is started; tests hold runs to observe `inProgress`. */
   schedule: (run: () => void) => void = (run) => void setImmediate(run);
   private state: IntegrityResults = {

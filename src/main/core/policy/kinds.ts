@@ -19,9 +19,3 @@ export const KINDS: Record<RoleKind, KindInfo> = {
 
 /** The three policy types and the sides (kinds) each one relates. */
 export type PolicyType = 'service-policy' | 'edge-router-policy' | 'service-edge-router-policy';
-
-export const POLICY_TABLES: Record<PolicyType, string> = {
-  'service-policy': 'service_policies',
-  'edge-router-policy': 'edge_router_policies',
-  'service-edge-router-policy': 'service_edge_router_policies',
-};
