@@ -5,7 +5,6 @@ import { loadAuthPolicy } from '../entities/authPolicies';
 import type { ExternalIdClaim } from '../entities/cas';
 import { passwordSchema, usernameSchema } from '../entities/common';
 import { identities } from '../entities/identities';
-import { defineResource } from '../entities/define';
 import { applyCreate } from '../entities/resource';
 import { validationError } from '../errors';
 import { newId } from '../ids';
@@ -157,24 +156,22 @@ export interface NewIdentity {
   authPolicyId?: string | null;
 }
 
-/** Identity create accepting a chosen id (its certificate names the id before the identity exists). */
-const withId = {
-  ...identities.declaration.fields,
-  id: { codec: 'string', column: false, schema: z.string().min(1), required: true, createOnly: true },
-} as const;
-const identitiesWithId = defineResource<typeof withId>({ ...identities.declaration, fields: withId });
-
 /** Creates an identity through the generic resource mechanism (its hooks run); call inside a transaction. */
 export function createEnrolledIdentity(core: Core, identity: NewIdentity): string {
-  return applyCreate(core.system, identitiesWithId, {
-    id: identity.id,
-    name: identity.name,
-    type: 'Default',
-    isAdmin: false,
-    roleAttributes: identity.roleAttributes ?? [],
-    externalId: identity.externalId ?? null,
-    authPolicyId: identity.authPolicyId ?? null,
-  });
+  return applyCreate(
+    core.system,
+    identities,
+    {
+      name: identity.name,
+      type: 'Default',
+      isAdmin: false,
+      roleAttributes: identity.roleAttributes ?? [],
+      externalId: identity.externalId ?? null,
+      authPolicyId: identity.authPolicyId ?? null,
+    },
+    // its certificate names the id before the identity exists
+    { id: identity.id },
+  );
 }
 
 /**
