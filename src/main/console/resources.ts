@@ -92,6 +92,8 @@ export function resourceRouter<N extends string>(registry: Record<N, ConsoleReso
   // a type's description never changes while the process runs
   const descriptions = new Map<N, ResourceDescription>();
   return router({
+    /** The console's resource types, for the pages the renderer generates from `describe` (types it has no page of). */
+    names: authedProcedure.query((): N[] => [...names]),
     describe: authedProcedure.input(z.object({ resource })).query(({ input }): ResourceDescription => {
       let d = descriptions.get(input.resource);
       if (!d) descriptions.set(input.resource, (d = describeResource(entry(input.resource))));

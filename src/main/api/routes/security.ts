@@ -16,8 +16,8 @@ import {
 import { createSnapshot, integrityResults, startIntegrityCheck } from '../../core/ops/database';
 import type { Core } from '../../core/core';
 import { controllerSettings, effectiveSettings } from '../../core/entities/controllerSettings';
-import { clientExternalJwtSigners } from '../../core/entities/externalJwtSigners';
-import { listResource, resourceOps } from '../../core/entities/resource';
+import { listPublicExternalJwtSigners } from '../../core/entities/externalJwtSigners';
+import { resourceOps } from '../../core/entities/resource';
 import { getTrace, traceSpecSchema, updateTrace } from '../../core/ops/tracing';
 import type { ApiName, ApiRequest, RouteDef } from '../registry';
 import { listParams } from './resources';
@@ -183,7 +183,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/external-jwt-signers',
       auth: 'none',
       summary: 'The enabled external JWT signers (public view)',
-      handler: (req) => listResource(core.system, clientExternalJwtSigners, listParams(req), { where: 't.enabled = 1' }),
+      handler: (req) => listPublicExternalJwtSigners(core, listParams(req)),
     },
 
     // ---- controller settings (OpenZiti's spec also puts update/patch/delete under .../effective)

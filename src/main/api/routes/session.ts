@@ -1,10 +1,7 @@
 import { authenticatePassword } from '../../core/auth/authenticate';
 import type { Core } from '../../core/core';
 import { ApiError } from '../../core/errors';
-import { authenticators, updateCredentials } from '../../core/entities/authenticators';
-import { identities } from '../../core/entities/identities';
-import { listRows, present, requireRow } from '../../core/entities/resource';
-import { notFound } from '../../core/errors';
+import { getCurrentIdentity, getOwnAuthenticator, listOwnAuthenticators, updateOwnAuthenticator } from '../../core/policy/callerViews';
 import { queryString, type ApiName, type ApiRequest, type RouteDef } from '../registry';
 import { listParams } from './resources';
 import { apiSessionsOf } from '../../core/auth/apiSessions';
@@ -15,11 +12,6 @@ const both: ApiName[] = ['client', 'management'];
 export type Authenticator = (core: Core, req: ApiRequest) => Promise<Record<string, unknown>>;
 
 export function sessionRoutes(core: Core, methods: Record<string, Authenticator>): RouteDef[] {
-  const own = (req: ApiRequest, id: string) => {
-    const row = requireRow(core.store, authenticators, id);
-    if (row.identity_id !== req.ctx.caller.identityId) throw notFound('authenticator');
-    return row;
-  };
   return [
     {
       apis: both,
@@ -62,7 +54,7 @@ export function sessionRoutes(core: Core, methods: Record<string, Authenticator>
       path: '/current-identity',
       auth: 'session',
       summary: 'The identity of the current API session',
-      handler: (req) => ({ data: present(req.ctx, identities, [requireRow(core.store, identities, req.ctx.caller.identityId)])[0] }),
+      handler: (req) => ({ data: getCurrentIdentity(req.ctx) }),
     },
     {
       apis: both,
@@ -70,13 +62,7 @@ export function sessionRoutes(core: Core, methods: Record<string, Authenticator>
       path: '/current-identity/authenticators',
       auth: 'session',
       summary: "The current identity's authenticators",
-      handler: (req) => {
-        const { rows, meta } = listRows(req.ctx, authenticators, listParams(req), {
-          where: 't.identity_id = ?',
-          params: [req.ctx.caller.identityId],
-        });
-        return { data: present(req.ctx, authenticators, rows), meta };
-      },
+      handler: (req) => listOwnAuthenticators(req.ctx, listParams(req)),
     },
     {
       apis: both,
@@ -84,7 +70,7 @@ export function sessionRoutes(core: Core, methods: Record<string, Authenticator>
       path: '/current-identity/authenticators/:id',
       auth: 'session',
       summary: "One of the current identity's authenticators",
-      handler: (req) => ({ data: present(req.ctx, authenticators, [own(req, req.params.id!)])[0] }),
+      handler: (req) => ({ data: getOwnAuthenticator(req.ctx, req.params.id!) }),
     },
     ...(['PUT', 'PATCH'] as const).map((method): RouteDef => ({
       apis: both,
@@ -92,11 +78,7 @@ export function sessionRoutes(core: Core, methods: Record<string, Authenticator>
       path: '/current-identity/authenticators/:id',
       auth: 'session',
       summary: `${method === 'PUT' ? 'Update' : 'Patch'} one of the current identity's authenticators (requires currentPassword)`,
-      handler: async (req) => {
-        own(req, req.params.id!);
-        await updateCredentials(req.ctx, req.params.id!, req.body, method === 'PUT' ? 'update' : 'patch', true);
-        return {};
-      },
+      handler: async (req) => (await updateOwnAuthenticator(req.ctx, req.params.id!, req.body, method === 'PUT' ? 'update' : 'patch'), {}),
     })),
   ];
 }

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import type { Ctx } from '../context';
+import type { Core, Ctx } from '../core';
+import type { ListParams } from '../query/list';
+import { listResource } from './resource';
 import { referencedEntity, validationError } from '../errors';
 import { parseCertificate } from '../pki/index';
 import type { Row } from '../store/db';
@@ -114,4 +116,9 @@ export const clientExternalJwtSigners = defineResource({
 
 export function loadSigner(ctx: Ctx, id: string): Row | undefined {
   return ctx.core.store.getSql<Row>('SELECT * FROM external_jwt_signers WHERE id = ?', id);
+}
+
+/** The enabled signers as the Client API shows them to anyone (before login: which IdPs a client may use). */
+export function listPublicExternalJwtSigners(core: Core, params: ListParams) {
+  return listResource(core.system, clientExternalJwtSigners, params, { where: 't.enabled = 1' });
 }

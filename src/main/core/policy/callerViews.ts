@@ -1,5 +1,6 @@
 import { requirePermission } from '../auth/permissions';
 import type { Ctx } from '../context';
+import { authenticators, updateCredentials } from '../entities/authenticators';
 import { edgeRouters } from '../entities/edgeRouters';
 import { identities } from '../entities/identities';
 import { listRows, present, requireRow, type ApiObject } from '../entities/resource';
@@ -118,4 +119,31 @@ export function pagedPolicyAdvice(ctx: Ctx, identityId: string, serviceId: strin
     data: { ...advice, commonRouters: advice.commonRouters.slice(page.offset, page.offset + page.limit) },
     meta: { pagination: { limit: page.limit, offset: page.offset, totalCount: advice.commonRouters.length } },
   };
+}
+
+/** The identity of the caller's API session. */
+export function getCurrentIdentity(ctx: Ctx): ApiObject {
+  return present(ctx, identities, [requireRow(ctx.core.store, identities, ctx.caller.identityId)])[0]!;
+}
+
+/** The caller's own authenticator, 404 for anyone else's. */
+function ownAuthenticator(ctx: Ctx, id: string): Row {
+  const row = requireRow(ctx.core.store, authenticators, id);
+  if (row.identity_id !== ctx.caller.identityId) throw notFound('authenticator');
+  return row;
+}
+
+export function listOwnAuthenticators(ctx: Ctx, params: ListParams): Page<ApiObject> {
+  const { rows, meta } = listRows(ctx, authenticators, params, { where: 't.identity_id = ?', params: [ctx.caller.identityId] });
+  return { data: present(ctx, authenticators, rows), meta };
+}
+
+export function getOwnAuthenticator(ctx: Ctx, id: string): ApiObject {
+  return present(ctx, authenticators, [ownAuthenticator(ctx, id)])[0]!;
+}
+
+/** A new password (and username) for one of the caller's own authenticators, given its current password. */
+export async function updateOwnAuthenticator(ctx: Ctx, id: string, body: unknown, op: 'update' | 'patch'): Promise<void> {
+  ownAuthenticator(ctx, id);
+  await updateCredentials(ctx, id, body, op, true);
 }
