@@ -19,7 +19,7 @@ export const API_BASES: Record<ApiName, string> = {
 export type RouteAuth = 'none' | 'session' | 'partial';
 
 export interface ApiRequest {
-  ctx: Ctx; // the system context for unauthenticated routes, the caller's otherwise
+  ctx: Ctx; // the caller's; ANONYMOUS (no permission) on routes that need no session
   session?: Row;
   params: Record<string, string>;
   query: Record<string, string | string[] | undefined>;

@@ -16,6 +16,7 @@ import { envelope, errorEnvelope } from './envelope';
 import { ReplyCache } from './replyCache';
 import { API_BASES, peerCertificates, type ApiName, type ApiReply, type ApiRequest, type RouteDef } from './registry';
 import { apiSessionsOf } from '../core/auth/apiSessions';
+import { ANONYMOUS } from '../core/auth/permissions';
 
 export const BODY_LIMIT = 1024 * 1024;
 /** The request line plus headers, as OpenZiti (Go's http.Server default of 1 MB); long filters travel in the URL. */
@@ -261,7 +262,7 @@ function handle(
   audit?: RestAudit,
 ): void | Promise<void> {
   const request: ApiRequest = {
-    ctx: core.system,
+    ctx: core.ctx(ANONYMOUS),
     params: req.params as Record<string, string>,
     query: req.query as ApiRequest['query'],
     // OpenZiti's PATCH: a null field is left alone (Go clients send null for what they do not change)

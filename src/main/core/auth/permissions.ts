@@ -32,6 +32,8 @@ export const PERMISSIONS: readonly string[] = [
 /** Who is calling: resolved from an API session (REST) or the console login (tRPC). */
 /** The system itself as a caller (bootstrap, maintenance): full rights, no session. */
 export const SYSTEM: Caller = { identityId: 'system', identityName: 'system', isAdmin: true, permissions: new Set() };
+/** Who calls a route that needs no API session (version, login, enrollment): nobody, with no permission at all. */
+export const ANONYMOUS: Caller = { identityId: '', identityName: 'anonymous', isAdmin: false, permissions: new Set() };
 
 export interface Caller {
   identityId: string;
