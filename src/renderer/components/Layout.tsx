@@ -1,13 +1,16 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type ReactNode } from 'react';
-import type { Me } from '../lib/types';
+import type { Me, ResourceName } from '../lib/types';
 import { SIGNED_OUT_KEY } from '../pages/LoginPage';
-import { PAGE_GROUPS, type PageDef } from '../pages/registry';
+import { morePages, PAGE_GROUPS, type PageDef } from '../pages/registry';
 import { href, useLocationPath } from '../router';
 import { useTRPC } from '../trpc';
 
-/** Header, navigation (a menu button at narrow widths) and the main region; focus moves to the page heading on navigation. */
-export function Layout({ me, pages, children }: { me: Me; pages: PageDef[]; children: ReactNode }) {
+/**
+ * Header, navigation (a menu button at narrow widths) and the main region; focus moves to the page heading on
+ * navigation. `more`: the server's console types; those without a page of their own are listed under "More".
+ */
+export function Layout({ me, pages, more = [], children }: { me: Me; pages: PageDef[]; more?: readonly ResourceName[]; children: ReactNode }) {
   const trpc = useTRPC();
   const qc = useQueryClient();
   const path = useLocationPath();
@@ -22,6 +25,10 @@ export function Layout({ me, pages, children }: { me: Me; pages: PageDef[]; chil
     }),
   );
   const current = path.split('/')[1] || 'dashboard';
+  const groups: Array<{ group: string; items: Array<{ id: string; title: string }> }> = [
+    ...PAGE_GROUPS.map((group) => ({ group, items: pages.filter((p) => p.group === group) })),
+    { group: 'More', items: morePages(more) },
+  ].filter((g) => g.items.length);
 
   useEffect(() => {
     setMenuOpen(false);
@@ -51,19 +58,17 @@ export function Layout({ me, pages, children }: { me: Me; pages: PageDef[]; chil
         </div>
       </header>
       <nav id="nav" className={menuOpen ? 'nav open' : 'nav'} aria-label="Console">
-        {PAGE_GROUPS.map((group) => (
+        {groups.map(({ group, items }) => (
           <div key={group} className="nav-group">
             <h2 className="nav-heading">{group}</h2>
             <ul>
-              {pages
-                .filter((p) => p.group === group)
-                .map((p) => (
-                  <li key={p.id}>
-                    <a href={href(`/${p.id}`)} aria-current={current === p.id ? 'page' : undefined}>
-                      {p.title}
-                    </a>
-                  </li>
-                ))}
+              {items.map((p) => (
+                <li key={p.id}>
+                  <a href={href(`/${p.id}`)} aria-current={current === p.id ? 'page' : undefined}>
+                    {p.title}
+                  </a>
+                </li>
+              ))}
             </ul>
           </div>
         ))}

@@ -1,7 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState, type ReactNode } from 'react';
-import { deriveFields, useResourceDescription } from '../lib/describe';
+import { useMemo, useState, type ReactNode } from 'react';
+import { deriveFields, useResourceDescription, type ResourceDescription } from '../lib/describe';
 import { formatDate } from '../lib/format';
+import { editBodyFor, editValuesFrom, fieldsFromSchema, initialFromSchema } from '../lib/generic';
 import { getPath } from '../lib/paths';
 import type { Entity, ResourceName, SortDir } from '../lib/types';
 import { Link, navigate } from '../router';
@@ -22,14 +23,22 @@ export interface ResourcePageSpec {
   description?: ReactNode;
   columns: Column[];
   defaultSort?: { field: string; dir: SortDir };
+  /**
+   * The create and edit forms' fields; without them, both are generated from the core's create and update body
+   * schemas (lib/generic.ts).
+   */
   fields?: FieldSpec[];
   createInitial?: Values;
   toCreateBody?(values: Values): unknown;
   toEditValues?(entity: Entity): Values;
   toEditBody?(values: Values): unknown;
-  canCreate?: boolean;
-  canEdit?: boolean;
-  canDelete?: boolean;
+  /**
+   * The writes offered are the core's (`resources.describe` ops); these withhold one the core allows, where a page
+   * deliberately offers less.
+   */
+  canCreate?: false;
+  canEdit?: false;
+  canDelete?: false;
   /** extra properties shown on the detail view */
   properties?: Array<{ label: string; render(entity: Entity): ReactNode }>;
   /** extra panels on the detail view (enrollment, verification, ...) */
@@ -71,15 +80,48 @@ export function useInvalidateAll() {
   return () => qc.invalidateQueries();
 }
 
+/** What a page offers of the writes the core allows (describe's ops), and the form fields for each. */
+export interface PageOffers {
+  /** the create form's fields, null without create */
+  create: FieldSpec[] | null;
+  /** the edit form's fields, null without edit */
+  edit: FieldSpec[] | null;
+  /** how an edit is sent: a patch where the core takes one */
+  editOp: 'patch' | 'update';
+  delete: boolean;
+  /** the forms are generated from the body schemas (the spec has no fields) */
+  generated: boolean;
+}
+
+export function pageOffers(spec: ResourcePageSpec, d: ResourceDescription | undefined): PageOffers {
+  const ops = d?.ops ?? [];
+  const generated = !spec.fields;
+  const fieldsFor = (schema: ResourceDescription['create'] | undefined) => {
+    const fields = spec.fields ?? fieldsFromSchema(schema);
+    return fields.length ? fields : null;
+  };
+  const canEdit = ops.includes('patch') || ops.includes('update');
+  return {
+    create: spec.canCreate !== false && ops.includes('create') ? fieldsFor(d?.create) : null,
+    edit: spec.canEdit !== false && canEdit ? fieldsFor(d?.update) : null,
+    editOp: ops.includes('patch') ? 'patch' : 'update',
+    delete: spec.canDelete !== false && ops.includes('delete'),
+    generated,
+  };
+}
+
 export function ResourcePage({ spec, params }: { spec: ResourcePageSpec; params: string[] }) {
-  if (params[0] === 'new' && spec.canCreate !== false && spec.fields) return <CreateView spec={spec} />;
-  if (params[0]) return <DetailView spec={spec} id={params[0]} />;
+  const description = useResourceDescription(spec.resource);
+  const offers = useMemo(() => pageOffers(spec, description.data), [spec, description.data]);
+  if (params[0] === 'new' && description.isPending) return <Spinner />;
+  if (params[0] === 'new' && offers.create) return <CreateView spec={spec} fields={offers.create} description={description.data} />;
+  if (params[0]) return <DetailView spec={spec} id={params[0]} offers={offers} description={description.data} />;
   return (
     <Page
       title={spec.title}
       description={spec.description}
       actions={
-        spec.canCreate !== false && spec.fields ? (
+        offers.create ? (
           <>
             {spec.listActions}
             <Link className="button" to={`/${spec.path}/new`}>{`New ${spec.singular}`}</Link>
@@ -89,6 +131,7 @@ export function ResourcePage({ spec, params }: { spec: ResourcePageSpec; params:
         )
       }
     >
+      {description.error && <ErrorBox error={description.error} retry={() => description.refetch()} />}
       <ResourceTable
         resource={spec.resource}
         label={spec.title}
@@ -102,7 +145,7 @@ export function ResourcePage({ spec, params }: { spec: ResourcePageSpec; params:
   );
 }
 
-function CreateView({ spec }: { spec: ResourcePageSpec }) {
+function CreateView({ spec, fields, description }: { spec: ResourcePageSpec; fields: FieldSpec[]; description?: ResourceDescription }) {
   const trpc = useTRPC();
   const invalidate = useInvalidateAll();
   const create = useMutation(trpc.resources.create.mutationOptions());
@@ -112,8 +155,8 @@ function CreateView({ spec }: { spec: ResourcePageSpec }) {
         resource={spec.resource}
         label={`New ${spec.singular}`}
         mode="create"
-        fields={spec.fields!}
-        initial={spec.createInitial ?? {}}
+        fields={fields}
+        initial={spec.createInitial ?? (spec.fields ? {} : initialFromSchema(description?.create))}
         toBody={spec.toCreateBody}
         submitLabel={`Create ${spec.singular}`}
         onCancel={() => navigate(`/${spec.path}`)}
@@ -140,13 +183,22 @@ function defaultValue(v: unknown): ReactNode {
   return String(v);
 }
 
-function DetailView({ spec, id }: { spec: ResourcePageSpec; id: string }) {
+function DetailView({
+  spec,
+  id,
+  offers,
+  description,
+}: {
+  spec: ResourcePageSpec;
+  id: string;
+  offers: PageOffers;
+  description?: ResourceDescription;
+}) {
   const trpc = useTRPC();
   const invalidate = useInvalidateAll();
   const entity = useQuery(trpc.resources.get.queryOptions({ resource: spec.resource, id }));
   const update = useMutation(trpc.resources.update.mutationOptions());
   const remove = useMutation(trpc.resources.delete.mutationOptions());
-  const description = useResourceDescription(spec.resource);
   const [editing, setEditing] = useState(false);
 
   if (entity.isPending) return <Spinner />;
@@ -161,7 +213,21 @@ function DetailView({ spec, id }: { spec: ResourcePageSpec; id: string }) {
     );
   }
   const e = entity.data as Entity;
-  const editable = spec.canEdit !== false && !!spec.fields;
+  const editFields = offers.edit;
+  // the edit form's values, read from the entity while the editor is open
+  const editInitial =
+    !editing || !editFields
+      ? {}
+      : spec.toEditValues
+        ? spec.toEditValues(e)
+        : offers.generated
+          ? editValuesFrom(editFields, e)
+          : Object.fromEntries(
+              deriveFields(editFields, description, 'edit')
+                .filter((f) => !f.createOnly)
+                .map((f) => [f.name.split('.')[0], getPath(e, f.name.split('.')[0]!)]),
+            );
+  const toEditBody = spec.toEditBody ?? (offers.generated ? editBodyFor(editInitial) : undefined);
   const scalars = Object.entries(e).filter(
     ([k, v]) =>
       !SKIP.has(k) &&
@@ -176,12 +242,12 @@ function DetailView({ spec, id }: { spec: ResourcePageSpec; id: string }) {
       actions={
         <>
           <Link to={`/${spec.path}`}>{`All ${spec.title.toLowerCase()}`}</Link>
-          {editable && (
+          {editFields && (
             <button type="button" className="secondary" aria-expanded={editing} onClick={() => setEditing(!editing)}>
               {editing ? 'Close editor' : 'Edit'}
             </button>
           )}
-          {spec.canDelete !== false && (
+          {offers.delete && (
             <ConfirmButton
               label="Delete"
               confirmLabel={`Delete ${spec.singular} ${e.name ?? e.id}`}
@@ -201,28 +267,20 @@ function DetailView({ spec, id }: { spec: ResourcePageSpec; id: string }) {
       }
     >
       {remove.error && <ErrorBox error={remove.error} title="Not deleted:" />}
-      {editing && spec.fields && (
+      {editing && editFields && (
         <Panel title={`Edit ${spec.singular}`}>
           <ResourceForm
             resource={spec.resource}
             key={e.updatedAt as string}
             label={`Edit ${spec.singular}`}
             mode="edit"
-            fields={spec.fields}
-            initial={
-              spec.toEditValues
-                ? spec.toEditValues(e)
-                : Object.fromEntries(
-                    deriveFields(spec.fields, description.data, 'edit')
-                      .filter((f) => !f.createOnly)
-                      .map((f) => [f.name.split('.')[0], getPath(e, f.name.split('.')[0]!)]),
-                  )
-            }
-            toBody={spec.toEditBody}
+            fields={editFields}
+            initial={editInitial}
+            toBody={toEditBody}
             submitLabel="Save"
             onCancel={() => setEditing(false)}
             onSubmit={async (body) => {
-              await update.mutateAsync({ resource: spec.resource, id: e.id, body, op: 'patch' });
+              await update.mutateAsync({ resource: spec.resource, id: e.id, body, op: offers.editOp });
               await invalidate();
               setEditing(false);
             }}

@@ -17,6 +17,12 @@ export function useResourceDescription(resource: ResourceName | undefined) {
   return useQuery(trpc.resources.describe.queryOptions(resource ? { resource } : skipToken, { staleTime: Infinity, gcTime: Infinity }));
 }
 
+/** The console's resource types, as the server lists them (`resources.names`); they never change while it runs. */
+export function useConsoleResources(enabled = true) {
+  const trpc = useTRPC();
+  return useQuery(trpc.resources.names.queryOptions(enabled ? undefined : skipToken, { staleTime: Infinity, gcTime: Infinity }));
+}
+
 // ---- reading a JSON Schema by dotted path ---------------------------------------------------------
 
 const isObject = (v: unknown): v is JsonSchema => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -3,31 +3,34 @@ import { useState } from 'react';
 import { FirstRunLab, labWanted } from '../components/FirstRunLab';
 import { ResourceTable } from '../components/ResourceTable';
 import { ErrorBox, Page, Panel, Spinner } from '../components/Status';
+import { useConsoleResources } from '../lib/describe';
 import { formatDate, relative } from '../lib/format';
+import { humanize } from '../lib/generic';
 import { Link } from '../router';
+import type { ResourceName } from '../lib/types';
 import { useTRPC } from '../trpc';
 
-/** Summary counts that have a page of their own link to it. */
-const COUNT_PAGES: Record<string, { label: string; page?: string }> = {
-  identities: { label: 'Identities', page: 'identities' },
-  services: { label: 'Services', page: 'services' },
-  edgeRouters: { label: 'Edge routers', page: 'edge-routers' },
-  routers: { label: 'Routers', page: 'routers' },
-  configs: { label: 'Configs', page: 'configs' },
-  configTypes: { label: 'Config types', page: 'config-types' },
-  authPolicies: { label: 'Auth policies', page: 'auth-policies' },
-  cas: { label: 'CAs', page: 'cas' },
-  apiSessions: { label: 'API sessions', page: 'api-sessions' },
-  enrollments: { label: 'Enrollments' },
-  authenticators: { label: 'Authenticators' },
-  mfas: { label: 'MFA enrollments' },
-  externalJwtSigners: { label: 'External JWT signers' },
-  controllers: { label: 'Controllers' },
-};
+/** The page over a type (its own or the generated one), given the server's console types. */
+export type PageOfType = (resource: string, names: readonly ResourceName[]) => { id: string; title: string } | undefined;
 
-export function DashboardPage() {
+/** Labels of counts where the words of the name are not the best (the rest: the page's title, or the name in words). */
+const COUNT_LABELS: Record<string, string> = { cas: 'CAs', mfas: 'MFA enrollments' };
+
+/**
+ * A tile for each count the server returns (`/summary`, by entity in camelCase): linked to the page of the type
+ * (its own or the generated one), labelled as that page is.
+ */
+function countTile(name: string, page: ReturnType<PageOfType>): { label: string; page?: string } {
+  return { label: COUNT_LABELS[name] ?? page?.title ?? humanize(name), page: page?.id };
+}
+
+/** The entity (URL segment) of a count's camelCase name: "edgeRouters" → "edge-routers". */
+const entityOf = (name: string) => name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
+export function DashboardPage({ pageOf }: { pageOf: PageOfType }) {
   const trpc = useTRPC();
   const overview = useQuery(trpc.dashboard.overview.queryOptions());
+  const names = useConsoleResources();
   const [labOpen, setLabOpen] = useState(true);
   return (
     <Page title="Dashboard">
@@ -37,17 +40,15 @@ export function DashboardPage() {
       {overview.data && (
         <>
           <ul className="counts" aria-label="Counts">
-            {Object.entries(overview.data.counts)
-              .filter(([k]) => COUNT_PAGES[k])
-              .map(([k, n]) => {
-                const c = COUNT_PAGES[k]!;
-                return (
-                  <li key={k} className="count">
-                    <span className="count-number">{n}</span>
-                    {c.page ? <Link to={`/${c.page}`}>{c.label}</Link> : <span>{c.label}</span>}
-                  </li>
-                );
-              })}
+            {Object.entries(overview.data.counts).map(([k, n]) => {
+              const c = countTile(k, pageOf(entityOf(k), names.data ?? []));
+              return (
+                <li key={k} className="count">
+                  <span className="count-number">{n}</span>
+                  {c.page ? <Link to={`/${c.page}`}>{c.label}</Link> : <span>{c.label}</span>}
+                </li>
+              );
+            })}
           </ul>
           <div className="columns">
             <Panel title="Controller URLs">

@@ -2,6 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useId, useMemo, useState, type KeyboardEvent } from 'react';
 import { RefSelect } from '../components/inputs';
 import { ErrorBox, Notice, Page, Panel, Spinner } from '../components/Status';
+import { ROLE_KINDS } from '../../shared/roleKinds';
 import type { RouterOutputs } from '../lib/types';
 import { Link } from '../router';
 import { useTRPC } from '../trpc';
@@ -18,10 +19,7 @@ type Kind = GraphNode['kind'];
 const GRAPH_REFRESH_MS = 15_000;
 
 const KINDS: Kind[] = ['identity', 'service', 'edge-router'];
-const COLUMN_TITLES: Record<Kind, string> = { identity: 'Identities', service: 'Services', 'edge-router': 'Edge routers' };
-const SINGULAR: Record<Kind, string> = { identity: 'identity', service: 'service', 'edge-router': 'edge router' };
-const PLURAL: Record<Kind, string> = { identity: 'identities', service: 'services', 'edge-router': 'edge routers' };
-const PATHS: Record<Kind, string> = { identity: 'identities', service: 'services', 'edge-router': 'edge-routers' };
+const capitalized = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const WIDTH = 1000;
 const NODE_W = 250;
 const NODE_H = 30;
@@ -83,9 +81,9 @@ function liveOnNodes(graph: Graph | undefined, live: Live | undefined): LiveOnNo
 function nodeLabel(n: GraphNode, live: LiveOnNodes): string {
   const parts: string[] = [];
   if (n.type === 'group') {
-    parts.push(`${SINGULAR[n.kind]} group ${n.name}: ${n.count} ${PLURAL[n.kind]}, ${n.expanded ? 'expanded' : 'collapsed'}`);
+    parts.push(`${ROLE_KINDS[n.kind].label} group ${n.name}: ${n.count} ${ROLE_KINDS[n.kind].plural}, ${n.expanded ? 'expanded' : 'collapsed'}`);
   } else {
-    parts.push(`${SINGULAR[n.kind]} ${n.name}${n.attributes.length ? ` (${n.attributes.map((a) => `#${a}`).join(' ')})` : ''}`);
+    parts.push(`${ROLE_KINDS[n.kind].label} ${n.name}${n.attributes.length ? ` (${n.attributes.map((a) => `#${a}`).join(' ')})` : ''}`);
   }
   const online = live.routerOnline.get(n.key) ?? (n.online === undefined ? undefined : n.type === 'group' ? n.online : n.online > 0);
   if (n.kind === 'edge-router' && online !== undefined) parts.push(n.type === 'group' ? `${online} online` : online ? 'online' : 'offline');
@@ -266,7 +264,7 @@ export function NetworkPage() {
       {g && (
         <>
           <p className="hint" aria-live="polite" data-testid="network-summary">
-            {`${g.nodes.filter((n) => n.kind === 'identity').length} identity nodes (of ${g.totals.identity} identities), ${g.nodes.filter((n) => n.kind === 'service').length} service nodes (of ${g.totals.service}), ${g.nodes.filter((n) => n.kind === 'edge-router').length} router nodes (of ${g.totals['edge-router']}); ${g.edges.length} connections.`}
+            {`${KINDS.map((k) => `${g.nodes.filter((n) => n.kind === k).length} ${ROLE_KINDS[k].label} nodes (of ${g.totals[k]} ${ROLE_KINDS[k].plural})`).join(', ')}; ${g.edges.length} connections.`}
             {live.data?.router
               ? ` Router ${live.data.router.name} is ${live.data.router.isOnline ? 'online' : 'offline'}; ${circuits.length} open circuit${circuits.length === 1 ? '' : 's'}.`
               : ''}
@@ -298,7 +296,7 @@ export function NetworkPage() {
             <svg viewBox={`0 0 ${WIDTH} ${layout.height}`} role="group" aria-label="Network map" data-testid="network-map">
               {KINDS.map((k) => (
                 <text key={k} className="col-title" x={COL_X[k]} y={18}>
-                  {COLUMN_TITLES[k]}
+                  {capitalized(ROLE_KINDS[k].plural)}
                 </text>
               ))}
               <g aria-hidden="true">
@@ -372,11 +370,11 @@ export function NetworkPage() {
             </svg>
           </div>
           {sel && (
-            <Panel title={`${sel.type === 'group' ? 'Group' : SINGULAR[sel.kind][0]!.toUpperCase() + SINGULAR[sel.kind].slice(1)}: ${sel.name}`}>
+            <Panel title={`${sel.type === 'group' ? 'Group' : capitalized(ROLE_KINDS[sel.kind].label)}: ${sel.name}`}>
               <div className="node-details" aria-live="polite">
                 {sel.type === 'entity' && sel.id && (
                   <p>
-                    <Link to={`/${PATHS[sel.kind]}/${encodeURIComponent(sel.id)}`}>{`Open ${sel.name}`}</Link>
+                    <Link to={`/${ROLE_KINDS[sel.kind].resource}/${encodeURIComponent(sel.id)}`}>{`Open ${sel.name}`}</Link>
                     {sel.kind === 'identity' && (
                       <>
                         {' · '}
@@ -396,7 +394,7 @@ export function NetworkPage() {
                   </p>
                 )}
                 {sel.type === 'group' && (
-                  <p>{`${sel.count} ${PLURAL[sel.kind]} with ${sel.name}${sel.expanded ? '' : ' (activate the node to list them)'}.`}</p>
+                  <p>{`${sel.count} ${ROLE_KINDS[sel.kind].plural} with ${sel.name}${sel.expanded ? '' : ' (activate the node to list them)'}.`}</p>
                 )}
                 <p>{sel.attributes.length ? `Attributes: ${sel.attributes.map((a) => `#${a}`).join(' ')}` : 'No role attributes.'}</p>
                 <h3>{`Connections (${selEdges.length})`}</h3>

@@ -44,7 +44,4 @@ export const auditLogSpec: ResourcePageSpec = {
     { field: 'outcome', label: 'Outcome', render: (e) => <Outcome e={e} /> },
   ],
   defaultSort: { field: 'createdAt', dir: 'desc' },
-  canCreate: false,
-  canEdit: false,
-  canDelete: false,
 };

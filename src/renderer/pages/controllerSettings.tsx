@@ -153,9 +153,6 @@ export const controllersSpec: ResourcePageSpec = {
     { field: 'lastJoinedAt', label: 'Last joined' },
   ],
   defaultSort: { field: 'name', dir: 'asc' },
-  canCreate: false,
-  canEdit: false,
-  canDelete: false,
   properties: [
     {
       label: 'API addresses',

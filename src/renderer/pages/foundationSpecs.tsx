@@ -148,8 +148,6 @@ export const apiSessionsSpec: ResourcePageSpec = {
     { field: 'lastActivityAt', label: 'Last activity' },
   ],
   defaultSort: { field: 'createdAt', dir: 'desc' },
-  canCreate: false,
-  canEdit: false,
   rowActions: (e) => (
     <DeleteEntityButton
       resource="api-sessions"

@@ -1,5 +1,7 @@
 import type { ReactNode } from 'react';
+import { GenericResourcePage, resourceTitle } from '../components/GenericResourcePage';
 import { ResourcePage, type ResourcePageSpec } from '../components/ResourcePage';
+import type { ResourceName } from '../lib/types';
 import { auditLogSpec } from './auditLog';
 import { BULK, identityListActions, serviceListActions, withBulk } from './bulkSpecs';
 import { DashboardPage } from './DashboardPage';
@@ -43,7 +45,7 @@ const resourcePage = (group: PageDef['group'], spec: ResourcePageSpec): PageDef 
 
 /** Every page, in navigation order. A new resource page is a spec plus one line here. */
 export const PAGES: PageDef[] = [
-  { id: 'dashboard', title: 'Dashboard', group: 'Overview', render: () => <DashboardPage /> },
+  { id: 'dashboard', title: 'Dashboard', group: 'Overview', render: () => <DashboardPage pageOf={pageOfType} /> },
   resourcePage('Access', withBulk(identitiesDetailSpec, BULK.identities, identityListActions)),
   { id: 'identity-import', title: 'Import from CSV', group: 'Access', render: () => <IdentityImportPage /> },
   resourcePage('Access', authPoliciesSpec),
@@ -72,3 +74,37 @@ export const PAGES: PageDef[] = [
   { id: 'database', title: 'Database', group: 'Operations', render: () => <DatabasePage /> },
   resourcePage('Operations', auditLogSpec),
 ];
+
+/** The types with a page spec of their own (above). */
+export const SPEC_RESOURCES: ReadonlySet<string> = new Set(PAGES.flatMap((p) => (p.spec ? [p.spec.resource] : [])));
+
+/**
+ * The navigation's "More" group: every console type (as the server lists them) without a page spec of its own, by
+ * name, at `/<resource>` unless a page above has that id.
+ */
+export function morePages(names: readonly ResourceName[]): Array<{ id: string; title: string }> {
+  return names.filter((n) => !SPEC_RESOURCES.has(n) && !PAGES.some((p) => p.id === n)).map((n) => ({ id: n, title: resourceTitle(n) }));
+}
+
+/** The page over a type: its own, or the generated one of the "More" group. */
+export function pageOfType(resource: string, names: readonly ResourceName[]): { id: string; title: string } | undefined {
+  const own = PAGES.find((p) => p.spec?.resource === resource);
+  return own ? { id: own.id, title: own.title } : morePages(names).find((p) => p.id === resource);
+}
+
+/**
+ * The page generated from `resources.describe` for a path no page above has: `/<resource>/...` for a type of the
+ * "More" group, `/generic/<resource>/...` for any console type (pages with a spec included, e.g. to compare them).
+ */
+export function genericPage(segments: string[], names: readonly ResourceName[]): ReactNode | undefined {
+  const known = (n: string | undefined): n is ResourceName => !!n && (names as readonly string[]).includes(n);
+  if (segments[0] === 'generic' && known(segments[1])) {
+    const resource = segments[1];
+    return <GenericResourcePage key={resource} resource={resource} path={`generic/${resource}`} params={segments.slice(2)} />;
+  }
+  const more = segments[0];
+  if (known(more) && morePages(names).some((p) => p.id === more)) {
+    return <GenericResourcePage key={more} resource={more} path={more} params={segments.slice(1)} />;
+  }
+  return undefined;
+}

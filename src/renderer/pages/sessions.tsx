@@ -38,8 +38,6 @@ export const sessionsSpec: ResourcePageSpec = {
     { field: 'createdAt', label: 'Created' },
   ],
   defaultSort: { field: 'createdAt', dir: 'desc' },
-  canCreate: false,
-  canEdit: false,
   rowActions: (e) => <DeleteEntityButton resource="sessions" id={e.id} confirmLabel={`Delete the ${String(e.type)} session for ${serviceName(e)}`} />,
   hiddenProperties: ['edgeRouters', 'servicePolicies', 'serviceId', 'identityId', 'identity', 'apiSessionId'],
   properties: [
