@@ -9,7 +9,7 @@ import { CONSOLE_RESOURCES } from '../../src/main/console/registry';
 import { PAGES } from '../../src/renderer/pages/registry';
 import type { TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { screenshotBothWidths, useConsoleSession } from '../support/consoleBrowser';
+import { screenshotBothWidths, useConsoleSession, unlabelledControls } from '../support/consoleBrowser';
 
 describe('console: generated pages for types without a page spec (Chromium)', () => {
   let app: TestApp;
@@ -31,15 +31,6 @@ describe('console: generated pages for types without a page spec (Chromium)', ()
     await page.locator('main h1').waitFor();
     await page.locator('main .spinner').first().waitFor({ state: 'detached' });
   };
-  /** Form controls in main without an accessible name (labels, aria-label or aria-labelledby). */
-  const unlabelledControls = () =>
-    page
-      .locator('main')
-      .evaluate((main) =>
-        [...main.querySelectorAll('input, select, textarea')]
-          .filter((el) => !(el as HTMLInputElement).labels?.length && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
-          .map((el) => el.outerHTML.slice(0, 120)),
-      );
 
   /** The console types the renderer has no page spec of. */
   const withSpec = new Set<string>(PAGES.flatMap((p) => (p.spec ? [p.spec.resource] : [])));
@@ -75,7 +66,7 @@ describe('console: generated pages for types without a page spec (Chromium)', ()
       // the first column is the name (or the ID where the type has none), then the creation time
       const headers = (await table.locator('thead th').allInnerTexts()).map((t) => t.replace(/[▲▼]/g, '').trim());
       expect(headers, resource).toEqual([expect.stringMatching(/^(Name|ID)$/), 'Created']);
-      expect(await unlabelledControls(), resource).toEqual([]);
+      expect(await unlabelledControls(page), resource).toEqual([]);
     }
   });
 
@@ -104,7 +95,7 @@ describe('console: generated pages for types without a page spec (Chromium)', ()
     // an enum is a select of its values, required fields are marked
     expect(await byLabel('Method', form).locator('option').allInnerTexts()).toEqual(['Choose…', 'ott', 'ottca', 'updb']);
     expect(await byLabel('Identity ID', form).getAttribute('required')).not.toBeNull();
-    expect(await unlabelledControls()).toEqual([]);
+    expect(await unlabelledControls(page)).toEqual([]);
   });
 
   it('creates, edits and deletes a config type through the generated forms; server errors are shown at their field', async () => {
@@ -119,7 +110,7 @@ describe('console: generated pages for types without a page spec (Chromium)', ()
     await page.getByRole('link', { name: 'New config type' }).click();
     const form = page.getByRole('form', { name: 'New config type' });
     await form.waitFor();
-    expect(await unlabelledControls()).toEqual([]);
+    expect(await unlabelledControls(page)).toEqual([]);
     // fields from the create schema: string → text, enum → select, object → JSON, tags → tags
     expect(await byLabel('Name', form).evaluate((el) => (el as HTMLInputElement).type)).toBe('text');
     expect(await byLabel('Target', form).locator('option').allInnerTexts()).toEqual(['(none)', 'service', 'router']);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TestApp } from '../support/app';
-import { SCREENSHOTS as SHOTS, screenshotBothWidths, useConsoleSession } from '../support/consoleBrowser';
+import { SCREENSHOTS as SHOTS, screenshotBothWidths, useConsoleSession, unlabelledControls } from '../support/consoleBrowser';
 import type { ApiClient } from '../support/client';
 import { externalCa } from '../support/pki';
 import { createUser } from '../support/users';
@@ -39,15 +39,6 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     await page.locator('.field-error').filter({ hasText: reason }).first().waitFor();
     await expect.poll(() => byLabel(label).getAttribute('aria-invalid')).toBe('true');
   }
-  /** Form controls in main without an accessible name (labels, aria-label or aria-labelledby). */
-  const unlabelledControls = () =>
-    page
-      .locator('main')
-      .evaluate((main) =>
-        [...main.querySelectorAll('input, select, textarea')]
-          .filter((el) => !(el as HTMLInputElement).labels?.length && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
-          .map((el) => el.outerHTML.slice(0, 120)),
-      );
   const settled = async () => {
     await page.locator('main h1').waitFor();
     await page.locator('main .spinner').first().waitFor({ state: 'detached' });
@@ -93,7 +84,7 @@ describe('console: signers, terminators, settings, sessions, identity posture an
   it('creates an external JWT signer with a JWKS URL (every field); a bad URL is shown at its field', async () => {
     await go('/external-jwt-signers/new');
     await settled();
-    expect(await unlabelledControls()).toEqual([]);
+    expect(await unlabelledControls(page)).toEqual([]);
     await field('Name').fill('corp-idp');
     await byLabel('Issuer (iss)').fill('https://idp.corp.test');
     await byLabel('Audience (aud)').fill('weft');
@@ -191,7 +182,7 @@ describe('console: signers, terminators, settings, sessions, identity posture an
   it('adds a terminator to a service (a bad cost shown at the field); the service detail lists it', async () => {
     await go('/terminators/new');
     await settled();
-    expect(await unlabelledControls()).toEqual([]);
+    expect(await unlabelledControls(page)).toEqual([]);
     await select('Service').selectOption({ label: 'intranet' });
     expect(await page.getByRole('radio', { name: 'Edge router' }).isChecked()).toBe(true);
     await select('Router').selectOption({ label: 'er-sessions' });
@@ -240,7 +231,7 @@ describe('console: signers, terminators, settings, sessions, identity posture an
 
     await go('/controller-settings/new');
     await settled();
-    expect(await unlabelledControls()).toEqual([]);
+    expect(await unlabelledControls(page)).toEqual([]);
     await select('Controller').selectOption({ label: controller.name });
     await page.getByRole('checkbox', { name: 'Override the global post-logout URIs' }).check();
     await addChip('OIDC post-logout URIs', 'https://app.test/bye');
@@ -386,7 +377,7 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     await byLabel('Operating system', os1).selectOption('Linux');
     await addChip('Versions (semver ranges; none = any)', '>=5.10.0', os1);
     await byLabel('Operating system', page.getByRole('group', { name: 'Operating system 2' })).selectOption('Windows');
-    expect(await unlabelledControls()).toEqual([]);
+    expect(await unlabelledControls(page)).toEqual([]);
     await shot('posture-check-os');
     await create();
     expect(await created('os-check')).toMatchObject({

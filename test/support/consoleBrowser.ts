@@ -51,3 +51,14 @@ export async function screenshotBothWidths(page: Page, name: string): Promise<vo
   await page.screenshot({ path: join(SCREENSHOTS, `console-${name}-390.png`), fullPage: true });
   await page.setViewportSize({ width: 1280, height: 800 });
 }
+
+/** Form controls in the page's main area without an accessible name (labels, aria-label or aria-labelledby). */
+export function unlabelledControls(page: Page): Promise<string[]> {
+  return page
+    .locator('main')
+    .evaluate((main) =>
+      [...main.querySelectorAll('input, select, textarea')]
+        .filter((el) => !(el as HTMLInputElement).labels?.length && !el.getAttribute('aria-label') && !el.getAttribute('aria-labelledby'))
+        .map((el) => el.outerHTML.slice(0, 120)),
+    );
+}
