@@ -5,7 +5,7 @@ import { DEFAULT_AUTH_POLICY_ID, DEFAULT_PRIMARY, DEFAULT_SECONDARY } from './en
 import { BUILTIN_CONFIG_TYPES, SVC_PROXY_CONFIG_TYPE_ID } from './entities/builtinConfigTypes';
 import { IDENTITY_TYPES, identities } from './entities/identities';
 import { applyCreate } from './entities/resource';
-import { newId } from './ids';
+import { addUpdbAuthenticator } from './entities/authenticators';
 
 const ALL_OS = ['Windows', 'WindowsServer', 'Android', 'iOS', 'macOS', 'Linux'];
 const DESKTOP_OS = ['Windows', 'WindowsServer', 'macOS', 'Linux'];
@@ -94,15 +94,7 @@ export async function bootstrap(core: Core, admin: AdminCredentials): Promise<Bo
         { name: 'Default Admin', type: 'User', isAdmin: true, authPolicyId: DEFAULT_AUTH_POLICY_ID },
         { columns: { is_default_admin: 1 } },
       );
-      store.runSql(
-        "INSERT INTO authenticators (id, identity_id, method, username, password_hash, created_at, updated_at) VALUES (?, ?, 'updb', ?, ?, ?, ?)",
-        newId(),
-        id,
-        admin.username,
-        passwordHash,
-        now,
-        now,
-      );
+      addUpdbAuthenticator(core, id, admin.username, passwordHash!);
     }
   });
   return { generatedAdminPassword: generated, adminUsername: existingAdmin?.username ?? admin.username };

@@ -2,7 +2,7 @@ import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Core } from '../core/core';
 import { fingerprintSha1, generateKeyPair, issueLeafCertificate } from '../core/pki/index';
-import { createCertAuthenticator } from '../core/enrollment/authenticators';
+import { createCertAuthenticator } from '../core/entities/authenticators';
 
 /**
  * The default admin's client certificate, so local commands (`weft share`) log in with `method=cert` over

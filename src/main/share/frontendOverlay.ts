@@ -8,7 +8,7 @@ import { createSession } from '../core/policy/sessionGrant';
 import type { Row } from '../core/store/db';
 import type { OverlayDialer } from '../frontend/types';
 import { EdgeClient, type ServiceSession } from '../sdk';
-import { createCertAuthenticator } from '../core/enrollment/authenticators';
+import { createCertAuthenticator } from '../core/entities/authenticators';
 import { apiSessionsOf } from '../core/auth/apiSessions';
 
 const SETTING = 'frontend_identity_id';

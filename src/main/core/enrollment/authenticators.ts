@@ -2,13 +2,12 @@ import { z } from 'zod';
 import { requirePermission } from '../auth/permissions';
 import type { Ctx } from '../context';
 import { forbidden, notFound, unauthorized, validationError } from '../errors';
-import { PkiError, fingerprintSha1, parseCertificate, splitPemBundle } from '../pki/index';
+import { fingerprintSha1, parseCertificate, splitPemBundle } from '../pki/index';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
-import { usableCas } from './cas';
-import { chainToAnchor, issueFromCsr, keyChanged, peerPems, type IssuedCertificate } from './certificates';
-import { authenticatorCannotBeUpdated, authenticatorMethodMax, certInUse, invalidCertPem, invalidClientCert } from './errors';
-import { insertCertAuthenticator } from './identityEnroll';
+import { issueFromCsr, keyChanged, peerPems, type IssuedCertificate } from './certificates';
+import { authenticatorCannotBeUpdated, invalidClientCert } from './errors';
+import { issuedByNetwork } from '../entities/authenticators';
 import { insertEnrollment } from './records';
 
 function requireAuthenticator(ctx: Ctx, id: string): Row {
@@ -18,46 +17,6 @@ function requireAuthenticator(ctx: Ctx, id: string): Row {
 }
 
 /** Whether a certificate was issued by this controller's signing CA (only those can be extended). */
-function issuedByNetwork(ctx: Ctx, certPem: string): boolean {
-  return chainToAnchor(certPem, [], [ctx.core.pki.signing.certPem], ctx.core.clock.now(), true).ok;
-}
-
-/**
- * POST /authenticators with method `cert`: binds an existing client certificate to an identity. The certificate is
- * recorded with the CA it chains to (so a re-enroll becomes ottca) and whether the controller issued it.
- */
-export function createCertAuthenticator(ctx: Ctx, identityId: string, certPem: string | undefined, tags: object): string {
-  if (!certPem) throw validationError('certPem', 'is required for method cert');
-  const certs = splitPemBundle(certPem);
-  if (certs.length !== 1) throw invalidCertPem({ field: 'certPem', reason: 'exactly one PEM certificate is expected', value: certs.length });
-  let fingerprint: string;
-  try {
-    const info = parseCertificate(certs[0]!);
-    if (info.isCa) throw invalidCertPem({ field: 'certPem', reason: 'a CA certificate cannot be a client certificate' });
-    fingerprint = info.fingerprint;
-  } catch (e) {
-    if (e instanceof PkiError) throw invalidCertPem({ field: 'certPem', reason: e.message });
-    throw e;
-  }
-  const store = ctx.core.store;
-  if (store.getSql('SELECT 1 FROM authenticators WHERE fingerprint = ? OR unverified_fingerprint = ?', fingerprint, fingerprint)) throw certInUse();
-  if (store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId)) throw authenticatorMethodMax();
-  const now = ctx.core.clock.now();
-  const ca = usableCas(ctx, 'is_auth_enabled').find((c) => chainToAnchor(certs[0]!, [], c.anchors, now, true).ok);
-  return store.tx(() =>
-    insertCertAuthenticator(
-      ctx.core,
-      {
-        identityId,
-        certPem: certs[0]!,
-        fingerprint,
-        caId: (ca?.row.id as string | undefined) ?? null,
-        issuedByNetwork: issuedByNetwork(ctx, certs[0]!),
-      },
-      tags,
-    ),
-  );
-}
 
 const reEnrollSchema = z.object({ expiresAt: z.string().datetime({ offset: true, message: 'must be an RFC 3339 date-time' }) });
 

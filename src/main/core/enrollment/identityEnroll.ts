@@ -4,6 +4,7 @@ import type { Core } from '../core';
 import { loadAuthPolicy } from '../entities/authPolicies';
 import type { ExternalIdClaim } from '../entities/cas';
 import { passwordSchema, usernameSchema } from '../entities/common';
+import { addCertAuthenticator, addUpdbAuthenticator } from '../entities/authenticators';
 import { identities } from '../entities/identities';
 import { applyCreate } from '../entities/resource';
 import { validationError } from '../errors';
@@ -36,33 +37,6 @@ function fingerprintInUse(core: Core, fingerprint: string): boolean {
   return !!core.store.getSql('SELECT 1 FROM authenticators WHERE fingerprint = ? OR unverified_fingerprint = ?', fingerprint, fingerprint);
 }
 
-interface CertAuthenticator {
-  identityId: string;
-  certPem: string;
-  fingerprint: string;
-  caId?: string | null;
-  issuedByNetwork: boolean;
-}
-
-export function insertCertAuthenticator(core: Core, a: CertAuthenticator, tags: object = {}): string {
-  const id = newId();
-  const now = core.clock.now().toISOString();
-  core.store.runSql(
-    `INSERT INTO authenticators (id, identity_id, method, fingerprint, cert_pem, ca_id, is_issued_by_network, created_at, updated_at, tags)
-     VALUES (?, ?, 'cert', ?, ?, ?, ?, ?, ?, ?)`,
-    id,
-    a.identityId,
-    a.fingerprint,
-    a.certPem,
-    a.caId ?? null,
-    a.issuedByNetwork,
-    now,
-    now,
-    JSON.stringify(tags),
-  );
-  return id;
-}
-
 /** Deletes the enrollment if its token is still the same (a concurrent use or refresh makes the token invalid). */
 function consume(core: Core, enrollment: Row): void {
   if (!core.store.runSql('DELETE FROM enrollments WHERE id = ? AND token = ?', enrollment.id, enrollment.token).changes)
@@ -81,7 +55,7 @@ export async function enrollOtt(core: Core, token: unknown, csrPem: unknown, fie
   const cert = await issueIdentityCertificate(core, identityId, csrPem, field);
   core.store.tx(() => {
     consume(core, enrollment);
-    insertCertAuthenticator(core, { identityId, certPem: cert.certPem, fingerprint: cert.fingerprint, issuedByNetwork: true });
+    addCertAuthenticator(core, { identityId, certPem: cert.certPem, fingerprint: cert.fingerprint, issuedByNetwork: true });
   });
   return { ca: core.pki.caBundlePem, cert: cert.chainPem };
 }
@@ -108,7 +82,7 @@ export function enrollOttCa(core: Core, token: unknown, peerCertificates: Buffer
   if (fingerprintInUse(core, fingerprint)) throw certInUse();
   core.store.tx(() => {
     consume(core, enrollment);
-    insertCertAuthenticator(core, {
+    addCertAuthenticator(core, {
       identityId: enrollment.identity_id as string,
       certPem: leaf,
       fingerprint,
@@ -134,16 +108,7 @@ export async function enrollUpdb(core: Core, token: unknown, body: unknown): Pro
   const hash = await hashPassword(input.password);
   core.store.tx(() => {
     consume(core, enrollment);
-    const now = core.clock.now().toISOString();
-    core.store.runSql(
-      "INSERT INTO authenticators (id, identity_id, method, username, password_hash, created_at, updated_at) VALUES (?, ?, 'updb', ?, ?, ?, ?)",
-      newId(),
-      identity.id,
-      enrollment.username,
-      hash,
-      now,
-      now,
-    );
+    addUpdbAuthenticator(core, identity.id as string, enrollment.username as string, hash);
   });
   return {};
 }
@@ -205,7 +170,7 @@ export function enrollCa(core: Core, peerCertificates: Buffer[], body: unknown):
       roleAttributes: JSON.parse(ca.identity_roles as string),
       externalId: externalId ?? null,
     });
-    if (!externalId) insertCertAuthenticator(core, { identityId: id, certPem: leaf, fingerprint, caId: ca.id as string, issuedByNetwork: false });
+    if (!externalId) addCertAuthenticator(core, { identityId: id, certPem: leaf, fingerprint, caId: ca.id as string, issuedByNetwork: false });
   });
   return {};
 }

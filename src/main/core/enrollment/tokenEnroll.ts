@@ -5,7 +5,8 @@ import { loadAuthPolicy, DEFAULT_AUTH_POLICY_ID } from '../entities/authPolicies
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { enrollmentNotAllowed, identityAlreadyEnrolled, invalidEnrollmentToken } from './errors';
-import { createEnrolledIdentity, insertCertAuthenticator, issueIdentityCertificate, type EnrollmentCerts } from './identityEnroll';
+import { addCertAuthenticator } from '../entities/authenticators';
+import { createEnrolledIdentity, issueIdentityCertificate, type EnrollmentCerts } from './identityEnroll';
 import { extJwtVerifierOf } from '../auth/extJwt';
 
 /** The seed's brand-neutral name of OpenZiti's `ziti-token-issuer-id` header. */
@@ -75,7 +76,7 @@ export async function enrollToken(
   core.store.tx(() => {
     if (core.store.getSql('SELECT 1 FROM identities WHERE external_id = ?', subject)) throw identityAlreadyEnrolled();
     createEnrolledIdentity(core, { id, name, roleAttributes, externalId: subject, authPolicyId });
-    if (cert) insertCertAuthenticator(core, { identityId: id, certPem: cert.certPem, fingerprint: cert.fingerprint, issuedByNetwork: true });
+    if (cert) addCertAuthenticator(core, { identityId: id, certPem: cert.certPem, fingerprint: cert.fingerprint, issuedByNetwork: true });
   });
   return cert ? { ca: core.pki.caBundlePem, cert: cert.chainPem } : {};
 }

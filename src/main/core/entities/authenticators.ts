@@ -2,7 +2,11 @@ import { z } from 'zod';
 import { requirePermission } from '../auth/permissions';
 import { hashPassword, verifyPassword } from '../auth/passwords';
 import { checkPasswordForIdentity } from '../auth/policyChecks';
-import { createCertAuthenticator } from '../enrollment/authenticators';
+import { usableCas } from '../enrollment/cas';
+import { chainToAnchor } from '../enrollment/certificates';
+import { authenticatorMethodMax, certInUse, invalidCertPem } from '../enrollment/errors';
+import { PkiError, parseCertificate, splitPemBundle } from '../pki/index';
+import type { Core } from '../core';
 import type { Ctx } from '../context';
 import { invalidAuth, notFound, validationError } from '../errors';
 import { scalar } from '../query/fields';
@@ -10,7 +14,7 @@ import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { nullableTags, passwordSchema, usernameSchema } from './common';
 import { defineResource } from './define';
-import { applyUpdate, createResource, requireRow } from './resource';
+import { applyCreate, applyUpdate, createResource, requireRow } from './resource';
 
 const createSchema = z.object({
   method: z.enum(['updb', 'cert']),
@@ -115,5 +119,69 @@ export async function updateCredentials(ctx: Ctx, id: string, body: unknown, op:
       tags: input.tags ?? (op === 'update' ? {} : undefined),
     },
     'patch',
+  );
+}
+
+interface CertAuthenticator {
+  identityId: string;
+  certPem: string;
+  fingerprint: string;
+  caId?: string | null;
+  issuedByNetwork: boolean;
+}
+
+/** A certificate authenticator, written by the system through the resource write path (enrollment, extension). */
+export function addCertAuthenticator(core: Core, a: CertAuthenticator, tags: object = {}): string {
+  return applyCreate(
+    core.system,
+    authenticators,
+    { method: 'cert', identityId: a.identityId, tags },
+    { columns: { fingerprint: a.fingerprint, cert_pem: a.certPem, ca_id: a.caId ?? null, is_issued_by_network: a.issuedByNetwork ? 1 : 0 } },
+  );
+}
+
+/** A password authenticator with an already hashed password, written by the system (bootstrap, enrollment). */
+export function addUpdbAuthenticator(core: Core, identityId: string, username: string, passwordHash: string): string {
+  return applyCreate(core.system, authenticators, { method: 'updb', identityId, username, passwordHash });
+}
+
+export function issuedByNetwork(ctx: Ctx, certPem: string): boolean {
+  return chainToAnchor(certPem, [], [ctx.core.pki.signing.certPem], ctx.core.clock.now(), true).ok;
+}
+
+/**
+ * POST /authenticators with method `cert`: binds an existing client certificate to an identity. The certificate is
+ * recorded with the CA it chains to (so a re-enroll becomes ottca) and whether the controller issued it.
+ */
+export function createCertAuthenticator(ctx: Ctx, identityId: string, certPem: string | undefined, tags: object): string {
+  if (!certPem) throw validationError('certPem', 'is required for method cert');
+  const certs = splitPemBundle(certPem);
+  if (certs.length !== 1) throw invalidCertPem({ field: 'certPem', reason: 'exactly one PEM certificate is expected', value: certs.length });
+  let fingerprint: string;
+  try {
+    const info = parseCertificate(certs[0]!);
+    if (info.isCa) throw invalidCertPem({ field: 'certPem', reason: 'a CA certificate cannot be a client certificate' });
+    fingerprint = info.fingerprint;
+  } catch (e) {
+    if (e instanceof PkiError) throw invalidCertPem({ field: 'certPem', reason: e.message });
+    throw e;
+  }
+  const store = ctx.core.store;
+  if (store.getSql('SELECT 1 FROM authenticators WHERE fingerprint = ? OR unverified_fingerprint = ?', fingerprint, fingerprint)) throw certInUse();
+  if (store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId)) throw authenticatorMethodMax();
+  const now = ctx.core.clock.now();
+  const ca = usableCas(ctx, 'is_auth_enabled').find((c) => chainToAnchor(certs[0]!, [], c.anchors, now, true).ok);
+  return store.tx(() =>
+    addCertAuthenticator(
+      ctx.core,
+      {
+        identityId,
+        certPem: certs[0]!,
+        fingerprint,
+        caId: (ca?.row.id as string | undefined) ?? null,
+        issuedByNetwork: issuedByNetwork(ctx, certs[0]!),
+      },
+      tags,
+    ),
   );
 }
