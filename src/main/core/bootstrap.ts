@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hashPassword } from './auth/passwords';
 import type { Core } from './core';
-import { DEFAULT_AUTH_POLICY_ID, DEFAULT_PRIMARY, DEFAULT_SECONDARY } from './entities/authPolicies';
+import { authPolicies, DEFAULT_AUTH_POLICY_ID, DEFAULT_PRIMARY, DEFAULT_SECONDARY } from './entities/authPolicies';
+import { configTypes } from './entities/configTypes';
 import { BUILTIN_CONFIG_TYPES, SVC_PROXY_CONFIG_TYPE_ID } from './entities/builtinConfigTypes';
 import { IDENTITY_TYPES, identities } from './entities/identities';
 import { applyCreate } from './entities/resource';
@@ -58,24 +59,18 @@ export async function bootstrap(core: Core, admin: AdminCredentials): Promise<Bo
         now,
       );
     }
-    store.runSql(
-      'INSERT OR IGNORE INTO auth_policies (id, name, primary_json, secondary_json, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-      DEFAULT_AUTH_POLICY_ID,
-      'Default',
-      JSON.stringify(DEFAULT_PRIMARY),
-      JSON.stringify(DEFAULT_SECONDARY),
-      now,
-      now,
-    );
-    for (const t of BUILTIN_CONFIG_TYPES) {
-      store.runSql(
-        "INSERT OR IGNORE INTO config_types (id, name, schema, target, created_at, updated_at) VALUES (?, ?, ?, 'service', ?, ?)",
-        t.id,
-        t.name,
-        JSON.stringify(t.schema),
-        now,
-        now,
+    // the default auth policy and the built-in config types through the resource write path, as the system
+    const missing = (table: string, id: string) => !store.getSql(`SELECT 1 FROM ${table} WHERE id = ?`, id);
+    if (missing('auth_policies', DEFAULT_AUTH_POLICY_ID)) {
+      applyCreate(
+        core.system,
+        authPolicies,
+        { name: 'Default', primary: DEFAULT_PRIMARY, secondary: DEFAULT_SECONDARY },
+        { id: DEFAULT_AUTH_POLICY_ID },
       );
+    }
+    for (const t of BUILTIN_CONFIG_TYPES) {
+      if (missing('config_types', t.id)) applyCreate(core.system, configTypes, { name: t.name, schema: t.schema, target: 'service' }, { id: t.id });
     }
     // Weft's own share type follows this version's schema (it gained `overlay`); OpenZiti's types are left alone.
     const svcProxy = BUILTIN_CONFIG_TYPES.find((t) => t.id === SVC_PROXY_CONFIG_TYPE_ID)!;
