@@ -1,6 +1,7 @@
 /**
  * The entity kinds that carry role attributes and appear on the sides of policies: what both the core and the
- * console need to know about each (the core adds its tables and resource declarations in core/policy/kinds.ts).
+ * console need to know about each. The core adds what the policy engine needs (core/policy/kinds.ts); the type
+ * claiming each kind is the registered resource declared with that `roleKind` (core/registry.ts).
  */
 export const ROLE_KINDS = {
   identity: { resource: 'identities', plural: 'identities', label: 'identity' },

@@ -2,7 +2,10 @@ import type { RoleKind } from '../../../shared/roleKinds';
 
 export { ROLE_KIND_NAMES, ROLE_KINDS, type RoleKind } from '../../../shared/roleKinds';
 
-/** What the core adds to the shared facts of a role kind (src/shared/roleKinds.ts). */
+/**
+ * What the policy engine adds to the shared facts of a role kind (src/shared/roleKinds.ts). A leaf: the policy
+ * modules below the registry read it; test/integration/role-kinds.test.ts checks `table` against the declaration.
+ */
 export interface KindInfo {
   /** the entity table (trusted SQL name) */
   table: string;
