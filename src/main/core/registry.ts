@@ -10,7 +10,7 @@ import { controllerSettings } from './entities/controllerSettings';
 import { controllers } from './entities/controllers';
 import { edgeRouterPolicies } from './entities/edgeRouterPolicies';
 import { edgeRouters } from './entities/edgeRouters';
-import { enrollments } from './entities/enrollments';
+import { enrollments } from './enrollment/records';
 import { externalJwtSigners } from './entities/externalJwtSigners';
 import { identities } from './entities/identities';
 import { identityTypes } from './entities/identityTypes';

@@ -6,7 +6,9 @@ import type { Core } from '../core';
 import { notFound, validationError } from '../errors';
 import { newId } from '../ids';
 import type { ApiObject } from '../entities/resource';
-import { ref, namesById } from '../entities/resource';
+import { applySystemCreate, ref, namesById } from '../entities/resource';
+import { defineResource } from '../entities/define';
+import { scalar } from '../query/fields';
 import { usernameSchema } from '../entities/common';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
@@ -52,22 +54,19 @@ export function insertEnrollment(ctx: Ctx, e: NewEnrollment): string {
   }
   const id = newId();
   const token = randomUUID();
-  const now = ctx.core.clock.now().toISOString();
-  store.runSql(
-    `INSERT INTO enrollments (id, method, identity_id, ca_id, username, token, jwt, issued_at, expires_at, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  applySystemCreate(ctx, enrollments, {
     id,
-    e.method,
-    e.identityId,
-    e.method === 'ottca' ? e.caId : null,
-    e.method === 'updb' ? e.username : null,
-    token,
-    signEnrollmentJwt(ctx.core, { em: e.method, sub: e.identityId, jti: token, exp: e.expiresAt }),
-    now,
-    e.expiresAt.toISOString(),
-    now,
-    now,
-  );
+    columns: {
+      method: e.method,
+      identity_id: e.identityId,
+      ca_id: e.method === 'ottca' ? e.caId : null,
+      username: e.method === 'updb' ? e.username : null,
+      token,
+      jwt: signEnrollmentJwt(ctx.core, { em: e.method, sub: e.identityId, jti: token, exp: e.expiresAt }),
+      issued_at: ctx.core.clock.now().toISOString(),
+      expires_at: e.expiresAt.toISOString(),
+    },
+  });
   return id;
 }
 
@@ -165,3 +164,38 @@ export function decorateIdentityEnrollments(ctx: Ctx, items: ApiObject[], rows: 
     item.enrollment = byIdentity.get(rows[i]!.id as string) ?? {};
   });
 }
+
+/** Outstanding identity enrollments (management view). Created by identity create, POST /enrollments and re-enroll. */
+export const enrollments = defineResource({
+  entity: 'enrollments',
+  table: 'enrollments',
+  permission: 'enrollment',
+  fields: {
+    method: { codec: 'string', filter: true },
+    identityId: { codec: 'string', filter: true },
+    caId: { codec: 'string', filter: true },
+    username: { codec: 'string', whenNull: '', filter: true },
+    token: { codec: 'string', filter: true },
+    jwt: { codec: 'string' },
+    expiresAt: { codec: 'datetime', filter: true },
+  },
+  filters: { identity: scalar('string', 't.identity_id') },
+  refs: {
+    identity: { column: 'identity_id', entity: 'identities', table: 'identities' },
+    ca: { column: 'ca_id', entity: 'cas', table: 'cas' },
+  },
+  defaultSort: 't.created_at ASC, t.id ASC',
+  // written by the core only: the create body is the handler's
+  writable: false,
+  schemas: { create: enrollmentCreateSchema },
+  links: (row) => ({
+    identity: `identities/${row.identity_id}`,
+    refresh: `enrollments/${row.id}/refresh`,
+    ...(row.ca_id ? { ca: `cas/${row.ca_id}` } : {}),
+  }),
+  handlers: { create: (ctx, body) => createEnrollment(ctx, body) },
+  decorate(items) {
+    // OpenZiti's enrollment view names the identity's URL segment
+    for (const item of items) if (item.identity) (item.identity as Record<string, unknown>).urlName = 'identities';
+  },
+});

@@ -327,9 +327,25 @@ export function createResource(ctx: Ctx, def: ResourceDef, body: unknown): strin
  * Create without the permission check, for callers that authorised the operation themselves. `system` is for Weft's own writes: a fixed id and columns no request body may
  * set (e.g. `is_default_admin`, `is_system`), written with the row in the same transaction and hooks.
  */
-export function applyCreate(ctx: Ctx, def: ResourceDef, body: unknown, system: { id?: string; columns?: Record<string, unknown> } = {}): string {
+export function applyCreate(ctx: Ctx, def: ResourceDef, body: unknown, system: SystemColumns = {}): string {
   if (!def.schemas.create) throw conflict('METHOD_NOT_ALLOWED', 'create is not supported');
-  const input = parseInput(def.schemas.create, body) as Record<string, unknown>;
+  return writeCreate(ctx, def, parseInput(def.schemas.create, body) as Record<string, unknown>, system);
+}
+
+/**
+ * A row no request body makes (Dial/Bind sessions, enrollment records): its columns as Weft computed them, written by
+ * the same create path (id, timestamps, tags, constraint errors, the type's hooks).
+ */
+export function applySystemCreate(ctx: Ctx, def: ResourceDef, system: SystemColumns & { tags?: object }): string {
+  return writeCreate(ctx, def, system.tags ? { tags: system.tags } : {}, system);
+}
+
+interface SystemColumns {
+  id?: string;
+  columns?: Record<string, unknown>;
+}
+
+function writeCreate(ctx: Ctx, def: ResourceDef, input: Record<string, unknown>, system: SystemColumns): string {
   const store = ctx.core.store;
   return store.tx(() => {
     const id = system.id ?? (input.id as string | undefined) ?? newId();

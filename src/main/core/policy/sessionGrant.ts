@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import type { Ctx } from '../context';
 import { nullableTags } from '../entities/common';
+import { applySystemCreate } from '../entities/resource';
+import { sessions } from '../entities/sessions';
 import { ApiError, notFound, unauthorized, validationError } from '../errors';
 import { newId } from '../ids';
 import type { Row } from '../store/db';
@@ -81,20 +83,18 @@ export function createSession(ctx: Ctx, apiSession: Row, body: unknown): string 
     z_iid: ctx.caller.identityId,
     z_st: type,
   });
-  store.runSql(
-    `INSERT INTO sessions (id, token, api_session_id, identity_id, service_id, type, service_policies, created_at, updated_at, tags)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  applySystemCreate(ctx, sessions, {
     id,
-    token,
-    apiSession.id,
-    ctx.caller.identityId,
-    service.id,
-    type,
-    JSON.stringify(outcome.passingPolicyIds),
-    now.toISOString(),
-    now.toISOString(),
-    JSON.stringify(input.tags ?? {}),
-  );
+    tags: input.tags ?? {},
+    columns: {
+      token,
+      api_session_id: apiSession.id,
+      identity_id: ctx.caller.identityId,
+      service_id: service.id,
+      type,
+      service_policies: JSON.stringify(outcome.passingPolicyIds),
+    },
+  });
   return id;
 }
 
