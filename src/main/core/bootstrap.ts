@@ -5,7 +5,9 @@ import { authPolicies, DEFAULT_AUTH_POLICY_ID, DEFAULT_PRIMARY, DEFAULT_SECONDAR
 import { configTypes } from './entities/configTypes';
 import { BUILTIN_CONFIG_TYPES, SVC_PROXY_CONFIG_TYPE_ID } from './entities/builtinConfigTypes';
 import { IDENTITY_TYPES, identities } from './entities/identities';
-import { applyCreate } from './entities/resource';
+import { applyCreate, applySystemCreate } from './entities/resource';
+import { identityTypes } from './entities/identityTypes';
+import { postureCheckTypes } from './entities/postureChecks';
 import { addUpdbAuthenticator } from './entities/authenticators';
 
 const ALL_OS = ['Windows', 'WindowsServer', 'Android', 'iOS', 'macOS', 'Linux'];
@@ -45,22 +47,18 @@ export async function bootstrap(core: Core, admin: AdminCredentials): Promise<Bo
   }
   const now = core.clock.now().toISOString();
   store.tx(() => {
+    // everything through the resource write path, as the system; later starts find the rows and skip them
+    const missing = (table: string, id: string) => !store.getSql(`SELECT 1 FROM ${table} WHERE id = ?`, id);
     for (const t of IDENTITY_TYPES) {
-      store.runSql('INSERT OR IGNORE INTO identity_types (id, name, created_at, updated_at) VALUES (?, ?, ?, ?)', t, t, now, now);
+      if (missing('identity_types', t)) applySystemCreate(core.system, identityTypes, { id: t, columns: { name: t } });
     }
     for (const t of POSTURE_CHECK_TYPES) {
-      store.runSql(
-        'INSERT OR IGNORE INTO posture_check_types (id, name, operating_systems, version, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
-        t.id,
-        t.name,
-        JSON.stringify(t.operatingSystems),
-        '1',
-        now,
-        now,
-      );
+      if (!missing('posture_check_types', t.id)) continue;
+      applySystemCreate(core.system, postureCheckTypes, {
+        id: t.id,
+        columns: { name: t.name, operating_systems: JSON.stringify(t.operatingSystems), version: '1' },
+      });
     }
-    // the default auth policy and the built-in config types through the resource write path, as the system
-    const missing = (table: string, id: string) => !store.getSql(`SELECT 1 FROM ${table} WHERE id = ?`, id);
     if (missing('auth_policies', DEFAULT_AUTH_POLICY_ID)) {
       applyCreate(
         core.system,
