@@ -98,11 +98,8 @@ const roleAttributes = (kind: RoleKind): FieldDef => ({
   filter: roleAttributesField(kind),
 });
 
-/** A derived runtime declaration that keeps what it was declared from (to declare a variant of its type). */
-export type DeclaredResource<F extends Fields> = ResourceDef & { declaration: ResourceDeclaration<F> };
-
 /** Derives a resource type's runtime declaration (`ResourceDef`) from its fields. */
-export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>): DeclaredResource<F> {
+export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>): ResourceDef {
   const fields: Fields = { ...d.fields, ...(d.roleKind && { roleAttributes: roleAttributes(d.roleKind) }) };
   const columns: Record<string, ColumnSpec> = {};
   const filters: QueryFields = {};
@@ -162,7 +159,6 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
     associations: d.associations,
     migrations: d.migrations,
     handlers: d.handlers,
-    declaration: d,
   };
 }
 
