@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { bodyJsonSchema } from '../core/validation';
 import { stringify } from 'yaml';
 import { API_BASES, type ApiName, type RouteDef } from './registry';
 import { WEFT_VERSION } from '../version';
@@ -19,7 +19,7 @@ export function openApiDocument(api: ApiName, routes: RouteDef[], serverUrl: str
     };
     if (r.body) {
       op.requestBody = {
-        content: { 'application/json': { schema: z.toJSONSchema(r.body, { io: 'input', unrepresentable: 'any' }) } },
+        content: { 'application/json': { schema: bodyJsonSchema(r.body) } },
       };
     }
     (paths[path] ??= {})[r.method.toLowerCase()] = op;

@@ -1,5 +1,6 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
+import { bodyJsonSchema, type JsonSchemaObject } from '../core/validation';
 import { filterFields, resourceOps, type ApiObject, type ResourceDef } from '../core/entities/resource';
 import type { Entity, ListPage } from '../../shared/console';
 import { listQuerySchema, toListParams } from './listQuery';
@@ -45,9 +46,6 @@ function redact(items: ApiObject[], fields: string[] | undefined): Entity[] {
 
 const idSchema = z.string().min(1).max(200);
 
-/** A JSON Schema (draft 2020-12) object as zod writes it. */
-export type JsonSchemaObject = { [key: string]: unknown };
-
 /**
  * What the console needs to know about a type to build its forms and tables, from the core's declaration: the JSON
  * Schemas of its create and update bodies (null when the console does not offer the operation), the fields a list
@@ -64,8 +62,7 @@ export interface ResourceDescription {
   initial: Record<string, unknown> | null;
 }
 
-const bodySchema = (schema: z.ZodType | undefined): JsonSchemaObject | null =>
-  schema ? (z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaObject) : null;
+const bodySchema = (schema: z.ZodType | undefined): JsonSchemaObject | null => (schema ? bodyJsonSchema(schema) : null);
 
 export function describeResource(r: ConsoleResource): ResourceDescription {
   const ops = allowedOps(r);

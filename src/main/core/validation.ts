@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { validationError } from './errors';
 
 /** Parses input with a zod schema; the first problem becomes OpenZiti's COULD_NOT_VALIDATE with cause.field. */
@@ -116,4 +116,12 @@ export function normalizeGoJson(schema: z.ZodType, input: unknown, depth = 0): u
     default:
       return input;
   }
+}
+
+/** A JSON Schema (draft 2020-12) object as zod writes it. */
+export type JsonSchemaObject = { [key: string]: unknown };
+
+/** The JSON Schema of a request body as clients send it (zod's input side; what JSON cannot express is left open). */
+export function bodyJsonSchema(schema: z.ZodType): JsonSchemaObject {
+  return z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaObject;
 }
