@@ -63,3 +63,6 @@ export interface ListQuery {
 
 export const DEFAULT_PAGE_SIZE = 25;
 export const MAX_PAGE_SIZE = 500;
+
+/** A ZitiQL string literal (the console's searches and the server's role-attribute lookups quote with it). */
+export const zitiString = (v: string) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;

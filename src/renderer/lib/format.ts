@@ -58,6 +58,3 @@ export function downloadBlob(filename: string, blob: Blob): void {
   a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
-
-/** A ZitiQL string literal. */
-export const zitiString = (v: string) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;

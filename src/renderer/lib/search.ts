@@ -1,4 +1,4 @@
-import { zitiString } from './format';
+import { zitiString } from '../../shared/console';
 
 const LOOKS_LIKE_ZITIQL = /["'=<>!()[\]]|\b(contains|icontains|in|between|and|or|not|sort|skip|limit|true|false|null|isempty|anyof|allof|count)\b/i;
 

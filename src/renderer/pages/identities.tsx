@@ -6,7 +6,8 @@ import { ConfirmButton, nameColumn, useInvalidateAll, type ResourcePageSpec } fr
 import { ResourceTable } from '../components/ResourceTable';
 import { ErrorBox, Notice, Panel } from '../components/Status';
 import type { FieldSpec, Values } from '../components/ResourceForm';
-import { formatDate, zitiString } from '../lib/format';
+import { zitiString } from '../../shared/console';
+import { formatDate } from '../lib/format';
 import type { Entity } from '../lib/types';
 import { useTRPC } from '../trpc';
 

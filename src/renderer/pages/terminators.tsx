@@ -5,7 +5,7 @@ import type { Column } from '../components/ResourceTable';
 import { ResourceTable } from '../components/ResourceTable';
 import type { FieldSpec, Values } from '../components/ResourceForm';
 import { Panel } from '../components/Status';
-import { zitiString } from '../lib/format';
+import { zitiString } from '../../shared/console';
 import type { Entity } from '../lib/types';
 import { Link } from '../router';
 

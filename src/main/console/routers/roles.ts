@@ -1,13 +1,11 @@
 import { z } from 'zod';
 import { listKindRoleAttributes, previewRoles } from '../../core/registry';
 import { ROLE_KIND_NAMES } from '../../core/policy/kinds';
+import { zitiString } from '../../../shared/console';
 import { authedProcedure, router } from '../trpc';
 
 const kind = z.enum(ROLE_KIND_NAMES);
 const PREVIEW_SIZE = 8;
-
-/** Quotes a value as a ZitiQL string literal. */
-export const zitiString = (v: string) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
 export const rolesRouter = router({
   /** Role attributes in use by a kind (as `/identity-role-attributes` etc.), filtered by what was typed. */
