@@ -14,7 +14,7 @@ import { startCore } from './core/modules';
 import { SCHEMA_MIGRATIONS } from './core/registry';
 import { setting } from './core/store/settings';
 import { loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
-import { Store } from './core/store/db';
+import { openStore } from './core/store/open';
 import { parseDuration } from '../shared/duration';
 import { API_BASES } from './api/registry';
 import { prepareShares, shareOAuthCheck, startPublicFrontend, type FrontendUrls } from './share/wiring';
@@ -24,6 +24,8 @@ import { startBuiltinRouter, type EdgeRouter } from './router/index';
 export interface StartOptions {
   dataDir?: string;
   configFile?: string;
+  /** overrides store.url: a PostgreSQL URL or a SQLite file */
+  database?: string;
   /** overrides api.address from the config file */
   apiAddress?: string;
   /** overrides log_format from the config file */
@@ -57,6 +59,10 @@ export interface App {
 /** Validates everything that can be validated before anything is written. Throws ConfigError. */
 export function resolveConfig(opts: StartOptions): { config: WeftConfig; dataDir: string } {
   const config = loadConfig(opts.configFile);
+  if (opts.database !== undefined) {
+    if (!opts.database) throw new ConfigError('--database: must be a PostgreSQL URL or a SQLite file');
+    config.store = { url: opts.database };
+  }
   if (opts.apiAddress !== undefined) {
     const r = hostPort.safeParse(opts.apiAddress);
     if (!r.success) throw new ConfigError(`--api-address: ${r.error.issues[0]!.message}`);
@@ -99,7 +105,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
   };
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    const store = new Store(join(dataDir, 'weft.db'));
+    const store = openStore(config.store.url, dataDir);
     cleanups.push(() => store.close());
     store.migrate(SCHEMA_MIGRATIONS);
 

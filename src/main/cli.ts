@@ -12,11 +12,15 @@ Usage:
   weft share release <token>      remove a share created with weft share public --reserved
   weft share host <grant>         host an overlay share created with weft share public --remote (any machine that
                                   reaches Weft's edge router)
+  weft migrate [--database URL]   create or upgrade the database's schema and exit (see weft migrate --help)
+  weft db copy --from A --to B    copy a network between databases, e.g. a lab's SQLite file to PostgreSQL
   weft help                       show this help
 
 Options for start:
   --data-dir DIR                  where the database, PKI and logs live (default ./.weft)
   --config FILE                   YAML configuration file (validated at start)
+  --database URL                  postgres://user@host/db to run on PostgreSQL (several Weft nodes may share it),
+                                  or a SQLite file (default DATA_DIR/weft.db)
   --api-address HOST:PORT         controller API listener (default 127.0.0.1:1280; port 0 picks a free port)
   --api-brand svc|ziti            brand word sent to clients (MFA auth query provider); ziti for stock OpenZiti SDKs
   --router-listener tls:HOST:PORT built-in edge router listener (default tls:127.0.0.1:3022, or a free port when
@@ -55,6 +59,11 @@ export async function main(
     }
     return undefined;
   }
+  if (command === 'migrate' || command === 'db') {
+    const { runDb, runMigrate } = await import('./dbCommand');
+    process.exitCode = (command === 'migrate' ? runMigrate : runDb)(rest, out, err);
+    return undefined;
+  }
   if (command !== 'start') {
     err(`weft: unknown command "${command}" (see weft --help)`);
     process.exitCode = 2;
@@ -62,6 +71,7 @@ export async function main(
   }
   let values: {
     'data-dir'?: string;
+    database?: string;
     config?: string;
     'api-address'?: string;
     'api-brand'?: string;
@@ -75,6 +85,7 @@ export async function main(
       args: rest,
       options: {
         'data-dir': { type: 'string' },
+        database: { type: 'string' },
         config: { type: 'string' },
         'api-address': { type: 'string' },
         'api-brand': { type: 'string' },
@@ -106,6 +117,7 @@ export async function main(
   process.once('SIGTERM', stop);
   starting = startApp({
     dataDir: values['data-dir'],
+    database: values.database,
     configFile: values.config,
     apiAddress: values['api-address'],
     apiBrand: values['api-brand'],

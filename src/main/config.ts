@@ -100,6 +100,11 @@ const consoleSchema = z
 export const configSchema = z
   .object({
     data_dir: z.string().min(1).optional(),
+    /** the database: a SQLite file (default <data_dir>/weft.db) or a PostgreSQL URL (several nodes on one database) */
+    store: z
+      .object({ url: z.string().min(1).optional() })
+      .strict()
+      .prefault({}),
     log_level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** auto: readable lines on a terminal, JSON lines otherwise; overridden by --log-format */
     log_format: z.enum(['auto', 'pretty', 'json']).default('auto'),

@@ -1,3 +1,4 @@
+import type { SqliteStore } from '../../src/main/core/store/sqlite';
 import Database from 'better-sqlite3';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,7 +68,7 @@ describe('data integrity', () => {
     const userId = await createUser(admin, 'corrupt-user', 'corrupt-password', { roleAttributes: ['blue', 'green'] });
     const { client } = await login(app, 'corrupt-user', 'corrupt-password');
     const sessionId = (await client.get('/current-api-session')).body.data.id;
-    const db = app.core.store.sqlite;
+    const db = (app.core.store as SqliteStore).sqlite;
     db.pragma('foreign_keys = OFF');
     try {
       db.prepare("UPDATE identities SET auth_policy_id = 'vanished-policy' WHERE id = ?").run(userId);

@@ -1,3 +1,4 @@
+import type { SqliteStore } from '../../src/main/core/store/sqlite';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -143,7 +144,7 @@ describe('503 SERVICE_UNAVAILABLE', () => {
       gate.release();
 
       expect((await admin.get('/identities')).status).toBe(200);
-      app.core.store.sqlite.close();
+      (app.core.store as SqliteStore).sqlite.close();
       const down = await admin.get('/identities');
       expect(down.status).toBe(503);
       expect(down.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', requestId: expect.any(String) });

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { startApp, type App, type StartOptions } from '../../src/main/app';
 import { ApiClient } from './client';
+import { createDatabase } from './postgres';
 
 export const ADMIN_USER = 'admin';
 export const ADMIN_PASSWORD = 'admin-password-1';
@@ -13,6 +14,8 @@ export function tempDir(prefix = 'weft-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
+const databases = new Map<string, string>();
+
 export interface TestApp extends App {
   client(): ApiClient;
   /** a client already logged in as the default admin */
@@ -20,14 +23,29 @@ export interface TestApp extends App {
   stop(opts?: { keepData?: boolean }): Promise<void>;
 }
 
-/** Starts the real app on 127.0.0.1 port 0 with a temp data dir (or the given one). */
+/**
+ * A database for a test app: on the PostgreSQL run (WEFT_TEST_STORE=postgres) a new database on the run's server,
+ * else undefined (SQLite in the data directory).
+ */
+export async function testDatabase(): Promise<string | undefined> {
+  const admin = inject('postgresAdminUrl');
+  return admin ? createDatabase(admin) : undefined;
+}
+
+/**
+ * Starts the real app on 127.0.0.1 port 0 with a temp data dir (or the given one), on the run's store (a restart
+ * with the same dataDir reuses the database it was given first).
+ */
 export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
   const dataDir = opts.dataDir ?? tempDir();
+  const database = opts.database ?? databases.get(dataDir) ?? (await testDatabase());
+  if (database) databases.set(dataDir, database);
   const app = await startApp({
     apiAddress: '127.0.0.1:0',
     routerListener: 'tls:127.0.0.1:0',
     logger: pino({ level: process.env.WEFT_TEST_LOG ?? 'silent' }),
     ...opts,
+    database,
     dataDir,
     env: { WEFT_ADMIN_USERNAME: ADMIN_USER, WEFT_ADMIN_PASSWORD: ADMIN_PASSWORD, ...(opts.env ?? {}) },
   });

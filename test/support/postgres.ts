@@ -77,20 +77,9 @@ export async function startPostgres(): Promise<PostgresServer> {
   const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
   await waitUntilAccepting(adminUrl, proc, () => log);
 
-  let n = 0;
   return {
     adminUrl,
-    async createDatabase() {
-      const name = `weft_${process.pid}_${++n}_${Math.random().toString(36).slice(2, 8)}`;
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      try {
-        await c.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`);
-      } finally {
-        await c.end();
-      }
-      return `postgres://postgres@127.0.0.1:${port}/${name}`;
-    },
+    createDatabase: () => createDatabase(adminUrl),
     async stop() {
       if (proc.exitCode === null) {
         const exited = new Promise((r) => proc.once('exit', r));
@@ -119,3 +108,23 @@ async function waitUntilAccepting(url: string, proc: ChildProcess, log: () => st
     }
   }
 }
+
+let databases = 0;
+
+/** A new empty database on the server of `adminUrl` (C collation, as SQLite compares text), and its URL. */
+export async function createDatabase(adminUrl: string): Promise<string> {
+  const name = `weft_${process.pid}_${++databases}_${Math.random().toString(36).slice(2, 8)}`;
+  const c = new pg.Client({ connectionString: adminUrl });
+  await c.connect();
+  try {
+    await c.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C' LC_CTYPE 'C'`);
+  } finally {
+    await c.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** Whether this test run is the PostgreSQL one (`WEFT_TEST_STORE=postgres`, see vitest.config.ts). */
+export const onPostgres = (): boolean => process.env.WEFT_TEST_STORE === 'postgres';

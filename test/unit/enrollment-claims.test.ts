@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { externalIdFromCertificate, formatIdentityName, uniqueIdentityName } from '../../src/main/core/enrollment/caClaims';
 import type { ExternalIdClaim } from '../../src/main/core/entities/cas';
-import { Store } from '../../src/main/core/store/db';
+import { SqliteStore as Store } from '../../src/main/core/store/sqlite';
 import { clientCert, externalCa } from '../support/pki';
 
 let certPem: string;

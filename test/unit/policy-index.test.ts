@@ -7,7 +7,8 @@ import { syncRoleAttributes } from '../../src/main/core/entities/roleAttributes'
 import { classOf } from '../../src/main/core/policy/classes';
 import { reindexPolicy, roleAttributesChanged, type PolicyTypeSpec } from '../../src/main/core/policy/policyIndex';
 import { EDGE_ROUTER_POLICY, SERVICE_EDGE_ROUTER_POLICY, SERVICE_POLICY } from '../../src/main/core/policy/policySpecs';
-import { Store, type Row } from '../../src/main/core/store/db';
+import type { Row } from '../../src/main/core/store/db';
+import { SqliteStore as Store } from '../../src/main/core/store/sqlite';
 
 /**
  * The policy index is maintained incrementally (class matches, class links with counts, @id re-classing).

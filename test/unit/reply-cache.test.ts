@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplyCache } from '../../src/main/api/replyCache';
-import { Store } from '../../src/main/core/store/db';
+import { SqliteStore as Store } from '../../src/main/core/store/sqlite';
 import { ManualClock } from '../support/clock';
 
 let dir: string;

@@ -6,7 +6,7 @@ import { identities } from '../../src/main/core/entities/identities';
 import { filterFields, listSql } from '../../src/main/core/entities/resource';
 import { compileFilter, type QueryFields } from '../../src/main/core/query/compile';
 import { TEXT_INDEXES, textIndexChooser, trigrams } from '../../src/main/core/query/textIndex';
-import { Store } from '../../src/main/core/store/db';
+import { SqliteStore as Store } from '../../src/main/core/store/sqlite';
 
 /**
  * `contains` / `icontains` through the trigram indexes (migration 008) must answer exactly what the plain scan

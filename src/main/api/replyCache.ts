@@ -50,7 +50,7 @@ export class ReplyCache {
   get(key: string): Buffer | undefined {
     const e = this.entries.get(key);
     // a closed store answers 503 through the usual path, not from memory
-    if (!e || !this.store.sqlite.open) return undefined;
+    if (!e || !this.store.open) return undefined;
     const now = this.clock.now().getTime();
     if (e.generation !== this.store.generation || now < e.at || now - e.at >= this.opts.maxAgeMs) {
       this.drop(key, e);

@@ -147,7 +147,7 @@ export class ApiSessionService {
       this.resolved.clear();
       this.resolvedGeneration = store.generation;
     }
-    let found = store.sqlite.open ? this.resolved.get(token) : undefined;
+    let found = store.open ? this.resolved.get(token) : undefined;
     if (!found) {
       const session = store.getSql<Row>('SELECT * FROM api_sessions WHERE token = ?', token);
       if (!session) return undefined;

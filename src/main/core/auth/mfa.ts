@@ -96,38 +96,32 @@ export function sealMfaSecrets(core: Core): number {
   const pending = () =>
     store.allSql<Row>(`SELECT * FROM mfas WHERE secret NOT LIKE 'v1:%' OR (recovery_codes <> '[]' AND recovery_codes NOT LIKE '["h1:%')`);
   if (!pending().length) return 0;
-  // the plain text must not linger in the file: freed space is zeroed, and the WAL is written back and emptied after
-  store.sqlite.pragma('secure_delete = ON');
-  try {
-    const converted = store.tx(() => {
-      let n = 0;
-      for (const mfa of pending()) {
-        const codes = JSON.parse(mfa.recovery_codes as string) as string[];
-        const plain = codes.filter((c) => !SecretBox.isDigest(c));
-        const secret = SecretBox.isSealed(mfa.secret) ? mfa.secret : box.seal(mfa.secret as string, secretContext(mfa));
-        const digests = codes.map((c) => (SecretBox.isDigest(c) ? c : digestCode(core, mfa.identity_id as string, c)));
-        // a pending enrollment still shows its codes: they are kept sealed until it is verified
-        const shown =
-          !mfa.is_verified && plain.length && !mfa.recovery_codes_pending
-            ? box.seal(JSON.stringify(plain), pendingContext(mfa))
-            : mfa.recovery_codes_pending;
-        store.runSql(
-          'UPDATE mfas SET secret = ?, recovery_codes = ?, recovery_codes_pending = ? WHERE id = ?',
-          secret,
-          JSON.stringify(digests),
-          shown,
-          mfa.id,
-        );
-        n++;
-      }
-      return n;
-    });
-    store.sqlite.pragma('wal_checkpoint(TRUNCATE)');
-    core.log.info({ converted }, 'MFA secrets and recovery codes stored in clear were sealed');
-    return converted;
-  } finally {
-    store.sqlite.pragma('secure_delete = OFF');
-  }
+  // the plain text must not linger in the database's files
+  const converted = store.secureTx(() => {
+    let n = 0;
+    for (const mfa of pending()) {
+      const codes = JSON.parse(mfa.recovery_codes as string) as string[];
+      const plain = codes.filter((c) => !SecretBox.isDigest(c));
+      const secret = SecretBox.isSealed(mfa.secret) ? mfa.secret : box.seal(mfa.secret as string, secretContext(mfa));
+      const digests = codes.map((c) => (SecretBox.isDigest(c) ? c : digestCode(core, mfa.identity_id as string, c)));
+      // a pending enrollment still shows its codes: they are kept sealed until it is verified
+      const shown =
+        !mfa.is_verified && plain.length && !mfa.recovery_codes_pending
+          ? box.seal(JSON.stringify(plain), pendingContext(mfa))
+          : mfa.recovery_codes_pending;
+      store.runSql(
+        'UPDATE mfas SET secret = ?, recovery_codes = ?, recovery_codes_pending = ? WHERE id = ?',
+        secret,
+        JSON.stringify(digests),
+        shown,
+        mfa.id,
+      );
+      n++;
+    }
+    return n;
+  });
+  core.log.info({ converted }, 'MFA secrets and recovery codes stored in clear were sealed');
+  return converted;
 }
 
 /**

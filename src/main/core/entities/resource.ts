@@ -7,7 +7,7 @@ import type { QueryFields } from '../query/compile';
 import { pageQuery, type ListParams, type Page } from '../query/list';
 import { scalar } from '../query/fields';
 import { textIndexChooser, withTextIndexes } from '../query/textIndex';
-import type { Row, Store } from '../store/db';
+import { constraintBroken, type Row, type Store } from '../store/db';
 import type { Migration } from '../store/migrations/index';
 import { parseInput } from '../validation';
 import type { RoleKind } from '../policy/kinds';
@@ -294,16 +294,16 @@ function columnValues(def: ResourceDef, input: Record<string, unknown>): Record<
   return out;
 }
 
-/** Maps SQLite constraint failures to the API's errors; rethrows anything else. */
+/** Maps constraint failures to the API's errors; rethrows anything else. */
 export function translateConstraint(def: ResourceDef, e: unknown, input?: Record<string, unknown>): never {
-  const err = e as { code?: string; message?: string };
-  if (err?.code === 'SQLITE_CONSTRAINT_UNIQUE') {
-    const column = /UNIQUE constraint failed: \w+\.(\w+)/.exec(err.message ?? '')?.[1];
+  const broken = constraintBroken(e);
+  if (broken?.kind === 'unique') {
+    const column = broken.column;
     const field = Object.entries(def.columns).find(([, s]) => s.column === column)?.[0] ?? column ?? 'unknown';
     const value = input?.[field];
     throw validationError(field, `duplicate value '${String(value)}' in unique index on ${def.entity} store`, value);
   }
-  if (err?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
+  if (broken?.kind === 'foreign-key') {
     throw referencedEntity(`the ${def.entity} is referenced by other entities`);
   }
   throw e;

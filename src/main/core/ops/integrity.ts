@@ -126,21 +126,16 @@ const DEFAULT_TARGETS: Record<string, unknown> = { 'identities.auth_policy_id': 
  */
 function danglingReferences(store: Store): IntegrityFinding[] {
   const out: IntegrityFinding[] = [];
-  const tables = store.allSql<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name");
-  for (const { name: table } of tables) {
-    const fks = store.allSql<{ id: number; seq: number; table: string; from: string; to: string | null; on_delete: string }>(
-      `PRAGMA foreign_key_list(${q(table)})`,
-    );
-    const info = store.allSql<{ name: string; notnull: number; pk: number }>(`PRAGMA table_info(${q(table)})`);
+  for (const table of store.tables()) {
+    const info = store.columns(table);
     const pk = info
       .filter((c) => c.pk > 0)
       .sort((a, b) => a.pk - b.pk)
       .map((c) => c.name);
     const keyCols = pk.length ? pk : ['rowid'];
-    for (const fk of fks) {
-      if (fks.some((o) => o.id === fk.id && o.seq > 0)) continue; // composite keys: none in this schema
-      const parentPk =
-        fk.to ?? store.allSql<{ name: string; pk: number }>(`PRAGMA table_info(${q(fk.table)})`).find((c) => c.pk === 1)?.name ?? 'rowid';
+    for (const fk of store.foreignKeys(table)) {
+      if (fk.composite) continue; // none in this schema
+      const parentPk = fk.to;
       const rows = store.allSql<Row>(
         `SELECT ${keyCols.map((c, i) => `c.${q(c)} AS k${i}`).join(', ')}, c.${q(fk.from)} AS v FROM ${q(table)} c
          WHERE c.${q(fk.from)} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${q(fk.table)} p WHERE p.${q(parentPk)} = c.${q(fk.from)})
@@ -157,7 +152,7 @@ function danglingReferences(store: Store): IntegrityFinding[] {
         if (target !== undefined) {
           description += `; repair sets it to '${String(target)}'`;
           fix = () => void store.runSql(`UPDATE ${q(table)} SET ${q(fk.from)} = ? WHERE ${where}`, target, ...key);
-        } else if (fk.on_delete === 'CASCADE') {
+        } else if (fk.cascade) {
           description += '; repair deletes the orphaned row';
           fix = () => void store.runSql(`DELETE FROM ${q(table)} WHERE ${where}`, ...key);
         } else if (nullable) {
@@ -177,7 +172,7 @@ function danglingReferences(store: Store): IntegrityFinding[] {
 const ROLE_TABLES = Object.fromEntries(Object.entries(ROLE_KIND_DEFS).map(([kind, def]) => [kind, def.table]));
 
 function tableHas(store: Store, table: string, column: string): boolean {
-  return store.allSql<{ name: string }>(`PRAGMA table_info(${q(table)})`).some((c) => c.name === column);
+  return store.columns(table).some((c) => c.name === column);
 }
 
 /** The role_attributes index against the entities' JSON copies: orphaned links, missing and stale attributes. */

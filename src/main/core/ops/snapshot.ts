@@ -2,10 +2,10 @@ import Database from 'better-sqlite3';
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { perCore, type Core } from '../core';
-import { ApiError, rateLimited } from '../errors';
+import { ApiError, conflict, rateLimited } from '../errors';
 
 /**
- * Database snapshots: a consistent copy of the SQLite file made with SQLite's online backup API into
+ * Database snapshots (SQLite): a consistent copy of the SQLite file made with SQLite's online backup API into
  * `<dataDir>/snapshots/`, at most one per `minIntervalMs` (by the core's clock) and one at a time.
  */
 export class Snapshots {
@@ -23,6 +23,9 @@ export class Snapshots {
 
   /** Writes a snapshot and returns its path. */
   async create(): Promise<string> {
+    if (!this.core.store.backup) {
+      throw conflict('NOT_SUPPORTED', 'The database is PostgreSQL: back it up with its own tools (pg_dump, replication)');
+    }
     const now = this.core.clock.now();
     if (this.running) throw new ApiError('RATE_LIMITED', 429, 'A database snapshot is already being written', undefined, { 'retry-after': '1' });
     const wait = this.lastAt === undefined ? 0 : this.lastAt + this.minIntervalMs() - now.getTime();
@@ -42,7 +45,7 @@ export class Snapshots {
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const partial = `${file}.partial`;
     try {
-      await this.core.store.sqlite.backup(partial);
+      await this.core.store.backup!(partial);
       // a self-contained file: the copy inherits WAL mode, which would need -wal/-shm files beside it
       const copy = new Database(partial);
       try {

@@ -45,7 +45,7 @@ export function classify(store: Store, kind: RoleKind, entityId: string): Reclas
 
 /** A new class: its attributes, references, the policy sides that match it and the access links that follow. */
 function createClass(store: Store, kind: RoleKind, key: string, attrs: string[], refs: string[]): number {
-  const id = Number(store.runSql('INSERT INTO role_classes (kind, key) VALUES (?, ?)', kind, key).lastInsertRowid);
+  const id = store.getSql<{ id: number }>('INSERT INTO role_classes (kind, key) VALUES (?, ?) RETURNING id', kind, key)!.id;
   store.runSql('INSERT INTO role_class_attrs (class_id, attr) SELECT ?, value FROM json_each(?)', id, JSON.stringify(attrs));
   store.runSql('INSERT INTO role_class_refs (class_id, policy_id) SELECT ?, value FROM json_each(?)', id, JSON.stringify(refs));
   store.runSql(

@@ -62,7 +62,7 @@ export function applyPolicyLinks(store: Store, spec: LinkSpec, policyId: string,
      SELECT a.class_id, b.class_id, ${cols.map(() => '?').join(', ')}
      FROM class_policies a JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = ?
      WHERE a.policy_id = ? AND a.kind = ?
-     ON CONFLICT (${left.column}, ${right.column}) DO UPDATE SET ${cols.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`,
+     ON CONFLICT (${left.column}, ${right.column}) DO UPDATE SET ${cols.map((c) => `${c} = ${table}.${c} + excluded.${c}`).join(', ')}`,
     ...weights,
     right.kind,
     policyId,

@@ -50,6 +50,8 @@ export function trigrams(needle: string): string[] {
  * fetching and re-checking that many candidates.
  */
 export function textIndexChooser(store: Store): (index: TextIndex, needle: string) => boolean {
+  // the FTS5 tables are SQLite's; PostgreSQL scans (its trigram GIN indexes serve ILIKE, not this)
+  if (store.dialect !== 'sqlite') return () => false;
   return (index, needle) => {
     const grams = trigrams(needle);
     if (!grams.length) return false;

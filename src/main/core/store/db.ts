@@ -1,262 +1,109 @@
-import Database from 'better-sqlite3';
-import { migrations, type Migration } from './migrations/index';
+import type { Migration } from './migrations/index';
 
 export type Row = Record<string, unknown>;
 export type ChangeOp = 'delete' | 'update';
-type ChangeListener = (ids: string[]) => void;
+export type ChangeListener = (ids: string[]) => void;
+export type Dialect = 'sqlite' | 'postgres';
+
+/** A table's column as the schema declares it (`pk`: its position in the primary key, 0 if not in it). */
+export interface ColumnInfo {
+  name: string;
+  notnull: boolean;
+  pk: number;
+}
+
+/** A single-column foreign key (`to`: the parent's column). */
+export interface ForeignKeyInfo {
+  table: string;
+  from: string;
+  to: string;
+  cascade: boolean;
+  /** more than one column: not checked by the single-column consumers */
+  composite: boolean;
+}
+
+export interface RunResult {
+  /** rows inserted, updated or deleted by the statement */
+  changes: number;
+}
 
 /**
- * The SQLite store. Statements are written as SQL and executed synchronously on
- * better-sqlite3 through a cache of prepared statements: one connection, no async gaps inside transactions.
+ * The database the core runs on: SQLite (store/sqlite.ts, the default: one file, one process) or PostgreSQL
+ * (store/postgres.ts: several Weft nodes on one database). Statements are SQL in SQLite's dialect with positional
+ * `?` parameters; the PostgreSQL store translates them (store/postgresDialect.ts). Booleans are passed as 1/0 and
+ * dates as ISO strings.
  */
-export class Store {
-  readonly sqlite: Database.Database;
-  /** prepared statements by SQL, with what a run of each changes (see `generation`) */
-  private readonly statements = new Map<string, Prepared>();
-  private stableWrites = 0;
+export interface Store {
+  readonly dialect: Dialect;
+  /** false once closed */
+  readonly open: boolean;
   /**
-   * Tables whose rows no reused reply presents (Dial/Bind sessions, the audit log): writes that touch only them leave
-   * `generation` alone, so a busy session or audit table does not flush the caches built on it.
+   * Counts writes to the database, except those touching only VOLATILE_TABLES and `touchSql`: anything computed from
+   * the database (and cached) while it keeps its value is still what the database holds. On PostgreSQL it also counts
+   * the writes other nodes commit.
    */
-  static readonly VOLATILE_TABLES: ReadonlySet<string> = new Set(['sessions', 'audit_log']);
-  private readonly listeners = new Map<string, Set<ChangeListener>>();
-  /** ids changed by the running transaction, per "table:op", delivered when it commits */
-  private changed = new Map<string, Set<string>>();
-
-  constructor(readonly file: string) {
-    this.sqlite = new Database(file);
-    this.sqlite.pragma('journal_mode = WAL');
-    this.sqlite.pragma('synchronous = NORMAL');
-    this.sqlite.pragma('foreign_keys = ON');
-    this.sqlite.pragma('busy_timeout = 5000');
-    this.sqlite.function('weft_changed', { deterministic: false, varargs: false }, (key: unknown, id: unknown) => {
-      let ids = this.changed.get(String(key));
-      if (!ids) this.changed.set(String(key), (ids = new Set()));
-      ids.add(String(id));
-      return null;
-    });
-  }
-
+  readonly generation: number;
+  allSql<T = Row>(sql: string, ...params: unknown[]): T[];
+  getSql<T = Row>(sql: string, ...params: unknown[]): T | undefined;
+  runSql(sql: string, ...params: unknown[]): RunResult;
+  /** a write that changes nothing a cached computation presents: it leaves `generation` alone */
+  touchSql(sql: string, ...params: unknown[]): RunResult;
+  /** a group of reads on one consistent snapshot */
+  read<T>(fn: () => T): T;
+  /** a write transaction (one writer at a time); nested calls join the outer one (savepoints) */
+  tx<T>(fn: () => T): T;
+  /** a write transaction that replaces secrets: the old values must not linger in the database's files */
+  secureTx<T>(fn: () => T): T;
   /**
-   * Calls `listener` with the ids of rows of `table` deleted (or updated) by any statement — cascades included —
-   * once the transaction that did it has committed (a rolled back one reports nothing). A TEMP trigger on this
-   * connection only: the database file is unchanged, other tools opening it see no trigger. Returns unwatch.
+   * Calls `listener` with the ids of rows of `table` deleted (or updated) by any statement — cascades included, on
+   * PostgreSQL by any node — once the transaction that did it has committed. Returns unwatch.
    */
-  watch(table: string, op: ChangeOp, listener: ChangeListener): () => void {
-    if (!/^[a-z_]+$/.test(table)) throw new Error(`bad table name ${table}`);
-    const key = `${table}:${op}`;
-    let set = this.listeners.get(key);
-    if (!set) {
-      this.listeners.set(key, (set = new Set()));
-      this.sqlite.exec(`CREATE TEMP TRIGGER IF NOT EXISTS weft_watch_${table}_${op} AFTER ${op.toUpperCase()} ON main.${table}
-        BEGIN SELECT weft_changed('${key}', OLD.id); END`);
-    }
-    set.add(listener);
-    return () => set.delete(listener);
-  }
-
+  watch(table: string, op: ChangeOp, listener: ChangeListener): () => void;
+  /** Calls `listener` once after each committed write that changed rows of any of `tables`. Returns unwatch. */
+  watchTables(tables: string[], listener: () => void): () => void;
+  /** Applies the migrations not yet applied, in version order, each in its own transaction; returns their versions. */
+  migrate(list?: readonly Migration[]): number[];
   /**
-   * Calls `listener` once after each committed write that inserted, updated or deleted rows of any of `tables`
-   * (cascades included). Returns unwatch.
+   * Runs `fn` (inserts of rows copied from another store) in one write transaction with the schema's triggers off,
+   * then brings back what they maintain by themselves (SQLite's text indexes, PostgreSQL's identity sequences) and
+   * checks every foreign key. `weft db copy` uses it.
    */
-  watchTables(tables: string[], listener: () => void): () => void {
-    const unwatch = tables.flatMap((table) => {
-      if (!/^[a-z_]+$/.test(table)) throw new Error(`bad table name ${table}`);
-      const key = `touched:${table}`;
-      let set = this.listeners.get(key);
-      if (!set) {
-        this.listeners.set(key, (set = new Set()));
-        for (const op of ['INSERT', 'UPDATE', 'DELETE']) {
-          this.sqlite.exec(`CREATE TEMP TRIGGER IF NOT EXISTS weft_touch_${table}_${op.toLowerCase()} AFTER ${op} ON main.${table}
-            BEGIN SELECT weft_changed('${key}', ''); END`);
-        }
-      }
-      return [set];
-    });
-    let pending = false;
-    // several watched tables changed by one write: one call
-    const once = () => {
-      if (pending) return;
-      pending = true;
-      queueMicrotask(() => {
-        pending = false;
-        listener();
-      });
-    };
-    for (const set of unwatch) set.add(once);
-    return () => unwatch.forEach((set) => set.delete(once));
-  }
-
-  /** Delivers the changes of a committed write (outside any transaction). */
-  private flushChanges(): void {
-    if (!this.changed.size || this.sqlite.inTransaction) return;
-    const changed = this.changed;
-    this.changed = new Map();
-    for (const [key, ids] of changed) {
-      for (const l of this.listeners.get(key) ?? []) {
-        try {
-          l([...ids]);
-        } catch (e) {
-          // a listener's failure must not fail the write that was committed
-          process.emitWarning(`store change listener for ${key} failed: ${(e as Error).message}`);
-        }
-      }
-    }
-  }
-
-  /** Applies the migrations not yet applied, in version order, each in its own transaction (default: store/migrations). */
-  migrate(list: readonly Migration[] = migrations): void {
-    this.sqlite.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-    const applied = new Set((this.sqlite.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
-    for (const m of [...list].sort((a, b) => a.version - b.version)) {
-      if (applied.has(m.version)) continue;
-      this.sqlite.transaction(() => {
-        m.up(this.sqlite);
-        this.sqlite
-          .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
-          .run(m.version, m.name, new Date().toISOString());
-      })();
-    }
-  }
-
-  /**
-   * Counts writes to the database through this store, except those touching only VOLATILE_TABLES and `touchSql`:
-   * anything computed from the database (and cached) while it keeps its value is still what the database holds.
-   * Rolled back transactions count too (what was read inside them is gone).
-   */
-  get generation(): number {
-    return this.stableWrites;
-  }
-
-  /**
-   * The cached prepared statement of `sql`. Statements that return rows run in raw mode (arrays), and their rows
-   * are made by a function compiled for their columns: several times faster than better-sqlite3 building objects
-   * key by key, and the objects get one hidden class (faster to read afterwards).
-   */
-  private prepared(sql: string): Prepared {
-    let p = this.statements.get(sql);
-    if (!p) {
-      const st = this.sqlite.prepare(sql);
-      p = { st, effect: writeEffect(sql, st), columns: -1, make: undefined };
-      if (st.reader) st.raw(true);
-      this.statements.set(sql, p);
-    }
-    if (p.effect === 'stable') this.stableWrites++;
-    return p;
-  }
-
-  private rows(p: Prepared, params: unknown[]): Row[] {
-    if (!p.st.reader) return p.st.all(...params) as Row[]; // better-sqlite3 says why it cannot
-    const arrays = p.st.all(...params) as unknown[][];
-    if (!arrays.length) return [];
-    const make = rowMaker(p, arrays[0]!.length);
-    const out = new Array<Row>(arrays.length);
-    for (let i = 0; i < arrays.length; i++) out[i] = make(arrays[i]!);
-    return out;
-  }
-
-  private row(p: Prepared, params: unknown[]): Row | undefined {
-    if (!p.st.reader) return p.st.get(...params) as Row | undefined;
-    const a = p.st.get(...params) as unknown[] | undefined;
-    return a === undefined ? undefined : rowMaker(p, a.length)(a);
-  }
-
-  /**
-   * A write that changes nothing a cached computation presents (e.g. an API session's last activity time, which
-   * only the session views show, and they are never cached): it leaves `generation` alone.
-   */
-  touchSql(sql: string, ...params: unknown[]): Database.RunResult {
-    const before = this.stableWrites;
-    const r = this.runSql(sql, ...params);
-    this.stableWrites = before;
-    return r;
-  }
-
-  /** SQL with positional parameters (booleans become 1/0, dates ISO strings). */
-  allSql<T = Row>(sql: string, ...params: unknown[]): T[] {
-    return this.rows(this.prepared(sql), params.map(toSqlite)) as T[];
-  }
-  getSql<T = Row>(sql: string, ...params: unknown[]): T | undefined {
-    return this.row(this.prepared(sql), params.map(toSqlite)) as T | undefined;
-  }
-  runSql(sql: string, ...params: unknown[]): Database.RunResult {
-    const r = this.prepared(sql).st.run(...params.map(toSqlite));
-    this.flushChanges();
-    return r;
-  }
-
-  /**
-   * Runs a group of reads in one (deferred) read transaction: one consistent snapshot, and SQLite takes its WAL
-   * read lock once instead of once per statement (a page plus its batched decorations is ~20% faster).
-   */
-  read<T>(fn: () => T): T {
-    try {
-      return this.sqlite.transaction(fn).deferred();
-    } catch (e) {
-      this.stableWrites++;
-      throw e;
-    }
-  }
-
-  /** Runs fn in an IMMEDIATE transaction; nested calls join the outer one (savepoints). */
-  tx<T>(fn: () => T): T {
-    if (this.sqlite.inTransaction) {
-      try {
-        return this.sqlite.transaction(fn).immediate();
-      } catch (e) {
-        this.stableWrites++;
-        throw e;
-      }
-    }
-    try {
-      const out = this.sqlite.transaction(fn).immediate();
-      this.flushChanges();
-      return out;
-    } catch (e) {
-      this.stableWrites++;
-      this.changed.clear();
-      throw e;
-    }
-  }
-
-  close(): void {
-    this.statements.clear();
-    if (this.sqlite.open) this.sqlite.close();
-  }
+  bulkLoad(fn: () => void): void;
+  /** The schema's own tables (not the store's internals such as SQLite's FTS shadow tables), by name. */
+  tables(): string[];
+  columns(table: string): ColumnInfo[];
+  foreignKeys(table: string): ForeignKeyInfo[];
+  /** A consistent copy of the whole database in `file` (SQLite only: PostgreSQL is backed up by its own tools). */
+  backup?(file: string): Promise<void>;
+  close(): void;
 }
 
-interface Prepared {
-  st: Database.Statement;
-  effect: WriteEffect;
-  /** the column count `make` was compiled for */
-  columns: number;
-  make: ((a: unknown[]) => Row) | undefined;
-}
-
-/** The row constructor of a statement (recompiled should its columns change, e.g. `SELECT *` after a migration). */
-function rowMaker(p: Prepared, columns: number): (a: unknown[]) => Row {
-  if (p.make && p.columns === columns) return p.make;
-  const names = p.st.columns().map((c) => c.name);
-  // as better-sqlite3's objects: a later column of the same name wins
-  p.make = new Function('a', `return {${names.map((n, i) => `${JSON.stringify(n)}: a[${i}]`).join(', ')}};`) as (a: unknown[]) => Row;
-  p.columns = names.length;
-  return p.make;
-}
-
-/** 'read': changes nothing; 'volatile': writes only a VOLATILE_TABLES table; 'stable': anything else. */
-type WriteEffect = 'read' | 'volatile' | 'stable';
+/**
+ * Tables whose rows no reused reply presents (Dial/Bind sessions, the audit log): writes that touch only them leave
+ * `generation` alone, so a busy session or audit table does not flush the caches built on it.
+ */
+export const VOLATILE_TABLES: ReadonlySet<string> = new Set(['sessions', 'audit_log']);
 
 const WRITE_TARGET = /^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+(?:main\.)?["`]?(\w+)["`]?[\s(]/i;
 
-/** Classifies a statement once, when it is prepared (a statement whose target cannot be told counts as 'stable'). */
-function writeEffect(sql: string, st: Database.Statement): WriteEffect {
-  if (st.readonly) return 'read';
-  const table = WRITE_TARGET.exec(sql)?.[1];
-  return table && Store.VOLATILE_TABLES.has(table) ? 'volatile' : 'stable';
+/** The table an INSERT/UPDATE/DELETE writes, or undefined for anything else. */
+export function writeTarget(sql: string): string | undefined {
+  return WRITE_TARGET.exec(sql)?.[1];
 }
 
-function toSqlite(v: unknown): unknown {
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  if (v instanceof Date) return v.toISOString();
-  return v;
+/** Raised when the database cannot serve right now (answered 503, not 500). */
+export class StoreUnavailableError extends Error {
+  readonly code = 'STORE_UNAVAILABLE';
+}
+
+/** The constraint a failed write broke, whatever the store (`column`: the first column of a unique one). */
+export function constraintBroken(err: unknown): { kind: 'unique' | 'foreign-key'; column?: string } | undefined {
+  const e = err as { code?: unknown; message?: unknown; detail?: unknown } | null;
+  if (e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+    return { kind: 'unique', column: /constraint failed: \w+\.(\w+)/.exec(String(e.message))?.[1] };
+  }
+  // PostgreSQL: unique_violation, its detail "Key (name)=(value) already exists."
+  if (e?.code === '23505') return { kind: 'unique', column: /^Key \(([a-z_]+)/.exec(String(e.detail))?.[1] };
+  if (e?.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || e?.code === '23503') return { kind: 'foreign-key' };
+  return undefined;
 }

@@ -1,7 +1,7 @@
-import type Database from 'better-sqlite3';
+import type { MigrationTarget } from './index';
 
 /** Foundation schema: identities, authentication, config types/configs, services. */
-export function up(db: Database.Database): void {
+export function up(db: MigrationTarget): void {
   db.exec(`
 CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 

@@ -1,7 +1,7 @@
-import type Database from 'better-sqlite3';
+import type { MigrationTarget } from './index';
 
 /** PKI and enrollment: CAs, enrollments, edge routers and routers, API-session certificates. */
-export function up(db: Database.Database): void {
+export function up(db: MigrationTarget): void {
   db.exec(`
 CREATE TABLE edge_routers (
   id TEXT PRIMARY KEY,

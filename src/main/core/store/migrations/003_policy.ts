@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { MigrationTarget } from './index';
 
 /**
  * Services, policies, sessions and posture.
@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
  * so policy membership and the access they grant are kept per class, not per entity. Everything below
  * `role_classes` is derived state, maintained transactionally by core/policy (and rebuildable from the policies).
  */
-export function up(db: Database.Database): void {
+export function up(db: MigrationTarget): void {
   db.exec(`
 CREATE TABLE service_policies (
   id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE,

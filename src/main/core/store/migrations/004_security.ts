@@ -1,7 +1,7 @@
-import type Database from 'better-sqlite3';
+import type { MigrationTarget } from './index';
 
 /** MFA, external JWT signers, identity lifecycle, controller settings, operations. */
-export function up(db: Database.Database): void {
+export function up(db: MigrationTarget): void {
   db.exec(`
 -- One TOTP enrollment per identity: pending until verified. The secret and recovery codes must stay readable
 -- (codes are verified against them and can be viewed again with a valid code), so they are stored as is.

@@ -1,11 +1,11 @@
-import type Database from 'better-sqlite3';
+import type { MigrationTarget } from './index';
 
 /**
  * Public shares: the frontend looks a share up by the token in its Host name on every request, so
  * svc.proxy.v1 configs are indexed by `data.token`. Not UNIQUE: databases from before this migration may
  * hold duplicates; uniqueness is enforced when a share config is written (core/shares.ts).
  */
-export function up(db: Database.Database): void {
+export function up(db: MigrationTarget): void {
   db.exec(`
 CREATE INDEX configs_share_token ON configs(json_extract(data, '$.token')) WHERE config_type_id = 'svc-proxy-v1';
 `);

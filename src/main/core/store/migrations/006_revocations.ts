@@ -1,10 +1,10 @@
-import type Database from 'better-sqlite3';
+import type { MigrationTarget } from './index';
 
 /**
  * Revocations (OpenZiti's /revocations): the id is the revoked thing's id (a JWT id, an identity, an API session);
  * `issued_before` is when the revocation was made (credentials issued before it are revoked).
  */
-export function up(db: Database.Database): void {
+export function up(db: MigrationTarget): void {
   db.exec(`
 CREATE TABLE revocations (
   id TEXT PRIMARY KEY,

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { MigrationTarget } from './index';
 
 /**
  * Hardening: secrets at rest, a persisted MFA failure counter, the audit log.
@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
  * - api_sessions.mfa_failures counts wrong MFA codes of a session (survives restarts).
  * - audit_log: Management API writes, logins and MFA completions, and the console's writes (core/ops/audit.ts).
  */
-export function up(db: Database.Database): void {
+export function up(db: MigrationTarget): void {
   db.exec(`
 ALTER TABLE mfas ADD COLUMN recovery_codes_pending TEXT;
 

@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { MigrationTarget } from './index';
 
 /**
  * Substring search (`contains` / `icontains` in ZitiQL) through trigram indexes: per table one external-content FTS5
@@ -22,7 +22,9 @@ const INDEXES: Record<string, string[]> = {
   authenticators: ['username'],
 };
 
-export function up(db: Database.Database): void {
+export function up(db: MigrationTarget): void {
+  // FTS5 is SQLite's: on PostgreSQL `contains` filters scan (core/query/textIndex.ts chooses no index there)
+  if (db.dialect !== 'sqlite') return;
   for (const [table, columns] of Object.entries(INDEXES)) {
     const fts = `${table}_fts`;
     const cols = columns.join(', ');

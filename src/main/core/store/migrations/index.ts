@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import type { Dialect } from '../db';
 import * as m001 from './001_foundation';
 import * as m002 from './002_enrollment';
 import * as m003 from './003_policy';
@@ -8,10 +8,16 @@ import * as m006 from './006_revocations';
 import * as m007 from './007_hardening';
 import * as m008 from './008_text_search';
 
+/** What a migration writes to: SQL scripts in SQLite's dialect (the PostgreSQL store translates them). */
+export interface MigrationTarget {
+  dialect: Dialect;
+  exec(script: string): void;
+}
+
 export interface Migration {
   version: number;
   name: string;
-  up(db: Database.Database): void;
+  up(db: MigrationTarget): void;
 }
 
 /** A migration of plain SQL statements. */

@@ -1,0 +1,342 @@
+import { migrations, type Migration } from './migrations/index';
+import {
+  VOLATILE_TABLES,
+  writeTarget,
+  type ChangeListener,
+  type ChangeOp,
+  type ColumnInfo,
+  type ForeignKeyInfo,
+  type Row,
+  type RunResult,
+  type Store,
+} from './db';
+import { PostgresBridge, type TxMark } from './postgresBridge';
+import { ddlToPostgres, toPostgres } from './postgresDialect';
+
+/** Advisory lock keys (pg_advisory_xact_lock): one writer at a time, across every node; one migrator at a time. */
+const WRITE_LOCK = 0x77656674; // "weft"
+const MIGRATION_LOCK = WRITE_LOCK + 1;
+const CHANGES = 'weft_changes';
+const GENERATION = 'weft_generation';
+
+interface Statement {
+  text: string;
+  name: string;
+  effect: 'read' | 'volatile' | 'stable';
+}
+
+/**
+ * The PostgreSQL store: several Weft nodes on one database. The core's SQL (SQLite's dialect) is translated once per
+ * statement and run as a named prepared statement on one connection (store/postgresBridge.ts).
+ *
+ * Write transactions take one advisory lock first, so writes are serialised across all nodes exactly as SQLite
+ * serialises them in one process: the policy index (maintained by the writes themselves) sees every committed write
+ * before it changes anything. Reads run without it, on a consistent snapshot where grouped (`read`).
+ *
+ * Other nodes learn of writes through NOTIFY: `weft_generation` (sent with every committed write that is not
+ * volatile) advances their `generation`, so their caches drop what they built before; `weft_changes` carries the
+ * row changes `watch` asks for, from triggers, so every node's routers hear of a session deleted on any node.
+ */
+export class PostgresStore implements Store {
+  readonly dialect = 'postgres';
+  private readonly pg: PostgresBridge;
+  private readonly statements = new Map<string, Statement>();
+  private stableWrites = 0;
+  /** names of prepared statements: never reused, the connection keeps what it prepared under each */
+  private prepared = 0;
+  private depth = 0;
+  /** stable writes in the running transaction (they announce themselves when it commits) */
+  private txStable = false;
+  private closed = false;
+  private readonly listeners = new Map<string, Set<ChangeListener>>();
+
+  constructor(readonly url: string) {
+    this.pg = new PostgresBridge(url, {
+      listen: [CHANGES, GENERATION],
+      onNotify: (n) => (n.channel === GENERATION ? this.stableWrites++ : this.deliver(n.payload)),
+      // notifications sent while the listening connection was down are lost: whatever was cached is suspect
+      onListening: () => this.stableWrites++,
+    });
+  }
+
+  get open(): boolean {
+    return !this.closed;
+  }
+
+  get generation(): number {
+    return this.stableWrites;
+  }
+
+  private statement(sql: string): Statement {
+    let s = this.statements.get(sql);
+    if (!s) {
+      s = { text: toPostgres(sql), name: `w${++this.prepared}`, effect: effectOf(sql) };
+      this.statements.set(sql, s);
+    }
+    return s;
+  }
+
+  private exec(sql: string, params: unknown[]): { rows: Row[]; rowCount: number } {
+    const s = this.statement(sql);
+    if (s.effect === 'stable') this.stableWrites++;
+    const r = this.pg.query(s.text, params.map(toParam), { name: s.name });
+    if (s.effect === 'stable') {
+      if (this.depth) this.txStable = true;
+      else this.announce();
+    }
+    return r;
+  }
+
+  allSql<T = Row>(sql: string, ...params: unknown[]): T[] {
+    return this.exec(sql, params).rows as T[];
+  }
+
+  getSql<T = Row>(sql: string, ...params: unknown[]): T | undefined {
+    return this.exec(sql, params).rows[0] as T | undefined;
+  }
+
+  runSql(sql: string, ...params: unknown[]): RunResult {
+    return { changes: this.exec(sql, params).rowCount };
+  }
+
+  touchSql(sql: string, ...params: unknown[]): RunResult {
+    const s = this.statement(sql);
+    return { changes: this.pg.query(s.text, params.map(toParam), { name: s.name }).rowCount };
+  }
+
+  /** Tells the other nodes that a write outside any transaction has committed. */
+  private announce(): void {
+    this.pg.query(`SELECT pg_notify('${GENERATION}', '')`);
+  }
+
+  read<T>(fn: () => T): T {
+    if (this.depth) return fn();
+    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ', fn);
+  }
+
+  tx<T>(fn: () => T): T {
+    if (!this.depth) return this.transaction(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, fn);
+    const savepoint = `s${this.depth}`;
+    this.pg.query(`SAVEPOINT ${savepoint}`);
+    this.depth++;
+    try {
+      const out = fn();
+      this.pg.query(`RELEASE SAVEPOINT ${savepoint}`);
+      return out;
+    } catch (e) {
+      this.stableWrites++;
+      this.pg.query(`ROLLBACK TO SAVEPOINT ${savepoint}`);
+      throw e;
+    } finally {
+      this.depth--;
+    }
+  }
+
+  secureTx<T>(fn: () => T): T {
+    // old row versions are PostgreSQL's to reclaim (VACUUM); its files are the operator's to protect
+    return this.tx(fn);
+  }
+
+  private transaction<T>(begin: string, fn: () => T): T {
+    this.pg.query(begin, [], { tx: 'begin' });
+    this.depth = 1;
+    this.txStable = false;
+    try {
+      const out = fn();
+      this.end(this.txStable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT', 'commit');
+      return out;
+    } catch (e) {
+      this.stableWrites++;
+      try {
+        this.end('ROLLBACK', 'rollback');
+      } catch {
+        // the connection is gone, and the transaction with it
+      }
+      throw e;
+    }
+  }
+
+  private end(sql: string, mark: TxMark): void {
+    this.depth = 0;
+    this.pg.query(sql, [], { tx: mark });
+  }
+
+  watch(table: string, op: ChangeOp, listener: ChangeListener): () => void {
+    if (!/^[a-z_]+$/.test(table)) throw new Error(`bad table name ${table}`);
+    const key = `${table}:${op}`;
+    let set = this.listeners.get(key);
+    if (!set) {
+      this.listeners.set(key, (set = new Set()));
+      this.ddl(`CREATE OR REPLACE TRIGGER weft_watch_${table}_${op} AFTER ${op.toUpperCase()} ON ${table}
+        FOR EACH ROW EXECUTE FUNCTION weft_notify_row()`);
+    }
+    set.add(listener);
+    return () => set.delete(listener);
+  }
+
+  watchTables(tables: string[], listener: () => void): () => void {
+    const sets = tables.map((table) => {
+      if (!/^[a-z_]+$/.test(table)) throw new Error(`bad table name ${table}`);
+      const key = `touched:${table}`;
+      let set = this.listeners.get(key);
+      if (!set) {
+        this.listeners.set(key, (set = new Set()));
+        this.ddl(`CREATE OR REPLACE TRIGGER weft_touch_${table} AFTER INSERT OR UPDATE OR DELETE ON ${table}
+          FOR EACH STATEMENT EXECUTE FUNCTION weft_notify_touched()`);
+      }
+      return set;
+    });
+    let pending = false;
+    const once = () => {
+      if (pending) return;
+      pending = true;
+      queueMicrotask(() => {
+        pending = false;
+        listener();
+      });
+    };
+    for (const set of sets) set.add(once);
+    return () => sets.forEach((set) => set.delete(once));
+  }
+
+  /** Schema changes made at run time (the watch triggers), one node at a time. */
+  private ddl(sql: string): void {
+    this.pg.query(`BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`, [], { tx: 'begin' });
+    try {
+      this.pg.query(sql);
+      this.pg.query('COMMIT', [], { tx: 'commit' });
+    } catch (e) {
+      this.pg.query('ROLLBACK', [], { tx: 'rollback' });
+      throw e;
+    }
+  }
+
+  /** A `weft_changes` notification: "table:op:id" (row triggers) or "touched:table" (statement triggers). */
+  private deliver(payload: string): void {
+    const [a, b, ...rest] = payload.split(':');
+    const touched = a === 'touched';
+    const key = touched ? `touched:${b}` : `${a}:${b}`;
+    for (const l of this.listeners.get(key) ?? []) {
+      try {
+        l(touched ? [] : [rest.join(':')]);
+      } catch (e) {
+        process.emitWarning(`store change listener for ${key} failed: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  /** Applies the migrations not yet applied (one node at a time), each in its own transaction. */
+  migrate(list: readonly Migration[] = migrations): number[] {
+    const done: number[] = [];
+    this.pg.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+    try {
+      this.pg.query(
+        'CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+      );
+      this.pg.query(NOTIFY_FUNCTIONS);
+      const applied = new Set(this.pg.query('SELECT version FROM schema_migrations').rows.map((r) => Number(r.version)));
+      for (const m of [...list].sort((a, b) => a.version - b.version)) {
+        if (applied.has(m.version)) continue;
+        this.pg.query('BEGIN', [], { tx: 'begin' });
+        try {
+          m.up({ dialect: 'postgres', exec: (script) => void this.pg.query(ddlToPostgres(script)) });
+          this.pg.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+            m.version,
+            m.name,
+            new Date().toISOString(),
+          ]);
+          this.pg.query('COMMIT', [], { tx: 'commit' });
+        } catch (e) {
+          this.pg.query('ROLLBACK', [], { tx: 'rollback' });
+          throw e;
+        }
+        done.push(m.version);
+      }
+    } finally {
+      this.pg.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
+    }
+    this.statements.clear(); // plans prepared against the old schema
+    return done;
+  }
+
+  bulkLoad(fn: () => void): void {
+    const tables = this.tables();
+    this.tx(() => {
+      // user triggers only: the foreign keys' own triggers keep checking every row
+      for (const t of tables) this.pg.query(`ALTER TABLE "${t}" DISABLE TRIGGER USER`);
+      fn();
+      for (const t of tables) this.pg.query(`ALTER TABLE "${t}" ENABLE TRIGGER USER`);
+      for (const r of this.pg.query(
+        `SELECT table_name AS t, column_name AS c FROM information_schema.columns
+         WHERE table_schema = current_schema() AND is_identity = 'YES'`,
+      ).rows) {
+        this.pg.query(
+          `SELECT setval(pg_get_serial_sequence('"${String(r.t)}"', '${String(r.c)}'), coalesce((SELECT max("${String(r.c)}") FROM "${String(r.t)}"), 0) + 1, false)`,
+        );
+      }
+    });
+  }
+
+  tables(): string[] {
+    return this.pg
+      .query("SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations' ORDER BY 1")
+      .rows.map((r) => r.name as string);
+  }
+
+  columns(table: string): ColumnInfo[] {
+    return this.pg
+      .query(
+        `SELECT a.attname AS name, a.attnotnull AS notnull, coalesce(array_position(i.indkey::int2[], a.attnum), 0) AS pk
+         FROM pg_attribute a LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
+         WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+        [table],
+      )
+      .rows.map((r) => ({ name: r.name as string, notnull: !!r.notnull, pk: Number(r.pk) }));
+  }
+
+  foreignKeys(table: string): ForeignKeyInfo[] {
+    return this.pg
+      .query(
+        `SELECT p.relname AS table, a.attname AS "from", pa.attname AS "to", c.confdeltype = 'c' AS cascade,
+                array_length(c.conkey, 1) > 1 AS composite
+         FROM pg_constraint c JOIN pg_class p ON p.oid = c.confrelid
+         JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+         JOIN pg_attribute pa ON pa.attrelid = c.confrelid AND pa.attnum = c.confkey[1]
+         WHERE c.contype = 'f' AND c.conrelid = to_regclass($1) ORDER BY c.conname`,
+        [table],
+      )
+      .rows.map((r) => ({ table: r.table as string, from: r.from as string, to: r.to as string, cascade: !!r.cascade, composite: !!r.composite }));
+  }
+
+  close(): void {
+    this.closed = true;
+    this.pg.close();
+  }
+}
+
+/** The trigger functions behind `watch` and `watchTables`. */
+const NOTIFY_FUNCTIONS = `
+CREATE OR REPLACE FUNCTION weft_notify_row() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('${CHANGES}', TG_TABLE_NAME || ':' || lower(TG_OP) || ':' || OLD.id);
+  RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION weft_notify_touched() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pg_notify('${CHANGES}', 'touched:' || TG_TABLE_NAME);
+  RETURN NULL;
+END $$;`;
+
+function effectOf(sql: string): Statement['effect'] {
+  if (/^\s*(SELECT|VALUES|PRAGMA)\b/i.test(sql)) return 'read';
+  if (/^\s*WITH\b/i.test(sql) && !/\b(INSERT|UPDATE|DELETE)\b/i.test(sql)) return 'read';
+  const table = writeTarget(sql);
+  return table && VOLATILE_TABLES.has(table) ? 'volatile' : 'stable';
+}
+
+function toParam(v: unknown): unknown {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (v instanceof Date) return v.toISOString();
+  if (typeof v === 'bigint') return v.toString();
+  return v;
+}
