@@ -14,7 +14,10 @@ import { startCore } from './core/modules';
 import { SCHEMA_MIGRATIONS } from './core/registry';
 import { setting } from './core/store/settings';
 import { loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
+import { hostname } from 'node:os';
 import { openStore } from './core/store/open';
+import { adoptSharedFiles, publishSharedFiles } from './core/ops/sharedFiles';
+import { openSecretKey } from './core/auth/mfa';
 import { parseDuration } from '../shared/duration';
 import { API_BASES } from './api/registry';
 import { prepareShares, shareOAuthCheck, startPublicFrontend, type FrontendUrls } from './share/wiring';
@@ -108,14 +111,25 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     const store = openStore(config.store.url, dataDir);
     cleanups.push(() => store.close());
     store.migrate(SCHEMA_MIGRATIONS);
+    if (store.dialect === 'postgres') adoptSharedFiles(store, dataDir);
 
     const trustDomain = setting(store, 'trust_domain', () => `weft-${newId(8).toLowerCase()}`);
     const { host, port } = splitHostPort(config.api.address);
     const hosts = [...config.api.advertised_hosts, ...(host === '0.0.0.0' || host === '::' ? [] : [host])];
-    const pki = await loadOrCreateControllerPki(join(dataDir, 'pki'), {
-      trustDomain,
-      serverSans: { dns: hosts.filter((h) => !isIP(h)), ip: hosts.filter((h) => isIP(h)) },
-    });
+    const loadPki = () =>
+      loadOrCreateControllerPki(join(dataDir, 'pki'), {
+        trustDomain,
+        serverSans: { dns: hosts.filter((h) => !isIP(h)), ip: hosts.filter((h) => isIP(h)) },
+      });
+    let pki = await loadPki();
+    if (store.dialect === 'postgres') {
+      // every node of a network has the same CA and secret key: the first publishes its own, the others adopt them
+      openSecretKey(store, dataDir);
+      if (!publishSharedFiles(store, dataDir, clock.now())) {
+        adoptSharedFiles(store, dataDir);
+        pki = await loadPki();
+      }
+    }
     const caBundle = [pki.root.certPem, pki.intermediate.certPem, pki.signing.certPem];
     const advertisedHost = config.api.advertised_hosts[0] ?? (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
     // the listener first: the core is built knowing the API's public URL (it answers 503 until the routes are in)
@@ -142,7 +156,8 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       {
         admin: { username: env.WEFT_ADMIN_USERNAME || 'admin', password: env.WEFT_ADMIN_PASSWORD || undefined },
         controller: {
-          name: trustDomain,
+          // one controller on SQLite; several nodes on one PostgreSQL database are told apart by host and port
+          name: store.dialect === 'sqlite' ? trustDomain : `${hostname()}:${listener.port}`,
           apiAddresses: {
             'edge-client': [{ url: api + API_BASES.client, version: 'v1' }],
             'edge-management': [{ url: api + API_BASES.management, version: 'v1' }],

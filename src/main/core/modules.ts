@@ -2,11 +2,9 @@ import type { Logger } from 'pino';
 import { bootstrap, type AdminCredentials, type BootstrapResult } from './bootstrap';
 import type { Core } from './core';
 import { markRoutersOffline } from './dataPlane/builtinRouter';
-import { newId } from './ids';
 import { pruneAuditLog } from './ops/audit';
-import { fingerprintSha1 } from './pki/index';
 import { classifyAllUnclassified } from './policy/classes';
-import { setting } from './store/settings';
+import { controllerHeartbeat, controllerStopped, HEARTBEAT_MS, registerController, type ControllerNode } from './ops/controllerNodes';
 import { apiSessionsOf } from './auth/apiSessions';
 import { sealMfaSecrets } from './auth/mfa';
 import { snapshotsOf } from './ops/snapshot';
@@ -16,7 +14,7 @@ import { integrityOf } from './ops/integrity';
 export interface StartSettings {
   admin: AdminCredentials;
   /** this controller's row in /controllers: its name and the API addresses SDKs are given */
-  controller: { name: string; apiAddresses: Record<string, Array<{ url: string; version: string }>> };
+  controller: ControllerNode;
   audit: { retentionMs: number; maxEntries: number };
 }
 
@@ -56,7 +54,19 @@ export const CORE_MODULES: readonly CoreModule[] = [
   { name: 'bootstrap', start: async (core, s, out) => void (out.bootstrap = await bootstrap(core, s.admin)) },
   // entities written before the policy index existed (or around it) get their role classes
   { name: 'policy index', start: (core) => classifyAllUnclassified(core.store) },
-  { name: 'controllers', start: (core, s) => registerController(core, s.controller) },
+  // this node in /controllers; online while its heartbeat runs (nodes sharing a PostgreSQL database see each other)
+  {
+    name: 'controllers',
+    start: (core, s) => registerController(core, s.controller),
+    every: { ms: HEARTBEAT_MS, run: (core) => controllerHeartbeat(core) },
+    stop: (core) => {
+      try {
+        controllerStopped(core);
+      } catch {
+        // the database is gone: the others will see the heartbeat stop
+      }
+    },
+  },
   // a crash leaves routers marked online: none is until it connects
   { name: 'routers', start: (core) => markRoutersOffline(core) },
   { name: 'api sessions', every: { ms: 60_000, run: (core) => apiSessionsOf(core).sweep() } },
@@ -97,24 +107,4 @@ export async function startCore(core: Core, settings: StartSettings, log: Logger
     timers.push(timer);
   }
   return { result, stop };
-}
-
-/** Upserts this controller's own row (Weft is a single-controller network). */
-function registerController(core: Core, controller: StartSettings['controller']): void {
-  const id = setting(core.store, 'controller_id', () => newId());
-  const now = core.clock.now().toISOString();
-  core.store.runSql(
-    `INSERT INTO controllers (id, name, ctrl_address, cert_pem, fingerprint, api_addresses, is_online, is_preferred_leader, last_joined_at, created_at, updated_at)
-     VALUES (?, ?, NULL, ?, ?, ?, 1, 1, ?, ?, ?)
-     ON CONFLICT(id) DO UPDATE SET cert_pem = excluded.cert_pem, fingerprint = excluded.fingerprint, api_addresses = excluded.api_addresses,
-       is_online = 1, last_joined_at = excluded.last_joined_at, updated_at = excluded.updated_at`,
-    id,
-    controller.name,
-    core.pki.server.certPem,
-    fingerprintSha1(core.pki.server.certPem),
-    JSON.stringify(controller.apiAddresses),
-    now,
-    now,
-    now,
-  );
 }

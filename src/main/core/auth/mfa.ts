@@ -7,7 +7,7 @@ import type { Ctx } from '../context';
 import { ApiError, conflict, notFound } from '../errors';
 import { newId } from '../ids';
 import type { ApiObject } from '../entities/resource';
-import type { Row } from '../store/db';
+import type { Row, Store } from '../store/db';
 import { parseInput } from '../validation';
 import { requirePermission } from './permissions';
 import { join } from 'node:path';
@@ -372,15 +372,17 @@ export function removeIdentityMfa(ctx: Ctx, identityId: string): void {
  * when others may read it or it has the wrong size). Never created anew while the database holds values sealed with a
  * lost key.
  */
-const secretsOf = perCore((core) => {
-  const key = loadOrCreateSecretKey(join(core.config.dataDir, SECRET_KEY_FILE), {
+const secretsOf = perCore((core) => new SecretBox(openSecretKey(core.store, core.config.dataDir)));
+
+/** The key of `<data dir>/secrets.key`, created if absent unless the database holds values sealed with a lost one. */
+export function openSecretKey(store: Store, dataDir: string): Buffer {
+  return loadOrCreateSecretKey(join(dataDir, SECRET_KEY_FILE), {
     mayCreate: () =>
-      core.store.getSql("SELECT 1 FROM mfas WHERE secret LIKE 'v1:%' LIMIT 1")
+      store.getSql("SELECT 1 FROM mfas WHERE secret LIKE 'v1:%' LIMIT 1")
         ? 'the database holds MFA secrets sealed with it; restore the file from a backup of this data directory'
         : undefined,
   });
-  return new SecretBox(key);
-});
+}
 
 /** Counts a wrong MFA code of a session, in the session's row (a restart keeps it); returns the session's count. */
 function noteMfaFailure(core: Core, sessionId: string): number {

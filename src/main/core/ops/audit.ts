@@ -90,16 +90,16 @@ export function pruneAuditLog(core: Core, opts: { retentionMs: number; maxEntrie
   const store = core.store;
   const cutoff = new Date(core.clock.now().getTime() - opts.retentionMs).toISOString();
   let removed = store.runSql('DELETE FROM audit_log WHERE created_at < ?', cutoff).changes;
-  const oldestKept = store.getSql<{ created_at: string; rowid: number }>(
-    'SELECT created_at, rowid FROM audit_log ORDER BY created_at DESC, rowid DESC LIMIT 1 OFFSET ?',
+  const oldestKept = store.getSql<{ created_at: string; seq: number }>(
+    'SELECT created_at, seq FROM audit_log ORDER BY created_at DESC, seq DESC LIMIT 1 OFFSET ?',
     opts.maxEntries - 1,
   );
   if (oldestKept) {
     removed += store.runSql(
-      'DELETE FROM audit_log WHERE created_at < ? OR (created_at = ? AND rowid < ?)',
+      'DELETE FROM audit_log WHERE created_at < ? OR (created_at = ? AND seq < ?)',
       oldestKept.created_at,
       oldestKept.created_at,
-      oldestKept.rowid,
+      oldestKept.seq,
     ).changes;
   }
   if (removed) core.log.info({ removed }, 'audit log pruned');
@@ -130,5 +130,5 @@ export const auditLog = defineResource({
     outcome: { codec: 'string', filter: true },
     errorCode: { codec: 'string', filter: true },
   },
-  defaultSort: 't.created_at DESC, t.rowid DESC',
+  defaultSort: 't.created_at DESC, t.seq DESC',
 });

@@ -48,6 +48,8 @@ const FILES = {
   server: { cert: 'server.cert.pem', key: 'server.key.pem' },
 } as const;
 const CA_ROLES = ['root', 'intermediate', 'signing'] as const;
+/** The CA files (certificates and keys) of a PKI directory: what every controller of one network has the same. */
+export const CA_FILES: readonly string[] = CA_ROLES.flatMap((role) => [FILES[role].cert, FILES[role].key]);
 // Derived convenience copies for operators (e.g. `curl --cacert ca-bundle.pem`); never read back.
 const CA_BUNDLE_FILE = 'ca-bundle.pem';
 const SERVER_CHAIN_FILE = 'server-chain.pem';
@@ -71,7 +73,7 @@ export async function loadOrCreateControllerPki(dir: string, opts: ControllerPki
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await finishPendingCommit(dir);
 
-  const caFiles = CA_ROLES.flatMap((role) => [FILES[role].cert, FILES[role].key]);
+  const caFiles = CA_FILES;
   const contents = await Promise.all(caFiles.map((name) => readOptional(join(dir, name))));
   if (contents.every((c) => c === null)) return createPki(dir, trustDomain, sans, now);
   const missing = caFiles.filter((_, i) => contents[i] === null);

@@ -239,7 +239,11 @@ export class PostgresStore implements Store {
         if (applied.has(m.version)) continue;
         this.pg.query('BEGIN', [], { tx: 'begin' });
         try {
-          m.up({ dialect: 'postgres', exec: (script) => void this.pg.query(ddlToPostgres(script)) });
+          m.up({
+            dialect: 'postgres',
+            exec: (script) => void this.pg.query(ddlToPostgres(script)),
+            native: (script) => void this.pg.query(script),
+          });
           this.pg.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
             m.version,
             m.name,

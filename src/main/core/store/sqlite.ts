@@ -119,7 +119,7 @@ export class SqliteStore implements Store {
     for (const m of [...list].sort((a, b) => a.version - b.version)) {
       if (applied.has(m.version)) continue;
       this.sqlite.transaction(() => {
-        m.up({ dialect: 'sqlite', exec: (sql) => void this.sqlite.exec(sql) });
+        m.up({ dialect: 'sqlite', exec: (sql) => void this.sqlite.exec(sql), native: (sql) => void this.sqlite.exec(sql) });
         this.sqlite
           .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
           .run(m.version, m.name, new Date().toISOString());

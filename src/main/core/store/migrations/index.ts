@@ -7,11 +7,15 @@ import * as m005 from './005_shares';
 import * as m006 from './006_revocations';
 import * as m007 from './007_hardening';
 import * as m008 from './008_text_search';
+import * as m009 from './009_audit_order';
+import * as m010 from './010_shared_files';
 
 /** What a migration writes to: SQL scripts in SQLite's dialect (the PostgreSQL store translates them). */
 export interface MigrationTarget {
   dialect: Dialect;
   exec(script: string): void;
+  /** a script in the store's own dialect, run as it is (for what only one of them has) */
+  native(script: string): void;
 }
 
 export interface Migration {
@@ -36,4 +40,6 @@ export const migrations: Migration[] = [
   { version: 6, name: 'revocations', up: m006.up },
   { version: 7, name: 'hardening', up: m007.up },
   { version: 8, name: 'text search', up: m008.up },
+  { version: 9, name: 'audit order', up: m009.up },
+  { version: 10, name: 'shared files', up: m010.up },
 ];
