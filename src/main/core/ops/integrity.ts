@@ -3,6 +3,8 @@ import { ROLE_KIND_DEFS } from '../registry';
 import { perCore, type Core } from '../core';
 import { ApiError } from '../errors';
 import { syncRoleAttributes } from '../entities/roleAttributes';
+import { newId } from '../ids';
+import { controllerId, OFFLINE_AFTER_MS } from './controllerNodes';
 import type { Row, Store } from '../store/db';
 
 /** One inconsistency; `fix` repairs it (run in its own transaction). */
@@ -26,60 +28,105 @@ export interface IntegrityResults {
 /** A run stops collecting after this many findings (and says so with `tooManyErrors`). */
 export const MAX_FINDINGS = 1000;
 
+/** The settings row that holds the latest run (its state, and which node runs it), shared by every node. */
+const STATE_KEY = 'integrity_run';
+
+interface StoredRun extends IntegrityResults {
+  /** "<controller id>/<process run id>" of the node running or that ran it */
+  owner: string;
+}
+
+const IDLE: IntegrityResults = {
+  inProgress: false,
+  fixingErrors: false,
+  tooManyErrors: false,
+  startTime: null,
+  endTime: null,
+  error: null,
+  results: [],
+};
+
 /**
- * Data integrity check and fix: one run at a time across both (a second start is 429). Runs happen after the
- * starting request has been answered (202); results stay in memory until the next run.
+ * Data integrity check and fix: one run at a time across both, and across every node on one database (a second
+ * start is 429). Runs happen after the starting request has been answered (202). The latest run's state is kept in
+ * the settings table, so any node answers for it; a run whose node died (its heartbeat stopped) counts as ended.
  */
 export class DataIntegrity {
   /** every check, in run order (a module with tables of its own adds its check here) */
   readonly checks: readonly IntegrityCheck[] = [danglingReferences, roleAttributeLinks, serviceConfigLinks, orphanedApiSessions, authPolicySigners];
   /** How a run is started; tests hold runs to observe `inProgress`. */
   schedule: (run: () => void) => void = (run) => void setImmediate(run);
-  private state: IntegrityResults = {
-    inProgress: false,
-    fixingErrors: false,
-    tooManyErrors: false,
-    startTime: null,
-    endTime: null,
-    error: null,
-    results: [],
-  };
+  /** this process's run while it goes on (its findings so far) */
+  private running: StoredRun | undefined;
+  private readonly me = `${newId()}`;
   private closed = false;
 
   constructor(private readonly core: Core) {}
 
   get inProgress(): boolean {
-    return this.state.inProgress;
+    return this.results().inProgress;
   }
 
   start(fix: boolean): void {
-    if (this.state.inProgress) {
-      throw new ApiError('RATE_LIMITED', 429, 'A data integrity check or fix is already in progress; only one runs at a time', undefined, {
-        'retry-after': '1',
-      });
-    }
-    this.state = {
+    const owner = `${controllerId(this.core)}/${this.me}`;
+    const state: StoredRun = {
+      ...IDLE,
       inProgress: true,
       fixingErrors: fix,
-      tooManyErrors: false,
       startTime: this.core.clock.now().toISOString(),
-      endTime: null,
-      error: null,
       results: [],
+      owner,
     };
-    this.schedule(() => this.run(fix));
+    this.core.store.tx(() => {
+      if (this.stored().inProgress) {
+        throw new ApiError('RATE_LIMITED', 429, 'A data integrity check or fix is already in progress; only one runs at a time', undefined, {
+          'retry-after': '1',
+        });
+      }
+      this.save(state);
+    });
+    this.running = state;
+    this.schedule(() => this.run(state, fix));
   }
 
   results(): IntegrityResults {
-    return { ...this.state, results: [...this.state.results] };
+    const { owner: _owner, ...state } = this.running ?? this.stored();
+    return { ...state, results: [...state.results] };
   }
 
   close(): void {
     this.closed = true;
   }
 
-  private run(fix: boolean): void {
-    const state = this.state;
+  /** The latest run as the database has it; one whose node is gone is reported ended. */
+  private stored(): StoredRun {
+    const row = this.core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', STATE_KEY);
+    if (!row) return { ...IDLE, owner: '' };
+    const state = JSON.parse(row.value) as StoredRun;
+    if (state.inProgress && !this.alive(state.owner)) {
+      return { ...state, inProgress: false, error: state.error ?? 'the controller running it stopped before it finished' };
+    }
+    return state;
+  }
+
+  /** Whether the node (and process) that owns a run still runs it. */
+  private alive(owner: string): boolean {
+    const [node, run] = owner.split('/');
+    if (run === this.me) return !!this.running;
+    if (node === controllerId(this.core)) return false; // this node restarted since
+    const seen = this.core.store.getSql<{ updated_at: string; is_online: number }>('SELECT updated_at, is_online FROM controllers WHERE id = ?', node);
+    return !!seen?.is_online && Date.parse(seen.updated_at) >= this.core.clock.now().getTime() - OFFLINE_AFTER_MS;
+  }
+
+  private save(state: StoredRun): void {
+    this.core.store.runSql(
+      'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      STATE_KEY,
+      JSON.stringify(state),
+    );
+  }
+
+  private run(state: StoredRun, fix: boolean): void {
     try {
       if (this.closed) throw new Error('the controller is shutting down');
       for (const check of this.checks) {
@@ -98,6 +145,12 @@ export class DataIntegrity {
     } finally {
       state.endTime = this.core.clock.now().toISOString();
       state.inProgress = false;
+      try {
+        this.save(state);
+      } catch (e) {
+        this.core.log.error({ err: e }, 'could not record the data integrity run');
+      }
+      this.running = undefined;
       this.core.log.info({ findings: state.results.length, fix }, 'data integrity run finished');
     }
   }
