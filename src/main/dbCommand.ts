@@ -49,7 +49,11 @@ export function runMigrate(argv: string[], out: Out, err: Out): number {
   return withStore(url, dataDir, err, 'weft migrate', (store, name) => {
     const applied = store.migrate(SCHEMA_MIGRATIONS);
     const latest = Math.max(...SCHEMA_MIGRATIONS.map((m) => m.version));
-    out(applied.length ? `${name}: applied migrations ${applied.join(', ')}; schema version ${latest}` : `${name}: schema version ${latest}, nothing to do`);
+    out(
+      applied.length
+        ? `${name}: applied migrations ${applied.join(', ')}; schema version ${latest}`
+        : `${name}: schema version ${latest}, nothing to do`,
+    );
   });
 }
 

@@ -15,6 +15,10 @@ export interface PostgresServer {
   adminUrl: string;
   /** a new empty database (C collation, as SQLite compares text) and its URL */
   createDatabase(): Promise<string>;
+  /** shuts the server down (fast shutdown: connections are cut), keeping its data */
+  halt(): Promise<void>;
+  /** starts it again on the same port with the same data */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -54,38 +58,38 @@ export async function startPostgres(): Promise<PostgresServer> {
     ...as,
   });
   const port = await freePort();
-  const proc: ChildProcess = spawn(join(bin, 'postgres'), [
-    '-D',
-    data,
-    '-p',
-    String(port),
-    '-k',
-    dir,
-    '-c',
-    'listen_addresses=127.0.0.1',
-    '-c',
-    'fsync=off',
-    '-c',
-    'synchronous_commit=off',
-    '-c',
-    'full_page_writes=off',
-    '-c',
-    'max_connections=400',
-  ], { stdio: ['ignore', 'ignore', 'pipe'], ...as });
-  let log = '';
-  proc.stderr?.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
   const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  await waitUntilAccepting(adminUrl, proc, () => log);
+  let log = '';
+  let proc: ChildProcess;
+  const launch = async () => {
+    proc = spawn(
+      join(bin, 'postgres'),
+      ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off'].concat([
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=400',
+      ]),
+      { stdio: ['ignore', 'ignore', 'pipe'], ...as },
+    );
+    proc.stderr?.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
+    await waitUntilAccepting(adminUrl, proc, () => log);
+  };
+  const halt = async () => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise((r) => proc.once('exit', r));
+    proc.kill('SIGINT'); // fast shutdown
+    await exited;
+  };
+  await launch();
 
   return {
     adminUrl,
     createDatabase: () => createDatabase(adminUrl),
+    halt,
+    resume: launch,
     async stop() {
-      if (proc.exitCode === null) {
-        const exited = new Promise((r) => proc.once('exit', r));
-        proc.kill('SIGINT'); // fast shutdown
-        await exited;
-      }
+      await halt();
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -62,7 +62,7 @@ export async function startWeftProcess(dataDir: string, args: string[] = [], env
     },
     stop: () =>
       new Promise<number | null>((resolve) => {
-        if (proc.exitCode !== null) return resolve(proc.exitCode);
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve(proc.exitCode);
         proc.once('exit', (code) => resolve(code));
         proc.kill('SIGINT');
       }),

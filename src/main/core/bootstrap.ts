@@ -36,9 +36,11 @@ export interface BootstrapResult {
 /** Creates what a controller needs on first start; later starts find it and change nothing. */
 export async function bootstrap(core: Core, admin: AdminCredentials): Promise<BootstrapResult> {
   const store = core.store;
-  const existingAdmin = store.getSql<{ username: string }>(
-    "SELECT a.username FROM identities i JOIN authenticators a ON a.identity_id = i.id AND a.method = 'updb' WHERE i.is_default_admin = 1",
-  );
+  const defaultAdmin = () =>
+    store.getSql<{ username: string }>(
+      "SELECT a.username FROM identities i JOIN authenticators a ON a.identity_id = i.id AND a.method = 'updb' WHERE i.is_default_admin = 1",
+    );
+  let existingAdmin = defaultAdmin();
   let generated: string | undefined;
   let passwordHash: string | undefined;
   if (!existingAdmin) {
@@ -79,7 +81,10 @@ export async function bootstrap(core: Core, admin: AdminCredentials): Promise<Bo
       svcProxy.id,
       JSON.stringify(svcProxy.schema),
     );
-    if (!existingAdmin) {
+    // another node on the same database may have made it meanwhile (writes are serialised: this sees it)
+    existingAdmin ??= defaultAdmin();
+    if (existingAdmin) generated = undefined;
+    else {
       // through the resource write path, as the system: its role class is made in this transaction
       const id = applyCreate(
         core.system,

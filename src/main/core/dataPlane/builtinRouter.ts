@@ -1,6 +1,6 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Core } from '../core';
 import { enrollRouter, reEnrollRouter } from '../enrollment/routers';
 import { edgeRouters } from '../entities/edgeRouters';
@@ -10,7 +10,10 @@ import { createCsr, parseCertificate } from '../pki/index';
 import type { Row } from '../store/db';
 import { clearRouterTerminators } from './terminators';
 
-const SETTING = 'builtin_router_id';
+/** Where a data directory from before kept the router's id (one node per database then). */
+const LEGACY_SETTING = 'builtin_router_id';
+/** The router's id, beside its keys: each node on one database (PostgreSQL) runs a router of its own. */
+const idFile = (core: Core) => join(core.config.dataDir, 'router', 'id');
 const RENEW_WITHIN_MS = 30 * 86_400_000;
 
 export interface BuiltinRouterTls {
@@ -36,11 +39,9 @@ export async function provisionBuiltinRouter(core: Core, opts: { name: string; a
     if (store.getSql('SELECT 1 FROM edge_routers WHERE name = ?', opts.name)) {
       throw validationError('router.name', `an edge router named ${opts.name} exists already and is not Weft's built-in router`, opts.name);
     }
-    const id = store.tx(() => {
-      const created = applyCreate(core.system, edgeRouters, { name: opts.name, isTunnelerEnabled: true, roleAttributes: [] });
-      store.runSql('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', SETTING, created);
-      return created;
-    });
+    const id = store.tx(() => applyCreate(core.system, edgeRouters, { name: opts.name, isTunnelerEnabled: true, roleAttributes: [] }));
+    mkdirSync(dirname(idFile(core)), { recursive: true, mode: 0o700 });
+    writeFileSync(idFile(core), id + '\n', { mode: 0o600 });
     row = store.getSql<Row>('SELECT * FROM edge_routers WHERE id = ?', id)!;
   }
   const id = row.id as string;
@@ -80,7 +81,12 @@ export function builtinRouterId(core: Core): string | undefined {
 }
 
 function routerRow(core: Core): Row | undefined {
-  const id = core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', SETTING)?.value;
+  const file = idFile(core);
+  const id = existsSync(file)
+    ? readFileSync(file, 'utf8').trim()
+    : core.store.dialect === 'sqlite'
+      ? core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', LEGACY_SETTING)?.value
+      : undefined;
   return id ? core.store.getSql<Row>('SELECT * FROM edge_routers WHERE id = ?', id) : undefined;
 }
 
@@ -118,7 +124,14 @@ export function setBuiltinRouterState(core: Core, id: string, state: { online: t
  * listening. Clears what a process that died without stopping left behind.
  */
 export function markRoutersOffline(core: Core): void {
-  core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1', core.clock.now().toISOString());
+  const now = core.clock.now().toISOString();
+  if (core.store.dialect === 'sqlite') {
+    core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1', now);
+    return;
+  }
+  // on a shared database the other nodes' routers are theirs to report
+  const own = routerRow(core)?.id;
+  if (own) core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1 AND id = ?', now, own);
 }
 
 /** tls:host:port, an IPv6 address in brackets. */

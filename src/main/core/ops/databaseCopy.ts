@@ -20,7 +20,10 @@ export function copyDatabase(from: Store, to: Store): CopyReport {
     throw new Error(`the databases are at different schema versions (${version(from)} and ${version(to)}): migrate both first`);
   }
   if (to.getSql('SELECT 1 AS x FROM identities LIMIT 1')) throw new Error('the target already holds a network (it has identities)');
-  const tables = fillOrder(from, from.tables().filter((t) => t !== 'schema_migrations'));
+  const tables = fillOrder(
+    from,
+    from.tables().filter((t) => t !== 'schema_migrations'),
+  );
   const report: CopyReport = { tables: [] };
   // one consistent snapshot of the source, even while a Weft still writes to it
   from.read(() =>

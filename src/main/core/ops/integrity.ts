@@ -114,7 +114,10 @@ export class DataIntegrity {
     const [node, run] = owner.split('/');
     if (run === this.me) return !!this.running;
     if (node === controllerId(this.core)) return false; // this node restarted since
-    const seen = this.core.store.getSql<{ updated_at: string; is_online: number }>('SELECT updated_at, is_online FROM controllers WHERE id = ?', node);
+    const seen = this.core.store.getSql<{ updated_at: string; is_online: number }>(
+      'SELECT updated_at, is_online FROM controllers WHERE id = ?',
+      node,
+    );
     return !!seen?.is_online && Date.parse(seen.updated_at) >= this.core.clock.now().getTime() - OFFLINE_AFTER_MS;
   }
 

@@ -35,7 +35,12 @@ export function publishSharedFiles(store: Store, dataDir: string, now: Date): bo
       const file = join(dataDir, name);
       if (!existsSync(file)) continue;
       const mine = readFileSync(file);
-      store.runSql('INSERT INTO shared_files (name, content, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING', name, mine, now.toISOString());
+      store.runSql(
+        'INSERT INTO shared_files (name, content, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING',
+        name,
+        mine,
+        now.toISOString(),
+      );
       const stored = store.getSql<{ content: Buffer }>('SELECT content FROM shared_files WHERE name = ?', name)!.content;
       if (!Buffer.from(stored).equals(mine)) same = false;
     }

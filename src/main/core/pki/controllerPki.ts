@@ -100,7 +100,10 @@ export async function loadOrCreateControllerPki(dir: string, opts: ControllerPki
     });
     status = 'server-reissued';
   }
-  return assemble(dir, trustDomain, { root, intermediate, signing, server }, status);
+  const pki = assemble(dir, trustDomain, { root, intermediate, signing, server }, status);
+  // the operators' copy, for CA files that came from elsewhere (a node adopting its network's CA)
+  if ((await readOptional(join(dir, CA_BUNDLE_FILE))) !== pki.caBundlePem) await commitFiles(dir, { [CA_BUNDLE_FILE]: pki.caBundlePem });
+  return pki;
 }
 
 async function createPki(dir: string, trustDomain: string, sans: ServerSans, now: Date): Promise<ControllerPki> {

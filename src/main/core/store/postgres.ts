@@ -230,9 +230,7 @@ export class PostgresStore implements Store {
     const done: number[] = [];
     this.pg.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
     try {
-      this.pg.query(
-        'CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
-      );
+      this.pg.query('CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
       this.pg.query(NOTIFY_FUNCTIONS);
       const applied = new Set(this.pg.query('SELECT version FROM schema_migrations').rows.map((r) => Number(r.version)));
       for (const m of [...list].sort((a, b) => a.version - b.version)) {

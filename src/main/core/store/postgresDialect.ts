@@ -235,8 +235,9 @@ export function learnSchema(script: string): void {
     } else if (isWord(s[0], 'ALTER')) {
       const t = trimmed(stmt).filter(significant);
       const info = schema.get(unquote(t[2]!));
-      const colAt = t.findIndex((n) => isWord(n, 'COLUMN'));
-      if (info && colAt > 0) addColumnDef(info, t.slice(colAt + 1));
+      const addAt = t.findIndex((n) => isWord(n, 'ADD'));
+      const colAt = isWord(t[addAt + 1], 'COLUMN') ? addAt + 1 : addAt;
+      if (info && addAt > 0) addColumnDef(info, t.slice(colAt + 1));
     }
   }
 }
@@ -264,13 +265,15 @@ function columnType(t: Node | undefined): string {
 
 const unquote = (n: Node): string => (n.k === 'qid' ? n.v.slice(1, -1).replace(/""/g, '"') : n.k === 'group' ? '' : n.v.toLowerCase());
 
-/** The schema of the built-in migrations, learnt on first need (tables declared elsewhere: `learnSchema`). */
+/** Learns the schema of the built-in migrations on first need (tables declared elsewhere: `learnSchema`). */
+function ensureSchema(): void {
+  if (schemaLoaded) return;
+  schemaLoaded = true;
+  const learn = (s: string) => learnSchema(s);
+  for (const m of migrations) m.up({ dialect: 'postgres', exec: learn, native: learn });
+}
 function tableInfo(table: string): TableInfo | undefined {
-  if (!schemaLoaded) {
-    schemaLoaded = true;
-    const learn = (s: string) => learnSchema(s);
-    for (const m of migrations) m.up({ dialect: 'postgres', exec: learn, native: learn });
-  }
+  ensureSchema();
   return schema.get(table);
 }
 
@@ -320,7 +323,7 @@ function descend(nodes: Node[], condition: boolean): void {
 
 /** The PostgreSQL type of a column name, if every table that has a column of that name gives it the same type. */
 function typeOfName(name: string): string | undefined {
-  tableInfo('');
+  ensureSchema();
   let type: string | undefined;
   for (const info of schema.values()) {
     const t = info.columns.get(name);
@@ -330,13 +333,17 @@ function typeOfName(name: string): string | undefined {
   return type;
 }
 function knownName(name: string): boolean {
-  tableInfo('');
+  ensureSchema();
   return [...schema.values()].some((i) => i.columns.has(name));
 }
 
+const levelTables = new WeakMap<Node[], Map<string, TableInfo>>();
 /** The tables named in FROM/JOIN at one level, by alias (and by name). */
 function tablesOf(nodes: Node[]): Map<string, TableInfo> {
+  const cached = levelTables.get(nodes);
+  if (cached) return cached;
   const out = new Map<string, TableInfo>();
+  levelTables.set(nodes, out);
   for (let i = 0; i < nodes.length; i++) {
     if (!isWord(nodes[i], 'FROM', 'JOIN', 'UPDATE', 'INTO')) continue;
     const t = next(nodes, i);
@@ -651,12 +658,16 @@ function rewriteCast(g: Group): void {
   if (as >= 0 && t?.k === 'word') t.v = columnType(t) === 'text' ? t.v : columnType(t).toUpperCase();
 }
 
-/** LIKE → ILIKE, GLOB → a regular expression, `IS [NOT] x` → IS [NOT] DISTINCT FROM, `? IS NULL` typed. */
+/** LIKE → ILIKE (ESCAPE '' unless one is given), GLOB → a regular expression, `IS [NOT] x` → IS [NOT] DISTINCT FROM, `? IS NULL` typed. */
 function rewriteOperators(nodes: Node[]): void {
   for (let i = 0; i < nodes.length; i++) {
     const n = nodes[i] as Tok;
-    if (isWord(n, 'LIKE')) n.v = 'ILIKE';
-    else if (isWord(n, 'GLOB')) {
+    if (isWord(n, 'LIKE')) {
+      n.v = 'ILIKE';
+      // PostgreSQL's LIKE escapes with a backslash unless told otherwise; SQLite's has no escape character
+      const end = operandEnd(nodes, next(nodes, i));
+      if (!isWord(nodes[next(nodes, end - 1)], 'ESCAPE')) nodes.splice(end, 0, raw(" ESCAPE ''"));
+    } else if (isWord(n, 'GLOB')) {
       const p = prev(nodes, i);
       const negated = isWord(nodes[p], 'NOT');
       if (negated) nodes[p] = raw('');
@@ -677,7 +688,7 @@ function rewriteOperators(nodes: Node[]): void {
   }
 }
 
-/** The end (exclusive) of the simple operand starting at i: a name (a.b), a call, a group, a literal, a parameter. */
+/** The end (exclusive) of the simple operand starting at i: names (a.b), calls, groups, literals, parameters, joined by ||. */
 function operandEnd(nodes: Node[], i: number): number {
   let j = i;
   for (;;) {
@@ -685,17 +696,13 @@ function operandEnd(nodes: Node[], i: number): number {
     if (!n) return j;
     j++;
     if (n.k === 'word' || n.k === 'qid') {
-      if (isOp(nodes[j], '.')) {
-        j++;
-        continue;
-      }
-      if (nodes[j]?.k === 'group') j++;
+      while (isOp(nodes[j], '.') && nodes[j + 1]) j += 2;
+      const g = next(nodes, j - 1);
+      if (nodes[g]?.k === 'group') j = g + 1;
     }
-    if (isOp(nodes[j], '||')) {
-      j = next(nodes, j);
-      continue;
-    }
-    return j;
+    const concat = next(nodes, j - 1);
+    if (!isOp(nodes[concat], '||')) return j;
+    j = next(nodes, concat);
   }
 }
 

@@ -1,0 +1,189 @@
+// Three Weft processes on one PostgreSQL database: one network, whichever node a client reaches.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiClient } from '../support/client';
+import { tempDir } from '../support/app';
+import { csr } from '../support/pki';
+import { startPostgres, type PostgresServer } from '../support/postgres';
+import { startWeftProcess, type WeftProcess } from '../support/weftProcess';
+
+const PASSWORD = 'cluster-admin-password';
+
+let pg: PostgresServer;
+let nodes: WeftProcess[] = [];
+let admins: ApiClient[] = [];
+
+/** A node: its own data directory, listeners and built-in router (named after it), the shared database. */
+async function startNode(database: string, n: number): Promise<WeftProcess> {
+  const dir = tempDir('weft-node-');
+  const config = join(dir, 'weft.yaml');
+  writeFileSync(config, `router:\n  name: er-node-${n}\n`);
+  return startWeftProcess(
+    join(dir, 'data'),
+    [
+      '--config',
+      config,
+      '--database',
+      database,
+      '--api-address',
+      '127.0.0.1:0',
+      '--console-address',
+      '127.0.0.1:0',
+      '--router-listener',
+      'tls:127.0.0.1:0',
+    ],
+    { WEFT_ADMIN_PASSWORD: PASSWORD },
+  );
+}
+
+/** Polls `probe` until it holds; returns how long that took (fails after `ms`). */
+async function within(ms: number, probe: () => Promise<boolean>): Promise<number> {
+  const start = Date.now();
+  while (!(await probe())) {
+    if (Date.now() - start > ms) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return Date.now() - start;
+}
+
+beforeAll(async () => {
+  pg = await startPostgres();
+  const database = await pg.createDatabase();
+  // the first node creates the network; the others join it together
+  nodes = [await startNode(database, 1)];
+  nodes.push(...(await Promise.all([startNode(database, 2), startNode(database, 3)])));
+  admins = await Promise.all(nodes.map((n) => n.login('admin', PASSWORD)));
+});
+
+afterAll(async () => {
+  await Promise.all(admins.map((a) => a.close()));
+  await Promise.all(nodes.map((n) => n.stop()));
+  await pg?.stop();
+});
+
+describe('three Weft nodes on one PostgreSQL database', () => {
+  it('share one CA, and /controllers lists every node with its API addresses, online', async () => {
+    expect(new Set(nodes.map((n) => n.caPem())).size).toBe(1);
+    for (const admin of admins) {
+      const list = (await admin.get('/controllers')).body.data as Array<Record<string, any>>;
+      expect(list).toHaveLength(3);
+      for (const node of nodes) {
+        const row = list.find((c) => c.apiAddresses['edge-management'][0].url.startsWith(node.api));
+        expect(row, node.api).toMatchObject({ isOnline: true });
+      }
+    }
+    // and every node runs its own edge router
+    const routers = (await admins[0]!.get('/edge-routers')).body.data as Array<Record<string, any>>;
+    expect(
+      routers
+        .filter((r) => r.name.startsWith('er-node-') && r.isOnline)
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(['er-node-1', 'er-node-2', 'er-node-3']);
+  });
+
+  it('an API session made on one node works on the others', async () => {
+    const session = (await admins[0]!.get('/current-api-session')).body.data;
+    for (const node of nodes.slice(1)) {
+      const c = new ApiClient(node.api, node.caPem());
+      c.token = admins[0]!.token;
+      const r = await c.get('/current-api-session');
+      expect(r.status).toBe(200);
+      expect(r.body.data.id).toBe(session.id);
+      await c.close();
+    }
+  });
+
+  it('a policy change made on one node is visible through the others within 1 s', async () => {
+    const admin = admins[0]!;
+    const identityId = await admin.create('/identities', { name: 'cluster-user', type: 'User', isAdmin: false, roleAttributes: ['cluster'] });
+    await admin.post('/authenticators', { method: 'updb', identityId, username: 'cluster-user', password: 'cluster-user-password' });
+    const serviceId = await admin.create('/services', { name: 'cluster-service', roleAttributes: ['cluster-svc'], encryptionRequired: true });
+    const user = new ApiClient(nodes[1]!.api, nodes[1]!.caPem());
+    await user.login('cluster-user', 'cluster-user-password');
+    const visible = async () => ((await user.get('/services', { api: 'client' })).body.data as Array<{ id: string }>).some((s) => s.id === serviceId);
+    expect(await visible()).toBe(false); // and node 2 has this answer cached now
+    await admin.create('/service-policies', {
+      name: 'cluster-dial',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#cluster'],
+      serviceRoles: ['#cluster-svc'],
+    });
+    expect(await within(1000, visible)).toBeLessThan(1000);
+    await user.close();
+  });
+
+  it('an enrollment token is single-use across the nodes', async () => {
+    const id = await admins[0]!.create('/identities', { name: 'cluster-device', type: 'Device', isAdmin: false, enrollment: { ott: true } });
+    const token = (await admins[0]!.get(`/identities/${id}`)).body.data.enrollment.ott.token as string;
+    const attempts = await Promise.all(
+      nodes.map(async (node) => {
+        const { csrPem } = await csr('EC-P256', 'cluster-device');
+        const c = new ApiClient(node.api, node.caPem());
+        const r = await c.post('/enroll/ott', { token, clientCsr: csrPem }, { api: 'client' });
+        await c.close();
+        return r.status;
+      }),
+    );
+    expect(attempts.filter((s) => s === 200)).toHaveLength(1);
+    expect(attempts.filter((s) => s >= 400 && s < 500)).toHaveLength(2);
+  });
+
+  it('SIGKILL of one node under write load: the others keep serving and no acknowledged write is lost', async () => {
+    const acknowledged: string[] = [];
+    const failuresOnSurvivors: number[] = [];
+    let killed = false;
+    let n = 0;
+    const worker = async () => {
+      while (n < 240) {
+        const i = n++;
+        const target = i % 3;
+        if (killed && target === 2) {
+          // the dead node refuses connections: not acknowledged, and not counted against the survivors
+          const r = await admins[2]!.post('/services', { name: `load-${i}`, encryptionRequired: true }).catch(() => undefined);
+          expect(r?.status ?? 0).not.toBe(201);
+          continue;
+        }
+        const r = await admins[target]!.post('/services', { name: `load-${i}`, encryptionRequired: true }).catch(() => undefined);
+        if (r?.status === 201) acknowledged.push(r.body.data.id);
+        else if (target !== 2) failuresOnSurvivors.push(r?.status ?? 0);
+        if (i === 90 && !killed) {
+          killed = true;
+          nodes[2]!.proc.kill('SIGKILL');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 6 }, worker));
+    expect(killed).toBe(true);
+    expect(failuresOnSurvivors).toEqual([]);
+    const stored = new Set<string>();
+    for (let offset = 0; ; offset += 500) {
+      const page = (await admins[0]!.get(`/services?filter=${encodeURIComponent('name contains "load-"')}&limit=500&offset=${offset}`)).body;
+      for (const s of page.data as Array<{ id: string }>) stored.add(s.id);
+      if (offset + 500 >= page.meta.pagination.totalCount) break;
+    }
+    expect(acknowledged.length).toBeGreaterThan(150);
+    expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
+    // the killed node's heartbeat stops: the others report it offline
+    await within(30_000, async () => {
+      const list = (await admins[0]!.get('/controllers')).body.data as Array<Record<string, any>>;
+      return list.some((c) => c.apiAddresses['edge-management'][0].url.startsWith(nodes[2]!.api) && !c.isOnline);
+    });
+  });
+
+  it('while PostgreSQL restarts the nodes answer 503 with the envelope, then recover by themselves', async () => {
+    const admin = admins[0]!;
+    expect((await admin.get('/identities')).status).toBe(200);
+    await pg.halt();
+    const down = await admin.get('/identities');
+    expect(down.status).toBe(503);
+    expect(down.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', requestId: expect.any(String) });
+    await pg.resume();
+    await within(30_000, async () => (await admin.get('/identities')).status === 200);
+    expect((await admins[1]!.get('/identities')).status).toBe(200);
+    // writes work again, on every surviving node
+    expect((await admins[1]!.post('/services', { name: 'after-restart', encryptionRequired: true })).status).toBe(201);
+  });
+});
