@@ -107,7 +107,7 @@ async function waitUntilAccepting(url: string, proc: ChildProcess, log: () => st
       return;
     } catch (e) {
       await c.end().catch(() => undefined);
-      if (Date.now() > deadline) throw new Error(`PostgreSQL did not start: ${(e as Error).message}\n${log()}`);
+      if (Date.now() > deadline) throw new Error(`PostgreSQL did not start: ${(e as Error).message}\n${log()}`, { cause: e });
       await new Promise((r) => setTimeout(r, 50));
     }
   }
