@@ -113,15 +113,13 @@ function shareFromData(core: Core, token: string, json: string, serviceId: strin
 }
 
 const RESOLVER_CACHE_SIZE = 4096;
-// Row changes made through this connection (every write Weft makes); reading it touches no database page.
-const LOCAL_CHANGES = 'SELECT total_changes() AS n';
-// Writers outside Weft (another connection) are not counted above; answers are never older than this.
+// Writers outside Weft are not counted by the store's generation (which other Weft nodes' writes do advance);
+// answers are never older than this.
 const MAX_ANSWER_AGE_MS = 1000;
 
 /**
  * The frontend's ShareResolver, backed by the store. Answers (misses too) are cached until the store changes,
- * so a deleted service stops its share on the very next request, while an unchanged store costs one trivial
- * statement per request instead of an indexed lookup.
+ * so a deleted service stops its share on the very next request, while an unchanged store costs no statement at all.
  */
 export function createShareResolver(core: Core): { resolve(token: string): LiveShare | undefined } {
   const cache = new Map<string, LiveShare | undefined>();
@@ -129,7 +127,7 @@ export function createShareResolver(core: Core): { resolve(token: string): LiveS
   let cachedAtMs = 0;
   return {
     resolve(token) {
-      const changes = core.store.getSql<{ n: number }>(LOCAL_CHANGES)!.n;
+      const changes = core.store.generation;
       const nowMs = performance.now();
       if (changes !== cachedChanges || nowMs - cachedAtMs > MAX_ANSWER_AGE_MS) {
         cache.clear();

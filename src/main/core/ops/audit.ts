@@ -32,7 +32,9 @@ export interface AuditEntry {
 }
 
 const MAX_TEXT = 256;
-const text = (v: string | undefined): string | null => (v === undefined || v === '' ? null : v.length > MAX_TEXT ? v.slice(0, MAX_TEXT) : v);
+/** What was tried is recorded as text any store holds: bounded, NUL characters (PostgreSQL refuses them) shown as U+FFFD. */
+const text = (v: string | undefined): string | null =>
+  v === undefined || v === '' ? null : (v.length > MAX_TEXT ? v.slice(0, MAX_TEXT) : v).replace(/\u0000/g, '\uFFFD');
 
 /**
  * Stores one entry. Never throws: an audit write that fails (e.g. the store is unavailable, in which case the

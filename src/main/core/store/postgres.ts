@@ -10,6 +10,7 @@ import {
   type RunResult,
   type Store,
 } from './db';
+import { validationError } from '../errors';
 import { PostgresBridge, type TxMark } from './postgresBridge';
 import { ddlToPostgres, toPostgres } from './postgresDialect';
 
@@ -288,7 +289,8 @@ export class PostgresStore implements Store {
   columns(table: string): ColumnInfo[] {
     return this.pg
       .query(
-        `SELECT a.attname AS name, a.attnotnull AS notnull, coalesce(array_position(i.indkey::int2[], a.attnum), 0) AS pk
+        `SELECT a.attname AS name, a.attnotnull AS notnull,
+                coalesce((SELECT k.n FROM unnest(i.indkey) WITH ORDINALITY AS k(attnum, n) WHERE k.attnum = a.attnum), 0) AS pk
          FROM pg_attribute a LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
          WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
         [table],
@@ -336,7 +338,11 @@ function effectOf(sql: string): Statement['effect'] {
   return table && VOLATILE_TABLES.has(table) ? 'volatile' : 'stable';
 }
 
+/** PostgreSQL's text (and jsonb) cannot hold U+0000, which SQLite stores: such input is refused, not half-stored. */
+const NUL = /\u0000|\\u0000/;
+
 function toParam(v: unknown): unknown {
+  if (typeof v === 'string' && NUL.test(v)) throw validationError('value', 'text must not contain NUL characters (U+0000)');
   if (typeof v === 'boolean') return v ? 1 : 0;
   if (v instanceof Date) return v.toISOString();
   if (typeof v === 'bigint') return v.toString();
