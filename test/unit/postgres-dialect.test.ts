@@ -152,7 +152,9 @@ describe('translated statements', () => {
   });
 
   it('number parameters in order, leaving ? in literals, identifiers and comments alone', () => {
-    expect(toPostgres('SELECT \'?\', "a?" FROM t -- why?\nWHERE a = ? AND b = ?')).toBe('SELECT \'?\', "a?" FROM t -- why?\nWHERE a = $1 AND b = $2');
+    expect(toPostgres('SELECT \'?\', "a?" FROM t -- why?\nWHERE a = ? AND b = ?')).toBe(
+      'SELECT \'?\' AS "\'?\'", "a?" FROM t -- why?\nWHERE a = $1 AND b = $2',
+    );
   });
 });
 
@@ -224,6 +226,12 @@ describe('meaning, compared with SQLite on the same data', () => {
     await same('SELECT id FROM identities t WHERE NOT t.disabled AND (t.disabled OR 1) ORDER BY id');
     await same('SELECT sum(disabled = 1) AS s, min(coalesce(name = ?, 0)) AS m FROM identities', 'bob');
     await same('SELECT id FROM identities t WHERE NOT coalesce(instr(t.name, ?) > 0, 0) ORDER BY id', 'o');
+  });
+
+  it('names unaliased expression columns as SQLite does; a scalar subquery stays a value', async () => {
+    const rows = await same("SELECT 1, max(length(name), 2), (SELECT name FROM identities WHERE id = ?) AS s FROM identities WHERE id = 'i2'", 'i1');
+    expect(Object.keys(rows[0] as object)).toEqual(['1', 'max(length(name), 2)', 's']);
+    expect(Object.keys((await same('SELECT count(*) FROM identities'))[0] as object)).toEqual(['count(*)']);
   });
 
   it('IS NOT ?, ? IS NULL, max/min of several, ifnull', async () => {

@@ -196,7 +196,8 @@ const CLAUSE_END = new Set([
 /** Whether a level (a select item, a function argument) is a boolean expression in PostgreSQL. */
 function isBooleanExpr(nodes: Node[]): boolean {
   const t = trimmed(nodes);
-  if (t.length === 1 && t[0]!.k === 'group') return isBooleanExpr(t[0].items);
+  // a parenthesized expression is looked into; a scalar subquery is a value
+  if (t.length === 1 && t[0]!.k === 'group') return !isWord(trimmed(t[0].items)[0], 'SELECT', 'WITH', 'VALUES') && isBooleanExpr(t[0].items);
   let caseDepth = 0;
   for (const n of nodes) {
     if (isWord(n, 'CASE')) caseDepth++;
@@ -292,6 +293,7 @@ export function toPostgres(sql: string): string {
  * clause's parenthesized part), so a bare integer column in it is a truth value.
  */
 function rewriteLevel(nodes: Node[], condition: boolean): void {
+  nameSelectItems(nodes);
   typeJsonValues(nodes);
   rewriteCalls(nodes);
   rewriteOperators(nodes);
@@ -738,6 +740,37 @@ function betweenAnd(nodes: Node[], p: number): boolean {
   }
   return false;
 }
+
+/**
+ * SQLite names an unaliased expression column by its text (`count(*)`, `1`), PostgreSQL by the function (`count`)
+ * or `?column?`: such items get their SQLite name as an alias (before any rewrite changes their text).
+ */
+function nameSelectItems(nodes: Node[]): void {
+  for (let i = 0; i < nodes.length; i++) {
+    if (!isWord(nodes[i], 'SELECT')) continue;
+    let start = next(nodes, i);
+    if (isWord(nodes[start], 'DISTINCT', 'ALL')) start = next(nodes, start);
+    if (start < 0) continue;
+    let end = start;
+    while (end < nodes.length && !(isWord(nodes[end], ...CLAUSE_END) || isPunct(nodes[end], ';'))) end++;
+    const items = splitCommas(nodes.slice(start, end)).map((item) => {
+      const t = trimmed(item);
+      const sig = t.filter(significant);
+      const simple = sig.every((n, k) => (k % 2 === 0 ? n.k === 'word' || n.k === 'qid' || isOp(n, '*') : isOp(n, '.')));
+      const aliased = sig.some((n) => isWord(n, 'AS')) || (sig.length >= 2 && isNameTok(sig[sig.length - 1]) && !isOp(sig[sig.length - 2], '.'));
+      if (simple || aliased || !t.length) return item;
+      const at = item.lastIndexOf(t[t.length - 1]!) + 1;
+      const alias: Tok[] = [raw(' '), word('AS'), raw(' '), { k: 'qid', v: `"${source(t).replace(/"/g, '""')}"` }];
+      return [...item.slice(0, at), ...alias, ...item.slice(at)];
+    });
+    const replaced = joinCommas(items);
+    nodes.splice(start, end - start, ...replaced);
+    i = start + replaced.length - 1;
+  }
+}
+const isNameTok = (n: Node | undefined): boolean => n?.k === 'qid' || (n?.k === 'word' && !KEYWORDS.has(n.v.toUpperCase()));
+/** The SQL of nodes as written (parameters stay `?`). */
+const source = (nodes: Node[]): string => nodes.map((n) => (n.k === 'group' ? `(${source(n.items)})` : n.v)).join('');
 
 /** Select items that are comparisons/EXISTS (booleans in PostgreSQL) → `(...)::int`; bare `SELECT ?` typed. */
 function rewriteSelectList(nodes: Node[]): void {
