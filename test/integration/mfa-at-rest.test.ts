@@ -3,37 +3,22 @@
 // of an API session surviving a restart.
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { request } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp, tempDir, type TestApp } from '../support/app';
 import { ApiClient } from '../support/client';
 import { ManualClock } from '../support/clock';
+import { onPostgres } from '../support/postgres';
+import { allStoredText, rawSql } from '../support/rawDb';
 import { createUser, epochSeconds, login, secretOf, totp, totpStepStart } from '../support/users';
 
 const STEP = 30_000;
 const PASSWORD = 'at-rest-password-1';
 
-/** Every text value of every column of every table of the database file, read directly. */
-function everyStoredText(dataDir: string): string[] {
-  const db = new Database(join(dataDir, 'weft.db'), { readonly: true, fileMustExist: true });
-  try {
-    const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>;
-    const out: string[] = [];
-    for (const { name } of tables) {
-      for (const row of db.prepare(`SELECT * FROM "${name}"`).all() as Array<Record<string, unknown>>) {
-        for (const v of Object.values(row))
-          if (typeof v === 'string') out.push(v);
-          else if (Buffer.isBuffer(v)) out.push(v.toString('latin1'));
-      }
-    }
-    return out;
-  } finally {
-    db.close();
-  }
-}
-
-/** The database file and its WAL as bytes (what a copy of the data directory would hold). */
+/**
+ * SQLite's database file and its WAL as bytes (what a copy of the data directory would hold). Not on PostgreSQL: its
+ * files belong to the server; there the check is of what every table holds (allStoredText).
+ */
 function rawDatabase(dataDir: string): string {
   const read = (f: string) => {
     try {
@@ -45,11 +30,12 @@ function rawDatabase(dataDir: string): string {
   return read('weft.db') + read('weft.db-wal');
 }
 
-function expectNotStored(dataDir: string, secret: string, codes: string[]): void {
-  const texts = everyStoredText(dataDir);
+async function expectNotStored(app: TestApp, secret: string, codes: string[]): Promise<void> {
+  const texts = await allStoredText(app);
+  expect(texts.length).toBeGreaterThan(0);
   expect(texts.filter((t) => t.includes(secret))).toEqual([]);
   for (const code of codes) expect(texts.filter((t) => t.includes(code))).toEqual([]);
-  expect(rawDatabase(dataDir)).not.toContain(secret);
+  if (!onPostgres()) expect(rawDatabase(app.dataDir)).not.toContain(secret);
 }
 
 /** A client of a (restarted) app carrying an existing API session token. */
@@ -94,10 +80,10 @@ describe('MFA secrets at rest', () => {
     expect(codes).toHaveLength(20);
     // pending: still shown on every read
     expect((await client.get('/current-identity/mfa')).body.data.recoveryCodes).toEqual(codes);
-    expectNotStored(dataDir, secret, codes);
+    await expectNotStored(app, secret, codes);
 
     expect((await client.post('/current-identity/mfa/verify', { code: code() })).status).toBe(200);
-    expectNotStored(dataDir, secret, codes);
+    await expectNotStored(app, secret, codes);
     const row = app.core.store.getSql<{ secret: string; recovery_codes: string; recovery_codes_pending: string | null }>(
       'SELECT secret, recovery_codes, recovery_codes_pending FROM mfas',
     )!;
@@ -128,7 +114,7 @@ describe('MFA secrets at rest', () => {
     expect((await d.client.post('/authenticate/mfa', { code: codes[1] })).status).toBe(200);
     await c.client.close();
     await d.client.close();
-    expectNotStored(dataDir, secret, codes);
+    await expectNotStored(app, secret, codes);
   });
 
   it('regenerated recovery codes are kept sealed until the next view shows them, then only as digests', async () => {
@@ -142,7 +128,7 @@ describe('MFA secrets at rest', () => {
     const fresh = (await client.get('/current-identity/mfa/recovery-codes', { headers: { 'mfa-validation-code': code() } })).body.data.recoveryCodes;
     expect(fresh).toHaveLength(20);
     expect(app.core.store.getSql<{ p: string | null }>('SELECT recovery_codes_pending AS p FROM mfas')!.p).toBeNull();
-    expectNotStored(dataDir, secret, fresh);
+    await expectNotStored(app, secret, fresh);
     codes = fresh;
     await client.close();
   });
@@ -169,7 +155,7 @@ describe('MFA secrets at rest', () => {
     expect(app.core.store.getSql<{ p: string | null }>('SELECT recovery_codes_pending AS p FROM mfas')!.p).toBeNull();
     clock.advance(STEP);
     expect((await mutate('security.mfa.recoveryCodes', { code: code() })).data.recoveryCodes).toEqual([]);
-    expectNotStored(dataDir, secret, made);
+    await expectNotStored(app, secret, made);
     codes = made;
   });
 
@@ -178,19 +164,20 @@ describe('MFA secrets at rest', () => {
     // what an earlier version left behind: the secret and the codes as plain text
     const plainSecret = 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP';
     const plainCodes = ['ABCDEF', 'GHIJKL', 'MNOPQR'];
-    const db = new Database(join(dataDir, 'weft.db'));
-    db.prepare('UPDATE mfas SET secret = ?, recovery_codes = ?, recovery_codes_pending = NULL').run(plainSecret, JSON.stringify(plainCodes));
-    db.close();
+    await rawSql(app, 'UPDATE mfas SET secret = ?, recovery_codes = ?, recovery_codes_pending = NULL', plainSecret, JSON.stringify(plainCodes));
     secret = plainSecret;
 
-    expect(rawDatabase(dataDir)).toContain(plainSecret);
+    expect((await allStoredText(app)).filter((t) => t.includes(plainSecret))).toEqual([plainSecret]);
+    if (!onPostgres()) expect(rawDatabase(dataDir)).toContain(plainSecret);
     app = await startTestApp({ dataDir, clock });
-    const texts = everyStoredText(dataDir);
+    const texts = await allStoredText(app);
     expect(texts.filter((t) => t.includes(plainSecret))).toEqual([]);
     for (const c of plainCodes) expect(texts.filter((t) => t.includes(`"${c}"`))).toEqual([]);
-    // nor left behind in freed space or the WAL
-    expect(rawDatabase(dataDir)).not.toContain(plainSecret);
-    expect(rawDatabase(dataDir)).not.toContain(JSON.stringify(plainCodes));
+    // nor left behind in freed space or the WAL (SQLite's files; PostgreSQL's belong to its server)
+    if (!onPostgres()) {
+      expect(rawDatabase(dataDir)).not.toContain(plainSecret);
+      expect(rawDatabase(dataDir)).not.toContain(JSON.stringify(plainCodes));
+    }
     clock.advance(STEP);
     const a = await login(app, 'rest-user', PASSWORD);
     expect((await a.client.post('/authenticate/mfa', { code: code() })).status).toBe(200);

@@ -1,11 +1,12 @@
-import type { SqliteStore } from '../../src/main/core/store/sqlite';
 import Database from 'better-sqlite3';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { ManualClock, MINUTE } from '../support/clock';
+import { onPostgres } from '../support/postgres';
+import { foreignKeyViolations, rawDb, rawSql } from '../support/rawDb';
 import { createUser, login } from '../support/users';
 import { integrityOf } from '../../src/main/core/ops/integrity';
 
@@ -68,19 +69,22 @@ describe('data integrity', () => {
     const userId = await createUser(admin, 'corrupt-user', 'corrupt-password', { roleAttributes: ['blue', 'green'] });
     const { client } = await login(app, 'corrupt-user', 'corrupt-password');
     const sessionId = (await client.get('/current-api-session')).body.data.id;
-    const db = (app.core.store as SqliteStore).sqlite;
-    db.pragma('foreign_keys = OFF');
+    // a connection of its own that does not enforce foreign keys (SQLite: foreign_keys off; PostgreSQL: replica role)
+    const db = await rawDb(app, { unchecked: true });
     try {
-      db.prepare("UPDATE identities SET auth_policy_id = 'vanished-policy' WHERE id = ?").run(userId);
-      db.prepare(
+      await db.sql("UPDATE identities SET auth_policy_id = 'vanished-policy' WHERE id = ?", userId);
+      await db.sql(
         "INSERT INTO authenticators (id, identity_id, method, username, created_at, updated_at) VALUES ('orphan-auth', 'ghost-identity', 'updb', 'ghost', 'x', 'x')",
-      ).run();
-      db.prepare("INSERT INTO role_attributes (entity_type, attr, entity_id) VALUES ('identity', 'red', 'ghost-identity')").run();
-      db.prepare("DELETE FROM role_attributes WHERE entity_id = ? AND attr = 'green'").run(userId);
-      db.prepare("UPDATE api_sessions SET authenticator_id = 'gone-authenticator' WHERE id = ?").run(sessionId);
+      );
+      await db.sql("INSERT INTO role_attributes (entity_type, attr, entity_id) VALUES ('identity', 'red', 'ghost-identity')");
+      await db.sql("DELETE FROM role_attributes WHERE entity_id = ? AND attr = 'green'", userId);
+      await db.sql("UPDATE api_sessions SET authenticator_id = 'gone-authenticator' WHERE id = ?", sessionId);
     } finally {
-      db.pragma('foreign_keys = ON');
+      await db.close();
     }
+    // the database itself sees the dangling references (checked apart from the app)
+    const dangling = (await foreignKeyViolations(app)).map((v) => `${String(v.table)} -> ${String(v.parent)}`).sort();
+    expect(dangling).toEqual(['authenticators -> identities', 'identities -> auth_policies']);
 
     expect((await admin.post('/database/check-data-integrity')).status).toBe(202);
     const found = await finish();
@@ -97,7 +101,7 @@ describe('data integrity', () => {
     );
     expect(found.results, JSON.stringify(descriptions, null, 1)).toHaveLength(5);
     // a check changes nothing
-    expect(db.prepare("SELECT count(*) AS n FROM authenticators WHERE id = 'orphan-auth'").get()).toEqual({ n: 1 });
+    expect(await rawSql(app, "SELECT count(*) AS n FROM authenticators WHERE id = 'orphan-auth'")).toEqual([{ n: 1 }]);
 
     expect((await admin.post('/database/fix-data-integrity')).status).toBe(202);
     const fixed = await finish();
@@ -107,7 +111,7 @@ describe('data integrity', () => {
 
     expect((await admin.post('/database/check-data-integrity')).status).toBe(202);
     expect((await finish()).results).toEqual([]);
-    expect(db.pragma('foreign_key_check')).toEqual([]);
+    expect(await foreignKeyViolations(app)).toEqual([]);
     expect((await admin.get(`/identities/${userId}`)).body.data.authPolicyId).toBe('default');
     const green = await admin.get(`/identities?roleFilter=${encodeURIComponent('#green')}`);
     expect(green.body.data.map((i: any) => i.id)).toEqual([userId]);
@@ -128,7 +132,16 @@ describe('data integrity', () => {
 });
 
 describe('database snapshot', () => {
-  it('writes a consistent SQLite copy into the data dir; one per interval (429 with Retry-After before)', async () => {
+  it.runIf(onPostgres())('is not supported on PostgreSQL (backed up by its own tools): 409 NOT_SUPPORTED, nothing written', async () => {
+    for (let i = 0; i < 2; i++) {
+      const r = await admin.post('/database/snapshot');
+      expect(r.status).toBe(409);
+      expect(r.body.error).toMatchObject({ code: 'NOT_SUPPORTED', message: expect.stringMatching(/PostgreSQL.*pg_dump/) });
+    }
+    expect(existsSync(join(app.dataDir, 'snapshots'))).toBe(false);
+  });
+
+  it.skipIf(onPostgres())('writes a consistent SQLite copy into the data dir; one per interval (429 with Retry-After before)', async () => {
     const r = await admin.post('/database/snapshot');
     expect(r.status).toBe(200);
     expect(r.body.data).toEqual({});

@@ -1,4 +1,3 @@
-import type { SqliteStore } from '../../src/main/core/store/sqlite';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,9 +5,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { externalJwtSigners } from '../../src/main/core/entities/externalJwtSigners';
 import { identities } from '../../src/main/core/entities/identities';
 import { createResource } from '../../src/main/core/entities/resource';
-import { startTestApp } from '../support/app';
+import { startTestApp, testDatabase } from '../support/app';
 import { ManualClock } from '../support/clock';
 import { JwksServer, signingKey, signJwt, type SigningKey } from '../support/jwks';
+import { storeOutage } from '../support/rawDb';
 import { createUser, epochSeconds } from '../support/users';
 
 const dirs: string[] = [];
@@ -115,7 +115,9 @@ describe('503 SERVICE_UNAVAILABLE', () => {
   it('when a request outlives request_timeout, and when the store is unavailable', async () => {
     // no password logins here: argon2 under a loaded machine must not race the short timeout
     const clock = new ManualClock();
-    const app = await startTestApp({ configFile: configFile('rate_limits:\n  request_timeout: 2s\n'), clock });
+    // SQLite: its connection closed under the app; PostgreSQL: the server unreachable for this app alone
+    const outage = await storeOutage(await testDatabase());
+    const app = await startTestApp({ configFile: configFile('rate_limits:\n  request_timeout: 2s\n'), clock, database: outage.database });
     try {
       const ctx = app.core.system;
       const id = await createResource(ctx, identities, { name: 'jwt-admin', type: 'User', isAdmin: true });
@@ -144,7 +146,7 @@ describe('503 SERVICE_UNAVAILABLE', () => {
       gate.release();
 
       expect((await admin.get('/identities')).status).toBe(200);
-      (app.core.store as SqliteStore).sqlite.close();
+      await outage.begin(app);
       const down = await admin.get('/identities');
       expect(down.status).toBe(503);
       expect(down.body.error).toMatchObject({ code: 'SERVICE_UNAVAILABLE', requestId: expect.any(String) });
@@ -152,6 +154,7 @@ describe('503 SERVICE_UNAVAILABLE', () => {
       await admin.close();
     } finally {
       await app.stop();
+      await outage.end();
     }
   });
 });

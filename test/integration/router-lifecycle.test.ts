@@ -2,7 +2,6 @@
 // time, the `router:` config section, deletion through the Management API, and the circuits of a stopping Weft.
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import Database from 'better-sqlite3';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -15,6 +14,7 @@ import { routerAddresses } from '../../src/main/router/index';
 import { startTestApp, tempDir, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { deviceSession, enrolledDevice, RawEdge, serviceSession, type Device } from '../support/edge';
+import { rawSql } from '../support/rawDb';
 
 /** Collects the app's log lines (the router logs each connection it closes and why). */
 function memoryLog() {
@@ -263,9 +263,8 @@ describe('the router: config section', () => {
     const id = first.router!.id;
     await first.stop({ keepData: true });
     // as a process killed while its router was online leaves it
-    const db = new Database(join(dataDir, 'weft.db'));
-    db.prepare('UPDATE edge_routers SET is_online = 1 WHERE id = ?').run(id);
-    db.close();
+    await rawSql(first, 'UPDATE edge_routers SET is_online = 1 WHERE id = ?', id);
+    expect(await rawSql(first, 'SELECT is_online FROM edge_routers WHERE id = ?', id)).toEqual([{ is_online: 1 }]);
     const off = await startTestApp({ dataDir, configFile: configFile('router:\n  enabled: false\n'), routerListener: undefined });
     const offAdmin = await off.adminClient();
     try {
