@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../src/main/core/store/migrations/index';
-import { ddlToPostgres, toPostgres } from '../../src/main/core/store/postgresDialect';
+import { ddlToPostgres, toPostgres, UntranslatableSqlError } from '../../src/main/core/store/postgresDialect';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 
 /**
@@ -149,6 +149,19 @@ describe('translated statements', () => {
       }
     }
     expect(failures).toEqual([]);
+  });
+
+  it('refuses what only SQLite has, by name', () => {
+    for (const [sql, what] of [
+      ['PRAGMA table_info("identities")', 'PRAGMA'],
+      ['SELECT created_at, rowid FROM audit_log ORDER BY rowid DESC', 'rowid'],
+      ['SELECT rowid FROM services_fts WHERE services_fts MATCH ?', 'rowid'],
+      ["SELECT name FROM sqlite_master WHERE type = 'table'", 'sqlite_master'],
+      ['SELECT total_changes() AS n', 'total_changes()'],
+    ]) {
+      expect(() => toPostgres(sql!)).toThrow(UntranslatableSqlError);
+      expect(() => toPostgres(sql!)).toThrow(`${what} has no PostgreSQL translation`);
+    }
   });
 
   it('number parameters in order, leaving ? in literals, identifiers and comments alone', () => {

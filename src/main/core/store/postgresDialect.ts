@@ -281,9 +281,31 @@ function tableInfo(table: string): TableInfo | undefined {
 // ---------------------------------------------------------------------------------------------------------------
 // runtime statements
 
+/** A statement that uses what only SQLite has (PRAGMA, rowid, FTS5's MATCH, sqlite_master, changes()). */
+export class UntranslatableSqlError extends Error {
+  constructor(what: string, sql: string) {
+    super(`${what} has no PostgreSQL translation: ${sql.replace(/\s+/g, ' ').slice(0, 200)}`);
+  }
+}
+
+/** Refuses the SQLite-only constructs outright (rather than let PostgreSQL fail on them with a syntax error). */
+function refuseSqliteOnly(toks: Tok[], sql: string): void {
+  const first = toks.find(significant);
+  if (first && isWord(first, 'PRAGMA')) throw new UntranslatableSqlError('PRAGMA', sql);
+  for (const t of toks) {
+    if (t.k !== 'word' && t.k !== 'qid') continue;
+    const name = unquote(t);
+    if (name === 'rowid' || name === '_rowid_') throw new UntranslatableSqlError('rowid', sql);
+    if (t.k === 'word' && name === 'match') throw new UntranslatableSqlError('MATCH (FTS5)', sql);
+    if (/^sqlite_/.test(name)) throw new UntranslatableSqlError(name, sql);
+  }
+}
+
 /** One runtime statement in SQLite's dialect → PostgreSQL (`?` → `$n`). */
 export function toPostgres(sql: string): string {
-  const nodes = parse(tokenize(sql));
+  const toks = tokenize(sql);
+  refuseSqliteOnly(toks, sql);
+  const nodes = parse(toks);
   rewriteLevel(nodes, false);
   return render(rewriteStatement(nodes));
 }
@@ -553,7 +575,7 @@ function rewriteCall(name: string, args: Node[][], nodes: Node[], i: number, gi:
     case 'total_changes':
     case 'changes':
     case 'last_insert_rowid':
-      throw new Error(`${name}() has no PostgreSQL equivalent (the store must answer it): ${render(nodes.slice(i))}`);
+      throw new UntranslatableSqlError(`${name}()`, render(nodes));
     default:
       return undefined;
   }
