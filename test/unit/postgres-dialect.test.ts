@@ -203,6 +203,11 @@ describe('meaning, compared with SQLite on the same data', () => {
     await same('SELECT id FROM identities ORDER BY disabled_at, id');
     await same('SELECT id FROM identities ORDER BY disabled_at DESC, id DESC');
     await same('SELECT id, row_number() OVER (ORDER BY disabled_at DESC, id) AS n FROM identities ORDER BY id');
+    // a NOT NULL column keeps PostgreSQL's default placement, so that its (unique) index can still give the order
+    expect(toPostgres('SELECT t.id FROM identities t ORDER BY t.name DESC, t.disabled_at')).toBe(
+      'SELECT t.id FROM identities t ORDER BY t.name DESC, t.disabled_at NULLS FIRST',
+    );
+    await same('SELECT t.id FROM identities t ORDER BY t.name DESC');
   });
 
   it('LIKE is case-insensitive and keeps ESCAPE; GLOB is case-sensitive', async () => {

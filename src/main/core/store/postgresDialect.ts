@@ -218,6 +218,8 @@ const asInt = (nodes: Node[], done = false): Node[] => [{ ...group(nodes), done 
 interface TableInfo {
   columns: Map<string, string>;
   primaryKey: string[];
+  /** NOT NULL and primary key columns: NULL placement means nothing for them */
+  notNull: Set<string>;
 }
 const schema = new Map<string, TableInfo>();
 let schemaLoaded = false;
@@ -230,7 +232,7 @@ export function learnSchema(script: string): void {
       const nameAt = next(s, next(s, 0));
       const body = s.find((n): n is Group => n.k === 'group');
       if (!body || nameAt < 0) continue;
-      const info: TableInfo = { columns: new Map(), primaryKey: [] };
+      const info: TableInfo = { columns: new Map(), primaryKey: [], notNull: new Set() };
       schema.set(unquote(s[nameAt]!), info);
       for (const def of splitCommas(body.items)) addColumnDef(info, trimmed(def));
     } else if (isWord(s[0], 'ALTER')) {
@@ -247,12 +249,14 @@ function addColumnDef(info: TableInfo, def: Node[]): void {
   const sig = def.filter(significant);
   if (isWord(sig[0], 'PRIMARY') && sig[2]?.k === 'group') {
     info.primaryKey = splitCommas(sig[2].items).map((c) => unquote(trimmed(c)[0]!));
+    for (const c of info.primaryKey) info.notNull.add(c);
     return;
   }
   if (!sig[0] || isWord(sig[0], 'UNIQUE', 'CHECK', 'FOREIGN', 'CONSTRAINT')) return;
   const name = unquote(sig[0]);
   info.columns.set(name, columnType(sig[1]));
   if (sig.some((n, i) => isWord(n, 'PRIMARY') && isWord(sig[i + 1], 'KEY'))) info.primaryKey = [name];
+  if (info.primaryKey.includes(name) || sig.some((n, i) => isWord(n, 'NOT') && isWord(sig[i + 1], 'NULL'))) info.notNull.add(name);
 }
 
 /** The PostgreSQL type of a SQLite declared type (affinity rules, simplified to the types this schema uses). */
@@ -823,7 +827,22 @@ function insideInsert(nodes: Node[], i: number): boolean {
   return false;
 }
 
-/** SQLite sorts NULLs first ascending and last descending; PostgreSQL the other way round. */
+/** Whether `expr` (significant nodes) names a NOT NULL column of a table of this level. */
+function isNotNullColumn(level: Node[], expr: Node[]): boolean {
+  const chain = expr.length === 1 || (expr.length === 3 && isOp(expr[1], '.'));
+  const last = expr[expr.length - 1];
+  if (!chain || !last || (last.k !== 'word' && last.k !== 'qid') || (expr.length === 3 && !isNameTok(expr[0]))) return false;
+  const name = unquote(last);
+  const tables = tablesOf(level);
+  if (expr.length === 3) return tables.get(unquote(expr[0]!))?.notNull.has(name) ?? false;
+  const owners = [...new Set(tables.values())].filter((t) => t.columns.has(name));
+  return owners.length === 1 && owners[0]!.notNull.has(name);
+}
+
+/**
+ * SQLite sorts NULLs first ascending and last descending; PostgreSQL the other way round: NULLS FIRST/LAST is added
+ * unless the item is a NOT NULL column (createIndex does the same, so indexes still give the order).
+ */
 function rewriteOrderBy(nodes: Node[]): void {
   for (let i = 0; i < nodes.length; i++) {
     if (!isWord(nodes[i], 'ORDER') || !isWord(nodes[next(nodes, i)], 'BY')) continue;
@@ -839,6 +858,8 @@ function rewriteOrderBy(nodes: Node[]): void {
       const sig = item.filter(significant);
       if (sig.some((n) => isWord(n, 'NULLS'))) return item;
       const desc = isWord(sig[sig.length - 1], 'DESC');
+      // a NOT NULL column keeps PostgreSQL's default, so its primary key / unique / plain index can give the order
+      if (isNotNullColumn(nodes, isWord(sig[sig.length - 1], 'ASC', 'DESC') ? sig.slice(0, -1) : sig)) return item;
       const t = trimmed(item);
       const trailing = item.slice(item.lastIndexOf(t[t.length - 1]!) + 1);
       return [...item.slice(0, item.length - trailing.length), raw(desc ? ' NULLS LAST' : ' NULLS FIRST'), ...trailing];
@@ -1063,9 +1084,10 @@ function translateExpr(nodes: Node[]): string {
   return render(copy);
 }
 
-/** CREATE INDEX: expressions translated, each column's NULLs placed as the runtime ORDER BY places them. */
+/** CREATE INDEX: expressions translated, each nullable column's NULLs placed as the runtime ORDER BY places them. */
 function createIndex(s: Node[]): string {
   const gi = s.findIndex((n) => n.k === 'group');
+  const table = unquote(s[prev(s, gi)]!);
   const cols = splitCommas((s[gi] as Group).items).map((c) => {
     const t = trimmed(c);
     const sig = t.filter(significant);
@@ -1074,7 +1096,9 @@ function createIndex(s: Node[]): string {
     const e = trimmed(expr);
     const isCol = e.length === 1 && (e[0]!.k === 'word' || e[0]!.k === 'qid');
     const sql = translateExpr(e);
-    return `${isCol || sql.startsWith('(') ? sql : `(${sql})`}${desc ? ' DESC NULLS LAST' : ' NULLS FIRST'}`;
+    const column = isCol || sql.startsWith('(') ? sql : `(${sql})`;
+    if (isCol && tableInfo(table)?.notNull.has(unquote(e[0]!))) return `${column}${desc ? ' DESC' : ''}`;
+    return `${column}${desc ? ' DESC NULLS LAST' : ' NULLS FIRST'}`;
   });
   const where = s.slice(gi + 1);
   return `${render(s.slice(0, gi))}(${cols.join(', ')})${where.length ? translateExpr(where) : ''}`;
