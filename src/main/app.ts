@@ -126,7 +126,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       // every node of a network has the same CA and secret key: the first publishes its own, the others adopt them
       openSecretKey(store, dataDir);
       if (!publishSharedFiles(store, dataDir, clock.now())) {
-        adoptSharedFiles(store, dataDir);
+        adoptSharedFiles(store, dataDir, { replace: true });
         pki = await loadPki();
       }
     }

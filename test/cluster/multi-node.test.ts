@@ -1,7 +1,8 @@
 // Three Weft processes on one PostgreSQL database: one network, whichever node a client reaches.
-import { writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg_ from 'pg';
 import { ApiClient } from '../support/client';
 import { tempDir } from '../support/app';
 import { csr } from '../support/pki';
@@ -11,16 +12,26 @@ import { startWeftProcess, type WeftProcess } from '../support/weftProcess';
 const PASSWORD = 'cluster-admin-password';
 
 let pg: PostgresServer;
+let database: string;
 let nodes: WeftProcess[] = [];
 let admins: ApiClient[] = [];
 
-/** A node: its own data directory, listeners and built-in router (named after it), the shared database. */
-async function startNode(database: string, n: number): Promise<WeftProcess> {
+/**
+ * A node: its own data directory, listeners and built-in router (named after it), the shared database; a node
+ * joining the network gets a copy of the cluster key of the node that created it.
+ */
+async function startNode(database: string, n: number, clusterKeyFrom?: WeftProcess): Promise<WeftProcess> {
   const dir = tempDir('weft-node-');
   const config = join(dir, 'weft.yaml');
   writeFileSync(config, `router:\n  name: er-node-${n}\n`);
+  const dataDir = join(dir, 'data');
+  if (clusterKeyFrom) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    copyFileSync(join(clusterKeyFrom.dataDir, 'cluster.key'), join(dataDir, 'cluster.key'));
+    chmodSync(join(dataDir, 'cluster.key'), 0o600);
+  }
   return startWeftProcess(
-    join(dir, 'data'),
+    dataDir,
     [
       '--config',
       config,
@@ -49,10 +60,10 @@ async function within(ms: number, probe: () => Promise<boolean>): Promise<number
 
 beforeAll(async () => {
   pg = await startPostgres();
-  const database = await pg.createDatabase();
+  database = await pg.createDatabase();
   // the first node creates the network; the others join it together
   nodes = [await startNode(database, 1)];
-  nodes.push(...(await Promise.all([startNode(database, 2), startNode(database, 3)])));
+  nodes.push(...(await Promise.all([startNode(database, 2, nodes[0]), startNode(database, 3, nodes[0])])));
   admins = await Promise.all(nodes.map((n) => n.login('admin', PASSWORD)));
 });
 
@@ -81,6 +92,16 @@ describe('three Weft nodes on one PostgreSQL database', () => {
         .map((r) => r.name)
         .sort(),
     ).toEqual(['er-node-1', 'er-node-2', 'er-node-3']);
+  });
+
+  it('keeps the CA and secret keys sealed in the database: a node without the cluster key refuses to join', async () => {
+    const raw = new pg_.Client({ connectionString: database });
+    await raw.connect();
+    const stored = (await raw.query('SELECT name, content FROM shared_files ORDER BY name')).rows as Array<{ name: string; content: string }>;
+    await raw.end();
+    expect(stored.map((r) => r.name)).toContain('pki/root-ca.key.pem');
+    for (const r of stored) expect(r.content).not.toMatch(/PRIVATE KEY|CERTIFICATE/);
+    await expect(startNode(database, 4)).rejects.toThrow(/cluster\.key/);
   });
 
   it('an API session made on one node works on the others', async () => {

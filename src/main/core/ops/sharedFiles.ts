@@ -1,6 +1,6 @@
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { SECRET_KEY_FILE } from '../auth/secretBox';
+import { loadOrCreateSecretKey, SECRET_KEY_FILE, SecretBox, SecretBoxError } from '../auth/secretBox';
 import { CA_FILES } from '../pki/controllerPki';
 import type { Store } from '../store/db';
 
@@ -8,41 +8,82 @@ import type { Store } from '../store/db';
 export const SHARED_FILES: readonly string[] = [...CA_FILES.map((f) => `pki/${f}`), SECRET_KEY_FILE];
 
 /**
- * Writes the files the network's database holds into this node's data directory (replacing what differs): a node
- * joining a network on PostgreSQL takes its CA and secret key. Returns the names written.
+ * The key the shared files are sealed with in the database: a database dump alone gives away neither the CA keys nor
+ * the key of the secrets at rest. The first node makes it; every other node needs a copy in its data directory.
  */
-export function adoptSharedFiles(store: Store, dataDir: string): string[] {
+export const CLUSTER_KEY_FILE = 'cluster.key';
+
+export class SharedFilesError extends Error {}
+
+function clusterBox(store: Store, dataDir: string): SecretBox {
+  const file = join(dataDir, CLUSTER_KEY_FILE);
+  return new SecretBox(
+    loadOrCreateSecretKey(file, {
+      mayCreate: () =>
+        store.getSql('SELECT 1 AS x FROM shared_files LIMIT 1')
+          ? `this network's CA and keys are sealed in its database with the ${CLUSTER_KEY_FILE} of the node that created it: copy that file (mode 0600) into ${dataDir}`
+          : undefined,
+    }),
+  );
+}
+
+const context = (name: string) => `shared file ${name}`;
+
+/**
+ * Writes the files the network's database holds into this node's data directory where they are missing: a node
+ * joining a network on PostgreSQL takes its CA and secret key. A file that differs from the network's is refused (it
+ * belongs to another network), unless `replace` (this node's own files just lost the race to be the network's).
+ * Returns the names written.
+ */
+export function adoptSharedFiles(store: Store, dataDir: string, opts: { replace?: boolean } = {}): string[] {
+  const stored = store.allSql<{ name: string; content: string }>('SELECT name, content FROM shared_files ORDER BY name');
+  if (!stored.length) return [];
+  const box = clusterBox(store, dataDir);
   const written: string[] = [];
-  for (const r of store.allSql<{ name: string; content: Buffer }>('SELECT name, content FROM shared_files ORDER BY name')) {
+  for (const r of stored) {
     if (!SHARED_FILES.includes(r.name)) continue;
+    let content: Buffer;
+    try {
+      content = Buffer.from(box.open(r.content, context(r.name)), 'base64');
+    } catch (e) {
+      if (!(e instanceof SecretBoxError)) throw e;
+      throw new SharedFilesError(`${join(dataDir, CLUSTER_KEY_FILE)} is not this network's: copy the one of the node that created the network`);
+    }
     const file = join(dataDir, r.name);
-    if (existsSync(file) && readFileSync(file).equals(r.content)) continue;
+    if (existsSync(file)) {
+      if (readFileSync(file).equals(content)) continue;
+      if (!opts.replace) {
+        throw new SharedFilesError(`${file} differs from this network's (the data directory belongs to another network): move it aside`);
+      }
+    }
     mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-    writeFileSync(file, r.content, { mode: 0o600 });
+    writeFileSync(file, content, { mode: 0o600 });
     written.push(r.name);
   }
   return written;
 }
 
 /**
- * Stores this node's files where the database holds none yet (the first node of a network publishes its own).
- * Returns false when another node's files got there first: the caller adopts them and loads its PKI again.
+ * Stores this node's files, sealed, where the database holds none yet (the first node of a network publishes its
+ * own). Returns false when another node's files got there first: the caller adopts them and loads its PKI again.
  */
 export function publishSharedFiles(store: Store, dataDir: string, now: Date): boolean {
+  const box = clusterBox(store, dataDir);
   return store.tx(() => {
     let same = true;
     for (const name of SHARED_FILES) {
       const file = join(dataDir, name);
       if (!existsSync(file)) continue;
       const mine = readFileSync(file);
+      const sealed = box.seal(mine.toString('base64'), context(name));
       store.runSql(
         'INSERT INTO shared_files (name, content, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING',
         name,
-        mine,
+        sealed,
         now.toISOString(),
       );
-      const stored = store.getSql<{ content: Buffer }>('SELECT content FROM shared_files WHERE name = ?', name)!.content;
-      if (!Buffer.from(stored).equals(mine)) same = false;
+      const stored = store.getSql<{ content: string }>('SELECT content FROM shared_files WHERE name = ?', name)!.content;
+      if (!Buffer.from(box.open(stored, context(name)), 'base64').equals(mine)) same = false;
     }
     return same;
   });
