@@ -8,6 +8,7 @@ import { frontendBench } from './frontend';
 import type { Row } from './lib';
 import { peerBench } from './peer';
 import { policyBench } from './policy';
+import { storeBench } from './store';
 
 /**
  * `npm run bench`: seeds reference models through the core, starts Weft in its own process and measures it
@@ -28,6 +29,7 @@ const scenarios: Record<string, () => Promise<unknown[]>> = {
   policy: () => policyBench(workDir, { quick, durationMs: quick ? 1200 : 3000 }),
   peer: () => peerBench(workDir, { quick, durationMs: quick ? 1200 : 3000 }),
   dataplane: () => dataplaneBench(workDir, { quick }),
+  store: () => storeBench(workDir, { identities: quick ? 10_000 : 50_000, durationMs: quick ? 1200 : 3000, rounds: quick ? 2 : 3 }),
 };
 if (values.only && !(values.only in scenarios)) {
   console.error(`unknown scenario ${values.only}; one of ${Object.keys(scenarios).join(', ')}`);

@@ -82,11 +82,12 @@ export function builtinRouterId(core: Core): string | undefined {
 
 function routerRow(core: Core): Row | undefined {
   const file = idFile(core);
-  const id = existsSync(file)
-    ? readFileSync(file, 'utf8').trim()
-    : core.store.dialect === 'sqlite'
-      ? core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', LEGACY_SETTING)?.value
-      : undefined;
+  let id = existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
+  if (!id && core.store.dialect === 'sqlite') {
+    // a data directory from before: the id moves beside the keys (where a move to PostgreSQL finds it)
+    id = core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', LEGACY_SETTING)?.value;
+    if (id && existsSync(dirname(file))) writeFileSync(file, id + '\n', { mode: 0o600 });
+  }
   return id ? core.store.getSql<Row>('SELECT * FROM edge_routers WHERE id = ?', id) : undefined;
 }
 

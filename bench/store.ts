@@ -1,0 +1,120 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { copyDatabase } from '../src/main/core/ops/databaseCopy';
+import { SCHEMA_MIGRATIONS } from '../src/main/core/registry';
+import { PostgresStore } from '../src/main/core/store/postgres';
+import { SqliteStore } from '../src/main/core/store/sqlite';
+import { postgresBinDir, startPostgres } from '../test/support/postgres';
+import { seedIdentities } from './foundation';
+import { benchConfigFile, interleaved, medianRatio, rowOf, startChild, weftNodeArgs, type Row } from './lib';
+
+const ADMIN = { username: 'admin', password: 'bench-admin-password' };
+
+async function login(origin: string, ca: string): Promise<string> {
+  const { request, Agent } = await import('undici');
+  const res = await request(`${origin}/edge/management/v1/authenticate?method=password`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+    dispatcher: new Agent({ connect: { ca } }),
+  });
+  return ((await res.body.json()) as { data: { token: string } }).data.token;
+}
+
+/**
+ * The same network on both stores, side by side: SQLite (the default) and PostgreSQL (Debian's server on loopback,
+ * the network moved there with `weft db copy`'s function). Reads (repeated, and every request a miss) and creates
+ * through the Management API; the PostgreSQL rows carry their ratio to SQLite's.
+ */
+export async function storeBench(workDir: string, opts: { identities: number; durationMs: number; rounds: number }): Promise<Row[]> {
+  try {
+    postgresBinDir();
+  } catch (e) {
+    return [{ scenario: 'PostgreSQL store', target: 'skipped', note: (e as Error).message }];
+  }
+  const sqliteDir = join(workDir, 'store-sqlite');
+  console.log(`seeding ${opts.identities} identities through the core (store scenario)…`);
+  await seedIdentities(sqliteDir, opts.identities);
+  const server = await startPostgres();
+  const rows: Row[] = [];
+  try {
+    const url = await server.createDatabase();
+    const from = new SqliteStore(join(sqliteDir, 'weft.db'));
+    const to = new PostgresStore(url);
+    try {
+      to.migrate(SCHEMA_MIGRATIONS);
+      copyDatabase(from, to);
+    } finally {
+      from.close();
+      to.close();
+    }
+    const pgDir = join(workDir, 'store-postgres');
+    const config = benchConfigFile(workDir);
+    const nodes = {
+      sqlite: await startChild(new URL('./weftServer.ts', import.meta.url).pathname, [sqliteDir, config], {}, weftNodeArgs()),
+      postgres: await startChild(
+        new URL('./weftServer.ts', import.meta.url).pathname,
+        [pgDir, benchConfigFile(workDir, `store:\n  url: ${url}\nrouter:\n  name: er-postgres\n`)],
+        {},
+        weftNodeArgs(),
+      ),
+    };
+    try {
+      const target = (name: keyof typeof nodes, dir: string) => {
+        const ca = readFileSync(join(dir, 'pki', 'ca-bundle.pem'), 'utf8');
+        return { origin: nodes[name].info.origin as string, ca };
+      };
+      const t = { sqlite: target('sqlite', sqliteDir), postgres: target('postgres', pgDir) };
+      const tokens = { sqlite: await login(t.sqlite.origin, t.sqlite.ca), postgres: await login(t.postgres.origin, t.postgres.ca) };
+      let n = 0;
+      const cases: Array<{ name: string; spec: (store: 'sqlite' | 'postgres') => Parameters<typeof interleaved>[0][string] }> = [
+        { name: 'GET /version', spec: (s) => ({ ...t[s], path: '/edge/client/v1/version' }) },
+        {
+          name: 'list identities limit=10, every request a miss',
+          spec: (s) => ({
+            ...t[s],
+            path: '',
+            next: () => ({ path: `/edge/management/v1/identities?limit=10&bench-miss=${n++}`, headers: { 'zt-session': tokens[s] } }),
+          }),
+        },
+        {
+          name: 'list identities limit=10 (name = …), every request a miss',
+          spec: (s) => ({
+            ...t[s],
+            path: '',
+            next: () => ({
+              path: `/edge/management/v1/identities?limit=10&filter=${encodeURIComponent(`name = "identity-${String(n++ % opts.identities).padStart(6, '0')}"`)}`,
+              headers: { 'zt-session': tokens[s] },
+            }),
+          }),
+        },
+        {
+          name: 'create a service (POST /services)',
+          spec: (s) => ({
+            ...t[s],
+            path: '',
+            connections: 4,
+            next: () => ({
+              path: '/edge/management/v1/services',
+              method: 'POST' as const,
+              headers: { 'zt-session': tokens[s], 'content-type': 'application/json' },
+              body: JSON.stringify({ name: `bench-${s}-${n++}`, encryptionRequired: true }),
+            }),
+          }),
+        },
+      ];
+      for (const c of cases) {
+        const m = await interleaved({ sqlite: c.spec('sqlite'), postgres: c.spec('postgres') }, { rounds: opts.rounds, durationMs: opts.durationMs });
+        rows.push(rowOf(c.name, 'weft on SQLite', m.combined.sqlite));
+        rows.push(
+          rowOf(c.name, 'weft on PostgreSQL', m.combined.postgres, `${medianRatio(m.rounds.postgres, m.rounds.sqlite).toFixed(2)}× SQLite's rate`),
+        );
+      }
+    } finally {
+      await Promise.all(Object.values(nodes).map((c) => c.stop()));
+    }
+  } finally {
+    await server.stop();
+  }
+  return rows;
+}
