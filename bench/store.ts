@@ -6,7 +6,7 @@ import { PostgresStore } from '../src/main/core/store/postgres';
 import { SqliteStore } from '../src/main/core/store/sqlite';
 import { postgresBinDir, startPostgres } from '../test/support/postgres';
 import { seedIdentities } from './foundation';
-import { benchConfigFile, interleaved, medianRatio, rowOf, startChild, weftNodeArgs, type Row } from './lib';
+import { benchConfigFile, interleaved, medianRatio, printTable, rowOf, startChild, weftNodeArgs, type Row } from './lib';
 
 const ADMIN = { username: 'admin', password: 'bench-admin-password' };
 
@@ -116,5 +116,6 @@ export async function storeBench(workDir: string, opts: { identities: number; du
   } finally {
     await server.stop();
   }
+  printTable(`Store: the same network (${opts.identities} identities) on SQLite and on PostgreSQL`, rows);
   return rows;
 }
