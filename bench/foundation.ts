@@ -35,7 +35,7 @@ export async function seedIdentities(dataDir: string, count: number): Promise<vo
   await app.close();
 }
 
-async function login(origin: string, ca: string): Promise<string> {
+export async function login(origin: string, ca: string): Promise<string> {
   const { request, Agent } = await import('undici');
   const res = await request(`${origin}/edge/management/v1/authenticate?method=password`, {
     method: 'POST',

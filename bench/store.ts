@@ -5,21 +5,8 @@ import { SCHEMA_MIGRATIONS } from '../src/main/core/registry';
 import { PostgresStore } from '../src/main/core/store/postgres';
 import { SqliteStore } from '../src/main/core/store/sqlite';
 import { postgresBinDir, startPostgres } from '../test/support/postgres';
-import { seedIdentities } from './foundation';
+import { login, seedIdentities } from './foundation';
 import { benchConfigFile, interleaved, medianRatio, printTable, rowOf, startChild, weftNodeArgs, type Row } from './lib';
-
-const ADMIN = { username: 'admin', password: 'bench-admin-password' };
-
-async function login(origin: string, ca: string): Promise<string> {
-  const { request, Agent } = await import('undici');
-  const res = await request(`${origin}/edge/management/v1/authenticate?method=password`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-    dispatcher: new Agent({ connect: { ca } }),
-  });
-  return ((await res.body.json()) as { data: { token: string } }).data.token;
-}
 
 /**
  * The same network on both stores, side by side: SQLite (the default) and PostgreSQL (Debian's server on loopback,

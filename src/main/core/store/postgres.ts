@@ -1,3 +1,4 @@
+import { ChangeListeners } from './changeListeners';
 import { migrations, type Migration } from './migrations/index';
 import {
   VOLATILE_TABLES,
@@ -49,7 +50,7 @@ export class PostgresStore implements Store {
   /** stable writes in the running transaction (they announce themselves when it commits) */
   private txStable = false;
   private closed = false;
-  private readonly listeners = new Map<string, Set<ChangeListener>>();
+  private readonly listeners = new ChangeListeners((_key, table, what) => this.installTrigger(table, what));
 
   constructor(readonly url: string) {
     this.pg = new PostgresBridge(url, {
@@ -163,41 +164,22 @@ export class PostgresStore implements Store {
   }
 
   watch(table: string, op: ChangeOp, listener: ChangeListener): () => void {
-    if (!/^[a-z_]+$/.test(table)) throw new Error(`bad table name ${table}`);
-    const key = `${table}:${op}`;
-    let set = this.listeners.get(key);
-    if (!set) {
-      this.listeners.set(key, (set = new Set()));
-      this.ddl(`CREATE OR REPLACE TRIGGER weft_watch_${table}_${op} AFTER ${op.toUpperCase()} ON ${table}
-        FOR EACH ROW EXECUTE FUNCTION weft_notify_row()`);
-    }
-    set.add(listener);
-    return () => set.delete(listener);
+    return this.listeners.watch(table, op, listener);
   }
 
   watchTables(tables: string[], listener: () => void): () => void {
-    const sets = tables.map((table) => {
-      if (!/^[a-z_]+$/.test(table)) throw new Error(`bad table name ${table}`);
-      const key = `touched:${table}`;
-      let set = this.listeners.get(key);
-      if (!set) {
-        this.listeners.set(key, (set = new Set()));
-        this.ddl(`CREATE OR REPLACE TRIGGER weft_touch_${table} AFTER INSERT OR UPDATE OR DELETE ON ${table}
-          FOR EACH STATEMENT EXECUTE FUNCTION weft_notify_touched()`);
-      }
-      return set;
-    });
-    let pending = false;
-    const once = () => {
-      if (pending) return;
-      pending = true;
-      queueMicrotask(() => {
-        pending = false;
-        listener();
-      });
-    };
-    for (const set of sets) set.add(once);
-    return () => sets.forEach((set) => set.delete(once));
+    return this.listeners.watchTables(tables, listener);
+  }
+
+  /** The trigger that NOTIFYs a key's changes (every node hears them, this one too). */
+  private installTrigger(table: string, what: ChangeOp | 'touched'): void {
+    this.ddl(
+      what === 'touched'
+        ? `CREATE OR REPLACE TRIGGER weft_touch_${table} AFTER INSERT OR UPDATE OR DELETE ON ${table}
+             FOR EACH STATEMENT EXECUTE FUNCTION weft_notify_touched()`
+        : `CREATE OR REPLACE TRIGGER weft_watch_${table}_${what} AFTER ${what.toUpperCase()} ON ${table}
+             FOR EACH ROW EXECUTE FUNCTION weft_notify_row()`,
+    );
   }
 
   /** Schema changes made at run time (the watch triggers), one node at a time. */
@@ -215,15 +197,8 @@ export class PostgresStore implements Store {
   /** A `weft_changes` notification: "table:op:id" (row triggers) or "touched:table" (statement triggers). */
   private deliver(payload: string): void {
     const [a, b, ...rest] = payload.split(':');
-    const touched = a === 'touched';
-    const key = touched ? `touched:${b}` : `${a}:${b}`;
-    for (const l of this.listeners.get(key) ?? []) {
-      try {
-        l(touched ? [] : [rest.join(':')]);
-      } catch (e) {
-        process.emitWarning(`store change listener for ${key} failed: ${(e as Error).message}`);
-      }
-    }
+    if (a === 'touched') this.listeners.deliver(`touched:${b}`, []);
+    else this.listeners.deliver(`${a}:${b}`, [rest.join(':')]);
   }
 
   /** Applies the migrations not yet applied (one node at a time), each in its own transaction. */

@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { ChangeListeners } from './changeListeners';
 import { migrations, type Migration } from './migrations/index';
 import {
   VOLATILE_TABLES,
@@ -22,7 +23,7 @@ export class SqliteStore implements Store {
   /** prepared statements by SQL, with what a run of each changes (see `generation`) */
   private readonly statements = new Map<string, Prepared>();
   private stableWrites = 0;
-  private readonly listeners = new Map<string, Set<ChangeListener>>();
+  private readonly listeners = new ChangeListeners((key, table, what) => this.installTriggers(key, table, what));
   /** ids changed by the running transaction, per "table:op", delivered when it commits */
   private changed = new Map<string, Set<string>>();
 
@@ -40,54 +41,28 @@ export class SqliteStore implements Store {
     });
   }
 
-  /**
-   * Calls `listener` with the ids of rows of `table` deleted (or updated) by any statement — cascades included —
-   * once the transaction that did it has committed (a rolled back one reports nothing). A TEMP trigger on this
-   * connection only: the database file is unchanged, other tools opening it see no trigger. Returns unwatch.
-   */
   watch(table: string, op: ChangeOp, listener: ChangeListener): () => void {
-    if (!/^[a-z_]+$/.test(table)) throw new Error(`bad table name ${table}`);
-    const key = `${table}:${op}`;
-    let set = this.listeners.get(key);
-    if (!set) {
-      this.listeners.set(key, (set = new Set()));
-      this.sqlite.exec(`CREATE TEMP TRIGGER IF NOT EXISTS weft_watch_${table}_${op} AFTER ${op.toUpperCase()} ON main.${table}
-        BEGIN SELECT weft_changed('${key}', OLD.id); END`);
-    }
-    set.add(listener);
-    return () => set.delete(listener);
+    return this.listeners.watch(table, op, listener);
+  }
+
+  watchTables(tables: string[], listener: () => void): () => void {
+    return this.listeners.watchTables(tables, listener);
   }
 
   /**
-   * Calls `listener` once after each committed write that inserted, updated or deleted rows of any of `tables`
-   * (cascades included). Returns unwatch.
+   * Reports a key's changes to `weft_changed` through TEMP triggers, on this connection only: the database file is
+   * unchanged, other tools opening it see no trigger. Cascaded changes fire them too.
    */
-  watchTables(tables: string[], listener: () => void): () => void {
-    const unwatch = tables.flatMap((table) => {
-      if (!/^[a-z_]+$/.test(table)) throw new Error(`bad table name ${table}`);
-      const key = `touched:${table}`;
-      let set = this.listeners.get(key);
-      if (!set) {
-        this.listeners.set(key, (set = new Set()));
-        for (const op of ['INSERT', 'UPDATE', 'DELETE']) {
-          this.sqlite.exec(`CREATE TEMP TRIGGER IF NOT EXISTS weft_touch_${table}_${op.toLowerCase()} AFTER ${op} ON main.${table}
-            BEGIN SELECT weft_changed('${key}', ''); END`);
-        }
-      }
-      return [set];
-    });
-    let pending = false;
-    // several watched tables changed by one write: one call
-    const once = () => {
-      if (pending) return;
-      pending = true;
-      queueMicrotask(() => {
-        pending = false;
-        listener();
-      });
-    };
-    for (const set of unwatch) set.add(once);
-    return () => unwatch.forEach((set) => set.delete(once));
+  private installTriggers(key: string, table: string, what: ChangeOp | 'touched'): void {
+    if (what !== 'touched') {
+      this.sqlite.exec(`CREATE TEMP TRIGGER IF NOT EXISTS weft_watch_${table}_${what} AFTER ${what.toUpperCase()} ON main.${table}
+        BEGIN SELECT weft_changed('${key}', OLD.id); END`);
+      return;
+    }
+    for (const op of ['INSERT', 'UPDATE', 'DELETE']) {
+      this.sqlite.exec(`CREATE TEMP TRIGGER IF NOT EXISTS weft_touch_${table}_${op.toLowerCase()} AFTER ${op} ON main.${table}
+        BEGIN SELECT weft_changed('${key}', ''); END`);
+    }
   }
 
   /** Delivers the changes of a committed write (outside any transaction). */
@@ -95,16 +70,7 @@ export class SqliteStore implements Store {
     if (!this.changed.size || this.sqlite.inTransaction) return;
     const changed = this.changed;
     this.changed = new Map();
-    for (const [key, ids] of changed) {
-      for (const l of this.listeners.get(key) ?? []) {
-        try {
-          l([...ids]);
-        } catch (e) {
-          // a listener's failure must not fail the write that was committed
-          process.emitWarning(`store change listener for ${key} failed: ${(e as Error).message}`);
-        }
-      }
-    }
+    for (const [key, ids] of changed) this.listeners.deliver(key, [...ids]);
   }
 
   get open(): boolean {
