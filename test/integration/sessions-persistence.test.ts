@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { fingerprintSha1, parseCertificate } from '../../src/main/core/pki/index';
 import { startTestApp, tempDir } from '../support/app';
 import { ManualClock, MINUTE } from '../support/clock';
+import { onPostgres } from '../support/postgres';
 
 describe('API session expiry', () => {
   it('expires after the inactivity timeout; activity extends it', async () => {
@@ -93,7 +94,8 @@ describe('restart persistence', () => {
     const info = parseCertificate(app.core.pki.server.certPem);
     expect(info.dnsNames).toContain('localhost');
     expect(info.ipAddresses).toContain('127.0.0.1');
-    expect(existsSync(join(app.dataDir, 'weft.db'))).toBe(true);
+    // the SQLite file is in the data directory, unless the run's store is PostgreSQL
+    expect(existsSync(join(app.dataDir, 'weft.db'))).toBe(!onPostgres());
     expect(readFileSync(join(app.dataDir, 'pki', 'root-ca.key.pem'), 'utf8')).toContain('PRIVATE KEY');
     await app.stop();
   });
