@@ -84,7 +84,7 @@ export function commonRoutersForPairs(store: Store, pairs: Array<[number, number
   const out = new Map<string, Row[]>();
   if (!pairs.length) return out;
   const rows = store.allSql<Row & { ic: number; sc: number }>(
-    `WITH pairs(ic, sc) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?))
+    `WITH pairs(ic, sc) AS (SELECT CAST(json_extract(value, '$[0]') AS INTEGER), CAST(json_extract(value, '$[1]') AS INTEGER) FROM json_each(?))
      SELECT * FROM (
        SELECT p.ic, p.sc, r.*, row_number() OVER (PARTITION BY p.ic, p.sc ORDER BY r.is_online DESC, r.name, r.id) AS rn
        FROM pairs p

@@ -1,5 +1,3 @@
-import type { Migration } from './migrations/index';
-
 export type Row = Record<string, unknown>;
 export type ChangeOp = 'delete' | 'update';
 export type ChangeListener = (ids: string[]) => void;
@@ -20,6 +18,21 @@ export interface ForeignKeyInfo {
   cascade: boolean;
   /** more than one column: not checked by the single-column consumers */
   composite: boolean;
+}
+
+/** What a migration writes to: SQL scripts in SQLite's dialect (the PostgreSQL store translates them). */
+export interface MigrationTarget {
+  dialect: Dialect;
+  exec(script: string): void;
+  /** a script in the store's own dialect, run as it is (for what only one of them has) */
+  native(script: string): void;
+}
+
+/** A numbered schema change (store/migrations, and the ones resource types declare). */
+export interface Migration {
+  version: number;
+  name: string;
+  up(db: MigrationTarget): void;
 }
 
 export interface RunResult {

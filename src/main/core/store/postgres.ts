@@ -13,7 +13,7 @@ import {
 } from './db';
 import { validationError } from '../errors';
 import { PostgresBridge, type TxMark } from './postgresBridge';
-import { ddlToPostgres, toPostgres } from './postgresDialect';
+import { ddlToPostgres, learnSchema, POSTGRES_HELPERS, toPostgres } from './postgresDialect';
 
 /** Advisory lock keys (pg_advisory_xact_lock): one writer at a time, across every node; one migrator at a time. */
 const WRITE_LOCK = 0x77656674; // "weft"
@@ -80,12 +80,11 @@ export class PostgresStore implements Store {
 
   private exec(sql: string, params: unknown[]): { rows: Row[]; rowCount: number } {
     const s = this.statement(sql);
+    // a write of the policy index's tables (through triggers too) takes the write lock like any transaction
+    if (s.effect === 'stable' && !this.depth) return this.tx(() => this.exec(sql, params));
     if (s.effect === 'stable') this.stableWrites++;
     const r = this.pg.query(s.text, params.map(toParam), { name: s.name });
-    if (s.effect === 'stable') {
-      if (this.depth) this.txStable = true;
-      else this.announce();
-    }
+    if (s.effect === 'stable') this.txStable = true;
     return r;
   }
 
@@ -104,11 +103,6 @@ export class PostgresStore implements Store {
   touchSql(sql: string, ...params: unknown[]): RunResult {
     const s = this.statement(sql);
     return { changes: this.pg.query(s.text, params.map(toParam), { name: s.name }).rowCount };
-  }
-
-  /** Tells the other nodes that a write outside any transaction has committed. */
-  private announce(): void {
-    this.pg.query(`SELECT pg_notify('${GENERATION}', '')`);
   }
 
   read<T>(fn: () => T): T {
@@ -207,10 +201,15 @@ export class PostgresStore implements Store {
     this.pg.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
     try {
       this.pg.query('CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-      this.pg.query(NOTIFY_FUNCTIONS);
+      // idempotent: a database migrated by an older Weft gets the functions added since
+      this.pg.query(POSTGRES_HELPERS + NOTIFY_FUNCTIONS);
       const applied = new Set(this.pg.query('SELECT version FROM schema_migrations').rows.map((r) => Number(r.version)));
       for (const m of [...list].sort((a, b) => a.version - b.version)) {
-        if (applied.has(m.version)) continue;
+        if (applied.has(m.version)) {
+          // the translator learns column types and keys from every migration, including those applied before
+          m.up({ dialect: 'postgres', exec: learnSchema, native: () => undefined });
+          continue;
+        }
         this.pg.query('BEGIN', [], { tx: 'begin' });
         try {
           m.up({

@@ -1,4 +1,4 @@
-import type { MigrationTarget } from './index';
+import type { MigrationTarget } from '../db';
 
 /** Foundation schema: identities, authentication, config types/configs, services. */
 export function up(db: MigrationTarget): void {

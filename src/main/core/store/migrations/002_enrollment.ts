@@ -1,4 +1,4 @@
-import type { MigrationTarget } from './index';
+import type { MigrationTarget } from '../db';
 
 /** PKI and enrollment: CAs, enrollments, edge routers and routers, API-session certificates. */
 export function up(db: MigrationTarget): void {

@@ -1,4 +1,4 @@
-import type { MigrationTarget } from './index';
+import type { MigrationTarget } from '../db';
 
 /**
  * Services, policies, sessions and posture.

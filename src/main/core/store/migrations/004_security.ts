@@ -1,4 +1,4 @@
-import type { MigrationTarget } from './index';
+import type { MigrationTarget } from '../db';
 
 /** MFA, external JWT signers, identity lifecycle, controller settings, operations. */
 export function up(db: MigrationTarget): void {

@@ -1,4 +1,4 @@
-import type { MigrationTarget } from './index';
+import type { MigrationTarget } from '../db';
 
 /**
  * Public shares: the frontend looks a share up by the token in its Host name on every request, so

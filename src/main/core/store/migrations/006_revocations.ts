@@ -1,4 +1,4 @@
-import type { MigrationTarget } from './index';
+import type { MigrationTarget } from '../db';
 
 /**
  * Revocations (OpenZiti's /revocations): the id is the revoked thing's id (a JWT id, an identity, an API session);

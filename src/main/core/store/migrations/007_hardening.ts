@@ -1,4 +1,4 @@
-import type { MigrationTarget } from './index';
+import type { MigrationTarget } from '../db';
 
 /**
  * Hardening: secrets at rest, a persisted MFA failure counter, the audit log.

@@ -1,4 +1,4 @@
-import type { MigrationTarget } from './index';
+import type { MigrationTarget } from '../db';
 
 /**
  * Substring search (`contains` / `icontains` in ZitiQL) through trigram indexes: per table one external-content FTS5

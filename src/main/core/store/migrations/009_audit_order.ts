@@ -1,4 +1,4 @@
-import type { MigrationTarget } from './index';
+import type { MigrationTarget } from '../db';
 
 /**
  * The audit log's insertion order as a column of its own (`seq`), where it was SQLite's rowid: the order among

@@ -1,4 +1,4 @@
-import type { MigrationTarget } from './index';
+import type { MigrationTarget } from '../db';
 
 /**
  * Files of the data directory that every node of a network must hold the same (the CA certificates and keys, the key

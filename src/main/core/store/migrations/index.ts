@@ -1,4 +1,4 @@
-import type { Dialect } from '../db';
+import type { Migration } from '../db';
 import * as m001 from './001_foundation';
 import * as m002 from './002_enrollment';
 import * as m003 from './003_policy';
@@ -10,19 +10,7 @@ import * as m008 from './008_text_search';
 import * as m009 from './009_audit_order';
 import * as m010 from './010_shared_files';
 
-/** What a migration writes to: SQL scripts in SQLite's dialect (the PostgreSQL store translates them). */
-export interface MigrationTarget {
-  dialect: Dialect;
-  exec(script: string): void;
-  /** a script in the store's own dialect, run as it is (for what only one of them has) */
-  native(script: string): void;
-}
-
-export interface Migration {
-  version: number;
-  name: string;
-  up(db: MigrationTarget): void;
-}
+export type { Migration, MigrationTarget } from '../db';
 
 /** A migration of plain SQL statements. */
 export const sqlMigration = (version: number, name: string, sql: string): Migration => ({ version, name, up: (db) => db.exec(sql) });
