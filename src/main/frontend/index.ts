@@ -24,7 +24,7 @@ export async function startFrontend(opts: StartFrontendOptions): Promise<Fronten
   const publicScheme: 'http' | 'https' = publicUrl ? (publicUrl.protocol === 'https:' ? 'https' : 'http') : config.tls ? 'https' : 'http';
   const shareDomain = config.share_domain.toLowerCase();
 
-  const oauth = config.oauth ? new OAuthRuntime(config.oauth, publicScheme === 'https', logger, now) : undefined;
+  const oauth = config.oauth ? new OAuthRuntime(config.oauth, publicScheme === 'https', logger, now, opts.usedOnce) : undefined;
   if (oauth && publicScheme === 'https' && new URL(oauth.endpointUrl).protocol !== 'https:') {
     logger.warn('oauth.endpoint_url is http while shares are https: browsers will refuse the Secure session cookie');
   }

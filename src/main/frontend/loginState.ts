@@ -3,6 +3,7 @@ import type { JWTPayload } from 'jose';
 import { clearCookie, parseCookieHeader, serializeSetCookie } from './cookies';
 import type { FrontendKeys } from './keys';
 import { seal, unseal } from './sealed';
+import type { UsedOnce } from './types';
 
 const STATE_TYP = 'weft-state+jwt';
 
@@ -36,19 +37,33 @@ export interface LoginStateSettings {
   cookieDomain: string;
   secure: boolean;
   lifetimeMs: number;
+  /** where consumed states are remembered (default: this process) */
+  usedOnce?: UsedOnce;
+}
+
+/** Single-use values remembered in this process until they would have expired anyway. */
+export function usedOnceInMemory(): UsedOnce {
+  const used = new Map<string, number>();
+  return (key, expiresAtMs, nowMs) => {
+    for (const [k, exp] of used) if (exp < nowMs) used.delete(k);
+    if (used.has(key)) return false;
+    used.set(key, expiresAtMs);
+    return true;
+  };
 }
 
 const random = (bytes: number) => randomBytes(bytes).toString('base64url');
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 export class LoginStates {
-  /** jti -> expiry (ms); states are remembered until they would have expired anyway. */
-  private readonly used = new Map<string, number>();
+  private readonly usedOnce: UsedOnce;
 
   constructor(
     private readonly keys: FrontendKeys,
     private readonly settings: LoginStateSettings,
-  ) {}
+  ) {
+    this.usedOnce = settings.usedOnce ?? usedOnceInMemory();
+  }
 
   bindingCookieName(bindingId: string): string {
     return `${this.settings.cookieName}.flow.${bindingId}`;
@@ -87,18 +102,13 @@ export class LoginStates {
     const expected = Buffer.from(claims.bnd, 'base64url');
     const bound = parseCookieHeader(cookieHeader).some((c) => c.name === bindingCookieName && safeEqual(digest(c.value), expected));
     if (!bound) return { ok: false, reason: 'unbound', claims, bindingCookieName };
-    this.forgetExpired(nowMs);
-    if (this.used.has(claims.jti)) return { ok: false, reason: 'replayed', claims, bindingCookieName };
-    this.used.set(claims.jti, (claims.exp ?? 0) * 1000);
+    if (!this.usedOnce(`oauth-state:${claims.jti}`, (claims.exp ?? 0) * 1000, nowMs))
+      return { ok: false, reason: 'replayed', claims, bindingCookieName };
     return { ok: true, claims, bindingCookieName };
   }
 
   clearBinding(bindingCookieName: string): string {
     return clearCookie(bindingCookieName, { domain: this.settings.cookieDomain, secure: this.settings.secure });
-  }
-
-  private forgetExpired(nowMs: number): void {
-    for (const [jti, exp] of this.used) if (exp < nowMs) this.used.delete(jti);
   }
 }
 

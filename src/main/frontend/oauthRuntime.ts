@@ -8,7 +8,7 @@ import { deriveKeys } from './keys';
 import { LoginStates } from './loginState';
 import { createProviders, ProviderError, type OAuthProvider, type ProviderIdentity } from './providers';
 import { SessionCodec, type Session } from './sessions';
-import type { AuthIdentity, PublicShare, ShareOAuth } from './types';
+import type { AuthIdentity, PublicShare, ShareOAuth, UsedOnce } from './types';
 
 export type GateResult =
   | { kind: 'allow'; identity: AuthIdentity; setCookies: string[] }
@@ -57,6 +57,7 @@ export class OAuthRuntime {
     readonly secureCookies: boolean,
     private readonly logger: Logger,
     readonly now: () => number,
+    usedOnce?: UsedOnce,
   ) {
     const keys = deriveKeys(config.signing_key, config.encryption_key);
     const cookieDomain = config.cookie_domain.replace(/^\./, '');
@@ -70,6 +71,7 @@ export class OAuthRuntime {
       cookieDomain,
       secure: secureCookies,
       lifetimeMs: parseDuration(config.intermediate_lifetime),
+      usedOnce,
     });
   }
 

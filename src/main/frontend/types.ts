@@ -38,7 +38,15 @@ export interface StartFrontendOptions {
   overlay?: OverlayDialer;
   /** Internal: injectable clock (ms since epoch) for expiry and check-interval tests. */
   now?: () => number;
+  /**
+   * Marks a single-use value (an OAuth state) used until `expiresAtMs` (times by the frontend's clock, `nowMs` now);
+   * false when it already was. Weft gives one
+   * kept in its database, so a state is single-use across every node; without it, this process remembers.
+   */
+  usedOnce?: UsedOnce;
 }
+
+export type UsedOnce = (key: string, expiresAtMs: number, nowMs: number) => boolean;
 
 export interface FrontendHandle {
   shareUrl(token: string): string;

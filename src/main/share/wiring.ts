@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock';
 import type { Core } from '../core/core';
 import { createShareResolver, type ShareOAuthCheck } from '../core/shares';
+import { markUsedOnce } from '../core/ops/usedOnce';
 import { urlHost } from '../frontend/address';
 import type { FrontendConfig } from '../frontend/config';
 import type { FrontendHandle } from '../frontend/types';
@@ -62,6 +63,8 @@ export async function startPublicFrontend(
           logger: opts.logger,
           now: () => opts.clock.now().getTime(),
           overlay,
+          // an OAuth state is single-use across every node on the database
+          usedOnce: (key, expiresAtMs, nowMs) => markUsedOnce(core, key, new Date(expiresAtMs), new Date(nowMs)),
         })
       : undefined;
   } catch (err) {

@@ -9,6 +9,7 @@ import * as m007 from './007_hardening';
 import * as m008 from './008_text_search';
 import * as m009 from './009_audit_order';
 import * as m010 from './010_shared_files';
+import * as m011 from './011_used_once';
 
 export type { Migration, MigrationTarget } from '../db';
 
@@ -30,4 +31,5 @@ export const migrations: Migration[] = [
   { version: 8, name: 'text search', up: m008.up },
   { version: 9, name: 'audit order', up: m009.up },
   { version: 10, name: 'shared files', up: m010.up },
+  { version: 11, name: 'used once', up: m011.up },
 ];
