@@ -772,14 +772,8 @@ function betweenAnd(nodes: Node[], p: number): boolean {
  * or `?column?`: such items get their SQLite name as an alias (before any rewrite changes their text).
  */
 function nameSelectItems(nodes: Node[]): void {
-  for (let i = 0; i < nodes.length; i++) {
-    if (!isWord(nodes[i], 'SELECT')) continue;
-    let start = next(nodes, i);
-    if (isWord(nodes[start], 'DISTINCT', 'ALL')) start = next(nodes, start);
-    if (start < 0) continue;
-    let end = start;
-    while (end < nodes.length && !(isWord(nodes[end], ...CLAUSE_END) || isPunct(nodes[end], ';'))) end++;
-    const items = splitCommas(nodes.slice(start, end)).map((item) => {
+  mapSelectLists(nodes, (items) =>
+    items.map((item) => {
       const t = trimmed(item);
       const sig = t.filter(significant);
       const simple = sig.every((n, k) => (k % 2 === 0 ? n.k === 'word' || n.k === 'qid' || isOp(n, '*') : isOp(n, '.')));
@@ -788,8 +782,20 @@ function nameSelectItems(nodes: Node[]): void {
       const at = item.lastIndexOf(t[t.length - 1]!) + 1;
       const alias: Tok[] = [raw(' '), word('AS'), raw(' '), { k: 'qid', v: `"${source(t).replace(/"/g, '""')}"` }];
       return [...item.slice(0, at), ...alias, ...item.slice(at)];
-    });
-    const replaced = joinCommas(items);
+    }),
+  );
+}
+
+/** Replaces the items of every SELECT list in `nodes` (split at top-level commas) with what `rewrite` makes of them. */
+function mapSelectLists(nodes: Node[], rewrite: (items: Node[][], selectAt: number) => Node[][]): void {
+  for (let i = 0; i < nodes.length; i++) {
+    if (!isWord(nodes[i], 'SELECT')) continue;
+    let start = next(nodes, i);
+    if (isWord(nodes[start], 'DISTINCT', 'ALL')) start = next(nodes, start);
+    if (start < 0) continue;
+    let end = start;
+    while (end < nodes.length && !(isWord(nodes[end], ...CLAUSE_END) || isPunct(nodes[end], ';'))) end++;
+    const replaced = joinCommas(rewrite(splitCommas(nodes.slice(start, end)), i));
     nodes.splice(start, end - start, ...replaced);
     i = start + replaced.length - 1;
   }
@@ -800,25 +806,16 @@ const source = (nodes: Node[]): string => nodes.map((n) => (n.k === 'group' ? `(
 
 /** Select items that are comparisons/EXISTS (booleans in PostgreSQL) → `(...)::int`; bare `SELECT ?` typed. */
 function rewriteSelectList(nodes: Node[]): void {
-  for (let i = 0; i < nodes.length; i++) {
-    if (!isWord(nodes[i], 'SELECT')) continue;
-    let start = next(nodes, i);
-    if (isWord(nodes[start], 'DISTINCT', 'ALL')) start = next(nodes, start);
-    if (start < 0) continue;
-    let end = start;
-    while (end < nodes.length && !(isWord(nodes[end], ...CLAUSE_END) || isPunct(nodes[end], ';'))) end++;
-    const items = splitCommas(nodes.slice(start, end)).map((item) => {
+  mapSelectLists(nodes, (items, i) =>
+    items.map((item) => {
       const asAt = item.findIndex((n) => isWord(n, 'AS'));
       const expr = asAt >= 0 ? item.slice(0, asAt) : item;
       const t = trimmed(expr);
       if (t.length === 1 && t[0]!.k === 'param' && !insideInsert(nodes, i)) castParam(t[0], 'text');
       if (!isBooleanExpr(expr)) return item;
       return [...asInt(trimmed(expr), true), raw(' '), ...(asAt >= 0 ? item.slice(asAt) : [])];
-    });
-    const replaced = joinCommas(items);
-    nodes.splice(start, end - start, ...replaced);
-    i = start + replaced.length - 1;
-  }
+    }),
+  );
 }
 
 /** Whether the SELECT at i is the source of an INSERT (its parameters are typed by the target columns). */
