@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { resolve } from 'node:path';
 import { resolveConfig } from './app';
@@ -46,6 +46,8 @@ export function runMigrate(argv: string[], out: Out, err: Out): number {
     err(`weft migrate: ${e instanceof ConfigError ? e.message : (e as Error).message}`);
     return 2;
   }
+  // a new SQLite network's data directory, as weft start makes it
+  if (!url || !isPostgresUrl(url)) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   return withStore(url, dataDir, err, 'weft migrate', (store, name) => {
     const applied = store.migrate(SCHEMA_MIGRATIONS);
     const latest = Math.max(...SCHEMA_MIGRATIONS.map((m) => m.version));

@@ -27,8 +27,8 @@ describe('moving a network between databases', { timeout: 240_000 }, () => {
     const again = weft('migrate', '--database', url);
     expect(again.status).toBe(0);
     expect(again.stdout).toMatch(/nothing to do/);
-    const dir = tempDir();
-    expect(weft('migrate', '--data-dir', dir).stdout).toMatch(/weft\.db: applied migrations 1,/);
+    const dir = join(tempDir(), 'new-lab');
+    expect(weft('migrate', '--data-dir', dir).stdout).toMatch(/new-lab\/weft\.db: applied migrations 1,/);
     const bad = weft('migrate', '--database', 'postgres://nobody@127.0.0.1:1/none');
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/^weft migrate: PostgreSQL is unavailable/);
