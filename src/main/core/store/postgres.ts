@@ -49,6 +49,8 @@ export class PostgresStore implements Store {
   private depth = 0;
   /** stable writes in the running transaction (they announce themselves when it commits) */
   private txStable = false;
+  /** whether the running transaction holds the write lock (a write transaction does from its start) */
+  private locked = false;
   private closed = false;
   private readonly listeners = new ChangeListeners((_key, table, what) => this.installTrigger(table, what));
 
@@ -82,6 +84,11 @@ export class PostgresStore implements Store {
     const s = this.statement(sql);
     // a write of the policy index's tables (through triggers too) takes the write lock like any transaction
     if (s.effect === 'stable' && !this.depth) return this.tx(() => this.exec(sql, params));
+    if (s.effect === 'stable' && !this.locked) {
+      // a write inside a read transaction: it waits for the write lock like any other
+      this.pg.query(`SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
+      this.locked = true;
+    }
     if (s.effect === 'stable') this.stableWrites++;
     const r = this.pg.query(s.text, params.map(toParam), { name: s.name });
     if (s.effect === 'stable') this.txStable = true;
@@ -107,11 +114,11 @@ export class PostgresStore implements Store {
 
   read<T>(fn: () => T): T {
     if (this.depth) return fn();
-    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ', fn);
+    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ', fn, false);
   }
 
   tx<T>(fn: () => T): T {
-    if (!this.depth) return this.transaction(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, fn);
+    if (!this.depth) return this.transaction(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, fn, true);
     const savepoint = `s${this.depth}`;
     this.pg.query(`SAVEPOINT ${savepoint}`);
     this.depth++;
@@ -133,10 +140,11 @@ export class PostgresStore implements Store {
     return this.tx(fn);
   }
 
-  private transaction<T>(begin: string, fn: () => T): T {
+  private transaction<T>(begin: string, fn: () => T, locked: boolean): T {
     this.pg.query(begin, [], { tx: 'begin' });
     this.depth = 1;
     this.txStable = false;
+    this.locked = locked;
     try {
       const out = fn();
       this.end(this.txStable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT', 'commit');
