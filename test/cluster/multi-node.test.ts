@@ -187,10 +187,16 @@ describe('three Weft nodes on one PostgreSQL database', () => {
     }
     expect(acknowledged.length).toBeGreaterThan(150);
     expect(acknowledged.filter((id) => !stored.has(id))).toEqual([]);
-    // the killed node's heartbeat stops: the others report it offline
+    // the killed node's heartbeat stops: the others report it offline, and the edge router it ran
     await within(30_000, async () => {
       const list = (await admins[0]!.get('/controllers')).body.data as Array<Record<string, any>>;
       return list.some((c) => c.apiAddresses['edge-management'][0].url.startsWith(nodes[2]!.api) && !c.isOnline);
+    });
+    const routers = (await admins[0]!.get('/edge-routers')).body.data as Array<Record<string, any>>;
+    expect(Object.fromEntries(routers.filter((r) => r.name.startsWith('er-node-')).map((r) => [r.name, r.isOnline]))).toEqual({
+      'er-node-1': true,
+      'er-node-2': true,
+      'er-node-3': false,
     });
   });
 

@@ -9,6 +9,7 @@ import { validationError } from '../errors';
 import { createCsr, parseCertificate } from '../pki/index';
 import type { Row } from '../store/db';
 import { clearRouterTerminators } from './terminators';
+import { controllerId } from '../ops/controllerNodes';
 
 /** Where a data directory from before kept the router's id (one node per database then). */
 const LEGACY_SETTING = 'builtin_router_id';
@@ -108,6 +109,8 @@ function certificateCovers(chainPem: string, host: string, now: Date): boolean {
 export function setBuiltinRouterState(core: Core, id: string, state: { online: true; host: string; port: number } | { online: false }): void {
   const now = core.clock.now().toISOString();
   if (state.online) {
+    // the node that runs it: its router goes offline with it (core/ops/controllerNodes.ts)
+    core.store.runSql('UPDATE controllers SET router_id = ? WHERE id = ?', id, controllerId(core));
     core.store.runSql(
       `UPDATE edge_routers SET is_online = 1, hostname = ?, supported_protocols = ?, sync_status = 'SYNC_DONE', updated_at = ? WHERE id = ?`,
       state.host,

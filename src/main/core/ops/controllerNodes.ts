@@ -51,17 +51,27 @@ export function registerController(core: Core, node: ControllerNode): void {
 
 /**
  * The heartbeat: this node's row is refreshed (a write no cached reply depends on), and nodes silent for longer than
- * OFFLINE_AFTER_MS (killed, or cut off from the database) are marked offline.
+ * OFFLINE_AFTER_MS (killed, or cut off from the database) are marked offline, with the edge routers they ran.
  */
 export function controllerHeartbeat(core: Core): void {
+  const store = core.store;
   const now = core.clock.now();
   const id = controllerId(core);
-  core.store.touchSql('UPDATE controllers SET is_online = 1, updated_at = ? WHERE id = ?', now.toISOString(), id);
-  core.store.runSql(
-    'UPDATE controllers SET is_online = 0 WHERE is_online = 1 AND id <> ? AND updated_at < ?',
-    id,
-    new Date(now.getTime() - OFFLINE_AFTER_MS).toISOString(),
-  );
+  store.touchSql('UPDATE controllers SET is_online = 1, updated_at = ? WHERE id = ?', now.toISOString(), id);
+  const silentSince = new Date(now.getTime() - OFFLINE_AFTER_MS).toISOString();
+  const silent = 'is_online = 1 AND id <> ? AND updated_at < ?';
+  // a read first: the writes (which end every node's cached replies) only when a node did go silent
+  if (!store.getSql(`SELECT 1 AS x FROM controllers WHERE ${silent} LIMIT 1`, id, silentSince)) return;
+  store.tx(() => {
+    store.runSql(
+      `UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1
+         AND id IN (SELECT router_id FROM controllers WHERE ${silent} AND router_id IS NOT NULL)`,
+      now.toISOString(),
+      id,
+      silentSince,
+    );
+    store.runSql(`UPDATE controllers SET is_online = 0 WHERE ${silent}`, id, silentSince);
+  });
 }
 
 /** A node that stops says so. */

@@ -10,6 +10,7 @@ import * as m008 from './008_text_search';
 import * as m009 from './009_audit_order';
 import * as m010 from './010_shared_files';
 import * as m011 from './011_used_once';
+import * as m012 from './012_controller_router';
 
 export type { Migration, MigrationTarget } from '../db';
 
@@ -32,4 +33,5 @@ export const migrations: Migration[] = [
   { version: 9, name: 'audit order', up: m009.up },
   { version: 10, name: 'shared files', up: m010.up },
   { version: 11, name: 'used once', up: m011.up },
+  { version: 12, name: 'controller router', up: m012.up },
 ];
