@@ -1,4 +1,4 @@
-import type { Row, Store } from '../store/db';
+import { quoteIdent as quote, type Row, type Store } from '../store/db';
 
 export interface CopyReport {
   /** rows copied per table, in the order the tables were filled */
@@ -77,5 +77,3 @@ function copyTable(from: Store, to: Store, table: string): number {
     last = key.map((k) => rows[rows.length - 1]![k]);
   }
 }
-
-const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;

@@ -5,7 +5,7 @@ import { ApiError } from '../errors';
 import { syncRoleAttributes } from '../entities/roleAttributes';
 import { newId } from '../ids';
 import { controllerId, OFFLINE_AFTER_MS } from './controllerNodes';
-import type { Row, Store } from '../store/db';
+import { quoteIdent as q, type Row, type Store } from '../store/db';
 
 /** One inconsistency; `fix` repairs it (run in its own transaction). */
 export interface IntegrityFinding {
@@ -58,7 +58,7 @@ export class DataIntegrity {
   schedule: (run: () => void) => void = (run) => void setImmediate(run);
   /** this process's run while it goes on (its findings so far) */
   private running: StoredRun | undefined;
-  private readonly me = `${newId()}`;
+  private readonly me = newId();
   private closed = false;
 
   constructor(private readonly core: Core) {}
@@ -169,7 +169,6 @@ export class DataIntegrity {
   }
 }
 
-const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
 const LIMIT = MAX_FINDINGS + 1;
 
 /** Required references that a repair points at a system default rather than deleting the row. */

@@ -99,10 +99,28 @@ export const VOLATILE_TABLES: ReadonlySet<string> = new Set(['sessions', 'audit_
 
 const WRITE_TARGET = /^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+(?:main\.)?["`]?(\w+)["`]?[\s(]/i;
 
-/** The table an INSERT/UPDATE/DELETE writes, or undefined for anything else. */
-export function writeTarget(sql: string): string | undefined {
-  return WRITE_TARGET.exec(sql)?.[1];
+/** 'read': changes nothing; 'volatile': writes only a VOLATILE_TABLES table; 'stable': anything else. */
+export type WriteEffect = 'read' | 'volatile' | 'stable';
+
+/**
+ * What a run of `sql` changes (see `generation`), told once per statement; `readsOnly` is the store's own judgement.
+ * A write whose target cannot be told counts as 'stable'.
+ */
+export function writeEffect(sql: string, readsOnly: boolean): WriteEffect {
+  if (readsOnly) return 'read';
+  const table = WRITE_TARGET.exec(sql)?.[1];
+  return table && VOLATILE_TABLES.has(table) ? 'volatile' : 'stable';
 }
+
+/** A parameter as both stores take it: booleans as 1/0, dates as ISO strings. */
+export function storeParam(v: unknown): unknown {
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  if (v instanceof Date) return v.toISOString();
+  return v;
+}
+
+/** An identifier quoted for SQL (both dialects). */
+export const quoteIdent = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
 /** Raised when the database cannot serve right now (answered 503, not 500). */
 export class StoreUnavailableError extends Error {

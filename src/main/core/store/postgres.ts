@@ -1,8 +1,9 @@
 import { ChangeListeners } from './changeListeners';
 import { migrations, type Migration } from './migrations/index';
 import {
-  VOLATILE_TABLES,
-  writeTarget,
+  quoteIdent,
+  storeParam,
+  writeEffect,
   type ChangeListener,
   type ChangeOp,
   type ColumnInfo,
@@ -10,9 +11,10 @@ import {
   type Row,
   type RunResult,
   type Store,
+  type WriteEffect,
 } from './db';
 import { validationError } from '../errors';
-import { PostgresBridge, type TxMark } from './postgresBridge';
+import { PostgresBridge } from './postgresBridge';
 import { ddlToPostgres, learnSchema, POSTGRES_HELPERS, toPostgres } from './postgresDialect';
 
 /** Advisory lock keys (pg_advisory_xact_lock): one writer at a time, across every node; one migrator at a time. */
@@ -24,7 +26,7 @@ const GENERATION = 'weft_generation';
 interface Statement {
   text: string;
   name: string;
-  effect: 'read' | 'volatile' | 'stable';
+  effect: WriteEffect;
 }
 
 /**
@@ -74,7 +76,7 @@ export class PostgresStore implements Store {
   private statement(sql: string): Statement {
     let s = this.statements.get(sql);
     if (!s) {
-      s = { text: toPostgres(sql), name: `w${++this.prepared}`, effect: effectOf(sql) };
+      s = { text: toPostgres(sql), name: `w${++this.prepared}`, effect: writeEffect(sql, readsOnly(sql)) };
       this.statements.set(sql, s);
     }
     return s;
@@ -82,17 +84,22 @@ export class PostgresStore implements Store {
 
   private exec(sql: string, params: unknown[]): { rows: Row[]; rowCount: number } {
     const s = this.statement(sql);
+    if (s.effect !== 'stable') return this.run(s, params);
     // a write of the policy index's tables (through triggers too) takes the write lock like any transaction
-    if (s.effect === 'stable' && !this.depth) return this.tx(() => this.exec(sql, params));
-    if (s.effect === 'stable' && !this.locked) {
+    if (!this.depth) return this.tx(() => this.exec(sql, params));
+    if (!this.locked) {
       // a write inside a read transaction: it waits for the write lock like any other
       this.pg.query(`SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
       this.locked = true;
     }
-    if (s.effect === 'stable') this.stableWrites++;
-    const r = this.pg.query(s.text, params.map(toParam), { name: s.name });
-    if (s.effect === 'stable') this.txStable = true;
+    this.stableWrites++;
+    const r = this.run(s, params);
+    this.txStable = true;
     return r;
+  }
+
+  private run(s: Statement, params: unknown[]): { rows: Row[]; rowCount: number } {
+    return this.pg.query(s.text, params.map(toParam), { name: s.name });
   }
 
   allSql<T = Row>(sql: string, ...params: unknown[]): T[] {
@@ -108,8 +115,7 @@ export class PostgresStore implements Store {
   }
 
   touchSql(sql: string, ...params: unknown[]): RunResult {
-    const s = this.statement(sql);
-    return { changes: this.pg.query(s.text, params.map(toParam), { name: s.name }).rowCount };
+    return { changes: this.run(this.statement(sql), params).rowCount };
   }
 
   read<T>(fn: () => T): T {
@@ -141,28 +147,35 @@ export class PostgresStore implements Store {
   }
 
   private transaction<T>(begin: string, fn: () => T, locked: boolean): T {
-    this.pg.query(begin, [], { tx: 'begin' });
     this.depth = 1;
     this.txStable = false;
     this.locked = locked;
     try {
-      const out = fn();
-      this.end(this.txStable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT', 'commit');
-      return out;
+      // committed writes tell every node (the notification goes out with the commit, or not at all)
+      return this.bracket(begin, fn, () => (this.txStable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT'));
     } catch (e) {
       this.stableWrites++;
+      throw e;
+    } finally {
+      this.depth = 0;
+    }
+  }
+
+  /** BEGIN, `fn`, then COMMIT (the statement `commit` gives), or ROLLBACK when `fn` or the commit fails. */
+  private bracket<T>(begin: string, fn: () => T, commit: () => string = () => 'COMMIT'): T {
+    this.pg.query(begin, [], { tx: 'begin' });
+    try {
+      const out = fn();
+      this.pg.query(commit(), [], { tx: 'commit' });
+      return out;
+    } catch (e) {
       try {
-        this.end('ROLLBACK', 'rollback');
+        this.pg.query('ROLLBACK', [], { tx: 'rollback' });
       } catch {
         // the connection is gone, and the transaction with it
       }
       throw e;
     }
-  }
-
-  private end(sql: string, mark: TxMark): void {
-    this.depth = 0;
-    this.pg.query(sql, [], { tx: mark });
   }
 
   watch(table: string, op: ChangeOp, listener: ChangeListener): () => void {
@@ -186,14 +199,7 @@ export class PostgresStore implements Store {
 
   /** Schema changes made at run time (the watch triggers), one node at a time. */
   private ddl(sql: string): void {
-    this.pg.query(`BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`, [], { tx: 'begin' });
-    try {
-      this.pg.query(sql);
-      this.pg.query('COMMIT', [], { tx: 'commit' });
-    } catch (e) {
-      this.pg.query('ROLLBACK', [], { tx: 'rollback' });
-      throw e;
-    }
+    this.bracket(`BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`, () => this.pg.query(sql));
   }
 
   /** A `weft_changes` notification: "table:op:id" (row triggers) or "touched:table" (statement triggers). */
@@ -218,8 +224,7 @@ export class PostgresStore implements Store {
           m.up({ dialect: 'postgres', exec: learnSchema, native: () => undefined });
           continue;
         }
-        this.pg.query('BEGIN', [], { tx: 'begin' });
-        try {
+        this.bracket('BEGIN', () => {
           m.up({
             dialect: 'postgres',
             exec: (script) => void this.pg.query(ddlToPostgres(script)),
@@ -230,11 +235,7 @@ export class PostgresStore implements Store {
             m.name,
             new Date().toISOString(),
           ]);
-          this.pg.query('COMMIT', [], { tx: 'commit' });
-        } catch (e) {
-          this.pg.query('ROLLBACK', [], { tx: 'rollback' });
-          throw e;
-        }
+        });
         done.push(m.version);
       }
     } finally {
@@ -248,9 +249,9 @@ export class PostgresStore implements Store {
     const tables = this.tables();
     this.tx(() => {
       // user triggers only: the foreign keys' own triggers keep checking every row
-      for (const t of tables) this.pg.query(`ALTER TABLE "${t}" DISABLE TRIGGER USER`);
+      for (const t of tables) this.pg.query(`ALTER TABLE ${quoteIdent(t)} DISABLE TRIGGER USER`);
       fn();
-      for (const t of tables) this.pg.query(`ALTER TABLE "${t}" ENABLE TRIGGER USER`);
+      for (const t of tables) this.pg.query(`ALTER TABLE ${quoteIdent(t)} ENABLE TRIGGER USER`);
       for (const r of this.pg.query(
         `SELECT table_name AS t, column_name AS c FROM information_schema.columns
          WHERE table_schema = current_schema() AND is_identity = 'YES'`,
@@ -313,11 +314,10 @@ BEGIN
   RETURN NULL;
 END $$;`;
 
-function effectOf(sql: string): Statement['effect'] {
-  if (/^\s*(SELECT|VALUES|PRAGMA)\b/i.test(sql)) return 'read';
-  if (/^\s*WITH\b/i.test(sql) && !/\b(INSERT|UPDATE|DELETE)\b/i.test(sql)) return 'read';
-  const table = writeTarget(sql);
-  return table && VOLATILE_TABLES.has(table) ? 'volatile' : 'stable';
+/** A query that only reads (SELECT, VALUES, or a WITH that writes nothing). */
+function readsOnly(sql: string): boolean {
+  if (/^\s*(SELECT|VALUES)\b/i.test(sql)) return true;
+  return /^\s*WITH\b/i.test(sql) && !/\b(INSERT|UPDATE|DELETE)\b/i.test(sql);
 }
 
 /** PostgreSQL's text (and jsonb) cannot hold U+0000, which SQLite stores: such input is refused, not half-stored. */
@@ -325,8 +325,6 @@ const NUL = /\u0000|\\u0000/;
 
 function toParam(v: unknown): unknown {
   if (typeof v === 'string' && NUL.test(v)) throw validationError('value', 'text must not contain NUL characters (U+0000)');
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  if (v instanceof Date) return v.toISOString();
   if (typeof v === 'bigint') return v.toString();
-  return v;
+  return storeParam(v);
 }

@@ -8,6 +8,7 @@
  *   query, preceded by `POSTGRES_HELPERS` (the weft_* functions the translations call).
  */
 
+import { quoteIdent } from './db';
 import { migrations } from './migrations/index';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -51,11 +52,11 @@ function tokenize(sql: string): Tok[] {
       i = quotedEnd(sql, i, c);
       const body = sql.slice(start, i);
       // SQLite's `name` quoting is PostgreSQL's "name"
-      out.push(c === "'" ? { k: 'str', v: body } : { k: 'qid', v: c === '`' ? `"${body.slice(1, -1).replace(/"/g, '""')}"` : body });
+      out.push(c === "'" ? { k: 'str', v: body } : { k: 'qid', v: c === '`' ? quoteIdent(body.slice(1, -1)) : body });
     } else if (c === '[') {
       const end = sql.indexOf(']', i);
       i = end < 0 ? n : end + 1;
-      out.push({ k: 'qid', v: `"${sql.slice(start + 1, i - 1).replace(/"/g, '""')}"` });
+      out.push({ k: 'qid', v: quoteIdent(sql.slice(start + 1, i - 1)) });
     } else if (/[0-9]/.test(c) || (c === '.' && /[0-9]/.test(sql[i + 1] ?? ''))) {
       const m = /^(0x[0-9a-f]+|[0-9]*\.?[0-9]+(e[+-]?[0-9]+)?|[0-9]+\.)/i.exec(sql.slice(i))!;
       i += m[0].length;
@@ -780,7 +781,7 @@ function nameSelectItems(nodes: Node[]): void {
       const aliased = sig.some((n) => isWord(n, 'AS')) || (sig.length >= 2 && isNameTok(sig[sig.length - 1]) && !isOp(sig[sig.length - 2], '.'));
       if (simple || aliased || !t.length) return item;
       const at = item.lastIndexOf(t[t.length - 1]!) + 1;
-      const alias: Tok[] = [raw(' '), word('AS'), raw(' '), { k: 'qid', v: `"${source(t).replace(/"/g, '""')}"` }];
+      const alias: Tok[] = [raw(' '), word('AS'), raw(' '), { k: 'qid', v: quoteIdent(source(t)) }];
       return [...item.slice(0, at), ...alias, ...item.slice(at)];
     }),
   );

@@ -2,8 +2,9 @@ import Database from 'better-sqlite3';
 import { ChangeListeners } from './changeListeners';
 import { migrations, type Migration } from './migrations/index';
 import {
-  VOLATILE_TABLES,
-  writeTarget,
+  quoteIdent as quote,
+  storeParam,
+  writeEffect,
   type ChangeListener,
   type ChangeOp,
   type ColumnInfo,
@@ -11,6 +12,7 @@ import {
   type Row,
   type RunResult,
   type Store,
+  type WriteEffect,
 } from './db';
 
 /**
@@ -113,7 +115,7 @@ export class SqliteStore implements Store {
     let p = this.statements.get(sql);
     if (!p) {
       const st = this.sqlite.prepare(sql);
-      p = { st, effect: writeEffect(sql, st), columns: -1, make: undefined };
+      p = { st, effect: writeEffect(sql, st.readonly), columns: -1, make: undefined };
       if (st.reader) st.raw(true);
       this.statements.set(sql, p);
     }
@@ -150,13 +152,13 @@ export class SqliteStore implements Store {
 
   /** SQL with positional parameters (booleans become 1/0, dates ISO strings). */
   allSql<T = Row>(sql: string, ...params: unknown[]): T[] {
-    return this.rows(this.prepared(sql), params.map(toSqlite)) as T[];
+    return this.rows(this.prepared(sql), params.map(storeParam)) as T[];
   }
   getSql<T = Row>(sql: string, ...params: unknown[]): T | undefined {
-    return this.row(this.prepared(sql), params.map(toSqlite)) as T | undefined;
+    return this.row(this.prepared(sql), params.map(storeParam)) as T | undefined;
   }
   runSql(sql: string, ...params: unknown[]): RunResult {
-    const r = this.prepared(sql).st.run(...params.map(toSqlite));
+    const r = this.prepared(sql).st.run(...params.map(storeParam));
     this.flushChanges();
     return r;
   }
@@ -289,21 +291,3 @@ function rowMaker(p: Prepared, columns: number): (a: unknown[]) => Row {
   p.columns = names.length;
   return p.make;
 }
-
-/** 'read': changes nothing; 'volatile': writes only a VOLATILE_TABLES table; 'stable': anything else. */
-type WriteEffect = 'read' | 'volatile' | 'stable';
-
-/** Classifies a statement once, when it is prepared (a statement whose target cannot be told counts as 'stable'). */
-function writeEffect(sql: string, st: Database.Statement): WriteEffect {
-  if (st.readonly) return 'read';
-  const table = writeTarget(sql);
-  return table && VOLATILE_TABLES.has(table) ? 'volatile' : 'stable';
-}
-
-function toSqlite(v: unknown): unknown {
-  if (typeof v === 'boolean') return v ? 1 : 0;
-  if (v instanceof Date) return v.toISOString();
-  return v;
-}
-
-const quote = (name: string) => `"${name.replace(/"/g, '""')}"`;
