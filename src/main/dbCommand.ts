@@ -1,11 +1,11 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { resolve } from 'node:path';
+import { dirname } from 'node:path';
 import { resolveConfig } from './app';
 import { ConfigError } from './config';
 import { SCHEMA_MIGRATIONS } from './core/registry';
 import { copyDatabase } from './core/ops/databaseCopy';
-import { isPostgresUrl, openStore, redactStoreUrl } from './core/store/open';
+import { openStore, redactStoreUrl, sqliteFile } from './core/store/open';
 import type { Store } from './core/store/db';
 
 type Out = (line: string) => void;
@@ -46,17 +46,20 @@ export function runMigrate(argv: string[], out: Out, err: Out): number {
     err(`weft migrate: ${e instanceof ConfigError ? e.message : (e as Error).message}`);
     return 2;
   }
-  // a new SQLite network's data directory, as weft start makes it
-  if (!url || !isPostgresUrl(url)) mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  return withStore(url, dataDir, err, 'weft migrate', (store, name) => {
-    const applied = store.migrate(SCHEMA_MIGRATIONS);
-    const latest = Math.max(...SCHEMA_MIGRATIONS.map((m) => m.version));
-    out(
-      applied.length
-        ? `${name}: applied migrations ${applied.join(', ')}; schema version ${latest}`
-        : `${name}: schema version ${latest}, nothing to do`,
-    );
-  });
+  // a new SQLite network's directory, as weft start makes it
+  const file = sqliteFile(url, dataDir);
+  if (file) mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  return reported('weft migrate', err, () =>
+    withStore(url, dataDir, (store, name) => {
+      const applied = store.migrate(SCHEMA_MIGRATIONS);
+      const latest = Math.max(...SCHEMA_MIGRATIONS.map((m) => m.version));
+      out(
+        applied.length
+          ? `${name}: applied migrations ${applied.join(', ')}; schema version ${latest}`
+          : `${name}: schema version ${latest}, nothing to do`,
+      );
+    }),
+  );
 }
 
 /** `weft db copy --from --to`. */
@@ -83,46 +86,42 @@ export function runDb(argv: string[], out: Out, err: Out): number {
     return 2;
   }
   const { from, to } = values;
-  if (!isPostgresUrl(from) && !existsSync(from.replace(/^sqlite:(\/\/)?/i, ''))) {
+  const fromFile = sqliteFile(from, '.');
+  if (fromFile && !existsSync(fromFile)) {
     err(`weft db copy: ${from}: no such file`);
     return 1;
   }
-  return withStore(from, '.', err, 'weft db copy', (source, sourceName) =>
-    withStoreOrThrow(to, (target, targetName) => {
-      source.migrate(SCHEMA_MIGRATIONS);
-      target.migrate(SCHEMA_MIGRATIONS);
-      const report = copyDatabase(source, target);
-      const rows = report.tables.reduce((n, t) => n + t.rows, 0);
-      out(`copied ${rows} rows in ${report.tables.length} tables from ${sourceName} to ${targetName}`);
-      for (const t of report.tables) if (t.rows) out(`  ${t.table.padEnd(34)} ${t.rows}`);
-    }),
+  return reported('weft db copy', err, () =>
+    withStore(from, '.', (source, sourceName) =>
+      withStore(to, '.', (target, targetName) => {
+        source.migrate(SCHEMA_MIGRATIONS);
+        target.migrate(SCHEMA_MIGRATIONS);
+        const report = copyDatabase(source, target);
+        const rows = report.tables.reduce((n, t) => n + t.rows, 0);
+        out(`copied ${rows} rows in ${report.tables.length} tables from ${sourceName} to ${targetName}`);
+        for (const t of report.tables) if (t.rows) out(`  ${t.table.padEnd(34)} ${t.rows}`);
+      }),
+    ),
   );
 }
 
-function describe(url: string | undefined, dataDir: string): string {
-  if (url && isPostgresUrl(url)) return redactStoreUrl(url);
-  return url ? resolve(url.replace(/^sqlite:(\/\/)?/i, '')) : resolve(dataDir, 'weft.db');
-}
-
-function withStoreOrThrow(url: string, fn: (store: Store, name: string) => void): void {
-  const store = openStore(url, '.');
+/** The store a URL names, open while `fn` runs (its name for messages: a file path, or the URL without password). */
+function withStore(url: string | undefined, dataDir: string, fn: (store: Store, name: string) => void): void {
+  const store = openStore(url, dataDir);
   try {
-    fn(store, describe(url, '.'));
+    fn(store, sqliteFile(url, dataDir) ?? redactStoreUrl(url!));
   } finally {
     store.close();
   }
 }
 
-function withStore(url: string | undefined, dataDir: string, err: Out, command: string, fn: (store: Store, name: string) => void): number {
-  let store: Store | undefined;
+/** Runs a command's work: 0, or its failure on stderr and 1. */
+function reported(command: string, err: Out, fn: () => void): number {
   try {
-    store = openStore(url, dataDir);
-    fn(store, describe(url, dataDir));
+    fn();
     return 0;
   } catch (e) {
     err(`${command}: ${(e as Error).message}`);
     return 1;
-  } finally {
-    store?.close();
   }
 }
