@@ -16,8 +16,7 @@ import { setting } from './core/store/settings';
 import { loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
 import { hostname } from 'node:os';
 import { openStore } from './core/store/open';
-import { adoptSharedFiles, publishSharedFiles } from './core/ops/sharedFiles';
-import { openSecretKey } from './core/auth/mfa';
+import { loadNetworkPki } from './core/ops/sharedFiles';
 import { parseDuration } from '../shared/duration';
 import { API_BASES } from './api/registry';
 import { prepareShares, shareOAuthCheck, startPublicFrontend, type FrontendUrls } from './share/wiring';
@@ -111,25 +110,16 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     const store = openStore(config.store.url, dataDir);
     cleanups.push(() => store.close());
     store.migrate(SCHEMA_MIGRATIONS);
-    if (store.dialect === 'postgres') adoptSharedFiles(store, dataDir);
 
     const trustDomain = setting(store, 'trust_domain', () => `weft-${newId(8).toLowerCase()}`);
     const { host, port } = splitHostPort(config.api.address);
     const hosts = [...config.api.advertised_hosts, ...(host === '0.0.0.0' || host === '::' ? [] : [host])];
-    const loadPki = () =>
+    const pki = await loadNetworkPki(store, dataDir, clock.now(), () =>
       loadOrCreateControllerPki(join(dataDir, 'pki'), {
         trustDomain,
         serverSans: { dns: hosts.filter((h) => !isIP(h)), ip: hosts.filter((h) => isIP(h)) },
-      });
-    let pki = await loadPki();
-    if (store.dialect === 'postgres') {
-      // every node of a network has the same CA and secret key: the first publishes its own, the others adopt them
-      openSecretKey(store, dataDir);
-      if (!publishSharedFiles(store, dataDir, clock.now())) {
-        adoptSharedFiles(store, dataDir, { replace: true });
-        pki = await loadPki();
-      }
-    }
+      }),
+    );
     const caBundle = [pki.root.certPem, pki.intermediate.certPem, pki.signing.certPem];
     const advertisedHost = config.api.advertised_hosts[0] ?? (host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host);
     // the listener first: the core is built knowing the API's public URL (it answers 503 until the routes are in)

@@ -1,10 +1,10 @@
 // Three Weft processes on one PostgreSQL database: one network, whichever node a client reaches.
-import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg_ from 'pg';
 import { ApiClient } from '../support/client';
-import { tempDir } from '../support/app';
+import { copyClusterKey, tempDir } from '../support/app';
 import { csr } from '../support/pki';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import { startWeftProcess, type WeftProcess } from '../support/weftProcess';
@@ -25,11 +25,7 @@ async function startNode(database: string, n: number, clusterKeyFrom?: WeftProce
   const config = join(dir, 'weft.yaml');
   writeFileSync(config, `router:\n  name: er-node-${n}\n`);
   const dataDir = join(dir, 'data');
-  if (clusterKeyFrom) {
-    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-    copyFileSync(join(clusterKeyFrom.dataDir, 'cluster.key'), join(dataDir, 'cluster.key'));
-    chmodSync(join(dataDir, 'cluster.key'), 0o600);
-  }
+  if (clusterKeyFrom) copyClusterKey(clusterKeyFrom.dataDir, dataDir);
   return startWeftProcess(
     dataDir,
     [

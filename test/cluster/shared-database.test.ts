@@ -1,12 +1,10 @@
 // Two Weft apps in one process on one PostgreSQL database: what must hold across nodes, observed step by step.
-import { chmodSync, copyFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integrityOf } from '../../src/main/core/ops/integrity';
 import { markUsedOnce } from '../../src/main/core/ops/usedOnce';
 import { deriveKeys } from '../../src/main/frontend/keys';
 import { LoginStates } from '../../src/main/frontend/loginState';
-import { startTestApp, tempDir, type TestApp } from '../support/app';
+import { copyClusterKey, startTestApp, tempDir, type TestApp } from '../support/app';
 import { ENCRYPTION_KEY, SIGNING_KEY } from '../support/browser';
 import type { ApiClient } from '../support/client';
 import { startPostgres, type PostgresServer } from '../support/postgres';
@@ -22,8 +20,7 @@ beforeAll(async () => {
   const database = await pg.createDatabase();
   a = await startTestApp({ database });
   const dataDir = tempDir();
-  copyFileSync(join(a.dataDir, 'cluster.key'), join(dataDir, 'cluster.key'));
-  chmodSync(join(dataDir, 'cluster.key'), 0o600);
+  copyClusterKey(a.dataDir, dataDir);
   // one built-in router per network name: the second node runs none here (the multi-node test gives each its own)
   b = await startTestApp({ database, dataDir, routerListener: 'off' });
   [adminA, adminB] = await Promise.all([a.adminClient(), b.adminClient()]);

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, inject } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { startApp, type App, type StartOptions } from '../../src/main/app';
+import { CLUSTER_KEY_FILE } from '../../src/main/core/ops/sharedFiles';
 import { ApiClient } from './client';
 import { createDatabase } from './postgres';
 
@@ -79,4 +80,11 @@ export function useTestApp(use: (app: TestApp, admin: ApiClient) => void, opts: 
     await admin?.close();
     await app?.stop();
   });
+}
+
+/** Gives a node's data directory (made if missing) the cluster key of the node that created the network. */
+export function copyClusterKey(fromDataDir: string, toDataDir: string): void {
+  mkdirSync(toDataDir, { recursive: true, mode: 0o700 });
+  copyFileSync(join(fromDataDir, CLUSTER_KEY_FILE), join(toDataDir, CLUSTER_KEY_FILE));
+  chmodSync(join(toDataDir, CLUSTER_KEY_FILE), 0o600);
 }

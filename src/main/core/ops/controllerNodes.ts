@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Core } from '../core';
+import { perCore, type Core } from '../core';
 import { newId } from '../ids';
 import { fingerprintSha1 } from '../pki/index';
 import { setting } from '../store/settings';
@@ -20,29 +20,30 @@ const ID_FILE = 'controller.id';
  * This node's id in /controllers: kept in its data directory, so nodes sharing one database (PostgreSQL) each have
  * their own row. A data directory from before took the id the database held (one node then).
  */
-export function controllerId(core: Core): string {
+export const controllerId = perCore((core) => {
   const file = join(core.config.dataDir, ID_FILE);
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();
   const id = core.store.dialect === 'sqlite' ? setting(core.store, 'controller_id', () => newId()) : newId();
   writeFileSync(file, id + '\n', { mode: 0o600 });
   return id;
-}
+});
 
 /** Upserts this node's row, online. */
 export function registerController(core: Core, node: ControllerNode): void {
+  const id = controllerId(core);
   const now = core.clock.now().toISOString();
   core.store.runSql(
     `INSERT INTO controllers (id, name, ctrl_address, cert_pem, fingerprint, api_addresses, is_online, is_preferred_leader, last_joined_at, created_at, updated_at)
      VALUES (?, ?, NULL, ?, ?, ?, 1, ?, ?, ?, ?)
      ON CONFLICT(id) DO UPDATE SET name = excluded.name, cert_pem = excluded.cert_pem, fingerprint = excluded.fingerprint,
        api_addresses = excluded.api_addresses, is_online = 1, last_joined_at = excluded.last_joined_at, updated_at = excluded.updated_at`,
-    controllerId(core),
+    id,
     node.name,
     core.pki.server.certPem,
     fingerprintSha1(core.pki.server.certPem),
     JSON.stringify(node.apiAddresses),
     // the first node of a network is its preferred leader (Weft has no leader; OpenZiti's clients show the flag)
-    core.store.getSql('SELECT 1 AS x FROM controllers WHERE is_preferred_leader = 1 AND id <> ?', controllerId(core)) ? 0 : 1,
+    core.store.getSql('SELECT 1 AS x FROM controllers WHERE is_preferred_leader = 1 AND id <> ?', id) ? 0 : 1,
     now,
     now,
     now,

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { openSecretKey } from '../auth/mfa';
 import { loadOrCreateSecretKey, SECRET_KEY_FILE, SecretBox, SecretBoxError } from '../auth/secretBox';
 import { CA_FILES } from '../pki/controllerPki';
 import type { Store } from '../store/db';
@@ -14,6 +15,21 @@ export const SHARED_FILES: readonly string[] = [...CA_FILES.map((f) => `pki/${f}
 export const CLUSTER_KEY_FILE = 'cluster.key';
 
 export class SharedFilesError extends Error {}
+
+/**
+ * This node's PKI (`load` reads or creates it in the data directory). On PostgreSQL it is the network's: every node
+ * has the same CA and secret key; the first publishes its own, the others adopt them, and so does a node whose own
+ * lost the race to be first. On SQLite the data directory's own.
+ */
+export async function loadNetworkPki<T>(store: Store, dataDir: string, now: Date, load: () => Promise<T>): Promise<T> {
+  if (store.dialect !== 'postgres') return load();
+  adoptSharedFiles(store, dataDir);
+  const pki = await load();
+  openSecretKey(store, dataDir);
+  if (publishSharedFiles(store, dataDir, now)) return pki;
+  adoptSharedFiles(store, dataDir, { replace: true });
+  return load();
+}
 
 function clusterBox(store: Store, dataDir: string): SecretBox {
   const file = join(dataDir, CLUSTER_KEY_FILE);
@@ -35,7 +51,7 @@ const context = (name: string) => `shared file ${name}`;
  * belongs to another network), unless `replace` (this node's own files just lost the race to be the network's).
  * Returns the names written.
  */
-export function adoptSharedFiles(store: Store, dataDir: string, opts: { replace?: boolean } = {}): string[] {
+function adoptSharedFiles(store: Store, dataDir: string, opts: { replace?: boolean } = {}): string[] {
   const stored = store.allSql<{ name: string; content: string }>('SELECT name, content FROM shared_files ORDER BY name');
   if (!stored.length) return [];
   const box = clusterBox(store, dataDir);
@@ -67,7 +83,7 @@ export function adoptSharedFiles(store: Store, dataDir: string, opts: { replace?
  * Stores this node's files, sealed, where the database holds none yet (the first node of a network publishes its
  * own). Returns false when another node's files got there first: the caller adopts them and loads its PKI again.
  */
-export function publishSharedFiles(store: Store, dataDir: string, now: Date): boolean {
+function publishSharedFiles(store: Store, dataDir: string, now: Date): boolean {
   const box = clusterBox(store, dataDir);
   return store.tx(() => {
     let same = true;
