@@ -21,9 +21,9 @@ export async function seedIdentities(dataDir: string, count: number): Promise<vo
   const ctx = app.core.system;
   const batch = 2000;
   for (let i = 0; i < count; i += batch) {
-    app.core.store.tx(() => {
+    await app.core.store.tx(async () => {
       for (let j = i; j < Math.min(count, i + batch); j++) {
-        createResource(ctx, identities, {
+        await createResource(ctx, identities, {
           name: `identity-${String(j).padStart(6, '0')}`,
           type: 'Device',
           isAdmin: false,
@@ -129,7 +129,7 @@ export async function foundationBench(workDir: string, opts: { identities: numbe
           rows.push(checkRow(c.name, measured, `≤ ${GOALS.version}×`, floors <= GOALS.version));
           continue;
         }
-        const sql = timeSql(db, c.filter);
+        const sql = await timeSql(db, c.filter);
         rows.push({
           scenario: c.name,
           target: 'raw SQL on better-sqlite3',
@@ -164,9 +164,9 @@ export async function foundationBench(workDir: string, opts: { identities: numbe
 }
 
 /** The exact count + page SQL Weft runs for an identity list (index or scan chosen as Weft chooses), timed on better-sqlite3. */
-function timeSql(db: Database.Database, filter: string | undefined): { count: number; page: number } {
-  const store = { getSql: (sql: string, ...args: unknown[]) => db.prepare(sql).get(...args) } as unknown as Store;
-  const q = listSql(identities, { filter, limit: 10 }, {}, store);
+async function timeSql(db: Database.Database, filter: string | undefined): Promise<{ count: number; page: number }> {
+  const store = { getSql: async (sql: string, ...args: unknown[]) => db.prepare(sql).get(...args) } as unknown as Store;
+  const q = await listSql(identities, { filter, limit: 10 }, {}, store);
   const count = db.prepare(q.countSql);
   const page = db.prepare(q.pageSql);
   const n = filter?.includes('contains') ? 200 : 2000;

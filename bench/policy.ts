@@ -76,21 +76,23 @@ export async function seedWeft(dataDir: string, plan: ModelPlan, opts: { onlineR
   });
   const ctx = app.core.system;
   const store = app.core.store;
-  const batches = <T>(n: number, make: (i: number) => T): T[] => {
+  const batches = async <T>(n: number, make: (i: number) => Promise<T>): Promise<T[]> => {
     const out: T[] = [];
     for (let i = 0; i < n; i += 2000)
-      store.tx(() => {
-        for (let j = i; j < Math.min(n, i + 2000); j++) out.push(make(j));
+      await store.tx(async () => {
+        for (let j = i; j < Math.min(n, i + 2000); j++) out.push(await make(j));
       });
     return out;
   };
   const ids: Record<EntityKind, string[]> = {
-    service: batches(plan.services.length, (i) => createResource(ctx, services, { ...plan.services[i]!, encryptionRequired: true })),
-    identity: batches(plan.identities.length, (i) => createResource(ctx, identities, { ...plan.identities[i]!, type: 'Device', isAdmin: false })),
-    router: batches(plan.routers.length, (i) => {
-      const id = createResource(ctx, edgeRouters, plan.routers[i]!);
+    service: await batches(plan.services.length, (i) => createResource(ctx, services, { ...plan.services[i]!, encryptionRequired: true })),
+    identity: await batches(plan.identities.length, (i) =>
+      createResource(ctx, identities, { ...plan.identities[i]!, type: 'Device', isAdmin: false }),
+    ),
+    router: await batches(plan.routers.length, async (i) => {
+      const id = await createResource(ctx, edgeRouters, plan.routers[i]!);
       if (opts.onlineRouters) {
-        store.runSql(
+        await store.runSql(
           'UPDATE edge_routers SET is_online = ?, hostname = ?, supported_protocols = \'{"tls":"tls://127.0.0.1:3022"}\' WHERE id = ?',
           i % 2,
           `er-${i}.local`,
@@ -100,18 +102,21 @@ export async function seedWeft(dataDir: string, plan: ModelPlan, opts: { onlineR
       return id;
     }),
   };
-  const policyIds = store.tx(() => ({
-    service: plan.servicePolicies.map((p) =>
-      createResource(ctx, servicePolicies, { name: p.name, type: 'Dial', semantic: 'AnyOf', ...resolveRoles(p.roles, ids) }),
-    ),
-    edgeRouter: plan.edgeRouterPolicies.map((p) =>
-      createResource(ctx, edgeRouterPolicies, { name: p.name, semantic: 'AnyOf', ...resolveRoles(p.roles, ids) }),
-    ),
-    serviceEdgeRouter: plan.serviceEdgeRouterPolicies.map((p) =>
-      createResource(ctx, serviceEdgeRouterPolicies, { name: p.name, semantic: 'AnyOf', ...resolveRoles(p.roles, ids) }),
-    ),
-  }));
-  const probeService = createResource(ctx, services, { name: 'zz-probe', encryptionRequired: true });
+  const policyIds = await store.tx(async () => {
+    const service: string[] = [];
+    for (const p of plan.servicePolicies)
+      service.push(await createResource(ctx, servicePolicies, { name: p.name, type: 'Dial', semantic: 'AnyOf', ...resolveRoles(p.roles, ids) }));
+    const edgeRouter: string[] = [];
+    for (const p of plan.edgeRouterPolicies)
+      edgeRouter.push(await createResource(ctx, edgeRouterPolicies, { name: p.name, semantic: 'AnyOf', ...resolveRoles(p.roles, ids) }));
+    const serviceEdgeRouter: string[] = [];
+    for (const p of plan.serviceEdgeRouterPolicies)
+      serviceEdgeRouter.push(
+        await createResource(ctx, serviceEdgeRouterPolicies, { name: p.name, semantic: 'AnyOf', ...resolveRoles(p.roles, ids) }),
+      );
+    return { service, edgeRouter, serviceEdgeRouter };
+  });
+  const probeService = await createResource(ctx, services, { name: 'zz-probe', encryptionRequired: true });
   const sampleUsername = `bench-${plan.sample}`;
   const authenticatorId = await resourceOps(authenticators).create(ctx, {
     method: 'updb',
@@ -119,19 +124,20 @@ export async function seedWeft(dataDir: string, plan: ModelPlan, opts: { onlineR
     username: sampleUsername,
     password: USER_PASSWORD,
   });
-  const sessionTokens = store.tx(() =>
-    Array.from(
-      { length: opts.apiSessions },
-      () =>
-        apiSessionsOf(app.core).create({
-          identityId: ids.identity[plan.sample]!,
-          authenticatorId,
-          ipAddress: '127.0.0.1',
-          configTypes: [],
-          isMfaRequired: false,
-        }).token as string,
-    ),
-  );
+  const sessionTokens = await store.tx(async () => {
+    const tokens: string[] = [];
+    for (let i = 0; i < opts.apiSessions; i++) {
+      const session = await apiSessionsOf(app.core).create({
+        identityId: ids.identity[plan.sample]!,
+        authenticatorId,
+        ipAddress: '127.0.0.1',
+        configTypes: [],
+        isMfaRequired: false,
+      });
+      tokens.push(session.token as string);
+    }
+    return tokens;
+  });
   await app.close();
   return {
     sampleIdentity: ids.identity[plan.sample]!,

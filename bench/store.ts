@@ -29,11 +29,11 @@ export async function storeBench(workDir: string, opts: { identities: number; du
     const from = new SqliteStore(join(sqliteDir, 'weft.db'));
     const to = new PostgresStore(url);
     try {
-      to.migrate(SCHEMA_MIGRATIONS);
-      copyDatabase(from, to);
+      await to.migrate(SCHEMA_MIGRATIONS);
+      await copyDatabase(from, to);
     } finally {
-      from.close();
-      to.close();
+      await from.close();
+      await to.close();
     }
     const pgDir = join(workDir, 'store-postgres');
     const config = benchConfigFile(workDir);

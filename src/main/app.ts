@@ -109,9 +109,9 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const store = openStore(config.store.url, dataDir);
     cleanups.push(() => store.close());
-    store.migrate(SCHEMA_MIGRATIONS);
+    await store.migrate(SCHEMA_MIGRATIONS);
 
-    const trustDomain = setting(store, 'trust_domain', () => `weft-${newId(8).toLowerCase()}`);
+    const trustDomain = await setting(store, 'trust_domain', () => `weft-${newId(8).toLowerCase()}`);
     const { host, port } = splitHostPort(config.api.address);
     const hosts = [...config.api.advertised_hosts, ...(host === '0.0.0.0' || host === '::' ? [] : [host])];
     const pki = await loadNetworkPki(store, dataDir, clock.now(), () =>

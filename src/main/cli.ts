@@ -61,7 +61,7 @@ export async function main(
   }
   if (command === 'migrate' || command === 'db') {
     const { runDb, runMigrate } = await import('./dbCommand');
-    process.exitCode = (command === 'migrate' ? runMigrate : runDb)(rest, out, err);
+    process.exitCode = await (command === 'migrate' ? runMigrate : runDb)(rest, out, err);
     return undefined;
   }
   if (command !== 'start') {

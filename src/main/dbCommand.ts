@@ -23,7 +23,7 @@ PostgreSQL URLs (postgres://user@host/db). Both are migrated to this version fir
 yet (a database no Weft has started on). Stop the Weft using the source first.`;
 
 /** `weft migrate`: exit code 0 when the schema is current. */
-export function runMigrate(argv: string[], out: Out, err: Out): number {
+export async function runMigrate(argv: string[], out: Out, err: Out): Promise<number> {
   let values: { database?: string; 'data-dir'?: string; config?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
@@ -50,8 +50,8 @@ export function runMigrate(argv: string[], out: Out, err: Out): number {
   const file = sqliteFile(url, dataDir);
   if (file) mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   return reported('weft migrate', err, () =>
-    withStore(url, dataDir, (store, name) => {
-      const applied = store.migrate(SCHEMA_MIGRATIONS);
+    withStore(url, dataDir, async (store, name) => {
+      const applied = await store.migrate(SCHEMA_MIGRATIONS);
       const latest = Math.max(...SCHEMA_MIGRATIONS.map((m) => m.version));
       out(
         applied.length
@@ -63,7 +63,7 @@ export function runMigrate(argv: string[], out: Out, err: Out): number {
 }
 
 /** `weft db copy --from --to`. */
-export function runDb(argv: string[], out: Out, err: Out): number {
+export async function runDb(argv: string[], out: Out, err: Out): Promise<number> {
   if (argv[0] !== 'copy') {
     if (argv[0] === 'help' || argv[0] === '--help' || argv[0] === '-h') return (out(DB_HELP), 0);
     err(`weft db: unknown command "${argv[0] ?? ''}" (see weft db --help)`);
@@ -93,10 +93,10 @@ export function runDb(argv: string[], out: Out, err: Out): number {
   }
   return reported('weft db copy', err, () =>
     withStore(from, '.', (source, sourceName) =>
-      withStore(to, '.', (target, targetName) => {
-        source.migrate(SCHEMA_MIGRATIONS);
-        target.migrate(SCHEMA_MIGRATIONS);
-        const report = copyDatabase(source, target);
+      withStore(to, '.', async (target, targetName) => {
+        await source.migrate(SCHEMA_MIGRATIONS);
+        await target.migrate(SCHEMA_MIGRATIONS);
+        const report = await copyDatabase(source, target);
         const rows = report.tables.reduce((n, t) => n + t.rows, 0);
         out(`copied ${rows} rows in ${report.tables.length} tables from ${sourceName} to ${targetName}`);
         for (const t of report.tables) if (t.rows) out(`  ${t.table.padEnd(34)} ${t.rows}`);
@@ -106,19 +106,19 @@ export function runDb(argv: string[], out: Out, err: Out): number {
 }
 
 /** The store a URL names, open while `fn` runs (its name for messages: a file path, or the URL without password). */
-function withStore(url: string | undefined, dataDir: string, fn: (store: Store, name: string) => void): void {
+async function withStore(url: string | undefined, dataDir: string, fn: (store: Store, name: string) => Promise<void>): Promise<void> {
   const store = openStore(url, dataDir);
   try {
-    fn(store, sqliteFile(url, dataDir) ?? redactStoreUrl(url!));
+    await fn(store, sqliteFile(url, dataDir) ?? redactStoreUrl(url!));
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
 /** Runs a command's work: 0, or its failure on stderr and 1. */
-function reported(command: string, err: Out, fn: () => void): number {
+async function reported(command: string, err: Out, fn: () => Promise<void>): Promise<number> {
   try {
-    fn();
+    await fn();
     return 0;
   } catch (e) {
     err(`${command}: ${(e as Error).message}`);

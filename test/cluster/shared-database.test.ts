@@ -36,20 +36,22 @@ afterAll(async () => {
 
 describe('two nodes on one database', () => {
   it('run one data integrity check at a time between them, and both report it', async () => {
-    let held: (() => void) | undefined;
+    let held: (() => Promise<void>) | undefined;
     integrityOf(a.core).schedule = (run) => (held = run);
     expect((await adminA.post('/database/check-data-integrity')).status).toBe(202);
     const second = await adminB.post('/database/fix-data-integrity');
     expect(second.status).toBe(429);
     expect(second.body.error.code).toBe('RATE_LIMITED');
     expect((await adminB.get('/database/data-integrity-results')).body.data).toMatchObject({ inProgress: true, fixingErrors: false });
-    held!();
+    await held!();
     const done = (await adminB.get('/database/data-integrity-results')).body.data;
     expect(done).toMatchObject({ inProgress: false, error: null, results: [] });
     expect(done.endTime).toEqual(expect.any(String));
     // now B may run one
-    integrityOf(b.core).schedule = (run) => run();
+    let running: Promise<void> | undefined;
+    integrityOf(b.core).schedule = (run) => void (running = run());
     expect((await adminB.post('/database/check-data-integrity')).status).toBe(202);
+    await running;
   });
 
   it('consume an OAuth login state once, whichever node the browser comes back to', async () => {

@@ -53,7 +53,7 @@ describe('console: signers, terminators, settings, sessions, identity posture an
     net.intranet = await admin.create('/services', { name: 'intranet', encryptionRequired: true, roleAttributes: ['ops'] });
     net.payroll = await admin.create('/services', { name: 'payroll', encryptionRequired: true, roleAttributes: ['pay'] });
     net.router = await admin.create('/edge-routers', { name: 'er-sessions' });
-    app.core.store.runSql('UPDATE edge_routers SET is_online = 1 WHERE id = ?', net.router);
+    await app.core.store.runSql('UPDATE edge_routers SET is_online = 1 WHERE id = ?', net.router);
     await admin.create('/posture-checks', { name: 'corp-domain', typeId: 'DOMAIN', domains: ['corp.test'], roleAttributes: ['corp'] });
     await admin.create('/service-policies', { name: 'ops-dial', type: 'Dial', semantic: 'AnyOf', identityRoles: ['#ops'], serviceRoles: ['#ops'] });
     await admin.create('/service-policies', {

@@ -120,9 +120,9 @@ describe('console: network map with live state (Chromium, OpenZiti Go SDK)', () 
 
   it('stays readable at 1,000 identities and 200 services: groups by role attribute, expand on click or Enter, filters', async () => {
     const system = app.core.system;
-    app.core.store.tx(() => {
+    await app.core.store.tx(async () => {
       for (let i = 0; i < 1000; i++) {
-        applyCreate(system, identities, {
+        await applyCreate(system, identities, {
           name: `user-${String(i).padStart(4, '0')}`,
           type: 'User',
           isAdmin: false,
@@ -130,7 +130,11 @@ describe('console: network map with live state (Chromium, OpenZiti Go SDK)', () 
         });
       }
       for (let i = 0; i < 200; i++)
-        applyCreate(system, services, { name: `app-svc-${String(i).padStart(3, '0')}`, encryptionRequired: false, roleAttributes: [`app-${i % 8}`] });
+        await applyCreate(system, services, {
+          name: `app-svc-${String(i).padStart(3, '0')}`,
+          encryptionRequired: false,
+          roleAttributes: [`app-${i % 8}`],
+        });
     });
     for (let i = 0; i < 10; i++) {
       await admin.create('/service-policies', {

@@ -277,18 +277,18 @@ describe('retention', () => {
     writeFileSync(join(dir, 'weft.yml'), 'audit:\n  retention: forever\n');
     expect(() => resolveConfig({ configFile: join(dir, 'weft.yml') })).toThrow(/audit\.retention/);
 
-    const total = () => app.core.store.getSql<{ n: number }>('SELECT count(*) AS n FROM audit_log')!.n;
-    const before = total();
+    const total = async () => (await app.core.store.getSql<{ n: number }>('SELECT count(*) AS n FROM audit_log'))!.n;
+    const before = await total();
     expect(before).toBeGreaterThan(10);
     // the newest 10 stay
-    expect(pruneAuditLog(app.core, { retentionMs: parseDuration('2160h'), maxEntries: 10 })).toBe(before - 10);
-    expect(total()).toBe(10);
+    expect(await pruneAuditLog(app.core, { retentionMs: parseDuration('2160h'), maxEntries: 10 })).toBe(before - 10);
+    expect(await total()).toBe(10);
     const newest = (await admin.get('/audit-log?limit=1')).body.data[0].id;
     clock.advance(parseDuration('2h'));
     const later = await app.adminClient();
     expect((await later.post('/services', { name: '' })).status).toBe(400);
     // entries older than an hour go: what is left is the new login and the failed write
-    pruneAuditLog(app.core, { retentionMs: parseDuration('1h'), maxEntries: 1000 });
+    await pruneAuditLog(app.core, { retentionMs: parseDuration('1h'), maxEntries: 1000 });
     const left = (await later.get('/audit-log')).body.data;
     expect(left.map((e: Entry) => [e.action, e.entityType, e.outcome])).toEqual([
       ['create', 'services', 'failure'],

@@ -87,16 +87,16 @@ describe('primary methods', () => {
     const off = await policy('cert-off', { cert: { allowed: false } });
     const id = await admin.create('/identities', { name: 'cert-user', type: 'Device', isAdmin: false, authPolicyId: lenient });
     const core = app.core;
-    const identity = () => core.store.getSql<any>('SELECT * FROM identities WHERE id = ?', id)!;
+    const identity = async () => (await core.store.getSql<any>('SELECT * FROM identities WHERE id = ?', id))!;
     const authenticator = { id: 'auth-cert', method: 'cert' };
-    const attempt = (certExpired: boolean) =>
-      completeLogin(core, { method: 'cert', identity: identity(), authenticator, certExpired }, {}, { ipAddress: '127.0.0.1' });
-    expect(attempt(true)).toMatchObject({ identityId: id, authenticatorId: 'auth-cert', token: expect.any(String) });
+    const attempt = async (certExpired: boolean) =>
+      completeLogin(core, { method: 'cert', identity: await identity(), authenticator, certExpired }, {}, { ipAddress: '127.0.0.1' });
+    expect(await attempt(true)).toMatchObject({ identityId: id, authenticatorId: 'auth-cert', token: expect.any(String) });
     await admin.patch(`/identities/${id}`, { authPolicyId: strict });
-    expect(attempt(false)).toMatchObject({ identityId: id });
-    expect(() => attempt(true)).toThrow(expect.objectContaining({ status: 401, code: 'INVALID_AUTH' }));
+    expect(await attempt(false)).toMatchObject({ identityId: id });
+    await expect(attempt(true)).rejects.toThrow(expect.objectContaining({ status: 401, code: 'INVALID_AUTH' }));
     await admin.patch(`/identities/${id}`, { authPolicyId: off });
-    expect(() => attempt(false)).toThrow(expect.objectContaining({ status: 401 }));
+    await expect(attempt(false)).rejects.toThrow(expect.objectContaining({ status: 401 }));
   });
 });
 

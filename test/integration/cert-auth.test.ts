@@ -286,7 +286,8 @@ describe('ephemeral API session certificates', () => {
     await client.post('/current-api-session/certificates', { csr: csrPem }, { api: 'client' });
     await client.del('/current-api-session', { api: 'client' });
     expect(
-      app.core.store.getSql<{ n: number }>('SELECT count(*) AS n FROM api_session_certificates WHERE api_session_id = ?', resp.body.data.id)!.n,
+      (await app.core.store.getSql<{ n: number }>('SELECT count(*) AS n FROM api_session_certificates WHERE api_session_id = ?', resp.body.data.id))!
+        .n,
     ).toBe(0);
     expect((await app.client().get('/current-api-session/certificates', { api: 'client' })).status).toBe(401);
     await other.close();

@@ -79,7 +79,7 @@ describe('console sign-in, sessions and request checks', () => {
     expect(me.identity).toMatchObject({ name: 'Default Admin', isAdmin: true });
     expect(me.partial).toBe(false);
     // the cookie carries a real API session: it is listed like any other
-    expect(app.core.store.getSql('SELECT 1 FROM api_sessions WHERE token = ?', agent.cookie!.split('=')[1])).toBeTruthy();
+    expect(await app.core.store.getSql('SELECT 1 FROM api_sessions WHERE token = ?', agent.cookie!.split('=')[1])).toBeTruthy();
 
     const again = new ConsoleAgent(app.urls.console!);
     const reuse = await again.send(link.slice(app.urls.console!.length));
@@ -117,7 +117,7 @@ describe('console sign-in, sessions and request checks', () => {
 
     const out = await agent.mutate('session.logout');
     expect(out.setCookie).toMatch(/Max-Age=0/);
-    expect(app.core.store.getSql('SELECT 1 FROM api_sessions WHERE token = ?', token)).toBeUndefined();
+    expect(await app.core.store.getSql('SELECT 1 FROM api_sessions WHERE token = ?', token)).toBeUndefined();
     // the old cookie is worthless now
     agent.cookie = `${ok.setCookie!.split('=')[0]}=${token}`;
     const after = await agent.query('resources.list', { resource: 'identities' });

@@ -30,7 +30,7 @@ beforeAll(async () => {
   app = await startTestApp({ consoleAddress: '127.0.0.1:0' });
   admin = await app.adminClient();
   ui = await new ConsoleClient(app.urls.console!).login('admin', 'admin-password-1');
-  routerId = builtinRouterId(app.core)!;
+  routerId = (await builtinRouterId(app.core))!;
 });
 afterAll(async () => {
   await admin?.close();
@@ -127,21 +127,21 @@ describe('service wizard', () => {
     const preview = await ui.ok('query', 'serviceWizard.preview', { body });
     expect(preview.steps.at(-1).key).toBe('edge-router-policy');
     expect(preview.problem).toMatchObject({ step: 'edge-router-policy', field: 'name' });
-    const before = app.core.store.getSql<{ n: number }>(
+    const before = (await app.core.store.getSql<{ n: number }>(
       'SELECT (SELECT count(*) FROM services) + (SELECT count(*) FROM configs) + (SELECT count(*) FROM service_policies) + (SELECT count(*) FROM service_edge_router_policies) AS n',
-    )!.n;
+    ))!.n;
     const r = await ui.mutate('serviceWizard.create', { body });
     expect(r.status).toBe(400);
     expect(r.error!.message).toMatch(/creating the edge router policy "wiz-z-clients"/);
-    const after = app.core.store.getSql<{ n: number }>(
+    const after = (await app.core.store.getSql<{ n: number }>(
       'SELECT (SELECT count(*) FROM services) + (SELECT count(*) FROM configs) + (SELECT count(*) FROM service_policies) + (SELECT count(*) FROM service_edge_router_policies) AS n',
-    )!.n;
+    ))!.n;
     expect(after).toBe(before);
     for (const path of ['/services', '/configs', '/service-policies', '/service-edge-router-policies'])
       expect(await names(path, 'wiz-z')).toEqual([]);
     // the policy index holds no trace of the rolled-back policies either
     expect(
-      app.core.store.getSql(
+      await app.core.store.getSql(
         'SELECT 1 FROM policy_sides s WHERE s.policy_id NOT IN (SELECT id FROM service_policies UNION SELECT id FROM edge_router_policies UNION SELECT id FROM service_edge_router_policies)',
       ),
     ).toBeUndefined();
@@ -355,9 +355,9 @@ describe('why: the chain behind policy advice', () => {
 describe('network graph', () => {
   it('groups identities and services by role attribute, expands a group, filters, and joins them by policies', async () => {
     const store = app.core.store;
-    store.tx(() => {
+    await store.tx(async () => {
       for (let i = 0; i < 300; i++) {
-        applyCreate(app.core.system, identities, {
+        await applyCreate(app.core.system, identities, {
           name: `net-user-${String(i).padStart(3, '0')}`,
           type: 'User',
           isAdmin: false,

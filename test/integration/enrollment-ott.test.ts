@@ -124,7 +124,7 @@ describe('one-time token enrollment', () => {
 
   it('an expired token is rejected and changes nothing', async () => {
     const { id, token, enrollmentId } = await ottIdentity('ott-expired');
-    app.core.store.runSql('UPDATE enrollments SET expires_at = ? WHERE id = ?', new Date(Date.now() - 1000).toISOString(), enrollmentId);
+    await app.core.store.runSql('UPDATE enrollments SET expires_at = ? WHERE id = ?', new Date(Date.now() - 1000).toISOString(), enrollmentId);
     const anon = app.client();
     const r = await anon.post('/enroll/ott', { token, clientCsr: (await csr()).csrPem }, { api: 'client' });
     expect(r.status).toBe(400);

@@ -97,7 +97,7 @@ describe('/enrollments', () => {
     // an expired enrollment can be refreshed too
     const id2 = await identity('rec-refresh-expired', { enrollment: { ott: true } });
     const e2 = (await admin.get(`/identities/${id2}`)).body.data.enrollment.ott;
-    app.core.store.runSql('UPDATE enrollments SET expires_at = ? WHERE id = ?', new Date(Date.now() - 1000).toISOString(), e2.id);
+    await app.core.store.runSql('UPDATE enrollments SET expires_at = ? WHERE id = ?', new Date(Date.now() - 1000).toISOString(), e2.id);
     expect((await admin.post(`/enrollments/${e2.id}/refresh`, { expiresAt })).status).toBe(200);
     expect((await admin.post(`/enrollments/${e2.id}/refresh`, { expiresAt: '2000-01-01T00:00:00Z' })).status).toBe(400);
     expect((await admin.post('/enrollments/nope/refresh', { expiresAt })).status).toBe(404);

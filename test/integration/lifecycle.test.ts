@@ -18,8 +18,8 @@ const jwtLogin = async () => {
   const token = await signJwt(key, { iss: 'life-issuer', aud: 'weft', sub: userId }, epochSeconds(clock));
   return app.client().post('/authenticate?method=ext-jwt', {}, { headers: { authorization: `Bearer ${token}` } });
 };
-const certLogin = () => {
-  const identity = app.core.store.getSql<any>('SELECT * FROM identities WHERE id = ?', userId)!;
+const certLogin = async () => {
+  const identity = (await app.core.store.getSql<any>('SELECT * FROM identities WHERE id = ?', userId))!;
   return () => completeLogin(app.core, { method: 'cert', identity, authenticator: { id: 'a-cert', method: 'cert' } }, {}, { ipAddress: '127.0.0.1' });
 };
 
@@ -57,12 +57,12 @@ describe('disable and enable', () => {
 
     expect((await passwordLogin()).status).toBe(401);
     expect((await jwtLogin()).status).toBe(401);
-    expect(certLogin()).toThrow(expect.objectContaining({ status: 401 }));
+    await expect((await certLogin())()).rejects.toThrow(expect.objectContaining({ status: 401 }));
 
     clock.advance(10 * MINUTE + 1);
     expect((await passwordLogin()).status).toBe(200);
     expect((await jwtLogin()).status).toBe(200);
-    expect(certLogin()()).toMatchObject({ identityId: userId });
+    expect(await (await certLogin())()).toMatchObject({ identityId: userId });
     expect((await admin.get(`/identities/${userId}`)).body.data).toMatchObject({ disabled: false, disabledAt: null, disabledUntil: null });
     await client.close();
   });

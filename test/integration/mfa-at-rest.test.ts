@@ -84,9 +84,9 @@ describe('MFA secrets at rest', () => {
 
     expect((await client.post('/current-identity/mfa/verify', { code: code() })).status).toBe(200);
     await expectNotStored(app, secret, codes);
-    const row = app.core.store.getSql<{ secret: string; recovery_codes: string; recovery_codes_pending: string | null }>(
+    const row = (await app.core.store.getSql<{ secret: string; recovery_codes: string; recovery_codes_pending: string | null }>(
       'SELECT secret, recovery_codes, recovery_codes_pending FROM mfas',
-    )!;
+    ))!;
     expect(row.secret).toMatch(/^v1:[A-Za-z0-9_-]+$/);
     expect(JSON.parse(row.recovery_codes)).toHaveLength(20);
     for (const d of JSON.parse(row.recovery_codes)) expect(d).toMatch(/^h1:[A-Za-z0-9_-]{43}$/);
@@ -123,11 +123,11 @@ describe('MFA secrets at rest', () => {
     expect((await client.post('/authenticate/mfa', { code: code() })).status).toBe(200);
     clock.advance(STEP);
     expect((await client.post('/current-identity/mfa/recovery-codes', { code: code() })).status).toBe(200);
-    expect(app.core.store.getSql<{ p: string }>('SELECT recovery_codes_pending AS p FROM mfas')!.p).toMatch(/^v1:/);
+    expect((await app.core.store.getSql<{ p: string }>('SELECT recovery_codes_pending AS p FROM mfas'))!.p).toMatch(/^v1:/);
     clock.advance(STEP);
     const fresh = (await client.get('/current-identity/mfa/recovery-codes', { headers: { 'mfa-validation-code': code() } })).body.data.recoveryCodes;
     expect(fresh).toHaveLength(20);
-    expect(app.core.store.getSql<{ p: string | null }>('SELECT recovery_codes_pending AS p FROM mfas')!.p).toBeNull();
+    expect((await app.core.store.getSql<{ p: string | null }>('SELECT recovery_codes_pending AS p FROM mfas'))!.p).toBeNull();
     await expectNotStored(app, secret, fresh);
     codes = fresh;
     await client.close();
@@ -152,7 +152,7 @@ describe('MFA secrets at rest', () => {
     clock.advance(STEP);
     const made = (await mutate('security.mfa.regenerateRecoveryCodes', { code: code() })).data.recoveryCodes as string[];
     expect(made).toHaveLength(20);
-    expect(app.core.store.getSql<{ p: string | null }>('SELECT recovery_codes_pending AS p FROM mfas')!.p).toBeNull();
+    expect((await app.core.store.getSql<{ p: string | null }>('SELECT recovery_codes_pending AS p FROM mfas'))!.p).toBeNull();
     clock.advance(STEP);
     expect((await mutate('security.mfa.recoveryCodes', { code: code() })).data.recoveryCodes).toEqual([]);
     await expectNotStored(app, secret, made);
@@ -184,9 +184,9 @@ describe('MFA secrets at rest', () => {
     await a.client.close();
 
     // a second start converts nothing more and changes nothing
-    const before = app.core.store.getSql<{ secret: string; recovery_codes: string }>('SELECT secret, recovery_codes FROM mfas')!;
+    const before = (await app.core.store.getSql<{ secret: string; recovery_codes: string }>('SELECT secret, recovery_codes FROM mfas'))!;
     await restart();
-    expect(app.core.store.getSql('SELECT secret, recovery_codes FROM mfas')).toEqual(before);
+    expect(await app.core.store.getSql('SELECT secret, recovery_codes FROM mfas')).toEqual(before);
     clock.advance(STEP);
     const b = await login(app, 'rest-user', PASSWORD);
     expect((await b.client.post('/authenticate/mfa', { code: code() })).status).toBe(200);

@@ -15,12 +15,12 @@ let admin: ApiClient;
 let clock: ManualClock;
 
 /** Runs a started integrity run (held by the test) and returns its results. */
-let held: (() => void) | undefined;
+let held: (() => Promise<void>) | undefined;
 async function finish(): Promise<any> {
   expect(held).toBeDefined();
   const run = held!;
   held = undefined;
-  run();
+  await run();
   const r = await admin.get('/database/data-integrity-results');
   expect(r.status).toBe(200);
   expect(r.body.data.inProgress).toBe(false);
@@ -155,7 +155,7 @@ describe('database snapshot', () => {
     try {
       expect(snap.pragma('integrity_check', { simple: true })).toBe('ok');
       const names = (snap.prepare('SELECT name FROM identities ORDER BY name').all() as Array<{ name: string }>).map((x) => x.name);
-      const live = app.core.store.allSql<{ name: string }>('SELECT name FROM identities ORDER BY name').map((x) => x.name);
+      const live = (await app.core.store.allSql<{ name: string }>('SELECT name FROM identities ORDER BY name')).map((x) => x.name);
       expect(names).toEqual(live);
       expect(names).toContain('corrupt-user');
     } finally {
@@ -178,7 +178,7 @@ describe('summary', () => {
   it('counts the tables of every module', async () => {
     const r = await admin.get('/summary');
     expect(r.status).toBe(200);
-    const identities = app.core.store.getSql<{ n: number }>('SELECT count(*) AS n FROM identities')!.n;
+    const identities = (await app.core.store.getSql<{ n: number }>('SELECT count(*) AS n FROM identities'))!.n;
     expect(r.body.data).toMatchObject({ identities, externalJwtSigners: 0, mfas: 0, controllerSettings: 1, controllers: 1 });
     clock.advance(MINUTE);
   });

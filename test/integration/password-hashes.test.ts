@@ -17,9 +17,11 @@ useTestApp((a, c) => {
 });
 
 const PASSWORD = 'hash-upgrade-password-1';
-const hashOf = (username: string) =>
-  app.core.store.getSql<{ password_hash: string }>("SELECT password_hash FROM authenticators WHERE method = 'updb' AND username = ?", username)!
-    .password_hash;
+const hashOf = async (username: string) =>
+  (await app.core.store.getSql<{ password_hash: string }>(
+    "SELECT password_hash FROM authenticators WHERE method = 'updb' AND username = ?",
+    username,
+  ))!.password_hash;
 const setHash = (username: string, hash: string) =>
   app.core.store.runSql("UPDATE authenticators SET password_hash = ? WHERE method = 'updb' AND username = ?", hash, username);
 const tryLogin = async (username: string, password: string) =>
@@ -28,30 +30,30 @@ const tryLogin = async (username: string, password: string) =>
 describe('password hashes', () => {
   it('hashes new passwords with argon2id at m=19 MiB, t=2, p=1 (OWASP)', async () => {
     await createUser(admin, 'hash-new', PASSWORD);
-    expect(hashOf('hash-new')).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
+    expect(await hashOf('hash-new')).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
     expect(ARGON2_PARAMS).toMatchObject({ memoryCost: 19456, timeCost: 2, parallelism: 1 });
-    expect(needsRehash(hashOf('hash-new'))).toBe(false);
+    expect(needsRehash(await hashOf('hash-new'))).toBe(false);
   });
 
   it('verifies a hash made with older parameters and upgrades it at the next successful login', async () => {
     await createUser(admin, 'hash-old', PASSWORD);
     const old = await argon2.hash(PASSWORD, { type: argon2.argon2id, memoryCost: 65536, timeCost: 3, parallelism: 4 });
-    setHash('hash-old', old);
+    await setHash('hash-old', old);
     expect(needsRehash(old)).toBe(true);
 
     // a wrong password neither logs in nor touches the stored hash
     expect(await tryLogin('hash-old', 'not-the-password-1')).toBe(401);
-    expect(hashOf('hash-old')).toBe(old);
+    expect(await hashOf('hash-old')).toBe(old);
 
     expect(await tryLogin('hash-old', PASSWORD)).toBe(200);
-    const upgraded = hashOf('hash-old');
+    const upgraded = await hashOf('hash-old');
     expect(upgraded).not.toBe(old);
     expect(upgraded).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
     expect(await argon2.verify(upgraded, PASSWORD)).toBe(true);
 
     // the upgraded hash logs in, and a current hash is left as it is
     expect(await tryLogin('hash-old', PASSWORD)).toBe(200);
-    expect(hashOf('hash-old')).toBe(upgraded);
+    expect(await hashOf('hash-old')).toBe(upgraded);
   });
 
   it('upgrades weaker hashes too (fewer passes, less memory, argon2i)', async () => {
@@ -60,9 +62,9 @@ describe('password hashes', () => {
       await argon2.hash(PASSWORD, { type: argon2.argon2id, memoryCost: 4096, timeCost: 1, parallelism: 1 }),
       await argon2.hash(PASSWORD, { type: argon2.argon2i, memoryCost: 19456, timeCost: 2, parallelism: 1 }),
     ]) {
-      setHash('hash-weak', weak);
+      await setHash('hash-weak', weak);
       expect(await tryLogin('hash-weak', PASSWORD)).toBe(200);
-      expect(hashOf('hash-weak')).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
+      expect(await hashOf('hash-weak')).toMatch(/^\$argon2id\$v=19\$m=19456,p=1,t=2\$/);
     }
   });
 });

@@ -44,7 +44,7 @@ export class Network {
 
   async router(name: string, roleAttributes: string[] = [], opts: { online?: boolean } = {}): Promise<string> {
     const id = await this.admin.create('/edge-routers', { name, roleAttributes });
-    if (opts.online) this.app.core.store.runSql('UPDATE edge_routers SET is_online = 1 WHERE id = ?', id);
+    if (opts.online) await this.app.core.store.runSql('UPDATE edge_routers SET is_online = 1 WHERE id = ?', id);
     return id;
   }
 

@@ -259,11 +259,11 @@ describe('posture in action', () => {
     // what the MFA module records once the identity has TOTP and the session proves a code
     const apiSession = (await c.get('/current-api-session', { api: 'client' })).body.data.id;
     const core = net.app.core;
-    core.store.runSql(
+    await core.store.runSql(
       "INSERT INTO mfas (id, identity_id, secret, is_verified, created_at, updated_at) VALUES ('mfa-seam', ?, 'unused', 1, '', '')",
       me,
     );
-    core.store.runSql('UPDATE api_sessions SET is_mfa_complete = 1, mfa_passed_at = ? WHERE id = ?', clock.now().toISOString(), apiSession);
+    await core.store.runSql('UPDATE api_sessions SET is_mfa_complete = 1, mfa_passed_at = ? WHERE id = ?', clock.now().toISOString(), apiSession);
     const q = (await c.get(`/services/${svc}`, { api: 'client' })).body.data.postureQueries[0].postureQueries[0];
     expect(q).toMatchObject({ queryType: 'MFA', isPassing: true, timeout: 600, timeoutRemaining: 600, promptOnWake: true, promptOnUnlock: false });
     const s = await c.post('/sessions', { serviceId: svc }, { api: 'client' });
@@ -281,7 +281,7 @@ describe('posture in action', () => {
     expect((await c.post('/sessions', { serviceId: svc }, { api: 'client' })).status).toBe(409);
     const pd = (await net.admin.get(`/identities/${me}/posture-data`)).body.data;
     expect(pd.apiSessionPostureData[apiSession]).toMatchObject({ mfa: { apiSessionId: apiSession, passedMfa: true, passedOnWake: false } });
-    core.store.runSql("DELETE FROM mfas WHERE id = 'mfa-seam'");
+    await core.store.runSql("DELETE FROM mfas WHERE id = 'mfa-seam'");
   });
 
   it('bad posture responses are field errors', async () => {

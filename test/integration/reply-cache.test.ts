@@ -26,7 +26,7 @@ describe('reply cache', () => {
     for (let i = 0; i < 3; i++) expect(names(await net.admin.get(url))).toEqual(['rc-one']); // computed, kept, reused
     await net.admin.patch(`/identities/${id}`, { name: 'rc-renamed' });
     expect(names(await net.admin.get(url))).toEqual(['rc-renamed']);
-    net.app.core.store.runSql('UPDATE identities SET name = ? WHERE id = ?', 'rc-raw', id);
+    await net.app.core.store.runSql('UPDATE identities SET name = ? WHERE id = ?', 'rc-raw', id);
     expect(names(await net.admin.get(url))).toEqual(['rc-raw']);
     expect((await net.admin.get(`/identities/${id}`)).body.data.name).toBe('rc-raw');
     await net.admin.del(`/identities/${id}`);
@@ -40,9 +40,9 @@ describe('reply cache', () => {
     expect((await net.admin.get(url)).body.data.name).toBe('rc-reuse'); // computed
     expect((await net.admin.get(url)).body.data.name).toBe('rc-reuse'); // computed and kept
     // touchSql is for writes no kept reply shows; misused here, it proves the next reply comes from the cache
-    net.app.core.store.touchSql('UPDATE identities SET name = ? WHERE id = ?', 'rc-hidden', id);
+    await net.app.core.store.touchSql('UPDATE identities SET name = ? WHERE id = ?', 'rc-hidden', id);
     expect((await net.admin.get(url)).body.data.name).toBe('rc-reuse');
-    net.app.core.store.runSql("UPDATE settings SET value = value WHERE key = 'none'");
+    await net.app.core.store.runSql("UPDATE settings SET value = value WHERE key = 'none'");
     expect((await net.admin.get(url)).body.data.name).toBe('rc-hidden');
   });
 
@@ -101,7 +101,7 @@ describe('reply cache', () => {
       const r = await request(url, { headers: { 'zt-session': net.admin.token! }, dispatcher: agent });
       return { status: r.statusCode, type: r.headers['content-type'], length: r.headers['content-length'], body: await r.body.text() };
     };
-    net.app.core.store.runSql("UPDATE identities SET tags = '{}' WHERE 1 = 0"); // no change, but a write: a fresh reply
+    await net.app.core.store.runSql("UPDATE identities SET tags = '{}' WHERE 1 = 0"); // no change, but a write: a fresh reply
     // the first reply is computed, the second computed and kept (a URL is kept from its second request on), the
     // third answered from the cache
     const first = await get();

@@ -9,10 +9,10 @@ import { sites } from '../support/exampleResource';
 import { useTestApp, type TestApp } from '../support/app';
 
 let app: TestApp;
-useTestApp((a) => {
+useTestApp(async (a) => {
   app = a;
   // the registry adds a registered type's migrations to the schema's (core/registry.ts SCHEMA_MIGRATIONS)
-  app.core.store.migrate([...SCHEMA_MIGRATIONS, ...sites.migrations!]);
+  await app.core.store.migrate([...SCHEMA_MIGRATIONS, ...sites.migrations!]);
 });
 
 const ops = resourceOps(sites);
@@ -27,7 +27,7 @@ describe('the worked example of a new resource type', () => {
   it('creates, replaces and patches with the rules its fields state', async () => {
     const ctx = app.core.system;
     const id = await ops.create(ctx, { name: 'lab', location: 'basement', rackUnits: 4, contacts: ['ops@example.com'], tags: { floor: '-1' } });
-    expect(get(id)).toMatchObject({
+    expect(await get(id)).toMatchObject({
       name: 'lab',
       location: 'basement',
       rackUnits: 4,
@@ -37,11 +37,11 @@ describe('the worked example of a new resource type', () => {
     });
     // PUT: omitted optional fields go back to their zero values
     await ops.update(ctx, id, { name: 'lab' }, 'update');
-    expect(get(id)).toMatchObject({ name: 'lab', location: null, rackUnits: 0, isActive: true, contacts: [], tags: {} });
+    expect(await get(id)).toMatchObject({ name: 'lab', location: null, rackUnits: 0, isActive: true, contacts: [], tags: {} });
     // PATCH: null resets a nullable field, leaves a required or `patchNull: 'leave'` one, omitted fields stay
     await ops.update(ctx, id, { location: 'attic', isActive: false }, 'patch');
     await ops.update(ctx, id, { name: null, isActive: null, location: null }, 'patch');
-    expect(get(id)).toMatchObject({ name: 'lab', location: null, isActive: false });
+    expect(await get(id)).toMatchObject({ name: 'lab', location: null, isActive: false });
     // a field that may not be null is refused with the field named
     await expect(ops.update(ctx, id, { name: 'lab', rackUnits: null }, 'update')).rejects.toMatchObject({
       status: 400,
@@ -61,10 +61,10 @@ describe('the worked example of a new resource type', () => {
     const ctx = app.core.system;
     await ops.create(ctx, { name: 'edge-a', rackUnits: 10 });
     await ops.create(ctx, { name: 'edge-b', rackUnits: 20, isActive: false });
-    const page = ops.list(ctx, { filter: 'rackUnits >= 10 and isActive = true' });
+    const page = await ops.list(ctx, { filter: 'rackUnits >= 10 and isActive = true' });
     expect(page.data.map((s) => s.name)).toEqual(['edge-a']);
     expect(page.meta.filterableFields).toEqual(expect.arrayContaining(['name', 'location', 'rackUnits', 'isActive', 'id', 'createdAt']));
     const nobody = app.core.ctx({ identityId: 'nobody', identityName: 'nobody', isAdmin: false, permissions: new Set() });
-    expect(() => ops.list(nobody, {})).toThrow(expect.objectContaining({ status: 401 }));
+    await expect(ops.list(nobody, {})).rejects.toThrow(expect.objectContaining({ status: 401 }));
   });
 });

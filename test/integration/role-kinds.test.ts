@@ -77,18 +77,18 @@ describe('role kinds', () => {
       const created = await admin.post(`/${def.entity}`, bodies[kind]);
       expect(created.status, kind).toBe(201);
       const id = created.body.data.id as string;
-      const members = () =>
-        app.core.store.getSql<{ n: number }>('SELECT count(*) AS n FROM role_class_members WHERE kind = ? AND entity_id = ?', kind, id)!.n;
-      expect(members(), kind).toBe(1);
+      const members = async () =>
+        (await app.core.store.getSql<{ n: number }>('SELECT count(*) AS n FROM role_class_members WHERE kind = ? AND entity_id = ?', kind, id))!.n;
+      expect(await members(), kind).toBe(1);
       expect((await admin.del(`/${def.entity}/${id}`)).status, kind).toBe(200);
-      expect(members(), kind).toBe(0);
-      expect(app.core.store.getSql('SELECT 1 FROM role_attributes WHERE entity_type = ? AND entity_id = ?', kind, id), kind).toBeUndefined();
+      expect(await members(), kind).toBe(0);
+      expect(await app.core.store.getSql('SELECT 1 FROM role_attributes WHERE entity_type = ? AND entity_id = ?', kind, id), kind).toBeUndefined();
     }
   });
 
   it('the integrity check looks at the role attribute index of each', async () => {
     for (const kind of ROLE_KIND_NAMES) {
-      app.core.store.runSql("INSERT INTO role_attributes (entity_type, attr, entity_id) VALUES (?, 'orphan', 'no-such-entity')", kind);
+      await app.core.store.runSql("INSERT INTO role_attributes (entity_type, attr, entity_id) VALUES (?, 'orphan', 'no-such-entity')", kind);
     }
     expect((await admin.post('/database/check-data-integrity', {})).status).toBe(202);
     let results: any;

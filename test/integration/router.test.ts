@@ -311,8 +311,8 @@ describe('router state', () => {
         await e.until(() => e.received.some((m) => m.contentType === EdgeType.StateClosed && m.body.toString() === 'the router is stopping'));
         await e.until(() => e.closed);
       }
-      expect(other.core.store.getSql('SELECT is_online FROM edge_routers WHERE id = ?', routerIdOfOther)).toEqual({ is_online: 0 });
-      expect(other.core.store.getSql('SELECT count(*) AS n FROM terminators')).toEqual({ n: 0 });
+      expect(await other.core.store.getSql('SELECT is_online FROM edge_routers WHERE id = ?', routerIdOfOther)).toEqual({ is_online: 0 });
+      expect(await other.core.store.getSql('SELECT count(*) AS n FROM terminators')).toEqual({ n: 0 });
       await hs.client.close();
       await cs.client.close();
     } finally {

@@ -112,7 +112,7 @@ describe('edge routers', () => {
 
   it('an expired router token is rejected', async () => {
     const id = await admin.create('/edge-routers', { name: 'er-expired' });
-    app.core.store.runSql('UPDATE edge_routers SET enrollment_expires_at = ? WHERE id = ?', new Date(Date.now() - 1000).toISOString(), id);
+    await app.core.store.runSql('UPDATE edge_routers SET enrollment_expires_at = ? WHERE id = ?', new Date(Date.now() - 1000).toISOString(), id);
     const token = (await admin.get(`/edge-routers/${id}`)).body.data.enrollmentToken;
     const r = await app.client().post('/enroll/erott', { token, ...(await routerCsrs(id)).body }, { api: 'client' });
     expect(r.status).toBe(400);

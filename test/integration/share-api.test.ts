@@ -29,13 +29,13 @@ describe('share resolver', () => {
     const configId = await admin.create('/configs', configBody('live-one'));
     const url = shareUrl(app, 'live-one', '/p?q=1');
     expect((await agent.request(url)).status).toBe(404);
-    expect(findLiveShare(app.core, 'live-one')).toBeUndefined();
+    expect(await findLiveShare(app.core, 'live-one')).toBeUndefined();
 
     const serviceId = await admin.create('/services', { name: 'svc-live-one', encryptionRequired: true, configs: [configId] });
     const res = await agent.request(url);
     expect(res.status).toBe(200);
     expect(res.json().url).toBe('/p?q=1');
-    expect(findLiveShare(app.core, 'live-one')).toEqual({ token: 'live-one', backendMode: 'proxy', target: backend.url });
+    expect(await findLiveShare(app.core, 'live-one')).toEqual({ token: 'live-one', backendMode: 'proxy', target: backend.url });
 
     expect((await admin.del(`/services/${serviceId}`)).status).toBe(200);
     expect((await agent.request(url)).status).toBe(404);
@@ -54,14 +54,14 @@ describe('share resolver', () => {
     const later = await admin.create('/configs', configBody('not-yet'));
     await admin.create('/services', { name: 'svc-not-yet', encryptionRequired: true, configs: [later] });
     expect((await agent.request(shareUrl(app, 'not-yet'))).status).toBe(200); // ...is forgotten by the next write
-    app.core.store.runSql('DELETE FROM services WHERE id = ?', serviceId);
+    await app.core.store.runSql('DELETE FROM services WHERE id = ?', serviceId);
     expect((await agent.request(url)).status).toBe(404);
   });
 
   it('gives the frontend the OAuth settings, with the 3h default check interval', async () => {
     const configId = await admin.create('/configs', configBody('oauth-one', { oauth: { provider: 'github', emailPatterns: ['*@example.com'] } }));
     await admin.create('/services', { name: 'svc-oauth-one', encryptionRequired: true, configs: [configId] });
-    expect(findLiveShare(app.core, 'oauth-one')).toEqual({
+    expect(await findLiveShare(app.core, 'oauth-one')).toEqual({
       token: 'oauth-one',
       backendMode: 'proxy',
       target: backend.url,

@@ -25,19 +25,19 @@ async function share(args: string[], dataDir = app.dataDir): Promise<{ code: num
   return { code, io };
 }
 
-const shareRows = (a: TestApp) =>
-  a.core.store.getSql<{ n: number }>(
+const shareRows = async (a: TestApp) =>
+  (await a.core.store.getSql<{ n: number }>(
     `SELECT (SELECT count(*) FROM configs WHERE config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}') + (SELECT count(*) FROM services WHERE name LIKE 'share-%') AS n`,
-  )!.n;
+  ))!.n;
 
 describe('admin client certificate and runtime file', () => {
   it('first start issues the default admin a client certificate registered as a network-issued cert authenticator', async () => {
     const pki = join(app.dataDir, 'pki');
     for (const f of ['admin-client.key.pem', 'admin-client.cert.pem']) expect(statSync(join(pki, f)).mode & 0o777).toBe(0o600);
     const certPem = readFileSync(join(pki, 'admin-client.cert.pem'), 'utf8');
-    const row = app.core.store.getSql<Record<string, unknown>>(
+    const row = (await app.core.store.getSql<Record<string, unknown>>(
       "SELECT a.* FROM authenticators a JOIN identities i ON i.id = a.identity_id WHERE i.is_default_admin = 1 AND a.method = 'cert'",
-    )!;
+    ))!;
     expect(row).toMatchObject({ is_issued_by_network: 1, fingerprint: fingerprintSha1(certPem) });
     expect(row.fingerprint).toMatch(/^[0-9a-f]{40}$/);
 
@@ -64,14 +64,14 @@ describe('admin client certificate and runtime file', () => {
     expect(other.urls.frontend!.shareUrl).toMatch(/^http:\/\/\{token\}\.share\.weft\.test:\d+\/$/);
     const cert = readFileSync(join(other.dataDir, 'pki', 'admin-client.cert.pem'), 'utf8');
     // An operator who deletes the authenticator keeps it deleted: restarts do not issue another.
-    other.core.store.runSql("DELETE FROM authenticators WHERE method = 'cert'");
+    await other.core.store.runSql("DELETE FROM authenticators WHERE method = 'cert'");
     await other.stop({ keepData: true });
     expect(() => statSync(file)).toThrow();
 
     const again = await startTestApp({ dataDir: other.dataDir });
     try {
       expect(readFileSync(join(other.dataDir, 'pki', 'admin-client.cert.pem'), 'utf8')).toBe(cert);
-      expect(again.core.store.getSql("SELECT 1 FROM authenticators WHERE method = 'cert'")).toBeUndefined();
+      expect(await again.core.store.getSql("SELECT 1 FROM authenticators WHERE method = 'cert'")).toBeUndefined();
       expect(JSON.parse(readFileSync(file, 'utf8')).frontend).toBeUndefined();
       const refused = await share(['public', backend.url, '--backend-mode', 'proxy'], again.dataDir);
       expect(refused.code).toBe(2);
@@ -134,13 +134,13 @@ describe('weft share public: bad input is refused before anything is created (ex
   ];
   for (const [what, args, pattern] of cases) {
     it(what, async () => {
-      const before = shareRows(app);
+      const before = await shareRows(app);
       const { code, io } = await share(['public', ...args.map((a) => a.replace('BACKEND', backend.url))]);
       expect(code).toBe(2);
       expect(io.errors).toHaveLength(1);
       expect(io.errors[0]).toMatch(pattern);
       expect(io.lines).toEqual([]);
-      expect(shareRows(app)).toBe(before);
+      expect(await shareRows(app)).toBe(before);
     });
   }
 
@@ -150,7 +150,7 @@ describe('weft share public: bad input is refused before anything is created (ex
       const { code, io } = await share(['public', backend.url, '--backend-mode', 'proxy', '--oauth-provider', 'github'], other.dataDir);
       expect(code).toBe(2);
       expect(io.errors).toEqual(['weft share public: --oauth-provider: OAuth is not available: the frontend configuration has no "oauth" section']);
-      expect(shareRows(other)).toBe(0);
+      expect(await shareRows(other)).toBe(0);
     } finally {
       await other.stop();
     }
@@ -224,9 +224,9 @@ describe('weft share public: creating and removing shares', () => {
     const services = (await admin.get(`/configs/${config.id}/services`)).body.data;
     expect(services).toMatchObject([{ name: `share-${token}`, tags: { 'weft.share': true } }]);
     // The CLI's API session was closed once the share existed.
-    const certSessions = app.core.store.getSql<{ n: number }>(
+    const certSessions = (await app.core.store.getSql<{ n: number }>(
       "SELECT count(*) AS n FROM api_sessions WHERE authenticator_id IN (SELECT id FROM authenticators WHERE method = 'cert')",
-    )!.n;
+    ))!.n;
     expect(certSessions).toBe(0);
 
     io.stop('SIGINT');
@@ -267,13 +267,13 @@ describe('weft share public: creating and removing shares', () => {
   it('a refused login is a clear error and creates nothing', async () => {
     const other = await startShareApp({ frontend: frontendSection() });
     try {
-      other.core.store.runSql("DELETE FROM authenticators WHERE method = 'cert'");
+      await other.core.store.runSql("DELETE FROM authenticators WHERE method = 'cert'");
       const { code, io } = await share(['public', backend.url, '--backend-mode', 'proxy'], other.dataDir);
       expect(code).toBe(1);
       expect(io.errors).toEqual([
         'weft share public: certificate login refused: the admin client certificate of this data dir is no longer registered with Weft',
       ]);
-      expect(shareRows(other)).toBe(0);
+      expect(await shareRows(other)).toBe(0);
       // The password still works for the admin; only the certificate is gone.
       const c = other.client();
       await c.login('admin', ADMIN_PASSWORD);

@@ -68,13 +68,13 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
 /**
  * Starts one app and an admin client for the whole test file (stopped afterwards) and hands them to `use`.
  */
-export function useTestApp(use: (app: TestApp, admin: ApiClient) => void, opts: StartOptions = {}): void {
+export function useTestApp(use: (app: TestApp, admin: ApiClient) => unknown, opts: StartOptions = {}): void {
   let app: TestApp | undefined;
   let admin: ApiClient | undefined;
   beforeAll(async () => {
     app = await startTestApp(opts);
     admin = await app.adminClient();
-    use(app, admin);
+    await use(app, admin);
   });
   afterAll(async () => {
     await admin?.close();

@@ -23,9 +23,9 @@ export function rng(seed: number): () => number {
 }
 
 /** The rows every entity needs (an identity type, the default auth policy), once per database. */
-export function seedBaseRows(store: Store): void {
-  store.runSql("INSERT INTO identity_types (id, name, created_at, updated_at) VALUES ('User', 'User', ?, ?)", NOW, NOW);
-  store.runSql(
+export async function seedBaseRows(store: Store): Promise<void> {
+  await store.runSql("INSERT INTO identity_types (id, name, created_at, updated_at) VALUES ('User', 'User', ?, ?)", NOW, NOW);
+  await store.runSql(
     "INSERT INTO auth_policies (id, name, primary_json, secondary_json, created_at, updated_at) VALUES ('default', 'Default', '{}', '{}', ?, ?)",
     NOW,
     NOW,
@@ -40,11 +40,11 @@ export class PolicyWriter {
     this.core = { store, clock: { now: () => new Date(NOW) } } as unknown as Core;
   }
 
-  insertEntity(kind: Kind, id: string, attrs: string[]): void {
+  async insertEntity(kind: Kind, id: string, attrs: string[]): Promise<void> {
     const { store } = this;
-    store.tx(() => {
+    await store.tx(async () => {
       if (kind === 'identity') {
-        store.runSql(
+        await store.runSql(
           "INSERT INTO identities (id, name, type_id, auth_policy_id, role_attributes, created_at, updated_at) VALUES (?, ?, 'User', 'default', ?, ?, ?)",
           id,
           id,
@@ -53,7 +53,7 @@ export class PolicyWriter {
           NOW,
         );
       } else {
-        store.runSql(
+        await store.runSql(
           `INSERT INTO ${TABLE[kind]} (id, name, role_attributes, created_at, updated_at) VALUES (?, ?, ?, ?, ?)`,
           id,
           id,
@@ -62,38 +62,38 @@ export class PolicyWriter {
           NOW,
         );
       }
-      syncRoleAttributes(store, kind, id, attrs);
-      roleAttributesChanged(this.core, kind, id);
+      await syncRoleAttributes(store, kind, id, attrs);
+      await roleAttributesChanged(this.core, kind, id);
     });
   }
 
-  setAttrs(kind: Kind, id: string, attrs: string[]): void {
+  async setAttrs(kind: Kind, id: string, attrs: string[]): Promise<void> {
     const { store } = this;
-    store.tx(() => {
-      store.runSql(`UPDATE ${TABLE[kind]} SET role_attributes = ? WHERE id = ?`, JSON.stringify(attrs), id);
-      syncRoleAttributes(store, kind, id, attrs);
-      roleAttributesChanged(this.core, kind, id);
+    await store.tx(async () => {
+      await store.runSql(`UPDATE ${TABLE[kind]} SET role_attributes = ? WHERE id = ?`, JSON.stringify(attrs), id);
+      await syncRoleAttributes(store, kind, id, attrs);
+      await roleAttributesChanged(this.core, kind, id);
     });
   }
 
-  deleteEntity(kind: Kind, id: string): void {
-    this.store.runSql(`DELETE FROM ${TABLE[kind]} WHERE id = ?`, id);
+  async deleteEntity(kind: Kind, id: string): Promise<void> {
+    await this.store.runSql(`DELETE FROM ${TABLE[kind]} WHERE id = ?`, id);
   }
 
-  writePolicy(spec: PolicyTypeSpec, id: string, values: Record<string, unknown> | undefined): void {
+  async writePolicy(spec: PolicyTypeSpec, id: string, values: Record<string, unknown> | undefined): Promise<void> {
     const { store } = this;
-    store.tx(() => {
-      const before = store.getSql<Row>(`SELECT * FROM ${spec.table} WHERE id = ?`, id);
+    await store.tx(async () => {
+      const before = await store.getSql<Row>(`SELECT * FROM ${spec.table} WHERE id = ?`, id);
       if (!values) {
-        reindexPolicy(this.core, spec, id, before, undefined);
-        store.runSql(`DELETE FROM ${spec.table} WHERE id = ?`, id);
+        await reindexPolicy(this.core, spec, id, before, undefined);
+        await store.runSql(`DELETE FROM ${spec.table} WHERE id = ?`, id);
         return;
       }
       const cols = Object.keys(values);
       if (before) {
-        store.runSql(`UPDATE ${spec.table} SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, ...Object.values(values), id);
+        await store.runSql(`UPDATE ${spec.table} SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`, ...Object.values(values), id);
       } else {
-        store.runSql(
+        await store.runSql(
           `INSERT INTO ${spec.table} (id, ${cols.join(', ')}, created_at, updated_at) VALUES (?, ${cols.map(() => '?').join(', ')}, ?, ?)`,
           id,
           ...Object.values(values),
@@ -101,7 +101,7 @@ export class PolicyWriter {
           NOW,
         );
       }
-      reindexPolicy(this.core, spec, id, before, store.getSql<Row>(`SELECT * FROM ${spec.table} WHERE id = ?`, id));
+      await reindexPolicy(this.core, spec, id, before, await store.getSql<Row>(`SELECT * FROM ${spec.table} WHERE id = ?`, id));
     });
   }
 }
@@ -111,20 +111,23 @@ export class PolicyWriter {
  * collide), policies naming attributes (shared by every writer) and this writer's own entities, updates, deletions.
  * `afterStep` runs after the start and after each step.
  */
-export function randomChanges(writer: PolicyWriter, opts: { seed: number; steps: number; prefix: string; afterStep?: () => void }): void {
+export async function randomChanges(
+  writer: PolicyWriter,
+  opts: { seed: number; steps: number; prefix: string; afterStep?: () => void | Promise<void> },
+): Promise<void> {
   const rand = rng(opts.seed);
   const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)]!;
   const someAttrs = () => ATTRS.filter(() => rand() < 0.35);
   const entities: Record<Kind, string[]> = { identity: [], service: [], 'edge-router': [] };
   let n = 0;
-  const newEntity = (kind: Kind) => {
+  const newEntity = async (kind: Kind) => {
     const id = `${opts.prefix}${kind[0]}${n++}`;
-    writer.insertEntity(kind, id, someAttrs());
+    await writer.insertEntity(kind, id, someAttrs());
     entities[kind].push(id);
   };
-  for (let i = 0; i < 12; i++) newEntity('identity');
-  for (let i = 0; i < 8; i++) newEntity('service');
-  for (let i = 0; i < 5; i++) newEntity('edge-router');
+  for (let i = 0; i < 12; i++) await newEntity('identity');
+  for (let i = 0; i < 8; i++) await newEntity('service');
+  for (let i = 0; i < 5; i++) await newEntity('edge-router');
   const roles = (kind: Kind) => {
     const r = rand();
     if (r < 0.1) return ['#all'];
@@ -139,31 +142,31 @@ export function randomChanges(writer: PolicyWriter, opts: { seed: number; steps:
     if (spec === SERVICE_POLICY) v.type = rand() < 0.5 ? 'Dial' : 'Bind';
     return v;
   };
-  opts.afterStep?.();
+  await opts.afterStep?.();
   for (let step = 0; step < opts.steps; step++) {
     const r = rand();
     if (r < 0.3 || policies.length < 3) {
       const spec = pick([SERVICE_POLICY, SERVICE_POLICY, EDGE_ROUTER_POLICY, SERVICE_EDGE_ROUTER_POLICY]);
       const id = `${opts.prefix}pol${n++}`;
-      writer.writePolicy(spec, id, policyValues(spec));
+      await writer.writePolicy(spec, id, policyValues(spec));
       policies.push({ spec, id });
     } else if (r < 0.5) {
       const p = pick(policies);
       const v = policyValues(p.spec);
       delete v.name;
-      writer.writePolicy(p.spec, p.id, v);
+      await writer.writePolicy(p.spec, p.id, v);
     } else if (r < 0.58) {
       const p = policies.splice(Math.floor(rand() * policies.length), 1)[0]!;
-      writer.writePolicy(p.spec, p.id, undefined);
+      await writer.writePolicy(p.spec, p.id, undefined);
     } else if (r < 0.85) {
       const kind = pick<Kind>(['identity', 'service', 'edge-router']);
-      writer.setAttrs(kind, pick(entities[kind]), someAttrs());
+      await writer.setAttrs(kind, pick(entities[kind]), someAttrs());
     } else if (r < 0.93) {
-      newEntity(pick<Kind>(['identity', 'service', 'edge-router']));
+      await newEntity(pick<Kind>(['identity', 'service', 'edge-router']));
     } else {
       const kind = pick<Kind>(['identity', 'service', 'edge-router']);
-      if (entities[kind].length > 2) writer.deleteEntity(kind, entities[kind].splice(Math.floor(rand() * entities[kind].length), 1)[0]!);
+      if (entities[kind].length > 2) await writer.deleteEntity(kind, entities[kind].splice(Math.floor(rand() * entities[kind].length), 1)[0]!);
     }
-    opts.afterStep?.();
+    await opts.afterStep?.();
   }
 }

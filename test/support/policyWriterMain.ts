@@ -6,7 +6,7 @@ import { PolicyWriter, randomChanges } from './policyModel';
 const [url, seed, steps, prefix] = process.argv.slice(2);
 const store = new PostgresStore(url!);
 try {
-  randomChanges(new PolicyWriter(store), { seed: Number(seed), steps: Number(steps), prefix: prefix! });
+  await randomChanges(new PolicyWriter(store), { seed: Number(seed), steps: Number(steps), prefix: prefix! });
 } finally {
-  store.close();
+  await store.close();
 }

@@ -131,7 +131,7 @@ export async function startWeftShare(sub: 'public' | 'host', args: string[], opt
   // 'close' comes after the output streams ended: every line printed before exiting has been read by then
   const exited = new Promise<number | null>((resolve) => proc.once('close', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    exited.then((code) => reject(new Error(`weft share ${sub} exited with ${code}:\n${stdout.join('\n')}\n${stderr.join('\n')}`)));
+    void exited.then((code) => reject(new Error(`weft share ${sub} exited with ${code}:\n${stdout.join('\n')}\n${stderr.join('\n')}`)));
     createInterface({ input: proc.stdout! }).on('line', (l) => {
       stdout.push(l);
       const m = /public URL:\s+(\S+)/.exec(l);

@@ -46,19 +46,19 @@ describe('identity names of CA auto enrollment', () => {
 
   let dir: string;
   let store: Store;
-  beforeAll(() => {
+  beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'weft-claims-'));
     store = new Store(join(dir, 'db'));
-    store.migrate();
+    await store.migrate();
     const now = new Date().toISOString();
-    store.runSql("INSERT INTO identity_types (id, name, created_at, updated_at) VALUES ('Default', 'Default', ?, ?)", now, now);
-    store.runSql(
+    await store.runSql("INSERT INTO identity_types (id, name, created_at, updated_at) VALUES ('Default', 'Default', ?, ?)", now, now);
+    await store.runSql(
       "INSERT INTO auth_policies (id, name, primary_json, secondary_json, created_at, updated_at) VALUES ('default', 'Default', '{}', '{}', ?, ?)",
       now,
       now,
     );
     for (const [i, name] of ['dev', 'dev000001', 'de_v'].entries()) {
-      store.runSql(
+      await store.runSql(
         "INSERT INTO identities (id, name, type_id, auth_policy_id, created_at, updated_at) VALUES (?, ?, 'Default', 'default', ?, ?)",
         `i${i}`,
         name,
@@ -67,13 +67,13 @@ describe('identity names of CA auto enrollment', () => {
       );
     }
   });
-  afterAll(() => {
-    store.close();
+  afterAll(async () => {
+    await store.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  it('appends a six digit counter when the name is taken', () => {
-    expect(uniqueIdentityName(store, 'free')).toBe('free');
-    expect(uniqueIdentityName(store, 'dev')).toBe('dev000002');
-    expect(uniqueIdentityName(store, 'de_v')).toBe('de_v000001');
+  it('appends a six digit counter when the name is taken', async () => {
+    expect(await uniqueIdentityName(store, 'free')).toBe('free');
+    expect(await uniqueIdentityName(store, 'dev')).toBe('dev000002');
+    expect(await uniqueIdentityName(store, 'de_v')).toBe('de_v000001');
   });
 });

@@ -21,21 +21,21 @@ import { startPostgres } from '../support/postgres';
 let dir: string;
 let store: Store;
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'weft-policy-index-'));
   store = new SqliteStore(join(dir, 'weft.db'));
-  store.migrate();
-  seedBaseRows(store);
+  await store.migrate();
+  await seedBaseRows(store);
 });
-afterAll(() => {
-  store.close();
+afterAll(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
 // ---- the naive model -------------------------------------------------------------------------------
 
-function attrsOf(store: Store, kind: Kind, id: string): string[] {
-  return JSON.parse(store.getSql<{ r: string }>(`SELECT role_attributes AS r FROM ${TABLE[kind]} WHERE id = ?`, id)!.r);
+async function attrsOf(store: Store, kind: Kind, id: string): Promise<string[]> {
+  return JSON.parse((await store.getSql<{ r: string }>(`SELECT role_attributes AS r FROM ${TABLE[kind]} WHERE id = ?`, id))!.r);
 }
 
 function matches(roles: string[], semantic: string, id: string, attrs: string[]): boolean {
@@ -47,21 +47,23 @@ function matches(roles: string[], semantic: string, id: string, attrs: string[])
 }
 
 /** Compares what the policy index answers in `store` with a naive evaluation of every policy against every entity. */
-function check(store: Store): void {
-  const naiveMembers = (spec: PolicyTypeSpec, policy: Row, kind: Kind, ids: string[]): string[] => {
+async function check(store: Store): Promise<void> {
+  const naiveMembers = async (spec: PolicyTypeSpec, policy: Row, kind: Kind, ids: string[]): Promise<string[]> => {
     const side = spec.sides.find((s) => s.kind === kind)!;
     const roles = JSON.parse(policy[side.column] as string) as string[];
-    return ids.filter((id) => matches(roles, policy.semantic as string, id, attrsOf(store, kind, id)));
+    const out: string[] = [];
+    for (const id of ids) if (matches(roles, policy.semantic as string, id, await attrsOf(store, kind, id))) out.push(id);
+    return out;
   };
-  const all = (table: string): Row[] => store.allSql<Row>(`SELECT * FROM ${table} ORDER BY id`);
-  const ids = (kind: Kind) => all(TABLE[kind]).map((r) => r.id as string);
-  const identityIds = ids('identity');
-  const serviceIds = ids('service');
-  const routerIds = ids('edge-router');
+  const all = (table: string): Promise<Row[]> => store.allSql<Row>(`SELECT * FROM ${table} ORDER BY id`);
+  const ids = async (kind: Kind) => (await all(TABLE[kind])).map((r) => r.id as string);
+  const identityIds = await ids('identity');
+  const serviceIds = await ids('service');
+  const routerIds = await ids('edge-router');
   const expectedAccess = new Map<string, { dial: boolean; bind: boolean }>();
-  for (const p of all('service_policies')) {
-    for (const i of naiveMembers(SERVICE_POLICY, p, 'identity', identityIds)) {
-      for (const s of naiveMembers(SERVICE_POLICY, p, 'service', serviceIds)) {
+  for (const p of await all('service_policies')) {
+    for (const i of await naiveMembers(SERVICE_POLICY, p, 'identity', identityIds)) {
+      for (const s of await naiveMembers(SERVICE_POLICY, p, 'service', serviceIds)) {
         const g = expectedAccess.get(`${i}|${s}`) ?? { dial: false, bind: false };
         if (p.type === 'Dial') g.dial = true;
         else g.bind = true;
@@ -70,7 +72,7 @@ function check(store: Store): void {
     }
   }
   const actualAccess = new Map<string, { dial: boolean; bind: boolean }>();
-  for (const r of store.allSql<{ i: string; s: string; dial: number; bind: number }>(
+  for (const r of await store.allSql<{ i: string; s: string; dial: number; bind: number }>(
     `SELECT im.entity_id AS i, sm.entity_id AS s, a.dial, a.bind FROM service_access a
      JOIN role_class_members im ON im.class_id = a.identity_class JOIN role_class_members sm ON sm.class_id = a.service_class`,
   )) {
@@ -79,57 +81,59 @@ function check(store: Store): void {
   }
   expect(Object.fromEntries([...actualAccess].sort())).toEqual(Object.fromEntries([...expectedAccess].sort()));
 
-  const pairs = (spec: PolicyTypeSpec, left: Kind, leftIds: string[], rightIds: string[]) => {
+  const pairs = async (spec: PolicyTypeSpec, left: Kind, leftIds: string[], rightIds: string[]) => {
     const out = new Set<string>();
-    for (const p of all(spec.table)) {
-      for (const l of naiveMembers(spec, p, left, leftIds)) for (const r of naiveMembers(spec, p, 'edge-router', rightIds)) out.add(`${l}|${r}`);
+    for (const p of await all(spec.table)) {
+      for (const l of await naiveMembers(spec, p, left, leftIds))
+        for (const r of await naiveMembers(spec, p, 'edge-router', rightIds)) out.add(`${l}|${r}`);
     }
     return [...out].sort();
   };
-  const linked = (table: string, leftColumn: string) =>
-    store
-      .allSql<{ k: string }>(
+  const linked = async (table: string, leftColumn: string) =>
+    (
+      await store.allSql<{ k: string }>(
         `SELECT DISTINCT lm.entity_id || '|' || rm.entity_id AS k FROM ${table} a
      JOIN role_class_members lm ON lm.class_id = a.${leftColumn} JOIN role_class_members rm ON rm.class_id = a.router_class ORDER BY k`,
       )
-      .map((r) => r.k);
-  expect(linked('identity_router_access', 'identity_class')).toEqual(pairs(EDGE_ROUTER_POLICY, 'identity', identityIds, routerIds));
-  expect(linked('service_router_access', 'service_class')).toEqual(pairs(SERVICE_EDGE_ROUTER_POLICY, 'service', serviceIds, routerIds));
+    ).map((r) => r.k);
+  expect(await linked('identity_router_access', 'identity_class')).toEqual(await pairs(EDGE_ROUTER_POLICY, 'identity', identityIds, routerIds));
+  expect(await linked('service_router_access', 'service_class')).toEqual(await pairs(SERVICE_EDGE_ROUTER_POLICY, 'service', serviceIds, routerIds));
 
   // policy members as listed (class matches) agree with the naive evaluation
   for (const spec of [SERVICE_POLICY, EDGE_ROUTER_POLICY, SERVICE_EDGE_ROUTER_POLICY]) {
-    for (const p of all(spec.table)) {
+    for (const p of await all(spec.table)) {
       for (const side of spec.sides) {
         if (side.kind === 'posture-check') continue;
         const kind = side.kind as Kind;
-        const listed = store
-          .allSql<{ id: string }>(
+        const listed = (
+          await store.allSql<{ id: string }>(
             `SELECT m.entity_id AS id FROM class_policies cp JOIN role_class_members m ON m.class_id = cp.class_id
            WHERE cp.policy_id = ? AND cp.kind = ? ORDER BY m.entity_id`,
             p.id,
             kind,
           )
-          .map((r) => r.id);
-        expect(listed, `${p.id} ${kind}`).toEqual(naiveMembers(spec, p, kind, ids(kind)).sort());
+        ).map((r) => r.id);
+        expect(listed, `${p.id} ${kind}`).toEqual((await naiveMembers(spec, p, kind, await ids(kind))).sort());
       }
     }
   }
   // every entity has a class, every class has members
-  for (const kind of ['identity', 'service', 'edge-router'] as Kind[]) for (const id of ids(kind)) expect(classOf(store, kind, id)).toBeDefined();
-  expect(store.getSql<{ n: number }>('SELECT count(*) AS n FROM role_classes WHERE member_count <= 0')!.n).toBe(0);
+  for (const kind of ['identity', 'service', 'edge-router'] as Kind[])
+    for (const id of await ids(kind)) expect(await classOf(store, kind, id)).toBeDefined();
+  expect((await store.getSql<{ n: number }>('SELECT count(*) AS n FROM role_classes WHERE member_count <= 0'))!.n).toBe(0);
 }
 
 describe('policy index', () => {
-  it('stays equal to a naive evaluation through random policy and attribute changes', () => {
-    randomChanges(new PolicyWriter(store), { seed: 20240611, steps: 250, prefix: '', afterStep: () => check(store) });
+  it('stays equal to a naive evaluation through random policy and attribute changes', async () => {
+    await randomChanges(new PolicyWriter(store), { seed: 20240611, steps: 250, prefix: '', afterStep: () => check(store) });
   });
 
   it('stays equal to a naive evaluation while two nodes write to one PostgreSQL database at once', async () => {
     const server = await startPostgres();
     const shared = new PostgresStore(await server.createDatabase());
     try {
-      shared.migrate();
-      seedBaseRows(shared);
+      await shared.migrate();
+      await seedBaseRows(shared);
       // two processes, each with its own connection, writing random changes at the same time; attributes are shared
       const writer = (seed: number, prefix: string) =>
         new Promise<number | null>((resolve, reject) => {
@@ -144,10 +148,10 @@ describe('policy index', () => {
           child.once('exit', resolve);
         });
       expect(await Promise.all([writer(7, 'x'), writer(11, 'y')])).toEqual([0, 0]);
-      expect(shared.getSql<{ n: number }>('SELECT count(*) AS n FROM service_policies')!.n).toBeGreaterThan(0);
-      check(shared);
+      expect((await shared.getSql<{ n: number }>('SELECT count(*) AS n FROM service_policies'))!.n).toBeGreaterThan(0);
+      await check(shared);
     } finally {
-      shared.close();
+      await shared.close();
       await server.stop();
     }
   });

@@ -8,13 +8,13 @@ import { ManualClock } from '../support/clock';
 
 let dir: string;
 let store: Store;
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'weft-reply-cache-'));
   store = new Store(join(dir, 'weft.db'));
-  store.migrate();
+  await store.migrate();
 });
-afterAll(() => {
-  store.close();
+afterAll(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -22,37 +22,39 @@ const body = (s: string) => Buffer.from(s);
 const text = (b: Buffer | undefined) => b?.toString();
 
 describe('store write generation', () => {
-  it('counts writes, but not reads, writes to volatile tables only, or touches', () => {
+  it('counts writes, but not reads, writes to volatile tables only, or touches', async () => {
     const g = store.generation;
-    store.getSql('SELECT count(*) FROM identities');
-    store.allSql('SELECT id FROM services');
+    await store.getSql('SELECT count(*) FROM identities');
+    await store.allSql('SELECT id FROM services');
     expect(store.generation).toBe(g);
-    store.runSql("INSERT INTO settings (key, value) VALUES ('gen-test', '1')");
+    await store.runSql("INSERT INTO settings (key, value) VALUES ('gen-test', '1')");
     expect(store.generation).toBe(g + 1);
-    store.runSql("INSERT INTO audit_log (id, source, action, outcome, created_at, updated_at) VALUES ('a1', 'console', 'read', 'success', '', '')");
+    await store.runSql(
+      "INSERT INTO audit_log (id, source, action, outcome, created_at, updated_at) VALUES ('a1', 'console', 'read', 'success', '', '')",
+    );
     expect(store.generation).toBe(g + 1);
-    store.touchSql("UPDATE settings SET value = '2' WHERE key = 'gen-test'");
+    await store.touchSql("UPDATE settings SET value = '2' WHERE key = 'gen-test'");
     expect(store.generation).toBe(g + 1);
     // a write that fails, or a transaction that rolls back, counts too
-    expect(() =>
-      store.tx(() => {
-        store.runSql("UPDATE settings SET value = '3' WHERE key = 'gen-test'");
+    await expect(
+      store.tx(async () => {
+        await store.runSql("UPDATE settings SET value = '3' WHERE key = 'gen-test'");
         throw new Error('roll back');
       }),
-    ).toThrow('roll back');
+    ).rejects.toThrow('roll back');
     expect(store.generation).toBeGreaterThan(g + 1);
   });
 
-  it('makes rows as better-sqlite3 would (names, values, duplicates, no rows)', () => {
-    expect(store.getSql("SELECT 1 AS a, 'x' AS b, NULL AS c, 2 AS a")).toEqual({ a: 2, b: 'x', c: null });
-    expect(store.allSql('SELECT id FROM services WHERE 1 = 0')).toEqual([]);
-    expect(store.getSql('SELECT id FROM services WHERE 1 = 0')).toBeUndefined();
-    expect(store.allSql("SELECT value AS v FROM json_each('[1,2,3]')")).toEqual([{ v: 1 }, { v: 2 }, { v: 3 }]);
+  it('makes rows as better-sqlite3 would (names, values, duplicates, no rows)', async () => {
+    expect(await store.getSql("SELECT 1 AS a, 'x' AS b, NULL AS c, 2 AS a")).toEqual({ a: 2, b: 'x', c: null });
+    expect(await store.allSql('SELECT id FROM services WHERE 1 = 0')).toEqual([]);
+    expect(await store.getSql('SELECT id FROM services WHERE 1 = 0')).toBeUndefined();
+    expect(await store.allSql("SELECT value AS v FROM json_each('[1,2,3]')")).toEqual([{ v: 1 }, { v: 2 }, { v: 3 }]);
   });
 });
 
 describe('ReplyCache', () => {
-  it('serves an entry to its own API session only, until a write or the age limit', () => {
+  it('serves an entry to its own API session only, until a write or the age limit', async () => {
     const clock = new ManualClock();
     const cache = new ReplyCache(store, clock, { maxBytes: 1 << 20, maxAgeMs: 1000 });
     cache.set('s1', '/a', body('one'), store.generation);
@@ -71,14 +73,14 @@ describe('ReplyCache', () => {
     clock.set(new Date(clock.now().getTime() - 5));
     expect(cache.get(ReplyCache.key('s1', '/a'))).toBeUndefined(); // the clock went back
     cache.set('s1', '/a', body('three'), store.generation);
-    store.runSql("UPDATE settings SET value = '4' WHERE key = 'gen-test'");
+    await store.runSql("UPDATE settings SET value = '4' WHERE key = 'gen-test'");
     expect(cache.get(ReplyCache.key('s1', '/a'))).toBeUndefined();
   });
 
-  it('keeps nothing computed before a write', () => {
+  it('keeps nothing computed before a write', async () => {
     const cache = new ReplyCache(store, new ManualClock());
     const before = store.generation;
-    store.runSql("UPDATE settings SET value = '5' WHERE key = 'gen-test'");
+    await store.runSql("UPDATE settings SET value = '5' WHERE key = 'gen-test'");
     cache.set('s', '/x', body('stale'), before);
     expect(cache.get(ReplyCache.key('s', '/x'))).toBeUndefined();
     expect(cache.size).toBe(0);

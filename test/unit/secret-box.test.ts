@@ -39,20 +39,20 @@ describe('SecretBox', () => {
 });
 
 describe('the key file', () => {
-  it('is created once with mode 0600 and read back; refused when others may read it or it has the wrong size', () => {
+  it('is created once with mode 0600 and read back; refused when others may read it or it has the wrong size', async () => {
     const dir = tempDir();
     const file = join(dir, 'secrets.key');
-    const key = loadOrCreateSecretKey(file);
+    const key = await loadOrCreateSecretKey(file);
     expect(key).toHaveLength(32);
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(loadOrCreateSecretKey(file).equals(key)).toBe(true);
+    expect((await loadOrCreateSecretKey(file)).equals(key)).toBe(true);
     chmodSync(file, 0o604);
-    expect(() => loadOrCreateSecretKey(file)).toThrow(/mode 0600.*0604.*chmod 600/);
+    await expect(loadOrCreateSecretKey(file)).rejects.toThrow(/mode 0600.*0604.*chmod 600/);
     chmodSync(file, 0o600);
     writeFileSync(file, randomBytes(33));
-    expect(() => loadOrCreateSecretKey(file)).toThrow(/exactly 32 bytes, but it holds 33/);
+    await expect(loadOrCreateSecretKey(file)).rejects.toThrow(/exactly 32 bytes, but it holds 33/);
     const other = join(dir, 'other.key');
-    expect(() => loadOrCreateSecretKey(other, { mayCreate: () => 'sealed values exist' })).toThrow(
+    await expect(loadOrCreateSecretKey(other, { mayCreate: () => 'sealed values exist' })).rejects.toThrow(
       /other\.key: the secret key is missing: sealed values exist/,
     );
     rmSync(dir, { recursive: true, force: true });

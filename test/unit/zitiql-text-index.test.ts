@@ -49,19 +49,21 @@ let store: Store;
 let indexed: QueryFields;
 let plain: QueryFields;
 
-function ids(fields: QueryFields, filter: string, chooser?: ReturnType<typeof textIndexChooser>): string[] {
+/** The ids `filter` selects; `choose`: with the chooser (textIndexChooser) deciding per needle whether the index serves. */
+async function ids(fields: QueryFields, filter: string, choose = false): Promise<string[]> {
+  const chooser = choose ? await textIndexChooser(store, filter, fields, 't.tags') : undefined;
   const q = compileFilter(filter, fields, { tagsSql: 't.tags', ...(chooser ? { useTextIndex: chooser } : {}) });
-  return store.allSql<{ id: string }>(`SELECT t.id FROM identities t WHERE ${q.where} ORDER BY t.id`, ...q.params).map((r) => r.id);
+  return (await store.allSql<{ id: string }>(`SELECT t.id FROM identities t WHERE ${q.where} ORDER BY t.id`, ...q.params)).map((r) => r.id);
 }
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'weft-fts-'));
   store = new Store(join(dir, 'weft.db'));
-  store.migrate();
+  await store.migrate();
   store.sqlite.pragma('foreign_keys = OFF');
   const now = new Date(0).toISOString();
-  NAMES.forEach((name, i) => {
-    store.runSql(
+  for (const [i, name] of NAMES.entries()) {
+    await store.runSql(
       'INSERT INTO identities (id, name, type_id, auth_policy_id, external_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       `id-${String(i).padStart(2, '0')}`,
       name,
@@ -71,12 +73,12 @@ beforeAll(() => {
       now,
       now,
     );
-  });
+  }
   indexed = filterFields(identities);
   plain = Object.fromEntries(Object.entries(indexed).map(([k, f]) => [k, f.kind === 'scalar' ? { ...f, text: undefined } : f]));
 });
-afterAll(() => {
-  store.close();
+afterAll(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -155,35 +157,34 @@ describe('trigram index for contains / icontains', () => {
     expect(compileFilter('name contains "a\\"bc"', indexed).params).toEqual(['{name} : "a""bc"', 'a"bc']);
   });
 
-  it('answers every contains / icontains / not contains exactly as the scan does, on both indexed columns', () => {
-    const chooser = textIndexChooser(store);
+  it('answers every contains / icontains / not contains exactly as the scan does, on both indexed columns', async () => {
     let compared = 0;
     for (const needle of needles()) {
       for (const field of ['name', 'externalId']) {
         for (const op of ['contains', 'icontains', 'not contains', 'not icontains']) {
           const filter = `${field} ${op} ${literal(needle)}`;
-          const expected = ids(plain, filter);
-          expect(ids(indexed, filter), filter).toEqual(expected);
-          expect(ids(indexed, filter, chooser), filter).toEqual(expected);
-          expect(ids(indexed, `not (${filter})`), `not (${filter})`).toEqual(ids(plain, `not (${filter})`));
+          const expected = await ids(plain, filter);
+          expect(await ids(indexed, filter), filter).toEqual(expected);
+          expect(await ids(indexed, filter, true), filter).toEqual(expected);
+          expect(await ids(indexed, `not (${filter})`), `not (${filter})`).toEqual(await ids(plain, `not (${filter})`));
           compared++;
         }
       }
-      expect(ids(indexed, `name contains ${literal(needle)} or externalId icontains ${literal(needle)}`)).toEqual(
-        ids(plain, `name contains ${literal(needle)} or externalId icontains ${literal(needle)}`),
+      expect(await ids(indexed, `name contains ${literal(needle)} or externalId icontains ${literal(needle)}`)).toEqual(
+        await ids(plain, `name contains ${literal(needle)} or externalId icontains ${literal(needle)}`),
       );
     }
     expect(compared).toBeGreaterThan(2000);
   });
 
-  it('matches numbers as text, as the scan does', () => {
-    for (const f of ['name contains 1000', 'name contains 100', 'name contains 1']) expect(ids(indexed, f)).toEqual(ids(plain, f));
-    expect(ids(indexed, 'name contains 100')).toEqual(['id-23', 'id-24']);
+  it('matches numbers as text, as the scan does', async () => {
+    for (const f of ['name contains 1000', 'name contains 100', 'name contains 1']) expect(await ids(indexed, f)).toEqual(await ids(plain, f));
+    expect(await ids(indexed, 'name contains 100')).toEqual(['id-23', 'id-24']);
   });
 
-  it('follows inserts, renames and deletes (the triggers keep the index in step)', () => {
+  it('follows inserts, renames and deletes (the triggers keep the index in step)', async () => {
     const now = new Date(0).toISOString();
-    store.runSql(
+    await store.runSql(
       'INSERT INTO identities (id, name, type_id, auth_policy_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
       'zz-new',
       'Brand New Name',
@@ -192,31 +193,33 @@ describe('trigram index for contains / icontains', () => {
       now,
       now,
     );
-    expect(ids(indexed, 'name icontains "brand new"')).toEqual(['zz-new']);
-    store.runSql('UPDATE identities SET name = ?, external_id = ? WHERE id = ?', 'renamed thing', 'EXT-RENAMED', 'zz-new');
-    expect(ids(indexed, 'name icontains "brand new"')).toEqual([]);
-    expect(ids(indexed, 'name contains "renamed"')).toEqual(['zz-new']);
-    expect(ids(indexed, 'externalId contains "RENAMED"')).toEqual(['zz-new']);
-    expect(ids(indexed, 'externalId contains "renamed"')).toEqual([]);
+    expect(await ids(indexed, 'name icontains "brand new"')).toEqual(['zz-new']);
+    await store.runSql('UPDATE identities SET name = ?, external_id = ? WHERE id = ?', 'renamed thing', 'EXT-RENAMED', 'zz-new');
+    expect(await ids(indexed, 'name icontains "brand new"')).toEqual([]);
+    expect(await ids(indexed, 'name contains "renamed"')).toEqual(['zz-new']);
+    expect(await ids(indexed, 'externalId contains "RENAMED"')).toEqual(['zz-new']);
+    expect(await ids(indexed, 'externalId contains "renamed"')).toEqual([]);
     // an update of other columns leaves the index alone and right
-    store.runSql('UPDATE identities SET is_admin = 1 WHERE id = ?', 'zz-new');
-    expect(ids(indexed, 'name contains "renamed"')).toEqual(['zz-new']);
-    store.runSql('DELETE FROM identities WHERE id = ?', 'zz-new');
-    expect(ids(indexed, 'name contains "renamed"')).toEqual([]);
-    expect(store.getSql<{ ok: number }>('SELECT count(*) AS ok FROM identities_fts WHERE identities_fts MATCH \'{name} : "renamed"\'')!.ok).toBe(0);
-    store.runSql("INSERT INTO identities_fts(identities_fts, rank) VALUES ('integrity-check', 1)");
+    await store.runSql('UPDATE identities SET is_admin = 1 WHERE id = ?', 'zz-new');
+    expect(await ids(indexed, 'name contains "renamed"')).toEqual(['zz-new']);
+    await store.runSql('DELETE FROM identities WHERE id = ?', 'zz-new');
+    expect(await ids(indexed, 'name contains "renamed"')).toEqual([]);
+    expect(
+      (await store.getSql<{ ok: number }>('SELECT count(*) AS ok FROM identities_fts WHERE identities_fts MATCH \'{name} : "renamed"\''))!.ok,
+    ).toBe(0);
+    await store.runSql("INSERT INTO identities_fts(identities_fts, rank) VALUES ('integrity-check', 1)");
   });
 
-  it('lists through the index and the scan alike (the chooser picks a scan for trigrams most rows hold)', () => {
-    const page = (filter: string) => {
-      const q = listSql(identities, { filter, limit: 100 }, {}, store);
-      return { sql: q.countSql, rows: store.allSql<{ id: string }>(q.pageSql, ...q.args, q.limit, q.offset).map((r) => r.id) };
+  it('lists through the index and the scan alike (the chooser picks a scan for trigrams most rows hold)', async () => {
+    const page = async (filter: string) => {
+      const q = await listSql(identities, { filter, limit: 100 }, {}, store);
+      return { sql: q.countSql, rows: (await store.allSql<{ id: string }>(q.pageSql, ...q.args, q.limit, q.offset)).map((r) => r.id) };
     };
-    const rare = page('name icontains "straSSE"');
+    const rare = await page('name icontains "straSSE"');
     expect(rare.sql).toContain('MATCH');
     expect(rare.rows).toEqual(['id-12']);
     for (let i = 0; i < 1200; i++) {
-      store.runSql(
+      await store.runSql(
         'INSERT INTO identities (id, name, type_id, auth_policy_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)',
         `bulk-${i}`,
         `common-${i}`,
@@ -226,10 +229,10 @@ describe('trigram index for contains / icontains', () => {
         '',
       );
     }
-    const common = page('name contains "common"');
+    const common = await page('name contains "common"');
     expect(common.sql).not.toContain('MATCH');
     expect(common.rows.length).toBe(100);
-    expect(ids(indexed, 'name contains "common"', textIndexChooser(store))).toEqual(ids(plain, 'name contains "common"'));
+    expect(await ids(indexed, 'name contains "common"', true)).toEqual(await ids(plain, 'name contains "common"'));
   });
 
   it('computes the trigrams the index holds', () => {
@@ -238,13 +241,13 @@ describe('trigram index for contains / icontains', () => {
     expect(trigrams('😀😀😀')).toEqual(['😀😀😀']);
   });
 
-  it('declares exactly the indexes the migrations created', () => {
-    const tables = store.allSql<{ name: string }>(
+  it('declares exactly the indexes the migrations created', async () => {
+    const tables = await store.allSql<{ name: string }>(
       "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5(%'",
     );
     const actual: Record<string, string[]> = {};
     for (const { name } of tables) {
-      actual[name.replace(/_fts$/, '')] = store.allSql<{ name: string }>(`PRAGMA table_info(${name})`).map((c) => c.name);
+      actual[name.replace(/_fts$/, '')] = (await store.allSql<{ name: string }>(`PRAGMA table_info(${name})`)).map((c) => c.name);
     }
     expect(actual).toEqual(Object.fromEntries(Object.entries(TEXT_INDEXES).map(([t, c]) => [t, [...c]])));
   });

@@ -72,13 +72,13 @@ function methodOf(req: ApiRequest): string | undefined {
  * Records the outcome of a request: `data` is the reply's (a create's new id, a login's API session), `errorCode` the
  * failure's. `req` is absent when the request failed before the route's handler (e.g. a body that does not parse).
  */
-export function recordRestAudit(
+export async function recordRestAudit(
   core: Core,
   audit: RestAudit,
   outcome: { status?: number; data?: unknown; errorCode?: string },
   req: ApiRequest | undefined,
   ip: string,
-): void {
+): Promise<void> {
   if (audit.recorded) return;
   audit.recorded = true;
   const { target } = audit;
@@ -106,5 +106,5 @@ export function recordRestAudit(
   } else {
     entry.entityId = req?.params.id ?? (outcome.status === 201 && typeof data?.id === 'string' ? data.id : undefined);
   }
-  recordAudit(core, entry);
+  await recordAudit(core, entry);
 }

@@ -69,13 +69,21 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
       const server = opts.server;
       server.removeAllListeners('request');
       server.on('request', (req, res) => {
-        let answered = false;
+        let answered: boolean | Promise<boolean> = false;
         try {
           answered = !closing && fastRead(core, cache, opts.limits?.perClient, req, res);
         } catch {
           // e.g. the store is unavailable: the usual path answers with the error envelope
         }
-        if (!answered) fastify(req, res);
+        if (typeof answered === 'boolean') {
+          if (!answered) fastify(req, res);
+          return;
+        }
+        void answered
+          .catch(() => false) // as above
+          .then((done) => {
+            if (!done) fastify(req, res);
+          });
       });
       // as Fastify sets up the servers it makes
       const o = options as unknown as { keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number };
@@ -89,7 +97,7 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
     // ids in paths may be long (find-my-way's default is 100 characters); longer ones are simply not found
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 8192 },
     // URLs the router cannot decode or match answer in the envelope too
-    frameworkErrors: (err, req, reply) => sendError(core, req, reply, err),
+    frameworkErrors: (err, req, reply) => void sendError(core, req, reply, err),
     // the request id is made when an error reply needs one (sendError), not for every request
     genReqId: () => '',
     logger: false,
@@ -132,9 +140,9 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
 
   // every failure of a recorded route lands here, from its handler or before it (a body that does not parse)
   app.setErrorHandler((err: FastifyError | ApiError, req, reply) =>
-    sendError(core, req, reply, err, (e) => {
+    sendError(core, req, reply, err, async (e) => {
       const audit = auditOf(req);
-      if (audit) recordRestAudit(core, audit, { errorCode: e.code }, audit.request, req.ip);
+      if (audit) await recordRestAudit(core, audit, { errorCode: e.code }, audit.request, req.ip);
     }),
   );
   app.setNotFoundHandler((req, reply) => {
@@ -209,18 +217,33 @@ type FastReq = IncomingMessage & { [LIMIT_WAIT]?: number };
  * Reads served straight from the reply cache, before Fastify sees the request: a GET whose URL has an entry, public
  * or of the request's API session (which must still be valid: `sessions.resolve` checks expiry and the identity as
  * for any request, and records the activity). Per-client rate limits apply here too. Anything else, and every
- * miss, goes on to Fastify. Returns whether the request was answered.
+ * miss, goes on to Fastify. Returns whether the request was answered (a promise of it when the API session had to
+ * be resolved).
  */
-function fastRead(core: Core, cache: ReplyCache, perClient: ClientRateLimiter | undefined, req: FastReq, res: ServerResponse): boolean {
+function fastRead(
+  core: Core,
+  cache: ReplyCache,
+  perClient: ClientRateLimiter | undefined,
+  req: FastReq,
+  res: ServerResponse,
+): boolean | Promise<boolean> {
   if (req.method !== 'GET') return false;
   const url = req.url ?? '';
-  let body = cache.get(ReplyCache.key(undefined, url));
+  const body = cache.get(ReplyCache.key(undefined, url));
   if (!body && cache.hasSessionEntries(url)) {
     const t = token(req);
-    const resolved = t ? apiSessionsOf(core).resolve(t) : undefined;
-    body = resolved && cache.get(ReplyCache.key(resolved.session.id as string, url));
+    if (!t) return false;
+    return apiSessionsOf(core)
+      .resolve(t)
+      .then((resolved) => {
+        const mine = resolved && cache.get(ReplyCache.key(resolved.session.id as string, url));
+        return !!mine && answerFast(perClient, req, res, mine);
+      });
   }
-  if (!body) return false;
+  return !!body && answerFast(perClient, req, res, body);
+}
+
+function answerFast(perClient: ClientRateLimiter | undefined, req: FastReq, res: ServerResponse, body: Buffer): boolean {
   if (perClient) {
     const wait = perClient.take(req.socket.remoteAddress ?? '');
     if (wait > 0) {
@@ -247,11 +270,11 @@ const isAuthentication = (route: RouteDef) => route.path === '/authenticate' || 
 const isPromise = (v: unknown): v is Promise<unknown> => typeof (v as Promise<unknown> | undefined)?.then === 'function';
 
 /**
- * One request: authentication, then the route's handler. Synchronous handlers (nearly every read) finish in this
- * call: no promise, no deadline timer (a synchronous store call cannot be interrupted anyway). Replies of
+ * One request: authentication, then the route's handler. Synchronous handlers finish without a deadline timer;
+ * those that return a promise (every one that reads the store) are given the request timeout. Replies of
  * `cacheable` routes are kept serialized and served again while the database is unchanged (replyCache.ts).
  */
-function handle(
+async function handle(
   core: Core,
   api: ApiName,
   route: RouteDef,
@@ -260,7 +283,7 @@ function handle(
   cache: ReplyCache,
   limits?: ApiLimits,
   audit?: RestAudit,
-): void | Promise<void> {
+): Promise<void> {
   const request: ApiRequest = {
     ctx: core.ctx(ANONYMOUS),
     params: req.params as Record<string, string>,
@@ -278,7 +301,7 @@ function handle(
   if (audit) audit.request = request;
   if (route.auth !== 'none') {
     const t = token(req);
-    const resolved = t ? apiSessionsOf(core).resolve(t) : undefined;
+    const resolved = t ? await apiSessionsOf(core).resolve(t) : undefined;
     if (audit && resolved) audit.caller = resolved.caller;
     if (!resolved || (route.auth === 'session' && resolved.caller.partial)) throw unauthenticated(!!resolved);
     request.ctx = core.ctx(resolved.caller);
@@ -314,21 +337,21 @@ function handle(
   }
   if (release) result.finally(release).catch(() => undefined);
   const work = limits ? withDeadline(result, limits.requestTimeoutMs) : result;
-  return work.then((out) => send(core, reply, request, out, audit));
+  return work.then((out) => send(core, reply, request, out, audit, keep));
 }
 
 // Fastify: a handler that returns undefined (or a promise of it) has answered through `reply` itself.
 
-function send(
+async function send(
   core: Core,
   reply: FastifyReply,
   request: ApiRequest,
   out: ApiReply,
   audit?: RestAudit,
   keep?: { cache: ReplyCache; apiSessionId: string | undefined; url: string; generation: number },
-): void {
+): Promise<void> {
   // recorded before the answer leaves: a client that reads the log next finds the entry (failures: the error handler)
-  if (audit) recordRestAudit(core, audit, { status: out.status ?? 200, data: out.data }, request, request.ip);
+  if (audit) await recordRestAudit(core, audit, { status: out.status ?? 200, data: out.data }, request, request.ip);
   const status = out.status ?? 200;
   reply.code(status);
   if (out.raw) {
@@ -354,8 +377,11 @@ function unauthenticated(partial: boolean): ApiError {
   });
 }
 
-/** Every error leaves in the envelope with a requestId; internals are logged, never sent. */
-export function sendError(core: Core, req: FastifyRequest, reply: FastifyReply, err: unknown, onError?: (e: ApiError) => void) {
+/**
+ * Every error leaves in the envelope with a requestId; internals are logged, never sent. `onError` (the audit log)
+ * is done before the answer leaves.
+ */
+export function sendError(core: Core, req: FastifyRequest, reply: FastifyReply, err: unknown, onError?: (e: ApiError) => Promise<void>) {
   const requestId = randomUUID();
   let e: ApiError;
   if (err instanceof ApiError) e = err;
@@ -377,12 +403,16 @@ export function sendError(core: Core, req: FastifyRequest, reply: FastifyReply, 
       e = new ApiError('UNHANDLED', 500, 'An unexpected error occurred; it has been logged with this request id');
     }
   }
-  onError?.(e);
-  for (const [k, v] of Object.entries(e.headers ?? {})) void reply.header(k, v);
-  // the value is echoed as sent, within bounds (a hostile body must not break the reply)
-  const cause = e.fieldCause && { ...e.fieldCause, value: echoValue(e.fieldCause.value, 64 * 1024) };
-  return reply
-    .code(e.status)
-    .type('application/json')
-    .send(errorEnvelope({ code: e.code, message: e.message, requestId, cause, causeMessage: cause ? `${cause.field}: ${cause.reason}` : undefined }));
+  const answer = () => {
+    for (const [k, v] of Object.entries(e.headers ?? {})) void reply.header(k, v);
+    // the value is echoed as sent, within bounds (a hostile body must not break the reply)
+    const cause = e.fieldCause && { ...e.fieldCause, value: echoValue(e.fieldCause.value, 64 * 1024) };
+    return reply
+      .code(e.status)
+      .type('application/json')
+      .send(
+        errorEnvelope({ code: e.code, message: e.message, requestId, cause, causeMessage: cause ? `${cause.field}: ${cause.reason}` : undefined }),
+      );
+  };
+  return onError ? onError(e).then(answer) : answer();
 }

@@ -77,7 +77,7 @@ export interface ConsoleMutation {
 }
 
 /** Records one console mutation. Procedures not in the table above are recorded by their path. */
-export function recordConsoleMutation(core: Core, m: ConsoleMutation): void {
+export async function recordConsoleMutation(core: Core, m: ConsoleMutation): Promise<void> {
   const input = (m.input && typeof m.input === 'object' ? m.input : {}) as Input;
   const target = ROUTES[m.path]?.(input, m.data) ?? {};
   const described = target.route ? routeAction(target.route.split(' ')[0]!, target.route.slice(target.route.indexOf(' ') + 1)) : undefined;
@@ -98,12 +98,12 @@ export function recordConsoleMutation(core: Core, m: ConsoleMutation): void {
     entry.authMethod = 'password';
   }
   if (entry.entityType === 'api-sessions') entry.entityId = entry.caller?.apiSessionId;
-  recordAudit(core, entry);
+  await recordAudit(core, entry);
 }
 
 /** The one-time login link (not a tRPC call): a login of the default admin. */
-export function recordLinkLogin(core: Core, outcome: { caller?: Caller; errorCode?: string }, sourceAddress: string): void {
-  recordAudit(core, {
+export async function recordLinkLogin(core: Core, outcome: { caller?: Caller; errorCode?: string }, sourceAddress: string): Promise<void> {
+  await recordAudit(core, {
     source: 'console',
     action: 'login',
     entityType: 'api-sessions',

@@ -105,9 +105,9 @@ function safeEqual(a: string, b: string): boolean {
 // ---- sessions -------------------------------------------------------------------------------------
 
 /** The API session of a cookie's token, with the REST API's expiry, disabled-identity and MFA rules. */
-export function resolveConsoleSession(core: Core, token: string | undefined): ConsoleSession | undefined {
+export async function resolveConsoleSession(core: Core, token: string | undefined): Promise<ConsoleSession | undefined> {
   if (!token || token.length > 200) return undefined;
-  const resolved = apiSessionsOf(core).resolve(token);
+  const resolved = await apiSessionsOf(core).resolve(token);
   return resolved && { session: resolved.session, caller: resolved.caller, token };
 }
 

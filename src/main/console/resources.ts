@@ -96,14 +96,14 @@ export function resourceRouter<N extends string>(registry: Record<N, ConsoleReso
       if (!d) descriptions.set(input.resource, (d = describeResource(entry(input.resource))));
       return d;
     }),
-    list: authedProcedure.input(listQuerySchema.extend({ resource })).query(({ ctx, input }): ListPage => {
+    list: authedProcedure.input(listQuerySchema.extend({ resource })).query(async ({ ctx, input }): Promise<ListPage> => {
       const r = entry(input.resource);
-      const page = resourceOps(r.def).list(ctx.zctx, toListParams(input));
+      const page = await resourceOps(r.def).list(ctx.zctx, toListParams(input));
       return { data: redact(page.data, r.redact), meta: page.meta };
     }),
-    get: authedProcedure.input(z.object({ resource, id: idSchema })).query(({ ctx, input }): Entity => {
+    get: authedProcedure.input(z.object({ resource, id: idSchema })).query(async ({ ctx, input }): Promise<Entity> => {
       const r = entry(input.resource);
-      return redact([resourceOps(r.def).get(ctx.zctx, input.id)], r.redact)[0]!;
+      return redact([await resourceOps(r.def).get(ctx.zctx, input.id)], r.redact)[0]!;
     }),
     create: authedProcedure.input(z.object({ resource, body: z.unknown() })).mutation(async ({ ctx, input }) => {
       const r = entry(input.resource);
@@ -118,10 +118,10 @@ export function resourceRouter<N extends string>(registry: Record<N, ConsoleReso
         await resourceOps(r.def).update(ctx.zctx, input.id, input.body ?? {}, input.op);
         return { id: input.id };
       }),
-    delete: authedProcedure.input(z.object({ resource, id: idSchema })).mutation(({ ctx, input }) => {
+    delete: authedProcedure.input(z.object({ resource, id: idSchema })).mutation(async ({ ctx, input }) => {
       const r = entry(input.resource);
       requireOp(input.resource, r, 'delete');
-      resourceOps(r.def).delete(ctx.zctx, input.id);
+      await resourceOps(r.def).delete(ctx.zctx, input.id);
       return { id: input.id };
     }),
   });

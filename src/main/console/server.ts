@@ -94,7 +94,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       return;
     }
     const token = readCookie(req.headers.cookie, cookieName);
-    const session = resolveConsoleSession(core, token);
+    const session = await resolveConsoleSession(core, token);
     // the last cookie decision of the request wins; a dead session's cookie is cleared
     let cookie: string | undefined = token && !session ? expiredCookie(cookieName) : undefined;
     const ctx: ConsoleContext = {
@@ -128,7 +128,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     res.end(req.method === 'HEAD' ? undefined : body);
   }
 
-  function handleLoginLink(req: IncomingMessage, res: ServerResponse, requestUrl: URL): void {
+  async function handleLoginLink(req: IncomingMessage, res: ServerResponse, requestUrl: URL): Promise<void> {
     const redirect = (location: string, setCookie?: string) => {
       res.writeHead(303, { ...SECURITY_HEADERS, location, 'cache-control': 'no-store', ...(setCookie ? { 'set-cookie': setCookie } : {}) });
       res.end();
@@ -138,24 +138,24 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       return;
     }
     if (!links.consume(requestUrl.searchParams.get('token'))) {
-      recordLinkLogin(core, { errorCode: 'INVALID_AUTH' }, req.socket.remoteAddress ?? '127.0.0.1');
+      await recordLinkLogin(core, { errorCode: 'INVALID_AUTH' }, req.socket.remoteAddress ?? '127.0.0.1');
       redirect(`/?${LOGIN_LINK_FAILED_PARAM}=link-invalid`);
       return;
     }
     let token: string;
     const ip = req.socket.remoteAddress ?? '127.0.0.1';
     try {
-      token = defaultAdminLogin(core, ip);
+      token = await defaultAdminLogin(core, ip);
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
       core.log.warn({ code: e.code }, 'console: one-time link login refused');
-      recordLinkLogin(core, { errorCode: e.code }, ip);
+      await recordLinkLogin(core, { errorCode: e.code }, ip);
       redirect(`/?${LOGIN_LINK_FAILED_PARAM}=link-refused`);
       return;
     }
-    recordLinkLogin(core, { caller: resolveConsoleSession(core, token)?.caller }, ip);
-    const previous = resolveConsoleSession(core, readCookie(req.headers.cookie, cookieName));
-    if (previous) apiSessionsOf(core).remove(previous.session.id as string);
+    await recordLinkLogin(core, { caller: (await resolveConsoleSession(core, token))?.caller }, ip);
+    const previous = await resolveConsoleSession(core, readCookie(req.headers.cookie, cookieName));
+    if (previous) await apiSessionsOf(core).remove(previous.session.id as string);
     redirect('/', sessionCookie(cookieName, token));
   }
 

@@ -106,7 +106,7 @@ const auditMutations = t.middleware(async ({ ctx, type, path, getRawInput, next 
   const result = await next({ ctx: { audit: note } });
   if (type === 'mutation') {
     const input = await getRawInput().catch(() => undefined);
-    recordConsoleMutation(ctx.core, {
+    await recordConsoleMutation(ctx.core, {
       path,
       input,
       note,

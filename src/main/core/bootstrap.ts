@@ -40,7 +40,7 @@ export async function bootstrap(core: Core, admin: AdminCredentials): Promise<Bo
     store.getSql<{ username: string }>(
       "SELECT a.username FROM identities i JOIN authenticators a ON a.identity_id = i.id AND a.method = 'updb' WHERE i.is_default_admin = 1",
     );
-  let existingAdmin = defaultAdmin();
+  let existingAdmin = await defaultAdmin();
   let generated: string | undefined;
   let passwordHash: string | undefined;
   if (!existingAdmin) {
@@ -48,21 +48,21 @@ export async function bootstrap(core: Core, admin: AdminCredentials): Promise<Bo
     passwordHash = await hashPassword(admin.password ?? generated!);
   }
   const now = core.clock.now().toISOString();
-  store.tx(() => {
+  await store.tx(async () => {
     // everything through the resource write path, as the system; later starts find the rows and skip them
-    const missing = (table: string, id: string) => !store.getSql(`SELECT 1 FROM ${table} WHERE id = ?`, id);
+    const missing = async (table: string, id: string) => !(await store.getSql(`SELECT 1 FROM ${table} WHERE id = ?`, id));
     for (const t of IDENTITY_TYPES) {
-      if (missing('identity_types', t)) applySystemCreate(core.system, identityTypes, { id: t, columns: { name: t } });
+      if (await missing('identity_types', t)) await applySystemCreate(core.system, identityTypes, { id: t, columns: { name: t } });
     }
     for (const t of POSTURE_CHECK_TYPES) {
-      if (!missing('posture_check_types', t.id)) continue;
-      applySystemCreate(core.system, postureCheckTypes, {
+      if (!(await missing('posture_check_types', t.id))) continue;
+      await applySystemCreate(core.system, postureCheckTypes, {
         id: t.id,
         columns: { name: t.name, operating_systems: JSON.stringify(t.operatingSystems), version: '1' },
       });
     }
-    if (missing('auth_policies', DEFAULT_AUTH_POLICY_ID)) {
-      applyCreate(
+    if (await missing('auth_policies', DEFAULT_AUTH_POLICY_ID)) {
+      await applyCreate(
         core.system,
         authPolicies,
         { name: 'Default', primary: DEFAULT_PRIMARY, secondary: DEFAULT_SECONDARY },
@@ -70,11 +70,12 @@ export async function bootstrap(core: Core, admin: AdminCredentials): Promise<Bo
       );
     }
     for (const t of BUILTIN_CONFIG_TYPES) {
-      if (missing('config_types', t.id)) applyCreate(core.system, configTypes, { name: t.name, schema: t.schema, target: 'service' }, { id: t.id });
+      if (await missing('config_types', t.id))
+        await applyCreate(core.system, configTypes, { name: t.name, schema: t.schema, target: 'service' }, { id: t.id });
     }
     // Weft's own share type follows this version's schema (it gained `overlay`); OpenZiti's types are left alone.
     const svcProxy = BUILTIN_CONFIG_TYPES.find((t) => t.id === SVC_PROXY_CONFIG_TYPE_ID)!;
-    store.runSql(
+    await store.runSql(
       'UPDATE config_types SET schema = ?, updated_at = ? WHERE id = ? AND schema <> ?',
       JSON.stringify(svcProxy.schema),
       now,
@@ -82,17 +83,17 @@ export async function bootstrap(core: Core, admin: AdminCredentials): Promise<Bo
       JSON.stringify(svcProxy.schema),
     );
     // another node on the same database may have made it meanwhile (writes are serialised: this sees it)
-    existingAdmin ??= defaultAdmin();
+    existingAdmin ??= await defaultAdmin();
     if (existingAdmin) generated = undefined;
     else {
       // through the resource write path, as the system: its role class is made in this transaction
-      const id = applyCreate(
+      const id = await applyCreate(
         core.system,
         identities,
         { name: 'Default Admin', type: 'User', isAdmin: true, authPolicyId: DEFAULT_AUTH_POLICY_ID },
         { columns: { is_default_admin: 1 } },
       );
-      addUpdbAuthenticator(core, id, admin.username, passwordHash!);
+      await addUpdbAuthenticator(core, id, admin.username, passwordHash!);
     }
   });
   return { generatedAdminPassword: generated, adminUsername: existingAdmin?.username ?? admin.username };

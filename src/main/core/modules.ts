@@ -31,12 +31,12 @@ export interface CoreModule {
   /** run in list order, before any listener serves requests */
   start?(core: Core, settings: StartSettings, result: StartResult): void | Promise<void>;
   /** periodic work while Weft runs (also once at start with `atStart`); a failing run is logged, not fatal */
-  every?: { ms: number; atStart?: boolean; run(core: Core, settings: StartSettings): void };
+  every?: { ms: number; atStart?: boolean; run(core: Core, settings: StartSettings): void | Promise<void> };
   /** run in reverse list order when Weft stops */
   stop?(core: Core): void | Promise<void>;
 }
 
-const pruneAudit = (core: Core, s: StartSettings) => void pruneAuditLog(core, s.audit);
+const pruneAudit = async (core: Core, s: StartSettings) => void (await pruneAuditLog(core, s.audit));
 
 /** Every module of the core, in start order. */
 export const CORE_MODULES: readonly CoreModule[] = [
@@ -44,7 +44,7 @@ export const CORE_MODULES: readonly CoreModule[] = [
   // secrets still stored in clear are sealed with it. Integrity runs and snapshots stop with it.
   {
     name: 'security',
-    start: (core) => void sealMfaSecrets(core),
+    start: async (core) => void (await sealMfaSecrets(core)),
     stop: async (core) => {
       integrityOf(core).close();
       await snapshotsOf(core).idle();
@@ -59,9 +59,9 @@ export const CORE_MODULES: readonly CoreModule[] = [
     name: 'controllers',
     start: (core, s) => registerController(core, s.controller),
     every: { ms: HEARTBEAT_MS, run: (core) => controllerHeartbeat(core) },
-    stop: (core) => {
+    stop: async (core) => {
       try {
-        controllerStopped(core);
+        await controllerStopped(core);
       } catch {
         // the database is gone: the others will see the heartbeat stop
       }
@@ -78,8 +78,11 @@ export async function startCore(core: Core, settings: StartSettings, log: Logger
   const result: StartResult = {};
   const started: CoreModule[] = [];
   const timers: NodeJS.Timeout[] = [];
+  /** periodic runs at work: stop waits for them */
+  const busy = new Set<Promise<void>>();
   const stop = async () => {
     for (const t of timers) clearInterval(t);
+    await Promise.all(busy);
     for (const m of started.reverse()) await m.stop?.(core);
   };
   try {
@@ -94,15 +97,27 @@ export async function startCore(core: Core, settings: StartSettings, log: Logger
   for (const m of modules) {
     if (!m.every) continue;
     const { ms, atStart, run } = m.every;
-    const guarded = () => {
+    // one run at a time: a tick that comes while the last run is still at work is skipped
+    let running: Promise<void> | undefined;
+    const guarded = async () => {
+      if (running) return;
+      const work = (running = (async () => {
+        try {
+          await run(core, settings);
+        } catch (err) {
+          log.warn({ err, module: m.name }, 'periodic work failed');
+        }
+      })());
+      busy.add(work);
       try {
-        run(core, settings);
-      } catch (err) {
-        log.warn({ err, module: m.name }, 'periodic work failed');
+        await work;
+      } finally {
+        busy.delete(work);
+        running = undefined;
       }
     };
-    if (atStart) guarded();
-    const timer = setInterval(guarded, ms);
+    if (atStart) await guarded();
+    const timer = setInterval(() => void guarded(), ms);
     timer.unref();
     timers.push(timer);
   }

@@ -157,10 +157,10 @@ export function listKindRoleAttributes(ctx: Ctx, kind: RoleKind, params: ListPar
  * Which entities of a kind a policy side's roles select (as the roleFilter/roleSemantic of the kind's list): the
  * count and the first `size` names, for the "matches as you type" preview of policy forms.
  */
-export function previewRoles(ctx: Ctx, kind: RoleKind, given: string[], semantic: 'AllOf' | 'AnyOf', size: number) {
+export async function previewRoles(ctx: Ctx, kind: RoleKind, given: string[], semantic: 'AllOf' | 'AnyOf', size: number) {
   const roles = given.map((r) => r.trim()).filter(Boolean);
   const match = roles.length ? roleMatchSql(kind, parseRoles(roles, 'roles'), parseSemantic(semantic)) : { where: '0', params: [] };
-  const page = listResource(ctx, ROLE_KIND_DEFS[kind], { limit: size }, match);
+  const page = await listResource(ctx, ROLE_KIND_DEFS[kind], { limit: size }, match);
   return { totalCount: page.meta.pagination.totalCount, items: page.data.map((e) => ({ id: e.id as string, name: e.name as string })) };
 }
 
@@ -183,11 +183,11 @@ export const SUMMARY_TABLES: Readonly<Record<string, string>> = Object.fromEntri
 );
 
 /** Resource counts for `/summary`, one count(*) per table. */
-export function summary(ctx: Ctx): Record<string, number> {
+export async function summary(ctx: Ctx): Promise<Record<string, number>> {
   requireAdminRead(ctx.caller);
   const out: Record<string, number> = {};
   for (const [name, table] of Object.entries(SUMMARY_TABLES)) {
-    out[name] = ctx.core.store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)!.n;
+    out[name] = (await ctx.core.store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
   }
   return out;
 }

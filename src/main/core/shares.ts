@@ -66,12 +66,12 @@ const LIVE_SHARE_BY_TOKEN = `SELECT c.data, sc.service_id FROM configs c JOIN se
  * the target fits the backend mode, and the OAuth options name a provider of the running frontend with
  * valid email globs and a positive check interval. Runs inside the config write's transaction.
  */
-export function validateShareConfig(ctx: Ctx, data: Record<string, unknown>, configId: string | undefined): void {
+export async function validateShareConfig(ctx: Ctx, data: Record<string, unknown>, configId: string | undefined): Promise<void> {
   const share = data as unknown as ShareConfigData;
   if (!SHARE_TOKEN.test(share.token)) {
     throw validationError('data.token', 'must be 3-63 lowercase letters, digits or "-", and start and end with a letter or digit', share.token);
   }
-  const taken = ctx.core.store.getSql<{ id: string; name: string }>(SHARE_BY_TOKEN, share.token, configId ?? '');
+  const taken = await ctx.core.store.getSql<{ id: string; name: string }>(SHARE_BY_TOKEN, share.token, configId ?? '');
   if (taken) throw validationError('data.token', `is already used by the share config "${taken.name}"`, share.token);
   if (share.backendMode === 'proxy' && !isProxyTarget(share.target)) {
     throw validationError('data.target', 'must be an absolute http or https URL without credentials for backend mode proxy', share.target);
@@ -89,8 +89,8 @@ export function validateShareConfig(ctx: Ctx, data: Record<string, unknown>, con
 }
 
 /** The share with this token if a service carries its config, in the shape the frontend serves. */
-export function findLiveShare(core: Core, token: string): LiveShare | undefined {
-  const row = core.store.getSql<{ data: string; service_id: string }>(LIVE_SHARE_BY_TOKEN, token);
+export async function findLiveShare(core: Core, token: string): Promise<LiveShare | undefined> {
+  const row = await core.store.getSql<{ data: string; service_id: string }>(LIVE_SHARE_BY_TOKEN, token);
   return row ? shareFromData(core, token, row.data, row.service_id) : undefined;
 }
 
@@ -121,12 +121,12 @@ const MAX_ANSWER_AGE_MS = 1000;
  * The frontend's ShareResolver, backed by the store. Answers (misses too) are cached until the store changes,
  * so a deleted service stops its share on the very next request, while an unchanged store costs no statement at all.
  */
-export function createShareResolver(core: Core): { resolve(token: string): LiveShare | undefined } {
+export function createShareResolver(core: Core): { resolve(token: string): Promise<LiveShare | undefined> } {
   const cache = new Map<string, LiveShare | undefined>();
   let cachedChanges = -1;
   let cachedAtMs = 0;
   return {
-    resolve(token) {
+    async resolve(token) {
       const changes = core.store.generation;
       const nowMs = performance.now();
       if (changes !== cachedChanges || nowMs - cachedAtMs > MAX_ANSWER_AGE_MS) {
@@ -135,7 +135,9 @@ export function createShareResolver(core: Core): { resolve(token: string): LiveS
         cachedAtMs = nowMs;
       }
       if (cache.has(token)) return cache.get(token);
-      const share = findLiveShare(core, token);
+      const share = await findLiveShare(core, token);
+      // the store changed, or a newer cache began, while this answer was read: not cached
+      if (core.store.generation !== changes || cachedChanges !== changes || cachedAtMs > nowMs) return share;
       if (cache.size >= RESOLVER_CACHE_SIZE) cache.delete(cache.keys().next().value!);
       cache.set(token, share);
       return share;

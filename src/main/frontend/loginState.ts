@@ -102,7 +102,7 @@ export class LoginStates {
     const expected = Buffer.from(claims.bnd, 'base64url');
     const bound = parseCookieHeader(cookieHeader).some((c) => c.name === bindingCookieName && safeEqual(digest(c.value), expected));
     if (!bound) return { ok: false, reason: 'unbound', claims, bindingCookieName };
-    if (!this.usedOnce(`oauth-state:${claims.jti}`, (claims.exp ?? 0) * 1000, nowMs))
+    if (!(await this.usedOnce(`oauth-state:${claims.jti}`, (claims.exp ?? 0) * 1000, nowMs)))
       return { ok: false, reason: 'replayed', claims, bindingCookieName };
     return { ok: true, claims, bindingCookieName };
   }

@@ -46,7 +46,7 @@ export interface StartFrontendOptions {
   usedOnce?: UsedOnce;
 }
 
-export type UsedOnce = (key: string, expiresAtMs: number, nowMs: number) => boolean;
+export type UsedOnce = (key: string, expiresAtMs: number, nowMs: number) => boolean | Promise<boolean>;
 
 export interface FrontendHandle {
   shareUrl(token: string): string;

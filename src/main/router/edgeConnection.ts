@@ -44,6 +44,12 @@ const DIAL_TIMEOUT_MS = 15_000;
 /** Conn ids the router hands out for incoming dials start in the upper half (SDKs use the lower half). */
 const ROUTER_CONN_IDS = 0x80000000;
 
+/** Where a connection's frames go: the hello's handlers until it is accepted, then the edge protocol's. */
+interface FrameHandlers {
+  onData(frame: Buffer): void | Promise<void>;
+  onMessage(msg: Message): void | Promise<void>;
+}
+
 /**
  * One SDK's TLS connection to the router: the hello (API session token + client certificate, checked by the
  * core), then Connect (dial), Bind/Unbind/UpdateBind, Data and StateClosed multiplexed by edge conn id.
@@ -61,15 +67,24 @@ export class EdgeConnection {
   private pingedAt = 0;
   /** when the socket last drained: the peer took what was queued for it */
   private drainedAt = 0;
+  private frames: FrameHandlers;
+  /** the handling of the frames that arrived, under way (undefined: none): see inTurn */
+  private handling?: Promise<void>;
+  /** a frame's handler ended the connection: the frames after it are dropped, as a closed channel drops them */
+  private ended = false;
 
   constructor(
     private readonly router: EdgeRouter,
     readonly socket: TLSSocket,
   ) {
-    this.channel = new Channel(socket, HELLO_LIMITS, {
-      onData: () => this.channel.close(new Error('data before hello')),
+    this.frames = {
+      onData: () => this.end(new Error('data before hello')),
       onMessage: (msg) => this.hello(msg),
-      onClose: (reason) => this.closed(reason),
+    };
+    this.channel = new Channel(socket, HELLO_LIMITS, {
+      onData: (frame) => this.inTurn(() => this.frames.onData(frame)),
+      onMessage: (msg) => this.inTurn(() => this.frames.onMessage(msg)),
+      onClose: (reason) => this.inTurn(() => this.closed(reason), true),
     });
     this.helloTimer = setTimeout(() => this.channel.close(new Error('no hello in time')), HELLO_TIMEOUT_MS);
     socket.on('drain', () => (this.drainedAt = Date.now()));
@@ -79,25 +94,75 @@ export class EdgeConnection {
     return `${this.socket.remoteAddress}:${this.socket.remotePort}`;
   }
 
-  private hello(msg: Message): void {
+  /**
+   * Frames are handled one after another, in the order they arrived: one whose handling waits for the core (a hello,
+   * dial or bind being authorized, a terminator being recorded) holds back those after it on this connection; with
+   * nothing under way a frame is handled at once. The close takes its turn too (`evenIfEnded`): its clean-up comes
+   * after whatever arrived before it.
+   */
+  private inTurn(handle: () => void | Promise<void>, evenIfEnded = false): void {
+    const run = (): void | Promise<void> => {
+      if (!this.ended || evenIfEnded) return handle();
+    };
+    let next: void | Promise<void>;
+    if (this.handling) {
+      next = this.handling.then(run);
+    } else {
+      try {
+        next = run();
+      } catch (e) {
+        return this.handlingFailed(e);
+      }
+      if (!next) return;
+    }
+    const tail: Promise<void> = next
+      .catch((e) => this.handlingFailed(e))
+      .finally(() => {
+        if (this.handling === tail) this.handling = undefined;
+      });
+    this.handling = tail;
+  }
+
+  /** A frame's handling failed: as when a handler threw, the connection ends with the error (closed() logs it). */
+  private handlingFailed(e: unknown): void {
+    if (this.channel.closed) this.router.log.error({ err: e }, 'edge router: connection clean-up failed');
+    else this.end(e as Error);
+  }
+
+  /** A frame's handler ends the connection: the frames after it are not handled. */
+  private end(reason: Error): void {
+    this.ended = true;
+    this.channel.close(reason);
+  }
+
+  /** Resolves once the frames that arrived so far, and the clean-up after a close, have been handled. */
+  settled(): Promise<void> {
+    return this.handling ?? Promise.resolve();
+  }
+
+  private async hello(msg: Message): Promise<void> {
     clearTimeout(this.helloTimer);
-    if (msg.contentType !== ChannelType.Hello) return this.channel.close(new Error(`expected a hello, got message type ${msg.contentType}`));
+    if (msg.contentType !== ChannelType.Hello) return this.end(new Error(`expected a hello, got message type ${msg.contentType}`));
     // the decoder has held the headers to HELLO_MAX_PART already
-    if (msg.body.length > HELLO_MAX_PART) return this.channel.close(new Error('hello message too big'));
+    if (msg.body.length > HELLO_MAX_PART) return this.end(new Error('hello message too big'));
     try {
-      this.caller = this.router.authorizeHello(getStr(msg.headers, Header.SessionToken) ?? '', this.socket.getPeerCertificate()?.raw);
+      const token = getStr(msg.headers, Header.SessionToken) ?? '';
+      const certDer = this.socket.getPeerCertificate()?.raw;
+      const { result: caller, ended } = await this.router.noteEnded(() => this.router.authorizeHello(token, certDer));
+      // the API session ended while it was being checked: as if it had ended before
+      if (ended.has(caller.apiSessionId)) throw new DataPlaneRefusal('invalid or expired API session');
+      this.caller = caller;
     } catch (e) {
       const reason = e instanceof DataPlaneRefusal ? e.message : 'internal error';
       if (!(e instanceof DataPlaneRefusal)) this.router.log.error({ err: e }, 'edge router: hello check failed');
       this.channel.result(msg, false, reason);
-      return this.channel.close(new Error(`refused: ${reason}`));
+      return this.end(new Error(`refused: ${reason}`));
     }
     this.channel.setLimits(LIMITS);
-    this.channel.setHandlers({
+    this.frames = {
       onData: (frame) => this.data(frame),
       onMessage: (m) => this.message(m),
-      onClose: (reason) => this.closed(reason),
-    });
+    };
     // No SupportsBindSuccess: the terminator exists before a Bind is answered, so the answer is the confirmation.
     // With BindSuccess, the Go SDK (v1.2) may count its listeners before it has registered the new one and its
     // `WaitForNEstablishedListeners` then waits for an event that never comes.
@@ -116,22 +181,21 @@ export class EdgeConnection {
     endpoint?.circuit.relay(endpoint.side, frame);
   }
 
-  private message(msg: Message): void {
+  private message(msg: Message): void | Promise<void> {
     switch (msg.contentType) {
       case ChannelType.Latency:
       case ChannelType.Ping:
         this.channel.result(msg, true);
         return;
       case EdgeType.Connect:
-        void this.connect(msg).catch((e) => this.internalError(msg, e));
-        return;
+        // in turn until the host has been asked; its answer is awaited out of turn (a slow host holds up no other frame)
+        return new Promise<void>((inTurnDone) => {
+          void this.connect(msg, inTurnDone)
+            .catch((e) => this.internalError(msg, e))
+            .finally(inTurnDone);
+        });
       case EdgeType.Bind:
-        try {
-          this.bind(msg);
-        } catch (e) {
-          this.internalError(msg, e);
-        }
-        return;
+        return this.bind(msg).catch((e) => this.internalError(msg, e));
       case EdgeType.Unbind:
         return this.unbind(getU32(msg.headers, Header.ConnId), msg.body);
       case EdgeType.UpdateBind:
@@ -163,10 +227,10 @@ export class EdgeConnection {
     this.channel.reply(msg, message(EdgeType.StateClosed, connId ? [[Header.ConnId, connId]] : [], str(reason)));
   }
 
-  private grant(msg: Message, type: 'Dial' | 'Bind'): SessionGrant | undefined {
+  private async grant(msg: Message, type: 'Dial' | 'Bind'): Promise<SessionGrant | undefined> {
     try {
-      const grant = authorizeServiceSession(this.router.core, this.caller!, msg.body.toString('utf8'), type);
-      this.checkPosture(grant);
+      const grant = await authorizeServiceSession(this.router.core, this.caller!, msg.body.toString('utf8'), type);
+      await this.checkPosture(grant);
       return grant;
     } catch (e) {
       if (!(e instanceof DataPlaneRefusal)) throw e;
@@ -180,22 +244,27 @@ export class EdgeConnection {
    * no write that would end the session (an edited posture check, an MFA timeout). As OpenZiti's controller does
    * when posture fails, the identity's failing sessions are deleted, which also ends their circuits and terminators.
    */
-  private checkPosture(grant: SessionGrant): void {
+  private async checkPosture(grant: SessionGrant): Promise<void> {
     const core = this.router.core;
-    if (!anyPostureChecks(core.store)) return;
-    core.store.tx(() => revokeFailingSessions(core, this.caller!.identityId));
-    if (!core.store.getSql('SELECT 1 FROM sessions WHERE id = ?', grant.sessionId)) {
+    if (!(await anyPostureChecks(core.store))) return;
+    await core.store.tx(() => revokeFailingSessions(core, this.caller!.identityId));
+    if (!(await core.store.getSql('SELECT 1 FROM sessions WHERE id = ?', grant.sessionId))) {
       throw new DataPlaneRefusal(`failed to pass posture checks for service ${grant.serviceName}`);
     }
   }
 
-  /** A dial: pick a terminator, ask its host, and answer StateConnected (or StateClosed) to the dialer. */
-  private async connect(msg: Message): Promise<void> {
+  /**
+   * A dial: pick a terminator, ask its host, and answer StateConnected (or StateClosed) to the dialer. `inTurnDone`:
+   * the host has been asked (what follows waits for its answer, not the frames after this one).
+   */
+  private async connect(msg: Message, inTurnDone: () => void): Promise<void> {
     const connId = getU32(msg.headers, Header.ConnId);
     if (connId === undefined) return this.refuse(msg, 'connId not set, required');
     if (this.endpoints.has(connId)) return this.refuse(msg, `conn id ${connId} is in use`);
-    const grant = this.grant(msg, 'Dial');
+    const { result: grant, ended } = await this.router.noteEnded(() => this.grant(msg, 'Dial'));
     if (!grant) return;
+    // the session ended while it was being checked: as if it had ended before
+    if (ended.has(grant.sessionId)) return this.refuse(msg, 'the session no longer exists');
     const instance = getStr(msg.headers, Header.TerminatorIdentity) ?? '';
     const terminator = this.router.pickTerminator(grant.serviceId, instance);
     if (!terminator) return this.refuse(msg, `service ${grant.serviceName} has no terminators${instance ? ` for instance ${instance}` : ''}`);
@@ -236,9 +305,11 @@ export class EdgeConnection {
         const v = msg.headers.get(h);
         if (v) dial.headers.set(h, Buffer.from(v));
       }
+      const answer = host.channel.request(dial, DIAL_TIMEOUT_MS);
+      inTurnDone();
       let reply: Message;
       try {
-        reply = await host.channel.request(dial, DIAL_TIMEOUT_MS);
+        reply = await answer;
       } catch (e) {
         return fail(`failed to establish connection with terminator ${terminator.id}: ${(e as Error).message}`);
       }
@@ -250,11 +321,13 @@ export class EdgeConnection {
       const target = hostTarget(terminator.host, msg.headers.get(Header.AppData));
       if (typeof target === 'string') return fail(target);
       const socket = tcpConnect({ host: target.host, port: target.port });
-      const connected = await new Promise<Error | undefined>((resolve) => {
+      const connecting = new Promise<Error | undefined>((resolve) => {
         const timer = setTimeout(() => resolve(new Error('timed out')), DIAL_TIMEOUT_MS);
         socket.once('connect', () => (clearTimeout(timer), resolve(undefined)));
         socket.once('error', (e) => (clearTimeout(timer), resolve(e)));
       });
+      inTurnDone();
+      const connected = await connecting;
       if (connected) {
         socket.destroy();
         return fail(`failed to dial ${target.host}:${target.port}: ${connected.message}`);
@@ -275,13 +348,22 @@ export class EdgeConnection {
   }
 
   /** A host binds a service: a terminator on this router, then the StateConnected answer (see the hello: no BindSuccess). */
-  private bind(msg: Message): void {
+  private async bind(msg: Message): Promise<void> {
     const connId = getU32(msg.headers, Header.ConnId);
     if (connId === undefined) return this.refuse(msg, 'connId not set, required');
-    const grant = this.grant(msg, 'Bind');
+    // a session that ends meanwhile finds no terminator of this bind yet: its end is carried out here, once there is one
+    const { result: bound, ended } = await this.router.noteEnded(() => this.addBind(msg, connId));
+    if (bound && ended.has(bound.sessionId)) {
+      this.dropBind(connId, 'the session ended');
+      await this.router.removeTerminator(bound.terminatorId, false);
+    }
+  }
+
+  private async addBind(msg: Message, connId: number): Promise<{ sessionId: string; terminatorId: string } | undefined> {
+    const grant = await this.grant(msg, 'Bind');
     if (!grant) return;
     const precedence = PRECEDENCES[getByte(msg.headers, Header.Precedence) ?? 0];
-    if (!precedence) return this.refuse(msg, 'invalid precedence');
+    if (!precedence) return void this.refuse(msg, 'invalid precedence');
     const term: Omit<SdkTerminator, 'id'> = {
       kind: 'sdk',
       serviceId: grant.serviceId,
@@ -297,29 +379,30 @@ export class EdgeConnection {
       healthy: true,
     };
     const previous = this.binds.get(connId);
-    if (previous) this.router.removeTerminator(previous, false);
-    const id = this.router.addSdkTerminator(term, this.caller!.identityId);
+    if (previous) await this.router.removeTerminator(previous, false);
+    const id = await this.router.addSdkTerminator(term, this.caller!.identityId);
     this.binds.set(connId, id);
     const replyHeaders: Array<[number, Buffer]> = [[Header.ConnId, u32(connId)]];
     if (msg.headers.has(Header.RouterProvidedConnId)) replyHeaders.push([Header.RouterProvidedConnId, bool(true)]);
     this.channel.reply(msg, message(EdgeType.StateConnected, replyHeaders));
+    return { sessionId: grant.sessionId, terminatorId: id };
   }
 
-  private unbind(connId: number | undefined, token?: Buffer): void {
+  private async unbind(connId: number | undefined, token?: Buffer): Promise<void> {
     if (connId === undefined) return;
     const id = this.binds.get(connId);
     if (!id) return;
     const term = this.router.terminator(id);
     if (token?.length && term?.kind === 'sdk' && !term.token.equals(token)) return;
     this.binds.delete(connId);
-    this.router.removeTerminator(id, false);
+    await this.router.removeTerminator(id, false);
   }
 
-  private updateBind(msg: Message): void {
+  private async updateBind(msg: Message): Promise<void> {
     const id = this.binds.get(getU32(msg.headers, Header.ConnId) ?? -1);
     if (!id) return;
     const precedenceByte = getByte(msg.headers, Header.Precedence);
-    this.router.updateTerminator(id, {
+    await this.router.updateTerminator(id, {
       cost: getU16(msg.headers, Header.Cost),
       precedence: precedenceByte === undefined ? undefined : PRECEDENCES[precedenceByte],
     });
@@ -380,15 +463,16 @@ export class EdgeConnection {
     this.channel.send(message(EdgeType.StateClosed, [[Header.ConnId, u32(connId)]], str(reason)));
   }
 
-  private closed(reason?: Error): void {
+  private async closed(reason?: Error): Promise<void> {
     clearTimeout(this.helloTimer);
     if (reason && !/ECONNRESET|EPIPE|socket hang up/.test(reason.message)) {
       this.router.log.info({ remote: this.remote, identity: this.caller?.identityName, reason: reason.message }, 'edge router: connection closed');
     }
     for (const { circuit, side } of [...this.endpoints.values()]) circuit.close('the connection to the router closed', side);
     this.endpoints.clear();
-    for (const id of this.binds.values()) this.router.removeTerminator(id, false);
+    const removing = this.router.removeTerminators([...this.binds.values()], false);
     this.binds.clear();
     this.router.connectionClosed(this);
+    await removing;
   }
 }

@@ -91,6 +91,12 @@ export class EdgeRouter implements LiveDataPlane {
   private heartbeat?: NodeJS.Timeout;
   private hostingSync?: Promise<void>;
   private hostingDirty = false;
+  /** the router's reaction to changes of its row, one after another (see routerChanged) */
+  private routerChanges: Promise<void> = Promise.resolve();
+  /** whether a heartbeat round is still under way (the next one waits for the interval after it) */
+  private pinging = false;
+  /** sessions and API sessions that ended, noted for the dials, binds and hellos being authorized (see noteEnded) */
+  private readonly endedNotes = new Set<Set<string>>();
 
   constructor(private readonly opts: EdgeRouterOptions) {
     this.core = opts.core;
@@ -100,7 +106,7 @@ export class EdgeRouter implements LiveDataPlane {
   }
 
   async start(): Promise<void> {
-    clearRouterTerminators(this.core, this.id);
+    await clearRouterTerminators(this.core, this.id);
     this.server = createServer({ key: this.opts.tls.keyPem, cert: this.opts.tls.certChainPem, requestCert: true, rejectUnauthorized: false });
     this.server.on('secureConnection', (socket: TLSSocket) => {
       if (!this.accepting) return void socket.destroy();
@@ -127,55 +133,83 @@ export class EdgeRouter implements LiveDataPlane {
     const port = this.opts.advertise.port ?? bound;
     this.url = tlsUrl(this.opts.advertise.host, port);
     this.unwatch = watchDataPlane(this.core, {
-      sessionsEnded: (ids) => this.sessionsEnded(new Set(ids)),
+      sessionsEnded: (ids) => this.inBackground('session clean-up', this.sessionsEnded(new Set(ids))),
       apiSessionsEnded: (ids) => {
         const gone = new Set(ids);
+        this.noteEndedIds(gone);
         for (const c of this.conns) if (c.caller && gone.has(c.caller.apiSessionId)) c.channel.close(new Error('API session ended'));
       },
-      terminatorsDeleted: (ids) => {
-        for (const id of ids) this.removeTerminator(id, true);
-      },
+      terminatorsDeleted: (ids) => this.inBackground('terminator clean-up', this.removeTerminators(ids, true)),
       routersChanged: (ids) => {
-        if (ids.includes(this.id)) this.routerChanged();
+        if (ids.includes(this.id)) this.inBackground('router update', this.routerChanged());
       },
       hostingMayHaveChanged: () => this.syncHosting(),
     });
-    this.routerChanged();
-    this.heartbeat = setInterval(() => this.ping(), Math.max(1, Math.floor(this.opts.heartbeatMs / 2)));
+    await this.routerChanged();
+    this.heartbeat = setInterval(() => this.inBackground('heartbeat', this.ping()), Math.max(1, Math.floor(this.opts.heartbeatMs / 2)));
     this.heartbeat.unref();
   }
 
   /** Another connection may not take this one's place: the hello's token and certificate are checked by the core. */
-  authorizeHello(token: string, certDer: Buffer | undefined): ChannelCaller {
+  async authorizeHello(token: string, certDer: Buffer | undefined): Promise<ChannelCaller> {
     if (!this.accepting) throw new DataPlaneRefusal('the router is disabled');
     return authorizeChannel(this.core, token, certDer);
+  }
+
+  /** Runs what an event, a timer or the store's change listener started; its failure is logged. */
+  private inBackground(what: string, work: Promise<void>): void {
+    void work.catch((err) => this.log.error({ err }, `edge router: ${what} failed`));
+  }
+
+  /**
+   * Runs `fn` (the authorization of a hello, dial or bind) and returns the ids of the sessions and API sessions that
+   * ended while it ran: their clean-up found nothing of what `fn` led to yet.
+   */
+  async noteEnded<T>(fn: () => Promise<T>): Promise<{ result: T; ended: Set<string> }> {
+    const ended = new Set<string>();
+    this.endedNotes.add(ended);
+    try {
+      return { result: await fn(), ended };
+    } finally {
+      this.endedNotes.delete(ended);
+    }
+  }
+
+  private noteEndedIds(ids: Set<string>): void {
+    for (const note of this.endedNotes) for (const id of ids) note.add(id);
   }
 
   /**
    * Enabled and present: accept and be online; disabled or deleted: drop everyone and be offline. A deleted router
    * stays so while Weft runs (its listener refuses every connection and no session offers it); at the next start
-   * provisionBuiltinRouter enrolls a new one (a new id) under the configured name.
+   * provisionBuiltinRouter enrolls a new one (a new id) under the configured name. Changes are handled one after another.
    */
-  private routerChanged(): void {
-    const row = this.core.store.getSql<Row>('SELECT disabled FROM edge_routers WHERE id = ?', this.id);
+  private routerChanged(): Promise<void> {
+    const change = this.routerChanges.then(() => this.applyRouterState());
+    this.routerChanges = change.catch(() => undefined);
+    return change;
+  }
+
+  private async applyRouterState(): Promise<void> {
+    const row = await this.core.store.getSql<Row>('SELECT disabled FROM edge_routers WHERE id = ?', this.id);
     const enabled = !!row && !row.disabled;
-    if (enabled && (!this.accepting || !this.isOnline())) {
+    if (enabled && (!this.accepting || !(await this.isOnline()))) {
       this.accepting = true;
       const port = Number(this.url.split(':').pop());
-      setBuiltinRouterState(this.core, this.id, { online: true, host: this.opts.advertise.host, port });
+      await setBuiltinRouterState(this.core, this.id, { online: true, host: this.opts.advertise.host, port });
       this.log.info({ url: this.url }, 'edge router online');
     } else if (!enabled && this.accepting) {
       this.accepting = false;
       for (const c of [...this.conns]) c.channel.close(new Error(row ? 'router disabled' : 'router deleted'));
-      for (const id of [...this.terminators.keys()]) this.removeTerminator(id, false);
-      if (row) setBuiltinRouterState(this.core, this.id, { online: false });
+      await this.removeTerminators([...this.terminators.keys()], false);
+      if (row) await setBuiltinRouterState(this.core, this.id, { online: false });
       this.log.info(row ? 'edge router disabled: offline' : 'edge router deleted: offline');
     }
     this.syncHosting();
   }
 
-  private isOnline(): boolean {
-    return !!this.core.store.getSql<Row>('SELECT 1 FROM edge_routers WHERE id = ? AND is_online = 1', this.id);
+  private async isOnline(): Promise<boolean> {
+    return !!(await this.core.store.getSql<Row>('SELECT 1 FROM edge_routers WHERE id = ? AND is_online = 1', this.id));
   }
 
   // ---- terminators ------------------------------------------------------------------------------------------
@@ -184,9 +218,10 @@ export class EdgeRouter implements LiveDataPlane {
     return this.terminators.get(id);
   }
 
-  addSdkTerminator(t: Omit<SdkTerminator, 'id'>, hostIdentityId: string): string {
+  async addSdkTerminator(t: Omit<SdkTerminator, 'id'>, hostIdentityId: string): Promise<string> {
     // a re-Bind of the same listener (e.g. after a reconnect) replaces its old terminator
     if (t.listenerId) {
+      const replaced: string[] = [];
       for (const old of this.terminators.values()) {
         if (
           old.kind === 'sdk' &&
@@ -195,11 +230,12 @@ export class EdgeRouter implements LiveDataPlane {
           old.conn.caller?.identityId === hostIdentityId
         ) {
           old.conn.binds.delete(old.bindConnId);
-          this.removeTerminator(old.id, false);
+          replaced.push(old.id);
         }
       }
+      await this.removeTerminators(replaced, false);
     }
-    const id = addRouterTerminator(this.core, {
+    const id = await addRouterTerminator(this.core, {
       serviceId: t.serviceId,
       routerId: this.id,
       binding: 'edge',
@@ -212,24 +248,33 @@ export class EdgeRouter implements LiveDataPlane {
     return id;
   }
 
-  updateTerminator(id: string, change: { cost?: number; precedence?: RouterTerminator['precedence'] }): void {
+  async updateTerminator(id: string, change: { cost?: number; precedence?: RouterTerminator['precedence'] }): Promise<void> {
     const t = this.terminators.get(id);
     if (!t) return;
     if (change.cost !== undefined) t.cost = change.cost;
     if (change.precedence !== undefined) t.precedence = change.precedence;
-    updateRouterTerminator(this.core, id, change);
+    await updateRouterTerminator(this.core, id, change);
   }
 
   /**
    * Forgets a terminator and deletes its row. `external`: it was deleted elsewhere (by an admin, with its service),
    * so its SDK is told (it binds again if it may).
    */
-  removeTerminator(id: string, external: boolean): void {
-    const t = this.terminators.get(id);
-    if (!t) return;
-    this.terminators.delete(id);
-    if (t.kind === 'sdk' && external) t.conn.dropBind(t.bindConnId, 'terminator removed');
-    if (!external) removeRouterTerminator(this.core, id);
+  removeTerminator(id: string, external: boolean): Promise<void> {
+    return this.removeTerminators([id], external);
+  }
+
+  /** removeTerminator for several: all are forgotten at once (no dial picks one of them meanwhile), then their rows go in order. */
+  async removeTerminators(ids: readonly string[], external: boolean): Promise<void> {
+    const forgotten: string[] = [];
+    for (const id of ids) {
+      const t = this.terminators.get(id);
+      if (!t) continue;
+      this.terminators.delete(id);
+      if (t.kind === 'sdk' && external) t.conn.dropBind(t.bindConnId, 'terminator removed');
+      forgotten.push(id);
+    }
+    if (!external) for (const id of forgotten) await removeRouterTerminator(this.core, id);
   }
 
   /** The best live terminator of a service for an instance id: required before default before failed, then cheapest. */
@@ -254,10 +299,10 @@ export class EdgeRouter implements LiveDataPlane {
     this.hostingDirty = true;
     if (this.hostingSync) return;
     this.hostingSync = Promise.resolve()
-      .then(() => {
+      .then(async () => {
         while (this.hostingDirty) {
           this.hostingDirty = false;
-          this.reconcileHosting();
+          await this.reconcileHosting();
         }
         this.hostingSync = undefined;
       })
@@ -267,22 +312,24 @@ export class EdgeRouter implements LiveDataPlane {
       });
   }
 
-  private reconcileHosting(): void {
-    const wanted = this.accepting ? routerHostedServices(this.core, this.id) : [];
+  private async reconcileHosting(): Promise<void> {
+    const wanted = this.accepting ? await routerHostedServices(this.core, this.id) : [];
     const byService = new Map(wanted.map((s) => [s.serviceId, s]));
+    const outdated: string[] = [];
     for (const t of [...this.terminators.values()]) {
       if (t.kind !== 'host') continue;
       const w = byService.get(t.serviceId);
-      if (!w || JSON.stringify(w.host) !== JSON.stringify(t.host)) this.removeTerminator(t.id, false);
+      if (!w || JSON.stringify(w.host) !== JSON.stringify(t.host)) outdated.push(t.id);
       else byService.delete(t.serviceId);
     }
+    await this.removeTerminators(outdated, false);
     for (const s of byService.values()) {
       const listen = s.host.listenOptions ?? {};
       const precedence = (['default', 'required', 'failed'] as const).find((p) => p === listen.precedence) ?? 'default';
       const cost = Number.isInteger(listen.cost) ? listen.cost! : 0;
       const identity = listen.identity ?? '';
       const address = s.host.forwardAddress || s.host.forwardPort ? 'tcp:forwarded' : `tcp:${s.host.address}:${s.host.port}`;
-      const id = addRouterTerminator(this.core, {
+      const id = await addRouterTerminator(this.core, {
         serviceId: s.serviceId,
         routerId: this.id,
         binding: 'tunnel',
@@ -303,29 +350,42 @@ export class EdgeRouter implements LiveDataPlane {
     return c;
   }
 
-  private sessionsEnded(ids: Set<string>): void {
+  private async sessionsEnded(ids: Set<string>): Promise<void> {
+    this.noteEndedIds(ids);
     for (const c of [...this.circuits.values()]) if (ids.has(c.info.sessionId)) c.close('the session ended');
+    const ended: string[] = [];
     for (const t of [...this.terminators.values()]) {
       if (t.kind === 'sdk' && ids.has(t.sessionId)) {
         t.conn.dropBind(t.bindConnId, 'the session ended');
-        this.removeTerminator(t.id, false);
+        ended.push(t.id);
       }
     }
+    await this.removeTerminators(ended, false);
   }
 
   connectionClosed(conn: EdgeConnection): void {
     this.conns.delete(conn);
   }
 
-  /** Every half heartbeat interval: connections whose API session ended are closed, the others pinged. */
-  private ping(): void {
-    for (const c of this.conns) {
-      if (!c.caller || c.channel.closed) continue;
-      if (!channelStillValid(this.core, c.caller)) {
-        c.channel.close(new Error('API session ended'));
-        continue;
+  /**
+   * Every half heartbeat interval: connections whose API session ended are closed, the others pinged. A round still
+   * under way (a slow store) is not overtaken by the next: a second ping before the first could be answered would
+   * take a live peer for a dead one.
+   */
+  private async ping(): Promise<void> {
+    if (this.pinging) return;
+    this.pinging = true;
+    try {
+      for (const c of [...this.conns]) {
+        if (!c.caller || c.channel.closed) continue;
+        if (!(await channelStillValid(this.core, c.caller))) {
+          c.channel.close(new Error('API session ended'));
+          continue;
+        }
+        c.heartbeat();
       }
-      c.heartbeat();
+    } finally {
+      this.pinging = false;
     }
   }
 
@@ -352,25 +412,34 @@ export class EdgeRouter implements LiveDataPlane {
   async close(): Promise<void> {
     clearInterval(this.heartbeat);
     this.unwatch?.();
+    // a change of the router's row under way finishes first (it could otherwise mark the router online again)
+    await this.routerChanges;
     this.accepting = false;
     for (const c of [...this.circuits.values()]) c.close('the router is stopping');
     // end() flushes what is queued (the StateClosed just sent) before the connection goes; peers that do not
     // close their side in time are cut off
+    const conns = [...this.conns];
     await Promise.all(
-      [...this.conns].map(
+      conns.map(
         (c) =>
           new Promise<void>((resolve) => {
+            // gone already (its clean-up may still be queued behind the frames it sent): nothing to wait for
+            if (c.socket.destroyed) return resolve();
             const cut = setTimeout(() => c.channel.close(), 2000);
             c.socket.once('close', () => (clearTimeout(cut), resolve()));
             c.socket.end();
           }),
       ),
     );
+    // what the connections were handling, their clean-up included, is done before the store is told the router stopped
+    await Promise.all(conns.map((c) => c.settled()));
     await this.hostingSync;
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     try {
-      clearRouterTerminators(this.core, this.id);
-      if (this.core.store.getSql('SELECT 1 FROM edge_routers WHERE id = ?', this.id)) setBuiltinRouterState(this.core, this.id, { online: false });
+      await clearRouterTerminators(this.core, this.id);
+      if (await this.core.store.getSql('SELECT 1 FROM edge_routers WHERE id = ?', this.id)) {
+        await setBuiltinRouterState(this.core, this.id, { online: false });
+      }
     } catch (err) {
       // the store may be gone already (closed, or unavailable); the next start clears both anyway
       this.log.warn({ err }, 'edge router: could not record that it stopped');

@@ -24,10 +24,10 @@ export type AdminClientCertStatus = 'issued' | 'already-issued' | 'skipped';
 
 export async function ensureAdminClientCertificate(core: Core): Promise<AdminClientCertStatus> {
   const store = core.store;
-  if (store.getSql('SELECT 1 FROM settings WHERE key = ?', ISSUED_SETTING)) return 'already-issued';
-  const admin = store.getSql<{ id: string }>('SELECT id FROM identities WHERE is_default_admin = 1');
+  if (await store.getSql('SELECT 1 FROM settings WHERE key = ?', ISSUED_SETTING)) return 'already-issued';
+  const admin = await store.getSql<{ id: string }>('SELECT id FROM identities WHERE is_default_admin = 1');
   if (!admin) return 'skipped';
-  if (store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'cert'", admin.id)) {
+  if (await store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'cert'", admin.id)) {
     core.log.warn('the default admin already has a certificate authenticator; no admin client certificate issued for local commands');
     return 'skipped';
   }
@@ -45,9 +45,9 @@ export async function ensureAdminClientCertificate(core: Core): Promise<AdminCli
   const files = adminClientFiles(core.pki.dir);
   writePrivateFile(files.key, keys.privateKeyPem);
   writePrivateFile(files.cert, certPem);
-  store.tx(() => {
-    createCertAuthenticator(core.system, admin.id, certPem, { 'weft.adminClientCert': true });
-    store.runSql('INSERT INTO settings (key, value) VALUES (?, ?)', ISSUED_SETTING, fingerprintSha1(certPem));
+  await store.tx(async () => {
+    await createCertAuthenticator(core.system, admin.id, certPem, { 'weft.adminClientCert': true });
+    await store.runSql('INSERT INTO settings (key, value) VALUES (?, ?)', ISSUED_SETTING, fingerprintSha1(certPem));
   });
   return 'issued';
 }

@@ -37,7 +37,7 @@ export class FrontendOverlay implements OverlayDialer {
   ) {}
 
   static async start(core: Core, router: { url: string }, log: Logger): Promise<FrontendOverlay> {
-    const identityId = ensureFrontendIdentity(core);
+    const identityId = await ensureFrontendIdentity(core);
     const keys = await generateKeyPair('EC-P256');
     const certPem = await issueLeafCertificate({
       publicKey: keys.publicKeyPem,
@@ -49,11 +49,11 @@ export class FrontendOverlay implements OverlayDialer {
       now: core.clock.now(),
     });
     const store = core.store;
-    const authenticatorId = store.tx(() => {
-      store.runSql("DELETE FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId);
+    const authenticatorId = await store.tx(async () => {
+      await store.runSql("DELETE FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId);
       return createCertAuthenticator(core.system, identityId, certPem, { [CERT_TAG]: true });
     });
-    apiSessionsOf(core).removeForIdentity(identityId);
+    await apiSessionsOf(core).removeForIdentity(identityId);
     let overlay: FrontendOverlay | undefined;
     const client = new EdgeClient({
       routerUrl: router.url,
@@ -68,9 +68,9 @@ export class FrontendOverlay implements OverlayDialer {
   }
 
   /** A live API session of the frontend identity (a new one when the last has expired or was deleted). */
-  private currentApiSession(): string {
-    if (this.apiSession && apiSessionsOf(this.core).resolve(this.apiSession)) return this.apiSession;
-    const row = apiSessionsOf(this.core).create({
+  private async currentApiSession(): Promise<string> {
+    if (this.apiSession && (await apiSessionsOf(this.core).resolve(this.apiSession))) return this.apiSession;
+    const row = await apiSessionsOf(this.core).create({
       identityId: this.identityId,
       authenticatorId: this.authenticatorId,
       ipAddress: '127.0.0.1',
@@ -82,19 +82,19 @@ export class FrontendOverlay implements OverlayDialer {
   }
 
   /** The Dial session of the share's service for the API session a router connection presents. */
-  private dialSession(serviceId: string, apiSessionToken: string): ServiceSession {
-    const resolved = apiSessionsOf(this.core).resolve(apiSessionToken);
+  private async dialSession(serviceId: string, apiSessionToken: string): Promise<ServiceSession> {
+    const resolved = await apiSessionsOf(this.core).resolve(apiSessionToken);
     if (!resolved) throw new Error('the frontend API session has ended');
     let id: string;
     try {
-      id = createSession(this.core.ctx(resolved.caller), resolved.session, { serviceId, type: 'Dial' });
+      id = await createSession(this.core.ctx(resolved.caller), resolved.session, { serviceId, type: 'Dial' });
     } catch (err) {
       throw new Error(`the frontend may not dial service ${serviceId}: ${(err as Error).message}`, { cause: err });
     }
-    const row = this.core.store.getSql<Row>(
+    const row = (await this.core.store.getSql<Row>(
       'SELECT s.token, v.name, v.encryption_required FROM sessions s JOIN services v ON v.id = s.service_id WHERE s.id = ?',
       id,
-    )!;
+    ))!;
     return { token: row.token as string, service: row.name as string, encryptionRequired: !!row.encryption_required };
   }
 
@@ -102,31 +102,31 @@ export class FrontendOverlay implements OverlayDialer {
     return this.client.dial((apiSessionToken) => this.dialSession(serviceId, apiSessionToken), { dedicated: true });
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.client.close();
     if (this.apiSession) {
-      const row = this.core.store.getSql<{ id: string }>('SELECT id FROM api_sessions WHERE token = ?', this.apiSession);
-      if (row) apiSessionsOf(this.core).remove(row.id);
+      const row = await this.core.store.getSql<{ id: string }>('SELECT id FROM api_sessions WHERE token = ?', this.apiSession);
+      if (row) await apiSessionsOf(this.core).remove(row.id);
     }
   }
 }
 
 /** The frontend's identity: the one remembered in the settings, or a new one. */
-function ensureFrontendIdentity(core: Core): string {
+async function ensureFrontendIdentity(core: Core): Promise<string> {
   const store = core.store;
-  const known = store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', SETTING)?.value;
-  if (known && store.getSql('SELECT 1 FROM identities WHERE id = ?', known)) return known;
-  return store.tx(() => {
+  const known = (await store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', SETTING))?.value;
+  if (known && (await store.getSql('SELECT 1 FROM identities WHERE id = ?', known))) return known;
+  return store.tx(async () => {
     let name = IDENTITY_NAME;
-    for (let i = 2; store.getSql('SELECT 1 FROM identities WHERE name = ?', name); i++) name = `${IDENTITY_NAME}-${i}`;
-    const id = applyCreate(core.system, identities, {
+    for (let i = 2; await store.getSql('SELECT 1 FROM identities WHERE name = ?', name); i++) name = `${IDENTITY_NAME}-${i}`;
+    const id = await applyCreate(core.system, identities, {
       name,
       type: 'Default',
       isAdmin: false,
       roleAttributes: [],
       tags: { 'weft.frontend': true },
     });
-    store.runSql('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', SETTING, id);
+    await store.runSql('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value', SETTING, id);
     return id;
   });
 }

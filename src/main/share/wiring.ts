@@ -68,7 +68,7 @@ export async function startPublicFrontend(
         })
       : undefined;
   } catch (err) {
-    overlay?.close();
+    await overlay?.close();
     throw err;
   }
   let urls: FrontendUrls | undefined;
@@ -94,7 +94,7 @@ export async function startPublicFrontend(
     });
   } catch (err) {
     await handle?.close();
-    overlay?.close();
+    await overlay?.close();
     throw err;
   }
   return {
@@ -102,7 +102,7 @@ export async function startPublicFrontend(
     close: async () => {
       removeRuntimeFile(opts.dataDir, opts.apiUrl);
       await handle?.close();
-      overlay?.close();
+      await overlay?.close();
     },
   };
 }

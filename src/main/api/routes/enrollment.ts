@@ -50,7 +50,7 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
     path: `/${entity}/:id/re-enroll`,
     auth: 'session',
     summary: 'Re-enroll a router: its certificate stops working and a new enrollment JWT replaces any outstanding one',
-    handler: (req) => (reEnrollRouter(req.ctx, kind, req.params.id!), {}),
+    handler: async (req) => (await reEnrollRouter(req.ctx, kind, req.params.id!), {}),
   });
   return [
     // ---- enrollment (Client API, no session) ----
@@ -86,7 +86,7 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       path: '/enroll/ottca',
       auth: 'none',
       summary: 'Enroll by one-time token with a pre-exchanged client certificate of the enrollment CA (presented on the TLS connection)',
-      handler: (req) => ({ data: enrollOttCa(core, tokenOf(req), req.peerCertificates) }),
+      handler: async (req) => ({ data: await enrollOttCa(core, tokenOf(req), req.peerCertificates) }),
     },
     {
       apis: client,
@@ -102,7 +102,7 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       path: '/enroll/ca',
       auth: 'none',
       summary: 'CA auto enrollment: the presented client certificate of a verified CA creates an identity',
-      handler: (req) => ({ data: enrollCa(core, req.peerCertificates, req.body) }),
+      handler: async (req) => ({ data: await enrollCa(core, req.peerCertificates, req.body) }),
     },
     {
       apis: client,
@@ -168,7 +168,7 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       path,
       auth: 'session',
       summary: 'Confirm receipt of the extended certificate ({clientCert})',
-      handler: (req) => (verifyExtendedCertificate(req.ctx, req.params.id!, req.body), {}),
+      handler: async (req) => (await verifyExtendedCertificate(req.ctx, req.params.id!, req.body), {}),
     })),
 
     // ---- ephemeral certificates of the current API session ----
@@ -198,7 +198,7 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       path: '/current-api-session/certificates/:id',
       auth: 'session',
       summary: 'Get an ephemeral certificate',
-      handler: (req) => ({ data: getSessionCertificate(req.ctx, req.params.id!) }),
+      handler: async (req) => ({ data: await getSessionCertificate(req.ctx, req.params.id!) }),
     },
     {
       apis: client,
@@ -206,7 +206,7 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       path: '/current-api-session/certificates/:id',
       auth: 'session',
       summary: 'Delete an ephemeral certificate',
-      handler: (req) => (deleteSessionCertificate(req.ctx, req.params.id!), {}),
+      handler: async (req) => (await deleteSessionCertificate(req.ctx, req.params.id!), {}),
     },
 
     // ---- management: CAs, enrollments, authenticators, routers ----
@@ -216,7 +216,7 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       path: '/cas/:id/jwt',
       auth: 'session',
       summary: 'The CA auto-enrollment JWT (application/jwt)',
-      handler: (req) => ({ raw: { contentType: 'application/jwt', body: caJwt(req.ctx, req.params.id!) } }),
+      handler: async (req) => ({ raw: { contentType: 'application/jwt', body: await caJwt(req.ctx, req.params.id!) } }),
     },
     {
       apis: mgmt,
@@ -224,7 +224,7 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       path: '/cas/:id/verify',
       auth: 'session',
       summary: 'Verify a CA with a PEM certificate (text/plain) it signed whose common name is the verificationToken',
-      handler: (req) => (verifyCa(req.ctx, req.params.id!, req.body), {}),
+      handler: async (req) => (await verifyCa(req.ctx, req.params.id!, req.body), {}),
     },
     {
       apis: mgmt,
@@ -232,7 +232,7 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       path: '/enrollments/:id/refresh',
       auth: 'session',
       summary: 'New expiry, token and JWT for an enrollment ({expiresAt})',
-      handler: (req) => (refreshEnrollment(req.ctx, req.params.id!, req.body), { data: created(req.params.id!, 'enrollments').data }),
+      handler: async (req) => (await refreshEnrollment(req.ctx, req.params.id!, req.body), { data: created(req.params.id!, 'enrollments').data }),
     },
     {
       apis: mgmt,
@@ -240,7 +240,7 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       path: '/authenticators/:id/re-enroll',
       auth: 'session',
       summary: 'Revert an authenticator to an enrollment ({expiresAt}): updb -> updb, cert -> ott, cert from a CA -> ottca',
-      handler: (req) => created(reEnrollAuthenticator(req.ctx, req.params.id!, req.body), 'enrollments'),
+      handler: async (req) => created(await reEnrollAuthenticator(req.ctx, req.params.id!, req.body), 'enrollments'),
     },
     {
       apis: mgmt,
@@ -248,7 +248,7 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       path: '/authenticators/:id/request-extend',
       auth: 'session',
       summary: 'Flag a certificate authenticator for extension ({rollKeys}); 403 for other authenticators',
-      handler: (req) => (requestExtend(req.ctx, req.params.id!, req.body), {}),
+      handler: async (req) => (await requestExtend(req.ctx, req.params.id!, req.body), {}),
     },
     reEnrollRoute(edgeRouters.entity, 'edge'),
     reEnrollRoute('routers', 'transit'),

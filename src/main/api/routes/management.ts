@@ -39,7 +39,14 @@ export function managementRoutes(_core: Core): RouteDef[] {
       summary: `Role attributes in use by ${kind} entities`,
       handler: (req) => listKindRoleAttributes(req.ctx, kind, listParams(req)),
     })),
-    { apis: mgmt, method: 'GET', path: '/summary', auth: 'session', summary: 'Resource counts', handler: (req) => ({ data: summary(req.ctx) }) },
+    {
+      apis: mgmt,
+      method: 'GET',
+      path: '/summary',
+      auth: 'session',
+      summary: 'Resource counts',
+      handler: async (req) => ({ data: await summary(req.ctx) }),
+    },
     {
       apis: ['client', 'management'],
       method: 'GET',
@@ -55,7 +62,7 @@ export function managementRoutes(_core: Core): RouteDef[] {
       path: '/controllers/:id',
       auth: 'session',
       summary: 'One controller of this network',
-      handler: (req) => ({ data: resourceOps(controllers).get(req.ctx, req.params.id!) }),
+      handler: async (req) => ({ data: await resourceOps(controllers).get(req.ctx, req.params.id!) }),
     },
   ];
 }

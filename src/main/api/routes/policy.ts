@@ -32,7 +32,7 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/sessions/:id/route-path',
       auth: 'session',
       summary: 'The route path of a session (no circuits are tracked: empty)',
-      handler: (req) => ({ data: sessionRoutePath(req.ctx, req.params.id!) }),
+      handler: async (req) => ({ data: await sessionRoutePath(req.ctx, req.params.id!) }),
     },
 
     {
@@ -54,7 +54,7 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/identities/:id/posture-data',
       auth: 'session',
       summary: 'Posture data reported by an identity',
-      handler: (req) => ({ data: postureDataView(req.ctx, req.params.id!) }),
+      handler: async (req) => ({ data: await postureDataView(req.ctx, req.params.id!) }),
     },
     {
       apis: mgmt,
@@ -62,7 +62,7 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/identities/:id/failed-service-requests',
       auth: 'session',
       summary: 'Recent session requests of an identity refused for failing posture checks',
-      handler: (req) => ({ data: identityFailedServiceRequests(req.ctx, req.params.id!) }),
+      handler: async (req) => ({ data: await identityFailedServiceRequests(req.ctx, req.params.id!) }),
     },
     {
       apis: mgmt,
@@ -70,7 +70,7 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/identities/:id/service-configs',
       auth: 'session',
       summary: "An identity's service config overrides",
-      handler: (req) => ({ data: listServiceConfigOverrides(req.ctx, req.params.id!) }),
+      handler: async (req) => ({ data: await listServiceConfigOverrides(req.ctx, req.params.id!) }),
     },
     {
       apis: mgmt,
@@ -78,7 +78,7 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/identities/:id/service-configs',
       auth: 'session',
       summary: 'Associate service config overrides with an identity',
-      handler: (req) => (associateServiceConfigs(req.ctx, req.params.id!, req.body), {}),
+      handler: async (req) => (await associateServiceConfigs(req.ctx, req.params.id!, req.body), {}),
     },
     {
       apis: mgmt,
@@ -86,7 +86,7 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/identities/:id/service-configs',
       auth: 'session',
       summary: 'Remove service config overrides from an identity (all of them without a body)',
-      handler: (req) => (removeServiceConfigs(req.ctx, req.params.id!, req.body), {}),
+      handler: async (req) => (await removeServiceConfigs(req.ctx, req.params.id!, req.body), {}),
     },
 
     // ---- Client API: services, edge routers, sessions, posture ----
@@ -105,7 +105,7 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/services/:id',
       auth: 'session',
       summary: 'One service the current identity may dial or bind',
-      handler: (req) => ({ data: getCallerService(req.ctx, req.params.id!, configTypesOf(req.query)) }),
+      handler: async (req) => ({ data: await getCallerService(req.ctx, req.params.id!, configTypesOf(req.query)) }),
     },
     {
       apis: client,
@@ -113,7 +113,7 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/services/:id/edge-routers',
       auth: 'session',
       summary: 'Edge routers the current identity may use for a service (optional session-token header)',
-      handler: (req) => ({ data: callerServiceEdgeRouters(req.ctx, req.params.id!, queryString(req.headers['session-token'])) }),
+      handler: async (req) => ({ data: await callerServiceEdgeRouters(req.ctx, req.params.id!, queryString(req.headers['session-token'])) }),
     },
     {
       apis: client,
@@ -129,7 +129,7 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/current-api-session/service-updates',
       auth: 'session',
       summary: "When the current identity's services last changed",
-      handler: (req) => ({ data: { lastChangeAt: lastServiceChange(core.store, req.session!) } }),
+      handler: async (req) => ({ data: { lastChangeAt: await lastServiceChange(core.store, req.session!) } }),
     },
     {
       apis: client,
@@ -145,7 +145,7 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/sessions',
       auth: 'session',
       summary: 'Create a Dial or Bind session for a service',
-      handler: (req) => ({ status: 201, data: createCallerSession(req.ctx, req.session!, req.body) }),
+      handler: async (req) => ({ status: 201, data: await createCallerSession(req.ctx, req.session!, req.body) }),
     },
     {
       apis: client,
@@ -161,7 +161,7 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/sessions/:id',
       auth: 'session',
       summary: "One of the current identity's sessions",
-      handler: (req) => ({ data: getCallerSession(req.ctx, req.params.id!) }),
+      handler: async (req) => ({ data: await getCallerSession(req.ctx, req.params.id!) }),
     },
     {
       apis: client,
@@ -169,7 +169,7 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/sessions/:id',
       auth: 'session',
       summary: "Delete one of the current identity's sessions",
-      handler: (req) => (deleteCallerSession(req.ctx, req.params.id!), {}),
+      handler: async (req) => (await deleteCallerSession(req.ctx, req.params.id!), {}),
     },
     {
       apis: client,
@@ -177,7 +177,10 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/posture-response',
       auth: 'session',
       summary: 'Submit a posture response',
-      handler: (req) => ({ status: 201, data: { services: submitPostureResponses(req.ctx, req.session!, parsePostureResponses(req.body, false)) } }),
+      handler: async (req) => ({
+        status: 201,
+        data: { services: await submitPostureResponses(req.ctx, req.session!, parsePostureResponses(req.body, false)) },
+      }),
     },
     {
       apis: client,
@@ -185,7 +188,7 @@ export function policyRoutes(core: Core): RouteDef[] {
       path: '/posture-response-bulk',
       auth: 'session',
       summary: 'Submit several posture responses',
-      handler: (req) => ({ data: { services: submitPostureResponses(req.ctx, req.session!, parsePostureResponses(req.body, true)) } }),
+      handler: async (req) => ({ data: { services: await submitPostureResponses(req.ctx, req.session!, parsePostureResponses(req.body, true)) } }),
     },
   ];
 }

@@ -65,7 +65,7 @@ export function resourceRoutes(
         auth: 'session',
         summary: `Get one of ${def.entity}`,
         cacheable: opts.cacheable,
-        handler: (req) => ({ data: ops.get(req.ctx, req.params.id!) }),
+        handler: async (req) => ({ data: await ops.get(req.ctx, req.params.id!) }),
       },
     ],
     [
@@ -100,7 +100,7 @@ export function resourceRoutes(
         path: `${base}/:id`,
         auth: 'session',
         summary: `Delete one of ${def.entity}`,
-        handler: (req) => (ops.delete(req.ctx, req.params.id!), {}),
+        handler: async (req) => (await ops.delete(req.ctx, req.params.id!), {}),
       },
     ],
   ];

@@ -59,7 +59,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       auth: 'partial',
       body: mfaCodeBody,
       summary: 'Complete MFA authentication with a TOTP or recovery code',
-      handler: (req) => (authenticateMfa(req.ctx, req.body), {}),
+      handler: async (req) => (await authenticateMfa(req.ctx, req.body), {}),
     },
     {
       apis: both,
@@ -67,7 +67,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/current-identity/mfa',
       auth: 'partial',
       summary: 'Initiate MFA enrollment (TOTP)',
-      handler: (req) => ({ status: 201, data: { id: initiateMfa(req.ctx), ...mfaSelf } }),
+      handler: async (req) => ({ status: 201, data: { id: await initiateMfa(req.ctx), ...mfaSelf } }),
     },
     {
       apis: both,
@@ -75,7 +75,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/current-identity/mfa',
       auth: 'partial',
       summary: 'MFA enrollment status (provisioning URL and recovery codes while pending)',
-      handler: (req) => ({ data: mfaStatus(req.ctx) }),
+      handler: async (req) => ({ data: await mfaStatus(req.ctx) }),
     },
     {
       apis: both,
@@ -83,7 +83,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/current-identity/mfa',
       auth: 'session',
       summary: 'Disable MFA (code in header mfa-validation-code; none needed for an unfinished enrollment)',
-      handler: (req) => (disableMfa(req.ctx, validationCode(req)), {}),
+      handler: async (req) => (await disableMfa(req.ctx, validationCode(req)), {}),
     },
     {
       apis: both,
@@ -100,7 +100,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       auth: 'partial',
       body: mfaCodeBody,
       summary: 'Complete MFA enrollment with a TOTP code',
-      handler: (req) => (verifyMfa(req.ctx, req.body), {}),
+      handler: async (req) => (await verifyMfa(req.ctx, req.body), {}),
     },
     {
       apis: both,
@@ -108,7 +108,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/current-identity/mfa/recovery-codes',
       auth: 'session',
       summary: 'View the recovery codes (TOTP code in header mfa-validation-code)',
-      handler: (req) => ({ data: viewRecoveryCodes(req.ctx, validationCode(req)) }),
+      handler: async (req) => ({ data: await viewRecoveryCodes(req.ctx, validationCode(req)) }),
     },
     {
       apis: both,
@@ -117,7 +117,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       auth: 'session',
       body: mfaCodeBody,
       summary: 'Replace the recovery codes',
-      handler: (req) => (regenerateRecoveryCodes(req.ctx, req.body), {}),
+      handler: async (req) => (await regenerateRecoveryCodes(req.ctx, req.body), {}),
     },
     {
       apis: both,
@@ -136,7 +136,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/identities/:id/mfa',
       auth: 'session',
       summary: 'Remove MFA from an identity',
-      handler: (req) => (removeIdentityMfa(req.ctx, req.params.id!), {}),
+      handler: async (req) => (await removeIdentityMfa(req.ctx, req.params.id!), {}),
     },
     {
       apis: mgmt,
@@ -145,7 +145,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       auth: 'session',
       body: disableBody,
       summary: 'Disable an identity for durationMinutes (0 = until enabled); ends its API sessions',
-      handler: (req) => (disableIdentity(req.ctx, req.params.id!, req.body), {}),
+      handler: async (req) => (await disableIdentity(req.ctx, req.params.id!, req.body), {}),
     },
     {
       apis: mgmt,
@@ -153,7 +153,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/identities/:id/enable',
       auth: 'session',
       summary: 'Enable an identity (clears any disable or lockout)',
-      handler: (req) => (enableIdentity(req.ctx, req.params.id!), {}),
+      handler: async (req) => (await enableIdentity(req.ctx, req.params.id!), {}),
     },
     {
       apis: mgmt,
@@ -162,8 +162,8 @@ export function securityRoutes(core: Core): RouteDef[] {
       auth: 'session',
       body: traceSpecSchema,
       summary: 'Enable or disable data flow tracing for an identity',
-      handler: (req) => {
-        const t = updateTrace(req.ctx, req.params.id!, req.body);
+      handler: async (req) => {
+        const t = await updateTrace(req.ctx, req.params.id!, req.body);
         return { data: { enabled: t.enabled, traceId: t.traceId, until: t.until } };
       },
     },
@@ -173,7 +173,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/identities/:id/trace',
       auth: 'session',
       summary: 'The data flow tracing state of an identity',
-      handler: (req) => ({ data: getTrace(req.ctx, req.params.id!) }),
+      handler: async (req) => ({ data: await getTrace(req.ctx, req.params.id!) }),
     },
 
     // ---- external JWT signers
@@ -193,7 +193,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/controller-settings/:id/effective',
       auth: 'session',
       summary: "A controller's effective settings: global, overridden by its own",
-      handler: (req) => ({ data: effectiveSettings(req.ctx, req.params.id!) }),
+      handler: async (req) => ({ data: await effectiveSettings(req.ctx, req.params.id!) }),
     },
     ...(['PUT', 'PATCH'] as const).map((method): RouteDef => ({
       apis: mgmt,
@@ -210,7 +210,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/controller-settings/:id/effective',
       auth: 'session',
       summary: 'Delete a controller setting',
-      handler: (req) => (settings.delete(req.ctx, req.params.id!), {}),
+      handler: async (req) => (await settings.delete(req.ctx, req.params.id!), {}),
     },
 
     // ---- database operations
@@ -220,7 +220,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/database/check-data-integrity',
       auth: 'session',
       summary: 'Start a data integrity check (one run at a time)',
-      handler: (req) => (startIntegrityCheck(req.ctx, false), { status: 202, data: {} }),
+      handler: async (req) => (await startIntegrityCheck(req.ctx, false), { status: 202, data: {} }),
     },
     {
       apis: mgmt,
@@ -228,7 +228,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/database/fix-data-integrity',
       auth: 'session',
       summary: 'Start a data integrity check that repairs what it finds',
-      handler: (req) => (startIntegrityCheck(req.ctx, true), { status: 202, data: {} }),
+      handler: async (req) => (await startIntegrityCheck(req.ctx, true), { status: 202, data: {} }),
     },
     {
       apis: mgmt,
@@ -236,7 +236,7 @@ export function securityRoutes(core: Core): RouteDef[] {
       path: '/database/data-integrity-results',
       auth: 'session',
       summary: 'The results of the last data integrity run',
-      handler: (req) => ({ data: integrityResults(req.ctx) }),
+      handler: async (req) => ({ data: await integrityResults(req.ctx) }),
     },
     {
       apis: mgmt,

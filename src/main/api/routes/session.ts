@@ -38,7 +38,7 @@ export function sessionRoutes(core: Core, methods: Record<string, Authenticator>
       path: '/current-api-session',
       auth: 'partial',
       summary: 'The current API session',
-      handler: (req) => ({ data: apiSessionsOf(core).view(req.ctx, req.session!) }),
+      handler: async (req) => ({ data: await apiSessionsOf(core).view(req.ctx, req.session!) }),
     },
     {
       apis: both,
@@ -46,7 +46,7 @@ export function sessionRoutes(core: Core, methods: Record<string, Authenticator>
       path: '/current-api-session',
       auth: 'partial',
       summary: 'Log out',
-      handler: (req) => (apiSessionsOf(core).remove(req.session!.id as string), {}),
+      handler: async (req) => (await apiSessionsOf(core).remove(req.session!.id as string), {}),
     },
     {
       apis: both,
@@ -54,7 +54,7 @@ export function sessionRoutes(core: Core, methods: Record<string, Authenticator>
       path: '/current-identity',
       auth: 'session',
       summary: 'The identity of the current API session',
-      handler: (req) => ({ data: getCurrentIdentity(req.ctx) }),
+      handler: async (req) => ({ data: await getCurrentIdentity(req.ctx) }),
     },
     {
       apis: both,
@@ -70,7 +70,7 @@ export function sessionRoutes(core: Core, methods: Record<string, Authenticator>
       path: '/current-identity/authenticators/:id',
       auth: 'session',
       summary: "One of the current identity's authenticators",
-      handler: (req) => ({ data: getOwnAuthenticator(req.ctx, req.params.id!) }),
+      handler: async (req) => ({ data: await getOwnAuthenticator(req.ctx, req.params.id!) }),
     },
     ...(['PUT', 'PATCH'] as const).map((method): RouteDef => ({
       apis: both,

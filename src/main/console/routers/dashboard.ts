@@ -4,7 +4,7 @@ import { authedProcedure, router } from '../trpc';
 
 export const dashboardRouter = router({
   /** Counts (as `/summary`), the controller's URLs and certificate expiry; lists come from `resources.list`. */
-  overview: authedProcedure.query(({ ctx }) => {
-    return { counts: summary(ctx.zctx), urls: ctx.urls(), certificates: controllerCertificates(ctx.zctx) };
+  overview: authedProcedure.query(async ({ ctx }) => {
+    return { counts: await summary(ctx.zctx), urls: ctx.urls(), certificates: controllerCertificates(ctx.zctx) };
   }),
 });

@@ -10,17 +10,17 @@ const minutes = z.number().int().min(1).max(525_600).default(180);
 
 export const identityRouter = router({
   /** As `POST /identities/{id}/disable`: no logins for `durationMinutes` (0 = until enabled); ends its API sessions. */
-  disable: authedProcedure.input(z.object({ id, durationMinutes: z.number().int().min(0).max(5_256_000) })).mutation(({ ctx, input }) => {
-    disableIdentity(ctx.zctx, input.id, { durationMinutes: input.durationMinutes });
+  disable: authedProcedure.input(z.object({ id, durationMinutes: z.number().int().min(0).max(5_256_000) })).mutation(async ({ ctx, input }) => {
+    await disableIdentity(ctx.zctx, input.id, { durationMinutes: input.durationMinutes });
     return { id: input.id };
   }),
-  enable: authedProcedure.input(z.object({ id })).mutation(({ ctx, input }) => {
-    enableIdentity(ctx.zctx, input.id);
+  enable: authedProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
+    await enableIdentity(ctx.zctx, input.id);
     return { id: input.id };
   }),
   /** As `DELETE /identities/{id}/mfa`. */
-  resetMfa: authedProcedure.input(z.object({ id })).mutation(({ ctx, input }) => {
-    removeIdentityMfa(ctx.zctx, input.id);
+  resetMfa: authedProcedure.input(z.object({ id })).mutation(async ({ ctx, input }) => {
+    await removeIdentityMfa(ctx.zctx, input.id);
     return { id: input.id };
   }),
   /** As `POST /enrollments`: a new enrollment (ott, ottca with a CA, updb with a username) for an identity. */
@@ -34,14 +34,14 @@ export const identityRouter = router({
         minutes,
       }),
     )
-    .mutation(({ ctx, input }) => {
+    .mutation(async ({ ctx, input }) => {
       const expiresAt = new Date(ctx.core.clock.now().getTime() + input.minutes * 60_000).toISOString();
       const { minutes: _m, ...body } = input;
-      return { id: createEnrollment(ctx.zctx, { ...body, expiresAt }) };
+      return { id: await createEnrollment(ctx.zctx, { ...body, expiresAt }) };
     }),
   /** As `POST /enrollments/{id}/refresh`: new token, JWT and expiry; the old JWT stops working. */
-  refreshEnrollment: authedProcedure.input(z.object({ id, minutes })).mutation(({ ctx, input }) => {
-    refreshEnrollment(ctx.zctx, input.id, { expiresAt: new Date(ctx.core.clock.now().getTime() + input.minutes * 60_000).toISOString() });
+  refreshEnrollment: authedProcedure.input(z.object({ id, minutes })).mutation(async ({ ctx, input }) => {
+    await refreshEnrollment(ctx.zctx, input.id, { expiresAt: new Date(ctx.core.clock.now().getTime() + input.minutes * 60_000).toISOString() });
     return { id: input.id };
   }),
 });

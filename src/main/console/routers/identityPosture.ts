@@ -10,8 +10,8 @@ export const identityPostureRouter = router({
   /** As `GET /identities/{id}/posture-data`. */
   data: authedProcedure.input(identityId).query(({ ctx, input }) => postureDataView(ctx.zctx, input.identityId)),
   /** As `GET /identities/{id}/failed-service-requests`: newest first, at most MAX_FAILURES_PER_IDENTITY kept. */
-  failedServiceRequests: authedProcedure.input(identityId).query(({ ctx, input }) => {
-    return identityFailedServiceRequests(ctx.zctx, input.identityId) as Array<{
+  failedServiceRequests: authedProcedure.input(identityId).query(async ({ ctx, input }) => {
+    return (await identityFailedServiceRequests(ctx.zctx, input.identityId)) as Array<{
       apiSessionId: string;
       serviceId: string;
       serviceName: string;

@@ -9,9 +9,9 @@ const PREVIEW_SIZE = 8;
 
 export const rolesRouter = router({
   /** Role attributes in use by a kind (as `/identity-role-attributes` etc.), filtered by what was typed. */
-  attributes: authedProcedure.input(z.object({ kind, contains: z.string().max(200).default('') })).query(({ ctx, input }) => {
+  attributes: authedProcedure.input(z.object({ kind, contains: z.string().max(200).default('') })).query(async ({ ctx, input }) => {
     const filter = input.contains ? `id icontains ${zitiString(input.contains)}` : undefined;
-    return listKindRoleAttributes(ctx.zctx, input.kind, { limit: 20, filter }).data;
+    return (await listKindRoleAttributes(ctx.zctx, input.kind, { limit: 20, filter })).data;
   }),
 
   /**

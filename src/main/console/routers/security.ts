@@ -8,9 +8,9 @@ import { authedProcedure, partialProcedure, router } from '../trpc';
 const code = z.object({ code: z.string().min(1, 'is required').max(100) });
 
 /** The caller's MFA enrollment, or null when there is none. */
-function statusOrNull(ctx: Ctx) {
+async function statusOrNull(ctx: Ctx) {
   try {
-    return mfaStatus(ctx) as { id: string; isVerified: boolean; provisioningUrl?: string; recoveryCodes?: string[] };
+    return (await mfaStatus(ctx)) as { id: string; isVerified: boolean; provisioningUrl?: string; recoveryCodes?: string[] };
   } catch (e) {
     if (e instanceof ApiError && e.code === 'NOT_FOUND') return null;
     throw e;
@@ -21,29 +21,29 @@ function statusOrNull(ctx: Ctx) {
 const mfaRouter = router({
   status: partialProcedure.query(({ ctx }) => statusOrNull(ctx.zctx)),
   /** As `POST /current-identity/mfa`; answers with the provisioning URL and recovery codes. */
-  enroll: partialProcedure.mutation(({ ctx }) => {
-    initiateMfa(ctx.zctx);
-    return statusOrNull(ctx.zctx)!;
+  enroll: partialProcedure.mutation(async ({ ctx }) => {
+    await initiateMfa(ctx.zctx);
+    return (await statusOrNull(ctx.zctx))!;
   }),
   /** As `POST /current-identity/mfa/verify`: completes the enrollment (and this session's MFA). */
-  verify: partialProcedure.input(code).mutation(({ ctx, input }) => {
-    verifyMfa(ctx.zctx, input);
+  verify: partialProcedure.input(code).mutation(async ({ ctx, input }) => {
+    await verifyMfa(ctx.zctx, input);
     return { ok: true };
   }),
   /**
    * As `GET /current-identity/mfa/recovery-codes` (a mutation: the TOTP code is spent): the codes of a regeneration
    * through the REST API not shown yet, once; otherwise none (only their digests are stored).
    */
-  recoveryCodes: authedProcedure.input(code).mutation(({ ctx, input }) => ({
-    recoveryCodes: viewRecoveryCodes(ctx.zctx, input.code).recoveryCodes as string[],
+  recoveryCodes: authedProcedure.input(code).mutation(async ({ ctx, input }) => ({
+    recoveryCodes: (await viewRecoveryCodes(ctx.zctx, input.code)).recoveryCodes as string[],
   })),
   /** As `POST /current-identity/mfa/recovery-codes`; the new codes are in the answer (and only there). */
-  regenerateRecoveryCodes: authedProcedure.input(code).mutation(({ ctx, input }) => ({
-    recoveryCodes: regenerateRecoveryCodes(ctx.zctx, input, { shownNow: true }),
+  regenerateRecoveryCodes: authedProcedure.input(code).mutation(async ({ ctx, input }) => ({
+    recoveryCodes: await regenerateRecoveryCodes(ctx.zctx, input, { shownNow: true }),
   })),
   /** As `DELETE /current-identity/mfa` (a code is needed once the enrollment is complete). */
-  disable: authedProcedure.input(z.object({ code: z.string().max(100).optional() })).mutation(({ ctx, input }) => {
-    disableMfa(ctx.zctx, input.code);
+  disable: authedProcedure.input(z.object({ code: z.string().max(100).optional() })).mutation(async ({ ctx, input }) => {
+    await disableMfa(ctx.zctx, input.code);
     return { ok: true };
   }),
 });

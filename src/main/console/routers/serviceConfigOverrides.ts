@@ -10,13 +10,13 @@ const identityId = z.string().min(1).max(200);
  */
 export const serviceConfigOverridesRouter = router({
   list: authedProcedure.input(z.object({ identityId })).query(({ ctx, input }) => listServiceConfigOverrides(ctx.zctx, input.identityId)),
-  associate: authedProcedure.input(z.object({ identityId, pairs: z.unknown() })).mutation(({ ctx, input }) => {
-    associateServiceConfigs(ctx.zctx, input.identityId, input.pairs);
+  associate: authedProcedure.input(z.object({ identityId, pairs: z.unknown() })).mutation(async ({ ctx, input }) => {
+    await associateServiceConfigs(ctx.zctx, input.identityId, input.pairs);
     return { identityId: input.identityId };
   }),
-  remove: authedProcedure.input(z.object({ identityId, pairs: z.unknown() })).mutation(({ ctx, input }) => {
+  remove: authedProcedure.input(z.object({ identityId, pairs: z.unknown() })).mutation(async ({ ctx, input }) => {
     // as REST: no pairs (or an empty list) removes every override of the identity
-    removeServiceConfigs(ctx.zctx, input.identityId, input.pairs);
+    await removeServiceConfigs(ctx.zctx, input.identityId, input.pairs);
     return { identityId: input.identityId };
   }),
 });

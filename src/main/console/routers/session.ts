@@ -5,10 +5,10 @@ import { partialProcedure, publicProcedure, router, type ConsoleContext } from '
 import { apiSessionsOf } from '../../core/auth/apiSessions';
 
 /** Who is signed in: null without a live session; `partial` while MFA is outstanding. */
-function me(ctx: ConsoleContext) {
+async function me(ctx: ConsoleContext) {
   if (!ctx.session) return null;
   const { session, caller } = ctx.session;
-  const view = apiSessionsOf(ctx.core).view(ctx.core.ctx(caller), session);
+  const view = await apiSessionsOf(ctx.core).view(ctx.core.ctx(caller), session);
   return {
     identity: { id: caller.identityId, name: caller.identityName, isAdmin: caller.isAdmin },
     partial: !!caller.partial,
@@ -26,23 +26,23 @@ export const sessionRouter = router({
     .mutation(async ({ ctx, input }) => {
       const token = await passwordLogin(ctx.core, input, ctx.clientIp);
       // a new login replaces the browser's previous session
-      if (ctx.session) apiSessionsOf(ctx.core).remove(ctx.session.session.id as string);
+      if (ctx.session) await apiSessionsOf(ctx.core).remove(ctx.session.session.id as string);
       ctx.setSessionCookie(token);
-      const resolved = apiSessionsOf(ctx.core).resolve(token)!;
+      const resolved = (await apiSessionsOf(ctx.core).resolve(token))!;
       ctx.audit.caller = resolved.caller;
       return me({ ...ctx, session: { session: resolved.session, caller: resolved.caller, token } });
     }),
 
   /** Ends the API session (as `DELETE /current-api-session`) and clears the cookie. */
-  logout: publicProcedure.mutation(({ ctx }) => {
-    if (ctx.session) apiSessionsOf(ctx.core).remove(ctx.session.session.id as string);
+  logout: publicProcedure.mutation(async ({ ctx }) => {
+    if (ctx.session) await apiSessionsOf(ctx.core).remove(ctx.session.session.id as string);
     ctx.clearSessionCookie();
     return { ok: true };
   }),
 
   /** The TOTP (or recovery) code that completes a partial session, as `POST /authenticate/mfa`. */
-  mfaCode: partialProcedure.input(z.object({ code: z.string().min(1, 'is required').max(100) })).mutation(({ ctx, input }) => {
-    authenticateMfa(ctx.zctx, input);
+  mfaCode: partialProcedure.input(z.object({ code: z.string().min(1, 'is required').max(100) })).mutation(async ({ ctx, input }) => {
+    await authenticateMfa(ctx.zctx, input);
     return { ok: true };
   }),
 });

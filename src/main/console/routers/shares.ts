@@ -9,8 +9,8 @@ export const sharesRouter = router({
   create: authedProcedure
     .input(z.object({ data: z.record(z.string(), z.unknown()) }))
     .mutation(({ ctx, input }) => createPublicShare(ctx.zctx, input.data)),
-  remove: authedProcedure.input(z.object({ configId: z.string().min(1).max(200) })).mutation(({ ctx, input }) => {
-    removePublicShare(ctx.zctx, input.configId);
+  remove: authedProcedure.input(z.object({ configId: z.string().min(1).max(200) })).mutation(async ({ ctx, input }) => {
+    await removePublicShare(ctx.zctx, input.configId);
     return { configId: input.configId };
   }),
 });

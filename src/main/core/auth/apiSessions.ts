@@ -27,22 +27,22 @@ export const apiSessions = defineResource({
   },
   refs: { identity: { column: 'identity_id', entity: 'identities', table: 'identities' } },
   defaultSort: 't.created_at DESC, t.id ASC',
-  decorate(items, rows, ctx) {
-    const auth = ctx.core.store.allSql<Row>(
+  async decorate(items, rows, ctx) {
+    const auth = await ctx.core.store.allSql<Row>(
       'SELECT id, method, is_issued_by_network, is_extend_requested, is_key_roll_requested FROM authenticators WHERE id IN (SELECT value FROM json_each(?))',
       JSON.stringify(rows.map((r) => r.authenticator_id)),
     );
     const byId = new Map(auth.map((a) => [a.id as string, a]));
-    items.forEach((item, i) => {
+    for (const [i, item] of items.entries()) {
       const row = rows[i]!;
       const a = byId.get(row.authenticator_id as string);
       item.cachedLastActivityAt = apiSessionsOf(ctx.core).lastActivity(row).toISOString();
       item.lastActivityAt = item.cachedLastActivityAt;
-      item.authQueries = apiSessionsOf(ctx.core).authQueries(row);
+      item.authQueries = await apiSessionsOf(ctx.core).authQueries(row);
       item.isCertExtendable = !!a && a.method === 'cert' && !!a.is_issued_by_network;
       item.isCertExtendRequested = !!a?.is_extend_requested;
       item.isCertKeyRollRequested = !!a?.is_key_roll_requested;
-    });
+    }
   },
 });
 
@@ -82,10 +82,10 @@ export class ApiSessionService {
     return this.core.config.sessionTimeoutMs;
   }
 
-  create(s: NewSession): Row {
+  async create(s: NewSession): Promise<Row> {
     const now = this.core.clock.now().toISOString();
     const id = newId();
-    this.core.store.runSql(
+    await this.core.store.runSql(
       `INSERT INTO api_sessions (id, token, identity_id, authenticator_id, ip_address, config_types, is_mfa_required,
          is_mfa_complete, is_ext_jwt_required, last_activity_at, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
@@ -101,7 +101,7 @@ export class ApiSessionService {
       now,
       now,
     );
-    return this.core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', id)!;
+    return (await this.core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', id))!;
   }
 
   lastActivity(row: Row): Date {
@@ -114,7 +114,7 @@ export class ApiSessionService {
     return new Date(this.lastActivity(row).getTime() + this.timeoutMs);
   }
 
-  authQueries(row: Row): AuthQuery[] {
+  async authQueries(row: Row): Promise<AuthQuery[]> {
     const out: AuthQuery[] = [];
     if (row.is_mfa_required && !row.is_mfa_complete) {
       out.push({
@@ -125,10 +125,10 @@ export class ApiSessionService {
         httpUrl: './authenticate/mfa',
         minLength: 4,
         maxLength: 8,
-        isTotpEnrolled: isTotpEnrolled(this.core, row.identity_id as string),
+        isTotpEnrolled: await isTotpEnrolled(this.core, row.identity_id as string),
       });
     }
-    if (row.is_ext_jwt_required && !row.is_ext_jwt_complete) out.push(...extJwtAuthQueries(this.core, row));
+    if (row.is_ext_jwt_required && !row.is_ext_jwt_complete) out.push(...(await extJwtAuthQueries(this.core, row)));
     return out;
   }
 
@@ -141,7 +141,7 @@ export class ApiSessionService {
    * while the store's write generation is unchanged (only the session's activity time changes meanwhile, and that is
    * tracked here), so a burst of requests on one session reads the database once.
    */
-  resolve(token: string): { session: Row; identity: Row; caller: Caller } | undefined {
+  async resolve(token: string): Promise<{ session: Row; identity: Row; caller: Caller } | undefined> {
     const store = this.core.store;
     if (this.resolvedGeneration !== store.generation) {
       this.resolved.clear();
@@ -149,61 +149,65 @@ export class ApiSessionService {
     }
     let found = store.open ? this.resolved.get(token) : undefined;
     if (!found) {
-      const session = store.getSql<Row>('SELECT * FROM api_sessions WHERE token = ?', token);
+      const generation = store.generation;
+      const session = await store.getSql<Row>('SELECT * FROM api_sessions WHERE token = ?', token);
       if (!session) return undefined;
-      const identity = store.getSql<Row>(
+      const identity = await store.getSql<Row>(
         'SELECT id, name, is_admin, permissions, disabled, disabled_until FROM identities WHERE id = ?',
         session.identity_id,
       );
       found = { session, identity, caller: identity && callerOf(identity, session, this.isPartial(session)) };
-      if (this.resolved.size >= 10_000) this.resolved.clear();
-      this.resolved.set(token, found);
+      // kept only when no write came in between (the rows are then what the database holds at this generation)
+      if (store.generation === generation && this.resolvedGeneration === generation) {
+        if (this.resolved.size >= 10_000) this.resolved.clear();
+        this.resolved.set(token, found);
+      }
     }
     const { session, identity, caller } = found;
     const now = this.core.clock.now();
     if (this.expiresAt(session) <= now || !identity || isDisabled(identity, now)) {
-      this.remove(session.id as string);
+      await this.remove(session.id as string);
       return undefined;
     }
-    this.touch(session, now);
+    await this.touch(session, now);
     return { session, identity, caller: caller! };
   }
 
   private readonly resolved = new Map<string, { session: Row; identity: Row | undefined; caller: Caller | undefined }>();
   private resolvedGeneration = -1;
 
-  private touch(session: Row, now: Date): void {
+  private async touch(session: Row, now: Date): Promise<void> {
     const id = session.id as string;
     const t = now.getTime();
     this.activity.set(id, t);
     if (t - Date.parse(session.last_activity_at as string) >= 1000) {
       // only the session views show it, and they are never reused: no cached reply goes stale
-      this.core.store.touchSql('UPDATE api_sessions SET last_activity_at = ? WHERE id = ?', now.toISOString(), id);
+      await this.core.store.touchSql('UPDATE api_sessions SET last_activity_at = ? WHERE id = ?', now.toISOString(), id);
       session.last_activity_at = now.toISOString();
     }
   }
 
-  remove(id: string): void {
+  async remove(id: string): Promise<void> {
     this.activity.delete(id);
-    this.core.store.runSql('DELETE FROM api_sessions WHERE id = ?', id);
+    await this.core.store.runSql('DELETE FROM api_sessions WHERE id = ?', id);
   }
 
-  removeForIdentity(identityId: string): void {
-    const ids = this.core.store.allSql<{ id: string }>('SELECT id FROM api_sessions WHERE identity_id = ?', identityId);
+  async removeForIdentity(identityId: string): Promise<void> {
+    const ids = await this.core.store.allSql<{ id: string }>('SELECT id FROM api_sessions WHERE identity_id = ?', identityId);
     for (const { id } of ids) this.activity.delete(id);
-    this.core.store.runSql('DELETE FROM api_sessions WHERE identity_id = ?', identityId);
+    await this.core.store.runSql('DELETE FROM api_sessions WHERE identity_id = ?', identityId);
   }
 
   /** Deletes sessions idle past the timeout (in SQL; cached activity newer than the row is honoured). */
-  sweep(): void {
+  async sweep(): Promise<void> {
     const cutoff = new Date(this.core.clock.now().getTime() - this.timeoutMs).toISOString();
-    const stale = this.core.store.allSql<Row>('SELECT id, last_activity_at FROM api_sessions WHERE last_activity_at < ?', cutoff);
-    for (const row of stale) if (this.expiresAt(row) <= this.core.clock.now()) this.remove(row.id as string);
+    const stale = await this.core.store.allSql<Row>('SELECT id, last_activity_at FROM api_sessions WHERE last_activity_at < ?', cutoff);
+    for (const row of stale) if (this.expiresAt(row) <= this.core.clock.now()) await this.remove(row.id as string);
   }
 
   /** The session as returned by authenticate and current-api-session: with token and expiry. */
-  view(ctx: Ctx, row: Row): ApiObject {
-    const item = present(ctx, apiSessions, [row])[0]!;
+  async view(ctx: Ctx, row: Row): Promise<ApiObject> {
+    const item = (await present(ctx, apiSessions, [row]))[0]!;
     const expiresAt = this.expiresAt(row);
     item.expiresAt = expiresAt.toISOString();
     item.expirationSeconds = Math.max(0, Math.round((expiresAt.getTime() - this.core.clock.now().getTime()) / 1000));
@@ -223,8 +227,8 @@ export function callerOf(identity: Row, session: Row | undefined, partial = fals
 }
 
 /** The EXT-JWT auth query of a session whose auth policy requires a secondary JWT from a signer. */
-export function extJwtAuthQueries(core: Core, session: Row): AuthQuery[] {
-  const signer = core.store.getSql<Row>(
+export async function extJwtAuthQueries(core: Core, session: Row): Promise<AuthQuery[]> {
+  const signer = await core.store.getSql<Row>(
     `SELECT s.id, s.external_auth_url, s.client_id, s.scopes FROM identities i
        JOIN auth_policies p ON p.id = i.auth_policy_id
        JOIN external_jwt_signers s ON s.id = json_extract(p.secondary_json, '$.requireExtJwtSigner')

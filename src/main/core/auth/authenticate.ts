@@ -41,23 +41,23 @@ export async function authenticatePassword(core: Core, rawBody: unknown, client:
   if (body.username === undefined) throw invalidAuth('username and password are required');
   if (body.password === undefined) throw invalidAuth('username and password are required');
   const store = core.store;
-  const auth = store.getSql<Row>("SELECT * FROM authenticators WHERE method = 'updb' AND username = ?", body.username);
-  const identity = auth && store.getSql<Row>('SELECT * FROM identities WHERE id = ?', auth.identity_id);
+  const auth = await store.getSql<Row>("SELECT * FROM authenticators WHERE method = 'updb' AND username = ?", body.username);
+  const identity = auth && (await store.getSql<Row>('SELECT * FROM identities WHERE id = ?', auth.identity_id));
   if (!auth || !identity) {
     await verifyPassword(undefined, body.password);
     throw invalidAuth();
   }
   const ctx = core.system;
-  const policy = loadAuthPolicy(ctx, identity.auth_policy_id as string);
+  const policy = await loadAuthPolicy(ctx, identity.auth_policy_id as string);
   const ok = await verifyPassword(auth.password_hash as string, body.password);
   const now = core.clock.now();
   if (!policy.primary.updb.allowed || isDisabled(identity, now)) throw invalidAuth();
   if (!ok) {
-    recordFailure(core, identity, policy.primary.updb);
+    await recordFailure(core, identity, policy.primary.updb);
     throw invalidAuth();
   }
-  if (identity.failed_login_attempts) store.runSql('UPDATE identities SET failed_login_attempts = 0 WHERE id = ?', identity.id);
-  const view = completeLogin(core, { method: 'password', identity, authenticator: auth }, body, client);
+  if (identity.failed_login_attempts) await store.runSql('UPDATE identities SET failed_login_attempts = 0 WHERE id = ?', identity.id);
+  const view = await completeLogin(core, { method: 'password', identity, authenticator: auth }, body, client);
   await upgradeHash(core, auth, body.password);
   return view;
 }
@@ -71,30 +71,30 @@ async function upgradeHash(core: Core, auth: Row, password: string): Promise<voi
   if (!needsRehash(old)) return;
   try {
     const hash = await hashPassword(password);
-    core.store.runSql('UPDATE authenticators SET password_hash = ? WHERE id = ? AND password_hash = ?', hash, auth.id, old);
+    await core.store.runSql('UPDATE authenticators SET password_hash = ? WHERE id = ? AND password_hash = ?', hash, auth.id, old);
   } catch (err) {
     core.log.warn({ err, authenticatorId: auth.id }, 'could not upgrade a password hash');
   }
 }
 
 /** Counts a failed primary authentication; reaching maxAttempts disables the identity (the lockout). */
-export function recordFailure(core: Core, identity: Row, rules: { maxAttempts: number; lockoutDurationMinutes: number }): void {
+export async function recordFailure(core: Core, identity: Row, rules: { maxAttempts: number; lockoutDurationMinutes: number }): Promise<void> {
   const store = core.store;
-  store.tx(() => {
-    const attempts = (store.getSql<{ n: number }>('SELECT failed_login_attempts AS n FROM identities WHERE id = ?', identity.id)?.n ?? 0) + 1;
+  await store.tx(async () => {
+    const attempts = ((await store.getSql<{ n: number }>('SELECT failed_login_attempts AS n FROM identities WHERE id = ?', identity.id))?.n ?? 0) + 1;
     if (rules.maxAttempts > 0 && attempts >= rules.maxAttempts) {
       const now = core.clock.now();
       const until = rules.lockoutDurationMinutes > 0 ? new Date(now.getTime() + rules.lockoutDurationMinutes * 60_000).toISOString() : null;
-      store.runSql(
+      await store.runSql(
         'UPDATE identities SET failed_login_attempts = 0, disabled = 1, disabled_at = ?, disabled_until = ? WHERE id = ?',
         now.toISOString(),
         until,
         identity.id,
       );
-      apiSessionsOf(core).removeForIdentity(identity.id as string);
+      await apiSessionsOf(core).removeForIdentity(identity.id as string);
       core.log.warn({ identityId: identity.id }, 'identity locked after too many failed authentications');
     } else {
-      store.runSql('UPDATE identities SET failed_login_attempts = ? WHERE id = ?', attempts, identity.id);
+      await store.runSql('UPDATE identities SET failed_login_attempts = ? WHERE id = ?', attempts, identity.id);
     }
   });
 }
@@ -137,18 +137,18 @@ export function primaryAllowed(policy: AuthPolicy, login: PrimaryLogin): boolean
  * the identity enrolled MFA or the policy requires it, a JWT of `requireExtJwtSigner` unless that signer did the
  * primary login.
  */
-export function completeLogin(core: Core, login: PrimaryLogin, body: AuthenticateBody, client: ClientInfo): ApiObject {
+export async function completeLogin(core: Core, login: PrimaryLogin, body: AuthenticateBody, client: ClientInfo): Promise<ApiObject> {
   const { identity } = login;
   const store = core.store;
-  const policy = loadAuthPolicy(core.system, identity.auth_policy_id as string);
+  const policy = await loadAuthPolicy(core.system, identity.auth_policy_id as string);
   if (isDisabled(identity, core.clock.now()) || !primaryAllowed(policy, login)) {
     core.log.info({ identityId: identity.id, method: login.method }, 'login refused by auth policy or disabled identity');
     throw invalidAuth();
   }
   const required = policy.secondary.requireExtJwtSigner;
-  const session = store.tx(() => {
+  const session = await store.tx(async () => {
     if (body.envInfo || body.sdkInfo) {
-      store.runSql(
+      await store.runSql(
         'UPDATE identities SET env_info = coalesce(?, env_info), sdk_info = coalesce(?, sdk_info) WHERE id = ?',
         body.envInfo ? JSON.stringify(body.envInfo) : null,
         body.sdkInfo ? JSON.stringify(body.sdkInfo) : null,
@@ -160,12 +160,12 @@ export function completeLogin(core: Core, login: PrimaryLogin, body: Authenticat
       authenticatorId: (login.authenticator?.id as string | undefined) ?? login.extJwtSignerId ?? '',
       ipAddress: client.ipAddress,
       configTypes: body.configTypes ?? [],
-      isMfaRequired: isTotpEnrolled(core, identity.id as string) || policy.secondary.requireTotp,
+      isMfaRequired: (await isTotpEnrolled(core, identity.id as string)) || policy.secondary.requireTotp,
       isExtJwtRequired: !!required && !(login.method === 'ext-jwt' && login.extJwtSignerId === required),
     });
   });
   const ctx = core.ctx(callerOf(identity, session));
-  const view = apiSessionsOf(core).view(ctx, session);
+  const view = await apiSessionsOf(core).view(ctx, session);
   view.token = session.token;
   return view;
 }
@@ -174,10 +174,10 @@ export function completeLogin(core: Core, login: PrimaryLogin, body: Authenticat
  * Login through the console's one-time link: an API session for the default admin, made by the same login tail as every
  * REST login (auth policy, disabled state; partial while MFA is outstanding, so the TOTP step still applies).
  */
-export function defaultAdminLogin(core: Core, ipAddress: string): string {
-  const identity = core.store.getSql<Row>('SELECT * FROM identities WHERE is_default_admin = 1');
+export async function defaultAdminLogin(core: Core, ipAddress: string): Promise<string> {
+  const identity = await core.store.getSql<Row>('SELECT * FROM identities WHERE is_default_admin = 1');
   if (!identity) throw invalidAuth('there is no default admin');
-  const authenticator = core.store.getSql<Row>("SELECT * FROM authenticators WHERE identity_id = ? AND method = 'updb'", identity.id) ?? null;
-  const view = completeLogin(core, { method: 'password', identity, authenticator }, {}, { ipAddress });
+  const authenticator = (await core.store.getSql<Row>("SELECT * FROM authenticators WHERE identity_id = ? AND method = 'updb'", identity.id)) ?? null;
+  const view = await completeLogin(core, { method: 'password', identity, authenticator }, {}, { ipAddress });
   return view.token as string;
 }

@@ -31,7 +31,7 @@ export async function authenticateCert(core: Core, rawBody: unknown, peerCertifi
   // dates are checked against the auth policy below, once the identity is known
   let ca: Row | undefined;
   if (!chainToAnchor(leaf, intermediates, controllerAnchors(core), now, true).ok) {
-    ca = usableCas(core.system, 'is_auth_enabled').find((c) => chainToAnchor(leaf, intermediates, c.anchors, now, true).ok)?.row;
+    ca = (await usableCas(core.system, 'is_auth_enabled')).find((c) => chainToAnchor(leaf, intermediates, c.anchors, now, true).ok)?.row;
     if (!ca) throw fail('certificate does not chain to a trusted CA');
   }
 
@@ -40,13 +40,13 @@ export async function authenticateCert(core: Core, rawBody: unknown, peerCertifi
   const claim = ca?.external_id_claim ? (JSON.parse(ca.external_id_claim as string) as ExternalIdClaim) : null;
   const externalId = claim ? externalIdFromCertificate(leaf, claim) : undefined;
   if (externalId) {
-    identity = core.store.getSql<Row>('SELECT * FROM identities WHERE external_id = ?', externalId);
+    identity = await core.store.getSql<Row>('SELECT * FROM identities WHERE external_id = ?', externalId);
     authenticator = { id: EXTERNAL_ID_AUTHENTICATOR };
   } else {
-    const found = core.store.getSql<Row>("SELECT * FROM authenticators WHERE method = 'cert' AND fingerprint = ?", fingerprintSha1(leaf));
+    const found = await core.store.getSql<Row>("SELECT * FROM authenticators WHERE method = 'cert' AND fingerprint = ?", fingerprintSha1(leaf));
     if (!found) throw fail('no authenticator has this certificate');
     authenticator = found;
-    identity = core.store.getSql<Row>('SELECT * FROM identities WHERE id = ?', found.identity_id);
+    identity = await core.store.getSql<Row>('SELECT * FROM identities WHERE id = ?', found.identity_id);
   }
   if (!identity) throw fail('no identity for this certificate');
   // disabled identity, cert.allowed and allowExpiredCerts are the shared auth-policy checks of completeLogin

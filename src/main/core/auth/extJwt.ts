@@ -74,7 +74,7 @@ export class ExtJwtVerifier {
       throw fail('not a JWT');
     }
     if (typeof issuer !== 'string' || !issuer) throw fail('no issuer');
-    const signer = this.core.store.getSql<Row>('SELECT * FROM external_jwt_signers WHERE issuer = ?', issuer);
+    const signer = await this.core.store.getSql<Row>('SELECT * FROM external_jwt_signers WHERE issuer = ?', issuer);
     if (!signer) throw fail('unknown issuer', { issuer });
     if (!signer.enabled) throw fail('signer disabled', { signerId: signer.id });
     const options = {
@@ -175,21 +175,25 @@ export async function authenticateExtJwt(core: Core, req: ExtJwtRequest): Promis
   const body = parseAuthenticateBody(req.body);
   const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.authorization ?? '')?.[1];
   if (!bearer) throw invalidAuth('an external JWT is required as Authorization: Bearer <token>');
-  const pending = req.ztSession ? apiSessionsOf(core).resolve(req.ztSession) : undefined;
+  const pending = req.ztSession ? await apiSessionsOf(core).resolve(req.ztSession) : undefined;
   const jwt = await extJwtVerifierOf(core).verify(bearer);
   const column = jwt.signer.use_external_id ? 'external_id' : 'id';
-  const identity = core.store.getSql<Row>(`SELECT * FROM identities WHERE ${column} = ?`, jwt.subject);
+  const identity = await core.store.getSql<Row>(`SELECT * FROM identities WHERE ${column} = ?`, jwt.subject);
   if (!identity) {
     core.log.info({ signerId: jwt.signer.id, subject: jwt.subject }, 'external JWT names no identity');
     throw invalidAuth();
   }
   const session = pending?.session;
   if (session && session.is_ext_jwt_required && !session.is_ext_jwt_complete) {
-    const policy = loadAuthPolicy(core.system, identity.auth_policy_id as string);
+    const policy = await loadAuthPolicy(core.system, identity.auth_policy_id as string);
     if (identity.id !== session.identity_id || policy.secondary.requireExtJwtSigner !== jwt.signer.id) throw invalidAuth();
-    core.store.runSql('UPDATE api_sessions SET is_ext_jwt_complete = 1, updated_at = ? WHERE id = ?', core.clock.now().toISOString(), session.id);
-    const row = core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', session.id)!;
-    const view = apiSessionsOf(core).view(core.ctx(callerOf(identity, row)), row);
+    await core.store.runSql(
+      'UPDATE api_sessions SET is_ext_jwt_complete = 1, updated_at = ? WHERE id = ?',
+      core.clock.now().toISOString(),
+      session.id,
+    );
+    const row = (await core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', session.id))!;
+    const view = await apiSessionsOf(core).view(core.ctx(callerOf(identity, row)), row);
     view.token = row.token;
     return view;
   }

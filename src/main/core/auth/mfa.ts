@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { generateSecret, generateURI, verifySync } from 'otplib';
 import QRCode from 'qrcode';
 import { z } from 'zod';
-import { perCore, type Core } from '../core';
+import type { Core } from '../core';
 import type { Ctx } from '../context';
 import { ApiError, conflict, notFound } from '../errors';
 import { newId } from '../ids';
@@ -52,9 +52,10 @@ const secretContext = (mfa: Row) => `mfas.secret:${mfa.id as string}`;
 const pendingContext = (mfa: Row) => `mfas.recovery_codes_pending:${mfa.id as string}`;
 const recoveryPurpose = (identityId: string) => `mfa recovery code:${identityId}`;
 
-function totpSecret(core: Core, mfa: Row): string | undefined {
+async function totpSecret(core: Core, mfa: Row): Promise<string | undefined> {
+  const box = await secretsOf(core);
   try {
-    return secretsOf(core).open(mfa.secret as string, secretContext(mfa));
+    return box.open(mfa.secret as string, secretContext(mfa));
   } catch (e) {
     if (!(e instanceof SecretBoxError)) throw e;
     core.log.error({ identityId: mfa.identity_id }, `the TOTP secret of an MFA enrollment does not open with the data directory's secret key`);
@@ -62,22 +63,25 @@ function totpSecret(core: Core, mfa: Row): string | undefined {
   }
 }
 
-function digestCode(core: Core, identityId: string, code: string): string {
-  return secretsOf(core).digest(code.toUpperCase(), recoveryPurpose(identityId));
+async function digestCode(core: Core, identityId: string, code: string): Promise<string> {
+  return (await secretsOf(core)).digest(code.toUpperCase(), recoveryPurpose(identityId));
 }
 
 /** The stored form of a new set of recovery codes: digests, and the plain set sealed until it is shown. */
-function storedCodes(core: Core, mfa: Row, codes: string[]): { digests: string; pending: string } {
+async function storedCodes(core: Core, mfa: Row, codes: string[]): Promise<{ digests: string; pending: string }> {
+  const digests: string[] = [];
+  for (const c of codes) digests.push(await digestCode(core, mfa.identity_id as string, c));
   return {
-    digests: JSON.stringify(codes.map((c) => digestCode(core, mfa.identity_id as string, c))),
-    pending: secretsOf(core).seal(JSON.stringify(codes), pendingContext(mfa)),
+    digests: JSON.stringify(digests),
+    pending: (await secretsOf(core)).seal(JSON.stringify(codes), pendingContext(mfa)),
   };
 }
 
-function pendingCodes(core: Core, mfa: Row): string[] {
+async function pendingCodes(core: Core, mfa: Row): Promise<string[]> {
   if (!mfa.recovery_codes_pending) return [];
+  const box = await secretsOf(core);
   try {
-    return JSON.parse(secretsOf(core).open(mfa.recovery_codes_pending as string, pendingContext(mfa))) as string[];
+    return JSON.parse(box.open(mfa.recovery_codes_pending as string, pendingContext(mfa))) as string[];
   } catch (e) {
     if (!(e instanceof SecretBoxError)) throw e;
     core.log.error({ identityId: mfa.identity_id }, `pending recovery codes do not open with the data directory's secret key`);
@@ -90,26 +94,27 @@ function pendingCodes(core: Core, mfa: Row): string[] {
  * were protected). Idempotent: sealed values and digests are recognised by their prefixes and left alone. A pending
  * enrollment keeps its plain codes sealed, to be shown until it is verified.
  */
-export function sealMfaSecrets(core: Core): number {
-  const box = secretsOf(core);
+export async function sealMfaSecrets(core: Core): Promise<number> {
+  const box = await secretsOf(core);
   const store = core.store;
   const pending = () =>
     store.allSql<Row>(`SELECT * FROM mfas WHERE secret NOT LIKE 'v1:%' OR (recovery_codes <> '[]' AND recovery_codes NOT LIKE '["h1:%')`);
-  if (!pending().length) return 0;
+  if (!(await pending()).length) return 0;
   // the plain text must not linger in the database's files
-  const converted = store.secureTx(() => {
+  const converted = await store.secureTx(async () => {
     let n = 0;
-    for (const mfa of pending()) {
+    for (const mfa of await pending()) {
       const codes = JSON.parse(mfa.recovery_codes as string) as string[];
       const plain = codes.filter((c) => !SecretBox.isDigest(c));
       const secret = SecretBox.isSealed(mfa.secret) ? mfa.secret : box.seal(mfa.secret as string, secretContext(mfa));
-      const digests = codes.map((c) => (SecretBox.isDigest(c) ? c : digestCode(core, mfa.identity_id as string, c)));
+      const digests: string[] = [];
+      for (const c of codes) digests.push(SecretBox.isDigest(c) ? c : await digestCode(core, mfa.identity_id as string, c));
       // a pending enrollment still shows its codes: they are kept sealed until it is verified
       const shown =
         !mfa.is_verified && plain.length && !mfa.recovery_codes_pending
           ? box.seal(JSON.stringify(plain), pendingContext(mfa))
           : mfa.recovery_codes_pending;
-      store.runSql(
+      await store.runSql(
         'UPDATE mfas SET secret = ?, recovery_codes = ?, recovery_codes_pending = ? WHERE id = ?',
         secret,
         JSON.stringify(digests),
@@ -144,24 +149,29 @@ export function checkTotp(secret: string, code: string, epoch: number, lastStep?
  * Checks a code against an enrollment and consumes it: a TOTP code must be newer than the last accepted one
  * (no replays), a recovery code is removed. Runs inside the caller's transaction.
  */
-function consumeCode(core: Core, mfa: Row, code: string, allowRecovery: boolean): boolean {
+async function consumeCode(core: Core, mfa: Row, code: string, allowRecovery: boolean): Promise<boolean> {
   const trimmed = code.trim();
   if (/^\d{6}$/.test(trimmed)) {
-    const secret = totpSecret(core, mfa);
+    const secret = await totpSecret(core, mfa);
     if (secret === undefined) return false;
     const epoch = Math.floor(core.clock.now().getTime() / 1000);
     const step = checkTotp(secret, trimmed, epoch, mfa.last_time_step as number | null);
     if (step === undefined) return false;
-    core.store.runSql('UPDATE mfas SET last_time_step = ? WHERE id = ?', step, mfa.id);
+    await core.store.runSql('UPDATE mfas SET last_time_step = ? WHERE id = ?', step, mfa.id);
     return true;
   }
   if (!allowRecovery) return false;
   if (!/^[A-Za-z2-7]{6}$/.test(trimmed)) return false;
   const codes = JSON.parse(mfa.recovery_codes as string) as string[];
-  const i = codes.indexOf(digestCode(core, mfa.identity_id as string, trimmed));
+  const i = codes.indexOf(await digestCode(core, mfa.identity_id as string, trimmed));
   if (i < 0) return false;
   codes.splice(i, 1);
-  core.store.runSql('UPDATE mfas SET recovery_codes = ?, updated_at = ? WHERE id = ?', JSON.stringify(codes), core.clock.now().toISOString(), mfa.id);
+  await core.store.runSql(
+    'UPDATE mfas SET recovery_codes = ?, updated_at = ? WHERE id = ?',
+    JSON.stringify(codes),
+    core.clock.now().toISOString(),
+    mfa.id,
+  );
   return true;
 }
 
@@ -169,16 +179,16 @@ function consumeCode(core: Core, mfa: Row, code: string, allowRecovery: boolean)
  * Verifies a code for the caller's enrollment, atomically with its consumption. A wrong code counts against the
  * calling session and ends it after MAX_MFA_FAILURES; the failure is answered 401.
  */
-function requireCode(ctx: Ctx, mfa: Row, code: string, allowRecovery: boolean): void {
+async function requireCode(ctx: Ctx, mfa: Row, code: string, allowRecovery: boolean): Promise<void> {
   const core = ctx.core;
-  const ok = core.store.tx(() => {
-    const fresh = core.store.getSql<Row>('SELECT * FROM mfas WHERE id = ?', mfa.id);
-    return !!fresh && consumeCode(core, fresh, code, allowRecovery);
+  const ok = await core.store.tx(async () => {
+    const fresh = await core.store.getSql<Row>('SELECT * FROM mfas WHERE id = ?', mfa.id);
+    return !!fresh && (await consumeCode(core, fresh, code, allowRecovery));
   });
   if (ok) return;
   const sessionId = ctx.caller.apiSessionId;
-  if (sessionId && noteMfaFailure(core, sessionId) >= MAX_MFA_FAILURES) {
-    apiSessionsOf(core).remove(sessionId);
+  if (sessionId && (await noteMfaFailure(core, sessionId)) >= MAX_MFA_FAILURES) {
+    await apiSessionsOf(core).remove(sessionId);
     core.log.warn({ identityId: ctx.caller.identityId }, 'API session ended after too many wrong MFA codes');
   }
   throw invalidCode();
@@ -195,30 +205,30 @@ function detail(mfa: Row, extra: ApiObject): ApiObject {
   };
 }
 
-function identityName(core: Core, identityId: string): string {
-  return core.store.getSql<{ name: string }>('SELECT name FROM identities WHERE id = ?', identityId)?.name ?? identityId;
+async function identityName(core: Core, identityId: string): Promise<string> {
+  return (await core.store.getSql<{ name: string }>('SELECT name FROM identities WHERE id = ?', identityId))?.name ?? identityId;
 }
 
 // ---- current identity -----------------------------------------------------------------------------
 
 /** POST /current-identity/mfa: starts (or restarts a pending) enrollment; 409 when one is completed. */
-export function initiateMfa(ctx: Ctx): string {
+export async function initiateMfa(ctx: Ctx): Promise<string> {
   const core = ctx.core;
   const identityId = ctx.caller.identityId;
-  return core.store.tx(() => {
-    const existing = loadMfa(core, identityId);
+  return core.store.tx(async () => {
+    const existing = await loadMfa(core, identityId);
     if (existing?.is_verified) throw conflict('MFA_EXISTS', 'The identity is already enrolled in MFA');
-    if (existing) core.store.runSql('DELETE FROM mfas WHERE id = ?', existing.id);
+    if (existing) await core.store.runSql('DELETE FROM mfas WHERE id = ?', existing.id);
     const id = newId();
     const now = core.clock.now().toISOString();
     const row: Row = { id, identity_id: identityId };
-    const codes = storedCodes(core, row, recoveryCodes());
-    core.store.runSql(
+    const codes = await storedCodes(core, row, recoveryCodes());
+    await core.store.runSql(
       `INSERT INTO mfas (id, identity_id, secret, is_verified, recovery_codes, recovery_codes_pending, created_at, updated_at)
        VALUES (?, ?, ?, 0, ?, ?, ?, ?)`,
       id,
       identityId,
-      secretsOf(core).seal(generateSecret(), secretContext(row)),
+      (await secretsOf(core)).seal(generateSecret(), secretContext(row)),
       codes.digests,
       codes.pending,
       now,
@@ -228,27 +238,27 @@ export function initiateMfa(ctx: Ctx): string {
   });
 }
 
-function requireMfa(ctx: Ctx, state?: 'pending' | 'verified'): Row {
-  const mfa = loadMfa(ctx.core, ctx.caller.identityId);
+async function requireMfa(ctx: Ctx, state?: 'pending' | 'verified'): Promise<Row> {
+  const mfa = await loadMfa(ctx.core, ctx.caller.identityId);
   if (!mfa || (state === 'pending' && mfa.is_verified) || (state === 'verified' && !mfa.is_verified)) throw notFound('MFA enrollment');
   return mfa;
 }
 
 /** GET /current-identity/mfa: the secret material only while the enrollment is pending. */
-export function mfaStatus(ctx: Ctx): ApiObject {
-  const mfa = requireMfa(ctx);
+export async function mfaStatus(ctx: Ctx): Promise<ApiObject> {
+  const mfa = await requireMfa(ctx);
   if (mfa.is_verified) return detail(mfa, { isVerified: true });
   return detail(mfa, {
     isVerified: false,
-    provisioningUrl: provisioningUrl(pendingSecret(ctx, mfa), identityName(ctx.core, ctx.caller.identityId)),
-    recoveryCodes: pendingCodes(ctx.core, mfa),
+    provisioningUrl: provisioningUrl(await pendingSecret(ctx, mfa), await identityName(ctx.core, ctx.caller.identityId)),
+    recoveryCodes: await pendingCodes(ctx.core, mfa),
   });
 }
 
 /** GET /current-identity/mfa/qr-code: the provisioning URL as a PNG, while pending. */
-export function mfaQrCode(ctx: Ctx): Promise<Buffer> {
-  const mfa = requireMfa(ctx, 'pending');
-  return QRCode.toBuffer(provisioningUrl(pendingSecret(ctx, mfa), identityName(ctx.core, ctx.caller.identityId)), {
+export async function mfaQrCode(ctx: Ctx): Promise<Buffer> {
+  const mfa = await requireMfa(ctx, 'pending');
+  return QRCode.toBuffer(provisioningUrl(await pendingSecret(ctx, mfa), await identityName(ctx.core, ctx.caller.identityId)), {
     type: 'png',
     width: 256,
     margin: 2,
@@ -256,45 +266,45 @@ export function mfaQrCode(ctx: Ctx): Promise<Buffer> {
 }
 
 /** The secret of a pending enrollment, to show; one sealed with another key cannot be shown (start over). */
-function pendingSecret(ctx: Ctx, mfa: Row): string {
-  const secret = totpSecret(ctx.core, mfa);
+async function pendingSecret(ctx: Ctx, mfa: Row): Promise<string> {
+  const secret = await totpSecret(ctx.core, mfa);
   if (secret === undefined) throw notFound('MFA enrollment');
   return secret;
 }
 
 /** POST /current-identity/mfa/verify: completes the enrollment; the calling session has thereby passed MFA. */
-export function verifyMfa(ctx: Ctx, body: unknown): void {
+export async function verifyMfa(ctx: Ctx, body: unknown): Promise<void> {
   const { code } = parseInput(mfaCodeBody, body);
-  const mfa = requireMfa(ctx, 'pending');
-  requireCode(ctx, mfa, code, false);
+  const mfa = await requireMfa(ctx, 'pending');
+  await requireCode(ctx, mfa, code, false);
   const now = ctx.core.clock.now().toISOString();
-  ctx.core.store.tx(() => {
+  await ctx.core.store.tx(async () => {
     // the recovery codes were shown while the enrollment was pending: from now on only their digests are kept
-    ctx.core.store.runSql('UPDATE mfas SET is_verified = 1, recovery_codes_pending = NULL, updated_at = ? WHERE id = ?', now, mfa.id);
-    markPassed(ctx, now);
+    await ctx.core.store.runSql('UPDATE mfas SET is_verified = 1, recovery_codes_pending = NULL, updated_at = ? WHERE id = ?', now, mfa.id);
+    await markPassed(ctx, now);
   });
 }
 
 /** DELETE /current-identity/mfa: a valid code (TOTP or recovery) unless the enrollment was never completed. */
-export function disableMfa(ctx: Ctx, code: string | undefined): void {
-  const mfa = requireMfa(ctx);
-  if (mfa.is_verified) requireCode(ctx, mfa, code ?? '', true);
-  ctx.core.store.runSql('DELETE FROM mfas WHERE id = ?', mfa.id);
+export async function disableMfa(ctx: Ctx, code: string | undefined): Promise<void> {
+  const mfa = await requireMfa(ctx);
+  if (mfa.is_verified) await requireCode(ctx, mfa, code ?? '', true);
+  await ctx.core.store.runSql('DELETE FROM mfas WHERE id = ?', mfa.id);
 }
 
 /**
  * GET /current-identity/mfa/recovery-codes (code in the header or body): the codes made by the last regeneration, once;
  * an empty list when they have been shown (only their digests are kept: see "secrets at rest" above).
  */
-export function viewRecoveryCodes(ctx: Ctx, code: string | undefined): ApiObject {
-  const mfa = requireMfa(ctx, 'verified');
-  requireCode(ctx, mfa, code ?? '', false);
+export async function viewRecoveryCodes(ctx: Ctx, code: string | undefined): Promise<ApiObject> {
+  const mfa = await requireMfa(ctx, 'verified');
+  await requireCode(ctx, mfa, code ?? '', false);
   const core = ctx.core;
-  const shown = core.store.tx(() => {
-    const fresh = loadMfa(core, ctx.caller.identityId);
+  const shown = await core.store.tx(async () => {
+    const fresh = await loadMfa(core, ctx.caller.identityId);
     if (!fresh) throw notFound('MFA enrollment');
-    if (fresh.recovery_codes_pending) core.store.runSql('UPDATE mfas SET recovery_codes_pending = NULL WHERE id = ?', fresh.id);
-    return { fresh, codes: pendingCodes(core, fresh) };
+    if (fresh.recovery_codes_pending) await core.store.runSql('UPDATE mfas SET recovery_codes_pending = NULL WHERE id = ?', fresh.id);
+    return { fresh, codes: await pendingCodes(core, fresh) };
   });
   return detail(shown.fresh, { recoveryCodes: shown.codes });
 }
@@ -303,13 +313,13 @@ export function viewRecoveryCodes(ctx: Ctx, code: string | undefined): ApiObject
  * POST /current-identity/mfa/recovery-codes: replaces all recovery codes and returns the new ones. They stay sealed
  * for the next GET .../recovery-codes unless `shownNow` (the console shows them in its answer).
  */
-export function regenerateRecoveryCodes(ctx: Ctx, body: unknown, opts: { shownNow?: boolean } = {}): string[] {
+export async function regenerateRecoveryCodes(ctx: Ctx, body: unknown, opts: { shownNow?: boolean } = {}): Promise<string[]> {
   const { code } = parseInput(mfaCodeBody, body);
-  const mfa = requireMfa(ctx, 'verified');
-  requireCode(ctx, mfa, code, false);
+  const mfa = await requireMfa(ctx, 'verified');
+  await requireCode(ctx, mfa, code, false);
   const codes = recoveryCodes();
-  const stored = storedCodes(ctx.core, mfa, codes);
-  ctx.core.store.runSql(
+  const stored = await storedCodes(ctx.core, mfa, codes);
+  await ctx.core.store.runSql(
     'UPDATE mfas SET recovery_codes = ?, recovery_codes_pending = ?, updated_at = ? WHERE id = ?',
     stored.digests,
     opts.shownNow ? null : stored.pending,
@@ -320,18 +330,18 @@ export function regenerateRecoveryCodes(ctx: Ctx, body: unknown, opts: { shownNo
 }
 
 /** POST /authenticate/mfa: a TOTP or recovery code completes the MFA factor of the calling session. */
-export function authenticateMfa(ctx: Ctx, body: unknown): void {
+export async function authenticateMfa(ctx: Ctx, body: unknown): Promise<void> {
   const { code } = parseInput(mfaCodeBody, body);
-  const mfa = loadMfa(ctx.core, ctx.caller.identityId);
+  const mfa = await loadMfa(ctx.core, ctx.caller.identityId);
   // not enrolled (a policy requires TOTP): enrollment, not a code, completes the factor
   if (!mfa?.is_verified) throw invalidCode();
-  requireCode(ctx, mfa, code, true);
-  ctx.core.store.tx(() => markPassed(ctx, ctx.core.clock.now().toISOString()));
+  await requireCode(ctx, mfa, code, true);
+  await ctx.core.store.tx(() => markPassed(ctx, ctx.core.clock.now().toISOString()));
 }
 
-function markPassed(ctx: Ctx, now: string): void {
+async function markPassed(ctx: Ctx, now: string): Promise<void> {
   if (!ctx.caller.apiSessionId) return;
-  ctx.core.store.runSql(
+  await ctx.core.store.runSql(
     'UPDATE api_sessions SET is_mfa_complete = 1, mfa_passed_at = ?, mfa_failures = 0, updated_at = ? WHERE id = ?',
     now,
     now,
@@ -342,11 +352,11 @@ function markPassed(ctx: Ctx, now: string): void {
 /** POST /current-api-session/totp-token: a controller-signed proof that TOTP was checked now (posture responses). */
 export async function createTotpToken(ctx: Ctx, body: unknown): Promise<{ token: string; issuedAt: string }> {
   const { code } = parseInput(mfaCodeBody, body);
-  const mfa = requireMfa(ctx, 'verified');
-  requireCode(ctx, mfa, code, false);
+  const mfa = await requireMfa(ctx, 'verified');
+  await requireCode(ctx, mfa, code, false);
   const issued = ctx.core.clock.now();
   const now = issued.toISOString();
-  ctx.core.store.tx(() => markPassed(ctx, now));
+  await ctx.core.store.tx(() => markPassed(ctx, now));
   const token = ctx.core.jwt.sign({
     type: 'totp',
     apiSessionId: ctx.caller.apiSessionId,
@@ -361,33 +371,47 @@ export async function createTotpToken(ctx: Ctx, body: unknown): Promise<{ token:
 // ---- administration -------------------------------------------------------------------------------
 
 /** DELETE /identities/{id}/mfa: removes any enrollment, completed or not. */
-export function removeIdentityMfa(ctx: Ctx, identityId: string): void {
+export async function removeIdentityMfa(ctx: Ctx, identityId: string): Promise<void> {
   requirePermission(ctx.caller, 'identity', 'update');
-  if (!ctx.core.store.getSql('SELECT 1 FROM identities WHERE id = ?', identityId)) throw notFound('identity');
-  ctx.core.store.runSql('DELETE FROM mfas WHERE identity_id = ?', identityId);
+  if (!(await ctx.core.store.getSql('SELECT 1 FROM identities WHERE id = ?', identityId))) throw notFound('identity');
+  await ctx.core.store.runSql('DELETE FROM mfas WHERE identity_id = ?', identityId);
 }
+
+const secretBoxes = new WeakMap<Core, SecretBox>();
 
 /**
  * A core's seal for secrets at rest, with the key in `<data dir>/secrets.key` (created at the first start; refused
  * when others may read it or it has the wrong size). Never created anew while the database holds values sealed with a
  * lost key.
  */
-const secretsOf = perCore((core) => new SecretBox(openSecretKey(core.store, core.config.dataDir)));
+async function secretsOf(core: Core): Promise<SecretBox> {
+  const known = secretBoxes.get(core);
+  if (known) return known;
+  const box = new SecretBox(await openSecretKey(core.store, core.config.dataDir));
+  // a concurrent first use may have made one meanwhile (from the same key file): keep the first
+  const first = secretBoxes.get(core) ?? box;
+  secretBoxes.set(core, first);
+  return first;
+}
 
 /** The key of `<data dir>/secrets.key`, created if absent unless the database holds values sealed with a lost one. */
-export function openSecretKey(store: Store, dataDir: string): Buffer {
+export async function openSecretKey(store: Store, dataDir: string): Promise<Buffer> {
   return loadOrCreateSecretKey(join(dataDir, SECRET_KEY_FILE), {
-    mayCreate: () =>
-      store.getSql("SELECT 1 FROM mfas WHERE secret LIKE 'v1:%' LIMIT 1")
+    mayCreate: async () =>
+      (await store.getSql("SELECT 1 FROM mfas WHERE secret LIKE 'v1:%' LIMIT 1"))
         ? 'the database holds MFA secrets sealed with it; restore the file from a backup of this data directory'
         : undefined,
   });
 }
 
 /** Counts a wrong MFA code of a session, in the session's row (a restart keeps it); returns the session's count. */
-function noteMfaFailure(core: Core, sessionId: string): number {
+async function noteMfaFailure(core: Core, sessionId: string): Promise<number> {
   return (
-    core.store.getSql<{ n: number }>('UPDATE api_sessions SET mfa_failures = mfa_failures + 1 WHERE id = ? RETURNING mfa_failures AS n', sessionId)
-      ?.n ?? 0
+    (
+      await core.store.getSql<{ n: number }>(
+        'UPDATE api_sessions SET mfa_failures = mfa_failures + 1 WHERE id = ? RETURNING mfa_failures AS n',
+        sessionId,
+      )
+    )?.n ?? 0
   );
 }

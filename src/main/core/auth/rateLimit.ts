@@ -116,8 +116,8 @@ export function apiLimits(cfg: RateLimitsConfig, clock: Clock): ApiLimits {
 }
 
 /**
- * Settles like `work`, or rejects with 503 when it takes longer than `ms`. The work itself goes on (synchronous
- * store writes cannot be interrupted); its late result or error is dropped.
+ * Settles like `work`, or rejects with 503 when it takes longer than `ms`. The work itself goes on (a transaction
+ * under way is not interrupted halfway); its late result or error is dropped.
  */
 export function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

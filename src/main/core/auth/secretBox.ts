@@ -71,7 +71,10 @@ export class SecretBox {
  * when it does not exist and `mayCreate()` agrees. Refuses a key that group or others may access, or of the wrong
  * size, with a message naming the file and the fix.
  */
-export function loadOrCreateSecretKey(file: string, opts: { mayCreate?: () => string | undefined } = {}): Buffer {
+export async function loadOrCreateSecretKey(
+  file: string,
+  opts: { mayCreate?: () => string | undefined | Promise<string | undefined> } = {},
+): Promise<Buffer> {
   let stat;
   try {
     stat = statSync(file);
@@ -79,7 +82,7 @@ export function loadOrCreateSecretKey(file: string, opts: { mayCreate?: () => st
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw new Error(`${file}: cannot read the secret key: ${(e as Error).message}`, { cause: e });
   }
   if (!stat) {
-    const refusal = opts.mayCreate?.();
+    const refusal = await opts.mayCreate?.();
     if (refusal) throw new Error(`${file}: the secret key is missing: ${refusal}`);
     createKeyFile(file);
     stat = statSync(file);

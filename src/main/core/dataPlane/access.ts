@@ -28,14 +28,14 @@ export interface SessionGrant {
  * TLS client certificate must be one of the identity's certificate authenticators or one of the API session's
  * ephemeral certificates (as OpenZiti's router checks the fingerprint against the API session).
  */
-export function authorizeChannel(core: Core, token: string, certDer: Buffer | undefined): ChannelCaller {
-  const resolved = token ? apiSessionsOf(core).resolve(token) : undefined;
+export async function authorizeChannel(core: Core, token: string, certDer: Buffer | undefined): Promise<ChannelCaller> {
+  const resolved = token ? await apiSessionsOf(core).resolve(token) : undefined;
   if (!resolved) throw new DataPlaneRefusal('invalid or expired API session');
   if (resolved.caller.partial) throw new DataPlaneRefusal('the API session still needs additional authentication (MFA)');
   if (!certDer) throw new DataPlaneRefusal('a client certificate is required');
   const fingerprint = fingerprintSha1(certDer);
   const session = resolved.session;
-  const known = core.store.getSql(
+  const known = await core.store.getSql(
     `SELECT 1 FROM authenticators WHERE fingerprint = ? AND identity_id = ? AND method = 'cert'
      UNION ALL SELECT 1 FROM api_session_certificates WHERE fingerprint = ? AND api_session_id = ? LIMIT 1`,
     fingerprint,
@@ -53,8 +53,8 @@ export function authorizeChannel(core: Core, token: string, certDer: Buffer | un
 }
 
 /** Whether the API session behind a connection still exists (and is not expired). */
-export function channelStillValid(core: Core, caller: ChannelCaller): boolean {
-  return !!apiSessionsOf(core).resolve(caller.apiSessionToken);
+export async function channelStillValid(core: Core, caller: ChannelCaller): Promise<boolean> {
+  return !!(await apiSessionsOf(core).resolve(caller.apiSessionToken));
 }
 
 /**
@@ -62,12 +62,12 @@ export function channelStillValid(core: Core, caller: ChannelCaller): boolean {
  * API session, and the session must still exist (sessions are deleted when access, posture, the service or the
  * API session goes away).
  */
-export function authorizeServiceSession(core: Core, caller: ChannelCaller, token: string, type: 'Dial' | 'Bind'): SessionGrant {
+export async function authorizeServiceSession(core: Core, caller: ChannelCaller, token: string, type: 'Dial' | 'Bind'): Promise<SessionGrant> {
   const claims = serviceAccessTokensOf(core).verify(token);
   if (!claims) throw new DataPlaneRefusal('invalid session token');
   if (claims.z_st !== type) throw new DataPlaneRefusal(`invalid session type: expected ${type}, got ${claims.z_st}`);
   if (claims.z_asid !== caller.apiSessionId) throw new DataPlaneRefusal('the session belongs to another API session');
-  const row = core.store.getSql<Row>(
+  const row = await core.store.getSql<Row>(
     `SELECT s.id, s.service_id, v.name, v.encryption_required FROM sessions s JOIN services v ON v.id = s.service_id
      WHERE s.id = ? AND s.token = ?`,
     claims.jti,

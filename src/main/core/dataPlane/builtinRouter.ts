@@ -35,18 +35,18 @@ export interface BuiltinRouterTls {
  */
 export async function provisionBuiltinRouter(core: Core, opts: { name: string; advertisedHost: string; dir: string }): Promise<BuiltinRouterTls> {
   const store = core.store;
-  let row = routerRow(core);
+  let row = await routerRow(core);
   if (!row) {
-    if (store.getSql('SELECT 1 FROM edge_routers WHERE name = ?', opts.name)) {
+    if (await store.getSql('SELECT 1 FROM edge_routers WHERE name = ?', opts.name)) {
       throw validationError('router.name', `an edge router named ${opts.name} exists already and is not Weft's built-in router`, opts.name);
     }
-    const id = store.tx(() => applyCreate(core.system, edgeRouters, { name: opts.name, isTunnelerEnabled: true, roleAttributes: [] }));
+    const id = await store.tx(() => applyCreate(core.system, edgeRouters, { name: opts.name, isTunnelerEnabled: true, roleAttributes: [] }));
     mkdirSync(dirname(idFile(core)), { recursive: true, mode: 0o700 });
     writeFileSync(idFile(core), id + '\n', { mode: 0o600 });
-    row = store.getSql<Row>('SELECT * FROM edge_routers WHERE id = ?', id)!;
+    row = (await store.getSql<Row>('SELECT * FROM edge_routers WHERE id = ?', id))!;
   }
   const id = row.id as string;
-  clearRouterTerminators(core, id);
+  await clearRouterTerminators(core, id);
   mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
   const keyFile = join(opts.dir, 'server.key.pem');
   const chainFile = join(opts.dir, 'server.chain.pem');
@@ -57,8 +57,8 @@ export async function provisionBuiltinRouter(core: Core, opts: { name: string; a
     existsSync(chainFile) &&
     certificateCovers(readFileSync(chainFile, 'utf8'), opts.advertisedHost, core.clock.now());
   if (!usable) {
-    if (!row.enrollment_token) reEnrollRouter(core.system, 'edge', id);
-    const token = store.getSql<{ t: string }>('SELECT enrollment_token AS t FROM edge_routers WHERE id = ?', id)!.t;
+    if (!row.enrollment_token) await reEnrollRouter(core.system, 'edge', id);
+    const token = (await store.getSql<{ t: string }>('SELECT enrollment_token AS t FROM edge_routers WHERE id = ?', id))!.t;
     const host = opts.advertisedHost;
     const server = await createCsr({
       commonName: id,
@@ -73,20 +73,20 @@ export async function provisionBuiltinRouter(core: Core, opts: { name: string; a
     writeFileSync(join(opts.dir, 'client.key.pem'), client.keyPem, { mode: 0o600 });
     writeFileSync(join(opts.dir, 'client.chain.pem'), issued.cert);
   }
-  return { id, name: routerRow(core)!.name as string, keyPem: readFileSync(keyFile, 'utf8'), certChainPem: readFileSync(chainFile, 'utf8') };
+  return { id, name: (await routerRow(core))!.name as string, keyPem: readFileSync(keyFile, 'utf8'), certChainPem: readFileSync(chainFile, 'utf8') };
 }
 
 /** The id of Weft's own edge router (also the id of its router identity), when one has been provisioned. */
-export function builtinRouterId(core: Core): string | undefined {
-  return routerRow(core)?.id as string | undefined;
+export async function builtinRouterId(core: Core): Promise<string | undefined> {
+  return (await routerRow(core))?.id as string | undefined;
 }
 
-function routerRow(core: Core): Row | undefined {
+async function routerRow(core: Core): Promise<Row | undefined> {
   const file = idFile(core);
   let id = existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
   if (!id && core.store.dialect === 'sqlite') {
     // a data directory from before: the id moves beside the keys (where a move to PostgreSQL finds it)
-    id = core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', LEGACY_SETTING)?.value;
+    id = (await core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', LEGACY_SETTING))?.value;
     if (id && existsSync(dirname(file))) writeFileSync(file, id + '\n', { mode: 0o600 });
   }
   return id ? core.store.getSql<Row>('SELECT * FROM edge_routers WHERE id = ?', id) : undefined;
@@ -106,12 +106,16 @@ function certificateCovers(chainPem: string, host: string, now: Date): boolean {
  * The router is reachable at `url` (`tls:host:port`, what sessions offer SDKs) and online, or offline. It is the only
  * router that ever comes online: Weft runs no fabric, and every router starts offline (markRoutersOffline).
  */
-export function setBuiltinRouterState(core: Core, id: string, state: { online: true; host: string; port: number } | { online: false }): void {
+export async function setBuiltinRouterState(
+  core: Core,
+  id: string,
+  state: { online: true; host: string; port: number } | { online: false },
+): Promise<void> {
   const now = core.clock.now().toISOString();
   if (state.online) {
     // the node that runs it: its router goes offline with it (core/ops/controllerNodes.ts)
-    core.store.runSql('UPDATE controllers SET router_id = ? WHERE id = ?', id, controllerId(core));
-    core.store.runSql(
+    await core.store.runSql('UPDATE controllers SET router_id = ? WHERE id = ?', id, await controllerId(core));
+    await core.store.runSql(
       `UPDATE edge_routers SET is_online = 1, hostname = ?, supported_protocols = ?, sync_status = 'SYNC_DONE', updated_at = ? WHERE id = ?`,
       state.host,
       JSON.stringify({ tls: tlsUrl(state.host, state.port) }),
@@ -119,7 +123,7 @@ export function setBuiltinRouterState(core: Core, id: string, state: { online: t
       id,
     );
   } else {
-    core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE id = ?', now, id);
+    await core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE id = ?', now, id);
   }
 }
 
@@ -127,15 +131,15 @@ export function setBuiltinRouterState(core: Core, id: string, state: { online: t
  * At start nothing is connected yet: every edge router is offline until the built-in router (when enabled) is
  * listening. Clears what a process that died without stopping left behind.
  */
-export function markRoutersOffline(core: Core): void {
+export async function markRoutersOffline(core: Core): Promise<void> {
   const now = core.clock.now().toISOString();
   if (core.store.dialect === 'sqlite') {
-    core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1', now);
+    await core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1', now);
     return;
   }
   // on a shared database the other nodes' routers are theirs to report
-  const own = routerRow(core)?.id;
-  if (own) core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1 AND id = ?', now, own);
+  const own = (await routerRow(core))?.id;
+  if (own) await core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1 AND id = ?', now, own);
 }
 
 /** tls:host:port, an IPv6 address in brackets. */

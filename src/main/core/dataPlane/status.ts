@@ -30,14 +30,14 @@ export interface LiveDataPlane {
  * The live data plane as an operator sees it (console): the router, its terminators and open circuits with
  * names resolved. Needs read access to routers and terminators.
  */
-export function dataPlaneView(ctx: Ctx, live: LiveDataPlane | undefined) {
+export async function dataPlaneView(ctx: Ctx, live: LiveDataPlane | undefined) {
   requirePermission(ctx.caller, 'router', 'read');
   requirePermission(ctx.caller, 'terminator', 'read');
   if (!live) return { router: null, terminators: [], circuits: [] };
   const s = live.status();
   const store = ctx.core.store;
-  const routerName = namesById(store, 'edge_routers', [s.id]).get(s.id) ?? s.id;
-  const services = namesById(store, 'services', [...new Set(s.terminators.map((t) => t.serviceId))]);
+  const routerName = (await namesById(store, 'edge_routers', [s.id])).get(s.id) ?? s.id;
+  const services = await namesById(store, 'services', [...new Set(s.terminators.map((t) => t.serviceId))]);
   const now = ctx.core.clock.now().getTime();
   return {
     router: { ...ref('edge-routers', s.id, routerName), url: s.url, isOnline: s.online, connections: s.connections },

@@ -22,7 +22,7 @@ export interface RouterTerminator {
  * Terminators a router reports go through the same write path as the Management API's (validation, links),
  * as the system. Returns the new terminator's id.
  */
-export function addRouterTerminator(core: Core, t: RouterTerminator): string {
+export async function addRouterTerminator(core: Core, t: RouterTerminator): Promise<string> {
   return applyCreate(core.system, terminators, {
     service: t.serviceId,
     router: t.routerId,
@@ -34,18 +34,22 @@ export function addRouterTerminator(core: Core, t: RouterTerminator): string {
   });
 }
 
-export function updateRouterTerminator(core: Core, id: string, change: { cost?: number; precedence?: RouterTerminator['precedence'] }): void {
-  if (core.store.getSql('SELECT 1 FROM terminators WHERE id = ?', id)) applyUpdate(core.system, terminators, id, change, 'patch');
+export async function updateRouterTerminator(
+  core: Core,
+  id: string,
+  change: { cost?: number; precedence?: RouterTerminator['precedence'] },
+): Promise<void> {
+  if (await core.store.getSql('SELECT 1 FROM terminators WHERE id = ?', id)) await applyUpdate(core.system, terminators, id, change, 'patch');
 }
 
 /** Removes a terminator if it still exists (it may have gone with its service or been deleted by an admin). */
-export function removeRouterTerminator(core: Core, id: string): void {
-  if (core.store.getSql('SELECT 1 FROM terminators WHERE id = ?', id)) applyDelete(core.system, terminators, id);
+export async function removeRouterTerminator(core: Core, id: string): Promise<void> {
+  if (await core.store.getSql('SELECT 1 FROM terminators WHERE id = ?', id)) await applyDelete(core.system, terminators, id);
 }
 
 /** Drops what a router left behind (a stop without clean-up): its edge and tunnel terminators. */
-export function clearRouterTerminators(core: Core, routerId: string): void {
-  core.store.runSql(`DELETE FROM terminators WHERE router_id = ? AND binding IN ('edge', 'tunnel')`, routerId);
+export async function clearRouterTerminators(core: Core, routerId: string): Promise<void> {
+  await core.store.runSql(`DELETE FROM terminators WHERE router_id = ? AND binding IN ('edge', 'tunnel')`, routerId);
 }
 
 /** A service the router hosts itself: its identity may Bind it and it has a host.v1 config. */
@@ -73,8 +77,8 @@ export interface HostV1 {
  * Services a tunneler-enabled router hosts: those its router identity (same id as the router) may Bind that carry
  * a host.v1 config (the identity's own override of that config first).
  */
-export function routerHostedServices(core: Core, routerId: string): RouterHostedService[] {
-  const rows = core.store.allSql<Row>(
+export async function routerHostedServices(core: Core, routerId: string): Promise<RouterHostedService[]> {
+  const rows = await core.store.allSql<Row>(
     `WITH bindable AS (
        SELECT m.entity_id AS service_id FROM role_class_members i
        JOIN service_access a ON a.identity_class = i.class_id AND a.bind > 0

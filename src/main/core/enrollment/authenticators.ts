@@ -10,8 +10,8 @@ import { authenticatorCannotBeUpdated, invalidClientCert } from './errors';
 import { issuedByNetwork } from '../entities/authenticators';
 import { insertEnrollment } from './records';
 
-function requireAuthenticator(ctx: Ctx, id: string): Row {
-  const row = ctx.core.store.getSql<Row>('SELECT * FROM authenticators WHERE id = ?', id);
+async function requireAuthenticator(ctx: Ctx, id: string): Promise<Row> {
+  const row = await ctx.core.store.getSql<Row>('SELECT * FROM authenticators WHERE id = ?', id);
   if (!row) throw notFound('authenticator');
   return row;
 }
@@ -24,20 +24,20 @@ const reEnrollSchema = z.object({ expiresAt: z.string().datetime({ offset: true,
  * POST /authenticators/{id}/re-enroll: the authenticator is deleted and a matching enrollment created in its place
  * (updb -> updb with the same username, cert -> ott, cert from a CA -> ottca). Returns the enrollment id.
  */
-export function reEnrollAuthenticator(ctx: Ctx, id: string, body: unknown): string {
+export async function reEnrollAuthenticator(ctx: Ctx, id: string, body: unknown): Promise<string> {
   requirePermission(ctx.caller, 'identity', 'update');
   requirePermission(ctx.caller, 'enrollment', 'create');
   const input = parseInput(reEnrollSchema, body);
-  const auth = requireAuthenticator(ctx, id);
+  const auth = await requireAuthenticator(ctx, id);
   const expiresAt = new Date(input.expiresAt);
   if (expiresAt <= ctx.core.clock.now()) throw validationError('expiresAt', 'must be after the current date and time', input.expiresAt);
   const store = ctx.core.store;
-  return store.tx(() => {
-    store.runSql('DELETE FROM authenticators WHERE id = ?', id);
+  return store.tx(async () => {
+    await store.runSql('DELETE FROM authenticators WHERE id = ?', id);
     // the username becomes free again before the updb enrollment claims it
     const base = { identityId: auth.identity_id as string, expiresAt };
     if (auth.method === 'updb') return insertEnrollment(ctx, { ...base, method: 'updb', username: auth.username as string });
-    if (auth.ca_id && store.getSql('SELECT 1 FROM cas WHERE id = ?', auth.ca_id))
+    if (auth.ca_id && (await store.getSql('SELECT 1 FROM cas WHERE id = ?', auth.ca_id)))
       return insertEnrollment(ctx, { ...base, method: 'ottca', caId: auth.ca_id as string });
     return insertEnrollment(ctx, { ...base, method: 'ott' });
   });
@@ -46,13 +46,13 @@ export function reEnrollAuthenticator(ctx: Ctx, id: string, body: unknown): stri
 const requestExtendSchema = z.object({ rollKeys: z.boolean().nullable().optional() }).nullable().optional();
 
 /** POST /authenticators/{id}/request-extend: flags a certificate authenticator for early extension (403 otherwise). */
-export function requestExtend(ctx: Ctx, id: string, body: unknown): void {
+export async function requestExtend(ctx: Ctx, id: string, body: unknown): Promise<void> {
   requirePermission(ctx.caller, 'identity', 'update');
   const input = parseInput(requestExtendSchema, body) ?? {};
-  const auth = requireAuthenticator(ctx, id);
+  const auth = await requireAuthenticator(ctx, id);
   if (auth.method !== 'cert') throw forbidden('only certificate authenticators can be flagged for extension');
   const now = ctx.core.clock.now().toISOString();
-  ctx.core.store.runSql(
+  await ctx.core.store.runSql(
     'UPDATE authenticators SET is_extend_requested = 1, is_key_roll_requested = ?, extend_requested_at = ?, updated_at = ? WHERE id = ?',
     !!input.rollKeys,
     now,
@@ -62,8 +62,8 @@ export function requestExtend(ctx: Ctx, id: string, body: unknown): void {
 }
 
 /** The caller's own certificate authenticator, presented on this connection and issued by the controller. */
-function ownExtendable(ctx: Ctx, id: string, peerCertificates: Buffer[]): Row {
-  const auth = requireAuthenticator(ctx, id);
+async function ownExtendable(ctx: Ctx, id: string, peerCertificates: Buffer[]): Promise<Row> {
+  const auth = await requireAuthenticator(ctx, id);
   if (auth.identity_id !== ctx.caller.identityId) throw notFound('authenticator');
   if (auth.method !== 'cert' || !auth.cert_pem) throw authenticatorCannotBeUpdated();
   const [leaf] = peerPems(peerCertificates);
@@ -83,7 +83,7 @@ export async function extendCertificate(
   body: unknown,
 ): Promise<{ ca: string; clientCert: string }> {
   const input = parseInput(z.object({ clientCertCsr: z.string() }), body);
-  const auth = ownExtendable(ctx, id, peerCertificates);
+  const auth = await ownExtendable(ctx, id, peerCertificates);
   const current = parseCertificate(auth.cert_pem as string);
   const cert: IssuedCertificate = await issueFromCsr(ctx.core, {
     csrPem: input.clientCertCsr,
@@ -92,7 +92,7 @@ export async function extendCertificate(
     uriSans: current.uris,
     dnsSans: current.dnsNames,
   });
-  ctx.core.store.runSql(
+  await ctx.core.store.runSql(
     'UPDATE authenticators SET unverified_cert_pem = ?, unverified_fingerprint = ?, updated_at = ? WHERE id = ? AND fingerprint = ?',
     cert.certPem,
     cert.fingerprint,
@@ -104,16 +104,16 @@ export async function extendCertificate(
 }
 
 /** POST .../extend-verify: the client proves it received the new certificate; from now on only it authenticates. */
-export function verifyExtendedCertificate(ctx: Ctx, id: string, body: unknown): void {
+export async function verifyExtendedCertificate(ctx: Ctx, id: string, body: unknown): Promise<void> {
   const input = parseInput(z.object({ clientCert: z.string() }), body);
-  const auth = requireAuthenticator(ctx, id);
+  const auth = await requireAuthenticator(ctx, id);
   if (auth.identity_id !== ctx.caller.identityId) throw notFound('authenticator');
   if (auth.method !== 'cert' || !auth.unverified_fingerprint) throw authenticatorCannotBeUpdated();
   const [leaf] = splitPemBundle(input.clientCert);
   if (!leaf || fingerprintSha1(leaf) !== auth.unverified_fingerprint)
     throw invalidClientCert({ field: 'clientCert', reason: 'is not the certificate issued by the extension' });
   const now = ctx.core.clock.now().toISOString();
-  ctx.core.store.runSql(
+  await ctx.core.store.runSql(
     `UPDATE authenticators SET cert_pem = unverified_cert_pem, fingerprint = unverified_fingerprint, unverified_cert_pem = NULL,
        unverified_fingerprint = NULL, is_extend_requested = 0, is_key_roll_requested = 0, extend_requested_at = NULL,
        last_extend_rolled_keys = ?, updated_at = ? WHERE id = ? AND unverified_fingerprint = ?`,

@@ -57,16 +57,16 @@ export function formatIdentityName(
 }
 
 /** `name`, or `name` + a six digit counter (000001, ...) when the name is taken. */
-export function uniqueIdentityName(store: Store, name: string): string {
+export async function uniqueIdentityName(store: Store, name: string): Promise<string> {
   const taken = new Set(
-    store
-      .allSql<{ name: string }>(
+    (
+      await store.allSql<{ name: string }>(
         "SELECT name FROM identities WHERE name = ? OR (name LIKE ? ESCAPE '\\' AND length(name) = ?)",
         name,
         `${name.replace(/[\\%_]/g, '\\$&')}%`,
         name.length + 6,
       )
-      .map((r) => r.name),
+    ).map((r) => r.name),
   );
   if (!taken.has(name)) return name;
   for (let i = 1; ; i++) {

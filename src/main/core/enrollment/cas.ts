@@ -7,8 +7,8 @@ import { chainToAnchor } from './certificates';
 import { caAlreadyVerified, certificateFailedValidation, expectedPemCertificate, invalidCommonName } from './errors';
 import { signEnrollmentJwt } from './jwt';
 
-function requireCa(ctx: Ctx, id: string): Row {
-  const row = ctx.core.store.getSql<Row>('SELECT * FROM cas WHERE id = ?', id);
+async function requireCa(ctx: Ctx, id: string): Promise<Row> {
+  const row = await ctx.core.store.getSql<Row>('SELECT * FROM cas WHERE id = ?', id);
   if (!row) throw notFound('ca');
   return row;
 }
@@ -17,9 +17,9 @@ function requireCa(ctx: Ctx, id: string): Row {
  * POST /cas/{id}/verify: proof of possession of the CA key. The PEM body must be a certificate whose common name is the
  * CA's verificationToken and which chains to the CA; then the CA becomes verified. Failures change nothing.
  */
-export function verifyCa(ctx: Ctx, id: string, body: unknown): void {
+export async function verifyCa(ctx: Ctx, id: string, body: unknown): Promise<void> {
   requirePermission(ctx.caller, 'ca', 'update');
-  const ca = requireCa(ctx, id);
+  const ca = await requireCa(ctx, id);
   if (ca.is_verified) throw caAlreadyVerified();
   const text = typeof body === 'string' ? body : '';
   const block = /-----BEGIN ([A-Z0-9 ]+)-----/.exec(text);
@@ -36,22 +36,23 @@ export function verifyCa(ctx: Ctx, id: string, body: unknown): void {
     throw invalidCommonName({ field: 'commonName', reason: 'must equal the CA verificationToken', value: cert.subjectCN });
   const chained = chainToAnchor(splitPemBundle(text)[0]!, [], splitPemBundle(ca.cert_pem as string), ctx.core.clock.now());
   if (!chained.ok) throw certificateFailedValidation({ field: '(body)', reason: chained.reason });
-  ctx.core.store.runSql('UPDATE cas SET is_verified = 1, updated_at = ? WHERE id = ?', ctx.core.clock.now().toISOString(), id);
+  await ctx.core.store.runSql('UPDATE cas SET is_verified = 1, updated_at = ? WHERE id = ?', ctx.core.clock.now().toISOString(), id);
 }
 
 /** GET /cas/{id}/jwt: the static CA auto-enrollment JWT (em "ca", no expiry). */
-export function caJwt(ctx: Ctx, id: string): string {
+export async function caJwt(ctx: Ctx, id: string): Promise<string> {
   requirePermission(ctx.caller, 'ca', 'read');
-  requireCa(ctx, id);
+  await requireCa(ctx, id);
   return signEnrollmentJwt(ctx.core, { em: 'ca', sub: id, jti: id });
 }
 
 /** CAs usable now: verified, with the given capability enabled, and their certificates as trust anchors. */
-export function usableCas(
+export async function usableCas(
   ctx: Ctx,
   flag: 'is_auth_enabled' | 'is_auto_ca_enrollment_enabled' | 'is_ott_ca_enrollment_enabled',
-): Array<{ row: Row; anchors: string[] }> {
-  return ctx.core.store
-    .allSql<Row>(`SELECT * FROM cas WHERE is_verified = 1 AND ${flag} = 1 ORDER BY created_at, id`)
-    .map((row) => ({ row, anchors: splitPemBundle(row.cert_pem as string) }));
+): Promise<Array<{ row: Row; anchors: string[] }>> {
+  return (await ctx.core.store.allSql<Row>(`SELECT * FROM cas WHERE is_verified = 1 AND ${flag} = 1 ORDER BY created_at, id`)).map((row) => ({
+    row,
+    anchors: splitPemBundle(row.cert_pem as string),
+  }));
 }

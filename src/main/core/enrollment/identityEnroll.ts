@@ -33,13 +33,13 @@ export interface EnrollmentCerts {
 }
 
 /** True when a certificate fingerprint is already bound to an authenticator (current or pending extension). */
-function fingerprintInUse(core: Core, fingerprint: string): boolean {
-  return !!core.store.getSql('SELECT 1 FROM authenticators WHERE fingerprint = ? OR unverified_fingerprint = ?', fingerprint, fingerprint);
+async function fingerprintInUse(core: Core, fingerprint: string): Promise<boolean> {
+  return !!(await core.store.getSql('SELECT 1 FROM authenticators WHERE fingerprint = ? OR unverified_fingerprint = ?', fingerprint, fingerprint));
 }
 
 /** Deletes the enrollment if its token is still the same (a concurrent use or refresh makes the token invalid). */
-function consume(core: Core, enrollment: Row): void {
-  if (!core.store.runSql('DELETE FROM enrollments WHERE id = ? AND token = ?', enrollment.id, enrollment.token).changes)
+async function consume(core: Core, enrollment: Row): Promise<void> {
+  if (!(await core.store.runSql('DELETE FROM enrollments WHERE id = ? AND token = ?', enrollment.id, enrollment.token)).changes)
     throw invalidEnrollmentToken();
 }
 
@@ -50,12 +50,12 @@ export function issueIdentityCertificate(core: Core, identityId: string, csrPem:
 
 /** One-time token + CSR: the identity gets a network-issued certificate authenticator. */
 export async function enrollOtt(core: Core, token: unknown, csrPem: unknown, field = 'clientCsr'): Promise<EnrollmentCerts> {
-  const enrollment = enrollmentByToken(core, token, ['ott']);
+  const enrollment = await enrollmentByToken(core, token, ['ott']);
   const identityId = enrollment.identity_id as string;
   const cert = await issueIdentityCertificate(core, identityId, csrPem, field);
-  core.store.tx(() => {
-    consume(core, enrollment);
-    addCertAuthenticator(core, { identityId, certPem: cert.certPem, fingerprint: cert.fingerprint, issuedByNetwork: true });
+  await core.store.tx(async () => {
+    await consume(core, enrollment);
+    await addCertAuthenticator(core, { identityId, certPem: cert.certPem, fingerprint: cert.fingerprint, issuedByNetwork: true });
   });
   return { ca: core.pki.caBundlePem, cert: cert.chainPem };
 }
@@ -73,16 +73,16 @@ function presentedCertificate(core: Core, peerCertificates: Buffer[], cas: Array
 }
 
 /** One-time token + a pre-exchanged certificate from the enrollment's (verified, ottca-enabled) CA. */
-export function enrollOttCa(core: Core, token: unknown, peerCertificates: Buffer[]): Record<string, never> {
-  const enrollment = enrollmentByToken(core, token, ['ottca']);
-  const ca = usableCas(core.system, 'is_ott_ca_enrollment_enabled').find((c) => c.row.id === enrollment.ca_id);
+export async function enrollOttCa(core: Core, token: unknown, peerCertificates: Buffer[]): Promise<Record<string, never>> {
+  const enrollment = await enrollmentByToken(core, token, ['ottca']);
+  const ca = (await usableCas(core.system, 'is_ott_ca_enrollment_enabled')).find((c) => c.row.id === enrollment.ca_id);
   if (!ca) throw caNoLongerValid();
   const { leaf } = presentedCertificate(core, peerCertificates, [ca]);
   const fingerprint = fingerprintSha1(leaf);
-  if (fingerprintInUse(core, fingerprint)) throw certInUse();
-  core.store.tx(() => {
-    consume(core, enrollment);
-    addCertAuthenticator(core, {
+  if (await fingerprintInUse(core, fingerprint)) throw certInUse();
+  await core.store.tx(async () => {
+    await consume(core, enrollment);
+    await addCertAuthenticator(core, {
       identityId: enrollment.identity_id as string,
       certPem: leaf,
       fingerprint,
@@ -97,18 +97,18 @@ const updbBody = z.object({ username: usernameSchema.optional(), password: passw
 
 /** One-time token + password: the identity gets the enrollment's username with this password. */
 export async function enrollUpdb(core: Core, token: unknown, body: unknown): Promise<Record<string, never>> {
-  const enrollment = enrollmentByToken(core, token, ['updb']);
+  const enrollment = await enrollmentByToken(core, token, ['updb']);
   const input = parseInput(updbBody, body ?? {});
   if (input.username !== undefined && input.username !== enrollment.username) {
     throw validationError('username', 'must be the username of the enrollment', input.username);
   }
-  const identity = core.store.getSql<Row>('SELECT id, auth_policy_id FROM identities WHERE id = ?', enrollment.identity_id)!;
-  checkPasswordRules(loadAuthPolicy(core.system, identity.auth_policy_id as string).primary.updb, input.password);
-  if (core.store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'updb'", identity.id)) throw authenticatorMethodMax();
+  const identity = (await core.store.getSql<Row>('SELECT id, auth_policy_id FROM identities WHERE id = ?', enrollment.identity_id))!;
+  checkPasswordRules((await loadAuthPolicy(core.system, identity.auth_policy_id as string)).primary.updb, input.password);
+  if (await core.store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'updb'", identity.id)) throw authenticatorMethodMax();
   const hash = await hashPassword(input.password);
-  core.store.tx(() => {
-    consume(core, enrollment);
-    addUpdbAuthenticator(core, identity.id as string, enrollment.username as string, hash);
+  await core.store.tx(async () => {
+    await consume(core, enrollment);
+    await addUpdbAuthenticator(core, identity.id as string, enrollment.username as string, hash);
   });
   return {};
 }
@@ -122,7 +122,7 @@ export interface NewIdentity {
 }
 
 /** Creates an identity through the generic resource mechanism (its hooks run); call inside a transaction. */
-export function createEnrolledIdentity(core: Core, identity: NewIdentity): string {
+export async function createEnrolledIdentity(core: Core, identity: NewIdentity): Promise<string> {
   return applyCreate(
     core.system,
     identities,
@@ -144,16 +144,16 @@ export function createEnrolledIdentity(core: Core, identity: NewIdentity): strin
  * enrollment enabled; the identity is named by the CA's identityNameFormat and inherits its identityRoles. With an
  * externalIdClaim the identity is found by externalId later (certificates may rotate); otherwise by fingerprint.
  */
-export function enrollCa(core: Core, peerCertificates: Buffer[], body: unknown): Record<string, never> {
-  const cas = usableCas(core.system, 'is_auto_ca_enrollment_enabled');
+export async function enrollCa(core: Core, peerCertificates: Buffer[], body: unknown): Promise<Record<string, never>> {
+  const cas = await usableCas(core.system, 'is_auto_ca_enrollment_enabled');
   if (!cas.length) throw noValidCas();
   const { leaf, ca } = presentedCertificate(core, peerCertificates, cas);
   const claim = ca.external_id_claim ? (JSON.parse(ca.external_id_claim as string) as ExternalIdClaim) : null;
   const externalId = claim ? externalIdFromCertificate(leaf, claim) : undefined;
   if (claim && !externalId) throw missingCertClaim();
   const fingerprint = fingerprintSha1(leaf);
-  if (externalId && core.store.getSql('SELECT 1 FROM identities WHERE external_id = ?', externalId)) throw identityAlreadyEnrolled();
-  if (!externalId && fingerprintInUse(core, fingerprint)) throw certInUse();
+  if (externalId && (await core.store.getSql('SELECT 1 FROM identities WHERE external_id = ?', externalId))) throw identityAlreadyEnrolled();
+  if (!externalId && (await fingerprintInUse(core, fingerprint))) throw certInUse();
   const requested = body && typeof body === 'object' && typeof (body as { name?: unknown }).name === 'string' ? (body as { name: string }).name : '';
   const id = newId();
   const name = formatIdentityName(ca.identity_name_format as string, {
@@ -163,14 +163,14 @@ export function enrollCa(core: Core, peerCertificates: Buffer[], body: unknown):
     requestedName: requested || id,
     identityId: id,
   });
-  core.store.tx(() => {
-    createEnrolledIdentity(core, {
+  await core.store.tx(async () => {
+    await createEnrolledIdentity(core, {
       id,
-      name: uniqueIdentityName(core.store, name),
+      name: await uniqueIdentityName(core.store, name),
       roleAttributes: JSON.parse(ca.identity_roles as string),
       externalId: externalId ?? null,
     });
-    if (!externalId) addCertAuthenticator(core, { identityId: id, certPem: leaf, fingerprint, caId: ca.id as string, issuedByNetwork: false });
+    if (!externalId) await addCertAuthenticator(core, { identityId: id, certPem: leaf, fingerprint, caId: ca.id as string, issuedByNetwork: false });
   });
   return {};
 }

@@ -69,7 +69,7 @@ function columnOf(field: string | undefined): string {
   return field;
 }
 
-function rowsOf(ctx: Ctx, csv: string): { rows: ParsedRow[]; ignored: string[] } {
+async function rowsOf(ctx: Ctx, csv: string): Promise<{ rows: ParsedRow[]; ignored: string[] }> {
   let records;
   try {
     records = parseCsv(csv);
@@ -87,7 +87,7 @@ function rowsOf(ctx: Ctx, csv: string): { rows: ParsedRow[]; ignored: string[] }
     records.shift();
   }
   if (records.length > MAX_IMPORT_ROWS) throw validationError('csv', `at most ${MAX_IMPORT_ROWS} rows at a time`, records.length);
-  const cas = ctx.core.store.allSql<{ id: string; name: string }>('SELECT id, name FROM cas');
+  const cas = await ctx.core.store.allSql<{ id: string; name: string }>('SELECT id, name FROM cas');
   return {
     ignored,
     rows: records.map(({ line, fields }) => {
@@ -137,12 +137,12 @@ function rowsOf(ctx: Ctx, csv: string): { rows: ParsedRow[]; ignored: string[] }
 
 class Preview extends Error {}
 
-export function importIdentities(ctx: Ctx, csv: string, opts: { dryRun: boolean }): ImportResult {
+export async function importIdentities(ctx: Ctx, csv: string, opts: { dryRun: boolean }): Promise<ImportResult> {
   requirePermission(ctx.caller, 'identity', 'create');
-  const { rows, ignored } = rowsOf(ctx, csv);
+  const { rows, ignored } = await rowsOf(ctx, csv);
   const store = ctx.core.store;
   const out: ImportRow[] = [];
-  const run = () => {
+  const run = async () => {
     for (const { row, body } of rows) {
       if (!body) {
         out.push(row);
@@ -150,7 +150,7 @@ export function importIdentities(ctx: Ctx, csv: string, opts: { dryRun: boolean 
       }
       try {
         // applyCreate is its own savepoint: a failing row leaves the others alone
-        const id = applyCreate(ctx, identities, body);
+        const id = await applyCreate(ctx, identities, body);
         out.push({ ...row, ok: true, ...(opts.dryRun ? {} : { id }) });
       } catch (e) {
         if (!(e instanceof ApiError)) throw e;
@@ -160,7 +160,7 @@ export function importIdentities(ctx: Ctx, csv: string, opts: { dryRun: boolean 
     if (opts.dryRun) throw new Preview();
   };
   try {
-    store.tx(run);
+    await store.tx(run);
   } catch (e) {
     if (!(e instanceof Preview)) throw e;
   }
@@ -174,13 +174,13 @@ const csvField = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}
  * The outstanding enrollment JWTs of some identities as one ZIP archive (`<name>.jwt`, or `<name>.<method>.jwt` when
  * an identity has several), with `enrollments.csv` listing identity, method, expiry and file.
  */
-export function enrollmentArchive(ctx: Ctx, ids: string[]): { filename: string; base64: string; files: number; without: string[] } {
+export async function enrollmentArchive(ctx: Ctx, ids: string[]): Promise<{ filename: string; base64: string; files: number; without: string[] }> {
   requirePermission(ctx.caller, 'identity', 'read');
   requirePermission(ctx.caller, 'enrollment', 'read');
   const list = [...new Set(ids)];
   if (!list.length) throw validationError('ids', 'must name at least one identity', ids);
   if (list.length > MAX_ARCHIVE_IDENTITIES) throw validationError('ids', `at most ${MAX_ARCHIVE_IDENTITIES} identities at a time`, list.length);
-  const rows = ctx.core.store.allSql<{ id: string; name: string; method: string | null; jwt: string | null; expires_at: string | null }>(
+  const rows = await ctx.core.store.allSql<{ id: string; name: string; method: string | null; jwt: string | null; expires_at: string | null }>(
     `SELECT i.id, i.name, e.method, e.jwt, e.expires_at FROM identities i LEFT JOIN enrollments e ON e.identity_id = i.id
      WHERE i.id IN (SELECT value FROM json_each(?)) ORDER BY i.name, e.method`,
     JSON.stringify(list),

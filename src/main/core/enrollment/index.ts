@@ -13,12 +13,12 @@ export { enrollToken, TOKEN_ISSUER_HEADERS } from './tokenEnroll';
 export { enrollmentJwks, networkJwt } from './jwt';
 
 /** The enrollment method a token belongs to (identity enrollments, then routers); undefined if unknown. */
-export function methodOfToken(core: Core, token: string | undefined): string | undefined {
+export async function methodOfToken(core: Core, token: string | undefined): Promise<string | undefined> {
   if (!token) return undefined;
-  const e = core.store.getSql<{ method: string }>('SELECT method FROM enrollments WHERE token = ?', token);
+  const e = await core.store.getSql<{ method: string }>('SELECT method FROM enrollments WHERE token = ?', token);
   if (e) return e.method;
   for (const { table, em } of Object.values(ROUTER_KINDS)) {
-    if (core.store.getSql(`SELECT 1 FROM ${table} WHERE enrollment_token = ?`, token)) return em;
+    if (await core.store.getSql(`SELECT 1 FROM ${table} WHERE enrollment_token = ?`, token)) return em;
   }
   return undefined;
 }
@@ -35,7 +35,7 @@ export interface LegacyEnrollRequest {
  * absent, from the token; a CSR may be sent as the raw PEM body or as JSON. Returns the flow's result.
  */
 export async function legacyEnroll(core: Core, r: LegacyEnrollRequest): Promise<{ method: string; result: object }> {
-  const method = r.method || methodOfToken(core, r.token);
+  const method = r.method || (await methodOfToken(core, r.token));
   const json = r.body && typeof r.body === 'object' ? (r.body as Record<string, unknown>) : {};
   const token = r.token ?? json.token;
   switch (method) {
@@ -50,11 +50,11 @@ export async function legacyEnroll(core: Core, r: LegacyEnrollRequest): Promise<
         ),
       };
     case 'ottca':
-      return { method, result: enrollOttCa(core, token, r.peerCertificates) };
+      return { method, result: await enrollOttCa(core, token, r.peerCertificates) };
     case 'updb':
       return { method, result: await enrollUpdb(core, token, r.body) };
     case 'ca':
-      return { method, result: enrollCa(core, r.peerCertificates, r.body) };
+      return { method, result: await enrollCa(core, r.peerCertificates, r.body) };
     case 'erott':
     case 'trott':
       return { method, result: await enrollRouter(core, token, json) };

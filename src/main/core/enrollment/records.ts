@@ -33,19 +33,19 @@ export interface NewEnrollment {
 }
 
 /** Inserts an identity enrollment with a fresh token and signed JWT. Call inside a transaction. */
-export function insertEnrollment(ctx: Ctx, e: NewEnrollment): string {
+export async function insertEnrollment(ctx: Ctx, e: NewEnrollment): Promise<string> {
   const store = ctx.core.store;
   const field = (name: string) => (e.fieldPrefix ? `${e.fieldPrefix}.${name}` : name);
-  if (store.getSql('SELECT 1 FROM enrollments WHERE identity_id = ? AND method = ?', e.identityId, e.method)) throw enrollmentExists(e.method);
+  if (await store.getSql('SELECT 1 FROM enrollments WHERE identity_id = ? AND method = ?', e.identityId, e.method)) throw enrollmentExists(e.method);
   if (e.method === 'ottca') {
-    if (!e.caId || !store.getSql('SELECT 1 FROM cas WHERE id = ?', e.caId))
+    if (!e.caId || !(await store.getSql('SELECT 1 FROM cas WHERE id = ?', e.caId)))
       throw validationError(field(e.fieldPrefix ? 'ottca' : 'caId'), 'ca not found', e.caId ?? null);
   }
   if (e.method === 'updb') {
     const f = field(e.fieldPrefix ? 'updb' : 'username');
     const parsed = usernameSchema.safeParse(e.username);
     if (!parsed.success) throw validationError(f, e.username ? parsed.error.issues[0]!.message : 'username not provided', e.username ?? null);
-    const taken = store.getSql(
+    const taken = await store.getSql(
       "SELECT 1 FROM authenticators WHERE username = ? UNION ALL SELECT 1 FROM enrollments WHERE method = 'updb' AND username = ?",
       e.username,
       e.username,
@@ -54,7 +54,7 @@ export function insertEnrollment(ctx: Ctx, e: NewEnrollment): string {
   }
   const id = newId();
   const token = randomUUID();
-  applySystemCreate(ctx, enrollments, {
+  await applySystemCreate(ctx, enrollments, {
     id,
     columns: {
       method: e.method,
@@ -89,31 +89,31 @@ function futureExpiry(core: Core, value: string): Date {
 }
 
 /** POST /enrollments: 409 when an enrollment of the same method is already outstanding for the identity. */
-export function createEnrollment(ctx: Ctx, body: unknown): string {
+export async function createEnrollment(ctx: Ctx, body: unknown): Promise<string> {
   requirePermission(ctx.caller, 'enrollment', 'create');
   const input = parseInput(createSchema, body);
   const store = ctx.core.store;
-  if (!store.getSql('SELECT 1 FROM identities WHERE id = ?', input.identityId))
+  if (!(await store.getSql('SELECT 1 FROM identities WHERE id = ?', input.identityId)))
     throw validationError('identityId', 'identity not found', input.identityId);
   const expiresAt = futureExpiry(ctx.core, input.expiresAt);
-  return store.tx(() => {
-    const id = insertEnrollment(ctx, { ...input, expiresAt });
-    if (input.tags) store.runSql('UPDATE enrollments SET tags = ? WHERE id = ?', JSON.stringify(input.tags), id);
+  return store.tx(async () => {
+    const id = await insertEnrollment(ctx, { ...input, expiresAt });
+    if (input.tags) await store.runSql('UPDATE enrollments SET tags = ? WHERE id = ?', JSON.stringify(input.tags), id);
     return id;
   });
 }
 
 /** POST /enrollments/{id}/refresh: a new expiry window, token and JWT; the previous token stops working. */
-export function refreshEnrollment(ctx: Ctx, id: string, body: unknown): void {
+export async function refreshEnrollment(ctx: Ctx, id: string, body: unknown): Promise<void> {
   requirePermission(ctx.caller, 'enrollment', 'update');
   const input = parseInput(enrollmentRefreshSchema, body);
   const store = ctx.core.store;
-  const row = store.getSql<Row>('SELECT * FROM enrollments WHERE id = ?', id);
+  const row = await store.getSql<Row>('SELECT * FROM enrollments WHERE id = ?', id);
   if (!row) throw notFound('enrollment');
   const expiresAt = futureExpiry(ctx.core, input.expiresAt);
   const token = randomUUID();
   const now = ctx.core.clock.now().toISOString();
-  store.runSql(
+  await store.runSql(
     'UPDATE enrollments SET token = ?, jwt = ?, issued_at = ?, expires_at = ?, updated_at = ? WHERE id = ?',
     token,
     signEnrollmentJwt(ctx.core, { em: row.method as IdentityEnrollMethod, sub: row.identity_id as string, jti: token, exp: expiresAt }),
@@ -125,31 +125,35 @@ export function refreshEnrollment(ctx: Ctx, id: string, body: unknown): void {
 }
 
 /** The outstanding enrollment for a token; unknown tokens and other methods are INVALID_ENROLLMENT_TOKEN, late ones ENROLLMENT_EXPIRED. */
-export function enrollmentByToken(core: Core, token: unknown, methods: readonly string[]): Row {
-  const row = typeof token === 'string' && token ? core.store.getSql<Row>('SELECT * FROM enrollments WHERE token = ?', token) : undefined;
+export async function enrollmentByToken(core: Core, token: unknown, methods: readonly string[]): Promise<Row> {
+  const row = typeof token === 'string' && token ? await core.store.getSql<Row>('SELECT * FROM enrollments WHERE token = ?', token) : undefined;
   if (!row || !methods.includes(row.method as string)) throw invalidEnrollmentToken();
   if ((row.expires_at as string) <= core.clock.now().toISOString()) throw enrollmentExpired();
   return row;
 }
 
 /** Identity create with `enrollment: {ott | ottca | updb}` (already parsed): runs inside the identity's create transaction. */
-export function createIdentityEnrollments(ctx: Ctx, identityId: string, request: { ott?: boolean; ottca?: string; updb?: string } | undefined): void {
+export async function createIdentityEnrollments(
+  ctx: Ctx,
+  identityId: string,
+  request: { ott?: boolean; ottca?: string; updb?: string } | undefined,
+): Promise<void> {
   if (!request) return;
   const base = { identityId, expiresAt: defaultExpiry(ctx.core), fieldPrefix: 'enrollment' };
-  if (request.ott) insertEnrollment(ctx, { ...base, method: 'ott' });
-  if (request.ottca !== undefined) insertEnrollment(ctx, { ...base, method: 'ottca', caId: request.ottca });
-  if (request.updb !== undefined) insertEnrollment(ctx, { ...base, method: 'updb', username: request.updb });
+  if (request.ott) await insertEnrollment(ctx, { ...base, method: 'ott' });
+  if (request.ottca !== undefined) await insertEnrollment(ctx, { ...base, method: 'ottca', caId: request.ottca });
+  if (request.updb !== undefined) await insertEnrollment(ctx, { ...base, method: 'updb', username: request.updb });
 }
 
 /** Fills the identity view's `enrollment` ({ott, ottca, updb}) for a page of identities: one query per page. */
-export function decorateIdentityEnrollments(ctx: Ctx, items: ApiObject[], rows: Row[]): void {
+export async function decorateIdentityEnrollments(ctx: Ctx, items: ApiObject[], rows: Row[]): Promise<void> {
   if (!rows.length) return;
   const store = ctx.core.store;
-  const enrollments = store.allSql<Row>(
+  const enrollments = await store.allSql<Row>(
     'SELECT * FROM enrollments WHERE identity_id IN (SELECT value FROM json_each(?))',
     JSON.stringify(rows.map((r) => r.id)),
   );
-  const caNames = namesById(store, 'cas', [...new Set(enrollments.map((e) => e.ca_id).filter((v): v is string => !!v))]);
+  const caNames = await namesById(store, 'cas', [...new Set(enrollments.map((e) => e.ca_id).filter((v): v is string => !!v))]);
   const byIdentity = new Map<string, Record<string, unknown>>();
   for (const e of enrollments) {
     const view: Record<string, unknown> = { id: e.id, token: e.token, jwt: e.jwt, expiresAt: e.expires_at };

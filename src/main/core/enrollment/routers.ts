@@ -18,11 +18,11 @@ export const ROUTER_KINDS = {
 export type RouterKind = keyof typeof ROUTER_KINDS;
 
 /** Gives a router a fresh enrollment token and JWT (replacing any outstanding one). Call inside a transaction. */
-export function issueRouterEnrollment(ctx: Ctx, kind: RouterKind, id: string): void {
+export async function issueRouterEnrollment(ctx: Ctx, kind: RouterKind, id: string): Promise<void> {
   const { table, em } = ROUTER_KINDS[kind];
   const token = randomUUID();
   const expiresAt = defaultExpiry(ctx.core);
-  ctx.core.store.runSql(
+  await ctx.core.store.runSql(
     `UPDATE ${table} SET enrollment_token = ?, enrollment_jwt = ?, enrollment_created_at = ?, enrollment_expires_at = ? WHERE id = ?`,
     token,
     signEnrollmentJwt(ctx.core, { em, sub: id, jti: token, exp: expiresAt }),
@@ -33,19 +33,19 @@ export function issueRouterEnrollment(ctx: Ctx, kind: RouterKind, id: string): v
 }
 
 /** Re-enroll: the router's certificate stops working and a new enrollment JWT replaces any outstanding one. */
-export function reEnrollRouter(ctx: Ctx, kind: RouterKind, id: string): void {
+export async function reEnrollRouter(ctx: Ctx, kind: RouterKind, id: string): Promise<void> {
   requirePermission(ctx.caller, 'router', 'update');
   const { table } = ROUTER_KINDS[kind];
   const store = ctx.core.store;
-  if (!store.getSql(`SELECT 1 FROM ${table} WHERE id = ?`, id)) throw notFound('router');
+  if (!(await store.getSql(`SELECT 1 FROM ${table} WHERE id = ?`, id))) throw notFound('router');
   const extra = kind === 'transit' ? ', unverified_cert_pem = NULL, unverified_fingerprint = NULL' : '';
-  store.tx(() => {
-    store.runSql(
+  await store.tx(async () => {
+    await store.runSql(
       `UPDATE ${table} SET fingerprint = NULL, cert_pem = NULL, is_verified = 0, is_online = 0${extra}, updated_at = ? WHERE id = ?`,
       ctx.core.clock.now().toISOString(),
       id,
     );
-    issueRouterEnrollment(ctx, kind, id);
+    await issueRouterEnrollment(ctx, kind, id);
   });
 }
 
@@ -54,9 +54,9 @@ interface FoundRouter {
   row: Row;
 }
 
-function findRouter(core: Core, column: 'enrollment_token' | 'fingerprint', value: string): FoundRouter | undefined {
+async function findRouter(core: Core, column: 'enrollment_token' | 'fingerprint', value: string): Promise<FoundRouter | undefined> {
   for (const kind of Object.keys(ROUTER_KINDS) as RouterKind[]) {
-    const row = core.store.getSql<Row>(`SELECT * FROM ${ROUTER_KINDS[kind].table} WHERE ${column} = ?`, value);
+    const row = await core.store.getSql<Row>(`SELECT * FROM ${ROUTER_KINDS[kind].table} WHERE ${column} = ?`, value);
     if (row) return { kind, row };
   }
   return undefined;
@@ -96,19 +96,21 @@ async function issueRouterCertificates(core: Core, id: string, body: RouterCsrs,
 
 /** POST /enroll/erott (and the legacy /enroll?method=erott|trott): a router enrolls with its one-time token. */
 export async function enrollRouter(core: Core, token: unknown, body: RouterCsrs): Promise<{ ca: string; cert: string; serverCert: string }> {
-  const found = typeof token === 'string' && token ? findRouter(core, 'enrollment_token', token) : undefined;
+  const found = typeof token === 'string' && token ? await findRouter(core, 'enrollment_token', token) : undefined;
   if (!found) throw invalidEnrollmentToken();
   const { kind, row } = found;
   if ((row.enrollment_expires_at as string) <= core.clock.now().toISOString()) throw enrollmentExpired();
   const { cert, server } = await issueRouterCertificates(core, row.id as string, body, { client: 'certCsr', server: 'serverCertCsr' });
-  const changed = core.store.runSql(
-    `UPDATE ${ROUTER_KINDS[kind].table} SET cert_pem = ?, fingerprint = ?, is_verified = 1, enrollment_token = NULL, enrollment_jwt = NULL,
+  const changed = (
+    await core.store.runSql(
+      `UPDATE ${ROUTER_KINDS[kind].table} SET cert_pem = ?, fingerprint = ?, is_verified = 1, enrollment_token = NULL, enrollment_jwt = NULL,
        enrollment_created_at = NULL, enrollment_expires_at = NULL, updated_at = ? WHERE id = ? AND enrollment_token = ?`,
-    cert.certPem,
-    cert.fingerprint,
-    core.clock.now().toISOString(),
-    row.id,
-    token,
+      cert.certPem,
+      cert.fingerprint,
+      core.clock.now().toISOString(),
+      row.id,
+      token,
+    )
   ).changes;
   if (!changed) throw invalidEnrollmentToken(); // used concurrently, or replaced by a re-enroll meanwhile
   return { ca: core.pki.caBundlePem, cert: cert.chainPem, serverCert: server.chainPem };
@@ -120,7 +122,7 @@ export async function enrollRouter(core: Core, token: unknown, body: RouterCsrs)
  */
 export async function extendRouter(core: Core, peerCertificates: Buffer[], body: unknown): Promise<{ ca: string; cert: string; serverCert: string }> {
   const [leaf] = peerPems(peerCertificates);
-  const found = leaf ? findRouter(core, 'fingerprint', fingerprintSha1(leaf)) : undefined;
+  const found = leaf ? await findRouter(core, 'fingerprint', fingerprintSha1(leaf)) : undefined;
   if (!found || !isCurrentlyValid(leaf!, core.clock.now())) throw unauthorized();
   if (body === null || typeof body !== 'object')
     throw validationError('(root)', 'a JSON object with certCsr and serverCertCsr is required', body ?? null);
@@ -134,13 +136,15 @@ export async function extendRouter(core: Core, peerCertificates: Buffer[], body:
     { certCsr: b.certCsr, serverCertCsr: b.serverCertCsr },
     { client: 'certCsr', server: 'serverCertCsr' },
   );
-  const changed = core.store.runSql(
-    `UPDATE ${ROUTER_KINDS[kind].table} SET cert_pem = ?, fingerprint = ?, updated_at = ? WHERE id = ? AND fingerprint = ?`,
-    cert.certPem,
-    cert.fingerprint,
-    core.clock.now().toISOString(),
-    row.id,
-    row.fingerprint,
+  const changed = (
+    await core.store.runSql(
+      `UPDATE ${ROUTER_KINDS[kind].table} SET cert_pem = ?, fingerprint = ?, updated_at = ? WHERE id = ? AND fingerprint = ?`,
+      cert.certPem,
+      cert.fingerprint,
+      core.clock.now().toISOString(),
+      row.id,
+      row.fingerprint,
+    )
   ).changes;
   if (!changed) throw unauthorized();
   return { ca: core.pki.caBundlePem, cert: cert.chainPem, serverCert: server.chainPem };

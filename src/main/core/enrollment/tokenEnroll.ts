@@ -64,19 +64,19 @@ export async function enrollToken(
   const withCert = typeof csr === 'string' && csr.trim() !== '';
   if (withCert ? !signer.enroll_to_cert_enabled : !signer.enroll_to_token_enabled) throw enrollmentNotAllowed();
   const authPolicyId = (signer.enroll_auth_policy_id as string | null) ?? DEFAULT_AUTH_POLICY_ID;
-  const policy = loadAuthPolicy(core.system, authPolicyId).primary;
+  const policy = (await loadAuthPolicy(core.system, authPolicyId)).primary;
   if (withCert && !policy.cert.allowed) throw enrollmentNotAllowed();
   if (!withCert && !(policy.extJwt.allowed && (!policy.extJwt.allowedSigners.length || policy.extJwt.allowedSigners.includes(signer.id as string)))) {
     throw enrollmentNotAllowed();
   }
-  if (core.store.getSql('SELECT 1 FROM identities WHERE external_id = ?', subject)) throw identityAlreadyEnrolled();
+  if (await core.store.getSql('SELECT 1 FROM identities WHERE external_id = ?', subject)) throw identityAlreadyEnrolled();
 
   const id = newId();
   const cert = withCert ? await issueIdentityCertificate(core, id, csr, 'clientCsr') : undefined;
-  core.store.tx(() => {
-    if (core.store.getSql('SELECT 1 FROM identities WHERE external_id = ?', subject)) throw identityAlreadyEnrolled();
-    createEnrolledIdentity(core, { id, name, roleAttributes, externalId: subject, authPolicyId });
-    if (cert) addCertAuthenticator(core, { identityId: id, certPem: cert.certPem, fingerprint: cert.fingerprint, issuedByNetwork: true });
+  await core.store.tx(async () => {
+    if (await core.store.getSql('SELECT 1 FROM identities WHERE external_id = ?', subject)) throw identityAlreadyEnrolled();
+    await createEnrolledIdentity(core, { id, name, roleAttributes, externalId: subject, authPolicyId });
+    if (cert) await addCertAuthenticator(core, { identityId: id, certPem: cert.certPem, fingerprint: cert.fingerprint, issuedByNetwork: true });
   });
   return cert ? { ca: core.pki.caBundlePem, cert: cert.chainPem } : {};
 }

@@ -34,29 +34,29 @@ const sessionOf = (ctx: Ctx): string => {
   return ctx.caller.apiSessionId;
 };
 
-export function listSessionCertificates(ctx: Ctx, params: ListParams) {
-  const { rows, meta } = listRows(ctx, apiSessionCertificates, params, { where: 't.api_session_id = ?', params: [sessionOf(ctx)] });
-  return { data: present(ctx, apiSessionCertificates, rows), meta };
+export async function listSessionCertificates(ctx: Ctx, params: ListParams) {
+  const { rows, meta } = await listRows(ctx, apiSessionCertificates, params, { where: 't.api_session_id = ?', params: [sessionOf(ctx)] });
+  return { data: await present(ctx, apiSessionCertificates, rows), meta };
 }
 
-function ownRow(ctx: Ctx, id: string): Row {
-  const row = ctx.core.store.getSql<Row>('SELECT * FROM api_session_certificates WHERE id = ? AND api_session_id = ?', id, sessionOf(ctx));
+async function ownRow(ctx: Ctx, id: string): Promise<Row> {
+  const row = await ctx.core.store.getSql<Row>('SELECT * FROM api_session_certificates WHERE id = ? AND api_session_id = ?', id, sessionOf(ctx));
   if (!row) throw notFound('certificate');
   return row;
 }
 
-export const getSessionCertificate = (ctx: Ctx, id: string) => present(ctx, apiSessionCertificates, [ownRow(ctx, id)])[0]!;
+export const getSessionCertificate = async (ctx: Ctx, id: string) => (await present(ctx, apiSessionCertificates, [await ownRow(ctx, id)]))[0]!;
 
-export function deleteSessionCertificate(ctx: Ctx, id: string): void {
-  ownRow(ctx, id);
-  ctx.core.store.runSql('DELETE FROM api_session_certificates WHERE id = ?', id);
+export async function deleteSessionCertificate(ctx: Ctx, id: string): Promise<void> {
+  await ownRow(ctx, id);
+  await ctx.core.store.runSql('DELETE FROM api_session_certificates WHERE id = ?', id);
 }
 
 /** Signs a CSR for the caller's API session: valid until the session would expire now, SPIFFE id names the session. */
 export async function createSessionCertificate(ctx: Ctx, body: unknown): Promise<{ id: string; certificate: string; cas: string }> {
   const input = parseInput(createSchema, body);
   const sessionId = sessionOf(ctx);
-  const session = ctx.core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', sessionId);
+  const session = await ctx.core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', sessionId);
   if (!session) throw notFound('api session');
   const id = newId();
   const cert = await issueFromCsr(ctx.core, {
@@ -67,7 +67,7 @@ export async function createSessionCertificate(ctx: Ctx, body: unknown): Promise
     uriSans: [spiffeId(ctx.core, 'identity', ctx.caller.identityId, 'apiSession', sessionId, 'apiSessionCertificate', id)],
   });
   const now = ctx.core.clock.now().toISOString();
-  ctx.core.store.runSql(
+  await ctx.core.store.runSql(
     `INSERT INTO api_session_certificates (id, api_session_id, subject, fingerprint, valid_from, valid_to, cert_pem, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     id,

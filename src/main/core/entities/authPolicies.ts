@@ -70,10 +70,10 @@ const deepPartial = z.object({
   updb: primarySchema.shape.updb.partial().nullable().optional(),
 });
 
-export function loadAuthPolicy(ctx: Ctx, id: string): AuthPolicy {
+export async function loadAuthPolicy(ctx: Ctx, id: string): Promise<AuthPolicy> {
   const row =
-    ctx.core.store.getSql<Row>('SELECT * FROM auth_policies WHERE id = ?', id) ??
-    ctx.core.store.getSql<Row>('SELECT * FROM auth_policies WHERE id = ?', DEFAULT_AUTH_POLICY_ID)!;
+    (await ctx.core.store.getSql<Row>('SELECT * FROM auth_policies WHERE id = ?', id)) ??
+    (await ctx.core.store.getSql<Row>('SELECT * FROM auth_policies WHERE id = ?', DEFAULT_AUTH_POLICY_ID))!;
   return {
     id: row.id as string,
     name: row.name as string,
@@ -82,12 +82,12 @@ export function loadAuthPolicy(ctx: Ctx, id: string): AuthPolicy {
   };
 }
 
-function checkSigners(ctx: Ctx, p: AuthPolicyPrimary, s: AuthPolicySecondary): void {
-  const exists = (id: string) => !!ctx.core.store.getSql('SELECT 1 FROM external_jwt_signers WHERE id = ?', id);
-  p.extJwt.allowedSigners.forEach((id, i) => {
-    if (!exists(id)) throw validationError(`primary.extJwt.allowedSigners.${i}`, 'external JWT signer not found', id);
-  });
-  if (s.requireExtJwtSigner && !exists(s.requireExtJwtSigner)) {
+async function checkSigners(ctx: Ctx, p: AuthPolicyPrimary, s: AuthPolicySecondary): Promise<void> {
+  const exists = async (id: string) => !!(await ctx.core.store.getSql('SELECT 1 FROM external_jwt_signers WHERE id = ?', id));
+  for (const [i, id] of p.extJwt.allowedSigners.entries()) {
+    if (!(await exists(id))) throw validationError(`primary.extJwt.allowedSigners.${i}`, 'external JWT signer not found', id);
+  }
+  if (s.requireExtJwtSigner && !(await exists(s.requireExtJwtSigner))) {
     throw validationError('secondary.requireExtJwtSigner', 'external JWT signer not found', s.requireExtJwtSigner);
   }
 }
@@ -113,7 +113,7 @@ export const authPolicies = defineResource({
       tags: nullableTags.optional(),
     }),
   },
-  beforeWrite(op, input, existing, ctx) {
+  async beforeWrite(op, input, existing, ctx) {
     let primary = input.primary!;
     let secondary = input.secondary!;
     if (op === 'patch') {
@@ -126,12 +126,12 @@ export const authPolicies = defineResource({
       };
       secondary = { ...(decode('json', existing!.secondary_json) as AuthPolicySecondary), ...strip(input.secondary) };
     }
-    checkSigners(ctx, primary, secondary);
+    await checkSigners(ctx, primary, secondary);
     return { primary_json: JSON.stringify(primary), secondary_json: JSON.stringify(secondary) };
   },
-  beforeDelete(row, ctx) {
+  async beforeDelete(row, ctx) {
     if (row.id === DEFAULT_AUTH_POLICY_ID) throw conflict('CAN_NOT_DELETE_REFERENCED_ENTITY', 'the default auth policy cannot be deleted');
-    if (ctx.core.store.getSql('SELECT 1 FROM identities WHERE auth_policy_id = ? LIMIT 1', row.id)) {
+    if (await ctx.core.store.getSql('SELECT 1 FROM identities WHERE auth_policy_id = ? LIMIT 1', row.id)) {
       throw referencedEntity('the auth policy is used by identities');
     }
   },

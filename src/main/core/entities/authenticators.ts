@@ -61,15 +61,15 @@ export const authenticators = defineResource({
     async create(ctx, body): Promise<string> {
       requirePermission(ctx.caller, 'identity', 'create');
       const input = parseInput(createSchema, body);
-      const identity = ctx.core.store.getSql<Row>('SELECT id, auth_policy_id FROM identities WHERE id = ?', input.identityId);
+      const identity = await ctx.core.store.getSql<Row>('SELECT id, auth_policy_id FROM identities WHERE id = ?', input.identityId);
       if (!identity) throw validationError('identityId', 'identity not found', input.identityId);
       if (input.method === 'cert') return createCertAuthenticator(ctx, input.identityId, input.certPem, input.tags ?? {});
       if (!input.username) throw validationError('username', 'is required');
       if (!input.password) throw validationError('password', 'is required');
-      if (ctx.core.store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'updb'", input.identityId)) {
+      if (await ctx.core.store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'updb'", input.identityId)) {
         throw validationError('identityId', 'the identity already has a updb authenticator', input.identityId);
       }
-      checkPasswordForIdentity(ctx, input.identityId, input.password);
+      await checkPasswordForIdentity(ctx, input.identityId, input.password);
       const hash = await hashPassword(input.password);
       return createResource(ctx, authenticators, { ...input, password: undefined, passwordHash: hash });
     },
@@ -94,7 +94,7 @@ export async function updateCredentials(ctx: Ctx, id: string, body: unknown, op:
   const store = ctx.core.store;
   const base = op === 'update' ? updateSchema : patchSchema;
   const input = parseInput(selfService ? base.extend(withCurrent) : base, body) as z.infer<typeof patchSchema> & { currentPassword?: string };
-  const row = requireRow(store, authenticators, id);
+  const row = await requireRow(store, authenticators, id);
   if (selfService && row.identity_id !== ctx.caller.identityId) throw notFound('authenticator');
   if (row.method !== 'updb' && (input.username != null || input.password != null)) {
     throw validationError(input.username != null ? 'username' : 'password', `cannot be set on a ${row.method} authenticator`);
@@ -104,12 +104,12 @@ export async function updateCredentials(ctx: Ctx, id: string, body: unknown, op:
   }
   let passwordHash: string | undefined;
   if (input.password != null) {
-    checkPasswordForIdentity(ctx, row.identity_id as string, input.password);
+    await checkPasswordForIdentity(ctx, row.identity_id as string, input.password);
     passwordHash = await hashPassword(input.password);
   }
   const def = { ...authenticators, schemas: { update: internalUpdate, patch: internalUpdate } };
   // permission (management) or ownership (self-service) was checked by the caller / above
-  applyUpdate(
+  await applyUpdate(
     ctx,
     def,
     id,
@@ -131,7 +131,7 @@ interface CertAuthenticator {
 }
 
 /** A certificate authenticator, written by the system through the resource write path (enrollment, extension). */
-export function addCertAuthenticator(core: Core, a: CertAuthenticator, tags: object = {}): string {
+export async function addCertAuthenticator(core: Core, a: CertAuthenticator, tags: object = {}): Promise<string> {
   return applyCreate(
     core.system,
     authenticators,
@@ -141,7 +141,7 @@ export function addCertAuthenticator(core: Core, a: CertAuthenticator, tags: obj
 }
 
 /** A password authenticator with an already hashed password, written by the system (bootstrap, enrollment). */
-export function addUpdbAuthenticator(core: Core, identityId: string, username: string, passwordHash: string): string {
+export async function addUpdbAuthenticator(core: Core, identityId: string, username: string, passwordHash: string): Promise<string> {
   return applyCreate(core.system, authenticators, { method: 'updb', identityId, username, passwordHash });
 }
 
@@ -153,7 +153,7 @@ export function issuedByNetwork(ctx: Ctx, certPem: string): boolean {
  * POST /authenticators with method `cert`: binds an existing client certificate to an identity. The certificate is
  * recorded with the CA it chains to (so a re-enroll becomes ottca) and whether the controller issued it.
  */
-export function createCertAuthenticator(ctx: Ctx, identityId: string, certPem: string | undefined, tags: object): string {
+export async function createCertAuthenticator(ctx: Ctx, identityId: string, certPem: string | undefined, tags: object): Promise<string> {
   if (!certPem) throw validationError('certPem', 'is required for method cert');
   const certs = splitPemBundle(certPem);
   if (certs.length !== 1) throw invalidCertPem({ field: 'certPem', reason: 'exactly one PEM certificate is expected', value: certs.length });
@@ -167,11 +167,12 @@ export function createCertAuthenticator(ctx: Ctx, identityId: string, certPem: s
     throw e;
   }
   const store = ctx.core.store;
-  if (store.getSql('SELECT 1 FROM authenticators WHERE fingerprint = ? OR unverified_fingerprint = ?', fingerprint, fingerprint)) throw certInUse();
-  if (store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId)) throw authenticatorMethodMax();
+  if (await store.getSql('SELECT 1 FROM authenticators WHERE fingerprint = ? OR unverified_fingerprint = ?', fingerprint, fingerprint))
+    throw certInUse();
+  if (await store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId)) throw authenticatorMethodMax();
   const now = ctx.core.clock.now();
-  const ca = usableCas(ctx, 'is_auth_enabled').find((c) => chainToAnchor(certs[0]!, [], c.anchors, now, true).ok);
-  return store.tx(() =>
+  const ca = (await usableCas(ctx, 'is_auth_enabled')).find((c) => chainToAnchor(certs[0]!, [], c.anchors, now, true).ok);
+  return store.tx(async () =>
     addCertAuthenticator(
       ctx.core,
       {

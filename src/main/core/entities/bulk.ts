@@ -32,28 +32,29 @@ function checkIds(ids: string[]): string[] {
   return unique;
 }
 
-function each(ctx: Ctx, def: ResourceDef, ids: string[], op: (id: string) => void): BulkResult {
+async function each(ctx: Ctx, def: ResourceDef, ids: string[], op: (id: string) => Promise<void>): Promise<BulkResult> {
   const list = checkIds(ids);
-  const names = namesById(ctx.core.store, def.table, list);
-  const outcomes = list.map((id): BulkOutcome => {
+  const names = await namesById(ctx.core.store, def.table, list);
+  const outcomes: BulkOutcome[] = [];
+  for (const id of list) {
     try {
-      op(id);
-      return { id, name: names.get(id), ok: true };
+      await op(id);
+      outcomes.push({ id, name: names.get(id), ok: true });
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
-      return {
+      outcomes.push({
         id,
         name: names.get(id),
         ok: false,
         error: { code: e.code, message: e.message, field: e.fieldCause?.field, reason: e.fieldCause?.reason },
-      };
+      });
     }
-  });
+  }
   const done = outcomes.filter((o) => o.ok).length;
   return { done, failed: outcomes.length - done, outcomes };
 }
 
-export function bulkDelete(ctx: Ctx, def: ResourceDef, ids: string[]): BulkResult {
+export async function bulkDelete(ctx: Ctx, def: ResourceDef, ids: string[]): Promise<BulkResult> {
   requirePermission(ctx.caller, def.permission, 'delete');
   return each(ctx, def, ids, (id) => applyDelete(ctx, def, id));
 }
@@ -61,26 +62,36 @@ export function bulkDelete(ctx: Ctx, def: ResourceDef, ids: string[]): BulkResul
 const cleanAttr = (a: string) => a.trim().replace(/^#/, '');
 
 /** Adds and removes role attributes on entities that have them (identities, services, edge routers, posture checks). */
-export function bulkRoleAttributes(ctx: Ctx, def: ResourceDef, ids: string[], change: { add?: string[]; remove?: string[] }): BulkResult {
+export async function bulkRoleAttributes(
+  ctx: Ctx,
+  def: ResourceDef,
+  ids: string[],
+  change: { add?: string[]; remove?: string[] },
+): Promise<BulkResult> {
   requirePermission(ctx.caller, def.permission, 'update');
   if (!def.roleKind || !def.schemas.patch) throw validationError('resource', `${def.entity} have no role attributes`, def.entity);
   const add = [...new Set((change.add ?? []).map(cleanAttr).filter(Boolean))];
   const remove = new Set((change.remove ?? []).map(cleanAttr).filter(Boolean));
   if (!add.length && !remove.size) throw validationError('add', 'name an attribute to add or remove', null);
-  return each(ctx, def, ids, (id) => {
-    const row = ctx.core.store.getSql<{ role_attributes: string }>(`SELECT role_attributes FROM ${def.table} WHERE id = ?`, id);
+  return each(ctx, def, ids, async (id) => {
+    const row = await ctx.core.store.getSql<{ role_attributes: string }>(`SELECT role_attributes FROM ${def.table} WHERE id = ?`, id);
     if (!row) throw new ApiError('NOT_FOUND', 404, `The ${def.entity} requested was not found or is no longer available`);
     const current = JSON.parse(row.role_attributes) as string[];
     const next = [...current.filter((a) => !remove.has(a)), ...add.filter((a) => !current.includes(a) && !remove.has(a))];
     if (next.length === current.length && next.every((a, i) => a === current[i])) return;
-    applyUpdate(ctx, def, id, { roleAttributes: next }, 'patch');
+    await applyUpdate(ctx, def, id, { roleAttributes: next }, 'patch');
   });
 }
 
 /** Disables (for `durationMinutes`, 0 = until enabled) or enables identities, as POST /identities/{id}/disable|enable. */
-export function bulkIdentityState(ctx: Ctx, def: ResourceDef, ids: string[], state: { disabled: boolean; durationMinutes?: number }): BulkResult {
+export async function bulkIdentityState(
+  ctx: Ctx,
+  def: ResourceDef,
+  ids: string[],
+  state: { disabled: boolean; durationMinutes?: number },
+): Promise<BulkResult> {
   requirePermission(ctx.caller, 'identity', 'update');
-  return each(ctx, def, ids, (id) =>
-    state.disabled ? disableIdentity(ctx, id, { durationMinutes: state.durationMinutes ?? 0 }) : enableIdentity(ctx, id),
-  );
+  return each(ctx, def, ids, async (id) => {
+    await (state.disabled ? disableIdentity(ctx, id, { durationMinutes: state.durationMinutes ?? 0 }) : enableIdentity(ctx, id));
+  });
 }

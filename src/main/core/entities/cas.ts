@@ -87,17 +87,17 @@ export const cas = defineResource({
     }),
   },
   links: (row) => ({ jwt: `cas/${row.id}/jwt`, verify: `cas/${row.id}/verify` }),
-  beforeWrite(op, input, _existing, ctx) {
+  async beforeWrite(op, input, _existing, ctx) {
     checkClaim(input.externalIdClaim);
     if (op === 'create') {
       const { pem, first } = parseCaPem(input.certPem!);
-      const dup = ctx.core.store.getSql<{ id: string }>('SELECT id FROM cas WHERE fingerprint = ?', first.fingerprint);
+      const dup = await ctx.core.store.getSql<{ id: string }>('SELECT id FROM cas WHERE fingerprint = ?', first.fingerprint);
       if (dup) throw validationError('certPem', `certificate already used as CA ${dup.id}`, first.fingerprint);
       return { cert_pem: pem, fingerprint: first.fingerprint, verification_token: randomUUID(), is_verified: 0 };
     }
   },
-  beforeDelete(row, ctx) {
+  async beforeDelete(row, ctx) {
     // Deleting a CA deletes its certificate authenticators (its ottca enrollments go by foreign key).
-    ctx.core.store.runSql("DELETE FROM authenticators WHERE ca_id = ? AND method = 'cert'", row.id);
+    await ctx.core.store.runSql("DELETE FROM authenticators WHERE ca_id = ? AND method = 'cert'", row.id);
   },
 });

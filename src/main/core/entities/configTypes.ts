@@ -40,8 +40,8 @@ export const configTypes = defineResource({
     if (input.schema) ctx.core.schemas.compile(input.schema);
     if (op === 'create' && input.target == null) input.target = 'service';
   },
-  beforeDelete(row, ctx) {
-    if (ctx.core.store.getSql('SELECT 1 FROM configs WHERE config_type_id = ? LIMIT 1', row.id)) {
+  async beforeDelete(row, ctx) {
+    if (await ctx.core.store.getSql('SELECT 1 FROM configs WHERE config_type_id = ? LIMIT 1', row.id)) {
       throw referencedEntity('configs of this config type exist');
     }
   },

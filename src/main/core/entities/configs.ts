@@ -13,8 +13,8 @@ import { validateShareConfig } from '../shares';
 const data = z.record(z.string(), z.unknown());
 
 /** Validates config data against its config type's JSON schema (field errors point into `data`). */
-export function validateConfigData(ctx: Ctx, configTypeId: string, value: unknown): void {
-  const type = ctx.core.store.getSql<Row>('SELECT id, schema, updated_at FROM config_types WHERE id = ?', configTypeId);
+export async function validateConfigData(ctx: Ctx, configTypeId: string, value: unknown): Promise<void> {
+  const type = await ctx.core.store.getSql<Row>('SELECT id, schema, updated_at FROM config_types WHERE id = ?', configTypeId);
   if (!type) throw validationError('configTypeId', 'config type not found', configTypeId);
   ctx.core.schemas.validate(`${type.id}@${type.updated_at}`, JSON.parse(type.schema as string), value);
 }
@@ -38,20 +38,20 @@ export const configs = defineResource({
   },
   associations: { services: related('services', 't.id IN (SELECT service_id FROM service_configs WHERE config_id = ?)') },
   links: (row) => ({ 'config-type': `config-types/${row.config_type_id}` }),
-  beforeWrite(_op, input, existing, ctx) {
+  async beforeWrite(_op, input, existing, ctx) {
     const typeId = (existing?.config_type_id ?? input.configTypeId)!;
-    if (input.data != null) validateConfigData(ctx, typeId, input.data);
-    if (input.data != null && typeId === SVC_PROXY_CONFIG_TYPE_ID) validateShareConfig(ctx, input.data, existing?.id);
+    if (input.data != null) await validateConfigData(ctx, typeId, input.data);
+    if (input.data != null && typeId === SVC_PROXY_CONFIG_TYPE_ID) await validateShareConfig(ctx, input.data, existing?.id);
   },
-  beforeDelete(row, ctx) {
-    if (ctx.core.store.getSql('SELECT 1 FROM service_configs WHERE config_id = ? LIMIT 1', row.id)) {
+  async beforeDelete(row, ctx) {
+    if (await ctx.core.store.getSql('SELECT 1 FROM service_configs WHERE config_id = ? LIMIT 1', row.id)) {
       throw referencedEntity('the config is used by services');
     }
-    if (ctx.core.store.getSql('SELECT 1 FROM identity_service_configs WHERE config_id = ? LIMIT 1', row.id)) {
+    if (await ctx.core.store.getSql('SELECT 1 FROM identity_service_configs WHERE config_id = ? LIMIT 1', row.id)) {
       throw referencedEntity('the config is used by identity service config overrides');
     }
   },
-  afterWrite(op, id, _input, _existing, ctx) {
-    if (op !== 'create') configWritten(ctx.core, id);
+  async afterWrite(op, id, _input, _existing, ctx) {
+    if (op !== 'create') await configWritten(ctx.core, id);
   },
 });

@@ -39,14 +39,14 @@ export const controllerSettings = defineResource({
       .object({ controllerId: z.string().min(1), oidc: oidcSchema.nullable().optional(), tags: nullableTags.optional() })
       .transform((v) => ({ ...v, id: v.controllerId })),
   },
-  beforeWrite(op, input, existing, ctx) {
+  async beforeWrite(op, input, existing, ctx) {
     const isGlobal = existing?.id === GLOBAL_SETTINGS_ID;
     if (op === 'create') {
       if (input.controllerId === GLOBAL_SETTINGS_ID) throw validationError('controllerId', 'the global settings exist already', input.controllerId);
-      if (!ctx.core.store.getSql('SELECT 1 FROM controllers WHERE id = ?', input.controllerId)) {
+      if (!(await ctx.core.store.getSql('SELECT 1 FROM controllers WHERE id = ?', input.controllerId))) {
         throw validationError('controllerId', 'controller not found', input.controllerId);
       }
-      if (ctx.core.store.getSql('SELECT 1 FROM controller_settings WHERE id = ?', input.controllerId)) {
+      if (await ctx.core.store.getSql('SELECT 1 FROM controller_settings WHERE id = ?', input.controllerId)) {
         throw validationError('controllerId', 'settings for this controller exist already', input.controllerId);
       }
     }
@@ -69,12 +69,12 @@ export const controllerSettings = defineResource({
 const oidcOf = (row: Row | undefined): OidcSettings | null => (row?.oidc ? (JSON.parse(row.oidc as string) as OidcSettings) : null);
 
 /** GET /controller-settings/{id}/effective: global settings overridden by the controller's own (`instance`). */
-export function effectiveSettings(ctx: Ctx, id: string): ApiObject {
+export async function effectiveSettings(ctx: Ctx, id: string): Promise<ApiObject> {
   requirePermission(ctx.caller, 'ops', 'read');
   const store = ctx.core.store;
-  const global = store.getSql<Row>('SELECT * FROM controller_settings WHERE id = ?', GLOBAL_SETTINGS_ID)!;
-  const instance = id === GLOBAL_SETTINGS_ID ? global : store.getSql<Row>('SELECT * FROM controller_settings WHERE id = ?', id);
-  if (!instance && !store.getSql('SELECT 1 FROM controllers WHERE id = ?', id)) throw notFound('controller setting');
+  const global = (await store.getSql<Row>('SELECT * FROM controller_settings WHERE id = ?', GLOBAL_SETTINGS_ID))!;
+  const instance = id === GLOBAL_SETTINGS_ID ? global : await store.getSql<Row>('SELECT * FROM controller_settings WHERE id = ?', id);
+  if (!instance && !(await store.getSql('SELECT 1 FROM controllers WHERE id = ?', id))) throw notFound('controller setting');
   const g = oidcOf(global) ?? {};
   const i = oidcOf(instance);
   const base = instance ?? global;

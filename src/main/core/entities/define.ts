@@ -73,11 +73,16 @@ export interface ResourceDeclaration<F extends Fields> {
   schemas?: Partial<ResourceDef['schemas']>;
   /** false: no create/update/patch bodies at all (read-only or written by the core only) */
   writable?: boolean;
-  beforeWrite?(op: WriteOp, input: InputOf<F>, existing: RowOf<F> | undefined, ctx: Ctx): Record<string, unknown> | void;
-  afterWrite?(op: WriteOp, id: string, input: InputOf<F>, existing: RowOf<F> | undefined, ctx: Ctx): void;
-  beforeDelete?(row: RowOf<F>, ctx: Ctx): void;
-  afterDelete?(row: RowOf<F>, ctx: Ctx): void;
-  decorate?(items: ApiObject[], rows: RowOf<F>[], ctx: Ctx): void;
+  beforeWrite?(
+    op: WriteOp,
+    input: InputOf<F>,
+    existing: RowOf<F> | undefined,
+    ctx: Ctx,
+  ): Promise<Record<string, unknown> | void> | Record<string, unknown> | void;
+  afterWrite?(op: WriteOp, id: string, input: InputOf<F>, existing: RowOf<F> | undefined, ctx: Ctx): Promise<void> | void;
+  beforeDelete?(row: RowOf<F>, ctx: Ctx): Promise<void> | void;
+  afterDelete?(row: RowOf<F>, ctx: Ctx): Promise<void> | void;
+  decorate?(items: ApiObject[], rows: RowOf<F>[], ctx: Ctx): Promise<void> | void;
   links?(row: RowOf<F>): Record<string, string>;
   associations?: ResourceDef['associations'];
   /** the migrations of this type's own tables (see store/migrations: one version sequence) */
@@ -147,7 +152,7 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
           ...d.schemas,
         }
       : { ...d.schemas },
-    beforeWrite(op, input, existing, ctx) {
+    async beforeWrite(op, input, existing, ctx) {
       normalize(op, input);
       return beforeWrite?.(op, input as InputOf<F>, existing as RowOf<F>, ctx);
     },

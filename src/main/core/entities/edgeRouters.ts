@@ -27,11 +27,11 @@ export const edgeRouters = defineResource({
     identities: reachedFrom('edge-router', 'identities', reach.identitiesOfRouter),
     services: reachedFrom('edge-router', 'services', reach.servicesOfRouter),
   },
-  afterWrite(op, id, _input, existing, ctx) {
-    if (op === 'create') issueRouterEnrollment(ctx, 'edge', id);
-    syncTunnelerRouter(ctx, id, existing);
+  async afterWrite(op, id, _input, existing, ctx) {
+    if (op === 'create') await issueRouterEnrollment(ctx, 'edge', id);
+    await syncTunnelerRouter(ctx, id, existing);
   },
-  beforeDelete(row, ctx) {
-    deleteTunnelerRouter(ctx, row);
+  async beforeDelete(row, ctx) {
+    await deleteTunnelerRouter(ctx, row);
   },
 });

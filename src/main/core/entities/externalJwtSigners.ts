@@ -50,12 +50,12 @@ export const externalJwtSigners = defineResource({
   },
   tags: { putOmitted: 'leave' },
   defaultSort: 't.name ASC',
-  beforeWrite(_op, input, existing, ctx) {
+  async beforeWrite(_op, input, existing, ctx) {
     const certPem = input.certPem !== undefined ? input.certPem : (existing?.cert_pem ?? null);
     const jwks = input.jwksEndpoint !== undefined ? input.jwksEndpoint : (existing?.jwks_endpoint ?? null);
     if (certPem && jwks) throw validationError('jwksEndpoint', 'certPem and jwksEndpoint are mutually exclusive', jwks);
     if (!certPem && !jwks) throw validationError('certPem', 'either certPem or jwksEndpoint is required', certPem);
-    if (input.enrollAuthPolicyId && !ctx.core.store.getSql('SELECT 1 FROM auth_policies WHERE id = ?', input.enrollAuthPolicyId)) {
+    if (input.enrollAuthPolicyId && !(await ctx.core.store.getSql('SELECT 1 FROM auth_policies WHERE id = ?', input.enrollAuthPolicyId))) {
       throw validationError('enrollAuthPolicyId', 'auth policy not found', input.enrollAuthPolicyId);
     }
     if (!certPem) return { fingerprint: null, common_name: null, not_before: null, not_after: null };
@@ -75,8 +75,8 @@ export const externalJwtSigners = defineResource({
   afterWrite(_op, id, _input, _existing, ctx) {
     extJwtVerifierOf(ctx.core).invalidate(id);
   },
-  beforeDelete(row, ctx) {
-    const policy = ctx.core.store.getSql<{ name: string }>(
+  async beforeDelete(row, ctx) {
+    const policy = await ctx.core.store.getSql<{ name: string }>(
       `SELECT name FROM auth_policies WHERE json_extract(secondary_json, '$.requireExtJwtSigner') = ?
          OR EXISTS (SELECT 1 FROM json_each(primary_json, '$.extJwt.allowedSigners') WHERE value = ?) LIMIT 1`,
       row.id,
@@ -114,11 +114,11 @@ export const clientExternalJwtSigners = defineResource({
   },
 });
 
-export function loadSigner(ctx: Ctx, id: string): Row | undefined {
+export async function loadSigner(ctx: Ctx, id: string): Promise<Row | undefined> {
   return ctx.core.store.getSql<Row>('SELECT * FROM external_jwt_signers WHERE id = ?', id);
 }
 
 /** The enabled signers as the Client API shows them to anyone (before login: which IdPs a client may use). */
-export function listPublicExternalJwtSigners(core: Core, params: ListParams) {
+export async function listPublicExternalJwtSigners(core: Core, params: ListParams) {
   return listResource(core.system, clientExternalJwtSigners, params, { where: 't.enabled = 1' });
 }

@@ -80,9 +80,9 @@ export const identities = defineResource({
     'failed-service-requests': `identities/${row.id}/failed-service-requests`,
     type: `identity-types/${row.type_id}`,
   }),
-  beforeWrite(op, input, existing, ctx) {
+  async beforeWrite(op, input, existing, ctx) {
     if (input.authPolicyId === null || (op !== 'patch' && input.authPolicyId === undefined)) input.authPolicyId = DEFAULT_AUTH_POLICY_ID;
-    if (input.authPolicyId !== undefined && !ctx.core.store.getSql('SELECT 1 FROM auth_policies WHERE id = ?', input.authPolicyId)) {
+    if (input.authPolicyId !== undefined && !(await ctx.core.store.getSql('SELECT 1 FROM auth_policies WHERE id = ?', input.authPolicyId))) {
       throw validationError('authPolicyId', 'auth policy not found', input.authPolicyId);
     }
     if (existing?.is_default_admin) {
@@ -91,28 +91,31 @@ export const identities = defineResource({
         throw validationError('type', 'the default admin type cannot be changed', input.type);
     }
   },
-  afterWrite(op, id, input, _existing, ctx) {
-    if (op === 'create') createIdentityEnrollments(ctx, id, input.enrollment ?? undefined);
+  async afterWrite(op, id, input, _existing, ctx) {
+    if (op === 'create') await createIdentityEnrollments(ctx, id, input.enrollment ?? undefined);
   },
   beforeDelete(row) {
     if (row.is_default_admin) throw conflict('ENTITY_CAN_NOT_BE_DELETED', 'the default admin identity cannot be deleted');
   },
-  decorate(items, rows, ctx) {
-    decorateIdentities(ctx, items, rows);
+  async decorate(items, rows, ctx) {
+    await decorateIdentities(ctx, items, rows);
   },
 });
 
-function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): void {
+async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Promise<void> {
   const store = ctx.core.store;
   const ids = JSON.stringify(rows.map((r) => r.id));
-  const auths = store.allSql<Row>(
+  const auths = await store.allSql<Row>(
     'SELECT id, identity_id, method, username, fingerprint FROM authenticators WHERE identity_id IN (SELECT value FROM json_each(?))',
     ids,
   );
   const sessions = new Set(
-    store
-      .allSql<{ identity_id: string }>('SELECT DISTINCT identity_id FROM api_sessions WHERE identity_id IN (SELECT value FROM json_each(?))', ids)
-      .map((r) => r.identity_id),
+    (
+      await store.allSql<{ identity_id: string }>(
+        'SELECT DISTINCT identity_id FROM api_sessions WHERE identity_id IN (SELECT value FROM json_each(?))',
+        ids,
+      )
+    ).map((r) => r.identity_id),
   );
   const now = ctx.core.clock.now();
   items.forEach((item, i) => {
@@ -134,6 +137,6 @@ function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): void {
     item.hasEdgeRouterConnection = false;
     item.edgeRouterConnectionStatus = 'offline';
   });
-  decorateIdentityEnrollments(ctx, items, rows);
-  decorateMfaEnabled(ctx, items, rows);
+  await decorateIdentityEnrollments(ctx, items, rows);
+  await decorateMfaEnabled(ctx, items, rows);
 }

@@ -89,11 +89,11 @@ export const postureChecks = defineResource({
     else extra.version = (existing!.version as number) + 1;
     return extra;
   },
-  afterWrite(op, id, _input, _existing, ctx) {
-    postureViewsChanged(ctx, id, op === 'create');
+  async afterWrite(op, id, _input, _existing, ctx) {
+    await postureViewsChanged(ctx, id, op === 'create');
   },
-  beforeDelete(row, ctx) {
-    postureViewsChanged(ctx, row.id as string, false, true);
+  async beforeDelete(row, ctx) {
+    await postureViewsChanged(ctx, row.id as string, false, true);
   },
   decorate(items, rows) {
     items.forEach((item, i) => Object.assign(item, JSON.parse(rows[i]!.details as string)));
@@ -104,13 +104,13 @@ export const postureChecks = defineResource({
  * Posture checks show in the posture queries of the services their policies grant; the first check created
  * (or the last deleted) changes every service's posture queries.
  */
-function postureViewsChanged(ctx: Ctx, id: string, created: boolean, deleting = false): void {
+async function postureViewsChanged(ctx: Ctx, id: string, created: boolean, deleting = false): Promise<void> {
   const store = ctx.core.store;
   const changes = new AccessChanges();
-  const count = store.getSql<{ n: number }>('SELECT count(*) AS n FROM posture_checks')!.n;
-  if ((created && count === 1) || (deleting && count === 1)) changes.addEveryone(store);
-  else changes.addPostureClassAudience(store, [classOf(store, 'posture-check', id)]);
-  changes.apply(ctx.core);
+  const count = (await store.getSql<{ n: number }>('SELECT count(*) AS n FROM posture_checks'))!.n;
+  if ((created && count === 1) || (deleting && count === 1)) await changes.addEveryone(store);
+  else await changes.addPostureClassAudience(store, [await classOf(store, 'posture-check', id)]);
+  await changes.apply(ctx.core);
 }
 
 /** Posture check types (read-only, created at bootstrap). */

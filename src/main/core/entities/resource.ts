@@ -59,13 +59,18 @@ export interface ResourceDef {
   schemas: { create?: z.ZodType; update?: z.ZodType; patch?: z.ZodType };
   /* eslint-disable @typescript-eslint/no-explicit-any -- a write's input is the parsed body of the def's own schemas */
   /** Validate/adjust a write inside its transaction; may return extra column values. */
-  beforeWrite?(op: WriteOp, input: any, existing: Row | undefined, ctx: Ctx): Record<string, unknown> | void;
-  afterWrite?(op: WriteOp, id: string, input: any, existing: Row | undefined, ctx: Ctx): void;
+  beforeWrite?(
+    op: WriteOp,
+    input: any,
+    existing: Row | undefined,
+    ctx: Ctx,
+  ): Promise<Record<string, unknown> | void> | Record<string, unknown> | void;
+  afterWrite?(op: WriteOp, id: string, input: any, existing: Row | undefined, ctx: Ctx): Promise<void> | void;
   /* eslint-enable @typescript-eslint/no-explicit-any */
-  beforeDelete?(row: Row, ctx: Ctx): void;
-  afterDelete?(row: Row, ctx: Ctx): void;
+  beforeDelete?(row: Row, ctx: Ctx): Promise<void> | void;
+  afterDelete?(row: Row, ctx: Ctx): Promise<void> | void;
   /** Add computed fields to a page of presented objects (batched: never one query per row). */
-  decorate?(items: ApiObject[], rows: Row[], ctx: Ctx): void;
+  decorate?(items: ApiObject[], rows: Row[], ctx: Ctx): Promise<void> | void;
   /**
    * Listings of related rows, name -> how to select them: each is served at `/<entity>/:id/<name>` and linked from
    * every row (core/registry.ts resolves the child type by its entity).
@@ -89,7 +94,7 @@ export interface Association {
   /** the entity (URL segment) of the listed type */
   child: string;
   /** the listed rows (alias t) of one parent, computed after the caller's permission to read both was checked */
-  where(ctx: Ctx, parentId: string, query: AssociationQuery): ListExtra;
+  where(ctx: Ctx, parentId: string, query: AssociationQuery): Promise<ListExtra> | ListExtra;
   /** the context the rows are presented in (e.g. one identity's view of services) */
   view?(ctx: Ctx, parentId: string, query: AssociationQuery): Ctx;
 }
@@ -150,12 +155,12 @@ export function decode(codec: Codec, v: unknown): unknown {
 
 // ---- reading --------------------------------------------------------------------------------------
 
-export function findRow(store: Store, def: ResourceDef, id: string): Row | undefined {
+export async function findRow(store: Store, def: ResourceDef, id: string): Promise<Row | undefined> {
   return store.getSql(`SELECT * FROM ${def.table} WHERE id = ?`, id);
 }
 
-export function requireRow(store: Store, def: ResourceDef, id: string): Row {
-  const row = findRow(store, def, id);
+export async function requireRow(store: Store, def: ResourceDef, id: string): Promise<Row> {
+  const row = await findRow(store, def, id);
   if (!row) throw notFound(def.entity);
   return row;
 }
@@ -180,12 +185,12 @@ function columnList(def: ResourceDef) {
 }
 
 /** Serializes rows into the API shape: base fields, declared columns, refs, links, then the decorate hook. */
-export function present(ctx: Ctx, def: ResourceDef, rows: Row[]): ApiObject[] {
+export async function present(ctx: Ctx, def: ResourceDef, rows: Row[]): Promise<ApiObject[]> {
   const refs = Object.entries(def.refs ?? {});
   const refNames = new Map<string, Map<string, string>>();
   for (const [field, spec] of refs) {
     const ids = [...new Set(rows.map((r) => r[spec.column]).filter((v): v is string => typeof v === 'string'))];
-    refNames.set(field, namesById(ctx.core.store, spec.table, ids));
+    refNames.set(field, await namesById(ctx.core.store, spec.table, ids));
   }
   const columns = columnList(def);
   const items = rows.map((row) => {
@@ -213,15 +218,15 @@ export function present(ctx: Ctx, def: ResourceDef, rows: Row[]): ApiObject[] {
     }
     return item;
   });
-  def.decorate?.(items, rows, ctx);
+  await def.decorate?.(items, rows, ctx);
   return items;
 }
 
 /** `SELECT id, name FROM table WHERE id IN (...)` for a page's worth of ids. */
-export function namesById(store: Store, table: string, ids: string[]): Map<string, string> {
+export async function namesById(store: Store, table: string, ids: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (!ids.length) return out;
-  const rows = store.allSql<{ id: string; name: string }>(
+  const rows = await store.allSql<{ id: string; name: string }>(
     `SELECT id, name FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`,
     JSON.stringify(ids),
   );
@@ -242,9 +247,14 @@ function roleRestriction(def: ResourceDef, params: ListParams): ListExtra {
 }
 
 /** The count and page statements of a list: compiled ZitiQL, the role filter and an extra restriction. */
-export function listSql(def: ResourceDef, params: ListParams, extra: ListExtra = {}, store?: Store) {
+export async function listSql(def: ResourceDef, params: ListParams, extra: ListExtra = {}, store?: Store) {
   const fields = filterFields(def);
-  const { compiled, limit, offset } = pageQuery(params, fields, 't.tags', store && params.filter ? textIndexChooser(store) : undefined);
+  const { compiled, limit, offset } = pageQuery(
+    params,
+    fields,
+    't.tags',
+    store && params.filter ? await textIndexChooser(store, params.filter, fields, 't.tags') : undefined,
+  );
   const roles = roleRestriction(def, params);
   const conds = [compiled.where, extra.where, roles.where].filter((c): c is string => !!c && c !== '1=1');
   // no WHERE at all when unfiltered: lets SQLite answer count(*) from the smallest index
@@ -261,25 +271,25 @@ export function listSql(def: ResourceDef, params: ListParams, extra: ListExtra =
 }
 
 /** Pages rows in SQL: count and page in two statements. */
-export function listRows(ctx: Ctx, def: ResourceDef, params: ListParams, extra: ListExtra = {}) {
+export async function listRows(ctx: Ctx, def: ResourceDef, params: ListParams, extra: ListExtra = {}) {
   const store = ctx.core.store;
-  const q = listSql(def, params, extra, store);
-  const totalCount = store.getSql<{ n: number }>(q.countSql, ...q.args)!.n;
-  const rows = store.allSql<Row>(q.pageSql, ...q.args, q.limit, q.offset);
+  const q = await listSql(def, params, extra, store);
+  const totalCount = (await store.getSql<{ n: number }>(q.countSql, ...q.args))!.n;
+  const rows = await store.allSql<Row>(q.pageSql, ...q.args, q.limit, q.offset);
   return { rows, meta: { pagination: { limit: q.limit, offset: q.offset, totalCount }, filterableFields: q.filterableFields } };
 }
 
-export function listResource(ctx: Ctx, def: ResourceDef, params: ListParams, extra?: ListExtra): Page<ApiObject> {
+export async function listResource(ctx: Ctx, def: ResourceDef, params: ListParams, extra?: ListExtra): Promise<Page<ApiObject>> {
   requirePermission(ctx.caller, def.permission, 'read');
-  return ctx.core.store.read(() => {
-    const { rows, meta } = listRows(ctx, def, params, extra);
-    return { data: present(ctx, def, rows), meta };
+  return ctx.core.store.read(async () => {
+    const { rows, meta } = await listRows(ctx, def, params, extra);
+    return { data: await present(ctx, def, rows), meta };
   });
 }
 
-export function getResource(ctx: Ctx, def: ResourceDef, id: string): ApiObject {
+export async function getResource(ctx: Ctx, def: ResourceDef, id: string): Promise<ApiObject> {
   requirePermission(ctx.caller, def.permission, 'read');
-  return ctx.core.store.read(() => present(ctx, def, [requireRow(ctx.core.store, def, id)])[0]!);
+  return ctx.core.store.read(async () => (await present(ctx, def, [await requireRow(ctx.core.store, def, id)]))[0]!);
 }
 
 // ---- writing --------------------------------------------------------------------------------------
@@ -309,16 +319,19 @@ export function translateConstraint(def: ResourceDef, e: unknown, input?: Record
   throw e;
 }
 
-export function insertRow(ctx: Ctx, def: ResourceDef, values: Record<string, unknown>, input?: Record<string, unknown>): void {
+export async function insertRow(ctx: Ctx, def: ResourceDef, values: Record<string, unknown>, input?: Record<string, unknown>): Promise<void> {
   try {
     const names = Object.keys(values);
-    ctx.core.store.runSql(`INSERT INTO ${def.table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`, ...Object.values(values));
+    await ctx.core.store.runSql(
+      `INSERT INTO ${def.table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`,
+      ...Object.values(values),
+    );
   } catch (e) {
     translateConstraint(def, e, input);
   }
 }
 
-export function createResource(ctx: Ctx, def: ResourceDef, body: unknown): string {
+export async function createResource(ctx: Ctx, def: ResourceDef, body: unknown): Promise<string> {
   requirePermission(ctx.caller, def.permission, 'create');
   return applyCreate(ctx, def, body);
 }
@@ -327,7 +340,7 @@ export function createResource(ctx: Ctx, def: ResourceDef, body: unknown): strin
  * Create without the permission check, for callers that authorised the operation themselves. `system` is for Weft's own writes: a fixed id and columns no request body may
  * set (e.g. `is_default_admin`, `is_system`), written with the row in the same transaction and hooks.
  */
-export function applyCreate(ctx: Ctx, def: ResourceDef, body: unknown, system: SystemColumns = {}): string {
+export async function applyCreate(ctx: Ctx, def: ResourceDef, body: unknown, system: SystemColumns = {}): Promise<string> {
   if (!def.schemas.create) throw conflict('METHOD_NOT_ALLOWED', 'create is not supported');
   return writeCreate(ctx, def, parseInput(def.schemas.create, body) as Record<string, unknown>, system);
 }
@@ -336,7 +349,7 @@ export function applyCreate(ctx: Ctx, def: ResourceDef, body: unknown, system: S
  * A row no request body makes (Dial/Bind sessions, enrollment records): its columns as Weft computed them, written by
  * the same create path (id, timestamps, tags, constraint errors, the type's hooks).
  */
-export function applySystemCreate(ctx: Ctx, def: ResourceDef, system: SystemColumns & { tags?: object }): string {
+export async function applySystemCreate(ctx: Ctx, def: ResourceDef, system: SystemColumns & { tags?: object }): Promise<string> {
   return writeCreate(ctx, def, system.tags ? { tags: system.tags } : {}, system);
 }
 
@@ -345,73 +358,73 @@ interface SystemColumns {
   columns?: Record<string, unknown>;
 }
 
-function writeCreate(ctx: Ctx, def: ResourceDef, input: Record<string, unknown>, system: SystemColumns): string {
+async function writeCreate(ctx: Ctx, def: ResourceDef, input: Record<string, unknown>, system: SystemColumns): Promise<string> {
   const store = ctx.core.store;
-  return store.tx(() => {
+  return store.tx(async () => {
     const id = system.id ?? (input.id as string | undefined) ?? newId();
-    const extra = def.beforeWrite?.('create', input, undefined, ctx) ?? {};
+    const extra = (await def.beforeWrite?.('create', input, undefined, ctx)) ?? {};
     const now = ctx.core.clock.now().toISOString();
-    insertRow(ctx, def, { id, created_at: now, updated_at: now, tags: '{}', ...columnValues(def, input), ...extra, ...system.columns }, input);
+    await insertRow(ctx, def, { id, created_at: now, updated_at: now, tags: '{}', ...columnValues(def, input), ...extra, ...system.columns }, input);
     if (def.roleKind) {
-      syncRoleAttributes(store, def.roleKind, id, (input.roleAttributes as string[] | undefined) ?? []);
-      roleAttributesChanged(ctx.core, def.roleKind, id);
+      await syncRoleAttributes(store, def.roleKind, id, (input.roleAttributes as string[] | undefined) ?? []);
+      await roleAttributesChanged(ctx.core, def.roleKind, id);
     }
-    def.afterWrite?.('create', id, input, undefined, ctx);
+    await def.afterWrite?.('create', id, input, undefined, ctx);
     return id;
   });
 }
 
-export function updateResource(ctx: Ctx, def: ResourceDef, id: string, body: unknown, op: 'update' | 'patch'): void {
+export async function updateResource(ctx: Ctx, def: ResourceDef, id: string, body: unknown, op: 'update' | 'patch'): Promise<void> {
   requirePermission(ctx.caller, def.permission, 'update');
-  applyUpdate(ctx, def, id, body, op);
+  await applyUpdate(ctx, def, id, body, op);
 }
 
 /** Update without the permission check, for callers that authorised the operation themselves. */
-export function applyUpdate(ctx: Ctx, def: ResourceDef, id: string, body: unknown, op: 'update' | 'patch'): void {
+export async function applyUpdate(ctx: Ctx, def: ResourceDef, id: string, body: unknown, op: 'update' | 'patch'): Promise<void> {
   const schema = def.schemas[op];
   if (!schema) throw conflict('METHOD_NOT_ALLOWED', `${op} is not supported`);
   const store = ctx.core.store;
-  const existing = requireRow(store, def, id);
+  const existing = await requireRow(store, def, id);
   const input = parseInput(schema, body) as Record<string, unknown>;
-  store.tx(() => {
-    const extra = def.beforeWrite?.(op, input, existing, ctx) ?? {};
+  await store.tx(async () => {
+    const extra = (await def.beforeWrite?.(op, input, existing, ctx)) ?? {};
     const values = { ...columnValues(def, input), ...extra, updated_at: ctx.core.clock.now().toISOString() };
     try {
       const names = Object.keys(values);
-      store.runSql(`UPDATE ${def.table} SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE id = ?`, ...Object.values(values), id);
+      await store.runSql(`UPDATE ${def.table} SET ${names.map((n) => `${n} = ?`).join(', ')} WHERE id = ?`, ...Object.values(values), id);
     } catch (e) {
       translateConstraint(def, e, input);
     }
     if (def.roleKind && input.roleAttributes !== undefined) {
-      syncRoleAttributes(store, def.roleKind, id, (input.roleAttributes as string[] | null) ?? []);
-      roleAttributesChanged(ctx.core, def.roleKind, id);
+      await syncRoleAttributes(store, def.roleKind, id, (input.roleAttributes as string[] | null) ?? []);
+      await roleAttributesChanged(ctx.core, def.roleKind, id);
     }
-    def.afterWrite?.(op, id, input, existing, ctx);
+    await def.afterWrite?.(op, id, input, existing, ctx);
   });
 }
 
-export function deleteResource(ctx: Ctx, def: ResourceDef, id: string): void {
+export async function deleteResource(ctx: Ctx, def: ResourceDef, id: string): Promise<void> {
   requirePermission(ctx.caller, def.permission, 'delete');
-  applyDelete(ctx, def, id);
+  await applyDelete(ctx, def, id);
 }
 
 /** Delete without the permission check, for callers that authorised the operation themselves. */
-export function applyDelete(ctx: Ctx, def: ResourceDef, id: string): void {
+export async function applyDelete(ctx: Ctx, def: ResourceDef, id: string): Promise<void> {
   const store = ctx.core.store;
-  const row = requireRow(store, def, id);
-  store.tx(() => {
-    def.beforeDelete?.(row, ctx);
+  const row = await requireRow(store, def, id);
+  await store.tx(async () => {
+    await def.beforeDelete?.(row, ctx);
     if (def.roleKind) {
-      deleteRoleAttributes(store, def.roleKind, id);
+      await deleteRoleAttributes(store, def.roleKind, id);
       // (migration 003's delete triggers do the same for rows that go by cascade)
-      store.runSql('DELETE FROM role_class_members WHERE kind = ? AND entity_id = ?', def.roleKind, id);
+      await store.runSql('DELETE FROM role_class_members WHERE kind = ? AND entity_id = ?', def.roleKind, id);
     }
     try {
-      store.runSql(`DELETE FROM ${def.table} WHERE id = ?`, id);
+      await store.runSql(`DELETE FROM ${def.table} WHERE id = ?`, id);
     } catch (e) {
       translateConstraint(def, e);
     }
-    def.afterDelete?.(row, ctx);
+    await def.afterDelete?.(row, ctx);
   });
 }
 

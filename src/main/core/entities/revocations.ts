@@ -37,24 +37,24 @@ export const revocations = defineResource({
   // create only
   schemas: { update: undefined, patch: undefined },
   handlers: {
-    create(ctx, body): string {
+    async create(ctx, body): Promise<string> {
       requirePermission(ctx.caller, 'ops', 'create');
       const input = parseInput(createSchema, body);
       const store = ctx.core.store;
-      if (input.type === 'IDENTITY' && !store.getSql('SELECT 1 FROM identities WHERE id = ?', input.id)) throw notFound('identity');
-      const isSession = input.type === 'API_SESSION' && !!store.getSql('SELECT 1 FROM api_sessions WHERE id = ?', input.id);
+      if (input.type === 'IDENTITY' && !(await store.getSql('SELECT 1 FROM identities WHERE id = ?', input.id))) throw notFound('identity');
+      const isSession = input.type === 'API_SESSION' && !!(await store.getSql('SELECT 1 FROM api_sessions WHERE id = ?', input.id));
       // OpenZiti's JWT and API session ids are UUIDs; Weft's API session ids are its own
       if (input.type !== 'IDENTITY' && !isSession && !UUID.test(input.id)) {
         throw validationError('id', input.type === 'JTI' ? 'must be a valid UUID' : 'must be a valid UUID or the id of an API session', input.id);
       }
       const now = ctx.core.clock.now();
-      return store.tx(() => {
-        store.runSql('DELETE FROM revocations WHERE id = ?', input.id);
-        const id = applyCreate(ctx, revocations, input, {
+      return store.tx(async () => {
+        await store.runSql('DELETE FROM revocations WHERE id = ?', input.id);
+        const id = await applyCreate(ctx, revocations, input, {
           columns: { expires_at: new Date(now.getTime() + ctx.core.config.sessionTimeoutMs).toISOString(), issued_before: now.toISOString() },
         });
-        if (input.type === 'IDENTITY') apiSessionsOf(ctx.core).removeForIdentity(input.id);
-        if (isSession) apiSessionsOf(ctx.core).remove(input.id);
+        if (input.type === 'IDENTITY') await apiSessionsOf(ctx.core).removeForIdentity(input.id);
+        if (isSession) await apiSessionsOf(ctx.core).remove(input.id);
         return id;
       });
     },

@@ -1,13 +1,13 @@
 import type { Store } from '../store/db';
 
 /** Keeps the role_attributes index table in step with an entity's roleAttributes. */
-export function syncRoleAttributes(store: Store, entityType: string, id: string, attrs: readonly string[]): void {
-  deleteRoleAttributes(store, entityType, id);
+export async function syncRoleAttributes(store: Store, entityType: string, id: string, attrs: readonly string[]): Promise<void> {
+  await deleteRoleAttributes(store, entityType, id);
   for (const attr of new Set(attrs)) {
-    store.runSql('INSERT INTO role_attributes (entity_type, attr, entity_id) VALUES (?, ?, ?)', entityType, attr, id);
+    await store.runSql('INSERT INTO role_attributes (entity_type, attr, entity_id) VALUES (?, ?, ?)', entityType, attr, id);
   }
 }
 
-export function deleteRoleAttributes(store: Store, entityType: string, id: string): void {
-  store.runSql('DELETE FROM role_attributes WHERE entity_type = ? AND entity_id = ?', entityType, id);
+export async function deleteRoleAttributes(store: Store, entityType: string, id: string): Promise<void> {
+  await store.runSql('DELETE FROM role_attributes WHERE entity_type = ? AND entity_id = ?', entityType, id);
 }

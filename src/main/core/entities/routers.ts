@@ -14,7 +14,7 @@ export const routers = defineResource({
     unverifiedFingerprint: { codec: 'string' },
   },
   defaultSort: 't.name ASC',
-  afterWrite(op, id, _input, _existing, ctx) {
-    if (op === 'create') issueRouterEnrollment(ctx, 'transit', id);
+  async afterWrite(op, id, _input, _existing, ctx) {
+    if (op === 'create') await issueRouterEnrollment(ctx, 'transit', id);
   },
 });

@@ -9,10 +9,10 @@ import { serviceDeleting, serviceWritten } from '../policy/entityHooks';
 import { decorateServices } from '../policy/serviceView';
 
 /** Checks config ids exist and that no two share a config type; returns them de-duplicated in order. */
-function checkConfigs(ctx: Ctx, ids: string[]): string[] {
+async function checkConfigs(ctx: Ctx, ids: string[]): Promise<string[]> {
   const unique = [...new Set(ids)];
   const seenTypes = new Map<string, string>();
-  const rows = ctx.core.store.allSql<{ id: string; config_type_id: string }>(
+  const rows = await ctx.core.store.allSql<{ id: string; config_type_id: string }>(
     'SELECT id, config_type_id FROM configs WHERE id IN (SELECT value FROM json_each(?))',
     JSON.stringify(unique),
   );
@@ -48,24 +48,24 @@ export const services = defineResource({
     identities: reachedFrom('service', 'identities', reach.identitiesOfService, { policyType: true }),
     'edge-routers': reachedFrom('service', 'edge-routers', reach.routersOfService),
   },
-  beforeWrite(op, input, existing, ctx) {
+  async beforeWrite(op, input, existing, ctx) {
     if (op !== 'create' && input.encryptionRequired != null && (input.encryptionRequired ? 1 : 0) !== existing!.encryption_required) {
       throw validationError('encryptionRequired', 'is read-only after create', input.encryptionRequired);
     }
     if (op !== 'create') delete input.encryptionRequired;
-    if (input.configs) input.configs = checkConfigs(ctx, input.configs);
+    if (input.configs) input.configs = await checkConfigs(ctx, input.configs);
   },
-  afterWrite(op, id, input, _existing, ctx) {
-    serviceWritten(ctx.core, id, op);
+  async afterWrite(op, id, input, _existing, ctx) {
+    await serviceWritten(ctx.core, id, op);
     if (!input.configs) return;
     const store = ctx.core.store;
-    store.runSql('DELETE FROM service_configs WHERE service_id = ?', id);
-    for (const configId of input.configs) store.runSql('INSERT INTO service_configs (service_id, config_id) VALUES (?, ?)', id, configId);
+    await store.runSql('DELETE FROM service_configs WHERE service_id = ?', id);
+    for (const configId of input.configs) await store.runSql('INSERT INTO service_configs (service_id, config_id) VALUES (?, ?)', id, configId);
   },
-  beforeDelete(row, ctx) {
-    serviceDeleting(ctx.core, row.id as string);
+  async beforeDelete(row, ctx) {
+    await serviceDeleting(ctx.core, row.id as string);
   },
-  decorate(items, rows, ctx) {
-    decorateServices(ctx, items, rows);
+  async decorate(items, rows, ctx) {
+    await decorateServices(ctx, items, rows);
   },
 });

@@ -29,9 +29,9 @@ export const sessions = defineResource({
   },
   defaultSort: 't.created_at DESC, t.id ASC',
   links: (row) => ({ 'route-path': `sessions/${row.id}/route-path` }),
-  decorate(items, rows, ctx) {
-    const routers = sessionEdgeRouters(ctx, rows);
-    const policyNames = namesById(ctx.core.store, 'service_policies', [
+  async decorate(items, rows, ctx) {
+    const routers = await sessionEdgeRouters(ctx, rows);
+    const policyNames = await namesById(ctx.core.store, 'service_policies', [
       ...new Set(rows.flatMap((r) => JSON.parse(r.service_policies as string) as string[])),
     ]);
     items.forEach((item, i) => {
@@ -65,7 +65,7 @@ export function edgeRouterView(r: Row): ApiObject {
  * The routers an identity class may use for a service class (reachable by both), online first then by name,
  * at most SESSION_EDGE_ROUTER_LIMIT: walks edge routers in that order (index from migration 003) and stops early.
  */
-export function commonRouters(store: Store, identityClass: number, serviceClass: number): Row[] {
+export async function commonRouters(store: Store, identityClass: number, serviceClass: number): Promise<Row[]> {
   return store.allSql<Row>(
     `SELECT r.* FROM edge_routers r
      WHERE (SELECT class_id FROM role_class_members WHERE kind = 'edge-router' AND entity_id = r.id) IN (
@@ -79,11 +79,11 @@ export function commonRouters(store: Store, identityClass: number, serviceClass:
 }
 
 /** commonRouters for several (identity class, service class) pairs in one query, keyed "ic:sc". */
-export function commonRoutersForPairs(store: Store, pairs: Array<[number, number]>): Map<string, Row[]> {
-  if (pairs.length === 1) return new Map([[pairs[0]!.join(':'), commonRouters(store, ...pairs[0]!)]]);
+export async function commonRoutersForPairs(store: Store, pairs: Array<[number, number]>): Promise<Map<string, Row[]>> {
+  if (pairs.length === 1) return new Map([[pairs[0]!.join(':'), await commonRouters(store, ...pairs[0]!)]]);
   const out = new Map<string, Row[]>();
   if (!pairs.length) return out;
-  const rows = store.allSql<Row & { ic: number; sc: number }>(
+  const rows = await store.allSql<Row & { ic: number; sc: number }>(
     `WITH pairs(ic, sc) AS (SELECT CAST(json_extract(value, '$[0]') AS INTEGER), CAST(json_extract(value, '$[1]') AS INTEGER) FROM json_each(?))
      SELECT * FROM (
        SELECT p.ic, p.sc, r.*, row_number() OVER (PARTITION BY p.ic, p.sc ORDER BY r.is_online DESC, r.name, r.id) AS rn
@@ -103,10 +103,10 @@ export function commonRoutersForPairs(store: Store, pairs: Array<[number, number
   return out;
 }
 
-function sessionEdgeRouters(ctx: Ctx, rows: Row[]): Map<string, ApiObject[]> {
+async function sessionEdgeRouters(ctx: Ctx, rows: Row[]): Promise<Map<string, ApiObject[]>> {
   const store = ctx.core.store;
-  const identityClass = classesOf(store, 'identity', [...new Set(rows.map((r) => r.identity_id as string))]);
-  const serviceClass = classesOf(store, 'service', [...new Set(rows.map((r) => r.service_id as string))]);
+  const identityClass = await classesOf(store, 'identity', [...new Set(rows.map((r) => r.identity_id as string))]);
+  const serviceClass = await classesOf(store, 'service', [...new Set(rows.map((r) => r.service_id as string))]);
   const pairOf = (r: Row): [number, number] | undefined => {
     const ic = identityClass.get(r.identity_id as string);
     const sc = serviceClass.get(r.service_id as string);
@@ -117,7 +117,7 @@ function sessionEdgeRouters(ctx: Ctx, rows: Row[]): Map<string, ApiObject[]> {
     const p = pairOf(r);
     if (p) pairs.set(p.join(':'), p);
   }
-  const routers = commonRoutersForPairs(store, [...pairs.values()]);
+  const routers = await commonRoutersForPairs(store, [...pairs.values()]);
   const out = new Map<string, ApiObject[]>();
   for (const r of rows) {
     const p = pairOf(r);

@@ -45,22 +45,22 @@ export const terminators = defineResource({
     }),
   },
   links: (row) => ({ service: `services/${row.service_id}` }),
-  beforeWrite(_op, input, _existing, ctx) {
+  async beforeWrite(_op, input, _existing, ctx) {
     const store = ctx.core.store;
-    if (input.service !== undefined && !store.getSql('SELECT 1 FROM services WHERE id = ?', input.service)) {
+    if (input.service !== undefined && !(await store.getSql('SELECT 1 FROM services WHERE id = ?', input.service))) {
       throw validationError('service', 'service not found', input.service);
     }
     if (
       input.router !== undefined &&
-      !store.getSql('SELECT 1 FROM edge_routers WHERE id = ? UNION ALL SELECT 1 FROM routers WHERE id = ?', input.router, input.router)
+      !(await store.getSql('SELECT 1 FROM edge_routers WHERE id = ? UNION ALL SELECT 1 FROM routers WHERE id = ?', input.router, input.router))
     ) {
       throw validationError('router', 'router not found', input.router);
     }
   },
-  decorate(items, rows, ctx) {
+  async decorate(items, rows, ctx) {
     const ids = [...new Set(rows.map((r) => r.router_id!))];
-    const edge = namesById(ctx.core.store, 'edge_routers', ids);
-    const transit = namesById(
+    const edge = await namesById(ctx.core.store, 'edge_routers', ids);
+    const transit = await namesById(
       ctx.core.store,
       'routers',
       ids.filter((id) => !edge.has(id)),

@@ -40,12 +40,12 @@ const text = (v: string | undefined): string | null =>
  * Stores one entry. Never throws: an audit write that fails (e.g. the store is unavailable, in which case the
  * request failed as well) is logged, and the caller's answer stands.
  */
-export function recordAudit(core: Core, e: AuditEntry): void {
+export async function recordAudit(core: Core, e: AuditEntry): Promise<void> {
   const now = core.clock.now().toISOString();
   // the system itself (unauthenticated routes run as it) is no caller worth naming
   const caller = e.caller?.identityId === 'system' ? undefined : e.caller;
   try {
-    core.store.runSql(
+    await core.store.runSql(
       `INSERT INTO audit_log (id, source, action, entity_type, entity_id, route, identity_id, identity_name, api_session_id, principal,
          auth_method, source_address, outcome, error_code, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -88,20 +88,22 @@ export function routeAction(method: string, path: string): { action: string; ent
  * Keeps the log bounded: entries older than `retentionMs`, and the oldest beyond `maxEntries`, are deleted.
  * Returns how many went.
  */
-export function pruneAuditLog(core: Core, opts: { retentionMs: number; maxEntries: number }): number {
+export async function pruneAuditLog(core: Core, opts: { retentionMs: number; maxEntries: number }): Promise<number> {
   const store = core.store;
   const cutoff = new Date(core.clock.now().getTime() - opts.retentionMs).toISOString();
-  let removed = store.runSql('DELETE FROM audit_log WHERE created_at < ?', cutoff).changes;
-  const oldestKept = store.getSql<{ created_at: string; seq: number }>(
+  let removed = (await store.runSql('DELETE FROM audit_log WHERE created_at < ?', cutoff)).changes;
+  const oldestKept = await store.getSql<{ created_at: string; seq: number }>(
     'SELECT created_at, seq FROM audit_log ORDER BY created_at DESC, seq DESC LIMIT 1 OFFSET ?',
     opts.maxEntries - 1,
   );
   if (oldestKept) {
-    removed += store.runSql(
-      'DELETE FROM audit_log WHERE created_at < ? OR (created_at = ? AND seq < ?)',
-      oldestKept.created_at,
-      oldestKept.created_at,
-      oldestKept.seq,
+    removed += (
+      await store.runSql(
+        'DELETE FROM audit_log WHERE created_at < ? OR (created_at = ? AND seq < ?)',
+        oldestKept.created_at,
+        oldestKept.created_at,
+        oldestKept.seq,
+      )
     ).changes;
   }
   if (removed) core.log.info({ removed }, 'audit log pruned');

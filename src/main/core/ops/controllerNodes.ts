@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { perCore, type Core } from '../core';
+import type { Core } from '../core';
 import { newId } from '../ids';
 import { fingerprintSha1 } from '../pki/index';
 import { setting } from '../store/settings';
@@ -15,24 +15,35 @@ export interface ControllerNode {
 }
 
 const ID_FILE = 'controller.id';
+/** the id of each core, read once */
+const controllerIds = new WeakMap<Core, string>();
 
 /**
  * This node's id in /controllers: kept in its data directory, so nodes sharing one database (PostgreSQL) each have
  * their own row. A data directory from before took the id the database held (one node then).
  */
-export const controllerId = perCore((core) => {
+export async function controllerId(core: Core): Promise<string> {
+  const known = controllerIds.get(core);
+  if (known !== undefined) return known;
   const file = join(core.config.dataDir, ID_FILE);
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  const id = core.store.dialect === 'sqlite' ? setting(core.store, 'controller_id', () => newId()) : newId();
-  writeFileSync(file, id + '\n', { mode: 0o600 });
+  let id: string;
+  if (existsSync(file)) id = readFileSync(file, 'utf8').trim();
+  else {
+    id = core.store.dialect === 'sqlite' ? await setting(core.store, 'controller_id', () => newId()) : newId();
+    // a call that came meanwhile may have written it already (SQLite: the same id, from the settings table)
+    const made = controllerIds.get(core);
+    if (made !== undefined) return made;
+    writeFileSync(file, id + '\n', { mode: 0o600 });
+  }
+  controllerIds.set(core, id);
   return id;
-});
+}
 
 /** Upserts this node's row, online. */
-export function registerController(core: Core, node: ControllerNode): void {
-  const id = controllerId(core);
+export async function registerController(core: Core, node: ControllerNode): Promise<void> {
+  const id = await controllerId(core);
   const now = core.clock.now().toISOString();
-  core.store.runSql(
+  await core.store.runSql(
     `INSERT INTO controllers (id, name, ctrl_address, cert_pem, fingerprint, api_addresses, is_online, is_preferred_leader, last_joined_at, created_at, updated_at)
      VALUES (?, ?, NULL, ?, ?, ?, 1, ?, ?, ?, ?)
      ON CONFLICT(id) DO UPDATE SET name = excluded.name, cert_pem = excluded.cert_pem, fingerprint = excluded.fingerprint,
@@ -43,7 +54,7 @@ export function registerController(core: Core, node: ControllerNode): void {
     fingerprintSha1(core.pki.server.certPem),
     JSON.stringify(node.apiAddresses),
     // the first node of a network is its preferred leader (Weft has no leader; OpenZiti's clients show the flag)
-    core.store.getSql('SELECT 1 AS x FROM controllers WHERE is_preferred_leader = 1 AND id <> ?', id) ? 0 : 1,
+    (await core.store.getSql('SELECT 1 AS x FROM controllers WHERE is_preferred_leader = 1 AND id <> ?', id)) ? 0 : 1,
     now,
     now,
     now,
@@ -54,28 +65,28 @@ export function registerController(core: Core, node: ControllerNode): void {
  * The heartbeat: this node's row is refreshed (a write no cached reply depends on), and nodes silent for longer than
  * OFFLINE_AFTER_MS (killed, or cut off from the database) are marked offline, with the edge routers they ran.
  */
-export function controllerHeartbeat(core: Core): void {
+export async function controllerHeartbeat(core: Core): Promise<void> {
   const store = core.store;
   const now = core.clock.now();
-  const id = controllerId(core);
-  store.touchSql('UPDATE controllers SET is_online = 1, updated_at = ? WHERE id = ?', now.toISOString(), id);
+  const id = await controllerId(core);
+  await store.touchSql('UPDATE controllers SET is_online = 1, updated_at = ? WHERE id = ?', now.toISOString(), id);
   const silentSince = new Date(now.getTime() - OFFLINE_AFTER_MS).toISOString();
   const silent = 'is_online = 1 AND id <> ? AND updated_at < ?';
   // a read first: the writes (which end every node's cached replies) only when a node did go silent
-  if (!store.getSql(`SELECT 1 AS x FROM controllers WHERE ${silent} LIMIT 1`, id, silentSince)) return;
-  store.tx(() => {
-    store.runSql(
+  if (!(await store.getSql(`SELECT 1 AS x FROM controllers WHERE ${silent} LIMIT 1`, id, silentSince))) return;
+  await store.tx(async () => {
+    await store.runSql(
       `UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1
          AND id IN (SELECT router_id FROM controllers WHERE ${silent} AND router_id IS NOT NULL)`,
       now.toISOString(),
       id,
       silentSince,
     );
-    store.runSql(`UPDATE controllers SET is_online = 0 WHERE ${silent}`, id, silentSince);
+    await store.runSql(`UPDATE controllers SET is_online = 0 WHERE ${silent}`, id, silentSince);
   });
 }
 
 /** A node that stops says so. */
-export function controllerStopped(core: Core): void {
-  core.store.runSql('UPDATE controllers SET is_online = 0 WHERE id = ?', controllerId(core));
+export async function controllerStopped(core: Core): Promise<void> {
+  await core.store.runSql('UPDATE controllers SET is_online = 0 WHERE id = ?', await controllerId(core));
 }

@@ -6,13 +6,13 @@ import { integrityOf } from './integrity';
 /** The `/database/*` operations (REST and console alike): integrity runs and snapshots, for ops readers and writers. */
 
 /** Starts a data integrity check (repairing what it finds when `fix`); returns the run's state as it starts. */
-export function startIntegrityCheck(ctx: Ctx, fix: boolean) {
+export async function startIntegrityCheck(ctx: Ctx, fix: boolean) {
   requirePermission(ctx.caller, 'ops', 'update');
-  integrityOf(ctx.core).start(fix);
+  await integrityOf(ctx.core).start(fix);
   return integrityOf(ctx.core).results();
 }
 
-export function integrityResults(ctx: Ctx) {
+export async function integrityResults(ctx: Ctx) {
   requirePermission(ctx.caller, 'ops', 'read');
   return integrityOf(ctx.core).results();
 }

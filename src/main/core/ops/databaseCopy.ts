@@ -14,30 +14,35 @@ const BATCH = 250;
  * triggers off (`bulkLoad`): derived tables (the policy index, role classes) are copied as they are, not re-derived.
  * Reads go page by page in primary-key order, so no table is ever held in memory whole.
  */
-export function copyDatabase(from: Store, to: Store): CopyReport {
-  const version = (s: Store) => s.getSql<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations')?.v ?? 0;
-  if (version(from) !== version(to)) {
-    throw new Error(`the databases are at different schema versions (${version(from)} and ${version(to)}): migrate both first`);
+export async function copyDatabase(from: Store, to: Store): Promise<CopyReport> {
+  const version = async (s: Store) => (await s.getSql<{ v: number | null }>('SELECT max(version) AS v FROM schema_migrations'))?.v ?? 0;
+  if ((await version(from)) !== (await version(to))) {
+    throw new Error(`the databases are at different schema versions (${await version(from)} and ${await version(to)}): migrate both first`);
   }
-  if (to.getSql('SELECT 1 AS x FROM identities LIMIT 1')) throw new Error('the target already holds a network (it has identities)');
-  const tables = fillOrder(
+  if (await to.getSql('SELECT 1 AS x FROM identities LIMIT 1')) throw new Error('the target already holds a network (it has identities)');
+  const tables = await fillOrder(
     from,
-    from.tables().filter((t) => t !== 'schema_migrations'),
+    (await from.tables()).filter((t) => t !== 'schema_migrations'),
   );
   const report: CopyReport = { tables: [] };
   // one consistent snapshot of the source, even while a Weft still writes to it
-  from.read(() =>
-    to.bulkLoad(() => {
-      for (const table of [...tables].reverse()) to.runSql(`DELETE FROM ${quote(table)}`);
-      for (const table of tables) report.tables.push({ table, rows: copyTable(from, to, table) });
+  await from.read(() =>
+    to.bulkLoad(async () => {
+      for (const table of [...tables].reverse()) await to.runSql(`DELETE FROM ${quote(table)}`);
+      for (const table of tables) report.tables.push({ table, rows: await copyTable(from, to, table) });
     }),
   );
   return report;
 }
 
 /** Parents before children (by foreign keys), so every reference is already there when a row arrives. */
-function fillOrder(store: Store, tables: string[]): string[] {
-  const parents = new Map(tables.map((t) => [t, store.foreignKeys(t).map((fk) => fk.table)]));
+async function fillOrder(store: Store, tables: string[]): Promise<string[]> {
+  const parents = new Map<string, string[]>();
+  for (const t of tables)
+    parents.set(
+      t,
+      (await store.foreignKeys(t)).map((fk) => fk.table),
+    );
   const out: string[] = [];
   const placed = new Set<string>();
   const visit = (t: string, path: Set<string>) => {
@@ -52,8 +57,8 @@ function fillOrder(store: Store, tables: string[]): string[] {
   return out;
 }
 
-function copyTable(from: Store, to: Store, table: string): number {
-  const columns = from.columns(table);
+async function copyTable(from: Store, to: Store, table: string): Promise<number> {
+  const columns = await from.columns(table);
   const names = columns.map((c) => c.name);
   const key = columns
     .filter((c) => c.pk > 0)
@@ -66,10 +71,10 @@ function copyTable(from: Store, to: Store, table: string): number {
   let copied = 0;
   let last: unknown[] | undefined;
   for (;;) {
-    const rows: Row[] = last ? from.allSql(`${select} WHERE ${after}${order}`, ...last) : from.allSql(select + order);
+    const rows: Row[] = last ? await from.allSql(`${select} WHERE ${after}${order}`, ...last) : await from.allSql(select + order);
     if (!rows.length) return copied;
     const tuple = `(${names.map(() => '?').join(', ')})`;
-    to.runSql(
+    await to.runSql(
       `INSERT INTO ${quote(table)} (${names.map(quote).join(', ')}) VALUES ${rows.map(() => tuple).join(', ')}`,
       ...rows.flatMap((r) => names.map((n) => r[n])),
     );

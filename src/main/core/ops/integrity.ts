@@ -10,10 +10,10 @@ import { quoteIdent as q, type Row, type Store } from '../store/db';
 /** One inconsistency; `fix` repairs it (run in its own transaction). */
 export interface IntegrityFinding {
   description: string;
-  fix?: () => void;
+  fix?: () => Promise<void>;
 }
 /** A check inspects the store and reports inconsistencies (the list: `DataIntegrity.checks`). */
-export type IntegrityCheck = (store: Store) => IntegrityFinding[];
+export type IntegrityCheck = (store: Store) => Promise<IntegrityFinding[]>;
 
 export interface IntegrityResults {
   inProgress: boolean;
@@ -55,7 +55,7 @@ export class DataIntegrity {
   /** every check, in run order (a module with tables of its own adds its check here) */
   readonly checks: readonly IntegrityCheck[] = [danglingReferences, roleAttributeLinks, serviceConfigLinks, orphanedApiSessions, authPolicySigners];
   /** How a run is started; tests hold runs to observe `inProgress`. */
-  schedule: (run: () => void) => void = (run) => void setImmediate(run);
+  schedule: (run: () => Promise<void>) => void = (run) => void setImmediate(() => void run());
   /** this process's run while it goes on (its findings so far) */
   private running: StoredRun | undefined;
   private readonly me = newId();
@@ -63,12 +63,12 @@ export class DataIntegrity {
 
   constructor(private readonly core: Core) {}
 
-  get inProgress(): boolean {
-    return this.results().inProgress;
+  async inProgress(): Promise<boolean> {
+    return (await this.results()).inProgress;
   }
 
-  start(fix: boolean): void {
-    const owner = `${controllerId(this.core)}/${this.me}`;
+  async start(fix: boolean): Promise<void> {
+    const owner = `${await controllerId(this.core)}/${this.me}`;
     const state: StoredRun = {
       ...IDLE,
       inProgress: true,
@@ -77,20 +77,26 @@ export class DataIntegrity {
       results: [],
       owner,
     };
-    this.core.store.tx(() => {
-      if (this.stored().inProgress) {
-        throw new ApiError('RATE_LIMITED', 429, 'A data integrity check or fix is already in progress; only one runs at a time', undefined, {
-          'retry-after': '1',
-        });
-      }
-      this.save(state);
-    });
-    this.running = state;
+    try {
+      await this.core.store.tx(async () => {
+        if ((await this.stored()).inProgress) {
+          throw new ApiError('RATE_LIMITED', 429, 'A data integrity check or fix is already in progress; only one runs at a time', undefined, {
+            'retry-after': '1',
+          });
+        }
+        await this.save(state);
+        // (set with the write: a start or a results read of this process coming meanwhile sees the run as alive)
+        this.running = state;
+      });
+    } catch (e) {
+      if (this.running === state) this.running = undefined;
+      throw e;
+    }
     this.schedule(() => this.run(state, fix));
   }
 
-  results(): IntegrityResults {
-    const { owner: _owner, ...state } = this.running ?? this.stored();
+  async results(): Promise<IntegrityResults> {
+    const { owner: _owner, ...state } = this.running ?? (await this.stored());
     return { ...state, results: [...state.results] };
   }
 
@@ -99,46 +105,46 @@ export class DataIntegrity {
   }
 
   /** The latest run as the database has it; one whose node is gone is reported ended. */
-  private stored(): StoredRun {
-    const row = this.core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', STATE_KEY);
+  private async stored(): Promise<StoredRun> {
+    const row = await this.core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', STATE_KEY);
     if (!row) return { ...IDLE, owner: '' };
     const state = JSON.parse(row.value) as StoredRun;
-    if (state.inProgress && !this.alive(state.owner)) {
+    if (state.inProgress && !(await this.alive(state.owner))) {
       return { ...state, inProgress: false, error: state.error ?? 'the controller running it stopped before it finished' };
     }
     return state;
   }
 
   /** Whether the node (and process) that owns a run still runs it. */
-  private alive(owner: string): boolean {
+  private async alive(owner: string): Promise<boolean> {
     const [node, run] = owner.split('/');
     if (run === this.me) return !!this.running;
-    if (node === controllerId(this.core)) return false; // this node restarted since
-    const seen = this.core.store.getSql<{ updated_at: string; is_online: number }>(
+    if (node === (await controllerId(this.core))) return false; // this node restarted since
+    const seen = await this.core.store.getSql<{ updated_at: string; is_online: number }>(
       'SELECT updated_at, is_online FROM controllers WHERE id = ?',
       node,
     );
     return !!seen?.is_online && Date.parse(seen.updated_at) >= this.core.clock.now().getTime() - OFFLINE_AFTER_MS;
   }
 
-  private save(state: StoredRun): void {
-    this.core.store.runSql(
+  private async save(state: StoredRun): Promise<void> {
+    await this.core.store.runSql(
       'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
       STATE_KEY,
       JSON.stringify(state),
     );
   }
 
-  private run(state: StoredRun, fix: boolean): void {
+  private async run(state: StoredRun, fix: boolean): Promise<void> {
     try {
       if (this.closed) throw new Error('the controller is shutting down');
       for (const check of this.checks) {
-        for (const finding of check(this.core.store)) {
+        for (const finding of await check(this.core.store)) {
           if (state.results.length >= MAX_FINDINGS) {
             state.tooManyErrors = true;
             break;
           }
-          state.results.push({ description: finding.description, fixed: fix && !!finding.fix && this.tryFix(finding) });
+          state.results.push({ description: finding.description, fixed: fix && !!finding.fix && (await this.tryFix(finding)) });
         }
         if (state.tooManyErrors) break;
       }
@@ -149,7 +155,7 @@ export class DataIntegrity {
       state.endTime = this.core.clock.now().toISOString();
       state.inProgress = false;
       try {
-        this.save(state);
+        await this.save(state);
       } catch (e) {
         this.core.log.error({ err: e }, 'could not record the data integrity run');
       }
@@ -158,9 +164,9 @@ export class DataIntegrity {
     }
   }
 
-  private tryFix(finding: IntegrityFinding): boolean {
+  private async tryFix(finding: IntegrityFinding): Promise<boolean> {
     try {
-      this.core.store.tx(() => finding.fix!());
+      await this.core.store.tx(() => finding.fix!());
       return true;
     } catch (e) {
       this.core.log.warn({ err: e, finding: finding.description }, 'could not fix a data integrity finding');
@@ -179,19 +185,19 @@ const DEFAULT_TARGETS: Record<string, unknown> = { 'identities.auth_policy_id': 
  * default where there is one, NULL for an optional reference, deletion where the parent's deletion would have
  * cascaded; anything else is reported for manual repair.
  */
-function danglingReferences(store: Store): IntegrityFinding[] {
+async function danglingReferences(store: Store): Promise<IntegrityFinding[]> {
   const out: IntegrityFinding[] = [];
-  for (const table of store.tables()) {
-    const info = store.columns(table);
+  for (const table of await store.tables()) {
+    const info = await store.columns(table);
     const pk = info
       .filter((c) => c.pk > 0)
       .sort((a, b) => a.pk - b.pk)
       .map((c) => c.name);
     const keyCols = pk.length ? pk : ['rowid'];
-    for (const fk of store.foreignKeys(table)) {
+    for (const fk of await store.foreignKeys(table)) {
       if (fk.composite) continue; // none in this schema
       const parentPk = fk.to;
-      const rows = store.allSql<Row>(
+      const rows = await store.allSql<Row>(
         `SELECT ${keyCols.map((c, i) => `c.${q(c)} AS k${i}`).join(', ')}, c.${q(fk.from)} AS v FROM ${q(table)} c
          WHERE c.${q(fk.from)} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM ${q(fk.table)} p WHERE p.${q(parentPk)} = c.${q(fk.from)})
          LIMIT ${LIMIT}`,
@@ -203,16 +209,16 @@ function danglingReferences(store: Store): IntegrityFinding[] {
         const where = keyCols.map((c) => `${q(c)} = ?`).join(' AND ');
         const label = `${table} ${key.join('/')}`;
         let description = `${label}: ${fk.from} references missing ${fk.table} '${String(row.v)}'`;
-        let fix: (() => void) | undefined;
+        let fix: (() => Promise<void>) | undefined;
         if (target !== undefined) {
           description += `; repair sets it to '${String(target)}'`;
-          fix = () => void store.runSql(`UPDATE ${q(table)} SET ${q(fk.from)} = ? WHERE ${where}`, target, ...key);
+          fix = async () => void (await store.runSql(`UPDATE ${q(table)} SET ${q(fk.from)} = ? WHERE ${where}`, target, ...key));
         } else if (fk.cascade) {
           description += '; repair deletes the orphaned row';
-          fix = () => void store.runSql(`DELETE FROM ${q(table)} WHERE ${where}`, ...key);
+          fix = async () => void (await store.runSql(`DELETE FROM ${q(table)} WHERE ${where}`, ...key));
         } else if (nullable) {
           description += '; repair clears the reference';
-          fix = () => void store.runSql(`UPDATE ${q(table)} SET ${q(fk.from)} = NULL WHERE ${where}`, ...key);
+          fix = async () => void (await store.runSql(`UPDATE ${q(table)} SET ${q(fk.from)} = NULL WHERE ${where}`, ...key));
         } else {
           description += '; needs manual repair';
         }
@@ -226,39 +232,40 @@ function danglingReferences(store: Store): IntegrityFinding[] {
 /** Entity kinds with a `role_attributes` JSON column mirrored in the role_attributes table: every role kind's type. */
 const ROLE_TABLES = Object.fromEntries(Object.entries(ROLE_KIND_DEFS).map(([kind, def]) => [kind, def.table]));
 
-function tableHas(store: Store, table: string, column: string): boolean {
-  return store.columns(table).some((c) => c.name === column);
+async function tableHas(store: Store, table: string, column: string): Promise<boolean> {
+  return (await store.columns(table)).some((c) => c.name === column);
 }
 
 /** The role_attributes index against the entities' JSON copies: orphaned links, missing and stale attributes. */
-function roleAttributeLinks(store: Store): IntegrityFinding[] {
+async function roleAttributeLinks(store: Store): Promise<IntegrityFinding[]> {
   const out: IntegrityFinding[] = [];
   for (const [type, table] of Object.entries(ROLE_TABLES)) {
-    if (!tableHas(store, table, 'role_attributes')) continue;
-    for (const r of store.allSql<Row>(
+    if (!(await tableHas(store, table, 'role_attributes'))) continue;
+    for (const r of await store.allSql<Row>(
       `SELECT r.entity_id, r.attr FROM role_attributes r WHERE r.entity_type = ?
          AND NOT EXISTS (SELECT 1 FROM ${q(table)} t WHERE t.id = r.entity_id) LIMIT ${LIMIT}`,
       type,
     )) {
       out.push({
         description: `role attribute '${String(r.attr)}' links missing ${type} '${String(r.entity_id)}'; repair deletes the link`,
-        fix: () => void store.runSql('DELETE FROM role_attributes WHERE entity_type = ? AND entity_id = ? AND attr = ?', type, r.entity_id, r.attr),
+        fix: async () =>
+          void (await store.runSql('DELETE FROM role_attributes WHERE entity_type = ? AND entity_id = ? AND attr = ?', type, r.entity_id, r.attr)),
       });
     }
-    for (const t of store.allSql<Row>(`SELECT id, role_attributes FROM ${q(table)} WHERE NOT json_valid(role_attributes) LIMIT ${LIMIT}`)) {
+    for (const t of await store.allSql<Row>(`SELECT id, role_attributes FROM ${q(table)} WHERE NOT json_valid(role_attributes) LIMIT ${LIMIT}`)) {
       out.push({
         description: `${type} '${String(t.id)}' has malformed roleAttributes; repair rebuilds them from the role attribute index`,
-        fix: () => {
-          const attrs = store.allSql<{ attr: string }>(
+        fix: async () => {
+          const attrs = await store.allSql<{ attr: string }>(
             'SELECT attr FROM role_attributes WHERE entity_type = ? AND entity_id = ? ORDER BY attr',
             type,
             t.id,
           );
-          store.runSql(`UPDATE ${q(table)} SET role_attributes = ? WHERE id = ?`, JSON.stringify(attrs.map((a) => a.attr)), t.id);
+          await store.runSql(`UPDATE ${q(table)} SET role_attributes = ? WHERE id = ?`, JSON.stringify(attrs.map((a) => a.attr)), t.id);
         },
       });
     }
-    for (const t of store.allSql<Row>(
+    for (const t of await store.allSql<Row>(
       `SELECT t.id, t.role_attributes FROM ${q(table)} t WHERE json_valid(t.role_attributes) AND (
          EXISTS (SELECT 1 FROM json_each(t.role_attributes) j WHERE NOT EXISTS
            (SELECT 1 FROM role_attributes r WHERE r.entity_type = ? AND r.entity_id = t.id AND r.attr = j.value))
@@ -277,53 +284,54 @@ function roleAttributeLinks(store: Store): IntegrityFinding[] {
 }
 
 /** services.configs (ordered copy) against the service_configs links. */
-function serviceConfigLinks(store: Store): IntegrityFinding[] {
-  if (!tableHas(store, 'services', 'configs')) return [];
-  return store
-    .allSql<Row>(
+async function serviceConfigLinks(store: Store): Promise<IntegrityFinding[]> {
+  if (!(await tableHas(store, 'services', 'configs'))) return [];
+  return (
+    await store.allSql<Row>(
       `SELECT s.id, s.configs FROM services s WHERE json_valid(s.configs) AND (
        EXISTS (SELECT 1 FROM json_each(s.configs) j WHERE NOT EXISTS
          (SELECT 1 FROM service_configs sc WHERE sc.service_id = s.id AND sc.config_id = j.value))
        OR EXISTS (SELECT 1 FROM service_configs sc WHERE sc.service_id = s.id AND NOT EXISTS
          (SELECT 1 FROM json_each(s.configs) j WHERE j.value = sc.config_id))) LIMIT ${LIMIT}`,
     )
-    .map((s) => ({
-      description: `service '${String(s.id)}': its configs list and its config links differ; repair joins them (dropping missing configs)`,
-      fix: () => {
-        const listed = (JSON.parse(s.configs as string) as string[]).filter((id) => store.getSql('SELECT 1 FROM configs WHERE id = ?', id));
-        const linked = store
-          .allSql<{ config_id: string }>('SELECT config_id FROM service_configs WHERE service_id = ?', s.id)
-          .map((r) => r.config_id);
-        const all = [...new Set([...listed, ...linked])];
-        store.runSql('DELETE FROM service_configs WHERE service_id = ?', s.id);
-        for (const id of all) store.runSql('INSERT INTO service_configs (service_id, config_id) VALUES (?, ?)', s.id, id);
-        store.runSql('UPDATE services SET configs = ? WHERE id = ?', JSON.stringify(all), s.id);
-      },
-    }));
+  ).map((s) => ({
+    description: `service '${String(s.id)}': its configs list and its config links differ; repair joins them (dropping missing configs)`,
+    fix: async () => {
+      const listed: string[] = [];
+      for (const id of JSON.parse(s.configs as string) as string[]) if (await store.getSql('SELECT 1 FROM configs WHERE id = ?', id)) listed.push(id);
+      const linked = (await store.allSql<{ config_id: string }>('SELECT config_id FROM service_configs WHERE service_id = ?', s.id)).map(
+        (r) => r.config_id,
+      );
+      const all = [...new Set([...listed, ...linked])];
+      await store.runSql('DELETE FROM service_configs WHERE service_id = ?', s.id);
+      for (const id of all) await store.runSql('INSERT INTO service_configs (service_id, config_id) VALUES (?, ?)', s.id, id);
+      await store.runSql('UPDATE services SET configs = ? WHERE id = ?', JSON.stringify(all), s.id);
+    },
+  }));
 }
 
 /**
  * API sessions whose authenticator (for ext-jwt logins: signer) is gone: there is no foreign key to cascade. CA
  * externalId certificate logins have no authenticator row (EXTERNAL_ID_AUTHENTICATOR).
  */
-function orphanedApiSessions(store: Store): IntegrityFinding[] {
-  return store
-    .allSql<Row>(
+async function orphanedApiSessions(store: Store): Promise<IntegrityFinding[]> {
+  return (
+    await store.allSql<Row>(
       `SELECT id, authenticator_id FROM api_sessions s WHERE s.authenticator_id IS NOT NULL AND s.authenticator_id NOT IN ('', ?)
        AND NOT EXISTS (SELECT 1 FROM authenticators a WHERE a.id = s.authenticator_id)
        AND NOT EXISTS (SELECT 1 FROM external_jwt_signers j WHERE j.id = s.authenticator_id) LIMIT ${LIMIT}`,
       EXTERNAL_ID_AUTHENTICATOR,
     )
-    .map((s) => ({
-      description: `api session '${String(s.id)}' was created by missing authenticator '${String(s.authenticator_id)}'; repair ends the session`,
-      fix: () => void store.runSql('DELETE FROM api_sessions WHERE id = ?', s.id),
-    }));
+  ).map((s) => ({
+    description: `api session '${String(s.id)}' was created by missing authenticator '${String(s.authenticator_id)}'; repair ends the session`,
+    fix: async () => void (await store.runSql('DELETE FROM api_sessions WHERE id = ?', s.id)),
+  }));
 }
 
 /** Auth policies naming external JWT signers that no longer exist. */
-function authPolicySigners(store: Store): IntegrityFinding[] {
+async function authPolicySigners(store: Store): Promise<IntegrityFinding[]> {
   const out: IntegrityFinding[] = [];
-  const rows = store.allSql<Row>(
+  const rows = await store.allSql<Row>(
     `SELECT p.id, p.primary_json, p.secondary_json FROM auth_policies p WHERE
        EXISTS (SELECT 1 FROM json_each(p.primary_json, '$.extJwt.allowedSigners') j
                WHERE NOT EXISTS (SELECT 1 FROM external_jwt_signers s WHERE s.id = j.value))
@@ -334,13 +342,15 @@ function authPolicySigners(store: Store): IntegrityFinding[] {
   for (const p of rows) {
     out.push({
       description: `auth policy '${String(p.id)}' names external JWT signers that do not exist; repair removes them`,
-      fix: () => {
-        const exists = (id: string) => !!store.getSql('SELECT 1 FROM external_jwt_signers WHERE id = ?', id);
+      fix: async () => {
+        const exists = async (id: string) => !!(await store.getSql('SELECT 1 FROM external_jwt_signers WHERE id = ?', id));
         const primary = JSON.parse(p.primary_json as string);
         const secondary = JSON.parse(p.secondary_json as string);
-        primary.extJwt.allowedSigners = (primary.extJwt.allowedSigners ?? []).filter(exists);
-        if (secondary.requireExtJwtSigner && !exists(secondary.requireExtJwtSigner)) secondary.requireExtJwtSigner = null;
-        store.runSql(
+        const allowed: string[] = [];
+        for (const id of (primary.extJwt.allowedSigners ?? []) as string[]) if (await exists(id)) allowed.push(id);
+        primary.extJwt.allowedSigners = allowed;
+        if (secondary.requireExtJwtSigner && !(await exists(secondary.requireExtJwtSigner))) secondary.requireExtJwtSigner = null;
+        await store.runSql(
           'UPDATE auth_policies SET primary_json = ?, secondary_json = ? WHERE id = ?',
           JSON.stringify(primary),
           JSON.stringify(secondary),

@@ -23,20 +23,20 @@ export class SharedFilesError extends Error {}
  */
 export async function loadNetworkPki<T>(store: Store, dataDir: string, now: Date, load: () => Promise<T>): Promise<T> {
   if (store.dialect !== 'postgres') return load();
-  adoptSharedFiles(store, dataDir);
+  await adoptSharedFiles(store, dataDir);
   const pki = await load();
-  openSecretKey(store, dataDir);
-  if (publishSharedFiles(store, dataDir, now)) return pki;
-  adoptSharedFiles(store, dataDir, { replace: true });
+  await openSecretKey(store, dataDir);
+  if (await publishSharedFiles(store, dataDir, now)) return pki;
+  await adoptSharedFiles(store, dataDir, { replace: true });
   return load();
 }
 
-function clusterBox(store: Store, dataDir: string): SecretBox {
+async function clusterBox(store: Store, dataDir: string): Promise<SecretBox> {
   const file = join(dataDir, CLUSTER_KEY_FILE);
   return new SecretBox(
-    loadOrCreateSecretKey(file, {
-      mayCreate: () =>
-        store.getSql('SELECT 1 AS x FROM shared_files LIMIT 1')
+    await loadOrCreateSecretKey(file, {
+      mayCreate: async () =>
+        (await store.getSql('SELECT 1 AS x FROM shared_files LIMIT 1'))
           ? `this network's CA and keys are sealed in its database with the ${CLUSTER_KEY_FILE} of the node that created it: copy that file (mode 0600) into ${dataDir}`
           : undefined,
     }),
@@ -51,10 +51,10 @@ const context = (name: string) => `shared file ${name}`;
  * belongs to another network), unless `replace` (this node's own files just lost the race to be the network's).
  * Returns the names written.
  */
-function adoptSharedFiles(store: Store, dataDir: string, opts: { replace?: boolean } = {}): string[] {
-  const stored = store.allSql<{ name: string; content: string }>('SELECT name, content FROM shared_files ORDER BY name');
+async function adoptSharedFiles(store: Store, dataDir: string, opts: { replace?: boolean } = {}): Promise<string[]> {
+  const stored = await store.allSql<{ name: string; content: string }>('SELECT name, content FROM shared_files ORDER BY name');
   if (!stored.length) return [];
-  const box = clusterBox(store, dataDir);
+  const box = await clusterBox(store, dataDir);
   const written: string[] = [];
   for (const r of stored) {
     if (!SHARED_FILES.includes(r.name)) continue;
@@ -83,22 +83,22 @@ function adoptSharedFiles(store: Store, dataDir: string, opts: { replace?: boole
  * Stores this node's files, sealed, where the database holds none yet (the first node of a network publishes its
  * own). Returns false when another node's files got there first: the caller adopts them and loads its PKI again.
  */
-function publishSharedFiles(store: Store, dataDir: string, now: Date): boolean {
-  const box = clusterBox(store, dataDir);
-  return store.tx(() => {
+async function publishSharedFiles(store: Store, dataDir: string, now: Date): Promise<boolean> {
+  const box = await clusterBox(store, dataDir);
+  return store.tx(async () => {
     let same = true;
     for (const name of SHARED_FILES) {
       const file = join(dataDir, name);
       if (!existsSync(file)) continue;
       const mine = readFileSync(file);
       const sealed = box.seal(mine.toString('base64'), context(name));
-      store.runSql(
+      await store.runSql(
         'INSERT INTO shared_files (name, content, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING',
         name,
         sealed,
         now.toISOString(),
       );
-      const stored = store.getSql<{ content: string }>('SELECT content FROM shared_files WHERE name = ?', name)!.content;
+      const stored = (await store.getSql<{ content: string }>('SELECT content FROM shared_files WHERE name = ?', name))!.content;
       if (!Buffer.from(box.open(stored, context(name)), 'base64').equals(mine)) same = false;
     }
     return same;

@@ -24,15 +24,15 @@ export interface TraceDetail {
   channels: string[];
 }
 
-function requireIdentity(ctx: Ctx, id: string): void {
-  if (!ctx.core.store.getSql('SELECT 1 FROM identities WHERE id = ?', id)) throw notFound('identity');
+async function requireIdentity(ctx: Ctx, id: string): Promise<void> {
+  if (!(await ctx.core.store.getSql('SELECT 1 FROM identities WHERE id = ?', id))) throw notFound('identity');
 }
 
 /** PUT /identities/{id}/trace: enables data flow tracing for a while (or disables it); stored per identity. */
-export function updateTrace(ctx: Ctx, identityId: string, body: unknown): TraceDetail {
+export async function updateTrace(ctx: Ctx, identityId: string, body: unknown): Promise<TraceDetail> {
   requirePermission(ctx.caller, 'identity', 'update');
   const spec = parseInput(traceSpecSchema, body ?? {});
-  requireIdentity(ctx, identityId);
+  await requireIdentity(ctx, identityId);
   const now = ctx.core.clock.now();
   const enabled = spec.enabled ?? false;
   let ms = 0;
@@ -47,7 +47,7 @@ export function updateTrace(ctx: Ctx, identityId: string, body: unknown): TraceD
   const traceId = spec.traceId ?? randomUUID();
   const until = new Date(now.getTime() + ms).toISOString();
   const channels = spec.channels ?? [];
-  ctx.core.store.runSql(
+  await ctx.core.store.runSql(
     `INSERT INTO identity_traces (identity_id, enabled, trace_id, channels, until, updated_at) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT(identity_id) DO UPDATE SET enabled = excluded.enabled, trace_id = excluded.trace_id, channels = excluded.channels,
        until = excluded.until, updated_at = excluded.updated_at`,
@@ -63,10 +63,10 @@ export function updateTrace(ctx: Ctx, identityId: string, body: unknown): TraceD
 }
 
 /** GET /identities/{id}/trace: the current tracing state; a trace past its `until` reports disabled. */
-export function getTrace(ctx: Ctx, identityId: string): TraceDetail {
+export async function getTrace(ctx: Ctx, identityId: string): Promise<TraceDetail> {
   requirePermission(ctx.caller, 'identity', 'read');
-  requireIdentity(ctx, identityId);
-  const row = ctx.core.store.getSql<Row>('SELECT * FROM identity_traces WHERE identity_id = ?', identityId);
+  await requireIdentity(ctx, identityId);
+  const row = await ctx.core.store.getSql<Row>('SELECT * FROM identity_traces WHERE identity_id = ?', identityId);
   if (!row) return { enabled: false, traceId: null, until: null, channels: [] };
   const live = !!row.enabled && (row.until as string) > ctx.core.clock.now().toISOString();
   return { enabled: live, traceId: row.trace_id as string, until: row.until as string, channels: JSON.parse(row.channels as string) };

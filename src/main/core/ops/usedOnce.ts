@@ -4,10 +4,11 @@ import type { Core } from '../core';
  * Marks `key` used until `expiresAt`; false when it already was (by this node or another on the same database).
  * Expired marks are dropped as new ones come.
  */
-export function markUsedOnce(core: Core, key: string, expiresAt: Date, now: Date): boolean {
+export async function markUsedOnce(core: Core, key: string, expiresAt: Date, now: Date): Promise<boolean> {
   const store = core.store;
-  store.runSql('DELETE FROM used_once WHERE expires_at < ?', now.toISOString());
+  await store.runSql('DELETE FROM used_once WHERE expires_at < ?', now.toISOString());
   return (
-    store.runSql('INSERT INTO used_once (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING', key, expiresAt.toISOString()).changes === 1
+    (await store.runSql('INSERT INTO used_once (key, expires_at) VALUES (?, ?) ON CONFLICT (key) DO NOTHING', key, expiresAt.toISOString()))
+      .changes === 1
   );
 }

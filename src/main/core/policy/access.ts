@@ -10,7 +10,7 @@ import { ensureClass } from './policyIndex';
 /** Class id used when an entity has none (matches nothing). */
 export const NO_CLASS = -1;
 
-export const classFor = (core: Core, kind: RoleKind, id: string): number => ensureClass(core, kind, id) ?? NO_CLASS;
+export const classFor = async (core: Core, kind: RoleKind, id: string): Promise<number> => (await ensureClass(core, kind, id)) ?? NO_CLASS;
 
 export type PolicyTypeFilter = 'dial' | 'bind' | undefined;
 const typeCondition = (t: PolicyTypeFilter) => (t === 'dial' ? ' AND a.dial > 0' : t === 'bind' ? ' AND a.bind > 0' : '');
@@ -73,7 +73,7 @@ export const reachedFrom = (
   opts: { policyType?: boolean; view?: Association['view'] } = {},
 ): Association => ({
   child,
-  where: (ctx, id, query) => select(classFor(ctx.core, kind, id), opts.policyType ? policyTypeOf(query) : undefined),
+  where: async (ctx, id, query) => select(await classFor(ctx.core, kind, id), opts.policyType ? policyTypeOf(query) : undefined),
   view: opts.view,
 });
 
@@ -92,10 +92,10 @@ export interface Grant {
 }
 
 /** Dial/Bind grants of an identity class for service classes. */
-export function grantsFor(store: Store, identityClass: number, serviceClasses: number[]): Map<number, Grant> {
+export async function grantsFor(store: Store, identityClass: number, serviceClasses: number[]): Promise<Map<number, Grant>> {
   const out = new Map<number, Grant>();
   if (!serviceClasses.length) return out;
-  for (const r of store.allSql<{ service_class: number; dial: number; bind: number }>(
+  for (const r of await store.allSql<{ service_class: number; dial: number; bind: number }>(
     'SELECT service_class, dial, bind FROM service_access WHERE identity_class = ? AND service_class IN (SELECT value FROM json_each(?))',
     identityClass,
     JSON.stringify(serviceClasses),
@@ -111,10 +111,10 @@ export function permissionsOf(grant: Grant | undefined): string[] {
 }
 
 /** Classes of a page of entities of one kind (entity id -> class id). */
-export function classesOf(store: Store, kind: RoleKind, ids: string[]): Map<string, number> {
+export async function classesOf(store: Store, kind: RoleKind, ids: string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   if (!ids.length) return out;
-  for (const r of store.allSql<{ entity_id: string; class_id: number }>(
+  for (const r of await store.allSql<{ entity_id: string; class_id: number }>(
     'SELECT entity_id, class_id FROM role_class_members WHERE kind = ? AND entity_id IN (SELECT value FROM json_each(?))',
     kind,
     JSON.stringify(ids),
@@ -124,11 +124,16 @@ export function classesOf(store: Store, kind: RoleKind, ids: string[]): Map<stri
 }
 
 /** Number of distinct entities reachable through a class's links (classes are disjoint, so member counts add up). */
-export function reachCount(store: Store, table: 'identity_router_access' | 'service_router_access', column: string, classId: number): number {
-  return store.getSql<{ n: number }>(
+export async function reachCount(
+  store: Store,
+  table: 'identity_router_access' | 'service_router_access',
+  column: string,
+  classId: number,
+): Promise<number> {
+  return (await store.getSql<{ n: number }>(
     `SELECT coalesce(sum(c.member_count), 0) AS n FROM ${table} a JOIN role_classes c ON c.id = a.router_class WHERE a.${column} = ?`,
     classId,
-  )!.n;
+  ))!.n;
 }
 
 /**
@@ -136,21 +141,21 @@ export function reachCount(store: Store, table: 'identity_router_access' | 'serv
  * classes' member counts, and when the identity reaches a good share of all services the page is found by walking
  * services in name order (stopping at the page) rather than collecting and sorting every reachable service.
  */
-export function listReachableServices(ctx: Ctx, def: ResourceDef, identityClass: number, params: ListParams) {
+export async function listReachableServices(ctx: Ctx, def: ResourceDef, identityClass: number, params: ListParams) {
   const store = ctx.core.store;
   if (params.filter || params.roleFilter?.length) return listRows(ctx, def, params, reach.servicesOfIdentity(identityClass));
-  const classes = store.allSql<{ c: number; n: number }>(
+  const classes = await store.allSql<{ c: number; n: number }>(
     `SELECT a.service_class AS c, r.member_count AS n FROM service_access a JOIN role_classes r ON r.id = a.service_class
      WHERE a.identity_class = ?`,
     identityClass,
   );
   const total = classes.reduce((sum, r) => sum + r.n, 0);
-  const everything = store.getSql<{ n: number }>("SELECT coalesce(sum(member_count), 0) AS n FROM role_classes WHERE kind = 'service'")!.n;
+  const everything = (await store.getSql<{ n: number }>("SELECT coalesce(sum(member_count), 0) AS n FROM role_classes WHERE kind = 'service'"))!.n;
   const where =
     total * 5 >= everything
       ? "(SELECT class_id FROM role_class_members WHERE kind = 'service' AND entity_id = t.id) IN (SELECT value FROM json_each(?))"
       : 't.id IN (SELECT entity_id FROM role_class_members WHERE class_id IN (SELECT value FROM json_each(?)))';
-  const q = listSql(def, params, { where, params: [JSON.stringify(classes.map((r) => r.c))] });
-  const rows = store.allSql<Row>(q.pageSql, ...q.args, q.limit, q.offset);
+  const q = await listSql(def, params, { where, params: [JSON.stringify(classes.map((r) => r.c))] });
+  const rows = await store.allSql<Row>(q.pageSql, ...q.args, q.limit, q.offset);
   return { rows, meta: { pagination: { limit: q.limit, offset: q.offset, totalCount: total }, filterableFields: q.filterableFields } };
 }

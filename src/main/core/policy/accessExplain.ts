@@ -56,7 +56,7 @@ export interface AccessExplanation {
   identity: Ref;
   service: Ref;
   /** the REST policy advice (unchanged) */
-  advice: ReturnType<typeof policyAdvice>;
+  advice: Awaited<ReturnType<typeof policyAdvice>>;
   dial: { allowed: boolean; posturePasses: boolean; policies: GrantingPolicy[] };
   bind: { allowed: boolean; posturePasses: boolean; policies: GrantingPolicy[] };
   routers: { identityRouterCount: number; serviceRouterCount: number; common: CommonRouter[]; moreCommon: number };
@@ -78,9 +78,9 @@ const json = (v: unknown): string[] => (typeof v === 'string' ? (JSON.parse(v) a
 const partsText = (parts: Array<string | Ref>) => parts.map((p) => (typeof p === 'string' ? p : (p.name ?? p.id))).join('');
 
 /** Policies of one table that match both an entity class (one side) and any of some router classes (the other). */
-function policiesJoining(store: Store, table: string, entityClass: number, routerClass: number): Ref[] {
-  return store
-    .allSql<{ id: string; name: string }>(
+async function policiesJoining(store: Store, table: string, entityClass: number, routerClass: number): Promise<Ref[]> {
+  return (
+    await store.allSql<{ id: string; name: string }>(
       `SELECT DISTINCT p.id, p.name FROM class_policies a
      JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = 'edge-router' AND b.class_id = ?
      JOIN ${table} p ON p.id = a.policy_id
@@ -88,34 +88,34 @@ function policiesJoining(store: Store, table: string, entityClass: number, route
       routerClass,
       entityClass,
     )
-    .map((p) => ref(table === 'edge_router_policies' ? 'edge-router-policies' : 'service-edge-router-policies', p.id, p.name));
+  ).map((p) => ref(table === 'edge_router_policies' ? 'edge-router-policies' : 'service-edge-router-policies', p.id, p.name));
 }
 
 /** Identities currently holding an attribute (the most a policy edit adding `#attr` could grant). */
-const attrHolders = (store: Store, attr: string): number =>
-  store.getSql<{ n: number }>("SELECT count(*) AS n FROM role_attributes WHERE entity_type = 'identity' AND attr = ?", attr)!.n;
+const attrHolders = async (store: Store, attr: string): Promise<number> =>
+  (await store.getSql<{ n: number }>("SELECT count(*) AS n FROM role_attributes WHERE entity_type = 'identity' AND attr = ?", attr))!.n;
 
 /** Members of the classes one side of a policy matches. */
-const sideMembers = (store: Store, policyId: string, kind: string): number =>
-  store.getSql<{ n: number }>(
+const sideMembers = async (store: Store, policyId: string, kind: string): Promise<number> =>
+  (await store.getSql<{ n: number }>(
     'SELECT coalesce(sum(c.member_count), 0) AS n FROM class_policies cp JOIN role_classes c ON c.id = cp.class_id WHERE cp.policy_id = ? AND cp.kind = ?',
     policyId,
     kind,
-  )!.n;
+  ))!.n;
 
 function fix(parts: Array<string | Ref>, alsoGrants: number, change: AccessFix['change']): AccessFix {
   return { sentence: partsText(parts), parts, alsoGrants, change };
 }
 
 /** Ways to get a Dial (or Bind) service policy to cover the identity for the service. */
-function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: Row, serviceClass: number): AccessFix[] {
+async function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: Row, serviceClass: number): Promise<AccessFix[]> {
   const store = ctx.core.store;
   const out: Array<AccessFix & { rank: number }> = [];
   const identityRef = ref('identities', identity.id as string, identity.name as string);
   const serviceRef = ref('services', service.id as string, service.name as string);
   const attrs = json(identity.role_attributes);
   // policies of that type that already cover the service: widen their identity side
-  const forService = store.allSql<Row>(
+  const forService = await store.allSql<Row>(
     `SELECT DISTINCT p.* FROM class_policies b JOIN service_policies p ON p.id = b.policy_id AND p.type = ?
      WHERE b.kind = 'service' AND b.class_id = ? ORDER BY p.name LIMIT 10`,
     type,
@@ -129,7 +129,7 @@ function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: Row, se
     if (p.semantic === 'AnyOf') {
       for (const a of attrs.filter((x) => !policyAttrs.includes(x))) {
         out.push({
-          ...fix(['Add ', `#${a}`, ' to the identity roles of ', policy], Math.max(0, attrHolders(store, a) - 1), {
+          ...fix(['Add ', `#${a}`, ' to the identity roles of ', policy], Math.max(0, (await attrHolders(store, a)) - 1), {
             resource: 'service-policies',
             op: 'patch',
             id: policy.id,
@@ -171,8 +171,8 @@ function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: Row, se
     }
   }
   // policies of that type that already cover the identity: widen their service side
-  const ic = classFor(ctx.core, 'identity', identity.id as string);
-  for (const p of store.allSql<Row>(
+  const ic = await classFor(ctx.core, 'identity', identity.id as string);
+  for (const p of await store.allSql<Row>(
     `SELECT DISTINCT p.* FROM class_policies a JOIN service_policies p ON p.id = a.policy_id AND p.type = ?
      WHERE a.kind = 'identity' AND a.class_id = ? ORDER BY p.name LIMIT 5`,
     type,
@@ -183,7 +183,7 @@ function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: Row, se
     out.push({
       ...fix(
         ['Add ', `@${service.name as string}`, ' to the service roles of ', policy, ` (every identity it selects may then ${type.toLowerCase()} it)`],
-        Math.max(0, sideMembers(store, policy.id, 'identity') - 1),
+        Math.max(0, (await sideMembers(store, policy.id, 'identity')) - 1),
         { resource: 'service-policies', op: 'patch', id: policy.id, body: { serviceRoles: [...roles, `@${service.id as string}`] } },
       ),
       rank: 3,
@@ -209,7 +209,7 @@ function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: Row, se
 }
 
 /** Ways to give the identity and the service an edge router in common. */
-function routerFixes(ctx: Ctx, identity: Row, service: Row, ic: number, sc: number): AccessFix[] {
+async function routerFixes(ctx: Ctx, identity: Row, service: Row, ic: number, sc: number): Promise<AccessFix[]> {
   const store = ctx.core.store;
   const out: AccessFix[] = [];
   const identityRef = ref('identities', identity.id as string, identity.name as string);
@@ -221,10 +221,10 @@ function routerFixes(ctx: Ctx, identity: Row, service: Row, ic: number, sc: numb
      WHERE m.class_id IN (SELECT router_class FROM ${table} WHERE ${column} = ?) ORDER BY t.is_online DESC, t.name LIMIT 3`,
       cls,
     );
-  const serviceRouters = routersOf('service_router_access', 'service_class', sc);
-  const identityRouters = routersOf('identity_router_access', 'identity_class', ic);
+  const serviceRouters = await routersOf('service_router_access', 'service_class', sc);
+  const identityRouters = await routersOf('identity_router_access', 'identity_class', ic);
   // edge router policies reaching one of the service's routers: add the identity
-  for (const p of store.allSql<Row>(
+  for (const p of await store.allSql<Row>(
     `SELECT DISTINCT p.* FROM service_router_access s JOIN class_policies r ON r.kind = 'edge-router' AND r.class_id = s.router_class
      JOIN edge_router_policies p ON p.id = r.policy_id WHERE s.service_class = ? AND p.is_system = 0 ORDER BY p.name LIMIT 3`,
     sc,
@@ -240,7 +240,7 @@ function routerFixes(ctx: Ctx, identity: Row, service: Row, ic: number, sc: numb
     );
   }
   // service edge router policies reaching one of the identity's routers: add the service
-  for (const p of store.allSql<Row>(
+  for (const p of await store.allSql<Row>(
     `SELECT DISTINCT p.* FROM identity_router_access s JOIN class_policies r ON r.kind = 'edge-router' AND r.class_id = s.router_class
      JOIN service_edge_router_policies p ON p.id = r.policy_id WHERE s.identity_class = ? ORDER BY p.name LIMIT 3`,
     ic,
@@ -292,31 +292,31 @@ function routerFixes(ctx: Ctx, identity: Row, service: Row, ic: number, sc: numb
 }
 
 /** The whole chain for one identity and one service; `want` says which access the fixes aim at. */
-export function explainAccess(ctx: Ctx, identityId: string, serviceId: string, want: SessionType = 'Dial'): AccessExplanation {
+export async function explainAccess(ctx: Ctx, identityId: string, serviceId: string, want: SessionType = 'Dial'): Promise<AccessExplanation> {
   const caller = ctx.caller;
-  const advice = policyAdvice(ctx, identityId, serviceId);
+  const advice = await policyAdvice(ctx, identityId, serviceId);
   for (const group of ['service-policy', 'edge-router-policy', 'service-edge-router-policy', 'router', 'posture-check'] as const) {
     requirePermission(caller, group, 'read');
   }
   const core = ctx.core;
   const store = core.store;
-  return store.read(() => {
-    const identity = requireRow(store, identities, identityId);
-    const service = store.getSql<Row>('SELECT * FROM services WHERE id = ?', serviceId)!;
-    const ic = classFor(core, 'identity', identityId);
-    const sc = classFor(core, 'service', serviceId);
+  return store.read(async () => {
+    const identity = await requireRow(store, identities, identityId);
+    const service = (await store.getSql<Row>('SELECT * FROM services WHERE id = ?', serviceId))!;
+    const ic = await classFor(core, 'identity', identityId);
+    const sc = await classFor(core, 'service', serviceId);
 
     // service policies, with their posture checks evaluated on the identity's latest API session
-    const session = store.getSql<Row>('SELECT * FROM api_sessions WHERE identity_id = ? ORDER BY created_at DESC LIMIT 1', identityId);
-    const input = evaluationInput(core, identityId, session);
-    const policies = ic === NO_CLASS || sc === NO_CLASS ? [] : policyPostureChecks(store, ic, [sc]);
+    const session = await store.getSql<Row>('SELECT * FROM api_sessions WHERE identity_id = ? ORDER BY created_at DESC LIMIT 1', identityId);
+    const input = await evaluationInput(core, identityId, session);
+    const policies = ic === NO_CLASS || sc === NO_CLASS ? [] : await policyPostureChecks(store, ic, [sc]);
     const semantics = new Map(
-      store
-        .allSql<{ id: string; semantic: string }>(
+      (
+        await store.allSql<{ id: string; semantic: string }>(
           'SELECT id, semantic FROM service_policies WHERE id IN (SELECT value FROM json_each(?))',
           JSON.stringify(policies.map((p) => p.policyId)),
         )
-        .map((r) => [r.id, r.semantic]),
+      ).map((r) => [r.id, r.semantic]),
     );
     const granting = (type: SessionType): GrantingPolicy[] =>
       policies
@@ -346,16 +346,17 @@ export function explainAccess(ctx: Ctx, identityId: string, serviceId: string, w
 
     // the common routers, each with the policies that make it common
     const commonIds = advice.commonRouters.slice(0, MAX_COMMON).map((r) => r.id);
-    const routerClasses = classesOf(store, 'edge-router', commonIds);
-    const common: CommonRouter[] = advice.commonRouters.slice(0, MAX_COMMON).map((r) => {
+    const routerClasses = await classesOf(store, 'edge-router', commonIds);
+    const common: CommonRouter[] = [];
+    for (const r of advice.commonRouters.slice(0, MAX_COMMON)) {
       const rc = routerClasses.get(r.id) ?? NO_CLASS;
-      return {
+      common.push({
         ...ref('edge-routers', r.id, r.name),
         isOnline: r.isOnline,
-        edgeRouterPolicies: policiesJoining(store, 'edge_router_policies', ic, rc),
-        serviceEdgeRouterPolicies: policiesJoining(store, 'service_edge_router_policies', sc, rc),
-      };
-    });
+        edgeRouterPolicies: await policiesJoining(store, 'edge_router_policies', ic, rc),
+        serviceEdgeRouterPolicies: await policiesJoining(store, 'service_edge_router_policies', sc, rc),
+      });
+    }
     const online = advice.commonRouters.some((r) => r.isOnline);
     const canDial = advice.isDialAllowed && dialPosture && online;
     const canBind = advice.isBindAllowed && bindPosture && online;
@@ -367,7 +368,7 @@ export function explainAccess(ctx: Ctx, identityId: string, serviceId: string, w
     let fixes: AccessFix[] = [];
     if (!allowed) {
       missing = `No ${want} service policy selects both the identity and the service.`;
-      fixes = grantFixes(ctx, want, identity, service, sc);
+      fixes = await grantFixes(ctx, want, identity, service, sc);
     } else if (!advice.commonRouters.length) {
       missing =
         advice.identityRouterCount === 0
@@ -375,23 +376,26 @@ export function explainAccess(ctx: Ctx, identityId: string, serviceId: string, w
           : advice.serviceRouterCount === 0
             ? 'No service edge router policy lets the service use an edge router.'
             : 'The identity and the service have no edge router in common.';
-      fixes = routerFixes(ctx, identity, service, ic, sc);
+      fixes = await routerFixes(ctx, identity, service, ic, sc);
     } else if (!posture) {
       const failing = (want === 'Dial' ? dial : bind).flatMap((p) => p.postureChecks.filter((c) => !c.passes));
       missing = `The posture checks of every ${want} policy are not all passing (${[...new Set(failing.map((c) => c.name))].join(', ')}).`;
-      fixes = failing.slice(0, 1).map((c) => {
+      fixes = [];
+      for (const c of failing.slice(0, 1)) {
         const policy = (want === 'Dial' ? dial : bind).find((p) => p.postureChecks.some((x) => x.id === c.id))!;
-        const row = store.getSql<{ posture_check_roles: string }>('SELECT posture_check_roles FROM service_policies WHERE id = ?', policy.id);
-        const checkAttrs = json(store.getSql<{ a: string }>('SELECT role_attributes AS a FROM posture_checks WHERE id = ?', c.id)?.a);
+        const row = await store.getSql<{ posture_check_roles: string }>('SELECT posture_check_roles FROM service_policies WHERE id = ?', policy.id);
+        const checkAttrs = json((await store.getSql<{ a: string }>('SELECT role_attributes AS a FROM posture_checks WHERE id = ?', c.id))?.a);
         const selecting = new Set([`@${c.id}`, '#all', ...checkAttrs.map((a) => `#${a}`)]);
         const remaining = json(row?.posture_check_roles).filter((r) => !selecting.has(r));
-        return fix(['Have the identity pass ', c, `, or remove it from the posture check roles of `, policy], 0, {
-          resource: 'service-policies',
-          op: 'patch',
-          id: policy.id,
-          body: { postureCheckRoles: remaining },
-        });
-      });
+        fixes.push(
+          fix(['Have the identity pass ', c, `, or remove it from the posture check roles of `, policy], 0, {
+            resource: 'service-policies',
+            op: 'patch',
+            id: policy.id,
+            body: { postureCheckRoles: remaining },
+          }),
+        );
+      }
     } else if (!online) {
       missing = 'None of the common edge routers is online.';
     }
@@ -417,8 +421,8 @@ export function explainAccess(ctx: Ctx, identityId: string, serviceId: string, w
 }
 
 /** Identities that may dial (or bind) a service, paged in SQL: the service page's "who may use it". */
-export function serviceUsers(ctx: Ctx, serviceId: string, type: 'dial' | 'bind', params: ListParams) {
+export async function serviceUsers(ctx: Ctx, serviceId: string, type: 'dial' | 'bind', params: ListParams) {
   requirePermission(ctx.caller, 'service', 'read');
-  const sc = classFor(ctx.core, 'service', serviceId);
+  const sc = await classFor(ctx.core, 'service', serviceId);
   return listResource(ctx, identities, params, reach.identitiesOfService(sc, type));
 }

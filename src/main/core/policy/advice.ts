@@ -10,17 +10,17 @@ import { classFor, grantsFor, reach, reachCount } from './access';
  * routers each side reaches, and the routers they share with their online state. Read from the same class links
  * that session creation uses, so the advice and the outcome agree.
  */
-export function policyAdvice(ctx: Ctx, identityId: string, serviceId: string) {
+export async function policyAdvice(ctx: Ctx, identityId: string, serviceId: string) {
   requirePermission(ctx.caller, 'identity', 'read');
   requirePermission(ctx.caller, 'service', 'read');
   const store = ctx.core.store;
-  const identity = requireRow(store, identities, identityId);
-  const service = requireRow(store, services, serviceId);
-  const ic = classFor(ctx.core, 'identity', identityId);
-  const sc = classFor(ctx.core, 'service', serviceId);
-  const grant = grantsFor(store, ic, [sc]).get(sc);
+  const identity = await requireRow(store, identities, identityId);
+  const service = await requireRow(store, services, serviceId);
+  const ic = await classFor(ctx.core, 'identity', identityId);
+  const sc = await classFor(ctx.core, 'service', serviceId);
+  const grant = (await grantsFor(store, ic, [sc])).get(sc);
   const common = reach.commonRouters(ic, sc);
-  const routers = store.allSql<{ id: string; name: string; is_online: number }>(
+  const routers = await store.allSql<{ id: string; name: string; is_online: number }>(
     `SELECT t.id, t.name, t.is_online FROM edge_routers t WHERE ${common.where} ORDER BY t.name, t.id`,
     ...common.params!,
   );
@@ -28,11 +28,11 @@ export function policyAdvice(ctx: Ctx, identityId: string, serviceId: string) {
     commonRouters: routers.map((r) => ({ ...ref('edge-routers', r.id, r.name), isOnline: !!r.is_online })),
     identity: ref('identities', identityId, identity.name as string),
     identityId,
-    identityRouterCount: reachCount(store, 'identity_router_access', 'identity_class', ic),
+    identityRouterCount: await reachCount(store, 'identity_router_access', 'identity_class', ic),
     isBindAllowed: !!grant?.bind,
     isDialAllowed: !!grant?.dial,
     service: ref('services', serviceId, service.name as string),
     serviceId,
-    serviceRouterCount: reachCount(store, 'service_router_access', 'service_class', sc),
+    serviceRouterCount: await reachCount(store, 'service_router_access', 'service_class', sc),
   };
 }

@@ -24,34 +24,34 @@ import { pageQuery } from '../query/list';
  */
 
 /** The services the caller may dial or bind, as it sees them (`configTypes`: the configs it wants inlined). */
-export function listCallerServices(ctx: Ctx, params: ListParams, configTypes: string[] | undefined): Page<ApiObject> {
-  const identityClass = classFor(ctx.core, 'identity', ctx.caller.identityId);
-  const { rows, meta } = listReachableServices(ctx, services, identityClass, params);
-  return { data: present(withServiceView(ctx, { configTypes }), services, rows), meta };
+export async function listCallerServices(ctx: Ctx, params: ListParams, configTypes: string[] | undefined): Promise<Page<ApiObject>> {
+  const identityClass = await classFor(ctx.core, 'identity', ctx.caller.identityId);
+  const { rows, meta } = await listReachableServices(ctx, services, identityClass, params);
+  return { data: await present(withServiceView(ctx, { configTypes }), services, rows), meta };
 }
 
-export function getCallerService(ctx: Ctx, id: string, configTypes: string[] | undefined): ApiObject {
-  const { service } = accessibleService(ctx, id);
-  return present(withServiceView(ctx, { configTypes }), services, [service])[0]!;
+export async function getCallerService(ctx: Ctx, id: string, configTypes: string[] | undefined): Promise<ApiObject> {
+  const { service } = await accessibleService(ctx, id);
+  return (await present(withServiceView(ctx, { configTypes }), services, [service]))[0]!;
 }
 
 /** Edge routers the caller may use for a service; a `session-token` given must be one of the caller's API session. */
-export function callerServiceEdgeRouters(ctx: Ctx, serviceId: string, sessionToken: string | undefined) {
+export async function callerServiceEdgeRouters(ctx: Ctx, serviceId: string, sessionToken: string | undefined) {
   checkSessionTokenHeader(ctx, sessionToken);
-  const { identityClass, serviceClass } = accessibleService(ctx, serviceId);
-  return { edgeRouters: commonRouters(ctx.core.store, identityClass, serviceClass).map(edgeRouterView) };
+  const { identityClass, serviceClass } = await accessibleService(ctx, serviceId);
+  return { edgeRouters: (await commonRouters(ctx.core.store, identityClass, serviceClass)).map(edgeRouterView) };
 }
 
-export function listCallerServiceTerminators(ctx: Ctx, serviceId: string, params: ListParams): Page<ApiObject> {
-  accessibleService(ctx, serviceId);
-  const { rows, meta } = listRows(ctx, terminators, params, { where: 't.service_id = ?', params: [serviceId] });
-  return { data: present(ctx, terminators, rows), meta };
+export async function listCallerServiceTerminators(ctx: Ctx, serviceId: string, params: ListParams): Promise<Page<ApiObject>> {
+  await accessibleService(ctx, serviceId);
+  const { rows, meta } = await listRows(ctx, terminators, params, { where: 't.service_id = ?', params: [serviceId] });
+  return { data: await present(ctx, terminators, rows), meta };
 }
 
 /** Edge routers the caller may use at all, in the Client API's shape. */
-export function listCallerEdgeRouters(ctx: Ctx, params: ListParams): Page<ApiObject> {
-  const extra = reach.routersOfIdentity(classFor(ctx.core, 'identity', ctx.caller.identityId));
-  const { rows, meta } = listRows(ctx, edgeRouters, params, extra);
+export async function listCallerEdgeRouters(ctx: Ctx, params: ListParams): Promise<Page<ApiObject>> {
+  const extra = reach.routersOfIdentity(await classFor(ctx.core, 'identity', ctx.caller.identityId));
+  const { rows, meta } = await listRows(ctx, edgeRouters, params, extra);
   const data = rows.map((r) => ({
     _links: { self: { href: `./edge-routers/${r.id}` } },
     id: r.id,
@@ -64,46 +64,46 @@ export function listCallerEdgeRouters(ctx: Ctx, params: ListParams): Page<ApiObj
 }
 
 /** Sessions in the Client API's shape: without the policies that granted them. */
-function callerSessionView(ctx: Ctx, rows: Row[]): ApiObject[] {
-  return present(ctx, sessions, rows).map(({ servicePolicies: _omit, ...rest }) => rest);
+async function callerSessionView(ctx: Ctx, rows: Row[]): Promise<ApiObject[]> {
+  return (await present(ctx, sessions, rows)).map(({ servicePolicies: _omit, ...rest }) => rest);
 }
 
 /** The caller's own session, 404 for anyone else's. */
-function ownSession(ctx: Ctx, id: string): Row {
-  const row = ctx.core.store.getSql<Row>('SELECT * FROM sessions WHERE id = ? AND identity_id = ?', id, ctx.caller.identityId);
+async function ownSession(ctx: Ctx, id: string): Promise<Row> {
+  const row = await ctx.core.store.getSql<Row>('SELECT * FROM sessions WHERE id = ? AND identity_id = ?', id, ctx.caller.identityId);
   if (!row) throw notFound('session');
   return row;
 }
 
 /** A Dial or Bind session of the caller's API session (sessionGrant.ts), shown as created. */
-export function createCallerSession(ctx: Ctx, apiSession: Row, body: unknown): ApiObject {
-  const id = createSession(ctx, apiSession, body);
-  return callerSessionView(ctx, [requireRow(ctx.core.store, sessions, id)])[0]!;
+export async function createCallerSession(ctx: Ctx, apiSession: Row, body: unknown): Promise<ApiObject> {
+  const id = await createSession(ctx, apiSession, body);
+  return (await callerSessionView(ctx, [await requireRow(ctx.core.store, sessions, id)]))[0]!;
 }
 
-export function listCallerSessions(ctx: Ctx, params: ListParams): Page<ApiObject> {
-  const { rows, meta } = listRows(ctx, sessions, params, { where: 't.identity_id = ?', params: [ctx.caller.identityId] });
-  return { data: callerSessionView(ctx, rows), meta };
+export async function listCallerSessions(ctx: Ctx, params: ListParams): Promise<Page<ApiObject>> {
+  const { rows, meta } = await listRows(ctx, sessions, params, { where: 't.identity_id = ?', params: [ctx.caller.identityId] });
+  return { data: await callerSessionView(ctx, rows), meta };
 }
 
-export function getCallerSession(ctx: Ctx, id: string): ApiObject {
-  return callerSessionView(ctx, [ownSession(ctx, id)])[0]!;
+export async function getCallerSession(ctx: Ctx, id: string): Promise<ApiObject> {
+  return (await callerSessionView(ctx, [await ownSession(ctx, id)]))[0]!;
 }
 
-export function deleteCallerSession(ctx: Ctx, id: string): void {
-  ctx.core.store.runSql('DELETE FROM sessions WHERE id = ?', ownSession(ctx, id).id);
+export async function deleteCallerSession(ctx: Ctx, id: string): Promise<void> {
+  await ctx.core.store.runSql('DELETE FROM sessions WHERE id = ?', (await ownSession(ctx, id)).id);
 }
 
 /** A session's route path: Weft tracks no fabric circuits, so it is empty. */
-export function sessionRoutePath(ctx: Ctx, id: string) {
+export async function sessionRoutePath(ctx: Ctx, id: string) {
   requirePermission(ctx.caller, 'ops', 'read');
-  requireRow(ctx.core.store, sessions, id);
+  await requireRow(ctx.core.store, sessions, id);
   return { routePath: [] };
 }
 
-export function identityFailedServiceRequests(ctx: Ctx, identityId: string) {
+export async function identityFailedServiceRequests(ctx: Ctx, identityId: string) {
   requirePermission(ctx.caller, 'identity', 'read');
-  requireRow(ctx.core.store, identities, identityId);
+  await requireRow(ctx.core.store, identities, identityId);
   return failedServiceRequests(ctx.core.store, identityId);
 }
 
@@ -111,8 +111,8 @@ export function identityFailedServiceRequests(ctx: Ctx, identityId: string) {
  * Policy advice with all common routers, as OpenZiti answers (its CLI counts them); `limit` / `offset` page them
  * (a Weft extension), with the total in `meta.pagination`.
  */
-export function pagedPolicyAdvice(ctx: Ctx, identityId: string, serviceId: string, paging: Pick<ListParams, 'limit' | 'offset'>) {
-  const advice = policyAdvice(ctx, identityId, serviceId);
+export async function pagedPolicyAdvice(ctx: Ctx, identityId: string, serviceId: string, paging: Pick<ListParams, 'limit' | 'offset'>) {
+  const advice = await policyAdvice(ctx, identityId, serviceId);
   if (paging.limit === undefined && paging.offset === undefined) return { data: advice };
   const page = pageQuery(paging, {});
   return {
@@ -122,28 +122,28 @@ export function pagedPolicyAdvice(ctx: Ctx, identityId: string, serviceId: strin
 }
 
 /** The identity of the caller's API session. */
-export function getCurrentIdentity(ctx: Ctx): ApiObject {
-  return present(ctx, identities, [requireRow(ctx.core.store, identities, ctx.caller.identityId)])[0]!;
+export async function getCurrentIdentity(ctx: Ctx): Promise<ApiObject> {
+  return (await present(ctx, identities, [await requireRow(ctx.core.store, identities, ctx.caller.identityId)]))[0]!;
 }
 
 /** The caller's own authenticator, 404 for anyone else's. */
-function ownAuthenticator(ctx: Ctx, id: string): Row {
-  const row = requireRow(ctx.core.store, authenticators, id);
+async function ownAuthenticator(ctx: Ctx, id: string): Promise<Row> {
+  const row = await requireRow(ctx.core.store, authenticators, id);
   if (row.identity_id !== ctx.caller.identityId) throw notFound('authenticator');
   return row;
 }
 
-export function listOwnAuthenticators(ctx: Ctx, params: ListParams): Page<ApiObject> {
-  const { rows, meta } = listRows(ctx, authenticators, params, { where: 't.identity_id = ?', params: [ctx.caller.identityId] });
-  return { data: present(ctx, authenticators, rows), meta };
+export async function listOwnAuthenticators(ctx: Ctx, params: ListParams): Promise<Page<ApiObject>> {
+  const { rows, meta } = await listRows(ctx, authenticators, params, { where: 't.identity_id = ?', params: [ctx.caller.identityId] });
+  return { data: await present(ctx, authenticators, rows), meta };
 }
 
-export function getOwnAuthenticator(ctx: Ctx, id: string): ApiObject {
-  return present(ctx, authenticators, [ownAuthenticator(ctx, id)])[0]!;
+export async function getOwnAuthenticator(ctx: Ctx, id: string): Promise<ApiObject> {
+  return (await present(ctx, authenticators, [await ownAuthenticator(ctx, id)]))[0]!;
 }
 
 /** A new password (and username) for one of the caller's own authenticators, given its current password. */
 export async function updateOwnAuthenticator(ctx: Ctx, id: string, body: unknown, op: 'update' | 'patch'): Promise<void> {
-  ownAuthenticator(ctx, id);
+  await ownAuthenticator(ctx, id);
   await updateCredentials(ctx, id, body, op, true);
 }

@@ -12,10 +12,10 @@ export class AccessChanges {
   readonly services = new Set<string>();
 
   /** Identity classes with access to any of these service classes. */
-  addServiceClassAudience(store: Store, serviceClasses: Array<number | undefined>): void {
+  async addServiceClassAudience(store: Store, serviceClasses: Array<number | undefined>): Promise<void> {
     const ids = serviceClasses.filter((c): c is number => c !== undefined);
     if (!ids.length) return;
-    for (const r of store.allSql<{ c: number }>(
+    for (const r of await store.allSql<{ c: number }>(
       'SELECT DISTINCT identity_class AS c FROM service_access WHERE service_class IN (SELECT value FROM json_each(?))',
       JSON.stringify(ids),
     ))
@@ -23,10 +23,10 @@ export class AccessChanges {
   }
 
   /** Identity classes matched by service policies whose posture-check side matches these posture check classes. */
-  addPostureClassAudience(store: Store, postureClasses: Array<number | undefined>): void {
+  async addPostureClassAudience(store: Store, postureClasses: Array<number | undefined>): Promise<void> {
     const ids = postureClasses.filter((c): c is number => c !== undefined);
     if (!ids.length) return;
-    for (const r of store.allSql<{ c: number }>(
+    for (const r of await store.allSql<{ c: number }>(
       `SELECT DISTINCT a.class_id AS c FROM class_policies pc
        JOIN class_policies a ON a.policy_id = pc.policy_id AND a.kind = 'identity'
        WHERE pc.class_id IN (SELECT value FROM json_each(?))`,
@@ -36,16 +36,16 @@ export class AccessChanges {
   }
 
   /** Every identity class (a change that touches everyone's view, e.g. the first posture check). */
-  addEveryone(store: Store): void {
-    for (const r of store.allSql<{ id: number }>("SELECT id FROM role_classes WHERE kind = 'identity'")) this.identityClasses.add(r.id);
+  async addEveryone(store: Store): Promise<void> {
+    for (const r of await store.allSql<{ id: number }>("SELECT id FROM role_classes WHERE kind = 'identity'")) this.identityClasses.add(r.id);
   }
 
-  apply(core: Core): void {
+  async apply(core: Core): Promise<void> {
     if (!this.identityClasses.size && !this.identities.size && !this.services.size) return;
     const store = core.store;
     const now = core.clock.now().toISOString();
     if (this.identityClasses.size) {
-      store.runSql(
+      await store.runSql(
         `INSERT INTO class_service_changes (class_id, changed_at)
          SELECT value, ? FROM json_each(?) WHERE value IN (SELECT id FROM role_classes) AND true
          ON CONFLICT (class_id) DO UPDATE SET changed_at = excluded.changed_at`,
@@ -54,7 +54,7 @@ export class AccessChanges {
       );
     }
     if (this.identities.size) {
-      store.runSql(
+      await store.runSql(
         `INSERT INTO identity_service_changes (identity_id, changed_at)
          SELECT value, ? FROM json_each(?) WHERE value IN (SELECT id FROM identities) AND true
          ON CONFLICT (identity_id) DO UPDATE SET changed_at = excluded.changed_at`,
@@ -62,7 +62,7 @@ export class AccessChanges {
         JSON.stringify([...this.identities]),
       );
     }
-    revokeUnpermittedSessions(store, this);
+    await revokeUnpermittedSessions(store, this);
   }
 }
 
@@ -77,23 +77,23 @@ const UNPERMITTED = `NOT EXISTS (
  * Deletes the sessions in scope that lost their access. Each statement walks sessions (by index where the scope
  * names identities or services), never the much larger class memberships.
  */
-function revokeUnpermittedSessions(store: Store, scope: AccessChanges): void {
-  if (!store.getSql('SELECT 1 FROM sessions LIMIT 1')) return;
-  const del = (where: string, values: Iterable<unknown>) => {
+async function revokeUnpermittedSessions(store: Store, scope: AccessChanges): Promise<void> {
+  if (!(await store.getSql('SELECT 1 FROM sessions LIMIT 1'))) return;
+  const del = async (where: string, values: Iterable<unknown>) => {
     const list = [...values];
-    if (list.length) store.runSql(`DELETE FROM sessions AS s WHERE ${where} AND ${UNPERMITTED}`, JSON.stringify(list));
+    if (list.length) await store.runSql(`DELETE FROM sessions AS s WHERE ${where} AND ${UNPERMITTED}`, JSON.stringify(list));
   };
-  del('s.identity_id IN (SELECT value FROM json_each(?))', scope.identities);
-  del('s.service_id IN (SELECT value FROM json_each(?))', scope.services);
-  del(
+  await del('s.identity_id IN (SELECT value FROM json_each(?))', scope.identities);
+  await del('s.service_id IN (SELECT value FROM json_each(?))', scope.services);
+  await del(
     `(SELECT class_id FROM role_class_members WHERE kind = 'identity' AND entity_id = s.identity_id) IN (SELECT value FROM json_each(?))`,
     scope.identityClasses,
   );
 }
 
 /** `lastChangeAt` of the service list an API session sees: it starts at the session's creation. */
-export function lastServiceChange(store: Store, session: Row): string {
-  const row = store.getSql<{ i: string | null; c: string | null }>(
+export async function lastServiceChange(store: Store, session: Row): Promise<string> {
+  const row = await store.getSql<{ i: string | null; c: string | null }>(
     `SELECT (SELECT changed_at FROM identity_service_changes WHERE identity_id = ?) AS i,
             (SELECT ch.changed_at FROM role_class_members m JOIN class_service_changes ch ON ch.class_id = m.class_id
              WHERE m.kind = 'identity' AND m.entity_id = ?) AS c`,

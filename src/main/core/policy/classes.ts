@@ -9,8 +9,9 @@ import { addClassLinks } from './links';
  * (triggers in migration 003).
  */
 
-export function classOf(store: Store, kind: RoleKind, entityId: string): number | undefined {
-  return store.getSql<{ class_id: number }>('SELECT class_id FROM role_class_members WHERE kind = ? AND entity_id = ?', kind, entityId)?.class_id;
+export async function classOf(store: Store, kind: RoleKind, entityId: string): Promise<number | undefined> {
+  return (await store.getSql<{ class_id: number }>('SELECT class_id FROM role_class_members WHERE kind = ? AND entity_id = ?', kind, entityId))
+    ?.class_id;
 }
 
 export interface Reclassified {
@@ -19,36 +20,36 @@ export interface Reclassified {
 }
 
 /** Moves an entity into the class of its current attributes and `@id` references; creates the class if new. */
-export function classify(store: Store, kind: RoleKind, entityId: string): Reclassified {
-  const attrs = store
-    .allSql<{ attr: string }>('SELECT attr FROM role_attributes WHERE entity_type = ? AND entity_id = ? ORDER BY attr', kind, entityId)
-    .map((r) => r.attr);
-  const refs = store
-    .allSql<{ policy_id: string }>(
+export async function classify(store: Store, kind: RoleKind, entityId: string): Promise<Reclassified> {
+  const attrs = (
+    await store.allSql<{ attr: string }>('SELECT attr FROM role_attributes WHERE entity_type = ? AND entity_id = ? ORDER BY attr', kind, entityId)
+  ).map((r) => r.attr);
+  const refs = (
+    await store.allSql<{ policy_id: string }>(
       "SELECT policy_id FROM policy_side_roles WHERE kind = ? AND role_type = 'id' AND value = ? ORDER BY policy_id",
       kind,
       entityId,
     )
-    .map((r) => r.policy_id);
+  ).map((r) => r.policy_id);
   const key = JSON.stringify([attrs, refs]);
-  const from = classOf(store, kind, entityId);
+  const from = await classOf(store, kind, entityId);
   const to =
-    store.getSql<{ id: number }>('SELECT id FROM role_classes WHERE kind = ? AND key = ?', kind, key)?.id ??
-    createClass(store, kind, key, attrs, refs);
+    (await store.getSql<{ id: number }>('SELECT id FROM role_classes WHERE kind = ? AND key = ?', kind, key))?.id ??
+    (await createClass(store, kind, key, attrs, refs));
   if (from === undefined) {
-    store.runSql('INSERT INTO role_class_members (kind, entity_id, class_id) VALUES (?, ?, ?)', kind, entityId, to);
+    await store.runSql('INSERT INTO role_class_members (kind, entity_id, class_id) VALUES (?, ?, ?)', kind, entityId, to);
   } else if (from !== to) {
-    store.runSql('UPDATE role_class_members SET class_id = ? WHERE kind = ? AND entity_id = ?', to, kind, entityId);
+    await store.runSql('UPDATE role_class_members SET class_id = ? WHERE kind = ? AND entity_id = ?', to, kind, entityId);
   }
   return { from, to };
 }
 
 /** A new class: its attributes, references, the policy sides that match it and the access links that follow. */
-function createClass(store: Store, kind: RoleKind, key: string, attrs: string[], refs: string[]): number {
-  const id = store.getSql<{ id: number }>('INSERT INTO role_classes (kind, key) VALUES (?, ?) RETURNING id', kind, key)!.id;
-  store.runSql('INSERT INTO role_class_attrs (class_id, attr) SELECT ?, value FROM json_each(?)', id, JSON.stringify(attrs));
-  store.runSql('INSERT INTO role_class_refs (class_id, policy_id) SELECT ?, value FROM json_each(?)', id, JSON.stringify(refs));
-  store.runSql(
+async function createClass(store: Store, kind: RoleKind, key: string, attrs: string[], refs: string[]): Promise<number> {
+  const id = (await store.getSql<{ id: number }>('INSERT INTO role_classes (kind, key) VALUES (?, ?) RETURNING id', kind, key))!.id;
+  await store.runSql('INSERT INTO role_class_attrs (class_id, attr) SELECT ?, value FROM json_each(?)', id, JSON.stringify(attrs));
+  await store.runSql('INSERT INTO role_class_refs (class_id, policy_id) SELECT ?, value FROM json_each(?)', id, JSON.stringify(refs));
+  await store.runSql(
     `WITH hits(policy_id, n) AS (
        SELECT policy_id, count(*) FROM policy_side_roles
        WHERE kind = ? AND role_type = 'attr' AND value IN (SELECT value FROM json_each(?)) GROUP BY policy_id)
@@ -62,19 +63,19 @@ function createClass(store: Store, kind: RoleKind, key: string, attrs: string[],
     kind,
     JSON.stringify(refs),
   );
-  addClassLinks(store, id, kind);
+  await addClassLinks(store, id, kind);
   return id;
 }
 
 /** Records which classes of `kind` a policy side matches (its previous matches must have been removed). */
-export function matchPolicySide(
+export async function matchPolicySide(
   store: Store,
   policyId: string,
   kind: RoleKind,
   side: { all: boolean; attrs: string[]; semantic: 'AllOf' | 'AnyOf' },
-): void {
+): Promise<void> {
   const attrs = [...new Set(side.attrs)];
-  store.runSql(
+  await store.runSql(
     `INSERT INTO class_policies (policy_id, kind, class_id)
      SELECT ?, ?, c.id FROM role_classes c WHERE c.kind = ? AND (
        ? = 1
@@ -94,22 +95,22 @@ export function matchPolicySide(
  * Start-up repair: every row of a kind with role attributes gets its role class (rows of a database written by an
  * older release, or straight into the tables). Weft's own writes classify in their transaction.
  */
-export function classifyAllUnclassified(store: Store): void {
-  for (const kind of Object.keys(KINDS) as RoleKind[]) classifyUnclassified(store, kind, KINDS[kind].table);
+export async function classifyAllUnclassified(store: Store): Promise<void> {
+  for (const kind of Object.keys(KINDS) as RoleKind[]) await classifyUnclassified(store, kind, KINDS[kind].table);
 }
 
 /** Classes each member of `kind` that is not classified yet (rows written around the resource hooks). */
-export function classifyUnclassified(store: Store, kind: RoleKind, table: string, batch = 1000): number {
+export async function classifyUnclassified(store: Store, kind: RoleKind, table: string, batch = 1000): Promise<number> {
   let done = 0;
   for (;;) {
-    const ids = store.allSql<{ id: string }>(
+    const ids = await store.allSql<{ id: string }>(
       `SELECT t.id FROM ${table} t WHERE NOT EXISTS (SELECT 1 FROM role_class_members m WHERE m.kind = ? AND m.entity_id = t.id) LIMIT ?`,
       kind,
       batch,
     );
     if (!ids.length) return done;
-    store.tx(() => {
-      for (const { id } of ids) classify(store, kind, id);
+    await store.tx(async () => {
+      for (const { id } of ids) await classify(store, kind, id);
     });
     done += ids.length;
   }

@@ -9,35 +9,38 @@ import { classOf } from './classes';
  */
 
 /** Whoever sees a service sees a changed service (its class, if its attributes changed, is the write path's). */
-export function serviceWritten(core: Core, id: string, op: string): void {
+export async function serviceWritten(core: Core, id: string, op: string): Promise<void> {
   if (op === 'create') return;
   const changes = new AccessChanges();
-  changes.addServiceClassAudience(core.store, [classOf(core.store, 'service', id)]);
-  changes.apply(core);
+  await changes.addServiceClassAudience(core.store, [await classOf(core.store, 'service', id)]);
+  await changes.apply(core);
 }
 
 /** Before a service goes: the identities that saw it see their list change (its sessions go by foreign key). */
-export function serviceDeleting(core: Core, id: string): void {
+export async function serviceDeleting(core: Core, id: string): Promise<void> {
   const changes = new AccessChanges();
-  changes.addServiceClassAudience(core.store, [classOf(core.store, 'service', id)]);
-  changes.apply(core);
+  await changes.addServiceClassAudience(core.store, [await classOf(core.store, 'service', id)]);
+  await changes.apply(core);
 }
 
 /** A config's data changed: services using it and identities overriding with it see changed services. */
-export function configWritten(core: Core, configId: string): void {
+export async function configWritten(core: Core, configId: string): Promise<void> {
   const store = core.store;
   const changes = new AccessChanges();
-  changes.addServiceClassAudience(
+  await changes.addServiceClassAudience(
     store,
-    store
-      .allSql<{ class_id: number }>(
+    (
+      await store.allSql<{ class_id: number }>(
         "SELECT m.class_id FROM service_configs sc JOIN role_class_members m ON m.kind = 'service' AND m.entity_id = sc.service_id WHERE sc.config_id = ?",
         configId,
       )
-      .map((r) => r.class_id),
+    ).map((r) => r.class_id),
   );
-  for (const r of store.allSql<{ identity_id: string }>('SELECT DISTINCT identity_id FROM identity_service_configs WHERE config_id = ?', configId)) {
+  for (const r of await store.allSql<{ identity_id: string }>(
+    'SELECT DISTINCT identity_id FROM identity_service_configs WHERE config_id = ?',
+    configId,
+  )) {
     changes.identities.add(r.identity_id);
   }
-  changes.apply(core);
+  await changes.apply(core);
 }

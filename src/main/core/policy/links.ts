@@ -52,12 +52,12 @@ export const LINKS: Record<PolicyType, LinkSpec> = {
  * Adds (sign 1) or removes (sign -1) one policy's contribution: every pair of its left and right classes,
  * as currently recorded in class_policies. `policy` is the policy row the contribution was computed from.
  */
-export function applyPolicyLinks(store: Store, spec: LinkSpec, policyId: string, policy: Record<string, unknown>, sign: 1 | -1): void {
+export async function applyPolicyLinks(store: Store, spec: LinkSpec, policyId: string, policy: Record<string, unknown>, sign: 1 | -1): Promise<void> {
   const weights = spec.counts.map((c) => (c.when(policy) ? sign : 0));
   if (weights.every((w) => w === 0)) return;
   const { table, left, right, counts } = spec;
   const cols = counts.map((c) => c.column);
-  store.runSql(
+  await store.runSql(
     `INSERT INTO ${table} (${left.column}, ${right.column}, ${cols.join(', ')})
      SELECT a.class_id, b.class_id, ${cols.map(() => '?').join(', ')}
      FROM class_policies a JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = ?
@@ -69,7 +69,7 @@ export function applyPolicyLinks(store: Store, spec: LinkSpec, policyId: string,
     left.kind,
   );
   if (sign < 0) {
-    store.runSql(
+    await store.runSql(
       `DELETE FROM ${table} WHERE ${left.column} IN (SELECT class_id FROM class_policies WHERE policy_id = ? AND kind = ?)
          AND ${cols.map((c) => `${c} <= 0`).join(' AND ')}`,
       policyId,
@@ -79,14 +79,14 @@ export function applyPolicyLinks(store: Store, spec: LinkSpec, policyId: string,
 }
 
 /** Computes every link of a class that has just been created (it has none yet) from its matched policies. */
-export function addClassLinks(store: Store, classId: number, kind: RoleKind): void {
+export async function addClassLinks(store: Store, classId: number, kind: RoleKind): Promise<void> {
   for (const spec of Object.values(LINKS)) {
     const mine = spec.left.kind === kind ? spec.left : spec.right.kind === kind ? spec.right : undefined;
     if (!mine) continue;
     const other = mine === spec.left ? spec.right : spec.left;
     const cols = spec.counts.map((c) => c.column);
     const pair = mine === spec.left ? '?, b.class_id' : 'b.class_id, ?';
-    store.runSql(
+    await store.runSql(
       `INSERT INTO ${spec.table} (${spec.left.column}, ${spec.right.column}, ${cols.join(', ')})
        SELECT ${pair}, ${spec.counts.map((c) => `sum(${c.sql})`).join(', ')}
        FROM class_policies a

@@ -106,7 +106,7 @@ const otherKey = (kind: GraphKind) => `${kind}|*`;
 const entityKey = (kind: GraphKind, id: string) => `${kind}:${id}`;
 const groupName = (attrs: string[]) => (attrs.length ? attrs.map((a) => `#${a}`).join(' ') : 'no attributes');
 
-function loadClasses(store: Store, ids: Iterable<number>): ClassRow[] {
+async function loadClasses(store: Store, ids: Iterable<number>): Promise<ClassRow[]> {
   const list = [...new Set(ids)];
   if (!list.length) return [];
   return store.allSql<ClassRow>(
@@ -116,27 +116,31 @@ function loadClasses(store: Store, ids: Iterable<number>): ClassRow[] {
 }
 
 /** Classes on the far side of the access tables from a set of classes of one kind. */
-function neighbours(store: Store, kind: GraphKind, classes: number[], hops: GraphKind[]): number[] {
+async function neighbours(store: Store, kind: GraphKind, classes: number[], hops: GraphKind[]): Promise<number[]> {
   if (!classes.length) return [];
   const ids = js(classes);
-  const q = (sql: string) => store.allSql<{ c: number }>(sql, ids).map((r) => r.c);
+  const q = async (sql: string) => (await store.allSql<{ c: number }>(sql, ids)).map((r) => r.c);
   const out: number[] = [];
   const want = (k: GraphKind) => hops.includes(k);
   if (kind === 'identity') {
     if (want('service'))
-      out.push(...q('SELECT DISTINCT service_class AS c FROM service_access WHERE identity_class IN (SELECT value FROM json_each(?))'));
+      out.push(...(await q('SELECT DISTINCT service_class AS c FROM service_access WHERE identity_class IN (SELECT value FROM json_each(?))')));
     if (want('edge-router'))
-      out.push(...q('SELECT DISTINCT router_class AS c FROM identity_router_access WHERE identity_class IN (SELECT value FROM json_each(?))'));
+      out.push(
+        ...(await q('SELECT DISTINCT router_class AS c FROM identity_router_access WHERE identity_class IN (SELECT value FROM json_each(?))')),
+      );
   } else if (kind === 'service') {
     if (want('identity'))
-      out.push(...q('SELECT DISTINCT identity_class AS c FROM service_access WHERE service_class IN (SELECT value FROM json_each(?))'));
+      out.push(...(await q('SELECT DISTINCT identity_class AS c FROM service_access WHERE service_class IN (SELECT value FROM json_each(?))')));
     if (want('edge-router'))
-      out.push(...q('SELECT DISTINCT router_class AS c FROM service_router_access WHERE service_class IN (SELECT value FROM json_each(?))'));
+      out.push(...(await q('SELECT DISTINCT router_class AS c FROM service_router_access WHERE service_class IN (SELECT value FROM json_each(?))')));
   } else {
     if (want('identity'))
-      out.push(...q('SELECT DISTINCT identity_class AS c FROM identity_router_access WHERE router_class IN (SELECT value FROM json_each(?))'));
+      out.push(
+        ...(await q('SELECT DISTINCT identity_class AS c FROM identity_router_access WHERE router_class IN (SELECT value FROM json_each(?))')),
+      );
     if (want('service'))
-      out.push(...q('SELECT DISTINCT service_class AS c FROM service_router_access WHERE router_class IN (SELECT value FROM json_each(?))'));
+      out.push(...(await q('SELECT DISTINCT service_class AS c FROM service_router_access WHERE router_class IN (SELECT value FROM json_each(?))')));
   }
   return out;
 }
@@ -148,7 +152,7 @@ interface Pinned {
   classId: number;
 }
 
-export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
+export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGraph> {
   const q = parseInput(networkQuerySchema, body);
   const caller = ctx.caller;
   for (const g of ['identity', 'service', 'router', 'service-policy', 'edge-router-policy', 'service-edge-router-policy'] as const) {
@@ -156,21 +160,23 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
   }
   const core = ctx.core;
   const store = core.store;
-  if (q.identityId) ensureClass(core, 'identity', q.identityId);
-  return store.read(() => {
+  if (q.identityId) await ensureClass(core, 'identity', q.identityId);
+  return store.read(async () => {
     const filter: NetworkGraph['filter'] = {};
     const pinned: Pinned[] = [];
     let classes: ClassRow[];
     const filtered = !!(q.attribute || q.name || q.identityId);
     if (!filtered) {
-      classes = store.allSql<ClassRow>("SELECT id, kind, key, member_count FROM role_classes WHERE kind IN ('identity', 'service', 'edge-router')");
+      classes = await store.allSql<ClassRow>(
+        "SELECT id, kind, key, member_count FROM role_classes WHERE kind IN ('identity', 'service', 'edge-router')",
+      );
     } else {
       const seeds = new Map<GraphKind, Set<number>>(KINDS.map((k) => [k, new Set<number>()]));
       const seedClasses: number[] = [];
       if (q.attribute) {
         const attr = q.attribute.replace(/^#/, '');
         filter.attribute = attr;
-        for (const r of store.allSql<ClassRow>(
+        for (const r of await store.allSql<ClassRow>(
           `SELECT c.id, c.kind, c.key, c.member_count FROM role_class_attrs x JOIN role_classes c ON c.id = x.class_id
            WHERE x.attr = ? AND c.kind IN ('identity', 'service', 'edge-router')`,
           attr,
@@ -183,7 +189,7 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
         filter.name = q.name;
         const like = `%${q.name.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
         for (const kind of KINDS) {
-          for (const r of store.allSql<{ id: string; name: string; class_id: number }>(
+          for (const r of await store.allSql<{ id: string; name: string; class_id: number }>(
             `SELECT t.id, t.name, m.class_id FROM ${TABLES[kind]} t JOIN role_class_members m ON m.kind = ? AND m.entity_id = t.id
              WHERE t.name LIKE ? ESCAPE '\\' ORDER BY t.name LIMIT ?`,
             kind,
@@ -196,7 +202,7 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
         }
       }
       if (q.identityId) {
-        const row = store.getSql<{ id: string; name: string; class_id: number }>(
+        const row = await store.getSql<{ id: string; name: string; class_id: number }>(
           "SELECT t.id, t.name, m.class_id FROM identities t JOIN role_class_members m ON m.kind = 'identity' AND m.entity_id = t.id WHERE t.id = ?",
           q.identityId,
         );
@@ -209,7 +215,7 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
       // the classes they connect to
       const found = new Set<number>(seedClasses);
       for (const kind of KINDS) {
-        for (const c of neighbours(
+        for (const c of await neighbours(
           store,
           kind,
           [...seeds.get(kind)!],
@@ -219,10 +225,10 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
       }
       if (q.identityId) {
         // the routers of the services the identity reaches: which of them it can use shows at a glance
-        const reached = neighbours(store, 'identity', [...seeds.get('identity')!], ['service']);
-        for (const c of neighbours(store, 'service', reached, ['edge-router'])) found.add(c);
+        const reached = await neighbours(store, 'identity', [...seeds.get('identity')!], ['service']);
+        for (const c of await neighbours(store, 'service', reached, ['edge-router'])) found.add(c);
       }
-      classes = loadClasses(store, found);
+      classes = await loadClasses(store, found);
     }
 
     // groups per kind: classes with the same attributes
@@ -256,18 +262,21 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
       classNodes.set(classId, list);
     };
     const shownEntities = new Set<string>();
-    const routerOnline = (ids: string[]) =>
+    const routerOnline = async (ids: string[]) =>
       new Map(
-        store
-          .allSql<{ id: string; o: number }>('SELECT id, is_online AS o FROM edge_routers WHERE id IN (SELECT value FROM json_each(?))', js(ids))
-          .map((r) => [r.id, r.o]),
+        (
+          await store.allSql<{ id: string; o: number }>(
+            'SELECT id, is_online AS o FROM edge_routers WHERE id IN (SELECT value FROM json_each(?))',
+            js(ids),
+          )
+        ).map((r) => [r.id, r.o]),
       );
 
     for (const p of pinned) {
       const key = entityKey(p.kind, p.id);
       if (shownEntities.has(key)) continue;
       shownEntities.add(key);
-      const cls = loadClasses(store, [p.classId])[0];
+      const cls = (await loadClasses(store, [p.classId]))[0];
       nodes.push({
         key,
         kind: p.kind,
@@ -299,17 +308,17 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
             expanded: false,
           };
           if (kind === 'edge-router') {
-            node.online = store.getSql<{ n: number }>(
+            node.online = (await store.getSql<{ n: number }>(
               `SELECT count(*) AS n FROM role_class_members m JOIN edge_routers t ON t.id = m.entity_id
                WHERE m.kind = 'edge-router' AND m.class_id IN (SELECT value FROM json_each(?)) AND t.is_online = 1`,
               js(classIds),
-            )!.n;
+            ))!.n;
           }
           nodes.push(node);
           for (const c of classIds) addClassNode(c, g.key);
           continue;
         }
-        const members = store.allSql<{ id: string; name: string; class_id: number }>(
+        const members = await store.allSql<{ id: string; name: string; class_id: number }>(
           `SELECT t.id, t.name, m.class_id FROM role_class_members m JOIN ${TABLES[kind]} t ON t.id = m.entity_id
            WHERE m.kind = ? AND m.class_id IN (SELECT value FROM json_each(?)) ORDER BY t.name, t.id LIMIT ?`,
           kind,
@@ -322,7 +331,7 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
           nodes.push({ key: g.key, kind, type: 'group', name, attributes: g.attrs, classes: classIds, count: g.members, expanded: true });
         }
         if (members.length > MAX_MEMBERS) truncated = `Expanded groups show their first ${MAX_MEMBERS} members: filter by name to find the others.`;
-        const online = kind === 'edge-router' ? routerOnline(listed.map((m) => m.id)) : undefined;
+        const online = kind === 'edge-router' ? await routerOnline(listed.map((m) => m.id)) : undefined;
         for (const m of listed) {
           const key = entityKey(kind, m.id);
           addClassNode(m.class_id, key);
@@ -345,14 +354,14 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
     }
     const pinnedRouters = nodes.filter((n) => n.kind === 'edge-router' && n.type === 'entity' && n.online === undefined);
     if (pinnedRouters.length) {
-      const online = routerOnline(pinnedRouters.map((n) => n.id!));
+      const online = await routerOnline(pinnedRouters.map((n) => n.id!));
       for (const n of pinnedRouters) n.online = online.get(n.id!) ?? 0;
     }
 
     // edges: every policy joins the nodes of the classes it matches on each of its sides
     const viewClasses = [...classNodes.keys()];
     const matches = viewClasses.length
-      ? store.allSql<{ policy_id: string; kind: GraphKind; class_id: number }>(
+      ? await store.allSql<{ policy_id: string; kind: GraphKind; class_id: number }>(
           "SELECT policy_id, kind, class_id FROM class_policies WHERE class_id IN (SELECT value FROM json_each(?)) AND kind <> 'posture-check'",
           js(viewClasses),
         )
@@ -373,7 +382,7 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
       ['service_edge_router_policies', 'service-edge-router-policy'],
     ] as const) {
       const typed = table === 'service_policies' ? ', type' : ", '' AS type";
-      for (const p of store.allSql<{ id: string; name: string; type: string }>(
+      for (const p of await store.allSql<{ id: string; name: string; type: string }>(
         `SELECT id, name${typed} FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`,
         policyIds,
       )) {
@@ -418,10 +427,8 @@ export function networkGraph(ctx: Ctx, body: unknown): NetworkGraph {
         }
       }
     }
-    const totals = Object.fromEntries(KINDS.map((k) => [k, store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${TABLES[k]}`)!.n])) as Record<
-      GraphKind,
-      number
-    >;
+    const totals = {} as Record<GraphKind, number>;
+    for (const k of KINDS) totals[k] = (await store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${TABLES[k]}`))!.n;
     return {
       nodes,
       edges: [...edges.values()].map(({ ids: _ids, ...e }) => e),
@@ -457,7 +464,7 @@ export interface NetworkLive {
  * The live overlay of the graph: the router's state, bound terminators and open circuits, with the classes of the
  * services and identities involved so the page can put them on group nodes. Polled; a few lookups per call.
  */
-export function networkLive(ctx: Ctx, live: LiveDataPlane | undefined): NetworkLive {
+export async function networkLive(ctx: Ctx, live: LiveDataPlane | undefined): Promise<NetworkLive> {
   requirePermission(ctx.caller, 'router', 'read');
   requirePermission(ctx.caller, 'terminator', 'read');
   if (!live) return { router: null, terminators: [], circuits: [] };
@@ -469,29 +476,29 @@ export function networkLive(ctx: Ctx, live: LiveDataPlane | undefined): NetworkL
   const identities =
     identityRead && names.length
       ? new Map(
-          store
-            .allSql<{ id: string; name: string; class_id: number | null }>(
+          (
+            await store.allSql<{ id: string; name: string; class_id: number | null }>(
               `SELECT t.id, t.name, m.class_id FROM identities t LEFT JOIN role_class_members m ON m.kind = 'identity' AND m.entity_id = t.id
          WHERE t.name IN (SELECT value FROM json_each(?))`,
               js(names),
             )
-            .map((r) => [r.name, r]),
+          ).map((r) => [r.name, r]),
         )
       : new Map<string, { id: string; class_id: number | null }>();
   const serviceIds = [...new Set([...s.circuits.map((c) => c.serviceId), ...s.terminators.map((t) => t.serviceId)])];
   const serviceClasses = serviceIds.length
     ? new Map(
-        store
-          .allSql<{ entity_id: string; class_id: number }>(
+        (
+          await store.allSql<{ entity_id: string; class_id: number }>(
             "SELECT entity_id, class_id FROM role_class_members WHERE kind = 'service' AND entity_id IN (SELECT value FROM json_each(?))",
             js(serviceIds),
           )
-          .map((r) => [r.entity_id, r.class_id]),
+        ).map((r) => [r.entity_id, r.class_id]),
       )
     : new Map<string, number>();
   const counts = new Map<string, number>();
   for (const t of s.terminators) counts.set(t.serviceId, (counts.get(t.serviceId) ?? 0) + 1);
-  const routerName = store.getSql<{ name: string }>('SELECT name FROM edge_routers WHERE id = ?', s.id)?.name ?? s.id;
+  const routerName = (await store.getSql<{ name: string }>('SELECT name FROM edge_routers WHERE id = ?', s.id))?.name ?? s.id;
   return {
     router: { id: s.id, name: routerName, isOnline: s.online, connections: s.connections },
     terminators: [...counts].map(([serviceId, count]) => ({ serviceId, serviceClass: serviceClasses.get(serviceId), count })),

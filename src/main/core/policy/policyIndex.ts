@@ -32,17 +32,17 @@ function sidesOf(spec: PolicyTypeSpec, row: Row): Array<{ kind: RoleKind; roles:
  * create), `after` the row after it (absent on delete). Only what the policy touches is recomputed: its own class
  * matches, its contribution to the class links, and the classes of entities it starts or stops naming by `@id`.
  */
-export function reindexPolicy(core: Core, spec: PolicyTypeSpec, id: string, before: Row | undefined, after: Row | undefined): void {
+export async function reindexPolicy(core: Core, spec: PolicyTypeSpec, id: string, before: Row | undefined, after: Row | undefined): Promise<void> {
   const store = core.store;
   const link = LINKS[spec.type];
   const changes = new AccessChanges();
   const grantsServices = spec.type === 'service-policy';
   if (before) {
-    if (grantsServices) collectIdentityClasses(store, id, changes);
-    applyPolicyLinks(store, link, id, before, -1);
-    store.runSql('DELETE FROM class_policies WHERE policy_id = ?', id);
-    store.runSql('DELETE FROM policy_sides WHERE policy_id = ?', id);
-    store.runSql('DELETE FROM policy_side_roles WHERE policy_id = ?', id);
+    if (grantsServices) await collectIdentityClasses(store, id, changes);
+    await applyPolicyLinks(store, link, id, before, -1);
+    await store.runSql('DELETE FROM class_policies WHERE policy_id = ?', id);
+    await store.runSql('DELETE FROM policy_sides WHERE policy_id = ?', id);
+    await store.runSql('DELETE FROM policy_side_roles WHERE policy_id = ?', id);
   }
   const oldSides = before ? sidesOf(spec, before) : [];
   const newSides = after ? sidesOf(spec, after) : [];
@@ -55,8 +55,8 @@ export function reindexPolicy(core: Core, spec: PolicyTypeSpec, id: string, befo
         id,
         JSON.stringify(values),
       );
-    insert('attr', side.roles.attrs);
-    insert('id', side.roles.ids);
+    await insert('attr', side.roles.attrs);
+    await insert('id', side.roles.ids);
   }
   // entities this policy starts or stops naming by @id change class; the policy's own matches do not exist yet,
   // so the classes created here do not count it (it is added to every class below, once)
@@ -65,10 +65,10 @@ export function reindexPolicy(core: Core, spec: PolicyTypeSpec, id: string, befo
     const was = ids(oldSides);
     const is = ids(newSides);
     const changed = [...was].filter((x) => !is.has(x)).concat([...is].filter((x) => !was.has(x)));
-    for (const entityId of changed) reclassifyEntity(store, changes, kind, entityId);
+    for (const entityId of changed) await reclassifyEntity(store, changes, kind, entityId);
   }
   for (const side of newSides) {
-    store.runSql(
+    await store.runSql(
       'INSERT INTO policy_sides (policy_id, kind, policy_type, semantic, is_all, attr_count) VALUES (?, ?, ?, ?, ?, ?)',
       id,
       side.kind,
@@ -77,17 +77,20 @@ export function reindexPolicy(core: Core, spec: PolicyTypeSpec, id: string, befo
       side.roles.all,
       new Set(side.roles.attrs).size,
     );
-    matchPolicySide(store, id, side.kind, { all: side.roles.all, attrs: side.roles.attrs, semantic: side.semantic });
+    await matchPolicySide(store, id, side.kind, { all: side.roles.all, attrs: side.roles.attrs, semantic: side.semantic });
   }
   if (after) {
-    applyPolicyLinks(store, link, id, after, 1);
-    if (grantsServices) collectIdentityClasses(store, id, changes);
+    await applyPolicyLinks(store, link, id, after, 1);
+    if (grantsServices) await collectIdentityClasses(store, id, changes);
   }
-  changes.apply(core);
+  await changes.apply(core);
 }
 
-function collectIdentityClasses(store: Store, policyId: string, changes: AccessChanges): void {
-  for (const r of store.allSql<{ class_id: number }>("SELECT class_id FROM class_policies WHERE policy_id = ? AND kind = 'identity'", policyId)) {
+async function collectIdentityClasses(store: Store, policyId: string, changes: AccessChanges): Promise<void> {
+  for (const r of await store.allSql<{ class_id: number }>(
+    "SELECT class_id FROM class_policies WHERE policy_id = ? AND kind = 'identity'",
+    policyId,
+  )) {
     changes.identityClasses.add(r.class_id);
   }
 }
@@ -97,36 +100,36 @@ function collectIdentityClasses(store: Store, policyId: string, changes: AccessC
  * an identity's own view changes; a service's audience before and after changes; a posture check changes the
  * posture queries of the identities its policies reach.
  */
-export function reclassifyEntity(store: Store, changes: AccessChanges, kind: RoleKind, entityId: string): void {
-  if (!store.getSql(`SELECT 1 FROM ${KINDS[kind].table} WHERE id = ?`, entityId)) return;
-  const before = classOf(store, kind, entityId);
+export async function reclassifyEntity(store: Store, changes: AccessChanges, kind: RoleKind, entityId: string): Promise<void> {
+  if (!(await store.getSql(`SELECT 1 FROM ${KINDS[kind].table} WHERE id = ?`, entityId))) return;
+  const before = await classOf(store, kind, entityId);
   const audienceBefore = new AccessChanges();
-  if (kind === 'service') audienceBefore.addServiceClassAudience(store, [before]);
-  if (kind === 'posture-check') audienceBefore.addPostureClassAudience(store, [before]);
-  const { from, to } = classify(store, kind, entityId);
+  if (kind === 'service') await audienceBefore.addServiceClassAudience(store, [before]);
+  if (kind === 'posture-check') await audienceBefore.addPostureClassAudience(store, [before]);
+  const { from, to } = await classify(store, kind, entityId);
   if (from === to) return;
   // a new identity, router or posture check changes nobody else's view (and has no sessions yet)
   if (from === undefined && kind !== 'service') return;
   for (const c of audienceBefore.identityClasses) changes.identityClasses.add(c);
   if (kind === 'identity') changes.identities.add(entityId);
   if (kind === 'service') {
-    changes.addServiceClassAudience(store, [to]);
+    await changes.addServiceClassAudience(store, [to]);
     changes.services.add(entityId);
   }
-  if (kind === 'posture-check') changes.addPostureClassAudience(store, [to]);
+  if (kind === 'posture-check') await changes.addPostureClassAudience(store, [to]);
 }
 
 /** An entity's role attributes were written (create or update): re-class it and apply what follows. */
-export function roleAttributesChanged(core: Core, kind: RoleKind, entityId: string): void {
+export async function roleAttributesChanged(core: Core, kind: RoleKind, entityId: string): Promise<void> {
   const changes = new AccessChanges();
-  reclassifyEntity(core.store, changes, kind, entityId);
-  changes.apply(core);
+  await reclassifyEntity(core.store, changes, kind, entityId);
+  await changes.apply(core);
 }
 
 /** The class of an entity, classifying it first if it was written around the resource hooks. */
-export function ensureClass(core: Core, kind: RoleKind, entityId: string): number | undefined {
-  const known = classOf(core.store, kind, entityId);
+export async function ensureClass(core: Core, kind: RoleKind, entityId: string): Promise<number | undefined> {
+  const known = await classOf(core.store, kind, entityId);
   if (known !== undefined) return known;
-  if (!core.store.getSql(`SELECT 1 FROM ${KINDS[kind].table} WHERE id = ?`, entityId)) return undefined;
-  return core.store.tx(() => classify(core.store, kind, entityId).to);
+  if (!(await core.store.getSql(`SELECT 1 FROM ${KINDS[kind].table} WHERE id = ?`, entityId))) return undefined;
+  return core.store.tx(async () => (await classify(core.store, kind, entityId)).to);
 }

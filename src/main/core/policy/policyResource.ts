@@ -52,7 +52,7 @@ export function policyResource(o: PolicyResourceOptions): ResourceDef {
     defaultSort: 't.name ASC',
     // each side's members: /<policies>/:id/<entities>
     associations: Object.fromEntries(spec.sides.map((s) => sideMembers(s.kind))),
-    beforeWrite(op, input, existing, ctx) {
+    async beforeWrite(op, input, existing, ctx) {
       guardSystem(existing, ctx, 'ENTITY_CAN_NOT_BE_UPDATED', 'updated');
       // the sides are declared from the spec, so they are not among the fields' static types
       const body = input as Record<string, unknown>;
@@ -63,33 +63,33 @@ export function policyResource(o: PolicyResourceOptions): ResourceDef {
           continue;
         }
         const values = [...new Set(given)].sort();
-        checkPolicyRoles(ctx.core.store, side.field, values, KINDS[side.kind]);
+        await checkPolicyRoles(ctx.core.store, side.field, values, KINDS[side.kind]);
         body[side.field] = values;
       }
     },
-    afterWrite(_op, id, _input, existing, ctx) {
-      const row = ctx.core.store.getSql<Row>(`SELECT * FROM ${spec.table} WHERE id = ?`, id)!;
+    async afterWrite(_op, id, _input, existing, ctx) {
+      const row = (await ctx.core.store.getSql<Row>(`SELECT * FROM ${spec.table} WHERE id = ?`, id))!;
       // a rename or new tags changes nobody's access
       const relevant = ['semantic', 'type', ...spec.sides.map((s) => s.column)];
       if (existing && relevant.every((c) => existing[c] === row[c])) return;
-      reindexPolicy(ctx.core, spec, id, existing, row);
+      await reindexPolicy(ctx.core, spec, id, existing, row);
     },
-    beforeDelete(row, ctx) {
+    async beforeDelete(row, ctx) {
       guardSystem(row, ctx, 'ENTITY_CAN_NOT_BE_DELETED', 'deleted');
-      reindexPolicy(ctx.core, spec, row.id, row, undefined);
+      await reindexPolicy(ctx.core, spec, row.id, row, undefined);
     },
-    decorate(items, rows, ctx) {
-      decorateRoleDisplays(ctx, spec.sides, items, rows);
+    async decorate(items, rows, ctx) {
+      await decorateRoleDisplays(ctx, spec.sides, items, rows);
     },
   });
 }
 
 /** `<side>Display`: `{role, name}` per role, `@id` shown as `@<name>` (unknown ids are left out), attributes as is. */
-function decorateRoleDisplays(ctx: Ctx, sides: PolicySide[], items: ApiObject[], rows: Row[]): void {
+async function decorateRoleDisplays(ctx: Ctx, sides: PolicySide[], items: ApiObject[], rows: Row[]): Promise<void> {
   const names = new Map<PolicySide, Map<string, string>>();
   for (const side of sides) {
     const ids = rows.flatMap((r) => (JSON.parse(r[side.column] as string) as string[]).filter((x) => x.startsWith('@')).map((x) => x.slice(1)));
-    names.set(side, namesById(ctx.core.store, KINDS[side.kind].table, [...new Set(ids)]));
+    names.set(side, await namesById(ctx.core.store, KINDS[side.kind].table, [...new Set(ids)]));
   }
   items.forEach((item, i) => {
     for (const side of sides) {

@@ -7,13 +7,13 @@ import { isTotpEnrolled } from '../auth/mfaRecords';
 /** Failed session requests kept per identity for `/identities/{id}/failed-service-requests`. */
 export const MAX_FAILURES_PER_IDENTITY = 50;
 
-export function loadPostureData(store: Store, identityId: string): PostureData {
-  const row = store.getSql<{ data: string }>('SELECT data FROM posture_data WHERE identity_id = ?', identityId);
+export async function loadPostureData(store: Store, identityId: string): Promise<PostureData> {
+  const row = await store.getSql<{ data: string }>('SELECT data FROM posture_data WHERE identity_id = ?', identityId);
   return row ? { ...emptyPostureData(), ...(JSON.parse(row.data) as PostureData) } : emptyPostureData();
 }
 
-export function savePostureData(core: Core, identityId: string, data: PostureData): void {
-  core.store.runSql(
+export async function savePostureData(core: Core, identityId: string, data: PostureData): Promise<void> {
+  await core.store.runSql(
     `INSERT INTO posture_data (identity_id, data, updated_at) VALUES (?, ?, ?)
      ON CONFLICT (identity_id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`,
     identityId,
@@ -26,16 +26,16 @@ export function savePostureData(core: Core, identityId: string, data: PostureDat
  * The MFA state of an API session. Seam with the MFA module: it marks a session `is_mfa_complete` and records
  * `mfa_passed_at` when a TOTP or recovery code is proven; an identity without a verified TOTP enrollment never passes.
  */
-export function mfaStateOf(core: Core, apiSession: Row): MfaState {
-  const passed = !!apiSession.is_mfa_complete && isTotpEnrolled(core, apiSession.identity_id as string);
+export async function mfaStateOf(core: Core, apiSession: Row): Promise<MfaState> {
+  const passed = !!apiSession.is_mfa_complete && (await isTotpEnrolled(core, apiSession.identity_id as string));
   const at = (apiSession.mfa_passed_at as string | null | undefined) ?? (apiSession.updated_at as string);
   return { apiSessionId: apiSession.id as string, passedAt: passed ? at : null };
 }
 
-export function evaluationInput(core: Core, identityId: string, apiSession: Row | undefined): EvaluationInput {
+export async function evaluationInput(core: Core, identityId: string, apiSession: Row | undefined): Promise<EvaluationInput> {
   return {
-    data: loadPostureData(core.store, identityId),
-    mfa: apiSession ? mfaStateOf(core, apiSession) : { apiSessionId: '', passedAt: null },
+    data: await loadPostureData(core.store, identityId),
+    mfa: apiSession ? await mfaStateOf(core, apiSession) : { apiSessionId: '', passedAt: null },
     now: core.clock.now(),
   };
 }
@@ -49,15 +49,15 @@ export interface PolicyChecks {
 }
 
 /** Whether any posture check exists (when none does, OpenZiti shows placeholder posture queries). */
-export const anyPostureChecks = (store: Store): boolean => !!store.getSql('SELECT 1 FROM posture_checks LIMIT 1');
+export const anyPostureChecks = async (store: Store): Promise<boolean> => !!(await store.getSql('SELECT 1 FROM posture_checks LIMIT 1'));
 
 /**
  * The service policies through which an identity class reaches each of the given service classes, with the posture
  * checks each one requires.
  */
-export function policyPostureChecks(store: Store, identityClass: number | undefined, serviceClasses: number[]): PolicyChecks[] {
+export async function policyPostureChecks(store: Store, identityClass: number | undefined, serviceClasses: number[]): Promise<PolicyChecks[]> {
   if (identityClass === undefined || !serviceClasses.length) return [];
-  const policies = store.allSql<{ id: string; name: string; type: 'Dial' | 'Bind'; service_class: number }>(
+  const policies = await store.allSql<{ id: string; name: string; type: 'Dial' | 'Bind'; service_class: number }>(
     `SELECT p.id, p.name, p.type, b.class_id AS service_class FROM class_policies a
      JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = 'service' AND b.class_id IN (SELECT value FROM json_each(?))
      JOIN service_policies p ON p.id = a.policy_id
@@ -68,7 +68,7 @@ export function policyPostureChecks(store: Store, identityClass: number | undefi
   );
   const ids = [...new Set(policies.map((p) => p.id))];
   const checks = new Map<string, Row[]>();
-  for (const c of store.allSql<Row & { policy_id: string }>(
+  for (const c of await store.allSql<Row & { policy_id: string }>(
     `SELECT cp.policy_id, pc.* FROM class_policies cp
      JOIN role_class_members m ON m.kind = 'posture-check' AND m.class_id = cp.class_id
      JOIN posture_checks pc ON pc.id = m.entity_id
@@ -114,7 +114,7 @@ export function evaluateGrant(policies: PolicyChecks[], type: string, input: Eva
 }
 
 /** Records a refused session request and answers 409 INVALID_POSTURE with the failing checks per policy. */
-export function postureFailure(
+export async function postureFailure(
   core: Core,
   identityId: string,
   record: {
@@ -124,9 +124,9 @@ export function postureFailure(
     sessionType: string;
     policyFailures: Array<{ policyId: string; checks: unknown[] }>;
   },
-): ApiError {
+): Promise<ApiError> {
   const store = core.store;
-  store.runSql(
+  await store.runSql(
     `INSERT INTO posture_failures (identity_id, api_session_id, service_id, service_name, session_type, policy_failures, at)
      VALUES (?, ?, ?, ?, ?, ?, ?)`,
     identityId,
@@ -137,7 +137,7 @@ export function postureFailure(
     JSON.stringify(record.policyFailures),
     core.clock.now().toISOString(),
   );
-  store.runSql(
+  await store.runSql(
     `DELETE FROM posture_failures WHERE identity_id = ? AND id NOT IN
        (SELECT id FROM posture_failures WHERE identity_id = ? ORDER BY id DESC LIMIT ?)`,
     identityId,
@@ -153,8 +153,8 @@ export function postureFailure(
 }
 
 /** `/identities/{id}/failed-service-requests`, newest first. */
-export function failedServiceRequests(store: Store, identityId: string): Array<Record<string, unknown>> {
-  return store.allSql<Row>('SELECT * FROM posture_failures WHERE identity_id = ? ORDER BY id DESC', identityId).map((r) => ({
+export async function failedServiceRequests(store: Store, identityId: string): Promise<Array<Record<string, unknown>>> {
+  return (await store.allSql<Row>('SELECT * FROM posture_failures WHERE identity_id = ? ORDER BY id DESC', identityId)).map((r) => ({
     apiSessionId: r.api_session_id,
     policyFailures: JSON.parse(r.policy_failures as string),
     serviceId: r.service_id,

@@ -94,37 +94,37 @@ function apply(data: PostureData, r: Response, apiSessionId: string, now: string
  * altered. Afterwards the identity's sessions that no longer pass their posture checks are deleted and its
  * service list counts as changed.
  */
-export function submitPostureResponses(ctx: Ctx, apiSession: Row, responses: Response[]): Array<Record<string, unknown>> {
+export async function submitPostureResponses(ctx: Ctx, apiSession: Row, responses: Response[]): Promise<Array<Record<string, unknown>>> {
   const core = ctx.core;
   const store = core.store;
   const identityId = ctx.caller.identityId;
-  return store.tx(() => {
-    const data = loadPostureData(store, identityId);
+  return store.tx(async () => {
+    const data = await loadPostureData(store, identityId);
     const now = core.clock.now().toISOString();
     for (const r of responses) apply(data, r, apiSession.id as string, now);
-    const live = new Set(store.allSql<{ id: string }>('SELECT id FROM api_sessions WHERE identity_id = ?', identityId).map((r) => r.id));
+    const live = new Set((await store.allSql<{ id: string }>('SELECT id FROM api_sessions WHERE identity_id = ?', identityId)).map((r) => r.id));
     for (const id of Object.keys(data.sessions)) if (!live.has(id)) delete data.sessions[id];
-    savePostureData(core, identityId, data);
+    await savePostureData(core, identityId, data);
     const woken = responses.some((r) => r.typeId === 'ENDPOINT_STATE' && r.woken);
     const unlocked = responses.some((r) => r.typeId === 'ENDPOINT_STATE' && r.unlocked);
-    const altered = woken || unlocked ? promptedServices(core, identityId, apiSession, woken, unlocked) : [];
-    revokeFailingSessions(core, identityId);
+    const altered = woken || unlocked ? await promptedServices(core, identityId, apiSession, woken, unlocked) : [];
+    await revokeFailingSessions(core, identityId);
     const changes = new AccessChanges();
     changes.identities.add(identityId);
-    changes.apply(core);
+    await changes.apply(core);
     return altered;
   });
 }
 
 /** Services behind MFA checks that prompt on wake/unlock: their timeout drops to the grace period (OpenZiti's rule). */
-function promptedServices(core: Core, identityId: string, apiSession: Row, woken: boolean, unlocked: boolean) {
+async function promptedServices(core: Core, identityId: string, apiSession: Row, woken: boolean, unlocked: boolean) {
   const store = core.store;
-  const mfa = mfaStateOf(core, apiSession);
+  const mfa = await mfaStateOf(core, apiSession);
   if (!mfa.passedAt) return [];
   const sinceMfa = Math.floor((core.clock.now().getTime() - Date.parse(mfa.passedAt)) / 1000);
-  const identityClass = classOf(store, 'identity', identityId);
+  const identityClass = await classOf(store, 'identity', identityId);
   if (identityClass === undefined) return [];
-  const rows = store.allSql<{ id: string; name: string; details: string }>(
+  const rows = await store.allSql<{ id: string; name: string; details: string }>(
     `SELECT DISTINCT s.id, s.name, pc.details FROM posture_checks pc
      JOIN role_class_members pm ON pm.kind = 'posture-check' AND pm.entity_id = pc.id
      JOIN class_policies cp ON cp.class_id = pm.class_id
@@ -150,39 +150,39 @@ function promptedServices(core: Core, identityId: string, apiSession: Row, woken
 }
 
 /** Deletes the identity's sessions whose service no longer has a passing policy of the session's type. */
-export function revokeFailingSessions(core: Core, identityId: string): void {
+export async function revokeFailingSessions(core: Core, identityId: string): Promise<void> {
   const store = core.store;
-  const list = store.allSql<Row>(
+  const list = await store.allSql<Row>(
     `SELECT a.*, s.id AS session_id, s.service_id, s.type AS session_type FROM sessions s JOIN api_sessions a ON a.id = s.api_session_id
      WHERE s.identity_id = ?`,
     identityId,
   );
   if (!list.length) return;
-  const identityClass = classOf(store, 'identity', identityId);
-  const serviceClass = classesOf(store, 'service', [...new Set(list.map((r) => r.service_id as string))]);
-  const policies = policyPostureChecks(store, identityClass, [...new Set(serviceClass.values())]);
-  const data = loadPostureData(store, identityId);
+  const identityClass = await classOf(store, 'identity', identityId);
+  const serviceClass = await classesOf(store, 'service', [...new Set(list.map((r) => r.service_id as string))]);
+  const policies = await policyPostureChecks(store, identityClass, [...new Set(serviceClass.values())]);
+  const data = await loadPostureData(store, identityId);
   for (const s of list) {
     const mine = policies.filter((p) => p.serviceClass === serviceClass.get(s.service_id as string));
-    const outcome = evaluateGrant(mine, s.session_type as string, { data, mfa: mfaStateOf(core, s), now: core.clock.now() });
-    if (!outcome.passed) store.runSql('DELETE FROM sessions WHERE id = ?', s.session_id);
+    const outcome = evaluateGrant(mine, s.session_type as string, { data, mfa: await mfaStateOf(core, s), now: core.clock.now() });
+    if (!outcome.passed) await store.runSql('DELETE FROM sessions WHERE id = ?', s.session_id);
   }
 }
 
 /** GET /identities/{id}/posture-data. */
-export function postureDataView(ctx: Ctx, identityId: string) {
+export async function postureDataView(ctx: Ctx, identityId: string) {
   requirePermission(ctx.caller, 'identity', 'read');
   const store = ctx.core.store;
-  const identity = requireRow(store, identities, identityId);
-  const data = loadPostureData(store, identityId);
+  const identity = await requireRow(store, identities, identityId);
+  const data = await loadPostureData(store, identityId);
   const base = (x: { postureCheckId: string; lastUpdatedAt: string } | undefined) => ({
     postureCheckId: x?.postureCheckId ?? '',
     lastUpdatedAt: x?.lastUpdatedAt ?? null,
     timedOut: false,
   });
   const sessionsData: Record<string, unknown> = {};
-  for (const s of store.allSql<Row>('SELECT * FROM api_sessions WHERE identity_id = ? ORDER BY created_at', identityId)) {
-    const mfa = mfaStateOf(ctx.core, s);
+  for (const s of await store.allSql<Row>('SELECT * FROM api_sessions WHERE identity_id = ? ORDER BY created_at', identityId)) {
+    const mfa = await mfaStateOf(ctx.core, s);
     const state = data.sessions[s.id as string]?.endpointState ?? {};
     const after = (at: string | undefined) => !!mfa.passedAt && (!at || at <= mfa.passedAt);
     sessionsData[s.id as string] = {

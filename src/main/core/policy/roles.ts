@@ -63,12 +63,12 @@ export function roleFilterSql(entityType: string, roleFilter: string[], roleSema
  * Validates the roles of one policy side as OpenZiti does: every entry is `#attr` or `@id`, `#all` stands alone,
  * and every `@id` names an existing entity of `table`. Returns the parsed roles.
  */
-export function checkPolicyRoles(
-  store: { allSql<T>(sql: string, ...params: unknown[]): T[] },
+export async function checkPolicyRoles(
+  store: { allSql<T>(sql: string, ...params: unknown[]): Promise<T[]> },
   field: string,
   roles: readonly string[],
   entity: { table: string; plural: string },
-): ParsedRoles {
+): Promise<ParsedRoles> {
   if (roles.length > 1 && roles.includes('#all')) {
     throw validationError(field, 'if using #all, it should be the only role specified', roles);
   }
@@ -79,9 +79,9 @@ export function checkPolicyRoles(
   const parsed = parseRoles(roles, field);
   if (parsed.ids.length) {
     const found = new Set(
-      store
-        .allSql<{ id: string }>(`SELECT id FROM ${entity.table} WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(parsed.ids))
-        .map((r) => r.id),
+      (
+        await store.allSql<{ id: string }>(`SELECT id FROM ${entity.table} WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(parsed.ids))
+      ).map((r) => r.id),
     );
     const missing = parsed.ids.filter((id) => !found.has(id));
     if (missing.length) throw validationError(field, `no ${entity.plural} found with the given ids`, missing);

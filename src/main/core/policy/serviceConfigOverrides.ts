@@ -13,10 +13,10 @@ const pairs = z.array(z.object({ serviceId: z.string().min(1), configId: z.strin
 
 const entityRef = (entity: string, id: string, name: string) => ({ _links: { self: { href: `./${entity}/${id}` } }, id, name, urlName: entity });
 
-export function listServiceConfigOverrides(ctx: Ctx, identityId: string) {
+export async function listServiceConfigOverrides(ctx: Ctx, identityId: string) {
   requirePermission(ctx.caller, 'identity', 'read');
-  requireRow(ctx.core.store, identities, identityId);
-  const rows = ctx.core.store.allSql<Row>(
+  await requireRow(ctx.core.store, identities, identityId);
+  const rows = await ctx.core.store.allSql<Row>(
     `SELECT x.service_id, s.name AS service_name, x.config_id, c.name AS config_name
      FROM identity_service_configs x JOIN services s ON s.id = x.service_id JOIN configs c ON c.id = x.config_id
      WHERE x.identity_id = ? ORDER BY s.name, c.name`,
@@ -31,14 +31,15 @@ export function listServiceConfigOverrides(ctx: Ctx, identityId: string) {
 }
 
 /** Looks up the configs of a body's pairs, checking services exist and configs target services. */
-function resolvePairs(ctx: Ctx, body: unknown, forAdd: boolean): Array<{ serviceId: string; configId: string; typeId: string }> {
+async function resolvePairs(ctx: Ctx, body: unknown, forAdd: boolean): Promise<Array<{ serviceId: string; configId: string; typeId: string }>> {
   const input = parseInput(pairs, body);
   const store = ctx.core.store;
-  return input.map((p, i) => {
-    if (forAdd && !store.getSql('SELECT 1 FROM services WHERE id = ?', p.serviceId)) {
+  const out: Array<{ serviceId: string; configId: string; typeId: string }> = [];
+  for (const [i, p] of input.entries()) {
+    if (forAdd && !(await store.getSql('SELECT 1 FROM services WHERE id = ?', p.serviceId))) {
       throw validationError(`${i}.serviceId`, 'no service found with the given id', p.serviceId);
     }
-    const config = store.getSql<Row>(
+    const config = await store.getSql<Row>(
       'SELECT c.id, c.name, c.config_type_id, ct.name AS type_name, ct.target FROM configs c JOIN config_types ct ON ct.id = c.config_type_id WHERE c.id = ?',
       p.configId,
     );
@@ -46,19 +47,20 @@ function resolvePairs(ctx: Ctx, body: unknown, forAdd: boolean): Array<{ service
     if (forAdd && config.target != null && config.target !== 'service') {
       throw validationError(`${i}.configId`, `config ${config.name} has config type ${config.type_name} which does not target services`, p.configId);
     }
-    return { serviceId: p.serviceId, configId: p.configId, typeId: config.config_type_id as string };
-  });
+    out.push({ serviceId: p.serviceId, configId: p.configId, typeId: config.config_type_id as string });
+  }
+  return out;
 }
 
 /** POST: sets the override of each pair's config type for its service (replacing one of the same type). */
-export function associateServiceConfigs(ctx: Ctx, identityId: string, body: unknown): void {
+export async function associateServiceConfigs(ctx: Ctx, identityId: string, body: unknown): Promise<void> {
   requirePermission(ctx.caller, 'identity', 'update');
   const store = ctx.core.store;
-  requireRow(store, identities, identityId);
-  const list = resolvePairs(ctx, body, true);
-  store.tx(() => {
+  await requireRow(store, identities, identityId);
+  const list = await resolvePairs(ctx, body, true);
+  await store.tx(async () => {
     for (const p of list) {
-      store.runSql(
+      await store.runSql(
         `INSERT INTO identity_service_configs (identity_id, service_id, config_type_id, config_id) VALUES (?, ?, ?, ?)
          ON CONFLICT (identity_id, service_id, config_type_id) DO UPDATE SET config_id = excluded.config_id`,
         identityId,
@@ -67,21 +69,21 @@ export function associateServiceConfigs(ctx: Ctx, identityId: string, body: unkn
         p.configId,
       );
     }
-    overridesChanged(ctx, identityId);
+    await overridesChanged(ctx, identityId);
   });
 }
 
 /** DELETE: removes the override of each pair's config type for its service; no body removes every override. */
-export function removeServiceConfigs(ctx: Ctx, identityId: string, body: unknown): void {
+export async function removeServiceConfigs(ctx: Ctx, identityId: string, body: unknown): Promise<void> {
   requirePermission(ctx.caller, 'identity', 'update');
   const store = ctx.core.store;
-  requireRow(store, identities, identityId);
-  const list = body === undefined || body === null ? undefined : resolvePairs(ctx, body, false);
-  store.tx(() => {
-    if (!list || !list.length) store.runSql('DELETE FROM identity_service_configs WHERE identity_id = ?', identityId);
+  await requireRow(store, identities, identityId);
+  const list = body === undefined || body === null ? undefined : await resolvePairs(ctx, body, false);
+  await store.tx(async () => {
+    if (!list || !list.length) await store.runSql('DELETE FROM identity_service_configs WHERE identity_id = ?', identityId);
     else {
       for (const p of list) {
-        store.runSql(
+        await store.runSql(
           'DELETE FROM identity_service_configs WHERE identity_id = ? AND service_id = ? AND config_type_id = ?',
           identityId,
           p.serviceId,
@@ -89,12 +91,12 @@ export function removeServiceConfigs(ctx: Ctx, identityId: string, body: unknown
         );
       }
     }
-    overridesChanged(ctx, identityId);
+    await overridesChanged(ctx, identityId);
   });
 }
 
-function overridesChanged(ctx: Ctx, identityId: string): void {
+async function overridesChanged(ctx: Ctx, identityId: string): Promise<void> {
   const changes = new AccessChanges();
   changes.identities.add(identityId);
-  changes.apply(ctx.core);
+  await changes.apply(ctx.core);
 }

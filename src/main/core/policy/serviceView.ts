@@ -2,7 +2,7 @@ import type { Ctx } from '../context';
 import type { ApiObject, AssociationQuery } from '../entities/resource';
 import type { Row, Store } from '../store/db';
 import { markVolatile } from '../replyReuse';
-import { classesOf, grantsFor, permissionsOf } from './access';
+import { classesOf, grantsFor, permissionsOf, type Grant } from './access';
 import { ensureClass } from './policyIndex';
 import { anyPostureChecks, evaluationInput, policyPostureChecks, type PolicyChecks } from './posture';
 import { checkPasses, timeoutRemaining, timeoutSeconds, type EvaluationInput } from './postureEvaluation';
@@ -36,23 +36,25 @@ export function withServiceView(ctx: Ctx, opts: ServiceViewOptions): Ctx {
 }
 
 /** Fills `permissions`, `config` and `postureQueries` of a page of services (a fixed number of queries per page). */
-export function decorateServices(ctx: Ctx, items: ApiObject[], rows: Row[]): void {
+export async function decorateServices(ctx: Ctx, items: ApiObject[], rows: Row[]): Promise<void> {
   if (!rows.length) return;
   const view = (ctx as ViewCtx)[VIEW] ?? {};
   const core = ctx.core;
   const store = core.store;
   const identityId = view.identityId ?? ctx.caller.identityId;
   const apiSession =
-    ctx.caller.apiSessionId && !view.identityId ? store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', ctx.caller.apiSessionId) : undefined;
-  const identityClass = ensureClass(core, 'identity', identityId);
+    ctx.caller.apiSessionId && !view.identityId
+      ? await store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', ctx.caller.apiSessionId)
+      : undefined;
+  const identityClass = await ensureClass(core, 'identity', identityId);
   const serviceIds = rows.map((r) => r.id as string);
-  const serviceClass = classesOf(store, 'service', serviceIds);
+  const serviceClass = await classesOf(store, 'service', serviceIds);
   const classes = [...new Set(serviceClass.values())];
-  const grants = identityClass === undefined ? new Map() : grantsFor(store, identityClass, classes);
+  const grants = identityClass === undefined ? new Map<number, Grant>() : await grantsFor(store, identityClass, classes);
   const configTypes = view.configTypes ?? (JSON.parse((apiSession?.config_types as string | undefined) ?? '[]') as string[]);
-  const configs = serviceConfigs(store, identityId, serviceIds, configTypes);
-  const policies = anyPostureChecks(store) ? policyPostureChecks(store, identityClass, classes) : undefined;
-  const input = policies?.length ? evaluationInput(core, identityId, apiSession) : undefined;
+  const configs = await serviceConfigs(store, identityId, serviceIds, configTypes);
+  const policies = (await anyPostureChecks(store)) ? await policyPostureChecks(store, identityClass, classes) : undefined;
+  const input = policies?.length ? await evaluationInput(core, identityId, apiSession) : undefined;
   // posture results and their timeouts follow the clock second by second: such a page is not reused
   if (input) markVolatile(ctx);
   const passing = new Map<string, boolean>();
@@ -101,10 +103,10 @@ function postureQuerySet(p: PolicyChecks, input: EvaluationInput, passing: Map<s
 }
 
 /** Config type ids asked for (by id or name); `all` selects every type. */
-export function resolveConfigTypes(store: Store, values: string[]): { all: boolean; ids: Set<string> } {
+export async function resolveConfigTypes(store: Store, values: string[]): Promise<{ all: boolean; ids: Set<string> }> {
   if (values.includes('all')) return { all: true, ids: new Set() };
   if (!values.length) return { all: false, ids: new Set() };
-  const ids = store.allSql<{ id: string }>(
+  const ids = await store.allSql<{ id: string }>(
     'SELECT id FROM config_types WHERE id IN (SELECT value FROM json_each(?)) OR name IN (SELECT value FROM json_each(?))',
     JSON.stringify(values),
     JSON.stringify(values),
@@ -116,9 +118,14 @@ export function resolveConfigTypes(store: Store, values: string[]): { all: boole
  * `config` of each service: its configs of the wanted types keyed by type name, with the identity's overrides
  * for that service taking precedence.
  */
-function serviceConfigs(store: Store, identityId: string, serviceIds: string[], wanted: string[]): Map<string, Record<string, unknown>> {
+async function serviceConfigs(
+  store: Store,
+  identityId: string,
+  serviceIds: string[],
+  wanted: string[],
+): Promise<Map<string, Record<string, unknown>>> {
   const out = new Map<string, Record<string, unknown>>();
-  const types = resolveConfigTypes(store, wanted);
+  const types = await resolveConfigTypes(store, wanted);
   if (!types.all && !types.ids.size) return out;
   const want = (typeId: string) => types.all || types.ids.has(typeId);
   const ids = JSON.stringify(serviceIds);
@@ -131,8 +138,9 @@ function serviceConfigs(store: Store, identityId: string, serviceIds: string[], 
   };
   const select = 'SELECT x.service_id, c.config_type_id AS type_id, ct.name AS type_name, c.data FROM';
   const joins = 'JOIN configs c ON c.id = x.config_id JOIN config_types ct ON ct.id = c.config_type_id';
-  for (const r of store.allSql<ConfigRow>(`${select} service_configs x ${joins} WHERE x.service_id IN (SELECT value FROM json_each(?))`, ids)) put(r);
-  for (const r of store.allSql<ConfigRow>(
+  for (const r of await store.allSql<ConfigRow>(`${select} service_configs x ${joins} WHERE x.service_id IN (SELECT value FROM json_each(?))`, ids))
+    put(r);
+  for (const r of await store.allSql<ConfigRow>(
     `${select} identity_service_configs x ${joins} WHERE x.identity_id = ? AND x.service_id IN (SELECT value FROM json_each(?))`,
     identityId,
     ids,

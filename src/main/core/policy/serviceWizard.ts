@@ -125,16 +125,16 @@ function resolve(value: unknown, ids: Partial<Record<StepKey, string>>): unknown
   return value;
 }
 
-function configTypeId(ctx: Ctx, name: string): string {
-  const row = ctx.core.store.getSql<{ id: string }>('SELECT id FROM config_types WHERE name = ?', name);
+async function configTypeId(ctx: Ctx, name: string): Promise<string> {
+  const row = await ctx.core.store.getSql<{ id: string }>('SELECT id FROM config_types WHERE name = ?', name);
   if (!row) throw validationError('configTypeId', `config type ${name} not found`, name);
   return row.id;
 }
 
 /** `@id` roles shown with names; `#attr` as is. Unknown ids keep the id (the dry run reports them). */
-function displayRoles(ctx: Ctx, kind: RoleKind, list: string[], planned: Record<string, string> = {}): RoleDisplay[] {
+async function displayRoles(ctx: Ctx, kind: RoleKind, list: string[], planned: Record<string, string> = {}): Promise<RoleDisplay[]> {
   const ids = list.filter((r) => r.startsWith('@') && !REF.test(r)).map((r) => r.slice(1));
-  const names = namesById(ctx.core.store, KINDS[kind].table, ids);
+  const names = await namesById(ctx.core.store, KINDS[kind].table, ids);
   return list.map((r) => {
     const ref = REF.exec(r);
     if (ref) return { role: r, name: `@${planned[ref[2]!] ?? ref[2]} (new)` };
@@ -144,39 +144,39 @@ function displayRoles(ctx: Ctx, kind: RoleKind, list: string[], planned: Record<
 }
 
 /** Entities of a kind the roles match now (AnyOf, as the wizard's policies use). */
-function countMatches(ctx: Ctx, kind: RoleKind, list: string[]): number {
+async function countMatches(ctx: Ctx, kind: RoleKind, list: string[]): Promise<number> {
   const real = list.filter((r) => !REF.test(r));
   if (!real.length) return 0;
   const m = roleMatchSql(kind, parseRoles(real), 'AnyOf');
-  return ctx.core.store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${KINDS[kind].table} t WHERE ${m.where}`, ...m.params)!.n;
+  return (await ctx.core.store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${KINDS[kind].table} t WHERE ${m.where}`, ...m.params))!.n;
 }
 
 /**
  * Whether an edge router policy is needed: some identity the roles match (dialers, SDK or tunneler hosts) reaches
  * none of the routers the roles select — or nobody matches yet and no `#all` edge router policy reaches them.
  */
-function dialersNeedRouters(ctx: Ctx, identityRoles: string[], routerRoles: string[]): { needed: boolean; why: string } {
+async function dialersNeedRouters(ctx: Ctx, identityRoles: string[], routerRoles: string[]): Promise<{ needed: boolean; why: string }> {
   const store = ctx.core.store;
   const ids = roleMatchSql('identity', parseRoles(identityRoles), 'AnyOf');
   const rs = roleMatchSql('edge-router', parseRoles(routerRoles), 'AnyOf');
   const routerClasses = `SELECT m.class_id FROM edge_routers t JOIN role_class_members m ON m.kind = 'edge-router' AND m.entity_id = t.id WHERE ${rs.where}`;
   const identityClasses = `SELECT DISTINCT m.class_id FROM identities t JOIN role_class_members m ON m.kind = 'identity' AND m.entity_id = t.id WHERE ${ids.where}`;
-  const matched = store.getSql<{ n: number }>(`SELECT count(*) AS n FROM (${identityClasses})`, ...ids.params)!.n;
-  if (!store.getSql<{ n: number }>(`SELECT count(*) AS n FROM (${routerClasses})`, ...rs.params)!.n) {
+  const matched = (await store.getSql<{ n: number }>(`SELECT count(*) AS n FROM (${identityClasses})`, ...ids.params))!.n;
+  if (!(await store.getSql<{ n: number }>(`SELECT count(*) AS n FROM (${routerClasses})`, ...rs.params))!.n) {
     return { needed: true, why: 'The router roles match no edge router yet.' };
   }
   if (matched) {
-    const uncovered = store.getSql<{ n: number }>(
+    const uncovered = (await store.getSql<{ n: number }>(
       `SELECT count(*) AS n FROM (${identityClasses}) c WHERE NOT EXISTS (
          SELECT 1 FROM identity_router_access a WHERE a.identity_class = c.class_id AND a.router_class IN (${routerClasses}))`,
       ...ids.params,
       ...rs.params,
-    )!.n;
+    ))!.n;
     return uncovered
       ? { needed: true, why: 'Some identities that would use the service reach none of its edge routers: an edge router policy is added.' }
       : { needed: false, why: 'Every identity that would use the service already reaches one of its edge routers: no edge router policy is needed.' };
   }
-  const everyone = store.getSql(
+  const everyone = await store.getSql(
     `SELECT 1 FROM policy_sides s JOIN class_policies r ON r.policy_id = s.policy_id AND r.kind = 'edge-router'
      WHERE s.kind = 'identity' AND s.policy_type = 'edge-router-policy' AND s.is_all = 1 AND r.class_id IN (${routerClasses}) LIMIT 1`,
     ...rs.params,
@@ -187,7 +187,7 @@ function dialersNeedRouters(ctx: Ctx, identityRoles: string[], routerRoles: stri
 }
 
 /** Checks what can be checked before any write and builds the steps. Needs create rights for every kind it creates. */
-export function planServiceWizard(ctx: Ctx, body: unknown): WizardPlan {
+export async function planServiceWizard(ctx: Ctx, body: unknown): Promise<WizardPlan> {
   const caller = ctx.caller;
   requirePermission(caller, 'service', 'create');
   requirePermission(caller, 'service-policy', 'create');
@@ -206,11 +206,11 @@ export function planServiceWizard(ctx: Ctx, body: unknown): WizardPlan {
   let hostRoles: string[];
   let hostingRouter: Row | undefined;
   if (input.host.kind === 'router') {
-    const routerId = input.host.routerId ?? builtinRouterId(ctx.core);
+    const routerId = input.host.routerId ?? (await builtinRouterId(ctx.core));
     if (!routerId) throw validationError('host.routerId', 'Weft runs no edge router: choose a router, or host the service on an identity', null);
-    hostingRouter = store.getSql<Row>('SELECT id, name, is_tunneler_enabled FROM edge_routers WHERE id = ?', routerId);
+    hostingRouter = await store.getSql<Row>('SELECT id, name, is_tunneler_enabled FROM edge_routers WHERE id = ?', routerId);
     if (!hostingRouter) throw validationError('host.routerId', 'edge router not found', routerId);
-    if (!hostingRouter.is_tunneler_enabled || !store.getSql('SELECT 1 FROM identities WHERE id = ?', routerId)) {
+    if (!hostingRouter.is_tunneler_enabled || !(await store.getSql('SELECT 1 FROM identities WHERE id = ?', routerId))) {
       throw validationError('host.routerId', 'the edge router is not tunneler-enabled, so it cannot host services', routerId);
     }
     hostRoles = [`@${routerId}`];
@@ -227,7 +227,7 @@ export function planServiceWizard(ctx: Ctx, body: unknown): WizardPlan {
   }
 
   // which routers
-  const defaultRouter = builtinRouterId(ctx.core);
+  const defaultRouter = await builtinRouterId(ctx.core);
   let routerRoles = input.routerRoles?.length ? [...input.routerRoles] : defaultRouter ? [`@${defaultRouter}`] : ['#all'];
   if (hostingRouter && !routerRoles.includes('#all') && !routerRoles.includes(`@${hostingRouter.id as string}`)) {
     // a router-hosted circuit starts and ends on the hosting router: the service must be allowed on it
@@ -245,7 +245,7 @@ export function planServiceWizard(ctx: Ctx, body: unknown): WizardPlan {
       summary: `How clients reach it: tunnelers intercept ${addresses.join(', ')} port ${p} (${protocols.join('/')}).`,
       body: {
         name: `${name}-intercept`,
-        configTypeId: configTypeId(ctx, 'intercept.v1'),
+        configTypeId: await configTypeId(ctx, 'intercept.v1'),
         data: { protocols, addresses, portRanges: [{ low: p, high: p }] },
       },
     });
@@ -260,7 +260,7 @@ export function planServiceWizard(ctx: Ctx, body: unknown): WizardPlan {
       summary: `Where it lives: ${protocol} ${input.host.address}:${input.host.port}, as seen by ${hostingRouter ? `the router ${hostingRouter.name as string}` : 'the hosting tunneler'}.`,
       body: {
         name: `${name}-host`,
-        configTypeId: configTypeId(ctx, 'host.v1'),
+        configTypeId: await configTypeId(ctx, 'host.v1'),
         data: { protocol, address: input.host.address, port: input.host.port },
       },
     });
@@ -277,18 +277,21 @@ export function planServiceWizard(ctx: Ctx, body: unknown): WizardPlan {
       configs: steps.filter((s) => s.key.endsWith('-config')).map((s) => `$${s.key}`),
     },
   });
-  const policy = (key: StepKey, policyName: string, type: 'Dial' | 'Bind', identityRoles: string[], summary: string): WizardStep => ({
+  const policy = async (key: StepKey, policyName: string, type: 'Dial' | 'Bind', identityRoles: string[], summary: string): Promise<WizardStep> => ({
     key,
     resource: 'service-policies',
     name: policyName,
     summary,
     body: { name: policyName, type, semantic: 'AnyOf', identityRoles, serviceRoles: ['@$service'], postureCheckRoles: [] },
-    roles: { identityRoles: displayRoles(ctx, 'identity', identityRoles), serviceRoles: displayRoles(ctx, 'service', ['@$service'], planned) },
-    matches: { identityRoles: countMatches(ctx, 'identity', identityRoles) },
+    roles: {
+      identityRoles: await displayRoles(ctx, 'identity', identityRoles),
+      serviceRoles: await displayRoles(ctx, 'service', ['@$service'], planned),
+    },
+    matches: { identityRoles: await countMatches(ctx, 'identity', identityRoles) },
   });
-  steps.push(policy('dial-policy', `${name}-dial`, 'Dial', input.dialRoles, 'Who may dial (use) the service.'));
+  steps.push(await policy('dial-policy', `${name}-dial`, 'Dial', input.dialRoles, 'Who may dial (use) the service.'));
   steps.push(
-    policy(
+    await policy(
       'bind-policy',
       `${name}-bind`,
       'Bind',
@@ -302,8 +305,11 @@ export function planServiceWizard(ctx: Ctx, body: unknown): WizardPlan {
     name: `${name}-routers`,
     summary: 'Which edge routers may carry the service.',
     body: { name: `${name}-routers`, semantic: 'AnyOf', serviceRoles: ['@$service'], edgeRouterRoles: routerRoles },
-    roles: { serviceRoles: displayRoles(ctx, 'service', ['@$service'], planned), edgeRouterRoles: displayRoles(ctx, 'edge-router', routerRoles) },
-    matches: { edgeRouterRoles: countMatches(ctx, 'edge-router', routerRoles) },
+    roles: {
+      serviceRoles: await displayRoles(ctx, 'service', ['@$service'], planned),
+      edgeRouterRoles: await displayRoles(ctx, 'edge-router', routerRoles),
+    },
+    matches: { edgeRouterRoles: await countMatches(ctx, 'edge-router', routerRoles) },
   });
 
   // the dialers (and SDK or tunneler hosts) must reach one of those routers
@@ -314,7 +320,7 @@ export function planServiceWizard(ctx: Ctx, body: unknown): WizardPlan {
       ? { needed: true, why: 'An edge router policy is added, as asked.' }
       : input.edgeRouterPolicy === 'never'
         ? { needed: false, why: 'No edge router policy is created, as asked.' }
-        : dialersNeedRouters(ctx, reaching, routerRoles);
+        : await dialersNeedRouters(ctx, reaching, routerRoles);
   notes.push(need.why);
   if (need.needed) {
     requirePermission(caller, 'edge-router-policy', 'create');
@@ -324,8 +330,14 @@ export function planServiceWizard(ctx: Ctx, body: unknown): WizardPlan {
       name: `${name}-clients`,
       summary: 'Lets the identities that dial or host the service connect to its edge routers.',
       body: { name: `${name}-clients`, semantic: 'AnyOf', identityRoles: reaching, edgeRouterRoles: routerRoles },
-      roles: { identityRoles: displayRoles(ctx, 'identity', reaching), edgeRouterRoles: displayRoles(ctx, 'edge-router', routerRoles) },
-      matches: { identityRoles: countMatches(ctx, 'identity', reaching), edgeRouterRoles: countMatches(ctx, 'edge-router', routerRoles) },
+      roles: {
+        identityRoles: await displayRoles(ctx, 'identity', reaching),
+        edgeRouterRoles: await displayRoles(ctx, 'edge-router', routerRoles),
+      },
+      matches: {
+        identityRoles: await countMatches(ctx, 'identity', reaching),
+        edgeRouterRoles: await countMatches(ctx, 'edge-router', routerRoles),
+      },
     });
   }
   return { steps, notes };
@@ -394,15 +406,15 @@ export interface WizardPreview extends WizardPlan {
   problem?: { step: StepKey; code: string; message: string; field?: string; reason?: string };
 }
 
-function execute(ctx: Ctx, plan: WizardPlan, dryRun: boolean): CreatedEntity[] {
+async function execute(ctx: Ctx, plan: WizardPlan, dryRun: boolean): Promise<CreatedEntity[]> {
   const store = ctx.core.store;
   try {
-    return store.tx(() => {
+    return await store.tx(async () => {
       const ids: Partial<Record<StepKey, string>> = {};
       const created: CreatedEntity[] = [];
       for (const step of plan.steps) {
         try {
-          ids[step.key] = applyCreate(ctx, STEP_DEFS[step.key], resolve(step.body, ids));
+          ids[step.key] = await applyCreate(ctx, STEP_DEFS[step.key], resolve(step.body, ids));
         } catch (e) {
           throw stepError(step, e);
         }
@@ -418,10 +430,10 @@ function execute(ctx: Ctx, plan: WizardPlan, dryRun: boolean): CreatedEntity[] {
 }
 
 /** The plan and a dry run of it (nothing is kept). Input and permission errors throw; a failing step is reported. */
-export function previewServiceWizard(ctx: Ctx, body: unknown): WizardPreview {
-  const plan = planServiceWizard(ctx, body);
+export async function previewServiceWizard(ctx: Ctx, body: unknown): Promise<WizardPreview> {
+  const plan = await planServiceWizard(ctx, body);
   try {
-    execute(ctx, plan, true);
+    await execute(ctx, plan, true);
     return { ...plan, ok: true };
   } catch (e) {
     if (!(e instanceof WizardStepError)) throw e;
@@ -434,8 +446,8 @@ export function previewServiceWizard(ctx: Ctx, body: unknown): WizardPreview {
 }
 
 /** Creates everything the plan lists in one transaction: all of it, or (on any failing step) none of it. */
-export function runServiceWizard(ctx: Ctx, body: unknown): { serviceId: string; created: CreatedEntity[] } {
-  const plan = planServiceWizard(ctx, body);
-  const created = execute(ctx, plan, false);
+export async function runServiceWizard(ctx: Ctx, body: unknown): Promise<{ serviceId: string; created: CreatedEntity[] }> {
+  const plan = await planServiceWizard(ctx, body);
+  const created = await execute(ctx, plan, false);
   return { serviceId: created.find((c) => c.key === 'service')!.id, created };
 }

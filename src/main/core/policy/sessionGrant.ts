@@ -18,13 +18,16 @@ const createBody = z.object({
 });
 
 /** The service as an identity may see it: 404 unless some policy grants Dial or Bind (OpenZiti hides the rest). */
-export function accessibleService(ctx: Ctx, serviceId: string): { service: Row; identityClass: number; serviceClass: number; grant: Grant } {
+export async function accessibleService(
+  ctx: Ctx,
+  serviceId: string,
+): Promise<{ service: Row; identityClass: number; serviceClass: number; grant: Grant }> {
   const core = ctx.core;
-  const service = core.store.getSql<Row>('SELECT * FROM services WHERE id = ?', serviceId);
+  const service = await core.store.getSql<Row>('SELECT * FROM services WHERE id = ?', serviceId);
   if (!service) throw notFound('service');
-  const identityClass = classFor(core, 'identity', ctx.caller.identityId);
-  const serviceClass = classFor(core, 'service', serviceId);
-  const grant = grantsFor(core.store, identityClass, [serviceClass]).get(serviceClass);
+  const identityClass = await classFor(core, 'identity', ctx.caller.identityId);
+  const serviceClass = await classFor(core, 'service', serviceId);
+  const grant = (await grantsFor(core.store, identityClass, [serviceClass])).get(serviceClass);
   if (!grant) throw notFound('service');
   return { service, identityClass, serviceClass, grant };
 }
@@ -35,16 +38,16 @@ export function accessibleService(ctx: Ctx, serviceId: string): { service: Row; 
  * kind of access is granted, 409 INVALID_POSTURE (recorded as a failed service request) when no policy of that
  * type has all its posture checks passing, 400 NO_EDGE_ROUTERS_AVAILABLE when no edge router serves both.
  */
-export function createSession(ctx: Ctx, apiSession: Row, body: unknown): string {
+export async function createSession(ctx: Ctx, apiSession: Row, body: unknown): Promise<string> {
   const core = ctx.core;
   const store = core.store;
   const input = parseInput(createBody, body ?? {});
   if (!input.serviceId) throw validationError('serviceId', 'is required', input.serviceId);
   const type = input.type ?? 'Dial';
   if (type === 'Invalid') throw validationError('type', "must be 'Dial' or 'Bind'", type);
-  const { service, identityClass, serviceClass, grant } = accessibleService(ctx, input.serviceId);
+  const { service, identityClass, serviceClass, grant } = await accessibleService(ctx, input.serviceId);
   if (!(type === 'Dial' ? grant.dial : grant.bind)) throw validationError('serviceId', 'service not found', input.serviceId);
-  const existing = store.getSql<{ id: string }>(
+  const existing = await store.getSql<{ id: string }>(
     'SELECT id FROM sessions WHERE api_session_id = ? AND service_id = ? AND type = ?',
     apiSession.id,
     service.id,
@@ -52,11 +55,15 @@ export function createSession(ctx: Ctx, apiSession: Row, body: unknown): string 
   );
   if (existing) return existing.id;
   // as OpenZiti: without any posture check there is nothing to evaluate (and no passing policies to record)
-  const outcome: PostureOutcome = anyPostureChecks(store)
-    ? evaluateGrant(policyPostureChecks(store, identityClass, [serviceClass]), type, evaluationInput(core, ctx.caller.identityId, apiSession))
+  const outcome: PostureOutcome = (await anyPostureChecks(store))
+    ? evaluateGrant(
+        await policyPostureChecks(store, identityClass, [serviceClass]),
+        type,
+        await evaluationInput(core, ctx.caller.identityId, apiSession),
+      )
     : { passed: true, passingPolicyIds: [] };
   if (!outcome.passed) {
-    throw store.tx(() =>
+    throw await store.tx(() =>
       postureFailure(core, ctx.caller.identityId, {
         apiSessionId: apiSession.id as string,
         serviceId: service.id as string,
@@ -66,7 +73,7 @@ export function createSession(ctx: Ctx, apiSession: Row, body: unknown): string 
       }),
     );
   }
-  const shared = store.getSql(
+  const shared = await store.getSql(
     `SELECT 1 FROM identity_router_access ia JOIN service_router_access sa ON sa.router_class = ia.router_class
      WHERE ia.identity_class = ? AND sa.service_class = ? LIMIT 1`,
     identityClass,
@@ -83,7 +90,7 @@ export function createSession(ctx: Ctx, apiSession: Row, body: unknown): string 
     z_iid: ctx.caller.identityId,
     z_st: type,
   });
-  applySystemCreate(ctx, sessions, {
+  await applySystemCreate(ctx, sessions, {
     id,
     tags: input.tags ?? {},
     columns: {

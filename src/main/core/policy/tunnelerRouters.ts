@@ -15,42 +15,47 @@ export const systemPolicyName = (routerId: string) => `edge-router-${routerId}-s
  * writes of the system through the identities' and edge router policies' resource declarations, so role classes and
  * the policy index follow in the router write's transaction.
  */
-export function syncTunnelerRouter(ctx: Ctx, routerId: string, before: Row | undefined): void {
+export async function syncTunnelerRouter(ctx: Ctx, routerId: string, before: Row | undefined): Promise<void> {
   const store = ctx.core.store;
-  const router = store.getSql<Row>('SELECT id, name, is_tunneler_enabled FROM edge_routers WHERE id = ?', routerId);
+  const router = await store.getSql<Row>('SELECT id, name, is_tunneler_enabled FROM edge_routers WHERE id = ?', routerId);
   const was = !!before?.is_tunneler_enabled;
   const is = !!router?.is_tunneler_enabled;
-  if (!was && is) createRouterIdentity(ctx, router!);
-  else if (was && !is) removeRouterIdentity(ctx, routerId);
+  if (!was && is) await createRouterIdentity(ctx, router!);
+  else if (was && !is) await removeRouterIdentity(ctx, routerId);
   else if (is && before && before.name !== router!.name) {
-    if (store.getSql('SELECT 1 FROM identities WHERE name = ? AND id <> ?', router!.name, routerId)) {
+    if (await store.getSql('SELECT 1 FROM identities WHERE name = ? AND id <> ?', router!.name, routerId)) {
       throw validationError(
         'name',
         `an identity named ${String(router!.name)} already exists; a tunneler-enabled router needs its own`,
         router!.name,
       );
     }
-    if (routerIdentity(ctx, routerId)) applyUpdate(ctx.core.system, identities, routerId, { name: router!.name }, 'patch');
+    if (await routerIdentity(ctx, routerId)) await applyUpdate(ctx.core.system, identities, routerId, { name: router!.name }, 'patch');
   }
 }
 
 /** Before an edge router is deleted: its router identity and system policy go with it. */
-export function deleteTunnelerRouter(ctx: Ctx, router: Row): void {
-  if (router.is_tunneler_enabled) removeRouterIdentity(ctx, router.id as string);
+export async function deleteTunnelerRouter(ctx: Ctx, router: Row): Promise<void> {
+  if (router.is_tunneler_enabled) await removeRouterIdentity(ctx, router.id as string);
 }
 
-function createRouterIdentity(ctx: Ctx, router: Row): void {
+async function createRouterIdentity(ctx: Ctx, router: Row): Promise<void> {
   const store = ctx.core.store;
   const id = router.id as string;
-  if (!findRow(store, identities, id)) {
-    if (store.getSql('SELECT 1 FROM identities WHERE name = ?', router.name)) {
+  if (!(await findRow(store, identities, id))) {
+    if (await store.getSql('SELECT 1 FROM identities WHERE name = ?', router.name)) {
       throw validationError('name', `an identity named ${String(router.name)} already exists; a tunneler-enabled router needs its own`, router.name);
     }
-    applyCreate(ctx.core.system, identities, { name: router.name, type: 'Router', isAdmin: false, authPolicyId: DEFAULT_AUTH_POLICY_ID }, { id });
+    await applyCreate(
+      ctx.core.system,
+      identities,
+      { name: router.name, type: 'Router', isAdmin: false, authPolicyId: DEFAULT_AUTH_POLICY_ID },
+      { id },
+    );
   }
   // a system policy left behind under this id is replaced
-  if (findRow(store, edgeRouterPolicies, id)) applyDelete(ctx.core.system, edgeRouterPolicies, id);
-  applyCreate(
+  if (await findRow(store, edgeRouterPolicies, id)) await applyDelete(ctx.core.system, edgeRouterPolicies, id);
+  await applyCreate(
     ctx.core.system,
     edgeRouterPolicies,
     { name: systemPolicyName(id), semantic: 'AnyOf', identityRoles: [`@${id}`], edgeRouterRoles: [`@${id}`] },
@@ -58,12 +63,13 @@ function createRouterIdentity(ctx: Ctx, router: Row): void {
   );
 }
 
-function removeRouterIdentity(ctx: Ctx, routerId: string): void {
+async function removeRouterIdentity(ctx: Ctx, routerId: string): Promise<void> {
   const store = ctx.core.store;
-  if (store.getSql('SELECT 1 FROM edge_router_policies WHERE id = ? AND is_system = 1', routerId)) {
-    applyDelete(ctx.core.system, edgeRouterPolicies, routerId);
+  if (await store.getSql('SELECT 1 FROM edge_router_policies WHERE id = ? AND is_system = 1', routerId)) {
+    await applyDelete(ctx.core.system, edgeRouterPolicies, routerId);
   }
-  if (routerIdentity(ctx, routerId)) applyDelete(ctx.core.system, identities, routerId);
+  if (await routerIdentity(ctx, routerId)) await applyDelete(ctx.core.system, identities, routerId);
 }
 
-const routerIdentity = (ctx: Ctx, id: string) => !!ctx.core.store.getSql("SELECT 1 FROM identities WHERE id = ? AND type_id = 'Router'", id);
+const routerIdentity = async (ctx: Ctx, id: string) =>
+  !!(await ctx.core.store.getSql("SELECT 1 FROM identities WHERE id = ? AND type_id = 'Router'", id));

@@ -1,5 +1,5 @@
 import type { Store } from '../store/db';
-import type { QueryFields, TextIndex } from './compile';
+import { compileFilter, type QueryFields, type TextIndex } from './compile';
 
 /**
  * The trigram indexes that serve `contains` / `icontains` (created by migration 008_text_search, which a test keeps
@@ -47,23 +47,53 @@ export function trigrams(needle: string): string[] {
 /**
  * Decides per needle whether the index pays: the rarest of its trigrams bounds the candidates; when that is more
  * than an eighth of the table, walking the table (which a page in name order can stop early) is cheaper than
- * fetching and re-checking that many candidates.
+ * fetching and re-checking that many candidates. The compiler asks synchronously, so the answers for the needles
+ * of `filter` (compiled over `fields` with `tagsSql`, as the list will compile it) are looked up first, in the order
+ * the compiler asks for them; pass the result as `useTextIndex` when compiling that filter.
  */
-export function textIndexChooser(store: Store): (index: TextIndex, needle: string) => boolean {
+export async function textIndexChooser(
+  store: Store,
+  filter: string | undefined,
+  fields: QueryFields,
+  tagsSql?: string,
+): Promise<(index: TextIndex, needle: string) => boolean> {
   // the FTS5 tables are SQLite's; PostgreSQL scans (its trigram GIN indexes serve ILIKE, not this)
   if (store.dialect !== 'sqlite') return () => false;
-  return (index, needle) => {
-    const grams = trigrams(needle);
-    if (!grams.length) return false;
-    const table = index.fts.replace(/_fts$/, '');
-    const rarest =
-      store.getSql<{ n: number | null; missing: number }>(
+  const asked: Array<[TextIndex, string]> = [];
+  try {
+    compileFilter(filter, fields, {
+      ...(tagsSql ? { tagsSql } : {}),
+      useTextIndex: (index, needle) => {
+        asked.push([index, needle]);
+        return false;
+      },
+    });
+  } catch {
+    // the compile that follows reports it; the needles before it were collected
+  }
+  const answers = new Map<string, boolean>();
+  for (const [index, needle] of asked) {
+    const key = answerKey(index, needle);
+    if (!answers.has(key)) answers.set(key, await usesIndex(store, index, needle));
+  }
+  return (index, needle) => answers.get(answerKey(index, needle)) ?? true;
+}
+
+const answerKey = (index: TextIndex, needle: string) => JSON.stringify([index.fts, index.column, needle]);
+
+async function usesIndex(store: Store, index: TextIndex, needle: string): Promise<boolean> {
+  const grams = trigrams(needle);
+  if (!grams.length) return false;
+  const table = index.fts.replace(/_fts$/, '');
+  const rarest =
+    (
+      await store.getSql<{ n: number | null; missing: number }>(
         `SELECT min(coalesce(v.doc, 0)) AS n FROM json_each(?) g LEFT JOIN ${index.fts}_vocab v ON v.term = g.value AND v.col = ?`,
         JSON.stringify(grams),
         index.column,
-      )?.n ?? 0;
-    if (rarest <= 1000) return true;
-    const rows = store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)!.n;
-    return rarest * 8 <= rows;
-  };
+      )
+    )?.n ?? 0;
+  if (rarest <= 1000) return true;
+  const rows = (await store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
+  return rarest * 8 <= rows;
 }

@@ -56,17 +56,17 @@ export interface Store {
    * the writes other nodes commit.
    */
   readonly generation: number;
-  allSql<T = Row>(sql: string, ...params: unknown[]): T[];
-  getSql<T = Row>(sql: string, ...params: unknown[]): T | undefined;
-  runSql(sql: string, ...params: unknown[]): RunResult;
+  allSql<T = Row>(sql: string, ...params: unknown[]): Promise<T[]>;
+  getSql<T = Row>(sql: string, ...params: unknown[]): Promise<T | undefined>;
+  runSql(sql: string, ...params: unknown[]): Promise<RunResult>;
   /** a write that changes nothing a cached computation presents: it leaves `generation` alone */
-  touchSql(sql: string, ...params: unknown[]): RunResult;
+  touchSql(sql: string, ...params: unknown[]): Promise<RunResult>;
   /** a group of reads on one consistent snapshot */
-  read<T>(fn: () => T): T;
+  read<T>(fn: () => Promise<T>): Promise<T>;
   /** a write transaction (one writer at a time); nested calls join the outer one (savepoints) */
-  tx<T>(fn: () => T): T;
+  tx<T>(fn: () => Promise<T>): Promise<T>;
   /** a write transaction that replaces secrets: the old values must not linger in the database's files */
-  secureTx<T>(fn: () => T): T;
+  secureTx<T>(fn: () => Promise<T>): Promise<T>;
   /**
    * Calls `listener` with the ids of rows of `table` deleted (or updated) by any statement — cascades included, on
    * PostgreSQL by any node — once the transaction that did it has committed. Returns unwatch.
@@ -75,20 +75,20 @@ export interface Store {
   /** Calls `listener` once after each committed write that changed rows of any of `tables`. Returns unwatch. */
   watchTables(tables: string[], listener: () => void): () => void;
   /** Applies the migrations not yet applied, in version order, each in its own transaction; returns their versions. */
-  migrate(list?: readonly Migration[]): number[];
+  migrate(list?: readonly Migration[]): Promise<number[]>;
   /**
    * Runs `fn` (inserts of rows copied from another store) in one write transaction with the schema's triggers off,
    * then brings back what they maintain by themselves (SQLite's text indexes, PostgreSQL's identity sequences) and
    * checks every foreign key. `weft db copy` uses it.
    */
-  bulkLoad(fn: () => void): void;
+  bulkLoad(fn: () => Promise<void>): Promise<void>;
   /** The schema's own tables (not the store's internals such as SQLite's FTS shadow tables), by name. */
-  tables(): string[];
-  columns(table: string): ColumnInfo[];
-  foreignKeys(table: string): ForeignKeyInfo[];
+  tables(): Promise<string[]>;
+  columns(table: string): Promise<ColumnInfo[]>;
+  foreignKeys(table: string): Promise<ForeignKeyInfo[]>;
   /** A consistent copy of the whole database in `file` (SQLite only: PostgreSQL is backed up by its own tools). */
   backup?(file: string): Promise<void>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /**

@@ -1,8 +1,11 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import pg from 'pg';
 import { ChangeListeners } from './changeListeners';
 import { migrations, type Migration } from './migrations/index';
 import {
   quoteIdent,
   storeParam,
+  StoreUnavailableError,
   writeEffect,
   type ChangeListener,
   type ChangeOp,
@@ -14,7 +17,6 @@ import {
   type WriteEffect,
 } from './db';
 import { validationError } from '../errors';
-import { PostgresBridge } from './postgresBridge';
 import { ddlToPostgres, learnSchema, POSTGRES_HELPERS, toPostgres } from './postgresDialect';
 
 /** Advisory lock keys (pg_advisory_xact_lock): one writer at a time, across every node; one migrator at a time. */
@@ -22,6 +24,10 @@ const WRITE_LOCK = 0x77656674; // "weft"
 const MIGRATION_LOCK = WRITE_LOCK + 1;
 const CHANGES = 'weft_changes';
 const GENERATION = 'weft_generation';
+const CONNECT_TIMEOUT_MS = 2_000;
+/** the longest a statement may run; a wait for a lock gives up sooner */
+const STATEMENT_TIMEOUT_MS = 15_000;
+const POOL_SIZE = 10;
 
 interface Statement {
   text: string;
@@ -29,13 +35,29 @@ interface Statement {
   effect: WriteEffect;
 }
 
+/** An open transaction: its connection, and what it has done so far. */
+interface Transaction {
+  client: pg.PoolClient;
+  /** savepoints open inside it */
+  depth: number;
+  /** whether it holds the write lock (a write transaction does from its start) */
+  locked: boolean;
+  /** whether it made stable writes (they announce themselves when it commits) */
+  stable: boolean;
+  /** ended: code it started that runs on afterwards (timers) must not use its connection */
+  done: boolean;
+}
+
+type Queryable = pg.Pool | pg.PoolClient;
+
 /**
  * The PostgreSQL store: several Weft nodes on one database. The core's SQL (SQLite's dialect) is translated once per
- * statement and run as a named prepared statement on one connection (store/postgresBridge.ts).
+ * statement and run as a named prepared statement on a pool of connections. A transaction keeps one connection of
+ * the pool, and every statement the code inside it awaits runs on that connection (found through the async context).
  *
  * Write transactions take one advisory lock first, so writes are serialised across all nodes exactly as SQLite
  * serialises them in one process: the policy index (maintained by the writes themselves) sees every committed write
- * before it changes anything. Reads run without it, on a consistent snapshot where grouped (`read`).
+ * before it changes anything. Reads run without it, concurrently, on a consistent snapshot where grouped (`read`).
  *
  * Other nodes learn of writes through NOTIFY: `weft_generation` (sent with every committed write that is not
  * volatile) advances their `generation`, so their caches drop what they built before; `weft_changes` carries the
@@ -43,26 +65,23 @@ interface Statement {
  */
 export class PostgresStore implements Store {
   readonly dialect = 'postgres';
-  private readonly pg: PostgresBridge;
+  private readonly pool: pg.Pool;
   private readonly statements = new Map<string, Statement>();
+  private readonly scope = new AsyncLocalStorage<Transaction>();
   private stableWrites = 0;
-  /** names of prepared statements: never reused, the connection keeps what it prepared under each */
+  /** names of prepared statements: never reused, each connection keeps what it prepared under each */
   private prepared = 0;
-  private depth = 0;
-  /** stable writes in the running transaction (they announce themselves when it commits) */
-  private txStable = false;
-  /** whether the running transaction holds the write lock (a write transaction does from its start) */
-  private locked = false;
   private closed = false;
+  private listener: pg.Client | undefined;
+  /** the watch triggers being installed: statements wait for them, so no change made after `watch` is missed */
+  private installing: Promise<void> = Promise.resolve();
   private readonly listeners = new ChangeListeners((_key, table, what) => this.installTrigger(table, what));
 
   constructor(readonly url: string) {
-    this.pg = new PostgresBridge(url, {
-      listen: [CHANGES, GENERATION],
-      onNotify: (n) => (n.channel === GENERATION ? this.stableWrites++ : this.deliver(n.payload)),
-      // notifications sent while the listening connection was down are lost: whatever was cached is suspect
-      onListening: () => this.stableWrites++,
-    });
+    this.pool = new pg.Pool({ ...connectionOptions(url), max: POOL_SIZE });
+    // a pooled connection that breaks while idle is dropped by the pool; the error must not end the process
+    this.pool.on('error', () => undefined);
+    this.listen();
   }
 
   get open(): boolean {
@@ -71,6 +90,30 @@ export class PostgresStore implements Store {
 
   get generation(): number {
     return this.stableWrites;
+  }
+
+  /** The LISTEN connection, reconnected when lost: notifications sent while it was down are lost, so caches are suspect. */
+  private listen(): void {
+    if (this.closed) return;
+    const c = new pg.Client(connectionOptions(this.url));
+    const retry = () => {
+      if (this.listener === c) this.listener = undefined;
+      if (!this.closed) setTimeout(() => this.listen(), 250).unref();
+    };
+    c.on('notification', (n) => (n.channel === GENERATION ? this.stableWrites++ : this.deliver(n.payload ?? '')));
+    c.on('error', () => undefined);
+    c.on('end', () => this.listener === c && retry());
+    c.connect()
+      .then(async () => {
+        await c.query(`LISTEN ${CHANGES}; LISTEN ${GENERATION}`);
+        if (this.closed) return void c.end().catch(() => undefined);
+        this.listener = c;
+        this.stableWrites++;
+      })
+      .catch(() => {
+        c.end().catch(() => undefined);
+        retry();
+      });
   }
 
   private statement(sql: string): Statement {
@@ -82,99 +125,141 @@ export class PostgresStore implements Store {
     return s;
   }
 
-  private exec(sql: string, params: unknown[]): { rows: Row[]; rowCount: number } {
+  /** The transaction the running code is inside, if any. */
+  private current(): Transaction | undefined {
+    const t = this.scope.getStore();
+    return t && !t.done ? t : undefined;
+  }
+
+  private async exec(sql: string, params: unknown[]): Promise<{ rows: Row[]; rowCount: number }> {
     const s = this.statement(sql);
-    if (s.effect !== 'stable') return this.run(s, params);
+    const values = params.map(toParam);
+    await this.installing;
+    const t = this.current();
+    if (s.effect !== 'stable') return this.query(t?.client ?? this.pool, s, values);
     // a write of the policy index's tables (through triggers too) takes the write lock like any transaction
-    if (!this.depth) return this.tx(() => this.exec(sql, params));
-    if (!this.locked) {
+    if (!t) return this.tx(() => this.exec(sql, params));
+    if (!t.locked) {
       // a write inside a read transaction: it waits for the write lock like any other
-      this.pg.query(`SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
-      this.locked = true;
+      await this.query(t.client, `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
+      t.locked = true;
     }
     this.stableWrites++;
-    const r = this.run(s, params);
-    this.txStable = true;
+    const r = await this.query(t.client, s, values);
+    t.stable = true;
     return r;
   }
 
-  private run(s: Statement, params: unknown[]): { rows: Row[]; rowCount: number } {
-    return this.pg.query(s.text, params.map(toParam), { name: s.name });
-  }
-
-  allSql<T = Row>(sql: string, ...params: unknown[]): T[] {
-    return this.exec(sql, params).rows as T[];
-  }
-
-  getSql<T = Row>(sql: string, ...params: unknown[]): T | undefined {
-    return this.exec(sql, params).rows[0] as T | undefined;
-  }
-
-  runSql(sql: string, ...params: unknown[]): RunResult {
-    return { changes: this.exec(sql, params).rowCount };
-  }
-
-  touchSql(sql: string, ...params: unknown[]): RunResult {
-    return { changes: this.run(this.statement(sql), params).rowCount };
-  }
-
-  read<T>(fn: () => T): T {
-    if (this.depth) return fn();
-    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ', fn, false);
-  }
-
-  tx<T>(fn: () => T): T {
-    if (!this.depth) return this.transaction(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, fn, true);
-    const savepoint = `s${this.depth}`;
-    this.pg.query(`SAVEPOINT ${savepoint}`);
-    this.depth++;
+  /** One statement (a prepared one, or a script of several without parameters); connection failures become 503s. */
+  private async query(on: Queryable, s: Statement | string, values: unknown[] = []): Promise<{ rows: Row[]; rowCount: number }> {
+    if (this.closed) throw new StoreUnavailableError('the PostgreSQL store is closed');
     try {
-      const out = fn();
-      this.pg.query(`RELEASE SAVEPOINT ${savepoint}`);
-      return out;
+      const r = (await (typeof s === 'string'
+        ? on.query(s, values.length ? values : undefined)
+        : on.query({ name: s.name, text: s.text, values }))) as pg.QueryResult | pg.QueryResult[];
+      const last = Array.isArray(r) ? r[r.length - 1]! : r;
+      return { rows: last.rows ?? [], rowCount: last.rowCount ?? 0 };
     } catch (e) {
-      this.stableWrites++;
-      this.pg.query(`ROLLBACK TO SAVEPOINT ${savepoint}`);
-      throw e;
-    } finally {
-      this.depth--;
+      throw unavailable(e) ? new StoreUnavailableError(`PostgreSQL is unavailable: ${(e as Error).message}`) : e;
     }
   }
 
-  secureTx<T>(fn: () => T): T {
+  async allSql<T = Row>(sql: string, ...params: unknown[]): Promise<T[]> {
+    return (await this.exec(sql, params)).rows as T[];
+  }
+
+  async getSql<T = Row>(sql: string, ...params: unknown[]): Promise<T | undefined> {
+    return (await this.exec(sql, params)).rows[0] as T | undefined;
+  }
+
+  async runSql(sql: string, ...params: unknown[]): Promise<RunResult> {
+    return { changes: (await this.exec(sql, params)).rowCount };
+  }
+
+  async touchSql(sql: string, ...params: unknown[]): Promise<RunResult> {
+    await this.installing;
+    return { changes: (await this.query(this.current()?.client ?? this.pool, this.statement(sql), params.map(toParam))).rowCount };
+  }
+
+  async read<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.current()) return fn();
+    return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ', fn, false);
+  }
+
+  async tx<T>(fn: () => Promise<T>): Promise<T> {
+    const t = this.current();
+    if (!t) return this.transaction(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, fn, true);
+    const savepoint = `s${t.depth}`;
+    await this.query(t.client, `SAVEPOINT ${savepoint}`);
+    t.depth++;
+    try {
+      const out = await fn();
+      await this.query(t.client, `RELEASE SAVEPOINT ${savepoint}`);
+      return out;
+    } catch (e) {
+      this.stableWrites++;
+      await this.query(t.client, `ROLLBACK TO SAVEPOINT ${savepoint}`);
+      throw e;
+    } finally {
+      t.depth--;
+    }
+  }
+
+  secureTx<T>(fn: () => Promise<T>): Promise<T> {
     // old row versions are PostgreSQL's to reclaim (VACUUM); its files are the operator's to protect
     return this.tx(fn);
   }
 
-  private transaction<T>(begin: string, fn: () => T, locked: boolean): T {
-    this.depth = 1;
-    this.txStable = false;
-    this.locked = locked;
+  /** A connection of the pool (a failure to get one is a 503). */
+  private async connect(): Promise<pg.PoolClient> {
+    if (this.closed) throw new StoreUnavailableError('the PostgreSQL store is closed');
+    try {
+      return await this.pool.connect();
+    } catch (e) {
+      throw new StoreUnavailableError(`PostgreSQL is unavailable: ${(e as Error).message}`);
+    }
+  }
+
+  private async transaction<T>(begin: string, fn: () => Promise<T>, locked: boolean): Promise<T> {
+    await this.installing;
+    const t: Transaction = { client: await this.connect(), depth: 1, locked, stable: false, done: false };
     try {
       // committed writes tell every node (the notification goes out with the commit, or not at all)
-      return this.bracket(begin, fn, () => (this.txStable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT'));
+      return await this.bracket(
+        t.client,
+        begin,
+        () => this.scope.run(t, fn),
+        () => (t.stable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT'),
+      );
     } catch (e) {
       this.stableWrites++;
       throw e;
     } finally {
-      this.depth = 0;
+      t.done = true;
     }
   }
 
-  /** BEGIN, `fn`, then COMMIT (the statement `commit` gives), or ROLLBACK when `fn` or the commit fails. */
-  private bracket<T>(begin: string, fn: () => T, commit: () => string = () => 'COMMIT'): T {
-    this.pg.query(begin, [], { tx: 'begin' });
+  /**
+   * BEGIN, `fn`, then COMMIT (the statement `commit` gives), or ROLLBACK when `fn` or the commit fails; then the
+   * connection goes back to the pool (or is dropped, if it failed).
+   */
+  private async bracket<T>(client: pg.PoolClient, begin: string, fn: () => Promise<T>, commit: () => string = () => 'COMMIT'): Promise<T> {
+    let broken: Error | undefined;
     try {
-      const out = fn();
-      this.pg.query(commit(), [], { tx: 'commit' });
-      return out;
-    } catch (e) {
+      await this.query(client, begin);
       try {
-        this.pg.query('ROLLBACK', [], { tx: 'rollback' });
-      } catch {
-        // the connection is gone, and the transaction with it
+        const out = await fn();
+        await this.query(client, commit());
+        return out;
+      } catch (e) {
+        await this.query(client, 'ROLLBACK').catch((lost: Error) => (broken = lost));
+        throw e;
       }
+    } catch (e) {
+      if (e instanceof StoreUnavailableError) broken = e;
       throw e;
+    } finally {
+      client.release(broken);
     }
   }
 
@@ -186,20 +271,23 @@ export class PostgresStore implements Store {
     return this.listeners.watchTables(tables, listener);
   }
 
-  /** The trigger that NOTIFYs a key's changes (every node hears them, this one too). */
+  /** The trigger that NOTIFYs a key's changes (every node hears them, this one too). Statements wait for it. */
   private installTrigger(table: string, what: ChangeOp | 'touched'): void {
-    this.ddl(
+    const sql =
       what === 'touched'
         ? `CREATE OR REPLACE TRIGGER weft_touch_${table} AFTER INSERT OR UPDATE OR DELETE ON ${table}
              FOR EACH STATEMENT EXECUTE FUNCTION weft_notify_touched()`
         : `CREATE OR REPLACE TRIGGER weft_watch_${table}_${what} AFTER ${what.toUpperCase()} ON ${table}
-             FOR EACH ROW EXECUTE FUNCTION weft_notify_row()`,
+             FOR EACH ROW EXECUTE FUNCTION weft_notify_row()`;
+    this.installing = this.installing.then(() =>
+      this.ddl(sql).catch((e: Error) => process.emitWarning(`could not install the change trigger on ${table}: ${e.message}`)),
     );
   }
 
   /** Schema changes made at run time (the watch triggers), one node at a time. */
-  private ddl(sql: string): void {
-    this.bracket(`BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`, () => this.pg.query(sql));
+  private async ddl(sql: string): Promise<void> {
+    const client = await this.connect();
+    await this.bracket(client, `BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`, async () => void (await this.query(client, sql)));
   }
 
   /** A `weft_changes` notification: "table:op:id" (row triggers) or "touched:table" (statement triggers). */
@@ -210,95 +298,157 @@ export class PostgresStore implements Store {
   }
 
   /** Applies the migrations not yet applied (one node at a time), each in its own transaction. */
-  migrate(list: readonly Migration[] = migrations): number[] {
+  async migrate(list: readonly Migration[] = migrations): Promise<number[]> {
     const done: number[] = [];
-    this.pg.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+    const client = await this.connect();
+    let broken: Error | undefined;
     try {
-      this.pg.query('CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-      // idempotent: a database migrated by an older Weft gets the functions added since
-      this.pg.query(POSTGRES_HELPERS + NOTIFY_FUNCTIONS);
-      const applied = new Set(this.pg.query('SELECT version FROM schema_migrations').rows.map((r) => Number(r.version)));
-      for (const m of [...list].sort((a, b) => a.version - b.version)) {
-        if (applied.has(m.version)) {
-          // the translator learns column types and keys from every migration, including those applied before
-          m.up({ dialect: 'postgres', exec: learnSchema, native: () => undefined });
-          continue;
+      await this.query(client, `SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+      try {
+        await this.query(
+          client,
+          'CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+        );
+        // idempotent: a database migrated by an older Weft gets the functions added since
+        await this.query(client, POSTGRES_HELPERS + NOTIFY_FUNCTIONS);
+        const applied = new Set((await this.query(client, 'SELECT version FROM schema_migrations')).rows.map((r) => Number(r.version)));
+        for (const m of [...list].sort((a, b) => a.version - b.version)) {
+          if (applied.has(m.version)) {
+            // the translator learns column types and keys from every migration, including those applied before
+            m.up({ dialect: 'postgres', exec: learnSchema, native: () => undefined });
+            continue;
+          }
+          // a migration only writes scripts: gathered first, then run in one transaction
+          const scripts: string[] = [];
+          m.up({ dialect: 'postgres', exec: (script) => void scripts.push(ddlToPostgres(script)), native: (script) => void scripts.push(script) });
+          await this.query(client, 'BEGIN');
+          try {
+            for (const script of scripts) await this.query(client, script);
+            await this.query(client, 'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+              m.version,
+              m.name,
+              new Date().toISOString(),
+            ]);
+            await this.query(client, 'COMMIT');
+          } catch (e) {
+            await this.query(client, 'ROLLBACK').catch(() => undefined);
+            throw e;
+          }
+          done.push(m.version);
         }
-        this.bracket('BEGIN', () => {
-          m.up({
-            dialect: 'postgres',
-            exec: (script) => void this.pg.query(ddlToPostgres(script)),
-            native: (script) => void this.pg.query(script),
-          });
-          this.pg.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
-            m.version,
-            m.name,
-            new Date().toISOString(),
-          ]);
-        });
-        done.push(m.version);
+      } finally {
+        await this.query(client, `SELECT pg_advisory_unlock(${MIGRATION_LOCK})`).catch((e: Error) => (broken = e));
       }
     } finally {
-      this.pg.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
+      client.release(broken);
     }
     this.statements.clear(); // plans prepared against the old schema
     return done;
   }
 
-  bulkLoad(fn: () => void): void {
-    const tables = this.tables();
-    this.tx(() => {
+  async bulkLoad(fn: () => Promise<void>): Promise<void> {
+    const tables = await this.tables();
+    await this.tx(async () => {
+      const client = this.current()!.client;
       // user triggers only: the foreign keys' own triggers keep checking every row
-      for (const t of tables) this.pg.query(`ALTER TABLE ${quoteIdent(t)} DISABLE TRIGGER USER`);
-      fn();
-      for (const t of tables) this.pg.query(`ALTER TABLE ${quoteIdent(t)} ENABLE TRIGGER USER`);
-      for (const r of this.pg.query(
+      for (const t of tables) await this.query(client, `ALTER TABLE ${quoteIdent(t)} DISABLE TRIGGER USER`);
+      await fn();
+      for (const t of tables) await this.query(client, `ALTER TABLE ${quoteIdent(t)} ENABLE TRIGGER USER`);
+      const identities = await this.query(
+        client,
         `SELECT table_name AS t, column_name AS c FROM information_schema.columns
          WHERE table_schema = current_schema() AND is_identity = 'YES'`,
-      ).rows) {
-        this.pg.query(
+      );
+      for (const r of identities.rows) {
+        await this.query(
+          client,
           `SELECT setval(pg_get_serial_sequence('"${String(r.t)}"', '${String(r.c)}'), coalesce((SELECT max("${String(r.c)}") FROM "${String(r.t)}"), 0) + 1, false)`,
         );
       }
     });
   }
 
-  tables(): string[] {
-    return this.pg
-      .query("SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations' ORDER BY 1")
-      .rows.map((r) => r.name as string);
+  /** A query of the catalogue (inside the running transaction, if any). */
+  private async catalogue(sql: string, params: unknown[] = []): Promise<Row[]> {
+    return (await this.query(this.current()?.client ?? this.pool, sql, params)).rows;
   }
 
-  columns(table: string): ColumnInfo[] {
-    return this.pg
-      .query(
-        `SELECT a.attname AS name, a.attnotnull AS notnull,
-                coalesce((SELECT k.n FROM unnest(i.indkey) WITH ORDINALITY AS k(attnum, n) WHERE k.attnum = a.attnum), 0) AS pk
-         FROM pg_attribute a LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
-         WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
-        [table],
-      )
-      .rows.map((r) => ({ name: r.name as string, notnull: !!r.notnull, pk: Number(r.pk) }));
+  async tables(): Promise<string[]> {
+    const rows = await this.catalogue(
+      "SELECT tablename AS name FROM pg_tables WHERE schemaname = current_schema() AND tablename <> 'schema_migrations' ORDER BY 1",
+    );
+    return rows.map((r) => r.name as string);
   }
 
-  foreignKeys(table: string): ForeignKeyInfo[] {
-    return this.pg
-      .query(
-        `SELECT p.relname AS table, a.attname AS "from", pa.attname AS "to", c.confdeltype = 'c' AS cascade,
-                array_length(c.conkey, 1) > 1 AS composite
-         FROM pg_constraint c JOIN pg_class p ON p.oid = c.confrelid
-         JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
-         JOIN pg_attribute pa ON pa.attrelid = c.confrelid AND pa.attnum = c.confkey[1]
-         WHERE c.contype = 'f' AND c.conrelid = to_regclass($1) ORDER BY c.conname`,
-        [table],
-      )
-      .rows.map((r) => ({ table: r.table as string, from: r.from as string, to: r.to as string, cascade: !!r.cascade, composite: !!r.composite }));
+  async columns(table: string): Promise<ColumnInfo[]> {
+    const rows = await this.catalogue(
+      `SELECT a.attname AS name, a.attnotnull AS notnull,
+              coalesce((SELECT k.n FROM unnest(i.indkey) WITH ORDINALITY AS k(attnum, n) WHERE k.attnum = a.attnum), 0) AS pk
+       FROM pg_attribute a LEFT JOIN pg_index i ON i.indrelid = a.attrelid AND i.indisprimary
+       WHERE a.attrelid = to_regclass($1) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+      [table],
+    );
+    return rows.map((r) => ({ name: r.name as string, notnull: !!r.notnull, pk: Number(r.pk) }));
   }
 
-  close(): void {
+  async foreignKeys(table: string): Promise<ForeignKeyInfo[]> {
+    const rows = await this.catalogue(
+      `SELECT p.relname AS table, a.attname AS "from", pa.attname AS "to", c.confdeltype = 'c' AS cascade,
+              array_length(c.conkey, 1) > 1 AS composite
+       FROM pg_constraint c JOIN pg_class p ON p.oid = c.confrelid
+       JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = c.conkey[1]
+       JOIN pg_attribute pa ON pa.attrelid = c.confrelid AND pa.attnum = c.confkey[1]
+       WHERE c.contype = 'f' AND c.conrelid = to_regclass($1) ORDER BY c.conname`,
+      [table],
+    );
+    return rows.map((r) => ({
+      table: r.table as string,
+      from: r.from as string,
+      to: r.to as string,
+      cascade: !!r.cascade,
+      composite: !!r.composite,
+    }));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
-    this.pg.close();
+    const listener = this.listener;
+    this.listener = undefined;
+    await Promise.all([listener?.end().catch(() => undefined), this.pool.end().catch(() => undefined)]);
   }
+}
+
+/**
+ * Connection settings. Types: int8 and numeric become numbers (counts, sums), booleans 1/0 and JSON stays text, as
+ * SQLite gives them.
+ */
+function connectionOptions(url: string): pg.ClientConfig {
+  return {
+    connectionString: url,
+    types: {
+      getTypeParser: ((oid: number, format?: string) => {
+        if (oid === 20 || oid === 1700) return (v: string) => Number(v);
+        if (oid === 16) return (v: string) => (v === 't' ? 1 : 0);
+        if (oid === 114 || oid === 3802) return (v: string) => v;
+        return pg.types.getTypeParser(oid, format as 'text');
+      }) as typeof pg.types.getTypeParser,
+    },
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    statement_timeout: STATEMENT_TIMEOUT_MS,
+    lock_timeout: STATEMENT_TIMEOUT_MS - 5_000,
+    application_name: 'weft',
+  };
+}
+
+/** Connection-level failures: the server is down, restarting or unreachable (class 08, 57P0x, 53300 too many clients). */
+const UNAVAILABLE = /^(08|57P0|53300|ECONN|ETIMEDOUT|EHOSTUNREACH|ENOTFOUND|EAI_AGAIN|EPIPE)/;
+const LOST =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable|Client has encountered a connection error/i;
+
+function unavailable(e: unknown): boolean {
+  const err = e as { code?: unknown; message?: unknown } | null;
+  return UNAVAILABLE.test(String(err?.code ?? '')) || LOST.test(String(err?.message ?? ''));
 }
 
 /** The trigger functions behind `watch` and `watchTables`. */

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import Database from 'better-sqlite3';
 import { ChangeListeners } from './changeListeners';
 import { migrations, type Migration } from './migrations/index';
@@ -16,8 +17,9 @@ import {
 } from './db';
 
 /**
- * The SQLite store (the default). Statements are written as SQL and executed synchronously on
- * better-sqlite3 through a cache of prepared statements: one connection, no async gaps inside transactions.
+ * The SQLite store (the default). Statements are written as SQL and executed on better-sqlite3 (synchronous, no
+ * thread hop) through a cache of prepared statements. One connection: while a transaction is open — its callback
+ * awaits — every statement from outside it waits for it to end (`exclusive`).
  */
 export class SqliteStore implements Store {
   readonly dialect = 'sqlite';
@@ -28,6 +30,12 @@ export class SqliteStore implements Store {
   private readonly listeners = new ChangeListeners((key, table, what) => this.installTriggers(key, table, what));
   /** ids changed by the running transaction, per "table:op", delivered when it commits */
   private changed = new Map<string, Set<string>>();
+  /** the transaction (or exclusive section) holding the connection, and the code it runs (its async context) */
+  private holder: object | undefined;
+  private readonly scope = new AsyncLocalStorage<object>();
+  /** who waits for the connection to be let go */
+  private waiting: Array<() => void> = [];
+  private savepoints = 0;
 
   constructor(readonly file: string) {
     this.sqlite = new Database(file);
@@ -70,9 +78,99 @@ export class SqliteStore implements Store {
   /** Delivers the changes of a committed write (outside any transaction). */
   private flushChanges(): void {
     if (!this.changed.size || this.sqlite.inTransaction) return;
+    this.deliver(this.takeChanges());
+  }
+
+  /** The changes recorded so far (those of a transaction that has just committed), to deliver once it is let go. */
+  private takeChanges(): Map<string, Set<string>> {
     const changed = this.changed;
     this.changed = new Map();
-    for (const [key, ids] of changed) this.listeners.deliver(key, [...ids]);
+    return changed;
+  }
+
+  private deliver(changed: Map<string, Set<string>> | undefined): void {
+    if (changed) for (const [key, ids] of changed) this.listeners.deliver(key, [...ids]);
+  }
+
+  /** Whether the running code is inside the transaction (or exclusive section) that holds the connection. */
+  private owns(): boolean {
+    return this.holder !== undefined && this.scope.getStore() === this.holder;
+  }
+
+  /** Waits until no transaction of someone else holds the connection. */
+  private async turn(): Promise<void> {
+    while (this.holder !== undefined && this.scope.getStore() !== this.holder) {
+      await new Promise<void>((resume) => this.waiting.push(resume));
+    }
+  }
+
+  /**
+   * Runs `fn` with the connection to itself: the statements of everything it awaits run on it, everyone else's wait
+   * until it is done (one connection: an open transaction must not take in another request's statements).
+   */
+  private async exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    await this.turn();
+    const token = {};
+    this.holder = token;
+    try {
+      return await this.scope.run(token, fn);
+    } finally {
+      this.holder = undefined;
+      // the async context costs every promise of the process something: it is tracked only while a holder needs it
+      this.scope.disable();
+      const waiting = this.waiting;
+      this.waiting = [];
+      for (const resume of waiting) resume();
+    }
+  }
+
+  /**
+   * BEGIN (`mode`), `fn`, COMMIT — or a savepoint when a transaction is already open. The caller holds the connection.
+   * A failure rolls back, and counts as a write (what was read inside is gone).
+   */
+  private async transact<T>(fn: () => Promise<T>, mode: 'IMMEDIATE' | 'DEFERRED'): Promise<T> {
+    if (this.sqlite.inTransaction) {
+      const savepoint = `weft_${++this.savepoints}`;
+      this.sqlite.exec(`SAVEPOINT ${savepoint}`);
+      try {
+        const out = await fn();
+        this.sqlite.exec(`RELEASE ${savepoint}`);
+        return out;
+      } catch (e) {
+        this.stableWrites++;
+        if (this.sqlite.inTransaction) this.sqlite.exec(`ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+        throw e;
+      }
+    }
+    this.sqlite.exec(`BEGIN ${mode}`);
+    try {
+      const out = await fn();
+      this.sqlite.exec('COMMIT');
+      return out;
+    } catch (e) {
+      this.stableWrites++;
+      this.changed.clear();
+      if (this.sqlite.inTransaction) this.sqlite.exec('ROLLBACK');
+      throw e;
+    }
+  }
+
+  /** `fn` in a transaction of its own (delivering its changes once it has let the connection go), or joined to the caller's. */
+  private async transaction<T>(fn: () => Promise<T>, mode: 'IMMEDIATE' | 'DEFERRED', before?: () => void, after?: () => void): Promise<T> {
+    if (this.owns()) return this.transact(fn, mode);
+    let committed: Map<string, Set<string>> | undefined;
+    const out = await this.exclusive(async () => {
+      before?.();
+      try {
+        const result = await this.transact(fn, mode);
+        committed = this.takeChanges();
+        return result;
+      } finally {
+        after?.();
+      }
+    });
+    this.deliver(committed);
+    return out;
   }
 
   get open(): boolean {
@@ -80,7 +178,8 @@ export class SqliteStore implements Store {
   }
 
   /** Applies the migrations not yet applied, in version order, each in its own transaction (default: store/migrations). */
-  migrate(list: readonly Migration[] = migrations): number[] {
+  async migrate(list: readonly Migration[] = migrations): Promise<number[]> {
+    await this.turn();
     this.sqlite.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
     const applied = new Set((this.sqlite.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
     const done: number[] = [];
@@ -143,21 +242,29 @@ export class SqliteStore implements Store {
    * A write that changes nothing a cached computation presents (e.g. an API session's last activity time, which
    * only the session views show, and they are never cached): it leaves `generation` alone.
    */
-  touchSql(sql: string, ...params: unknown[]): RunResult {
+  async touchSql(sql: string, ...params: unknown[]): Promise<RunResult> {
+    if (this.holder !== undefined) await this.turn();
     const before = this.stableWrites;
-    const r = this.runSql(sql, ...params);
+    const r = this.run(sql, params);
     this.stableWrites = before;
     return r;
   }
 
   /** SQL with positional parameters (booleans become 1/0, dates ISO strings). */
-  allSql<T = Row>(sql: string, ...params: unknown[]): T[] {
+  async allSql<T = Row>(sql: string, ...params: unknown[]): Promise<T[]> {
+    if (this.holder !== undefined) await this.turn();
     return this.rows(this.prepared(sql), params.map(storeParam)) as T[];
   }
-  getSql<T = Row>(sql: string, ...params: unknown[]): T | undefined {
+  async getSql<T = Row>(sql: string, ...params: unknown[]): Promise<T | undefined> {
+    if (this.holder !== undefined) await this.turn();
     return this.row(this.prepared(sql), params.map(storeParam)) as T | undefined;
   }
-  runSql(sql: string, ...params: unknown[]): RunResult {
+  async runSql(sql: string, ...params: unknown[]): Promise<RunResult> {
+    if (this.holder !== undefined) await this.turn();
+    return this.run(sql, params);
+  }
+
+  private run(sql: string, params: unknown[]): RunResult {
     const r = this.prepared(sql).st.run(...params.map(storeParam));
     this.flushChanges();
     return r;
@@ -165,102 +272,92 @@ export class SqliteStore implements Store {
 
   /**
    * Runs a group of reads in one (deferred) read transaction: one consistent snapshot, and SQLite takes its WAL
-   * read lock once instead of once per statement (a page plus its batched decorations is ~20% faster).
+   * read lock once instead of once per statement (a page plus its batched decorations is ~20% faster). Inside a
+   * transaction it joins it.
    */
-  read<T>(fn: () => T): T {
-    try {
-      return this.sqlite.transaction(fn).deferred();
-    } catch (e) {
-      this.stableWrites++;
-      throw e;
-    }
+  async read<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.owns()) return fn();
+    return this.transaction(fn, 'DEFERRED');
   }
 
   /** Runs fn in an IMMEDIATE transaction; nested calls join the outer one (savepoints). */
-  tx<T>(fn: () => T): T {
-    if (this.sqlite.inTransaction) {
-      try {
-        return this.sqlite.transaction(fn).immediate();
-      } catch (e) {
-        this.stableWrites++;
-        throw e;
-      }
-    }
-    try {
-      const out = this.sqlite.transaction(fn).immediate();
-      this.flushChanges();
-      return out;
-    } catch (e) {
-      this.stableWrites++;
-      this.changed.clear();
-      throw e;
-    }
+  async tx<T>(fn: () => Promise<T>): Promise<T> {
+    return this.transaction(fn, 'IMMEDIATE');
   }
 
-  bulkLoad(fn: () => void): void {
-    const triggers = this.allSql<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'");
-    const fts = this.allSql<{ name: string }>(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5(%'",
+  async bulkLoad(fn: () => Promise<void>): Promise<void> {
+    const triggers = await this.allSql<{ name: string; sql: string }>("SELECT name, sql FROM sqlite_master WHERE type = 'trigger'");
+    const fts = (
+      await this.allSql<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5(%'")
     ).map((r) => r.name);
-    this.sqlite.pragma('foreign_keys = OFF'); // only outside a transaction; checked at the end instead
-    try {
-      this.tx(() => {
+    await this.transaction(
+      async () => {
         for (const t of triggers) this.sqlite.exec(`DROP TRIGGER ${quote(t.name)}`);
-        fn();
+        await fn();
         for (const t of triggers) this.sqlite.exec(t.sql);
         for (const name of fts) this.sqlite.exec(`INSERT INTO ${quote(name)}(${quote(name)}) VALUES ('rebuild')`);
         const broken = this.sqlite.prepare('PRAGMA foreign_key_check').all() as Array<{ table: string; parent: string }>;
         if (broken.length) throw new Error(`${broken.length} rows reference missing rows (first: ${broken[0]!.table} → ${broken[0]!.parent})`);
-      });
-    } finally {
-      this.sqlite.pragma('foreign_keys = ON');
-    }
+      },
+      'IMMEDIATE',
+      () => this.sqlite.pragma('foreign_keys = OFF'), // only outside a transaction; checked at the end instead
+      () => this.sqlite.pragma('foreign_keys = ON'),
+    );
   }
 
-  tables(): string[] {
-    return this.allSql<{ name: string }>(
-      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name",
+  async tables(): Promise<string[]> {
+    return (
+      await this.allSql<{ name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND sql NOT LIKE 'CREATE VIRTUAL TABLE%' ORDER BY name",
+      )
     )
       .map((r) => r.name)
       .filter((name) => !/_fts(_\w+)?$/.test(name));
   }
 
-  columns(table: string): ColumnInfo[] {
-    return this.allSql<{ name: string; notnull: number; pk: number }>(`PRAGMA table_info(${quote(table)})`).map((c) => ({
+  async columns(table: string): Promise<ColumnInfo[]> {
+    return (await this.allSql<{ name: string; notnull: number; pk: number }>(`PRAGMA table_info(${quote(table)})`)).map((c) => ({
       name: c.name,
       notnull: !!c.notnull,
       pk: c.pk,
     }));
   }
 
-  foreignKeys(table: string): ForeignKeyInfo[] {
-    const fks = this.allSql<{ id: number; seq: number; table: string; from: string; to: string | null; on_delete: string }>(
+  async foreignKeys(table: string): Promise<ForeignKeyInfo[]> {
+    const fks = await this.allSql<{ id: number; seq: number; table: string; from: string; to: string | null; on_delete: string }>(
       `PRAGMA foreign_key_list(${quote(table)})`,
     );
-    return fks
-      .filter((fk) => fk.seq === 0)
-      .map((fk) => ({
+    const out: ForeignKeyInfo[] = [];
+    for (const fk of fks.filter((f) => f.seq === 0)) {
+      out.push({
         table: fk.table,
         from: fk.from,
-        to: fk.to ?? this.columns(fk.table).find((c) => c.pk === 1)?.name ?? 'rowid',
+        to: fk.to ?? (await this.columns(fk.table)).find((c) => c.pk === 1)?.name ?? 'rowid',
         cascade: fk.on_delete === 'CASCADE',
         composite: fks.some((o) => o.id === fk.id && o.seq > 0),
-      }));
+      });
+    }
+    return out;
   }
 
   /**
    * Runs a write that replaces secrets: freed pages are zeroed, and the WAL is written back and emptied after, so the
    * old values do not linger in the files.
    */
-  secureTx<T>(fn: () => T): T {
-    this.sqlite.pragma('secure_delete = ON');
-    try {
-      const out = this.tx(fn);
-      this.sqlite.pragma('wal_checkpoint(TRUNCATE)');
-      return out;
-    } finally {
-      this.sqlite.pragma('secure_delete = OFF');
-    }
+  async secureTx<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.owns()) return this.transact(fn, 'IMMEDIATE'); // the outer transaction decides
+    return this.transaction(
+      fn,
+      'IMMEDIATE',
+      () => this.sqlite.pragma('secure_delete = ON'),
+      () => {
+        try {
+          if (!this.sqlite.inTransaction) this.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+        } finally {
+          this.sqlite.pragma('secure_delete = OFF');
+        }
+      },
+    );
   }
 
   /** A consistent copy of the database in `file` (SQLite's online backup). */
@@ -268,7 +365,8 @@ export class SqliteStore implements Store {
     await this.sqlite.backup(file);
   }
 
-  close(): void {
+  async close(): Promise<void> {
+    await this.turn();
     this.statements.clear();
     if (this.sqlite.open) this.sqlite.close();
   }
