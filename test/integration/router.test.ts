@@ -10,6 +10,7 @@ import { ChannelType, EdgeType, Flag, Header, str } from '../../src/main/router/
 import { startTestApp, tempDir, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { deviceSession, enrolledDevice, RawEdge, serviceSession, type Device } from '../support/edge';
+import { eventually } from '../support/overlay';
 
 /** Collects the app's log lines (the router logs each refused connection). */
 function memoryLog() {
@@ -280,7 +281,8 @@ describe('router state', () => {
     // while disabled the router takes no connection
     await expect(RawEdge.connect(app.urls.router!, ca(), { cert: client.cert, key: client.key }).then((e) => e.hello(token))).rejects.toThrow();
     expect((await admin.patch(`/edge-routers/${routerId}`, { disabled: false })).status).toBe(200);
-    expect((await admin.get(`/edge-routers/${routerId}`)).body.data.isOnline).toBe(true);
+    // the router hears of its row's change from the store (on PostgreSQL through NOTIFY), after the reply
+    await eventually(async () => (await admin.get(`/edge-routers/${routerId}`)).body.data.isOnline === true, 'the router back online', 5_000);
     (await edgeFor(client)).edge.close();
   });
 

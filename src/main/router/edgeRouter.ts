@@ -200,9 +200,13 @@ export class EdgeRouter implements LiveDataPlane {
       this.log.info({ url: this.url }, 'edge router online');
     } else if (!enabled && this.accepting) {
       this.accepting = false;
-      for (const c of [...this.conns]) c.channel.close(new Error(row ? 'router disabled' : 'router deleted'));
-      await this.removeTerminators([...this.terminators.keys()], false);
-      if (row) await setBuiltinRouterState(this.core, this.id, { online: false });
+      // recorded before the connections go: a client that sees its connection closed finds the router offline
+      try {
+        await this.removeTerminators([...this.terminators.keys()], false);
+        if (row) await setBuiltinRouterState(this.core, this.id, { online: false });
+      } finally {
+        for (const c of [...this.conns]) c.channel.close(new Error(row ? 'router disabled' : 'router deleted'));
+      }
       this.log.info(row ? 'edge router disabled: offline' : 'edge router deleted: offline');
     }
     this.syncHosting();
@@ -353,14 +357,16 @@ export class EdgeRouter implements LiveDataPlane {
   private async sessionsEnded(ids: Set<string>): Promise<void> {
     this.noteEndedIds(ids);
     for (const c of [...this.circuits.values()]) if (ids.has(c.info.sessionId)) c.close('the session ended');
-    const ended: string[] = [];
-    for (const t of [...this.terminators.values()]) {
-      if (t.kind === 'sdk' && ids.has(t.sessionId)) {
-        t.conn.dropBind(t.bindConnId, 'the session ended');
-        ended.push(t.id);
-      }
+    const ended = [...this.terminators.values()].filter((t) => t.kind === 'sdk' && ids.has(t.sessionId));
+    // the rows go before the SDK hears of it: a bind it makes again finds the old terminator gone
+    try {
+      await this.removeTerminators(
+        ended.map((t) => t.id),
+        false,
+      );
+    } finally {
+      for (const t of ended) if (t.kind === 'sdk') t.conn.dropBind(t.bindConnId, 'the session ended');
     }
-    await this.removeTerminators(ended, false);
   }
 
   connectionClosed(conn: EdgeConnection): void {

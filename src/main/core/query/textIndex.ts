@@ -59,6 +59,8 @@ export async function textIndexChooser(
 ): Promise<(index: TextIndex, needle: string) => boolean> {
   // the FTS5 tables are SQLite's; PostgreSQL scans (its trigram GIN indexes serve ILIKE, not this)
   if (store.dialect !== 'sqlite') return () => false;
+  // only `contains` / `icontains` terms ask: a filter without the word needs no look-ahead compile
+  if (!filter || !/contains/i.test(filter)) return () => false;
   const asked: Array<[TextIndex, string]> = [];
   try {
     compileFilter(filter, fields, {

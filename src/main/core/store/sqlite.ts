@@ -35,7 +35,9 @@ export class SqliteStore implements Store {
   private readonly scope = new AsyncLocalStorage<object>();
   /** who waits for the connection to be let go */
   private waiting: Array<() => void> = [];
+  /** savepoints open in the running transaction */
   private savepoints = 0;
+  private readonly controls = new Map<string, Database.Statement>();
 
   constructor(readonly file: string) {
     this.sqlite = new Database(file);
@@ -124,33 +126,46 @@ export class SqliteStore implements Store {
     }
   }
 
+  /** A transaction-control statement, prepared once (compiling BEGIN/COMMIT on every transaction shows in profiles). */
+  private control(sql: string): void {
+    let st = this.controls.get(sql);
+    if (!st) this.controls.set(sql, (st = this.sqlite.prepare(sql)));
+    st.run();
+  }
+
   /**
    * BEGIN (`mode`), `fn`, COMMIT — or a savepoint when a transaction is already open. The caller holds the connection.
    * A failure rolls back, and counts as a write (what was read inside is gone).
    */
   private async transact<T>(fn: () => Promise<T>, mode: 'IMMEDIATE' | 'DEFERRED'): Promise<T> {
     if (this.sqlite.inTransaction) {
+      // named by depth: nested calls run one after another, so each depth has one savepoint open at a time
       const savepoint = `weft_${++this.savepoints}`;
-      this.sqlite.exec(`SAVEPOINT ${savepoint}`);
+      this.control(`SAVEPOINT ${savepoint}`);
       try {
         const out = await fn();
-        this.sqlite.exec(`RELEASE ${savepoint}`);
+        this.control(`RELEASE ${savepoint}`);
         return out;
       } catch (e) {
         this.stableWrites++;
-        if (this.sqlite.inTransaction) this.sqlite.exec(`ROLLBACK TO ${savepoint}; RELEASE ${savepoint}`);
+        if (this.sqlite.inTransaction) {
+          this.control(`ROLLBACK TO ${savepoint}`);
+          this.control(`RELEASE ${savepoint}`);
+        }
         throw e;
+      } finally {
+        this.savepoints--;
       }
     }
-    this.sqlite.exec(`BEGIN ${mode}`);
+    this.control(`BEGIN ${mode}`);
     try {
       const out = await fn();
-      this.sqlite.exec('COMMIT');
+      this.control('COMMIT');
       return out;
     } catch (e) {
       this.stableWrites++;
       this.changed.clear();
-      if (this.sqlite.inTransaction) this.sqlite.exec('ROLLBACK');
+      if (this.sqlite.inTransaction) this.control('ROLLBACK');
       throw e;
     }
   }
@@ -243,7 +258,7 @@ export class SqliteStore implements Store {
    * only the session views show, and they are never cached): it leaves `generation` alone.
    */
   async touchSql(sql: string, ...params: unknown[]): Promise<RunResult> {
-    if (this.holder !== undefined) await this.turn();
+    if (this.holder !== undefined && !this.owns()) await this.turn();
     const before = this.stableWrites;
     const r = this.run(sql, params);
     this.stableWrites = before;
@@ -252,15 +267,15 @@ export class SqliteStore implements Store {
 
   /** SQL with positional parameters (booleans become 1/0, dates ISO strings). */
   async allSql<T = Row>(sql: string, ...params: unknown[]): Promise<T[]> {
-    if (this.holder !== undefined) await this.turn();
+    if (this.holder !== undefined && !this.owns()) await this.turn();
     return this.rows(this.prepared(sql), params.map(storeParam)) as T[];
   }
   async getSql<T = Row>(sql: string, ...params: unknown[]): Promise<T | undefined> {
-    if (this.holder !== undefined) await this.turn();
+    if (this.holder !== undefined && !this.owns()) await this.turn();
     return this.row(this.prepared(sql), params.map(storeParam)) as T | undefined;
   }
   async runSql(sql: string, ...params: unknown[]): Promise<RunResult> {
-    if (this.holder !== undefined) await this.turn();
+    if (this.holder !== undefined && !this.owns()) await this.turn();
     return this.run(sql, params);
   }
 
