@@ -50,6 +50,12 @@ interface Transaction {
 
 type Queryable = pg.Pool | pg.PoolClient;
 
+/** A connection taken from the pool; `lost`: it failed, and is dropped instead of given back. */
+interface Connection {
+  client: pg.PoolClient;
+  lost?: Error;
+}
+
 /**
  * The PostgreSQL store: several Weft nodes on one database. The core's SQL (SQLite's dialect) is translated once per
  * statement and run as a named prepared statement on a pool of connections. A transaction keeps one connection of
@@ -131,6 +137,11 @@ export class PostgresStore implements Store {
     return t && !t.done ? t : undefined;
   }
 
+  /** Where a statement runs: the running transaction's connection, or any of the pool's. */
+  private connection(): Queryable {
+    return this.current()?.client ?? this.pool;
+  }
+
   private async exec(sql: string, params: unknown[]): Promise<{ rows: Row[]; rowCount: number }> {
     const s = this.statement(sql);
     const values = params.map(toParam);
@@ -178,7 +189,7 @@ export class PostgresStore implements Store {
 
   async touchSql(sql: string, ...params: unknown[]): Promise<RunResult> {
     await this.installing;
-    return { changes: (await this.query(this.current()?.client ?? this.pool, this.statement(sql), params.map(toParam))).rowCount };
+    return { changes: (await this.query(this.connection(), this.statement(sql), params.map(toParam))).rowCount };
   }
 
   async read<T>(fn: () => Promise<T>): Promise<T> {
@@ -210,56 +221,63 @@ export class PostgresStore implements Store {
     return this.tx(fn);
   }
 
-  /** A connection of the pool (a failure to get one is a 503). */
-  private async connect(): Promise<pg.PoolClient> {
+  /**
+   * `fn` on a connection of the pool (a failure to get one is a 503); then the connection goes back to the pool, or
+   * is dropped if it was lost.
+   */
+  private async withConnection<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
     if (this.closed) throw new StoreUnavailableError('the PostgreSQL store is closed');
+    let client: pg.PoolClient;
     try {
-      return await this.pool.connect();
+      client = await this.pool.connect();
     } catch (e) {
       throw new StoreUnavailableError(`PostgreSQL is unavailable: ${(e as Error).message}`);
+    }
+    const c: Connection = { client };
+    try {
+      return await fn(c);
+    } catch (e) {
+      if (e instanceof StoreUnavailableError) c.lost ??= e;
+      throw e;
+    } finally {
+      client.release(c.lost);
     }
   }
 
   private async transaction<T>(begin: string, fn: () => Promise<T>, locked: boolean): Promise<T> {
     await this.installing;
-    const t: Transaction = { client: await this.connect(), depth: 1, locked, stable: false, done: false };
     try {
-      // committed writes tell every node (the notification goes out with the commit, or not at all)
-      return await this.bracket(
-        t.client,
-        begin,
-        () => this.scope.run(t, fn),
-        () => (t.stable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT'),
-      );
+      return await this.withConnection(async (c) => {
+        const t: Transaction = { client: c.client, depth: 1, locked, stable: false, done: false };
+        try {
+          // committed writes tell every node (the notification goes out with the commit, or not at all)
+          return await this.bracket(
+            c,
+            begin,
+            () => this.scope.run(t, fn),
+            () => (t.stable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT'),
+          );
+        } finally {
+          t.done = true;
+        }
+      });
     } catch (e) {
       this.stableWrites++;
       throw e;
-    } finally {
-      t.done = true;
     }
   }
 
-  /**
-   * BEGIN, `fn`, then COMMIT (the statement `commit` gives), or ROLLBACK when `fn` or the commit fails; then the
-   * connection goes back to the pool (or is dropped, if it failed).
-   */
-  private async bracket<T>(client: pg.PoolClient, begin: string, fn: () => Promise<T>, commit: () => string = () => 'COMMIT'): Promise<T> {
-    let broken: Error | undefined;
+  /** BEGIN, `fn`, then COMMIT (the statement `commit` gives), or ROLLBACK when `fn` or the commit fails. */
+  private async bracket<T>(c: Connection, begin: string, fn: () => Promise<T>, commit: () => string = () => 'COMMIT'): Promise<T> {
+    await this.query(c.client, begin);
     try {
-      await this.query(client, begin);
-      try {
-        const out = await fn();
-        await this.query(client, commit());
-        return out;
-      } catch (e) {
-        await this.query(client, 'ROLLBACK').catch((lost: Error) => (broken = lost));
-        throw e;
-      }
+      const out = await fn();
+      await this.query(c.client, commit());
+      return out;
     } catch (e) {
-      if (e instanceof StoreUnavailableError) broken = e;
+      // a connection that cannot even roll back is dropped, not given back to the pool
+      await this.query(c.client, 'ROLLBACK').catch((lost: Error) => (c.lost = lost));
       throw e;
-    } finally {
-      client.release(broken);
     }
   }
 
@@ -286,8 +304,9 @@ export class PostgresStore implements Store {
 
   /** Schema changes made at run time (the watch triggers), one node at a time. */
   private async ddl(sql: string): Promise<void> {
-    const client = await this.connect();
-    await this.bracket(client, `BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`, async () => void (await this.query(client, sql)));
+    await this.withConnection((c) =>
+      this.bracket(c, `BEGIN; SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`, async () => void (await this.query(c.client, sql))),
+    );
   }
 
   /** A `weft_changes` notification: "table:op:id" (row triggers) or "touched:table" (statement triggers). */
@@ -300,9 +319,8 @@ export class PostgresStore implements Store {
   /** Applies the migrations not yet applied (one node at a time), each in its own transaction. */
   async migrate(list: readonly Migration[] = migrations): Promise<number[]> {
     const done: number[] = [];
-    const client = await this.connect();
-    let broken: Error | undefined;
-    try {
+    await this.withConnection(async (c) => {
+      const client = c.client;
       await this.query(client, `SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
       try {
         await this.query(
@@ -321,27 +339,21 @@ export class PostgresStore implements Store {
           // a migration only writes scripts: gathered first, then run in one transaction
           const scripts: string[] = [];
           m.up({ dialect: 'postgres', exec: (script) => void scripts.push(ddlToPostgres(script)), native: (script) => void scripts.push(script) });
-          await this.query(client, 'BEGIN');
-          try {
+          await this.bracket(c, 'BEGIN', async () => {
             for (const script of scripts) await this.query(client, script);
             await this.query(client, 'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
               m.version,
               m.name,
               new Date().toISOString(),
             ]);
-            await this.query(client, 'COMMIT');
-          } catch (e) {
-            await this.query(client, 'ROLLBACK').catch(() => undefined);
-            throw e;
-          }
+          });
           done.push(m.version);
         }
       } finally {
-        await this.query(client, `SELECT pg_advisory_unlock(${MIGRATION_LOCK})`).catch((e: Error) => (broken = e));
+        // a connection that still holds the lock must not go back to the pool
+        await this.query(client, `SELECT pg_advisory_unlock(${MIGRATION_LOCK})`).catch((e: Error) => (c.lost = e));
       }
-    } finally {
-      client.release(broken);
-    }
+    });
     this.statements.clear(); // plans prepared against the old schema
     return done;
   }
@@ -370,7 +382,7 @@ export class PostgresStore implements Store {
 
   /** A query of the catalogue (inside the running transaction, if any). */
   private async catalogue(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return (await this.query(this.current()?.client ?? this.pool, sql, params)).rows;
+    return (await this.query(this.connection(), sql, params)).rows;
   }
 
   async tables(): Promise<string[]> {

@@ -101,7 +101,7 @@ export class SqliteStore implements Store {
 
   /** Waits until no transaction of someone else holds the connection. */
   private async turn(): Promise<void> {
-    while (this.holder !== undefined && this.scope.getStore() !== this.holder) {
+    while (this.holder !== undefined && !this.owns()) {
       await new Promise<void>((resume) => this.waiting.push(resume));
     }
   }
@@ -360,14 +360,14 @@ export class SqliteStore implements Store {
    * old values do not linger in the files.
    */
   async secureTx<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.owns()) return this.transact(fn, 'IMMEDIATE'); // the outer transaction decides
+    // inside a transaction, the outer one decides (transaction() joins it without these steps)
     return this.transaction(
       fn,
       'IMMEDIATE',
       () => this.sqlite.pragma('secure_delete = ON'),
       () => {
         try {
-          if (!this.sqlite.inTransaction) this.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+          this.sqlite.pragma('wal_checkpoint(TRUNCATE)');
         } finally {
           this.sqlite.pragma('secure_delete = OFF');
         }
