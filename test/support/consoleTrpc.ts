@@ -30,6 +30,27 @@ export class ConsoleClient {
     return this.send(path, { method: 'POST', body: JSON.stringify(input ?? null), headers: { 'content-type': 'application/json' } });
   }
 
+  /**
+   * Several calls in one HTTP request, as the renderer's batch link sends them (the server starts them together);
+   * one result per call, in order.
+   */
+  async batch(kind: 'query' | 'mutate', calls: Array<{ path: string; input?: unknown }>): Promise<Array<Omit<TrpcResult, 'status'>>> {
+    const paths = calls.map((c) => c.path).join(',');
+    const inputs = JSON.stringify(Object.fromEntries(calls.map((c, i) => [i, c.input ?? null])));
+    const res = await fetch(
+      `${this.base}/trpc/${paths}?batch=1${kind === 'query' ? `&input=${encodeURIComponent(inputs)}` : ''}`,
+      kind === 'query'
+        ? { headers: { ...CSRF, ...(this.cookie ? { cookie: this.cookie } : {}) } }
+        : {
+            method: 'POST',
+            body: inputs,
+            headers: { ...CSRF, 'content-type': 'application/json', ...(this.cookie ? { cookie: this.cookie } : {}) },
+          },
+    );
+    const body = (await res.json()) as any[];
+    return body.map((r) => ({ data: r.result?.data, error: r.error }));
+  }
+
   /** The procedure's answer; throws with the error otherwise. */
   async ok(kind: 'query' | 'mutate', path: string, input?: unknown): Promise<any> {
     const r = kind === 'query' ? await this.query(path, input) : await this.mutate(path, input);

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Core } from '../core/core';
 import { authorizeChannel, channelStillValid, DataPlaneRefusal, type ChannelCaller } from '../core/dataPlane/access';
 import { setBuiltinRouterState, tlsUrl } from '../core/dataPlane/builtinRouter';
-import { watchDataPlane } from '../core/dataPlane/events';
+import { missingRows, watchDataPlane } from '../core/dataPlane/events';
 import type { LiveDataPlane, LiveStatus } from '../core/dataPlane/status';
 import {
   addRouterTerminator,
@@ -144,6 +144,7 @@ export class EdgeRouter implements LiveDataPlane {
         if (ids.includes(this.id)) this.inBackground('router update', this.routerChanged());
       },
       hostingMayHaveChanged: () => this.syncHosting(),
+      changesMissed: () => this.inBackground('resync', this.resync()),
     });
     await this.routerChanged();
     this.heartbeat = setInterval(() => this.inBackground('heartbeat', this.ping()), Math.max(1, Math.floor(this.opts.heartbeatMs / 2)));
@@ -382,17 +383,37 @@ export class EdgeRouter implements LiveDataPlane {
     if (this.pinging) return;
     this.pinging = true;
     try {
-      for (const c of [...this.conns]) {
-        if (!c.caller || c.channel.closed) continue;
-        if (!(await channelStillValid(this.core, c.caller))) {
-          c.channel.close(new Error('API session ended'));
-          continue;
-        }
-        c.heartbeat();
-      }
+      for (const c of await this.liveConnections()) c.heartbeat();
     } finally {
       this.pinging = false;
     }
+  }
+
+  /** The accepted connections whose API session is still valid; the others are closed. */
+  private async liveConnections(): Promise<EdgeConnection[]> {
+    const live: EdgeConnection[] = [];
+    for (const c of [...this.conns]) {
+      if (!c.caller || c.channel.closed) continue;
+      if (await channelStillValid(this.core, c.caller)) live.push(c);
+      else c.channel.close(new Error('API session ended'));
+    }
+    return live;
+  }
+
+  /**
+   * Changes may have gone untold (on PostgreSQL, other nodes' changes while the change feed was down): what the
+   * router holds is checked against the store — ended sessions and API sessions, deleted terminators, its own row
+   * and what it hosts — as if each change had been told.
+   */
+  private async resync(): Promise<void> {
+    const sessions = new Set<string>();
+    for (const c of this.circuits.values()) sessions.add(c.info.sessionId);
+    for (const t of this.terminators.values()) if (t.kind === 'sdk') sessions.add(t.sessionId);
+    const ended = await missingRows(this.core, 'sessions', [...sessions]);
+    if (ended.size) await this.sessionsEnded(ended);
+    await this.removeTerminators([...(await missingRows(this.core, 'terminators', [...this.terminators.keys()]))], true);
+    await this.liveConnections();
+    await this.routerChanged();
   }
 
   status(): RouterStatus {

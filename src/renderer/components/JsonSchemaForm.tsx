@@ -1,4 +1,4 @@
-import { useState, type ReactNode } from 'react';
+import { useMemo, useState, type ReactNode } from 'react';
 import { getPath, setPath } from '../lib/paths';
 import { ChipsInput, JsonTextarea } from './inputs';
 import { RequiredMark } from './RequiredMark';
@@ -35,13 +35,22 @@ interface Props {
   value: Record<string, unknown>;
   onChange(value: Record<string, unknown>): void;
   idPrefix: string;
+  /** the label of the field the data belongs to (names its JSON editors when they hold invalid JSON) */
+  label?: string;
   /** a server validation error inside the data ("portRanges.0.low") and its reason */
   error?: { path: string; reason: string };
 }
 
 /** A form generated from a config type's JSON schema: objects, strings, enums, numbers, booleans, arrays. */
+const objectOnly = (label: string) => (v: unknown) =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) ? undefined : `${label} must be a JSON object, e.g. {}`;
+
 export function JsonSchemaForm(p: Props) {
+  const dataLabel = p.label ?? 'Data';
   const [asJson, setAsJson] = useState(false);
+  // while the JSON text does not parse, going back to the form would drop it: the switch waits until it is fixed
+  const [rawProblem, setRawProblem] = useState<string>();
+  const checkObject = useMemo(() => objectOnly(dataLabel), [dataLabel]);
   const set = (path: string, v: unknown) => p.onChange(setPath(p.value, path, v));
   const errorAt = (path: string) => (p.error?.path === path ? p.error.reason : undefined);
 
@@ -246,25 +255,74 @@ export function JsonSchemaForm(p: Props) {
     if (!path) {
       return (
         <div className="field">
-          <label htmlFor={id}>Data (JSON)</label>
-          <JsonTextarea id={id} value={p.value} rows={8} onChange={(v) => p.onChange((v ?? {}) as Record<string, unknown>)} />
+          <label htmlFor={id}>{`${dataLabel} (JSON)`}</label>
+          <JsonTextarea
+            id={id}
+            label={dataLabel}
+            value={p.value}
+            rows={8}
+            check={checkObject}
+            onChange={(v) => p.onChange(v as Record<string, unknown>)}
+          />
         </div>
       );
     }
-    return wrap(<JsonTextarea id={id} value={value} rows={4} describedBy={d.describedBy} invalid={!!d.error} onChange={(v) => set(path, v)} />);
+    return wrap(
+      <JsonTextarea
+        id={id}
+        label={`${dataLabel}: ${path}`}
+        value={value}
+        rows={4}
+        describedBy={d.describedBy}
+        invalid={!!d.error}
+        onChange={(v) => set(path, v)}
+      />,
+    );
   }
 
+  const jsonId = `${p.idPrefix}-json`;
   return (
     <div className="json-schema-form">
       <label className="inline">
-        <input type="checkbox" checked={asJson} onChange={(e) => setAsJson(e.target.checked)} /> Edit as JSON
+        <input
+          type="checkbox"
+          checked={asJson}
+          disabled={asJson && !!rawProblem}
+          aria-describedby={asJson && rawProblem ? `${jsonId}-stay` : undefined}
+          onChange={(e) => {
+            setAsJson(e.target.checked);
+            setRawProblem(undefined);
+          }}
+        />{' '}
+        Edit as JSON
       </label>
+      {asJson && rawProblem && (
+        <span id={`${jsonId}-stay`} className="hint">
+          Fix the JSON to go back to the form.
+        </span>
+      )}
       {asJson ? (
-        <JsonTextarea id={`${p.idPrefix}-json`} value={p.value} rows={12} onChange={(v) => p.onChange((v ?? {}) as Record<string, unknown>)} />
+        <div className="field">
+          <label htmlFor={jsonId}>{`${dataLabel} (JSON)`}</label>
+          <JsonTextarea
+            id={jsonId}
+            label={dataLabel}
+            value={p.value}
+            rows={12}
+            check={checkObject}
+            describedBy={p.error && !p.error.path.length ? `${jsonId}-error` : undefined}
+            onProblemChange={setRawProblem}
+            onChange={(v) => p.onChange(v as Record<string, unknown>)}
+          />
+        </div>
       ) : (
         node(p.schema, '', '', false)
       )}
-      {p.error && !p.error.path.length ? <p className="field-error">{p.error.reason}</p> : null}
+      {p.error && !p.error.path.length ? (
+        <p id={`${jsonId}-error`} className="field-error">
+          {p.error.reason}
+        </p>
+      ) : null}
     </div>
   );
 }

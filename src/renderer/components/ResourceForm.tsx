@@ -7,6 +7,7 @@ import type { ResourceName, RoleKind } from '../lib/types';
 import { useTRPC } from '../trpc';
 import { JsonSchemaForm, type JsonSchema } from './JsonSchemaForm';
 import { ChipsInput, JsonTextarea, RefMultiSelect, RefSelect, TagsEditor } from './inputs';
+import { JsonGuardNote, JsonGuardScope, refuseWhileJsonInvalid, useJsonGuard } from './JsonGuard';
 import { AttributesField, RolesField } from './RolesField';
 import { ErrorBox, Spinner } from './Status';
 import { RequiredMark } from './RequiredMark';
@@ -89,7 +90,14 @@ export function fieldForError(fields: FieldSpec[], errorPath: string | undefined
   return fields.filter((f) => errorPath === f.name || errorPath.startsWith(`${f.name}.`)).sort((a, b) => b.name.length - a.name.length)[0];
 }
 
-function SchemaData(p: { id: string; configTypeId: unknown; value: Values; onChange(v: Values): void; error?: { path: string; reason: string } }) {
+function SchemaData(p: {
+  id: string;
+  label: string;
+  configTypeId: unknown;
+  value: Values;
+  onChange(v: Values): void;
+  error?: { path: string; reason: string };
+}) {
   const trpc = useTRPC();
   const typeId = typeof p.configTypeId === 'string' ? p.configTypeId : '';
   const type = useQuery({ ...trpc.resources.get.queryOptions({ resource: 'config-types', id: typeId }), enabled: !!typeId });
@@ -97,7 +105,14 @@ function SchemaData(p: { id: string; configTypeId: unknown; value: Values; onCha
   if (type.isPending) return <p className="hint">Loading the config type's schema…</p>;
   if (type.error) return <ErrorBox error={type.error} />;
   return (
-    <JsonSchemaForm idPrefix={p.id} schema={(type.data.schema ?? {}) as JsonSchema} value={p.value ?? {}} onChange={p.onChange} error={p.error} />
+    <JsonSchemaForm
+      idPrefix={p.id}
+      label={p.label}
+      schema={(type.data.schema ?? {}) as JsonSchema}
+      value={p.value ?? {}}
+      onChange={p.onChange}
+      error={p.error}
+    />
   );
 }
 
@@ -143,12 +158,17 @@ function FormBody(p: FormProps) {
   const [values, setValues] = useState<Values>(p.initial);
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
+  // JSON editors holding text the form would not submit as shown (invalid JSON): no submitting until fixed
+  const jsonGuard = useJsonGuard();
+  const blocked = jsonGuard.problems.length > 0;
   const fields = p.fields.filter((f) => (p.mode === 'create' || !f.createOnly) && (!f.when || f.when(values)));
   const errorPath = errorField(error);
   const errorTarget = fieldForError(flatten(fields, values), errorPath);
 
   async function submit(e: React.FormEvent) {
     e.preventDefault();
+    // also when the button could not be pressed (a form submitted by Enter or by script)
+    if (busy || refuseWhileJsonInvalid(jsonGuard)) return;
     setBusy(true);
     setError(undefined);
     try {
@@ -256,7 +276,7 @@ function FormBody(p: FormProps) {
       case 'tags':
         return <TagsEditor id={id} value={(v as Values) ?? {}} onChange={set} />;
       case 'json':
-        return <JsonTextarea id={id} value={v} onChange={set} rows={f.rows} describedBy={describedBy} invalid={invalid} />;
+        return <JsonTextarea id={id} label={f.label} value={v} onChange={set} rows={f.rows} describedBy={describedBy} invalid={invalid} />;
       case 'ref':
         return (
           <RefSelect
@@ -288,7 +308,9 @@ function FormBody(p: FormProps) {
           errorPath && errorTarget?.name === f.name
             ? { path: errorPath.slice(f.name.length + 1), reason: errorInfo(error).ziti!.cause!.reason }
             : undefined;
-        return <SchemaData id={id} configTypeId={getPath(values, f.typeField)} value={(v as Values) ?? {}} onChange={set} error={sub} />;
+        return (
+          <SchemaData id={id} label={f.label} configTypeId={getPath(values, f.typeField)} value={(v as Values) ?? {}} onChange={set} error={sub} />
+        );
       }
       case 'repeat': {
         const list = Array.isArray(v) ? v : [];
@@ -364,9 +386,9 @@ function FormBody(p: FormProps) {
   return (
     <form className="resource-form" aria-label={p.label} onSubmit={submit} noValidate>
       {error ? <ErrorBox error={error} title="Not saved:" /> : null}
-      {fields.map(renderField)}
+      <JsonGuardScope guard={jsonGuard}>{fields.map(renderField)}</JsonGuardScope>
       <div className="form-actions">
-        <button type="submit" disabled={busy}>
+        <button type="submit" disabled={busy || blocked} aria-describedby={blocked ? `${formId}-blocked` : undefined}>
           {busy ? 'Saving…' : p.submitLabel}
         </button>
         {p.onCancel && (
@@ -374,6 +396,7 @@ function FormBody(p: FormProps) {
             Cancel
           </button>
         )}
+        <JsonGuardNote id={`${formId}-blocked`} guard={jsonGuard} />
       </div>
     </form>
   );

@@ -3,6 +3,7 @@ import { useEffect, useId, useState } from 'react';
 import { toFilter } from '../lib/search';
 import type { Entity, ResourceName } from '../lib/types';
 import { useTRPC } from '../trpc';
+import { useJsonProblemReport } from './JsonGuard';
 
 /** A value that follows `value` after it stops changing for `ms`. */
 export function useDebounced<T>(value: T, ms = 250): T {
@@ -205,34 +206,64 @@ export function TagsEditor({ id, value, onChange }: { id: string; value: Record<
   );
 }
 
-/** JSON edited as text; the value changes only when the text parses. */
-export function JsonTextarea(p: { id: string; value: unknown; onChange(v: unknown): void; rows?: number; describedBy?: string; invalid?: boolean }) {
-  const [text, setText] = useState(() => (p.value === undefined ? '' : JSON.stringify(p.value, null, 2)));
-  const [problem, setProblem] = useState<string>();
+const formatJson = (v: unknown) => (v === undefined ? '' : JSON.stringify(v, null, 2));
+const sameJson = (a: unknown, b: unknown) => a === b || JSON.stringify(a) === JSON.stringify(b);
+
+interface JsonTextareaProps {
+  id: string;
+  /** the field's label, as the form names it when this editor blocks submitting ("Fix the JSON in <label> first") */
+  label: string;
+  value: unknown;
+  onChange(v: unknown): void;
+  /** what else the parsed value must be (blank text is `undefined`): a reason when the field cannot take it */
+  check?(v: unknown): string | undefined;
+  /** told whenever the editor starts or stops holding text the form cannot submit */
+  onProblemChange?(problem: string | undefined): void;
+  rows?: number;
+  describedBy?: string;
+  invalid?: boolean;
+}
+
+/**
+ * JSON edited as text; blank text is `undefined`. The value changes only when the text parses (and passes `check`);
+ * until then the editor says why and reports it to the form around it (JsonGuard), which will not submit. A value
+ * changed from outside (another field clearing it) replaces the text, so the text always shows what is submitted.
+ */
+export function JsonTextarea(p: JsonTextareaProps) {
+  // `value`: what the text stands for (the last value given to onChange, or the one received)
+  const [state, setState] = useState<{ text: string; value: unknown; problem?: string }>(() => ({ text: formatJson(p.value), value: p.value }));
+  if (!sameJson(p.value, state.value)) setState({ text: formatJson(p.value), value: p.value });
+  const problem = sameJson(p.value, state.value) ? state.problem : undefined;
   const problemId = useId();
+  const { onProblemChange } = p;
+  useJsonProblemReport(p.id, p.label, problem);
+  useEffect(() => onProblemChange?.(problem), [onProblemChange, problem]);
   return (
     <>
       <textarea
         id={p.id}
         className="code"
         rows={p.rows ?? 8}
-        value={text}
+        value={state.text}
         spellCheck={false}
         aria-describedby={[p.describedBy, problem ? problemId : undefined].filter(Boolean).join(' ') || undefined}
         aria-invalid={p.invalid || !!problem || undefined}
         onChange={(e) => {
-          setText(e.target.value);
-          if (!e.target.value.trim()) {
-            setProblem(undefined);
-            p.onChange(undefined);
+          const text = e.target.value;
+          let next: unknown;
+          try {
+            next = text.trim() ? JSON.parse(text) : undefined;
+          } catch (err) {
+            setState({ text, value: state.value, problem: `Not valid JSON: ${(err as Error).message}` });
             return;
           }
-          try {
-            p.onChange(JSON.parse(e.target.value));
-            setProblem(undefined);
-          } catch (err) {
-            setProblem(`Not valid JSON: ${(err as Error).message}`);
+          const refused = p.check?.(next);
+          if (refused) {
+            setState({ text, value: state.value, problem: refused });
+            return;
           }
+          setState({ text, value: next });
+          p.onChange(next);
         }}
       />
       {problem && (

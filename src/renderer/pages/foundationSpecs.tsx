@@ -87,7 +87,8 @@ export const configsSpec: ResourcePageSpec = {
   defaultSort: { field: 'name', dir: 'asc' },
   fields: [
     { kind: 'text', name: 'name', label: 'Name' },
-    { kind: 'ref', name: 'configTypeId', label: 'Config type', resource: 'config-types' },
+    // data of another type would be sent without being shown: choosing a type starts its data afresh
+    { kind: 'ref', name: 'configTypeId', label: 'Config type', resource: 'config-types', clears: ['data'] },
     { kind: 'schemaData', name: 'data', label: 'Data', typeField: 'configTypeId' },
     tags,
   ],

@@ -12,6 +12,8 @@ export interface DataPlaneEvents {
   routersChanged(ids: string[]): void;
   /** services, configs or access changed: what a tunneler-enabled router hosts may differ */
   hostingMayHaveChanged(): void;
+  /** changes may have gone untold (another node's, while the store's change feed was down): check what is kept */
+  changesMissed(): void;
 }
 
 /** Subscribes a router to the data-plane events; returns the unsubscribe function. */
@@ -26,6 +28,18 @@ export function watchDataPlane(core: Core, on: DataPlaneEvents): () => void {
     store.watchTables(['services', 'configs', 'service_configs', 'identity_service_configs', 'service_access', 'role_class_members'], () =>
       on.hostingMayHaveChanged(),
     ),
+    store.watchGaps(() => on.changesMissed()),
   ];
   return () => off.forEach((f) => f());
+}
+
+/** Which of `ids` have no row in `table` any more (sessions, terminators a router still holds). */
+export async function missingRows(core: Core, table: 'sessions' | 'terminators', ids: readonly string[]): Promise<Set<string>> {
+  const gone = new Set(ids);
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const found = await core.store.allSql<{ id: string }>(`SELECT id FROM ${table} WHERE id IN (${chunk.map(() => '?').join(', ')})`, ...chunk);
+    for (const r of found) gone.delete(r.id);
+  }
+  return gone;
 }

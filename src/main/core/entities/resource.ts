@@ -384,9 +384,10 @@ export async function applyUpdate(ctx: Ctx, def: ResourceDef, id: string, body: 
   const schema = def.schemas[op];
   if (!schema) throw conflict('METHOD_NOT_ALLOWED', `${op} is not supported`);
   const store = ctx.core.store;
-  const existing = await requireRow(store, def, id);
-  const input = parseInput(schema, body) as Record<string, unknown>;
+  // the row is read in the transaction that writes it: what the hooks compare with is what is replaced
   await store.tx(async () => {
+    const existing = await requireRow(store, def, id);
+    const input = parseInput(schema, body) as Record<string, unknown>;
     const extra = (await def.beforeWrite?.(op, input, existing, ctx)) ?? {};
     const values = { ...columnValues(def, input), ...extra, updated_at: ctx.core.clock.now().toISOString() };
     try {
@@ -411,8 +412,8 @@ export async function deleteResource(ctx: Ctx, def: ResourceDef, id: string): Pr
 /** Delete without the permission check, for callers that authorised the operation themselves. */
 export async function applyDelete(ctx: Ctx, def: ResourceDef, id: string): Promise<void> {
   const store = ctx.core.store;
-  const row = await requireRow(store, def, id);
   await store.tx(async () => {
+    const row = await requireRow(store, def, id);
     await def.beforeDelete?.(row, ctx);
     if (def.roleKind) {
       await deleteRoleAttributes(store, def.roleKind, id);

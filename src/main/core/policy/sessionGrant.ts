@@ -45,64 +45,71 @@ export async function createSession(ctx: Ctx, apiSession: Row, body: unknown): P
   if (!input.serviceId) throw validationError('serviceId', 'is required', input.serviceId);
   const type = input.type ?? 'Dial';
   if (type === 'Invalid') throw validationError('type', "must be 'Dial' or 'Bind'", type);
-  const { service, identityClass, serviceClass, grant } = await accessibleService(ctx, input.serviceId);
-  if (!(type === 'Dial' ? grant.dial : grant.bind)) throw validationError('serviceId', 'service not found', input.serviceId);
-  const existing = await store.getSql<{ id: string }>(
-    'SELECT id FROM sessions WHERE api_session_id = ? AND service_id = ? AND type = ?',
-    apiSession.id,
-    service.id,
-    type,
-  );
-  if (existing) return existing.id;
-  // as OpenZiti: without any posture check there is nothing to evaluate (and no passing policies to record)
-  const outcome: PostureOutcome = (await anyPostureChecks(store))
-    ? evaluateGrant(
-        await policyPostureChecks(store, identityClass, [serviceClass]),
-        type,
-        await evaluationInput(core, ctx.caller.identityId, apiSession),
-      )
-    : { passed: true, passingPolicyIds: [] };
-  if (!outcome.passed) {
-    throw await store.tx(() =>
-      postureFailure(core, ctx.caller.identityId, {
-        apiSessionId: apiSession.id as string,
-        serviceId: service.id as string,
-        serviceName: service.name as string,
-        sessionType: type,
-        policyFailures: outcome.failure!.policyFailures as Array<{ policyId: string; checks: unknown[] }>,
-      }),
-    );
-  }
-  const shared = await store.getSql(
-    `SELECT 1 FROM identity_router_access ia JOIN service_router_access sa ON sa.router_class = ia.router_class
-     WHERE ia.identity_class = ? AND sa.service_class = ? LIMIT 1`,
-    identityClass,
-    serviceClass,
-  );
-  if (!shared) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE', 400, 'No edge routers are assigned and online to handle the requested connection');
-  const id = newId();
-  const now = core.clock.now();
-  const token = serviceAccessTokensOf(core).sign({
-    sub: service.id as string,
-    jti: id,
-    iat: Math.floor(now.getTime() / 1000),
-    z_asid: apiSession.id as string,
-    z_iid: ctx.caller.identityId,
-    z_st: type,
-  });
-  await applySystemCreate(ctx, sessions, {
-    id,
-    tags: input.tags ?? {},
-    columns: {
-      token,
-      api_session_id: apiSession.id,
-      identity_id: ctx.caller.identityId,
-      service_id: service.id,
+  // access is checked in the transaction that records the session: a revocation either comes first (refused) or
+  // after (and ends the session with the others)
+  const made = await store.tx(async (): Promise<{ id: string } | { refused: Parameters<typeof postureFailure>[2] }> => {
+    const { service, identityClass, serviceClass, grant } = await accessibleService(ctx, input.serviceId!);
+    if (!(type === 'Dial' ? grant.dial : grant.bind)) throw validationError('serviceId', 'service not found', input.serviceId);
+    const existing = await store.getSql<{ id: string }>(
+      'SELECT id FROM sessions WHERE api_session_id = ? AND service_id = ? AND type = ?',
+      apiSession.id,
+      service.id,
       type,
-      service_policies: JSON.stringify(outcome.passingPolicyIds),
-    },
+    );
+    if (existing) return existing;
+    // as OpenZiti: without any posture check there is nothing to evaluate (and no passing policies to record)
+    const outcome: PostureOutcome = (await anyPostureChecks(store))
+      ? evaluateGrant(
+          await policyPostureChecks(store, identityClass, [serviceClass]),
+          type,
+          await evaluationInput(core, ctx.caller.identityId, apiSession),
+        )
+      : { passed: true, passingPolicyIds: [] };
+    if (!outcome.passed) {
+      return {
+        refused: {
+          apiSessionId: apiSession.id as string,
+          serviceId: service.id as string,
+          serviceName: service.name as string,
+          sessionType: type,
+          policyFailures: outcome.failure!.policyFailures as Array<{ policyId: string; checks: unknown[] }>,
+        },
+      };
+    }
+    const shared = await store.getSql(
+      `SELECT 1 FROM identity_router_access ia JOIN service_router_access sa ON sa.router_class = ia.router_class
+       WHERE ia.identity_class = ? AND sa.service_class = ? LIMIT 1`,
+      identityClass,
+      serviceClass,
+    );
+    if (!shared) throw new ApiError('NO_EDGE_ROUTERS_AVAILABLE', 400, 'No edge routers are assigned and online to handle the requested connection');
+    const id = newId();
+    const now = core.clock.now();
+    const token = serviceAccessTokensOf(core).sign({
+      sub: service.id as string,
+      jti: id,
+      iat: Math.floor(now.getTime() / 1000),
+      z_asid: apiSession.id as string,
+      z_iid: ctx.caller.identityId,
+      z_st: type,
+    });
+    await applySystemCreate(ctx, sessions, {
+      id,
+      tags: input.tags ?? {},
+      columns: {
+        token,
+        api_session_id: apiSession.id,
+        identity_id: ctx.caller.identityId,
+        service_id: service.id,
+        type,
+        service_policies: JSON.stringify(outcome.passingPolicyIds),
+      },
+    });
+    return { id };
   });
-  return id;
+  // a refusal is recorded (as a failed service request) in a transaction of its own, which the refusal does not undo
+  if ('refused' in made) throw await store.tx(() => postureFailure(core, ctx.caller.identityId, made.refused));
+  return made.id;
 }
 
 /** The optional `session-token` header of service edge router listings: when present it must be a valid session JWT of this API session. */

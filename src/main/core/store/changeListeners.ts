@@ -8,6 +8,7 @@ const TABLE_NAME = /^[a-z_]+$/;
  */
 export class ChangeListeners {
   private readonly byKey = new Map<string, Set<ChangeListener>>();
+  private readonly gapListeners = new Set<() => void>();
 
   /** `install(key)` makes the store report the key's changes; it runs once per key. */
   constructor(private readonly install: (key: string, table: string, what: ChangeOp | 'touched') => void) {}
@@ -45,14 +46,27 @@ export class ChangeListeners {
     return () => sets.forEach((set) => set.delete(once));
   }
 
+  /** `listener` is called whenever changes may have gone unreported (see Store.watchGaps). */
+  watchGaps(listener: () => void): () => void {
+    this.gapListeners.add(listener);
+    return () => this.gapListeners.delete(listener);
+  }
+
+  /** Changes may have gone unreported: every gap listener re-reads what it keeps. */
+  gap(): void {
+    for (const l of this.gapListeners) this.call('gap', l, []);
+  }
+
   deliver(key: string, ids: string[]): void {
-    for (const l of this.byKey.get(key) ?? []) {
-      try {
-        l(ids);
-      } catch (e) {
-        // a listener's failure must not fail the write that was committed
-        process.emitWarning(`store change listener for ${key} failed: ${(e as Error).message}`);
-      }
+    for (const l of this.byKey.get(key) ?? []) this.call(key, l, ids);
+  }
+
+  private call(key: string, l: ChangeListener, ids: string[]): void {
+    try {
+      l(ids);
+    } catch (e) {
+      // a listener's failure must not fail the write that was committed
+      process.emitWarning(`store change listener for ${key} failed: ${(e as Error).message}`);
     }
   }
 }

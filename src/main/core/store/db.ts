@@ -74,6 +74,11 @@ export interface Store {
   watch(table: string, op: ChangeOp, listener: ChangeListener): () => void;
   /** Calls `listener` once after each committed write that changed rows of any of `tables`. Returns unwatch. */
   watchTables(tables: string[], listener: () => void): () => void;
+  /**
+   * Calls `listener` when changes may have gone unreported to `watch`/`watchTables` (PostgreSQL: the connection that
+   * hears other nodes' changes was lost, and is back): what it keeps from the database must be read again.
+   */
+  watchGaps(listener: () => void): () => void;
   /** Applies the migrations not yet applied, in version order, each in its own transaction; returns their versions. */
   migrate(list?: readonly Migration[]): Promise<number[]>;
   /**

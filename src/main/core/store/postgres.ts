@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import pg from 'pg';
 import { ChangeListeners } from './changeListeners';
+import { Holders } from './holders';
 import { migrations, type Migration } from './migrations/index';
 import {
   quoteIdent,
@@ -38,14 +38,10 @@ interface Statement {
 /** An open transaction: its connection, and what it has done so far. */
 interface Transaction {
   client: pg.PoolClient;
-  /** savepoints open inside it */
-  depth: number;
   /** whether it holds the write lock (a write transaction does from its start) */
   locked: boolean;
   /** whether it made stable writes (they announce themselves when it commits) */
   stable: boolean;
-  /** ended: code it started that runs on afterwards (timers) must not use its connection */
-  done: boolean;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -73,20 +69,31 @@ export class PostgresStore implements Store {
   readonly dialect = 'postgres';
   private readonly pool: pg.Pool;
   private readonly statements = new Map<string, Statement>();
-  private readonly scope = new AsyncLocalStorage<Transaction>();
+  /**
+   * The open transactions, each on a connection of its own (a root frame), and the savepoints inside them: within
+   * one transaction only the innermost frame acts (see Holders); code outside every transaction uses the pool.
+   */
+  private readonly holders = new Holders<Transaction>();
+  /** savepoints opened so far (their names) */
+  private savepoints = 0;
   private stableWrites = 0;
   /** names of prepared statements: never reused, each connection keeps what it prepared under each */
   private prepared = 0;
   private closed = false;
   private listener: pg.Client | undefined;
+  /** whether a LISTEN connection was up before (a new one after it means a gap) */
+  private listened = false;
   /** the watch triggers being installed: statements wait for them, so no change made after `watch` is missed */
   private installing: Promise<void> = Promise.resolve();
   private readonly listeners = new ChangeListeners((_key, table, what) => this.installTrigger(table, what));
 
   constructor(readonly url: string) {
     this.pool = new pg.Pool({ ...connectionOptions(url), max: POOL_SIZE });
-    // a pooled connection that breaks while idle is dropped by the pool; the error must not end the process
+    // A pooled connection that breaks while idle is dropped by the pool; one that breaks while taken (the server
+    // stopped, its backend terminated) fails its next statement, which is answered 503 and drops it. Either way
+    // the error event must not end the process: the pool listens only while a connection is idle.
     this.pool.on('error', () => undefined);
+    this.pool.on('connect', (client) => void client.on('error', () => undefined));
     this.listen();
   }
 
@@ -98,7 +105,10 @@ export class PostgresStore implements Store {
     return this.stableWrites;
   }
 
-  /** The LISTEN connection, reconnected when lost: notifications sent while it was down are lost, so caches are suspect. */
+  /**
+   * The LISTEN connection, reconnected when lost. Notifications sent while it was down are lost: once it is back,
+   * caches are dropped (generation) and the watchers told of the gap, so they read again what they keep.
+   */
   private listen(): void {
     if (this.closed) return;
     const c = new pg.Client(connectionOptions(this.url));
@@ -115,6 +125,8 @@ export class PostgresStore implements Store {
         if (this.closed) return void c.end().catch(() => undefined);
         this.listener = c;
         this.stableWrites++;
+        if (this.listened) this.listeners.gap();
+        this.listened = true;
       })
       .catch(() => {
         c.end().catch(() => undefined);
@@ -131,32 +143,34 @@ export class PostgresStore implements Store {
     return s;
   }
 
-  /** The transaction the running code is inside, if any. */
-  private current(): Transaction | undefined {
-    const t = this.scope.getStore();
-    return t && !t.done ? t : undefined;
-  }
-
-  /** Where a statement runs: the running transaction's connection, or any of the pool's. */
-  private connection(): Queryable {
-    return this.current()?.client ?? this.pool;
+  /**
+   * Runs one statement where the running code belongs: on its transaction's connection when its frame's turn comes,
+   * or on any of the pool's outside every transaction.
+   */
+  private onConnection(s: Statement | string, values: unknown[] = []): Promise<{ rows: Row[]; rowCount: number }> {
+    const f = this.holders.current();
+    if (!f) return this.query(this.pool, s, values);
+    return this.holders.act(f, () => this.query(f.data.client, s, values)) as Promise<{ rows: Row[]; rowCount: number }>;
   }
 
   private async exec(sql: string, params: unknown[]): Promise<{ rows: Row[]; rowCount: number }> {
     const s = this.statement(sql);
     const values = params.map(toParam);
     await this.installing;
-    const t = this.current();
-    if (s.effect !== 'stable') return this.query(t?.client ?? this.pool, s, values);
-    // a write of the policy index's tables (through triggers too) takes the write lock like any transaction
-    if (!t) return this.tx(() => this.exec(sql, params));
+    const f = this.holders.current();
+    if (s.effect !== 'stable' || !f) {
+      // a write of the policy index's tables (through triggers too) takes the write lock like any transaction
+      if (s.effect === 'stable') return this.tx(() => this.exec(sql, params));
+      return this.onConnection(s, values);
+    }
+    const t = f.data;
     if (!t.locked) {
       // a write inside a read transaction: it waits for the write lock like any other
-      await this.query(t.client, `SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
+      await this.onConnection(`SELECT pg_advisory_xact_lock(${WRITE_LOCK})`);
       t.locked = true;
     }
     this.stableWrites++;
-    const r = await this.query(t.client, s, values);
+    const r = await this.onConnection(s, values);
     t.stable = true;
     return r;
   }
@@ -189,30 +203,35 @@ export class PostgresStore implements Store {
 
   async touchSql(sql: string, ...params: unknown[]): Promise<RunResult> {
     await this.installing;
-    return { changes: (await this.query(this.connection(), this.statement(sql), params.map(toParam))).rowCount };
+    return { changes: (await this.onConnection(this.statement(sql), params.map(toParam))).rowCount };
   }
 
   async read<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.current()) return fn();
+    if (this.holders.current()) return fn();
     return this.transaction('BEGIN ISOLATION LEVEL REPEATABLE READ', fn, false);
   }
 
   async tx<T>(fn: () => Promise<T>): Promise<T> {
-    const t = this.current();
-    if (!t) return this.transaction(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, fn, true);
-    const savepoint = `s${t.depth}`;
-    await this.query(t.client, `SAVEPOINT ${savepoint}`);
-    t.depth++;
+    const parent = this.holders.current();
+    if (!parent) return this.transaction(`BEGIN; SELECT pg_advisory_xact_lock(${WRITE_LOCK})`, fn, true);
+    // a savepoint, named uniquely, once the frame it opens in may act (siblings started together take turns)
+    const frame = await this.holders.enter(parent);
+    const savepoint = `s${++this.savepoints}`;
     try {
-      const out = await fn();
-      await this.query(t.client, `RELEASE SAVEPOINT ${savepoint}`);
-      return out;
-    } catch (e) {
-      this.stableWrites++;
-      await this.query(t.client, `ROLLBACK TO SAVEPOINT ${savepoint}`);
-      throw e;
+      return await this.holders.run(frame, async () => {
+        await this.onConnection(`SAVEPOINT ${savepoint}`);
+        try {
+          const out = await fn();
+          await this.onConnection(`RELEASE SAVEPOINT ${savepoint}`);
+          return out;
+        } catch (e) {
+          this.stableWrites++;
+          await this.onConnection(`ROLLBACK TO SAVEPOINT ${savepoint}`);
+          throw e;
+        }
+      });
     } finally {
-      t.depth--;
+      this.holders.leave(frame);
     }
   }
 
@@ -248,17 +267,20 @@ export class PostgresStore implements Store {
     await this.installing;
     try {
       return await this.withConnection(async (c) => {
-        const t: Transaction = { client: c.client, depth: 1, locked, stable: false, done: false };
+        const frame = this.holders.root({ client: c.client, locked, stable: false });
         try {
           // committed writes tell every node (the notification goes out with the commit, or not at all)
-          return await this.bracket(
-            c,
-            begin,
-            () => this.scope.run(t, fn),
-            () => (t.stable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT'),
+          return await this.holders.run(frame, () =>
+            this.bracket(
+              c,
+              begin,
+              fn,
+              () => (frame.data.stable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT'),
+              (sql) => this.onConnection(sql),
+            ),
           );
         } finally {
-          t.done = true;
+          this.holders.leave(frame);
         }
       });
     } catch (e) {
@@ -267,16 +289,25 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** BEGIN, `fn`, then COMMIT (the statement `commit` gives), or ROLLBACK when `fn` or the commit fails. */
-  private async bracket<T>(c: Connection, begin: string, fn: () => Promise<T>, commit: () => string = () => 'COMMIT'): Promise<T> {
-    await this.query(c.client, begin);
+  /**
+   * BEGIN, `fn`, then COMMIT (the statement `commit` gives), or ROLLBACK when `fn` or the commit fails, each through
+   * `on` (in a transaction's frame: when its turn comes, so a savepoint still open inside it ends first).
+   */
+  private async bracket<T>(
+    c: Connection,
+    begin: string,
+    fn: () => Promise<T>,
+    commit: () => string = () => 'COMMIT',
+    on: (sql: string) => Promise<unknown> = (sql) => this.query(c.client, sql),
+  ): Promise<T> {
+    await on(begin);
     try {
       const out = await fn();
-      await this.query(c.client, commit());
+      await on(commit());
       return out;
     } catch (e) {
       // a connection that cannot even roll back is dropped, not given back to the pool
-      await this.query(c.client, 'ROLLBACK').catch((lost: Error) => (c.lost = lost));
+      await on('ROLLBACK').catch((lost: Error) => (c.lost = lost));
       throw e;
     }
   }
@@ -287,6 +318,10 @@ export class PostgresStore implements Store {
 
   watchTables(tables: string[], listener: () => void): () => void {
     return this.listeners.watchTables(tables, listener);
+  }
+
+  watchGaps(listener: () => void): () => void {
+    return this.listeners.watchGaps(listener);
   }
 
   /** The trigger that NOTIFYs a key's changes (every node hears them, this one too). Statements wait for it. */
@@ -361,7 +396,7 @@ export class PostgresStore implements Store {
   async bulkLoad(fn: () => Promise<void>): Promise<void> {
     const tables = await this.tables();
     await this.tx(async () => {
-      const client = this.current()!.client;
+      const client = this.holders.current()!.data.client;
       // user triggers only: the foreign keys' own triggers keep checking every row
       for (const t of tables) await this.query(client, `ALTER TABLE ${quoteIdent(t)} DISABLE TRIGGER USER`);
       await fn();
@@ -382,7 +417,7 @@ export class PostgresStore implements Store {
 
   /** A query of the catalogue (inside the running transaction, if any). */
   private async catalogue(sql: string, params: unknown[] = []): Promise<Row[]> {
-    return (await this.query(this.connection(), sql, params)).rows;
+    return (await this.onConnection(sql, params)).rows;
   }
 
   async tables(): Promise<string[]> {

@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import Database from 'better-sqlite3';
 import { ChangeListeners } from './changeListeners';
+import { Frame, Holders } from './holders';
 import { migrations, type Migration } from './migrations/index';
 import {
   quoteIdent as quote,
@@ -19,7 +19,7 @@ import {
 /**
  * The SQLite store (the default). Statements are written as SQL and executed on better-sqlite3 (synchronous, no
  * thread hop) through a cache of prepared statements. One connection: while a transaction is open — its callback
- * awaits — every statement from outside it waits for it to end (`exclusive`).
+ * awaits — every statement from outside it waits for it to end (see Holders).
  */
 export class SqliteStore implements Store {
   readonly dialect = 'sqlite';
@@ -30,12 +30,11 @@ export class SqliteStore implements Store {
   private readonly listeners = new ChangeListeners((key, table, what) => this.installTriggers(key, table, what));
   /** ids changed by the running transaction, per "table:op", delivered when it commits */
   private changed = new Map<string, Set<string>>();
-  /** the transaction (or exclusive section) holding the connection, and the code it runs (its async context) */
-  private holder: object | undefined;
-  private readonly scope = new AsyncLocalStorage<object>();
-  /** who waits for the connection to be let go */
-  private waiting: Array<() => void> = [];
-  /** savepoints open in the running transaction */
+  /** the connection: code outside every transaction belongs to it */
+  private readonly connection = new Frame<undefined>(undefined, undefined);
+  /** who holds the connection (a transaction, its savepoints), who waits for it */
+  private readonly holders = new Holders<undefined>(this.connection);
+  /** savepoints opened so far (their names) */
   private savepoints = 0;
   private readonly controls = new Map<string, Database.Statement>();
 
@@ -59,6 +58,10 @@ export class SqliteStore implements Store {
 
   watchTables(tables: string[], listener: () => void): () => void {
     return this.listeners.watchTables(tables, listener);
+  }
+
+  watchGaps(listener: () => void): () => void {
+    return this.listeners.watchGaps(listener);
   }
 
   /**
@@ -94,35 +97,30 @@ export class SqliteStore implements Store {
     if (changed) for (const [key, ids] of changed) this.listeners.deliver(key, [...ids]);
   }
 
-  /** Whether the running code is inside the transaction (or exclusive section) that holds the connection. */
-  private owns(): boolean {
-    return this.holder !== undefined && this.scope.getStore() === this.holder;
-  }
-
-  /** Waits until no transaction of someone else holds the connection. */
-  private async turn(): Promise<void> {
-    while (this.holder !== undefined && !this.owns()) {
-      await new Promise<void>((resume) => this.waiting.push(resume));
-    }
-  }
-
   /**
-   * Runs `fn` with the connection to itself: the statements of everything it awaits run on it, everyone else's wait
-   * until it is done (one connection: an open transaction must not take in another request's statements).
+   * Runs `fn` as a transaction of its own, or as a savepoint inside the caller's, once it may take the connection
+   * (see Holders: one connection, so an open transaction must not take in another request's statements). Its changes
+   * are delivered once it has let the connection go. `before`/`after` run around a transaction of its own.
    */
-  private async exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    await this.turn();
-    const token = {};
-    this.holder = token;
+  private async transaction<T>(fn: () => Promise<T>, mode: 'IMMEDIATE' | 'DEFERRED', before?: () => void, after?: () => void): Promise<T> {
+    const parent = this.holders.current()!;
+    const own = parent === this.connection;
+    const frame = await this.holders.enter(parent);
+    let committed: Map<string, Set<string>> | undefined;
     try {
-      return await this.scope.run(token, fn);
+      if (own) before?.();
+      try {
+        const out = await this.holders.run(frame, () => (own ? this.begin(fn, mode) : this.savepoint(fn)));
+        if (own) committed = this.takeChanges();
+        return out;
+      } finally {
+        if (own) after?.();
+      }
     } finally {
-      this.holder = undefined;
-      // the async context costs every promise of the process something: it is tracked only while a holder needs it
-      this.scope.disable();
-      const waiting = this.waiting;
-      this.waiting = [];
-      for (const resume of waiting) resume();
+      this.holders.leave(frame);
+      // the async context costs every promise of the process something: it is tracked only while a frame holds the connection
+      if (this.holders.idle) this.holders.pause();
+      this.deliver(committed);
     }
   }
 
@@ -133,59 +131,54 @@ export class SqliteStore implements Store {
     st.run();
   }
 
-  /**
-   * BEGIN (`mode`), `fn`, COMMIT — or a savepoint when a transaction is already open. The caller holds the connection.
-   * A failure rolls back, and counts as a write (what was read inside is gone).
-   */
-  private async transact<T>(fn: () => Promise<T>, mode: 'IMMEDIATE' | 'DEFERRED'): Promise<T> {
-    if (this.sqlite.inTransaction) {
-      // named by depth: nested calls run one after another, so each depth has one savepoint open at a time
-      const savepoint = `weft_${++this.savepoints}`;
-      this.control(`SAVEPOINT ${savepoint}`);
-      try {
-        const out = await fn();
-        this.control(`RELEASE ${savepoint}`);
-        return out;
-      } catch (e) {
-        this.stableWrites++;
-        if (this.sqlite.inTransaction) {
-          this.control(`ROLLBACK TO ${savepoint}`);
-          this.control(`RELEASE ${savepoint}`);
-        }
-        throw e;
-      } finally {
-        this.savepoints--;
-      }
-    }
+  /** BEGIN (`mode`), `fn`, COMMIT. A failure rolls back, and counts as a write (what was read inside is gone). */
+  private async begin<T>(fn: () => Promise<T>, mode: 'IMMEDIATE' | 'DEFERRED'): Promise<T> {
     this.control(`BEGIN ${mode}`);
     try {
       const out = await fn();
-      this.control('COMMIT');
+      await this.act(() => this.control('COMMIT'));
       return out;
     } catch (e) {
       this.stableWrites++;
-      this.changed.clear();
-      if (this.sqlite.inTransaction) this.control('ROLLBACK');
+      await this.act(() => {
+        this.changed.clear();
+        if (this.sqlite.inTransaction) this.control('ROLLBACK');
+      });
       throw e;
     }
   }
 
-  /** `fn` in a transaction of its own (delivering its changes once it has let the connection go), or joined to the caller's. */
-  private async transaction<T>(fn: () => Promise<T>, mode: 'IMMEDIATE' | 'DEFERRED', before?: () => void, after?: () => void): Promise<T> {
-    if (this.owns()) return this.transact(fn, mode);
-    let committed: Map<string, Set<string>> | undefined;
-    const out = await this.exclusive(async () => {
-      before?.();
-      try {
-        const result = await this.transact(fn, mode);
-        committed = this.takeChanges();
-        return result;
-      } finally {
-        after?.();
+  /** A savepoint inside the running transaction (named uniquely); the changes recorded inside it go with it. */
+  private async savepoint<T>(fn: () => Promise<T>): Promise<T> {
+    const name = `weft_${++this.savepoints}`;
+    const outer = this.changed;
+    this.changed = new Map();
+    this.control(`SAVEPOINT ${name}`);
+    try {
+      const out = await fn();
+      await this.act(() => this.control(`RELEASE ${name}`));
+      for (const [key, ids] of this.changed) {
+        const into = outer.get(key);
+        if (into) for (const id of ids) into.add(id);
+        else outer.set(key, ids);
       }
-    });
-    this.deliver(committed);
-    return out;
+      return out;
+    } catch (e) {
+      this.stableWrites++;
+      await this.act(() => {
+        if (!this.sqlite.inTransaction) return;
+        this.control(`ROLLBACK TO ${name}`);
+        this.control(`RELEASE ${name}`);
+      });
+      throw e;
+    } finally {
+      this.changed = outer;
+    }
+  }
+
+  /** Runs a synchronous step on the connection when the running code's turn comes (at once when it may act now). */
+  private act<R>(step: () => R): R | Promise<R> {
+    return this.holders.act(this.holders.current(), step);
   }
 
   get open(): boolean {
@@ -194,7 +187,10 @@ export class SqliteStore implements Store {
 
   /** Applies the migrations not yet applied, in version order, each in its own transaction (default: store/migrations). */
   async migrate(list: readonly Migration[] = migrations): Promise<number[]> {
-    await this.turn();
+    return this.act(() => this.migrateNow(list));
+  }
+
+  private migrateNow(list: readonly Migration[]): number[] {
     this.sqlite.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
     const applied = new Set((this.sqlite.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
     const done: number[] = [];
@@ -258,25 +254,23 @@ export class SqliteStore implements Store {
    * only the session views show, and they are never cached): it leaves `generation` alone.
    */
   async touchSql(sql: string, ...params: unknown[]): Promise<RunResult> {
-    if (this.holder !== undefined && !this.owns()) await this.turn();
-    const before = this.stableWrites;
-    const r = this.run(sql, params);
-    this.stableWrites = before;
-    return r;
+    return this.act(() => {
+      const before = this.stableWrites;
+      const r = this.run(sql, params);
+      this.stableWrites = before;
+      return r;
+    });
   }
 
   /** SQL with positional parameters (booleans become 1/0, dates ISO strings). */
   async allSql<T = Row>(sql: string, ...params: unknown[]): Promise<T[]> {
-    if (this.holder !== undefined && !this.owns()) await this.turn();
-    return this.rows(this.prepared(sql), params.map(storeParam)) as T[];
+    return this.act(() => this.rows(this.prepared(sql), params.map(storeParam)) as T[]);
   }
   async getSql<T = Row>(sql: string, ...params: unknown[]): Promise<T | undefined> {
-    if (this.holder !== undefined && !this.owns()) await this.turn();
-    return this.row(this.prepared(sql), params.map(storeParam)) as T | undefined;
+    return this.act(() => this.row(this.prepared(sql), params.map(storeParam)) as T | undefined);
   }
   async runSql(sql: string, ...params: unknown[]): Promise<RunResult> {
-    if (this.holder !== undefined && !this.owns()) await this.turn();
-    return this.run(sql, params);
+    return this.act(() => this.run(sql, params));
   }
 
   private run(sql: string, params: unknown[]): RunResult {
@@ -291,7 +285,7 @@ export class SqliteStore implements Store {
    * transaction it joins it.
    */
   async read<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.owns()) return fn();
+    if (this.holders.current() !== this.connection) return fn();
     return this.transaction(fn, 'DEFERRED');
   }
 
@@ -381,9 +375,10 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
-    await this.turn();
-    this.statements.clear();
-    if (this.sqlite.open) this.sqlite.close();
+    await this.act(() => {
+      this.statements.clear();
+      if (this.sqlite.open) this.sqlite.close();
+    });
   }
 }
 
