@@ -1,66 +1,22 @@
 // Three Weft processes on one PostgreSQL database: one network, whichever node a client reaches.
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg_ from 'pg';
 import { ApiClient } from '../support/client';
-import { copyClusterKey, tempDir } from '../support/app';
+import { startCluster, startNode, within, CLUSTER_PASSWORD } from '../support/cluster';
 import { csr } from '../support/pki';
 import { startPostgres, type PostgresServer } from '../support/postgres';
-import { startWeftProcess, type WeftProcess } from '../support/weftProcess';
-
-const PASSWORD = 'cluster-admin-password';
+import type { WeftProcess } from '../support/weftProcess';
 
 let pg: PostgresServer;
 let database: string;
 let nodes: WeftProcess[] = [];
 let admins: ApiClient[] = [];
 
-/**
- * A node: its own data directory, listeners and built-in router (named after it), the shared database; a node
- * joining the network gets a copy of the cluster key of the node that created it.
- */
-async function startNode(database: string, n: number, clusterKeyFrom?: WeftProcess): Promise<WeftProcess> {
-  const dir = tempDir('weft-node-');
-  const config = join(dir, 'weft.yaml');
-  writeFileSync(config, `router:\n  name: er-node-${n}\n`);
-  const dataDir = join(dir, 'data');
-  if (clusterKeyFrom) copyClusterKey(clusterKeyFrom.dataDir, dataDir);
-  return startWeftProcess(
-    dataDir,
-    [
-      '--config',
-      config,
-      '--database',
-      database,
-      '--api-address',
-      '127.0.0.1:0',
-      '--console-address',
-      '127.0.0.1:0',
-      '--router-listener',
-      'tls:127.0.0.1:0',
-    ],
-    { WEFT_ADMIN_PASSWORD: PASSWORD },
-  );
-}
-
-/** Polls `probe` until it holds; returns how long that took (fails after `ms`). */
-async function within(ms: number, probe: () => Promise<boolean>): Promise<number> {
-  const start = Date.now();
-  while (!(await probe())) {
-    if (Date.now() - start > ms) throw new Error(`not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return Date.now() - start;
-}
-
 beforeAll(async () => {
   pg = await startPostgres();
   database = await pg.createDatabase();
-  // the first node creates the network; the others join it together
-  nodes = [await startNode(database, 1)];
-  nodes.push(...(await Promise.all([startNode(database, 2, nodes[0]), startNode(database, 3, nodes[0])])));
-  admins = await Promise.all(nodes.map((n) => n.login('admin', PASSWORD)));
+  nodes = await startCluster(database);
+  admins = await Promise.all(nodes.map((n) => n.login('admin', CLUSTER_PASSWORD)));
 });
 
 afterAll(async () => {

@@ -219,7 +219,7 @@ describe('the router: config section', () => {
     });
     expect(parse({ advertise: 'weft.lan' }).advertise).toEqual({ host: 'weft.lan', port: undefined });
     expect(parse({ advertise: '[::1]:443' }).advertise).toEqual({ host: '::1', port: 443 });
-    expect(tlsUrl('::1', 443)).toBe('tls:[::1]:443'); // as sessions and the router's entity offer it
+    expect(tlsUrl('::1', 443)).toBe('tls://[::1]:443'); // as sessions and the router's entity offer it
   });
 
   it('name and advertise: the router entity has the name; sessions and the router offer the advertised address', async () => {
@@ -231,7 +231,7 @@ describe('the router: config section', () => {
     });
     const namedAdmin = await named.adminClient();
     try {
-      const url = 'tls:router.example.test:4443';
+      const url = 'tls://router.example.test:4443';
       expect(named.urls.router).toBe(url);
       expect((await namedAdmin.get(`/edge-routers/${named.router!.id}`)).body.data).toMatchObject({
         name: 'edge-one',

@@ -70,10 +70,12 @@ describe('the built-in edge router with the Go SDK', { timeout: 180_000 }, () =>
   it('is an online edge router offered in sessions and in /current-identity/edge-routers', async () => {
     const er = (await admin.get(`/edge-routers/${routerId}`)).body.data;
     expect(er).toMatchObject({ name: 'er-builtin', isOnline: true, isVerified: true, isTunnelerEnabled: true });
-    expect(er.supportedProtocols.tls).toMatch(/^tls:127\.0\.0\.1:\d+$/);
+    expect(er.supportedProtocols.tls).toMatch(/^tls:\/\/127\.0\.0\.1:\d+$/);
     expect(weft.banner).toContain(`edge router:     ${er.supportedProtocols.tls}`);
     const [probe] = await sdkClient(sdk, ['probe', '--identity', files.client!, '--service', 'echo']);
-    expect(probe!.session.edgeRouters).toEqual([{ name: 'er-builtin', urls: er.supportedProtocols, supportedProtocols: er.supportedProtocols }]);
+    // the Go SDK keeps `urls` as sent and turns supportedProtocols into its address form, tls:host:port
+    const address = { tls: er.supportedProtocols.tls.replace('tls://', 'tls:') };
+    expect(probe!.session.edgeRouters).toEqual([{ name: 'er-builtin', urls: er.supportedProtocols, supportedProtocols: address }]);
   });
 
   it('Bind: a terminator appears, and goes when the binding ends or the SDK disconnects', async () => {

@@ -273,4 +273,45 @@ describe('ziti CLI against npm start', { timeout: 120_000 }, () => {
       expect(r.code, `${kind}: ${r.stderr}`).toBe(0);
     }
   });
+
+  it('filters through references, as OpenZiti resolves them: service.name, router.name, identity.name, type.name', async () => {
+    const svc = await cli.create('service', 'ref-filter-svc');
+    const router = (await cli.json('edge', 'list', 'edge-routers', 'name = "er-builtin"')).data[0];
+    await cli.create('terminator', 'ref-filter-svc', router.id, 'tcp:127.0.0.1:9');
+    const names = async (kind: string, filter: string, field = 'name') =>
+      ((await cli.json('edge', 'list', kind, filter)).data as any[]).map((e) => (field === 'name' ? e.name : e[field]));
+    expect(await names('terminators', 'service.name = "ref-filter-svc"', 'serviceId')).toEqual([svc]);
+    expect(await names('terminators', 'router.name = "er-builtin" and service.name contains "ref-filter"', 'serviceId')).toEqual([svc]);
+    expect(await names('terminators', 'router.name = "no-such-router"', 'serviceId')).toEqual([]);
+    expect((await names('api-sessions', 'identity.name = "Default Admin"', 'identityId')).length).toBeGreaterThan(0);
+    expect((await names('authenticators', 'identity.name = "Default Admin"', 'method')).length).toBeGreaterThan(0);
+    expect(await names('identities', 'type.name = "Router" and name = "Default Admin"')).toEqual([]);
+    expect(await names('identities', 'type.name = "User" and name = "Default Admin"')).toEqual(['Default Admin']);
+    expect(await names('sessions', 'service.name = "ref-filter-svc" or apiSession.identity.name = "nobody"', 'id')).toEqual([]);
+    expect(await cli.fails('edge', 'list', 'terminators', 'service.nope = "x"')).toMatch(/INVALID_FILTER|unknown field "nope"/);
+    await cli.ok('edge', 'delete', 'service', 'ref-filter-svc');
+  });
+
+  it('ziti ops verify traffic: its identities, service and policies, a bind and a dial through the router, cleaned up', async () => {
+    await cli.create('edge-router-policy', 'verify-erp', '--identity-roles', '#all', '--edge-router-roles', '#all');
+    await cli.create('service-edge-router-policy', 'verify-serp', '--service-roles', '#all', '--edge-router-roles', '#all');
+    const r = await cli.run(
+      'ops',
+      'verify',
+      'traffic',
+      '--cleanup',
+      '--prefix',
+      'vt',
+      '-u',
+      'admin',
+      '-p',
+      PASSWORD,
+      '--controller-url',
+      weft.api,
+      '-y',
+    );
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout + r.stderr).toMatch(/traffic test successfully detected/);
+    expect((await cli.json('edge', 'list', 'services', 'name contains "vt."')).data).toEqual([]);
+  });
 });

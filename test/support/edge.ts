@@ -1,5 +1,6 @@
 // Low-level edge-protocol clients for router tests: an enrolled identity, its API and service sessions, and a raw
 // channel to the router (so tests can also send what no SDK would).
+import { connect as netConnect, type Socket } from 'node:net';
 import { connect, type TLSSocket } from 'node:tls';
 import { Channel } from '../../src/main/router/channel/channel';
 import { ChannelType, EdgeType, encode, Header, message, str, u32, type Message } from '../../src/main/router/channel/wire';
@@ -44,17 +45,22 @@ export class RawEdge {
   readonly received: Message[] = [];
   readonly data: Array<{ connId: number; body: Buffer; flags: number }> = [];
   closed?: Error | true;
+  /** messages that came with neither headers nor a body (OpenZiti's router sends SDKs none: the C SDK spins on one) */
+  emptyFrames = 0;
   private waiters: Array<() => void> = [];
 
   private constructor(
     readonly socket: TLSSocket,
     readonly channel: Channel,
+    /** the TCP connection under the TLS one (to reset it: `tcp.resetAndDestroy()`) */
+    readonly tcp: Socket,
   ) {}
 
   static async connect(url: string, ca: string, cert?: { cert: string; key: string }): Promise<RawEdge> {
-    const [, host, port] = /^tls:(.+):(\d+)$/.exec(url)!;
+    const [, host, port] = /^tls:(?:\/\/)?(.+):(\d+)$/.exec(url)!;
+    const tcp = netConnect({ host, port: Number(port) });
     const socket = await new Promise<TLSSocket>((resolve, reject) => {
-      const s = connect({ host, port: Number(port), ca, ...(cert ?? {}), servername: undefined }, () => resolve(s));
+      const s = connect({ socket: tcp, ca, ...(cert ?? {}), servername: undefined }, () => resolve(s));
       s.once('error', reject);
     });
     let self!: RawEdge;
@@ -65,6 +71,7 @@ export class RawEdge {
         self.wake();
       },
       onMessage: (m) => {
+        if (!m.headers.size && !m.body.length) self.emptyFrames++;
         if (m.contentType === ChannelType.Ping || m.contentType === ChannelType.Latency) channel.result(m, true);
         self.received.push(m);
         self.wake();
@@ -74,7 +81,7 @@ export class RawEdge {
         self.wake();
       },
     });
-    self = new RawEdge(socket, channel);
+    self = new RawEdge(socket, channel, tcp);
     return self;
   }
 

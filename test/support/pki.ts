@@ -8,7 +8,7 @@ import {
   type KeyAlgorithm,
 } from '../../src/main/core/pki';
 import { x509 } from '../../src/main/core/pki/x509Provider';
-import type { ApiClient, Resp } from './client';
+import type { Api, ApiClient, Resp } from './client';
 
 export { createCsr };
 export type { CertAndKey, KeyAlgorithm };
@@ -56,12 +56,7 @@ export async function clientCert(ca: CertAndKey, opts: LeafOptions): Promise<Cer
 }
 
 /** Logs in with a TLS client certificate; returns the response and a client carrying the session token. */
-export async function certLogin(
-  client: ApiClient,
-  certPem: string,
-  keyPem: string,
-  api: 'client' | 'management' = 'client',
-): Promise<{ resp: Resp; client: ApiClient }> {
+export async function certLogin(client: ApiClient, certPem: string, keyPem: string, api: Api = 'client'): Promise<{ resp: Resp; client: ApiClient }> {
   const c = client.withCert(certPem, keyPem);
   const resp = await c.post('/authenticate?method=cert', {}, { api });
   if (resp.status === 200) c.token = resp.body.data.token;

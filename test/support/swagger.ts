@@ -1,3 +1,4 @@
+import { clientApiUrl } from '../../src/main/api/legacyPaths';
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -256,7 +257,8 @@ const BASES: Array<[string, ApiName]> = [
 const ROOT_PATHS = new Set(['/', '/version', '/.well-known/est/cacerts']);
 
 function locate(urlPath: string): { api: ApiName; path: string } | undefined {
-  const path = urlPath.split('?')[0]!;
+  // the Client API without its base, as the server maps it for older SDKs
+  const path = clientApiUrl(urlPath).split('?')[0]!;
   for (const [base, api] of BASES) {
     if (path === base || path.startsWith(base + '/')) return { api, path: path.slice(base.length) || '/' };
   }

@@ -51,7 +51,7 @@ let plain: QueryFields;
 
 /** The ids `filter` selects; `choose`: with the chooser (textIndexChooser) deciding per needle whether the index serves. */
 async function ids(fields: QueryFields, filter: string, choose = false): Promise<string[]> {
-  const chooser = choose ? await textIndexChooser(store, filter, fields, 't.tags') : undefined;
+  const chooser = choose ? await textIndexChooser(store, filter, fields, { tagsSql: 't.tags' }) : undefined;
   const q = compileFilter(filter, fields, { tagsSql: 't.tags', ...(chooser ? { useTextIndex: chooser } : {}) });
   return (await store.allSql<{ id: string }>(`SELECT t.id FROM identities t WHERE ${q.where} ORDER BY t.id`, ...q.params)).map((r) => r.id);
 }

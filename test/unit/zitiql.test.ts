@@ -1,7 +1,16 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileFilter, QueryError, setFromJsonArray, setFromTable, type CompiledQuery, type QueryFields } from '../../src/main/core/query/compile';
+import {
+  compileFilter,
+  QueryError,
+  setFromJsonArray,
+  setFromTable,
+  type CompiledQuery,
+  type QueryFields,
+  type RefTarget,
+} from '../../src/main/core/query/compile';
 import { pageQuery } from '../../src/main/core/query/list';
+import { scalar } from '../../src/main/core/query/fields';
 import { parseZitiQl } from '../../src/main/core/query/zitiql';
 
 const fields: QueryFields = {
@@ -331,7 +340,7 @@ describe('structured sort (ListParams.sort, the console column sort)', () => {
     expect(() => compileFilter('name =', fields, { sort: [{ field: 'nope', dir: 'asc' }] })).toThrow(/expected a value/);
   });
   it('is applied by pageQuery, whose errors are INVALID_FILTER (400)', () => {
-    const page = pageQuery({ sort: [{ field: 'name', dir: 'asc' }], limit: 2 }, fields, 't.tags');
+    const page = pageQuery({ sort: [{ field: 'name', dir: 'asc' }], limit: 2 }, fields, { tagsSql: 't.tags' });
     expect(page).toMatchObject({ limit: 2, offset: 0, compiled: { sort: [{ sql: 't.name', dir: 'ASC' }] } });
     expect(pageQuery({ filter: 'sort by cost desc', sort: [{ field: 'name', dir: 'asc' }] }, fields).compiled.sort).toEqual([
       { sql: 't.cost', dir: 'DESC' },
@@ -503,5 +512,48 @@ describe('errors', () => {
 describe('set field constructors', () => {
   it('reject invalid SQL names', () => {
     expect(() => setFromTable({ table: 'x; drop', ownerColumn: 'a', valueColumn: 'b' })).toThrow();
+  });
+});
+
+describe('references (service.name, apiSession.identity.name)', () => {
+  const identityFields: QueryFields = { name: scalar('string', 't.name'), isAdmin: scalar('boolean', 't.is_admin') };
+  const refs = (name: string): RefTarget | undefined =>
+    name === 'apiSession'
+      ? { fk: 't.api_session_id', targets: [{ table: 'api_sessions', fields: { token: scalar('string', 't.token') }, refs: apiSessionRefs }] }
+      : name === 'router'
+        ? {
+            fk: 't.router_id',
+            targets: [
+              { table: 'edge_routers', fields: identityFields },
+              { table: 'routers', fields: identityFields },
+            ],
+          }
+        : undefined;
+  const apiSessionRefs = (name: string): RefTarget | undefined =>
+    name === 'identity' ? { fk: 't.identity_id', targets: [{ table: 'identities', fields: identityFields, tagsSql: 't.tags' }] } : undefined;
+  const q = (filter: string) => compileFilter(filter, { name: scalar('string', 't.name') }, { refs });
+
+  it('compiles a referenced field to an indexed IN over the referenced table, chains included', () => {
+    expect(q('apiSession.identity.name = "eve"')).toMatchObject({
+      where: 't.api_session_id IN (SELECT r1.id FROM api_sessions r1 WHERE r1.identity_id IN (SELECT r2.id FROM identities r2 WHERE r2.name = ?))',
+      params: ['eve'],
+    });
+    expect(q('router.name contains "x"').where).toBe(
+      't.router_id IN (SELECT r1.id FROM edge_routers r1 WHERE instr(r1.name, ?) > 0 UNION ALL SELECT r1.id FROM routers r1 WHERE instr(r1.name, ?) > 0)',
+    );
+    expect(q('not apiSession.identity.isAdmin').where).toMatch(/^NOT coalesce\(t.api_session_id IN \(.*r2.is_admin = 1\)\), 0\)$/);
+    expect(q('apiSession.identity.tags.env = "prod"').params).toEqual(['prod']);
+    expect(q('sort by apiSession.identity.name desc').sort).toEqual([
+      {
+        sql: '(SELECT (SELECT r2.name FROM identities r2 WHERE r2.id = r1.identity_id) FROM api_sessions r1 WHERE r1.id = t.api_session_id)',
+        dir: 'DESC',
+      },
+    ]);
+  });
+
+  it('refuses what the referenced type does not have, and references it does not declare', () => {
+    expect(() => q('apiSession.identity.nope = "x"')).toThrow(/unknown field "nope"/);
+    expect(() => q('service.name = "x"')).toThrow(/unknown field "service.name"/);
+    expect(() => compileFilter('apiSession.token = "x"', {})).toThrow(/unknown field "apiSession.token"/);
   });
 });

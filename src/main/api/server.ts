@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import { listenOn } from '../listen';
+import { clientApiUrl } from './legacyPaths';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
@@ -69,6 +70,7 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
       const server = opts.server;
       server.removeAllListeners('request');
       server.on('request', (req, res) => {
+        req.url = clientApiUrl(req.url ?? '/');
         let answered: boolean | Promise<boolean> = false;
         try {
           answered = !closing && fastRead(core, cache, opts.limits?.perClient, req, res);

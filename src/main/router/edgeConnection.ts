@@ -63,10 +63,6 @@ export class EdgeConnection {
   readonly binds = new Map<number, string>();
   private nextConnId = ROUTER_CONN_IDS;
   private readonly helloTimer: NodeJS.Timeout;
-  /** when the heartbeat sent a ping that nothing has arrived since (0: none outstanding) */
-  private pingedAt = 0;
-  /** when the socket last drained: the peer took what was queued for it */
-  private drainedAt = 0;
   private frames: FrameHandlers;
   /** the handling of the frames that arrived, under way (undefined: none): see inTurn */
   private handling?: Promise<void>;
@@ -87,7 +83,9 @@ export class EdgeConnection {
       onClose: (reason) => this.inTurn(() => this.closed(reason), true),
     });
     this.helloTimer = setTimeout(() => this.channel.close(new Error('no hello in time')), HELLO_TIMEOUT_MS);
-    socket.on('drain', () => (this.drainedAt = Date.now()));
+    // No channel frame keeps the link alive: OpenZiti's router sends SDKs none (the C SDK cannot take a zero-length
+    // Ping; SDKs probe latency themselves, the C SDK once a minute). A peer that vanished is found by TCP keepalive.
+    socket.setKeepAlive(true, router.keepAliveMs);
   }
 
   get remote(): string {
@@ -413,35 +411,6 @@ export class EdgeConnection {
     const id = this.binds.get(getU32(msg.headers, Header.ConnId) ?? -1);
     const term = id ? this.router.terminator(id) : undefined;
     if (term?.kind === 'sdk') term.healthy = msg.headers.get(Header.HealthStatus)?.[0] === 1;
-  }
-
-  /**
-   * The router calls this every half heartbeat interval. Anything read from the peer proves it alive; a ping sent
-   * at an earlier call that nothing has answered since means a dead (half-open) peer, noticed at most one interval
-   * after it was last heard from. A live peer has at least half an interval to answer.
-   */
-  heartbeat(): void {
-    if (!this.caller || this.channel.closed) return;
-    const pingedAt = this.pingedAt;
-    if (pingedAt && !this.aliveSince(pingedAt)) {
-      // after a stalled event loop this runs before the reads that were waiting (and an in-process peer has not
-      // even answered yet): give I/O two turns of the loop before the verdict
-      const verdict = () => {
-        if (this.pingedAt === pingedAt && !this.aliveSince(pingedAt)) this.channel.close(new Error('no answer to the heartbeat'));
-      };
-      setImmediate(() => setImmediate(verdict));
-      return;
-    }
-    this.pingedAt = Date.now();
-    this.channel.send(message(ChannelType.Ping));
-  }
-
-  /**
-   * Whether the peer showed it is alive since `t`: something arrived, or it took what was queued for it (a slow
-   * reader's answer waits behind relayed data), or the relay's backpressure paused our reading (no answer can arrive).
-   */
-  private aliveSince(t: number): boolean {
-    return this.channel.lastRead >= t || this.drainedAt >= t || this.socket.isPaused();
   }
 
   /** A conn id for an incoming dial, unused on this connection. */

@@ -62,7 +62,10 @@ export interface EdgeRouterOptions {
   /** the host SDKs are told to connect to (the port is the listener's unless given) */
   advertise: { host: string; port?: number };
   tls: { keyPem: string; certChainPem: string };
-  /** a connection nothing has arrived from for this long, though pinged, is closed (pings go out twice per interval) */
+  /**
+   * how often every connection's API session is checked (one that ended closes the connection), and the idle time
+   * after which TCP keepalive probes a silent peer (a vanished one is dropped by the operating system)
+   */
   heartbeatMs: number;
   log: Logger;
 }
@@ -88,13 +91,13 @@ export class EdgeRouter implements LiveDataPlane {
   private readonly circuits = new Map<string, Circuit>();
   private accepting = true;
   private unwatch?: () => void;
-  private heartbeat?: NodeJS.Timeout;
+  private sweeper?: NodeJS.Timeout;
   private hostingSync?: Promise<void>;
   private hostingDirty = false;
   /** the router's reaction to changes of its row, one after another (see routerChanged) */
   private routerChanges: Promise<void> = Promise.resolve();
-  /** whether a heartbeat round is still under way (the next one waits for the interval after it) */
-  private pinging = false;
+  /** whether a sweep is still under way (the next one waits for the interval after it) */
+  private sweeping = false;
   /** sessions and API sessions that ended, noted for the dials, binds and hellos being authorized (see noteEnded) */
   private readonly endedNotes = new Set<Set<string>>();
 
@@ -147,8 +150,8 @@ export class EdgeRouter implements LiveDataPlane {
       changesMissed: () => this.inBackground('resync', this.resync()),
     });
     await this.routerChanged();
-    this.heartbeat = setInterval(() => this.inBackground('heartbeat', this.ping()), Math.max(1, Math.floor(this.opts.heartbeatMs / 2)));
-    this.heartbeat.unref();
+    this.sweeper = setInterval(() => this.inBackground('connection sweep', this.sweep()), Math.max(1, this.opts.heartbeatMs));
+    this.sweeper.unref();
   }
 
   /** Another connection may not take this one's place: the hello's token and certificate are checked by the core. */
@@ -374,18 +377,22 @@ export class EdgeRouter implements LiveDataPlane {
     this.conns.delete(conn);
   }
 
+  /** The idle time after which TCP keepalive probes a connection. */
+  get keepAliveMs(): number {
+    return this.opts.heartbeatMs;
+  }
+
   /**
-   * Every half heartbeat interval: connections whose API session ended are closed, the others pinged. A round still
-   * under way (a slow store) is not overtaken by the next: a second ping before the first could be answered would
-   * take a live peer for a dead one.
+   * Every heartbeat interval: connections whose API session ended (expired, or missed while the change feed was
+   * down) are closed. Nothing is sent to the others. A sweep still under way (a slow store) is not overtaken.
    */
-  private async ping(): Promise<void> {
-    if (this.pinging) return;
-    this.pinging = true;
+  async sweep(): Promise<void> {
+    if (this.sweeping) return;
+    this.sweeping = true;
     try {
-      for (const c of await this.liveConnections()) c.heartbeat();
+      await this.liveConnections();
     } finally {
-      this.pinging = false;
+      this.sweeping = false;
     }
   }
 
@@ -437,7 +444,7 @@ export class EdgeRouter implements LiveDataPlane {
 
   /** Closes every circuit and connection, removes the router's terminators and marks it offline. */
   async close(): Promise<void> {
-    clearInterval(this.heartbeat);
+    clearInterval(this.sweeper);
     this.unwatch?.();
     // a change of the router's row under way finishes first (it could otherwise mark the router online again)
     await this.routerChanges;

@@ -20,7 +20,7 @@ export interface ServiceSession {
 export type SessionSource = ServiceSession | ((apiSessionToken: string) => ServiceSession | Promise<ServiceSession>);
 
 export interface EdgeClientOptions {
-  /** the edge router's URL, `tls:host:port` */
+  /** the edge router's URL, `tls://host:port` (or `tls:host:port`) */
   routerUrl: string;
   /** PEM bundle of the controller's CAs (the router's certificate chains to them) */
   ca: string;
@@ -119,6 +119,11 @@ export class EdgeClient {
     }
     if (this.closed) throw new Error('the edge client is closed');
     const link = await this.openLink();
+    if (this.closed) {
+      // closed while the link was opening: close() did not see it
+      link.close();
+      throw new Error('the edge client is closed');
+    }
     this.dedicated.add(link);
     link.once('close', () => this.dedicated.delete(link));
     try {

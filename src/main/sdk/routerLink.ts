@@ -28,7 +28,7 @@ const MAX_FRAME = 64 * 1024 * 1024;
 const MAX_SDK_CONN_ID = 0x7ffffffe;
 
 export interface RouterLinkOptions {
-  /** the router's edge listener, `tls:host:port` (as sessions list it; `tls://host:port` is accepted too) */
+  /** the router's edge listener, `tls://host:port` (as sessions list it; `tls:host:port` is accepted too) */
   url: string;
   /** PEM bundle of the CAs the router's certificate must chain to (the controller's CA bundle) */
   ca: string;

@@ -45,10 +45,19 @@ export async function ensureAdminClientCertificate(core: Core): Promise<AdminCli
   const files = adminClientFiles(core.pki.dir);
   writePrivateFile(files.key, keys.privateKeyPem);
   writePrivateFile(files.cert, certPem);
-  await store.tx(async () => {
+  const issued = await store.tx(async () => {
+    // another node on the same database may have issued it meanwhile (a first start of several at once)
+    if (await store.getSql('SELECT 1 FROM settings WHERE key = ?', ISSUED_SETTING)) return false;
     await createCertAuthenticator(core.system, admin.id, certPem, { 'weft.adminClientCert': true });
     await store.runSql('INSERT INTO settings (key, value) VALUES (?, ?)', ISSUED_SETTING, fingerprintSha1(certPem));
+    return true;
   });
+  if (!issued) {
+    // what was written above names no authenticator
+    rmSync(files.key, { force: true });
+    rmSync(files.cert, { force: true });
+    return 'already-issued';
+  }
   return 'issued';
 }
 

@@ -3,12 +3,13 @@ import type { Logger } from 'pino';
 import type { Core } from '../core/core';
 import { identities } from '../core/entities/identities';
 import { applyCreate } from '../core/entities/resource';
-import { generateKeyPair, issueLeafCertificate } from '../core/pki/index';
+import { fingerprintSha1, generateKeyPair, issueLeafCertificate } from '../core/pki/index';
 import { createSession } from '../core/policy/sessionGrant';
 import type { Row } from '../core/store/db';
 import type { OverlayDialer } from '../frontend/types';
 import { EdgeClient, type ServiceSession } from '../sdk';
-import { createCertAuthenticator } from '../core/entities/authenticators';
+import { addCertAuthenticator } from '../core/entities/authenticators';
+import { controllerId } from '../core/ops/controllerNodes';
 import { apiSessionsOf } from '../core/auth/apiSessions';
 
 const SETTING = 'frontend_identity_id';
@@ -49,11 +50,21 @@ export class FrontendOverlay implements OverlayDialer {
       now: core.clock.now(),
     });
     const store = core.store;
+    // Nodes sharing one database (PostgreSQL) share the identity, each with a certificate of its own (tagged with
+    // its controller id): a start replaces this node's previous one (and one from before the tags) and ends the API
+    // sessions made with it, never another node's.
+    const node = await controllerId(core);
     const authenticatorId = await store.tx(async () => {
-      await store.runSql("DELETE FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId);
-      return createCertAuthenticator(core.system, identityId, certPem, { [CERT_TAG]: true });
+      const previous = (
+        await store.allSql<{ id: string; tags: string }>("SELECT id, tags FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId)
+      ).filter((a) => [node, true].includes((JSON.parse(a.tags || '{}') as Record<string, unknown> | null)?.[CERT_TAG] as string | boolean));
+      for (const a of previous) {
+        const sessions = await store.allSql<{ id: string }>('SELECT id FROM api_sessions WHERE authenticator_id = ?', a.id);
+        for (const { id } of sessions) await apiSessionsOf(core).remove(id);
+        await store.runSql('DELETE FROM authenticators WHERE id = ?', a.id);
+      }
+      return addCertAuthenticator(core, { identityId, certPem, fingerprint: fingerprintSha1(certPem), issuedByNetwork: true }, { [CERT_TAG]: node });
     });
-    await apiSessionsOf(core).removeForIdentity(identityId);
     let overlay: FrontendOverlay | undefined;
     const client = new EdgeClient({
       routerUrl: router.url,
@@ -91,10 +102,12 @@ export class FrontendOverlay implements OverlayDialer {
     } catch (err) {
       throw new Error(`the frontend may not dial service ${serviceId}: ${(err as Error).message}`, { cause: err });
     }
-    const row = (await this.core.store.getSql<Row>(
+    const row = await this.core.store.getSql<Row>(
       'SELECT s.token, v.name, v.encryption_required FROM sessions s JOIN services v ON v.id = s.service_id WHERE s.id = ?',
       id,
-    ))!;
+    );
+    // revoked (or its service deleted) since it was made
+    if (!row) throw new Error(`the frontend's session for service ${serviceId} has ended`);
     return { token: row.token as string, service: row.name as string, encryptionRequired: !!row.encryption_required };
   }
 
@@ -114,9 +127,16 @@ export class FrontendOverlay implements OverlayDialer {
 /** The frontend's identity: the one remembered in the settings, or a new one. */
 async function ensureFrontendIdentity(core: Core): Promise<string> {
   const store = core.store;
-  const known = (await store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', SETTING))?.value;
-  if (known && (await store.getSql('SELECT 1 FROM identities WHERE id = ?', known))) return known;
+  const remembered = async () => {
+    const known = (await store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', SETTING))?.value;
+    return known && (await store.getSql('SELECT 1 FROM identities WHERE id = ?', known)) ? known : undefined;
+  };
+  const known = await remembered();
+  if (known) return known;
   return store.tx(async () => {
+    // again with the write: another node on the same database may have made it meanwhile
+    const made = await remembered();
+    if (made) return made;
     let name = IDENTITY_NAME;
     for (let i = 2; await store.getSql('SELECT 1 FROM identities WHERE name = ?', name); i++) name = `${IDENTITY_NAME}-${i}`;
     const id = await applyCreate(core.system, identities, {

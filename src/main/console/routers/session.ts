@@ -3,6 +3,7 @@ import { authenticateMfa } from '../../core/auth/mfa';
 import { passwordLogin } from '../auth';
 import { partialProcedure, publicProcedure, router, type ConsoleContext } from '../trpc';
 import { apiSessionsOf } from '../../core/auth/apiSessions';
+import { invalidAuth } from '../../core/errors';
 
 /** Who is signed in: null without a live session; `partial` while MFA is outstanding. */
 async function me(ctx: ConsoleContext) {
@@ -27,8 +28,10 @@ export const sessionRouter = router({
       const token = await passwordLogin(ctx.core, input, ctx.clientIp);
       // a new login replaces the browser's previous session
       if (ctx.session) await apiSessionsOf(ctx.core).remove(ctx.session.session.id as string);
+      const resolved = await apiSessionsOf(ctx.core).resolve(token);
+      // ended already (the identity was disabled or locked meanwhile)
+      if (!resolved) throw invalidAuth();
       ctx.setSessionCookie(token);
-      const resolved = (await apiSessionsOf(ctx.core).resolve(token))!;
       ctx.audit.caller = resolved.caller;
       return me({ ...ctx, session: { session: resolved.session, caller: resolved.caller, token } });
     }),

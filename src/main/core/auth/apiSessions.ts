@@ -141,13 +141,18 @@ export class ApiSessionService {
    * while the store's write generation is unchanged (only the session's activity time changes meanwhile, and that is
    * tracked here), so a burst of requests on one session reads the database once.
    */
-  async resolve(token: string): Promise<{ session: Row; identity: Row; caller: Caller } | undefined> {
+  resolve(token: string): Promise<{ session: Row; identity: Row; caller: Caller } | undefined> {
+    return this.lookup(token, false);
+  }
+
+  /** `reread`: the rows from the database, not the kept ones */
+  private async lookup(token: string, reread: boolean): Promise<{ session: Row; identity: Row; caller: Caller } | undefined> {
     const store = this.core.store;
     if (this.resolvedGeneration !== store.generation) {
       this.resolved.clear();
       this.resolvedGeneration = store.generation;
     }
-    let found = store.open ? this.resolved.get(token) : undefined;
+    let found = store.open && !reread ? this.resolved.get(token) : undefined;
     if (!found) {
       const generation = store.generation;
       const session = await store.getSql<Row>('SELECT * FROM api_sessions WHERE token = ?', token);
@@ -165,12 +170,26 @@ export class ApiSessionService {
     }
     const { session, identity, caller } = found;
     const now = this.core.clock.now();
-    if (this.expiresAt(session) <= now || !identity || isDisabled(identity, now)) {
+    if (!identity || isDisabled(identity, now)) {
       await this.remove(session.id as string);
       return undefined;
     }
+    if (this.expiresAt(session) <= now) {
+      // expired as this node saw it: deleted only if the database agrees (another node may have kept it active)
+      if (await this.removeIdle(session.id as string, now)) return undefined;
+      this.resolved.delete(token);
+      return reread ? undefined : this.lookup(token, true);
+    }
     await this.touch(session, now);
     return { session, identity, caller: caller! };
+  }
+
+  /** Deletes a session whose stored activity is past the timeout (and whose activity here is too); true if it went. */
+  private async removeIdle(id: string, now: Date): Promise<boolean> {
+    const cutoff = new Date(now.getTime() - this.timeoutMs).toISOString();
+    const gone = (await this.core.store.runSql('DELETE FROM api_sessions WHERE id = ? AND last_activity_at <= ?', id, cutoff)).changes > 0;
+    if (gone) this.activity.delete(id);
+    return gone;
   }
 
   private readonly resolved = new Map<string, { session: Row; identity: Row | undefined; caller: Caller | undefined }>();
@@ -202,7 +221,8 @@ export class ApiSessionService {
   async sweep(): Promise<void> {
     const cutoff = new Date(this.core.clock.now().getTime() - this.timeoutMs).toISOString();
     const stale = await this.core.store.allSql<Row>('SELECT id, last_activity_at FROM api_sessions WHERE last_activity_at < ?', cutoff);
-    for (const row of stale) if (this.expiresAt(row) <= this.core.clock.now()) await this.remove(row.id as string);
+    // each deleted only if still idle (another node may have touched it since the select)
+    for (const row of stale) if (this.expiresAt(row) <= this.core.clock.now()) await this.removeIdle(row.id as string, this.core.clock.now());
   }
 
   /** The session as returned by authenticate and current-api-session: with token and expiry. */

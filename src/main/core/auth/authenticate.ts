@@ -56,8 +56,7 @@ export async function authenticatePassword(core: Core, rawBody: unknown, client:
     await recordFailure(core, identity, policy.primary.updb);
     throw invalidAuth();
   }
-  if (identity.failed_login_attempts) await store.runSql('UPDATE identities SET failed_login_attempts = 0 WHERE id = ?', identity.id);
-  const view = await completeLogin(core, { method: 'password', identity, authenticator: auth }, body, client);
+  const view = await completeLogin(core, { method: 'password', identity, authenticator: auth, resetFailures: true }, body, client);
   await upgradeHash(core, auth, body.password);
   return view;
 }
@@ -112,6 +111,8 @@ export interface PrimaryLogin {
   extJwtSignerId?: string;
   /** cert: the client certificate is outside its validity period (accepted only with allowExpiredCerts) */
   certExpired?: boolean;
+  /** password: a verified password resets the count of failed attempts (with the session, in its transaction) */
+  resetFailures?: boolean;
 }
 
 /** Whether the identity's auth policy lets this primary method (and signer / expired cert) log in. */
@@ -147,6 +148,16 @@ export async function completeLogin(core: Core, login: PrimaryLogin, body: Authe
   }
   const required = policy.secondary.requireExtJwtSigner;
   const session = await store.tx(async () => {
+    // the identity as it is now, not as it was before the (slow) credential check: a lockout or a disable that
+    // committed meanwhile refuses the login
+    const current = await store.getSql<Row>('SELECT disabled, disabled_until, failed_login_attempts FROM identities WHERE id = ?', identity.id);
+    if (!current || isDisabled(current, core.clock.now())) {
+      core.log.info({ identityId: identity.id, method: login.method }, 'login refused: the identity was disabled or deleted meanwhile');
+      throw invalidAuth();
+    }
+    if (login.resetFailures && current.failed_login_attempts) {
+      await store.runSql('UPDATE identities SET failed_login_attempts = 0 WHERE id = ?', identity.id);
+    }
     if (body.envInfo || body.sdkInfo) {
       await store.runSql(
         'UPDATE identities SET env_info = coalesce(?, env_info), sdk_info = coalesce(?, sdk_info) WHERE id = ?',

@@ -120,7 +120,9 @@ export class ExtJwtVerifier {
     const known = this.jwks.get(id);
     const cached = known?.endpoint === endpoint ? known : undefined;
     if (cached && ((!refresh && now - cached.fetchedAt < JWKS_MAX_AGE_MS) || now - cached.attemptedAt < JWKS_COOLDOWN_MS)) return cached;
-    let pending = this.fetching.get(id);
+    // keyed by the endpoint too: a verify after the endpoint changed does not join a fetch of the old one
+    const key = `${id}|${endpoint}`;
+    let pending = this.fetching.get(key);
     if (!pending) {
       pending = fetchJwks(endpoint).then((keys) => {
         const at = this.core.clock.now().getTime();
@@ -128,8 +130,8 @@ export class ExtJwtVerifier {
         this.jwks.set(id, entry);
         return entry;
       });
-      this.fetching.set(id, pending);
-      pending.finally(() => this.fetching.delete(id)).catch(() => undefined);
+      this.fetching.set(key, pending);
+      pending.finally(() => this.fetching.delete(key)).catch(() => undefined);
     }
     try {
       return await pending;
@@ -187,12 +189,14 @@ export async function authenticateExtJwt(core: Core, req: ExtJwtRequest): Promis
   if (session && session.is_ext_jwt_required && !session.is_ext_jwt_complete) {
     const policy = await loadAuthPolicy(core.system, identity.auth_policy_id as string);
     if (identity.id !== session.identity_id || policy.secondary.requireExtJwtSigner !== jwt.signer.id) throw invalidAuth();
-    await core.store.runSql(
+    const done = await core.store.runSql(
       'UPDATE api_sessions SET is_ext_jwt_complete = 1, updated_at = ? WHERE id = ?',
       core.clock.now().toISOString(),
       session.id,
     );
-    const row = (await core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', session.id))!;
+    // the partial session may have ended meanwhile (logout, expiry, a disabled identity)
+    const row = done.changes ? await core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', session.id) : undefined;
+    if (!row) throw invalidAuth();
     const view = await apiSessionsOf(core).view(core.ctx(callerOf(identity, row)), row);
     view.token = row.token;
     return view;

@@ -179,11 +179,20 @@ async function consumeCode(core: Core, mfa: Row, code: string, allowRecovery: bo
  * Verifies a code for the caller's enrollment, atomically with its consumption. A wrong code counts against the
  * calling session and ends it after MAX_MFA_FAILURES; the failure is answered 401.
  */
-async function requireCode(ctx: Ctx, mfa: Row, code: string, allowRecovery: boolean): Promise<void> {
+async function requireCode(
+  ctx: Ctx,
+  mfa: Row,
+  code: string,
+  allowRecovery: boolean,
+  /** what the code allows, in the same transaction (the enrollment as it is now; a throw keeps the code unused) */
+  then?: (fresh: Row) => Promise<void>,
+): Promise<void> {
   const core = ctx.core;
   const ok = await core.store.tx(async () => {
     const fresh = await core.store.getSql<Row>('SELECT * FROM mfas WHERE id = ?', mfa.id);
-    return !!fresh && (await consumeCode(core, fresh, code, allowRecovery));
+    if (!fresh || !(await consumeCode(core, fresh, code, allowRecovery))) return false;
+    await then?.(fresh);
+    return true;
   });
   if (ok) return;
   const sessionId = ctx.caller.apiSessionId;
@@ -276,11 +285,17 @@ async function pendingSecret(ctx: Ctx, mfa: Row): Promise<string> {
 export async function verifyMfa(ctx: Ctx, body: unknown): Promise<void> {
   const { code } = parseInput(mfaCodeBody, body);
   const mfa = await requireMfa(ctx, 'pending');
-  await requireCode(ctx, mfa, code, false);
-  const now = ctx.core.clock.now().toISOString();
-  await ctx.core.store.tx(async () => {
+  // the code, the enrollment's state and the session's in one transaction: an enrollment restarted or completed
+  // meanwhile is not marked verified, nor the session passed on its account
+  await requireCode(ctx, mfa, code, false, async () => {
+    const now = ctx.core.clock.now().toISOString();
     // the recovery codes were shown while the enrollment was pending: from now on only their digests are kept
-    await ctx.core.store.runSql('UPDATE mfas SET is_verified = 1, recovery_codes_pending = NULL, updated_at = ? WHERE id = ?', now, mfa.id);
+    const r = await ctx.core.store.runSql(
+      'UPDATE mfas SET is_verified = 1, recovery_codes_pending = NULL, updated_at = ? WHERE id = ? AND is_verified = 0',
+      now,
+      mfa.id,
+    );
+    if (!r.changes) throw notFound('MFA enrollment');
     await markPassed(ctx, now);
   });
 }
@@ -288,8 +303,13 @@ export async function verifyMfa(ctx: Ctx, body: unknown): Promise<void> {
 /** DELETE /current-identity/mfa: a valid code (TOTP or recovery) unless the enrollment was never completed. */
 export async function disableMfa(ctx: Ctx, code: string | undefined): Promise<void> {
   const mfa = await requireMfa(ctx);
-  if (mfa.is_verified) await requireCode(ctx, mfa, code ?? '', true);
-  await ctx.core.store.runSql('DELETE FROM mfas WHERE id = ?', mfa.id);
+  const store = ctx.core.store;
+  if (!mfa.is_verified) {
+    // no code for a pending enrollment, as long as it is still pending (one verified meanwhile needs a code)
+    if ((await store.runSql('DELETE FROM mfas WHERE id = ? AND is_verified = 0', mfa.id)).changes) return;
+    return disableMfa(ctx, code); // verified, restarted or removed meanwhile: as it is now
+  }
+  await requireCode(ctx, mfa, code ?? '', true, async () => void (await store.runSql('DELETE FROM mfas WHERE id = ?', mfa.id)));
 }
 
 /**

@@ -103,7 +103,7 @@ function certificateCovers(chainPem: string, host: string, now: Date): boolean {
 }
 
 /**
- * The router is reachable at `url` (`tls:host:port`, what sessions offer SDKs) and online, or offline. It is the only
+ * The router is reachable at `url` (`tls://host:port`, what sessions offer SDKs) and online, or offline. It is the only
  * router that ever comes online: Weft runs no fabric, and every router starts offline (markRoutersOffline).
  */
 export async function setBuiltinRouterState(
@@ -142,5 +142,8 @@ export async function markRoutersOffline(core: Core): Promise<void> {
   if (own) await core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1 AND id = ?', now, own);
 }
 
-/** tls:host:port, an IPv6 address in brackets. */
-export const tlsUrl = (host: string, port: number): string => `tls:${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+/**
+ * tls://host:port (an IPv6 address in brackets): a URL, as OpenZiti's controller offers routers to SDKs (the C SDK parses
+ * it as one: `tls:host:port` would make `tls` its host).
+ */
+export const tlsUrl = (host: string, port: number): string => `tls://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;

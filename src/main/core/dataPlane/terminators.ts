@@ -39,12 +39,17 @@ export async function updateRouterTerminator(
   id: string,
   change: { cost?: number; precedence?: RouterTerminator['precedence'] },
 ): Promise<void> {
-  if (await core.store.getSql('SELECT 1 FROM terminators WHERE id = ?', id)) await applyUpdate(core.system, terminators, id, change, 'patch');
+  // the check and the write in one transaction: a deletion (its service's, an admin's) cannot come in between
+  await core.store.tx(async () => {
+    if (await core.store.getSql('SELECT 1 FROM terminators WHERE id = ?', id)) await applyUpdate(core.system, terminators, id, change, 'patch');
+  });
 }
 
 /** Removes a terminator if it still exists (it may have gone with its service or been deleted by an admin). */
 export async function removeRouterTerminator(core: Core, id: string): Promise<void> {
-  if (await core.store.getSql('SELECT 1 FROM terminators WHERE id = ?', id)) await applyDelete(core.system, terminators, id);
+  await core.store.tx(async () => {
+    if (await core.store.getSql('SELECT 1 FROM terminators WHERE id = ?', id)) await applyDelete(core.system, terminators, id);
+  });
 }
 
 /** Drops what a router left behind (a stop without clean-up): its edge and tunnel terminators. */

@@ -28,11 +28,12 @@ export async function reEnrollAuthenticator(ctx: Ctx, id: string, body: unknown)
   requirePermission(ctx.caller, 'identity', 'update');
   requirePermission(ctx.caller, 'enrollment', 'create');
   const input = parseInput(reEnrollSchema, body);
-  const auth = await requireAuthenticator(ctx, id);
-  const expiresAt = new Date(input.expiresAt);
-  if (expiresAt <= ctx.core.clock.now()) throw validationError('expiresAt', 'must be after the current date and time', input.expiresAt);
   const store = ctx.core.store;
+  // read, deleted and replaced in one transaction: a rename or deletion made meanwhile is seen
   return store.tx(async () => {
+    const auth = await requireAuthenticator(ctx, id);
+    const expiresAt = new Date(input.expiresAt);
+    if (expiresAt <= ctx.core.clock.now()) throw validationError('expiresAt', 'must be after the current date and time', input.expiresAt);
     await store.runSql('DELETE FROM authenticators WHERE id = ?', id);
     // the username becomes free again before the updb enrollment claims it
     const base = { identityId: auth.identity_id as string, expiresAt };

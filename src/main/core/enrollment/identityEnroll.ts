@@ -104,9 +104,12 @@ export async function enrollUpdb(core: Core, token: unknown, body: unknown): Pro
   }
   const identity = (await core.store.getSql<Row>('SELECT id, auth_policy_id FROM identities WHERE id = ?', enrollment.identity_id))!;
   checkPasswordRules((await loadAuthPolicy(core.system, identity.auth_policy_id as string)).primary.updb, input.password);
-  if (await core.store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'updb'", identity.id)) throw authenticatorMethodMax();
+  const hasUpdb = async () => !!(await core.store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'updb'", identity.id));
+  if (await hasUpdb()) throw authenticatorMethodMax();
   const hash = await hashPassword(input.password);
   await core.store.tx(async () => {
+    // again with the write: one made during the hash (POST /authenticators) counts
+    if (await hasUpdb()) throw authenticatorMethodMax();
     await consume(core, enrollment);
     await addUpdbAuthenticator(core, identity.id as string, enrollment.username as string, hash);
   });

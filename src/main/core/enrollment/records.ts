@@ -108,20 +108,23 @@ export async function refreshEnrollment(ctx: Ctx, id: string, body: unknown): Pr
   requirePermission(ctx.caller, 'enrollment', 'update');
   const input = parseInput(enrollmentRefreshSchema, body);
   const store = ctx.core.store;
-  const row = await store.getSql<Row>('SELECT * FROM enrollments WHERE id = ?', id);
-  if (!row) throw notFound('enrollment');
-  const expiresAt = futureExpiry(ctx.core, input.expiresAt);
-  const token = randomUUID();
-  const now = ctx.core.clock.now().toISOString();
-  await store.runSql(
-    'UPDATE enrollments SET token = ?, jwt = ?, issued_at = ?, expires_at = ?, updated_at = ? WHERE id = ?',
-    token,
-    signEnrollmentJwt(ctx.core, { em: row.method as IdentityEnrollMethod, sub: row.identity_id as string, jti: token, exp: expiresAt }),
-    now,
-    expiresAt.toISOString(),
-    now,
-    id,
-  );
+  // read and written in one transaction: an enrollment used or deleted meanwhile is 404
+  await store.tx(async () => {
+    const row = await store.getSql<Row>('SELECT * FROM enrollments WHERE id = ?', id);
+    if (!row) throw notFound('enrollment');
+    const expiresAt = futureExpiry(ctx.core, input.expiresAt);
+    const token = randomUUID();
+    const now = ctx.core.clock.now().toISOString();
+    await store.runSql(
+      'UPDATE enrollments SET token = ?, jwt = ?, issued_at = ?, expires_at = ?, updated_at = ? WHERE id = ?',
+      token,
+      signEnrollmentJwt(ctx.core, { em: row.method as IdentityEnrollMethod, sub: row.identity_id as string, jti: token, exp: expiresAt }),
+      now,
+      expiresAt.toISOString(),
+      now,
+      id,
+    );
+  });
 }
 
 /** The outstanding enrollment for a token; unknown tokens and other methods are INVALID_ENROLLMENT_TOKEN, late ones ENROLLMENT_EXPIRED. */

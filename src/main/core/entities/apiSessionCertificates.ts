@@ -67,18 +67,23 @@ export async function createSessionCertificate(ctx: Ctx, body: unknown): Promise
     uriSans: [spiffeId(ctx.core, 'identity', ctx.caller.identityId, 'apiSession', sessionId, 'apiSessionCertificate', id)],
   });
   const now = ctx.core.clock.now().toISOString();
-  await ctx.core.store.runSql(
-    `INSERT INTO api_session_certificates (id, api_session_id, subject, fingerprint, valid_from, valid_to, cert_pem, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    id,
-    sessionId,
-    cert.subject,
-    cert.fingerprint,
-    cert.notBefore.toISOString(),
-    cert.notAfter.toISOString(),
-    cert.certPem,
-    now,
-    now,
-  );
+  const store = ctx.core.store;
+  // the session is checked again with the write: one that ended while the certificate was issued is 404
+  await store.tx(async () => {
+    if (!(await store.getSql('SELECT 1 FROM api_sessions WHERE id = ?', sessionId))) throw notFound('api session');
+    await store.runSql(
+      `INSERT INTO api_session_certificates (id, api_session_id, subject, fingerprint, valid_from, valid_to, cert_pem, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      id,
+      sessionId,
+      cert.subject,
+      cert.fingerprint,
+      cert.notBefore.toISOString(),
+      cert.notAfter.toISOString(),
+      cert.certPem,
+      now,
+      now,
+    );
+  });
   return { id, certificate: cert.chainPem, cas: ctx.core.pki.caBundlePem };
 }

@@ -66,12 +66,20 @@ export const authenticators = defineResource({
       if (input.method === 'cert') return createCertAuthenticator(ctx, input.identityId, input.certPem, input.tags ?? {});
       if (!input.username) throw validationError('username', 'is required');
       if (!input.password) throw validationError('password', 'is required');
-      if (await ctx.core.store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'updb'", input.identityId)) {
-        throw validationError('identityId', 'the identity already has a updb authenticator', input.identityId);
-      }
+      const store = ctx.core.store;
+      const refuseSecond = async () => {
+        if (await store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'updb'", input.identityId)) {
+          throw validationError('identityId', 'the identity already has a updb authenticator', input.identityId);
+        }
+      };
+      await refuseSecond(); // before the slow hash
       await checkPasswordForIdentity(ctx, input.identityId, input.password);
       const hash = await hashPassword(input.password);
-      return createResource(ctx, authenticators, { ...input, password: undefined, passwordHash: hash });
+      // and again with the write: one made meanwhile (another request, an enrollment) counts
+      return store.tx(async () => {
+        await refuseSecond();
+        return createResource(ctx, authenticators, { ...input, password: undefined, passwordHash: hash });
+      });
     },
     async update(ctx, id, body, op) {
       requirePermission(ctx.caller, 'identity', 'update');
@@ -108,18 +116,26 @@ export async function updateCredentials(ctx: Ctx, id: string, body: unknown, op:
     passwordHash = await hashPassword(input.password);
   }
   const def = { ...authenticators, schemas: { update: internalUpdate, patch: internalUpdate } };
-  // permission (management) or ownership (self-service) was checked by the caller / above
-  await applyUpdate(
-    ctx,
-    def,
-    id,
-    {
-      username: input.username ?? undefined,
-      passwordHash,
-      tags: input.tags ?? (op === 'update' ? {} : undefined),
-    },
-    'patch',
-  );
+  await store.tx(async () => {
+    // self-service: only over the password that was verified above (a change made meanwhile wins)
+    if (selfService && row.method === 'updb') {
+      const now = await store.getSql<{ password_hash: string | null }>('SELECT password_hash FROM authenticators WHERE id = ?', id);
+      if (!now) throw notFound('authenticator');
+      if (now.password_hash !== row.password_hash) throw invalidAuth('the current password is not correct');
+    }
+    // permission (management) or ownership (self-service) was checked by the caller / above
+    await applyUpdate(
+      ctx,
+      def,
+      id,
+      {
+        username: input.username ?? undefined,
+        passwordHash,
+        tags: input.tags ?? (op === 'update' ? {} : undefined),
+      },
+      'patch',
+    );
+  });
 }
 
 interface CertAuthenticator {
@@ -167,13 +183,14 @@ export async function createCertAuthenticator(ctx: Ctx, identityId: string, cert
     throw e;
   }
   const store = ctx.core.store;
-  if (await store.getSql('SELECT 1 FROM authenticators WHERE fingerprint = ? OR unverified_fingerprint = ?', fingerprint, fingerprint))
-    throw certInUse();
-  if (await store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId)) throw authenticatorMethodMax();
   const now = ctx.core.clock.now();
   const ca = (await usableCas(ctx, 'is_auth_enabled')).find((c) => chainToAnchor(certs[0]!, [], c.anchors, now, true).ok);
-  return store.tx(async () =>
-    addCertAuthenticator(
+  // checked with the write: an authenticator made meanwhile (another request, an enrollment) counts
+  return store.tx(async () => {
+    if (await store.getSql('SELECT 1 FROM authenticators WHERE fingerprint = ? OR unverified_fingerprint = ?', fingerprint, fingerprint))
+      throw certInUse();
+    if (await store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId)) throw authenticatorMethodMax();
+    return addCertAuthenticator(
       ctx.core,
       {
         identityId,
@@ -183,6 +200,6 @@ export async function createCertAuthenticator(ctx: Ctx, identityId: string, cert
         issuedByNetwork: issuedByNetwork(ctx, certs[0]!),
       },
       tags,
-    ),
-  );
+    );
+  });
 }

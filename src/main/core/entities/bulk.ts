@@ -73,14 +73,18 @@ export async function bulkRoleAttributes(
   const add = [...new Set((change.add ?? []).map(cleanAttr).filter(Boolean))];
   const remove = new Set((change.remove ?? []).map(cleanAttr).filter(Boolean));
   if (!add.length && !remove.size) throw validationError('add', 'name an attribute to add or remove', null);
-  return each(ctx, def, ids, async (id) => {
-    const row = await ctx.core.store.getSql<{ role_attributes: string }>(`SELECT role_attributes FROM ${def.table} WHERE id = ?`, id);
-    if (!row) throw new ApiError('NOT_FOUND', 404, `The ${def.entity} requested was not found or is no longer available`);
-    const current = JSON.parse(row.role_attributes) as string[];
-    const next = [...current.filter((a) => !remove.has(a)), ...add.filter((a) => !current.includes(a) && !remove.has(a))];
-    if (next.length === current.length && next.every((a, i) => a === current[i])) return;
-    await applyUpdate(ctx, def, id, { roleAttributes: next }, 'patch');
-  });
+  const store = ctx.core.store;
+  // read and written in one transaction: a change made meanwhile (another bulk change, a PATCH) is not lost
+  return each(ctx, def, ids, (id) =>
+    store.tx(async () => {
+      const row = await store.getSql<{ role_attributes: string }>(`SELECT role_attributes FROM ${def.table} WHERE id = ?`, id);
+      if (!row) throw new ApiError('NOT_FOUND', 404, `The ${def.entity} requested was not found or is no longer available`);
+      const current = JSON.parse(row.role_attributes) as string[];
+      const next = [...current.filter((a) => !remove.has(a)), ...add.filter((a) => !current.includes(a) && !remove.has(a))];
+      if (next.length === current.length && next.every((a, i) => a === current[i])) return;
+      await applyUpdate(ctx, def, id, { roleAttributes: next }, 'patch');
+    }),
+  );
 }
 
 /** Disables (for `durationMinutes`, 0 = until enabled) or enables identities, as POST /identities/{id}/disable|enable. */

@@ -31,6 +31,8 @@ export const configs = defineResource({
   tags: { putOmitted: 'leave' },
   filters: { type: scalar('string', 't.config_type_id') },
   refs: { configType: { column: 'config_type_id', entity: 'config-types', table: 'config_types' } },
+  // OpenZiti names the reference `type` (`type.name = "intercept.v1"`)
+  filterRefs: { type: { column: 'config_type_id', entity: 'config-types' } },
   defaultSort: 't.name ASC',
   schemas: {
     // a PATCH may leave name and data out, but not null them

@@ -6,7 +6,7 @@ import { scalar } from '../query/fields';
 import { roleAttributesField } from '../query/roleFields';
 import type { Row } from '../store/db';
 import { attributesSchema, tagsSchema } from './common';
-import type { ApiObject, Codec, ColumnSpec, RefSpec, ResourceDef, WriteOp } from './resource';
+import { declare, type ApiObject, type Codec, type ColumnSpec, type FilterRef, type RefSpec, type ResourceDef, type WriteOp } from './resource';
 
 /**
  * One field of a resource type, stated once: its column, body schema, ZitiQL filter, PUT default and PATCH-null
@@ -69,6 +69,8 @@ export interface ResourceDeclaration<F extends Fields> {
   filters?: QueryFields;
   defaultSort?: string;
   refs?: Record<string, RefSpec>;
+  /** references filters may follow beyond `refs` (which they always may), e.g. a terminator's router */
+  filterRefs?: Record<string, FilterRef>;
   /** bodies whose shape depends on their content (e.g. a posture check's type): replace derived schemas */
   schemas?: Partial<ResourceDef['schemas']>;
   /** false: no create/update/patch bodies at all (read-only or written by the core only) */
@@ -135,7 +137,7 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
   const writable = d.writable !== false;
   const normalize = nullRules({ ...fields, tags: { ...TAGS, ...d.tags } });
   const { beforeWrite } = d;
-  return {
+  return declare({
     entity: d.entity,
     table: d.table,
     permission: d.permission,
@@ -144,6 +146,10 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
     fields: { ...filters, ...d.filters },
     defaultSort: d.defaultSort,
     refs: d.refs,
+    filterRefs: {
+      ...Object.fromEntries(Object.entries(d.refs ?? {}).map(([name, r]) => [name, { column: r.column, entity: r.entity }])),
+      ...d.filterRefs,
+    },
     schemas: writable
       ? {
           create: z.object({ ...create, tags }),
@@ -164,7 +170,7 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
     associations: d.associations,
     migrations: d.migrations,
     handlers: d.handlers,
-  };
+  });
 }
 
 /**

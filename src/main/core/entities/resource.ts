@@ -3,7 +3,7 @@ import { requirePermission, type PermissionGroup } from '../auth/permissions';
 import type { Ctx } from '../context';
 import { conflict, notFound, referencedEntity, validationError } from '../errors';
 import { newId } from '../ids';
-import type { QueryFields } from '../query/compile';
+import type { QueryFields, RefTarget } from '../query/compile';
 import { pageQuery, type ListParams, type Page } from '../query/list';
 import { scalar } from '../query/fields';
 import { textIndexChooser, withTextIndexes } from '../query/textIndex';
@@ -39,6 +39,11 @@ export interface RefSpec {
   entity: string;
   table: string;
 }
+/** A reference filters may follow: the column holding the id, and the type(s) it points into. */
+export interface FilterRef {
+  column: string;
+  entity: string | readonly string[];
+}
 export type ApiObject = Record<string, unknown>;
 export type WriteOp = 'create' | 'update' | 'patch';
 
@@ -56,6 +61,8 @@ export interface ResourceDef {
   /** the role kind of entities with roleAttributes: role_attributes and the policy index follow their writes */
   roleKind?: RoleKind;
   refs?: Record<string, RefSpec>;
+  /** the references filters may follow, by name (the refs, and others declared for filtering only) */
+  filterRefs?: Record<string, FilterRef>;
   schemas: { create?: z.ZodType; update?: z.ZodType; patch?: z.ZodType };
   /* eslint-disable @typescript-eslint/no-explicit-any -- a write's input is the parsed body of the def's own schemas */
   /** Validate/adjust a write inside its transaction; may return extra column values. */
@@ -116,6 +123,35 @@ const BASE_FIELDS: QueryFields = {
 };
 
 const fieldsOfDef = new WeakMap<ResourceDef, QueryFields>();
+
+/**
+ * Every declared type by its entity: what a reference names. Declarations are facts fixed at load (each
+ * defineResource adds its own), the same for every core in the process.
+ */
+const declared = new Map<string, ResourceDef>();
+
+/** Makes a declaration findable by its entity (defineResource calls it). */
+export function declare(def: ResourceDef): ResourceDef {
+  declared.set(def.entity, def);
+  return def;
+}
+
+/**
+ * The references a type's filters may follow (`service.name`, `apiSession.identity.name`): its refs and the ones
+ * declared for filtering only, into every declared type they may name.
+ */
+export function filterRefs(def: ResourceDef): (name: string) => RefTarget | undefined {
+  return (name) => {
+    const r = def.filterRefs && Object.prototype.hasOwnProperty.call(def.filterRefs, name) ? def.filterRefs[name] : undefined;
+    if (!r) return undefined;
+    const targets = [r.entity]
+      .flat()
+      .map((entity) => declared.get(entity))
+      .filter((t): t is ResourceDef => !!t)
+      .map((t) => ({ table: t.table, fields: filterFields(t), tagsSql: 't.tags', refs: filterRefs(t) }));
+    return targets.length ? { fk: `t.${r.column}`, targets } : undefined;
+  };
+}
 
 /** The filterable fields of a resource (string columns with a trigram index marked so: core/query/textIndex.ts). */
 export function filterFields(def: ResourceDef): QueryFields {
@@ -249,12 +285,11 @@ function roleRestriction(def: ResourceDef, params: ListParams): ListExtra {
 /** The count and page statements of a list: compiled ZitiQL, the role filter and an extra restriction. */
 export async function listSql(def: ResourceDef, params: ListParams, extra: ListExtra = {}, store?: Store) {
   const fields = filterFields(def);
-  const { compiled, limit, offset } = pageQuery(
-    params,
-    fields,
-    't.tags',
-    store && params.filter ? await textIndexChooser(store, params.filter, fields, 't.tags') : undefined,
-  );
+  const options = { tagsSql: 't.tags', refs: filterRefs(def) };
+  const { compiled, limit, offset } = pageQuery(params, fields, {
+    ...options,
+    ...(store && params.filter ? { useTextIndex: await textIndexChooser(store, params.filter, fields, options) } : {}),
+  });
   const roles = roleRestriction(def, params);
   const conds = [compiled.where, extra.where, roles.where].filter((c): c is string => !!c && c !== '1=1');
   // no WHERE at all when unfiltered: lets SQLite answer count(*) from the smallest index

@@ -27,6 +27,8 @@ export const sessions = defineResource({
     service: { column: 'service_id', entity: 'services', table: 'services' },
     identity: { column: 'identity_id', entity: 'identities', table: 'identities' },
   },
+  // `apiSession.identity.name` (the API session is shown by decorate)
+  filterRefs: { apiSession: { column: 'api_session_id', entity: 'api-sessions' } },
   defaultSort: 't.created_at DESC, t.id ASC',
   links: (row) => ({ 'route-path': `sessions/${row.id}/route-path` }),
   async decorate(items, rows, ctx) {

@@ -30,6 +30,8 @@ export const terminators = defineResource({
   },
   tags: { putOmitted: 'leave' },
   refs: { service: { column: 'service_id', entity: 'services', table: 'services' } },
+  // `router.name`: an edge router or a transit router (the ref is shown by decorate)
+  filterRefs: { router: { column: 'router_id', entity: ['edge-routers', 'routers'] } },
   defaultSort: 't.created_at ASC, t.id ASC',
   schemas: {
     // a PATCH does not carry the identity secret

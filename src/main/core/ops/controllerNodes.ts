@@ -43,9 +43,12 @@ export async function controllerId(core: Core): Promise<string> {
 export async function registerController(core: Core, node: ControllerNode): Promise<void> {
   const id = await controllerId(core);
   const now = core.clock.now().toISOString();
+  // the first node of a network is its preferred leader (Weft has no leader; OpenZiti's clients show the flag):
+  // decided by the upsert itself, so two nodes starting at once do not both take it
   await core.store.runSql(
     `INSERT INTO controllers (id, name, ctrl_address, cert_pem, fingerprint, api_addresses, is_online, is_preferred_leader, last_joined_at, created_at, updated_at)
-     VALUES (?, ?, NULL, ?, ?, ?, 1, ?, ?, ?, ?)
+     VALUES (?, ?, NULL, ?, ?, ?, 1,
+       (SELECT CASE WHEN EXISTS (SELECT 1 FROM controllers WHERE is_preferred_leader = 1 AND id <> ?) THEN 0 ELSE 1 END), ?, ?, ?)
      ON CONFLICT(id) DO UPDATE SET name = excluded.name, cert_pem = excluded.cert_pem, fingerprint = excluded.fingerprint,
        api_addresses = excluded.api_addresses, is_online = 1, last_joined_at = excluded.last_joined_at, updated_at = excluded.updated_at`,
     id,
@@ -53,8 +56,7 @@ export async function registerController(core: Core, node: ControllerNode): Prom
     core.pki.server.certPem,
     fingerprintSha1(core.pki.server.certPem),
     JSON.stringify(node.apiAddresses),
-    // the first node of a network is its preferred leader (Weft has no leader; OpenZiti's clients show the flag)
-    (await core.store.getSql('SELECT 1 AS x FROM controllers WHERE is_preferred_leader = 1 AND id <> ?', id)) ? 0 : 1,
+    id,
     now,
     now,
     now,

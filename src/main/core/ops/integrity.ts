@@ -155,7 +155,15 @@ export class DataIntegrity {
       state.endTime = this.core.clock.now().toISOString();
       state.inProgress = false;
       try {
-        await this.save(state);
+        // only over its own run: a node judged dead meanwhile (its heartbeat lagged) may have been followed by another run
+        await this.core.store.tx(async () => {
+          const row = await this.core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', STATE_KEY);
+          if (row && (JSON.parse(row.value) as StoredRun).owner !== state.owner) {
+            this.core.log.warn({ owner: state.owner }, 'a newer data integrity run has started; the results of this one are not recorded');
+            return;
+          }
+          await this.save(state);
+        });
       } catch (e) {
         this.core.log.error({ err: e }, 'could not record the data integrity run');
       }
@@ -206,7 +214,9 @@ async function danglingReferences(store: Store): Promise<IntegrityFinding[]> {
       const target = DEFAULT_TARGETS[`${table}.${fk.from}`];
       for (const row of rows) {
         const key = keyCols.map((_, i) => row[`k${i}`]);
-        const where = keyCols.map((c) => `${q(c)} = ?`).join(' AND ');
+        // still dangling when the repair runs (not repaired meanwhile)
+        const where = `${keyCols.map((c) => `${q(c)} = ?`).join(' AND ')}
+          AND NOT EXISTS (SELECT 1 FROM ${q(fk.table)} p WHERE p.${q(parentPk)} = ${q(table)}.${q(fk.from)})`;
         const label = `${table} ${key.join('/')}`;
         let description = `${label}: ${fk.from} references missing ${fk.table} '${String(row.v)}'`;
         let fix: (() => Promise<void>) | undefined;
@@ -249,7 +259,14 @@ async function roleAttributeLinks(store: Store): Promise<IntegrityFinding[]> {
       out.push({
         description: `role attribute '${String(r.attr)}' links missing ${type} '${String(r.entity_id)}'; repair deletes the link`,
         fix: async () =>
-          void (await store.runSql('DELETE FROM role_attributes WHERE entity_type = ? AND entity_id = ? AND attr = ?', type, r.entity_id, r.attr)),
+          void (await store.runSql(
+            `DELETE FROM role_attributes WHERE entity_type = ? AND entity_id = ? AND attr = ?
+               AND NOT EXISTS (SELECT 1 FROM ${q(table)} t WHERE t.id = ?)`,
+            type,
+            r.entity_id,
+            r.attr,
+            r.entity_id,
+          )),
       });
     }
     for (const t of await store.allSql<Row>(`SELECT id, role_attributes FROM ${q(table)} WHERE NOT json_valid(role_attributes) LIMIT ${LIMIT}`)) {
@@ -261,7 +278,11 @@ async function roleAttributeLinks(store: Store): Promise<IntegrityFinding[]> {
             type,
             t.id,
           );
-          await store.runSql(`UPDATE ${q(table)} SET role_attributes = ? WHERE id = ?`, JSON.stringify(attrs.map((a) => a.attr)), t.id);
+          await store.runSql(
+            `UPDATE ${q(table)} SET role_attributes = ? WHERE id = ? AND NOT json_valid(role_attributes)`,
+            JSON.stringify(attrs.map((a) => a.attr)),
+            t.id,
+          );
         },
       });
     }
@@ -276,7 +297,14 @@ async function roleAttributeLinks(store: Store): Promise<IntegrityFinding[]> {
     )) {
       out.push({
         description: `${type} '${String(t.id)}': the role attribute index differs from its roleAttributes; repair re-indexes them`,
-        fix: () => syncRoleAttributes(store, type, t.id as string, JSON.parse(t.role_attributes as string) as string[]),
+        fix: async () => {
+          // the attributes as they are now (the entity may have been updated or deleted since the check)
+          const now = await store.getSql<{ role_attributes: string }>(
+            `SELECT role_attributes FROM ${q(table)} WHERE id = ? AND json_valid(role_attributes)`,
+            t.id,
+          );
+          if (now) await syncRoleAttributes(store, type, t.id as string, JSON.parse(now.role_attributes) as string[]);
+        },
       });
     }
   }
@@ -297,8 +325,11 @@ async function serviceConfigLinks(store: Store): Promise<IntegrityFinding[]> {
   ).map((s) => ({
     description: `service '${String(s.id)}': its configs list and its config links differ; repair joins them (dropping missing configs)`,
     fix: async () => {
+      // the service as it is now (its configs may have been changed or it deleted since the check)
+      const now = await store.getSql<{ configs: string }>('SELECT configs FROM services WHERE id = ? AND json_valid(configs)', s.id);
+      if (!now) return;
       const listed: string[] = [];
-      for (const id of JSON.parse(s.configs as string) as string[]) if (await store.getSql('SELECT 1 FROM configs WHERE id = ?', id)) listed.push(id);
+      for (const id of JSON.parse(now.configs) as string[]) if (await store.getSql('SELECT 1 FROM configs WHERE id = ?', id)) listed.push(id);
       const linked = (await store.allSql<{ config_id: string }>('SELECT config_id FROM service_configs WHERE service_id = ?', s.id)).map(
         (r) => r.config_id,
       );
@@ -344,8 +375,11 @@ async function authPolicySigners(store: Store): Promise<IntegrityFinding[]> {
       description: `auth policy '${String(p.id)}' names external JWT signers that do not exist; repair removes them`,
       fix: async () => {
         const exists = async (id: string) => !!(await store.getSql('SELECT 1 FROM external_jwt_signers WHERE id = ?', id));
-        const primary = JSON.parse(p.primary_json as string);
-        const secondary = JSON.parse(p.secondary_json as string);
+        // the policy as it is now: an edit made since the check is kept
+        const now = await store.getSql<Row>('SELECT primary_json, secondary_json FROM auth_policies WHERE id = ?', p.id);
+        if (!now) return;
+        const primary = JSON.parse(now.primary_json as string);
+        const secondary = JSON.parse(now.secondary_json as string);
         const allowed: string[] = [];
         for (const id of (primary.extJwt.allowedSigners ?? []) as string[]) if (await exists(id)) allowed.push(id);
         primary.extJwt.allowedSigners = allowed;

@@ -47,17 +47,21 @@ export async function updateTrace(ctx: Ctx, identityId: string, body: unknown): 
   const traceId = spec.traceId ?? randomUUID();
   const until = new Date(now.getTime() + ms).toISOString();
   const channels = spec.channels ?? [];
-  await ctx.core.store.runSql(
-    `INSERT INTO identity_traces (identity_id, enabled, trace_id, channels, until, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+  // and again with the write: one deleted meanwhile is 404, not a foreign key failure
+  await ctx.core.store.tx(async () => {
+    await requireIdentity(ctx, identityId);
+    await ctx.core.store.runSql(
+      `INSERT INTO identity_traces (identity_id, enabled, trace_id, channels, until, updated_at) VALUES (?, ?, ?, ?, ?, ?)
      ON CONFLICT(identity_id) DO UPDATE SET enabled = excluded.enabled, trace_id = excluded.trace_id, channels = excluded.channels,
        until = excluded.until, updated_at = excluded.updated_at`,
-    identityId,
-    enabled,
-    traceId,
-    JSON.stringify(channels),
-    until,
-    now.toISOString(),
-  );
+      identityId,
+      enabled,
+      traceId,
+      JSON.stringify(channels),
+      until,
+      now.toISOString(),
+    );
+  });
   ctx.core.log.info({ identityId, traceId, enabled, until, channels }, 'identity data flow tracing updated');
   return { enabled, traceId, until, channels };
 }

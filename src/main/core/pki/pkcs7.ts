@@ -23,9 +23,15 @@ export function toPkcs7Der(certPems: string[]): Buffer {
   return tlv(0x30, OID_SIGNED_DATA, tlv(0xa0, signedData));
 }
 
-/** Base64 (single line) of toPkcs7Der: the body of OpenZiti's `/.well-known/est/cacerts` (application/pkcs7-mime). */
+/**
+ * Base64 of toPkcs7Der in lines of 64 characters (no newline after the last), byte for byte the body of OpenZiti's
+ * `/.well-known/est/cacerts` (application/pkcs7-mime): the C SDK reads it through OpenSSL's line-based base64 decoder,
+ * which finds nothing in one long line.
+ */
 export function toPkcs7Base64(certPems: string[]): string {
-  return toPkcs7Der(certPems).toString('base64');
+  return toPkcs7Der(certPems)
+    .toString('base64')
+    .replace(/.{64}(?!$)/g, '$&\n');
 }
 
 /** Certificates of a PKCS#7 / CMS SignedData given as base64 (whitespace allowed), PEM or DER, as PEM strings. */

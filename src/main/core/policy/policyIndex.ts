@@ -130,6 +130,11 @@ export async function roleAttributesChanged(core: Core, kind: RoleKind, entityId
 export async function ensureClass(core: Core, kind: RoleKind, entityId: string): Promise<number | undefined> {
   const known = await classOf(core.store, kind, entityId);
   if (known !== undefined) return known;
-  if (!(await core.store.getSql(`SELECT 1 FROM ${KINDS[kind].table} WHERE id = ?`, entityId))) return undefined;
-  return core.store.tx(async () => (await classify(core.store, kind, entityId)).to);
+  const exists = async () => !!(await core.store.getSql(`SELECT 1 FROM ${KINDS[kind].table} WHERE id = ?`, entityId));
+  if (!(await exists())) return undefined;
+  // and again with the write: an entity deleted meanwhile gets no class membership (nothing would remove it)
+  return core.store.tx(async () => {
+    if (!(await exists())) return undefined;
+    return (await classOf(core.store, kind, entityId)) ?? (await classify(core.store, kind, entityId)).to;
+  });
 }

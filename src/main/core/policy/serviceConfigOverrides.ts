@@ -56,9 +56,10 @@ async function resolvePairs(ctx: Ctx, body: unknown, forAdd: boolean): Promise<A
 export async function associateServiceConfigs(ctx: Ctx, identityId: string, body: unknown): Promise<void> {
   requirePermission(ctx.caller, 'identity', 'update');
   const store = ctx.core.store;
-  await requireRow(store, identities, identityId);
-  const list = await resolvePairs(ctx, body, true);
+  // checked with the write: an identity, service or config deleted (or a config type changed) meanwhile is refused
   await store.tx(async () => {
+    await requireRow(store, identities, identityId);
+    const list = await resolvePairs(ctx, body, true);
     for (const p of list) {
       await store.runSql(
         `INSERT INTO identity_service_configs (identity_id, service_id, config_type_id, config_id) VALUES (?, ?, ?, ?)

@@ -52,6 +52,18 @@ export interface SetField {
 
 export type QueryFields = Record<string, ScalarField | SetField>;
 
+/**
+ * A reference to rows of other types (`fk`: the SQL of the referencing column over the main row, alias `t`): a
+ * field `<ref>.<field>` (and `<ref>.<ref>.<field>` …) compares the referenced row's field, as OpenZiti resolves
+ * `service.name` or `apiSession.identity.name`. Compiled to `fk IN (SELECT id FROM target WHERE …)`, so the
+ * target's indexes serve it and rows are still paged by the main query.
+ */
+export interface RefTarget {
+  fk: string;
+  /** the types it may point into (a terminator's router is an edge router or a transit router) */
+  targets: ReadonlyArray<{ table: string; fields: QueryFields; tagsSql?: string; refs?: (name: string) => RefTarget | undefined }>;
+}
+
 /** One key of a structured sort: a field name as ZitiQL's `sort by` takes it (including `tags.<key>`). */
 export interface SortKey {
   field: string;
@@ -68,6 +80,8 @@ export interface CompileOptions {
   useTextIndex?: (index: TextIndex, needle: string) => boolean;
   /** The sort when the filter has no `sort by` of its own (which wins); validated like `sort by`. */
   sort?: SortKey[];
+  /** The references `<name>.<field>` may follow (none: no such fields). */
+  refs?: (name: string) => RefTarget | undefined;
 }
 
 export interface CompiledQuery {
@@ -157,7 +171,14 @@ function joinBalanced(parts: Sql[], op: string): Sql {
 const IN_LIST_PARAMS = 50;
 
 type Comparison = Extract<BoolExpr, { kind: 'compare' | 'in' | 'between' }>;
-type Resolved = { kind: 'scalar'; field: ScalarField } | { kind: 'set'; field: SetField } | { kind: 'tag'; key: string };
+type Resolved =
+  | { kind: 'scalar'; field: ScalarField }
+  | { kind: 'set'; field: SetField }
+  | { kind: 'tag'; key: string }
+  | { kind: 'ref'; ref: RefTarget; rest: string };
+
+/** References followed at most this deep (a.b.c.d.field). */
+const MAX_REF_DEPTH = 4;
 
 const LITERAL_KIND: Record<FieldType, Literal['kind']> = { string: 'string', number: 'number', boolean: 'bool', datetime: 'datetime' };
 const ORDERING = new Set(['<', '<=', '>', '>=']);
@@ -177,6 +198,8 @@ class Compiler {
   constructor(
     private readonly fields: QueryFields,
     private readonly options: CompileOptions,
+    /** how many references deep this compiler is (its main row is aliased r<depth>, or t at 0) */
+    private readonly depth = 0,
   ) {}
 
   resolve(name: string, pos?: number): Resolved {
@@ -189,12 +212,42 @@ class Compiler {
       // already guaranteed by the lexer; re-checked because the key is inlined into a JSON path literal
       if (/^[A-Za-z0-9_.-]+$/.test(key)) return { kind: 'tag', key };
     }
+    const dot = name.indexOf('.');
+    const ref = dot > 0 && this.depth < MAX_REF_DEPTH ? this.options.refs?.(name.slice(0, dot)) : undefined;
+    if (ref) return { kind: 'ref', ref, rest: name.slice(dot + 1) };
     throw new QueryError(`unknown field "${name}"`, pos);
   }
 
-  /** SQL of a sort key: a sortable scalar field or a tag. */
+  /** A compiler for the rows a reference points into, aliased one level deeper. */
+  private inside(target: RefTarget['targets'][number]): { compiler: Compiler; alias: string } {
+    const alias = `r${this.depth + 1}`;
+    const options: CompileOptions = {
+      ...(target.tagsSql ? { tagsSql: aliased(target.tagsSql, alias) } : {}),
+      ...(this.options.useTextIndex ? { useTextIndex: this.options.useTextIndex } : {}),
+      ...(target.refs ? { refs: (n: string) => aliasedRef(target.refs!(n), alias) } : {}),
+    };
+    return { compiler: new Compiler(aliasedFields(target.fields, alias), options, this.depth + 1), alias };
+  }
+
+  /** A condition on a referenced row (`node` names the field without the reference): the rows whose reference holds it. */
+  private viaRef(ref: RefTarget, node: BoolExpr): Sql {
+    const selects = ref.targets.map((target) => {
+      const { compiler, alias } = this.inside(target);
+      return cat(`SELECT ${alias}.id FROM ${target.table} ${alias} WHERE `, compiler.expr(node));
+    });
+    return cat(`${ref.fk} IN (`, ...selects.flatMap((s, i) => (i ? [' UNION ALL ', s] : [s])), ')');
+  }
+
+  /** SQL of a sort key: a sortable scalar field, a tag, or such a field of a referenced row. */
   sortSql(name: string, pos?: number): string {
     const r = this.resolve(name, pos);
+    if (r.kind === 'ref') {
+      const values = r.ref.targets.map((target) => {
+        const { compiler, alias } = this.inside(target);
+        return `(SELECT ${compiler.sortSql(r.rest, pos)} FROM ${target.table} ${alias} WHERE ${alias}.id = ${r.ref.fk})`;
+      });
+      return values.length === 1 ? values[0]! : `coalesce(${values.join(', ')})`;
+    }
     if (r.kind === 'tag') return this.tagValue(r.key);
     if (r.kind === 'set') throw new QueryError(`cannot sort by set field "${name}"`, pos);
     if (r.field.sortable === false) throw new QueryError(`field "${name}" is not sortable`, pos);
@@ -230,13 +283,17 @@ class Compiler {
         return sql(e.value ? '1=1' : '1=0');
       case 'symbol': {
         const r = this.resolve(e.name, e.pos);
+        if (r.kind === 'ref') return this.viaRef(r.ref, { ...e, name: r.rest });
         if (r.kind === 'tag') return sql(`${this.tagType(r.key)} = 'true'`);
         if (r.kind === 'scalar' && r.field.type === 'boolean') return sql(`${r.field.sql} = 1`);
         const what = r.kind === 'set' ? 'a set field' : `a ${r.field.type} field`;
         throw new QueryError(`"${e.name}" is ${what}, not a condition; compare it with a value`, e.pos);
       }
-      case 'isEmpty':
+      case 'isEmpty': {
+        const r = this.resolve(e.field, e.pos);
+        if (r.kind === 'ref') return this.viaRef(r.ref, { ...e, field: r.rest });
         return this.isEmpty(this.setField(e.field, e.pos, 'isEmpty'));
+      }
       default:
         return this.comparison(e);
     }
@@ -251,6 +308,8 @@ class Compiler {
   private comparison(e: Comparison): Sql {
     const lhs = e.lhs;
     if (lhs.kind === 'setFn') {
+      const r = this.resolve(lhs.field, lhs.pos);
+      if (r.kind === 'ref') return this.viaRef(r.ref, { ...e, lhs: { ...lhs, field: r.rest } });
       const set = this.setField(lhs.field, lhs.pos, lhs.fn);
       rejectNull(e, `${lhs.fn}(${lhs.field})`);
       if (lhs.fn === 'count') return this.count(set, e, `count(${lhs.field})`);
@@ -258,6 +317,7 @@ class Compiler {
       return lhs.fn === 'anyOf' ? this.anyOf(set, pred) : this.allOf(set, pred);
     }
     const r = this.resolve(lhs.name, lhs.pos);
+    if (r.kind === 'ref') return this.viaRef(r.ref, { ...e, lhs: { ...lhs, name: r.rest } });
     if (r.kind === 'set') {
       throw new QueryError(`"${lhs.name}" is a set field; use anyOf(), allOf(), count() or isEmpty()`, lhs.pos);
     }
@@ -353,6 +413,29 @@ class Compiler {
     if (!cond) return sql(s.where ? `${select} WHERE (${s.where})` : select);
     return cat(`${select} WHERE `, s.where ? `(${s.where}) AND ` : '', cond);
   }
+}
+
+/** SQL written over the main row's alias `t`, moved onto `alias` (the fields' SQL is the code's own, never a user's). */
+const aliased = (text: string, alias: string): string => text.replace(/\bt\./g, `${alias}.`);
+
+function aliasedFields(fields: QueryFields, alias: string): QueryFields {
+  const out: QueryFields = {};
+  for (const [name, f] of Object.entries(fields)) {
+    if (f.kind === 'scalar') {
+      out[name] = { ...f, sql: aliased(f.sql, alias), ...(f.text ? { text: { ...f.text, rowid: aliased(f.text.rowid, alias) } } : {}) };
+    } else {
+      const s = f.source;
+      out[name] = {
+        ...f,
+        source: s.kind === 'json' ? { kind: 'json', columnSql: aliased(s.columnSql, alias) } : { ...s, rowId: aliased(s.rowId, alias) },
+      };
+    }
+  }
+  return out;
+}
+
+function aliasedRef(ref: RefTarget | undefined, alias: string): RefTarget | undefined {
+  return ref && { ...ref, fk: aliased(ref.fk, alias) };
 }
 
 function rejectNull(e: Comparison, what: string): void {

@@ -35,14 +35,10 @@ function intParam(name: string, v: number | string | undefined): number | undefi
  * Compiles the filter and sort and resolves paging: explicit limit/offset parameters win over ZitiQL's skip/limit,
  * a `sort by` in the filter wins over the `sort` parameter. Either one's errors are INVALID_FILTER.
  */
-export function pageQuery(params: ListParams, fields: QueryFields, tagsSql?: string, useTextIndex?: CompileOptions['useTextIndex']): PageQuery {
+export function pageQuery(params: ListParams, fields: QueryFields, options: Omit<CompileOptions, 'sort'> = {}): PageQuery {
   let compiled: CompiledQuery;
   try {
-    compiled = compileFilter(params.filter, fields, {
-      ...(tagsSql ? { tagsSql } : {}),
-      ...(useTextIndex ? { useTextIndex } : {}),
-      ...(params.sort ? { sort: params.sort } : {}),
-    });
+    compiled = compileFilter(params.filter, fields, { ...options, ...(params.sort ? { sort: params.sort } : {}) });
   } catch (e) {
     if (e instanceof QueryError) throw new ApiError('INVALID_FILTER', 400, `invalid filter: ${e.message}`);
     throw e;

@@ -1,5 +1,5 @@
 import type { Store } from '../store/db';
-import { compileFilter, type QueryFields, type TextIndex } from './compile';
+import { compileFilter, type CompileOptions, type QueryFields, type TextIndex } from './compile';
 
 /**
  * The trigram indexes that serve `contains` / `icontains` (created by migration 008_text_search, which a test keeps
@@ -55,7 +55,7 @@ export async function textIndexChooser(
   store: Store,
   filter: string | undefined,
   fields: QueryFields,
-  tagsSql?: string,
+  options: Pick<CompileOptions, 'tagsSql' | 'refs'> = {},
 ): Promise<(index: TextIndex, needle: string) => boolean> {
   // the FTS5 tables are SQLite's; PostgreSQL scans (its trigram GIN indexes serve ILIKE, not this)
   if (store.dialect !== 'sqlite') return () => false;
@@ -64,7 +64,7 @@ export async function textIndexChooser(
   const asked: Array<[TextIndex, string]> = [];
   try {
     compileFilter(filter, fields, {
-      ...(tagsSql ? { tagsSql } : {}),
+      ...options,
       useTextIndex: (index, needle) => {
         asked.push([index, needle]);
         return false;
