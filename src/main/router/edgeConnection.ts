@@ -1,6 +1,6 @@
 import { connect as tcpConnect } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { authorizeServiceSession, DataPlaneRefusal, type ChannelCaller, type SessionGrant } from '../core/dataPlane/access';
+import { authorizeServiceSession, authorizeTokenUpdate, DataPlaneRefusal, type ChannelCaller, type SessionGrant } from '../core/dataPlane/access';
 import { newId } from '../core/ids';
 import { anyPostureChecks } from '../core/policy/posture';
 import { revokeFailingSessions } from '../core/policy/postureResponses';
@@ -200,6 +200,8 @@ export class EdgeConnection {
         return this.updateBind(msg);
       case EdgeType.HealthEvent:
         return this.health(msg);
+      case EdgeType.UpdateToken:
+        return this.updateToken(msg);
       case EdgeType.StateClosed: {
         const connId = getU32(msg.headers, Header.ConnId);
         if (connId === undefined) return;
@@ -351,7 +353,11 @@ export class EdgeConnection {
     if (connId === undefined) return this.refuse(msg, 'connId not set, required');
     // a session that ends meanwhile finds no terminator of this bind yet: its end is carried out here, once there is one
     const { result: bound, ended } = await this.router.noteEnded(() => this.addBind(msg, connId));
-    if (bound && ended.has(bound.sessionId)) {
+    if (!bound) return;
+    if (ended.has(bound.terminatorId)) {
+      // deleted elsewhere (an admin, its service) before the router held it: its SDK binds again, as for any such delete
+      await this.router.removeTerminator(bound.terminatorId, true);
+    } else if (ended.has(bound.sessionId)) {
       this.dropBind(connId, 'the session ended');
       await this.router.removeTerminator(bound.terminatorId, false);
     }
@@ -407,6 +413,20 @@ export class EdgeConnection {
   }
 
   /** A host's health check result: failing terminators are chosen last. */
+  /**
+   * An SDK of an OIDC session sends each refreshed access token (OpenZiti's UpdateToken): UpdateTokenSuccess, or
+   * UpdateTokenFailure with the reason as the body.
+   */
+  private async updateToken(msg: Message): Promise<void> {
+    try {
+      await authorizeTokenUpdate(this.router.core, this.caller!, msg.body.toString('utf8'));
+      this.channel.reply(msg, message(EdgeType.UpdateTokenSuccess, [], ''));
+    } catch (e) {
+      if (!(e instanceof DataPlaneRefusal)) this.router.log.error({ err: e }, 'edge router: token update failed');
+      this.channel.reply(msg, message(EdgeType.UpdateTokenFailure, [], str(e instanceof DataPlaneRefusal ? e.message : 'internal error')));
+    }
+  }
+
   private health(msg: Message): void {
     const id = this.binds.get(getU32(msg.headers, Header.ConnId) ?? -1);
     const term = id ? this.router.terminator(id) : undefined;

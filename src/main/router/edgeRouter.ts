@@ -21,6 +21,9 @@ import { WEFT_VERSION } from '../version';
 import { Circuit } from './circuit';
 import { EdgeConnection } from './edgeConnection';
 
+/** How soon a hosting sync that failed is tried again. */
+const HOSTING_RETRY_MS = 1_000;
+
 /** A terminator bound by an SDK on one of the router's connections. */
 export interface SdkTerminator {
   kind: 'sdk';
@@ -94,6 +97,9 @@ export class EdgeRouter implements LiveDataPlane {
   private sweeper?: NodeJS.Timeout;
   private hostingSync?: Promise<void>;
   private hostingDirty = false;
+  private hostingRetry?: NodeJS.Timeout;
+  /** close() has begun: nothing is scheduled any more */
+  private stopped = false;
   /** the router's reaction to changes of its row, one after another (see routerChanged) */
   private routerChanges: Promise<void> = Promise.resolve();
   /** whether a sweep is still under way (the next one waits for the interval after it) */
@@ -142,7 +148,11 @@ export class EdgeRouter implements LiveDataPlane {
         this.noteEndedIds(gone);
         for (const c of this.conns) if (c.caller && gone.has(c.caller.apiSessionId)) c.channel.close(new Error('API session ended'));
       },
-      terminatorsDeleted: (ids) => this.inBackground('terminator clean-up', this.removeTerminators(ids, true)),
+      terminatorsDeleted: (ids) => {
+        // a terminator being made may be deleted before the router holds it: its maker finds it noted
+        this.noteEndedIds(new Set(ids));
+        this.inBackground('terminator clean-up', this.removeTerminators(ids, true));
+      },
       routersChanged: (ids) => {
         if (ids.includes(this.id)) this.inBackground('router update', this.routerChanged());
       },
@@ -317,6 +327,14 @@ export class EdgeRouter implements LiveDataPlane {
       .catch((err) => {
         this.hostingSync = undefined;
         this.log.error({ err }, 'edge router: hosting sync failed');
+        // what was asked for is not done: tried again a little later (not at once: the store may be away)
+        if (!this.hostingRetry && !this.stopped) {
+          this.hostingRetry = setTimeout(() => {
+            this.hostingRetry = undefined;
+            this.syncHosting();
+          }, HOSTING_RETRY_MS);
+          this.hostingRetry.unref();
+        }
       });
   }
 
@@ -337,16 +355,12 @@ export class EdgeRouter implements LiveDataPlane {
       const cost = Number.isInteger(listen.cost) ? listen.cost! : 0;
       const identity = listen.identity ?? '';
       const address = s.host.forwardAddress || s.host.forwardPort ? 'tcp:forwarded' : `tcp:${s.host.address}:${s.host.port}`;
-      const id = await addRouterTerminator(this.core, {
-        serviceId: s.serviceId,
-        routerId: this.id,
-        binding: 'tunnel',
-        address,
-        identity,
-        cost,
-        precedence,
-      });
-      this.terminators.set(id, { kind: 'host', id, serviceId: s.serviceId, host: s.host, identity, cost, precedence, healthy: true });
+      const { result: id, ended } = await this.noteEnded(() =>
+        addRouterTerminator(this.core, { serviceId: s.serviceId, routerId: this.id, binding: 'tunnel', address, identity, cost, precedence }),
+      );
+      // deleted by someone else before it was held: made again at the next sync
+      if (ended.has(id)) this.hostingDirty = true;
+      else this.terminators.set(id, { kind: 'host', id, serviceId: s.serviceId, host: s.host, identity, cost, precedence, healthy: true });
     }
   }
 
@@ -445,6 +459,8 @@ export class EdgeRouter implements LiveDataPlane {
   /** Closes every circuit and connection, removes the router's terminators and marks it offline. */
   async close(): Promise<void> {
     clearInterval(this.sweeper);
+    this.stopped = true;
+    clearTimeout(this.hostingRetry);
     this.unwatch?.();
     // a change of the router's row under way finishes first (it could otherwise mark the router online again)
     await this.routerChanges;
