@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildRoutes } from '../../src/main/api/routes/index';
 import { CONSOLE_RESOURCES } from '../../src/main/console/registry';
-import { KINDS, ROLE_KIND_NAMES, ROLE_KINDS } from '../../src/main/core/policy/kinds';
+import { ROLE_KIND_NAMES, ROLE_KINDS, type RoleKind } from '../../src/main/core/policy/kinds';
 import { REGISTRY, ROLE_KIND_DEFS } from '../../src/main/core/registry';
 import { useTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
@@ -31,9 +31,9 @@ describe('role kinds', () => {
       .filter((r) => r.method === 'GET')
       .map((r) => r.path);
     for (const { def } of withRoleKind) {
-      const kind = def.roleKind as keyof typeof KINDS;
+      const kind = def.roleKind as RoleKind;
       expect(ROLE_KIND_DEFS[kind], kind).toBe(def);
-      expect(def.table, kind).toBe(KINDS[kind].table);
+      expect(def.table, kind).toBe(ROLE_KINDS[kind].table);
       expect(def.entity, kind).toBe(ROLE_KINDS[kind].resource);
       expect(routes, kind).toContain(`/${kind}-role-attributes`);
       expect(routes, kind).toContain(`/${def.entity}`);
@@ -51,7 +51,7 @@ describe('role kinds', () => {
   it('each lists its role attributes and filters by roles over REST and in the console', async () => {
     const ui = await new ConsoleClient(app.urls.console!).login('admin', 'admin-password-1');
     for (const { def } of withRoleKind) {
-      const kind = def.roleKind!;
+      const kind = def.roleKind as RoleKind;
       const listed = await admin.get(`/${kind}-role-attributes`);
       expect(listed.status, kind).toBe(200);
       const filtered = await admin.get(`/${def.entity}?roleFilter=%23no-such-attribute`);
@@ -73,7 +73,7 @@ describe('role kinds', () => {
       'posture-check': { name: 'rk-del-check', typeId: 'MFA', roleAttributes: ['rk-del'] },
     };
     for (const { def } of withRoleKind) {
-      const kind = def.roleKind!;
+      const kind = def.roleKind as RoleKind;
       const created = await admin.post(`/${def.entity}`, bodies[kind]);
       expect(created.status, kind).toBe(201);
       const id = created.body.data.id as string;

@@ -2,7 +2,7 @@ import { SignJWT, importPKCS8 } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { importIdentities } from '../../src/main/core/enrollment/identityImport';
 import { createRootCa } from '../../src/main/core/pki';
-import { KINDS, type RoleKind } from '../../src/main/core/policy/kinds';
+import { ROLE_KINDS, type RoleKind } from '../../src/main/core/policy/kinds';
 import { parseRoles } from '../../src/main/core/policy/roles';
 import { EDGE_ROUTER_POLICY, SERVICE_EDGE_ROUTER_POLICY, SERVICE_POLICY } from '../../src/main/core/policy/policySpecs';
 import type { Row, Store } from '../../src/main/core/store/db';
@@ -32,7 +32,7 @@ const sorted = (values: Iterable<string>) => [...new Set(values)].sort();
 /** Everything about role-bearing rows that only the write path keeps in step; empty when all is in step. */
 async function writtenAroundWritePath(store: Store): Promise<string[]> {
   const problems: string[] = [];
-  for (const [kind, { table }] of Object.entries(KINDS) as Array<[RoleKind, { table: string }]>) {
+  for (const [kind, { table }] of Object.entries(ROLE_KINDS) as Array<[RoleKind, { table: string }]>) {
     const rows = await store.allSql<{ id: string; role_attributes: string; class_key: string | null }>(
       `SELECT t.id, t.role_attributes, c.key AS class_key FROM ${table} t
        LEFT JOIN role_class_members m ON m.kind = ? AND m.entity_id = t.id

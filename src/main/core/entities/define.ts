@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Ctx } from '../context';
-import type { RoleKind } from '../policy/kinds';
+import { ROLE_KINDS, type RoleKind } from '../../../shared/roleKinds';
 import type { FieldType, QueryFields, ScalarField, SetField } from '../query/compile';
 import { scalar } from '../query/fields';
 import { roleAttributesField } from '../query/roleFields';
@@ -107,6 +107,9 @@ const roleAttributes = (kind: RoleKind): FieldDef => ({
 
 /** Derives a resource type's runtime declaration (`ResourceDef`) from its fields. */
 export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>): ResourceDef {
+  if (d.roleKind && ROLE_KINDS[d.roleKind].table !== d.table) {
+    throw new Error(`${d.entity}: role kind ${d.roleKind} lives in table ${ROLE_KINDS[d.roleKind].table}, not ${d.table}`);
+  }
   const fields: Fields = { ...d.fields, ...(d.roleKind && { roleAttributes: roleAttributes(d.roleKind) }) };
   const columns: Record<string, ColumnSpec> = {};
   const filters: QueryFields = {};

@@ -10,7 +10,7 @@ import { textIndexChooser, withTextIndexes } from '../query/textIndex';
 import { constraintBroken, type Row, type Store } from '../store/db';
 import type { Migration } from '../store/migrations/index';
 import { parseInput } from '../validation';
-import type { RoleKind } from '../policy/kinds';
+import type { RoleKind } from '../../../shared/roleKinds';
 import { roleAttributesChanged } from '../policy/policyIndex';
 import { roleFilterSql } from '../policy/roles';
 import { syncRoleAttributes, deleteRoleAttributes } from './roleAttributes';

@@ -1,5 +1,5 @@
 import type { Store } from '../store/db';
-import { KINDS, type RoleKind } from './kinds';
+import { ROLE_KINDS, type RoleKind } from './kinds';
 import { addClassLinks } from './links';
 
 /**
@@ -96,7 +96,7 @@ export async function matchPolicySide(
  * older release, or straight into the tables). Weft's own writes classify in their transaction.
  */
 export async function classifyAllUnclassified(store: Store): Promise<void> {
-  for (const kind of Object.keys(KINDS) as RoleKind[]) await classifyUnclassified(store, kind, KINDS[kind].table);
+  for (const kind of Object.keys(ROLE_KINDS) as RoleKind[]) await classifyUnclassified(store, kind, ROLE_KINDS[kind].table);
 }
 
 /** Classes each member of `kind` that is not classified yet (rows written around the resource hooks). */

@@ -5,6 +5,7 @@ import type { LiveDataPlane } from '../dataPlane/status';
 import { notFound } from '../errors';
 import type { Store } from '../store/db';
 import { parseInput } from '../validation';
+import { ROLE_KINDS } from './kinds';
 import { ensureClass } from './policyIndex';
 
 /**
@@ -16,10 +17,9 @@ import { ensureClass } from './policyIndex';
  * the classes in view are read — never whole entity tables.
  */
 
+/** The role kinds the graph shows (posture checks are no node of it). */
 export type GraphKind = 'identity' | 'service' | 'edge-router';
-const KINDS: GraphKind[] = ['identity', 'service', 'edge-router'];
-const TABLES: Record<GraphKind, string> = { identity: 'identities', service: 'services', 'edge-router': 'edge_routers' };
-export const ENTITY_PATHS: Record<GraphKind, string> = { identity: 'identities', service: 'services', 'edge-router': 'edge-routers' };
+const GRAPH_KINDS: GraphKind[] = ['identity', 'service', 'edge-router'];
 
 /** Below this many entities of a kind in view, every group of the kind is shown expanded. */
 export const SHOW_ALL_BELOW = 30;
@@ -171,7 +171,7 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
         "SELECT id, kind, key, member_count FROM role_classes WHERE kind IN ('identity', 'service', 'edge-router')",
       );
     } else {
-      const seeds = new Map<GraphKind, Set<number>>(KINDS.map((k) => [k, new Set<number>()]));
+      const seeds = new Map<GraphKind, Set<number>>(GRAPH_KINDS.map((k) => [k, new Set<number>()]));
       const seedClasses: number[] = [];
       if (q.attribute) {
         const attr = q.attribute.replace(/^#/, '');
@@ -188,9 +188,9 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
       if (q.name) {
         filter.name = q.name;
         const like = `%${q.name.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-        for (const kind of KINDS) {
+        for (const kind of GRAPH_KINDS) {
           for (const r of await store.allSql<{ id: string; name: string; class_id: number }>(
-            `SELECT t.id, t.name, m.class_id FROM ${TABLES[kind]} t JOIN role_class_members m ON m.kind = ? AND m.entity_id = t.id
+            `SELECT t.id, t.name, m.class_id FROM ${ROLE_KINDS[kind].table} t JOIN role_class_members m ON m.kind = ? AND m.entity_id = t.id
              WHERE t.name LIKE ? ESCAPE '\\' ORDER BY t.name LIMIT ?`,
             kind,
             like,
@@ -214,12 +214,12 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
       // attribute seeds are shown whole; entities named by a name or identity filter are shown alone; both bring
       // the classes they connect to
       const found = new Set<number>(seedClasses);
-      for (const kind of KINDS) {
+      for (const kind of GRAPH_KINDS) {
         for (const c of await neighbours(
           store,
           kind,
           [...seeds.get(kind)!],
-          KINDS.filter((k) => k !== kind),
+          GRAPH_KINDS.filter((k) => k !== kind),
         ))
           found.add(c);
       }
@@ -243,9 +243,12 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
     }
     let truncated: string | undefined;
     const byKind = new Map<GraphKind, Group[]>(
-      KINDS.map((k) => [k, [...groups.values()].filter((g) => g.kind === k).sort((a, b) => b.members - a.members || a.key.localeCompare(b.key))]),
+      GRAPH_KINDS.map((k) => [
+        k,
+        [...groups.values()].filter((g) => g.kind === k).sort((a, b) => b.members - a.members || a.key.localeCompare(b.key)),
+      ]),
     );
-    for (const kind of KINDS) {
+    for (const kind of GRAPH_KINDS) {
       const list = byKind.get(kind)!;
       if (list.length <= MAX_GROUPS) continue;
       const rest = list.splice(MAX_GROUPS - 1);
@@ -289,7 +292,7 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
       });
       addClassNode(p.classId, key);
     }
-    for (const kind of KINDS) {
+    for (const kind of GRAPH_KINDS) {
       const list = byKind.get(kind)!;
       const total = list.reduce((n, g) => n + g.members, 0);
       for (const g of list) {
@@ -319,7 +322,7 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
           continue;
         }
         const members = await store.allSql<{ id: string; name: string; class_id: number }>(
-          `SELECT t.id, t.name, m.class_id FROM role_class_members m JOIN ${TABLES[kind]} t ON t.id = m.entity_id
+          `SELECT t.id, t.name, m.class_id FROM role_class_members m JOIN ${ROLE_KINDS[kind].table} t ON t.id = m.entity_id
            WHERE m.kind = ? AND m.class_id IN (SELECT value FROM json_each(?)) ORDER BY t.name, t.id LIMIT ?`,
           kind,
           js(classIds),
@@ -428,7 +431,7 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
       }
     }
     const totals = {} as Record<GraphKind, number>;
-    for (const k of KINDS) totals[k] = (await store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${TABLES[k]}`))!.n;
+    for (const k of GRAPH_KINDS) totals[k] = (await store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${ROLE_KINDS[k].table}`))!.n;
     return {
       nodes,
       edges: [...edges.values()].map(({ ids: _ids, ...e }) => e),

@@ -2,7 +2,7 @@ import type { Core } from '../core';
 import type { Row, Store } from '../store/db';
 import { AccessChanges } from './changes';
 import { classify, classOf, matchPolicySide } from './classes';
-import { KINDS, type PolicyType, type RoleKind } from './kinds';
+import { ROLE_KINDS, type PolicyType, type RoleKind } from './kinds';
 import { applyPolicyLinks, LINKS } from './links';
 import { parseRoles, type ParsedRoles } from './roles';
 
@@ -101,7 +101,7 @@ async function collectIdentityClasses(store: Store, policyId: string, changes: A
  * posture queries of the identities its policies reach.
  */
 export async function reclassifyEntity(store: Store, changes: AccessChanges, kind: RoleKind, entityId: string): Promise<void> {
-  if (!(await store.getSql(`SELECT 1 FROM ${KINDS[kind].table} WHERE id = ?`, entityId))) return;
+  if (!(await store.getSql(`SELECT 1 FROM ${ROLE_KINDS[kind].table} WHERE id = ?`, entityId))) return;
   const before = await classOf(store, kind, entityId);
   const audienceBefore = new AccessChanges();
   if (kind === 'service') await audienceBefore.addServiceClassAudience(store, [before]);
@@ -130,7 +130,7 @@ export async function roleAttributesChanged(core: Core, kind: RoleKind, entityId
 export async function ensureClass(core: Core, kind: RoleKind, entityId: string): Promise<number | undefined> {
   const known = await classOf(core.store, kind, entityId);
   if (known !== undefined) return known;
-  const exists = async () => !!(await core.store.getSql(`SELECT 1 FROM ${KINDS[kind].table} WHERE id = ?`, entityId));
+  const exists = async () => !!(await core.store.getSql(`SELECT 1 FROM ${ROLE_KINDS[kind].table} WHERE id = ?`, entityId));
   if (!(await exists())) return undefined;
   // and again with the write: an entity deleted meanwhile gets no class membership (nothing would remove it)
   return core.store.tx(async () => {

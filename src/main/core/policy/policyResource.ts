@@ -9,7 +9,7 @@ import { conflict } from '../errors';
 import { setFromJsonArray } from '../query/compile';
 import type { Row } from '../store/db';
 import { sideMembers } from './access';
-import { KINDS } from './kinds';
+import { ROLE_KINDS } from './kinds';
 import { reindexPolicy, type PolicySide, type PolicyTypeSpec } from './policyIndex';
 import { checkPolicyRoles } from './roles';
 
@@ -63,7 +63,7 @@ export function policyResource(o: PolicyResourceOptions): ResourceDef {
           continue;
         }
         const values = [...new Set(given)].sort();
-        await checkPolicyRoles(ctx.core.store, side.field, values, KINDS[side.kind]);
+        await checkPolicyRoles(ctx.core.store, side.field, values, ROLE_KINDS[side.kind]);
         body[side.field] = values;
       }
     },
@@ -89,7 +89,7 @@ async function decorateRoleDisplays(ctx: Ctx, sides: PolicySide[], items: ApiObj
   const names = new Map<PolicySide, Map<string, string>>();
   for (const side of sides) {
     const ids = rows.flatMap((r) => (JSON.parse(r[side.column] as string) as string[]).filter((x) => x.startsWith('@')).map((x) => x.slice(1)));
-    names.set(side, await namesById(ctx.core.store, KINDS[side.kind].table, [...new Set(ids)]));
+    names.set(side, await namesById(ctx.core.store, ROLE_KINDS[side.kind].table, [...new Set(ids)]));
   }
   items.forEach((item, i) => {
     for (const side of sides) {

@@ -67,7 +67,7 @@ export async function checkPolicyRoles(
   store: { allSql<T>(sql: string, ...params: unknown[]): Promise<T[]> },
   field: string,
   roles: readonly string[],
-  entity: { table: string; plural: string },
+  entity: { table: string; missing: string },
 ): Promise<ParsedRoles> {
   if (roles.length > 1 && roles.includes('#all')) {
     throw validationError(field, 'if using #all, it should be the only role specified', roles);
@@ -84,7 +84,7 @@ export async function checkPolicyRoles(
       ).map((r) => r.id),
     );
     const missing = parsed.ids.filter((id) => !found.has(id));
-    if (missing.length) throw validationError(field, `no ${entity.plural} found with the given ids`, missing);
+    if (missing.length) throw validationError(field, `no ${entity.missing} found with the given ids`, missing);
   }
   return parsed;
 }

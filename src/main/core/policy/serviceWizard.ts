@@ -12,7 +12,7 @@ import { services } from '../entities/services';
 import { ApiError, validationError } from '../errors';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
-import { KINDS, type RoleKind } from './kinds';
+import { ROLE_KINDS, type RoleKind } from './kinds';
 import { parseRoles, roleMatchSql } from './roles';
 
 /**
@@ -134,7 +134,7 @@ async function configTypeId(ctx: Ctx, name: string): Promise<string> {
 /** `@id` roles shown with names; `#attr` as is. Unknown ids keep the id (the dry run reports them). */
 async function displayRoles(ctx: Ctx, kind: RoleKind, list: string[], planned: Record<string, string> = {}): Promise<RoleDisplay[]> {
   const ids = list.filter((r) => r.startsWith('@') && !REF.test(r)).map((r) => r.slice(1));
-  const names = await namesById(ctx.core.store, KINDS[kind].table, ids);
+  const names = await namesById(ctx.core.store, ROLE_KINDS[kind].table, ids);
   return list.map((r) => {
     const ref = REF.exec(r);
     if (ref) return { role: r, name: `@${planned[ref[2]!] ?? ref[2]} (new)` };
@@ -148,7 +148,7 @@ async function countMatches(ctx: Ctx, kind: RoleKind, list: string[]): Promise<n
   const real = list.filter((r) => !REF.test(r));
   if (!real.length) return 0;
   const m = roleMatchSql(kind, parseRoles(real), 'AnyOf');
-  return (await ctx.core.store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${KINDS[kind].table} t WHERE ${m.where}`, ...m.params))!.n;
+  return (await ctx.core.store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${ROLE_KINDS[kind].table} t WHERE ${m.where}`, ...m.params))!.n;
 }
 
 /**
