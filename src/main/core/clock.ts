@@ -4,5 +4,3 @@ export interface Clock {
 }
 
 export const systemClock: Clock = { now: () => new Date() };
-
-export const iso = (d: Date): string => d.toISOString();

@@ -25,12 +25,6 @@ function parseStrictHttpUrl(raw: string): URL | undefined {
   return url;
 }
 
-/** A URL that points at a share of this frontend ("*.<share_domain>"). */
-export function isShareUrl(raw: string, shareDomain: string): boolean {
-  const url = parseStrictHttpUrl(raw);
-  return url !== undefined && shareTokenFromHost(url.host, shareDomain) !== undefined;
-}
-
 /** The original URL stored in a login state must be on the very share the state names. */
 export function isUrlOfShare(raw: string, shareDomain: string, token: string): boolean {
   const url = parseStrictHttpUrl(raw);

@@ -31,9 +31,6 @@ async function limited<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** Hashes currently waiting for a thread (for diagnostics). */
-export const hashQueueLength = (): number => waiting.length;
-
 export const hashPassword = (password: string): Promise<string> => limited(() => argon2.hash(password, ARGON2_PARAMS));
 
 /** Whether a stored hash was made with other parameters than ARGON2_PARAMS (it is upgraded at the next login). */

@@ -1,16 +1,6 @@
 import { X509Certificate } from 'node:crypto';
 import type { Core } from '../core';
-import {
-  PkiError,
-  fingerprintSha1,
-  parseCertificate,
-  signCsr,
-  splitPemBundle,
-  toPem,
-  verifyChain,
-  verifyCsr,
-  type CertificateUsage,
-} from '../pki/index';
+import { PkiError, fingerprintSha1, parseCertificate, signCsr, toPem, verifyChain, verifyCsr, type CertificateUsage } from '../pki/index';
 import { decodePemOrBase64 } from '../pki/pem';
 import { x509 } from '../pki/x509Provider';
 import { couldNotProcessCsr, missingCsr } from './errors';
@@ -112,11 +102,6 @@ export function csrRequestedSans(csrPem: string): { dns: string[]; ip: string[] 
 /** The TLS client certificate chain of a request as PEM (leaf first). */
 export function peerPems(ders: Buffer[]): string[] {
   return ders.map((d) => toPem(d, 'CERTIFICATE'));
-}
-
-/** Every certificate of a PEM text (bundles allowed); [] when none parse. */
-export function pemCertificates(text: string | null | undefined): string[] {
-  return text ? splitPemBundle(text) : [];
 }
 
 /** True when the public keys of two certificates differ (the client rolled its key on extension). */

@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import type { Core, Ctx } from '../core';
+import type { Core } from '../core';
 import type { ListParams } from '../query/list';
 import { listResource } from './resource';
 import { referencedEntity, validationError } from '../errors';
 import { parseCertificate } from '../pki/index';
-import type { Row } from '../store/db';
 import { nameSchema } from './common';
 import { defineResource } from './define';
 import { extJwtVerifierOf } from '../auth/extJwt';
@@ -113,10 +112,6 @@ export const clientExternalJwtSigners = defineResource({
     });
   },
 });
-
-export async function loadSigner(ctx: Ctx, id: string): Promise<Row | undefined> {
-  return ctx.core.store.getSql<Row>('SELECT * FROM external_jwt_signers WHERE id = ?', id);
-}
 
 /** The enabled signers as the Client API shows them to anyone (before login: which IdPs a client may use). */
 export async function listPublicExternalJwtSigners(core: Core, params: ListParams) {

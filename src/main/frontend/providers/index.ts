@@ -1,6 +1,6 @@
 import type { OAuthConfig } from '../config';
-import { createIdpAProvider } from './idpA';
-import { createIdpBProvider } from './idpB';
+import { createGithubProvider } from './github';
+import { createGoogleProvider } from './google';
 import { createOidcProvider } from './oidc';
 import type { OAuthProvider } from './types';
 
@@ -19,10 +19,10 @@ export function createProviders(oauth: OAuthConfig): Map<string, OAuthProvider> 
     const ctx = { redirectUri: callbackUrlFor(oauth.endpoint_url, cfg.name), timeoutMs: PROVIDER_TIMEOUT_MS };
     switch (cfg.type) {
       case 'idp_a':
-        providers.set(cfg.name, createIdpAProvider(cfg, ctx));
+        providers.set(cfg.name, createGithubProvider(cfg, ctx));
         break;
       case 'idp_b':
-        providers.set(cfg.name, createIdpBProvider(cfg, ctx));
+        providers.set(cfg.name, createGoogleProvider(cfg, ctx));
         break;
       case 'oidc':
         providers.set(cfg.name, createOidcProvider(cfg, ctx));

@@ -22,7 +22,7 @@ interface GithubEmail {
   verified: boolean;
 }
 
-export function createIdpAProvider(cfg: ProviderConfig, ctx: ProviderContext): OAuthProvider {
+export function createGithubProvider(cfg: ProviderConfig, ctx: ProviderContext): OAuthProvider {
   const authUrl = cfg.auth_url ?? DEFAULTS.auth_url;
   const tokenUrl = cfg.token_url ?? DEFAULTS.token_url;
   const apiBase = (cfg.api_url ?? DEFAULTS.api_url).replace(/\/+$/, '');

@@ -12,7 +12,7 @@ const DEFAULTS = {
   revoke_url: 'https://oauth2.googleapis.com/revoke',
 };
 
-export function createIdpBProvider(cfg: ProviderConfig, ctx: ProviderContext): OAuthProvider {
+export function createGoogleProvider(cfg: ProviderConfig, ctx: ProviderContext): OAuthProvider {
   const endpoints = {
     auth_url: cfg.auth_url ?? DEFAULTS.auth_url,
     token_url: cfg.token_url ?? DEFAULTS.token_url,
