@@ -4,7 +4,7 @@ import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { bindApiListener, createApiServer } from './api/server';
-import { buildRoutes, ROOT_ALIASES } from './api/routes/index';
+import { buildRootRoutes, buildRoutes, ROOT_ALIASES } from './api/routes/index';
 import { configSchema, loadConfig, splitHostPort, ConfigError, hostPort, type WeftConfig } from './config';
 import { apiLimits } from './core/auth/rateLimit';
 import { systemClock, type Clock } from './core/clock';
@@ -34,6 +34,8 @@ export interface StartOptions {
   logFormat?: string;
   /** overrides api.brand from the config file */
   apiBrand?: string;
+  /** overrides api.oidc from the config file: on | off */
+  apiOidc?: string;
   /** overrides console.address from the config file */
   consoleAddress?: string;
   /** overrides router.listener (tls:HOST:PORT), or `off` for router.enabled false */
@@ -79,6 +81,10 @@ export function resolveConfig(opts: StartOptions): { config: WeftConfig; dataDir
     const r = configSchema.shape.api.safeParse({ ...config.api, brand: opts.apiBrand });
     if (!r.success) throw new ConfigError(`--api-brand: must be svc or ziti`);
     config.api = r.data;
+  }
+  if (opts.apiOidc !== undefined) {
+    if (opts.apiOidc !== 'on' && opts.apiOidc !== 'off') throw new ConfigError('--api-oidc: must be on or off');
+    config.api = { ...config.api, oidc: { ...config.api.oidc, enabled: opts.apiOidc === 'on' } };
   }
   if (opts.routerListener !== undefined) {
     const off = opts.routerListener === 'off';
@@ -134,6 +140,12 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
         apiPublicUrl: `https://${hostForUrl}:${listener.port}`,
         sessionTimeoutMs: parseDuration(config.api.session_timeout),
         brand: config.api.brand,
+        oidc: {
+          enabled: config.api.oidc.enabled,
+          accessTokenMs: parseDuration(config.api.oidc.access_token_lifetime),
+          idTokenMs: parseDuration(config.api.oidc.id_token_lifetime),
+          refreshTokenMs: parseDuration(config.api.oidc.refresh_token_lifetime),
+        },
         snapshotIntervalMs: parseDuration(config.rate_limits.snapshot_interval),
         checkShareOAuth: shareOAuthCheck(config.frontend),
       },
@@ -166,6 +178,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       server: listener.server,
       routes,
       rootAliases: ROOT_ALIASES,
+      rootRoutes: buildRootRoutes(core),
       limits: apiLimits(config.rate_limits, clock),
     });
     await server.ready();

@@ -23,6 +23,7 @@ Options for start:
                                   or a SQLite file (default DATA_DIR/weft.db)
   --api-address HOST:PORT         controller API listener (default 127.0.0.1:1280; port 0 picks a free port)
   --api-brand svc|ziti            brand word sent to clients (MFA auth query provider); ziti for stock OpenZiti SDKs
+  --api-oidc on|off               OpenZiti's OIDC authentication (/oidc, the OIDC_AUTH capability; default on)
   --router-listener tls:HOST:PORT built-in edge router listener (default tls:127.0.0.1:3022, or a free port when
                                   that one is taken; port 0 picks a free port); off = no router
   --log-format auto|pretty|json   log lines on stderr: readable on a terminal (auto), or always readable or JSON
@@ -75,6 +76,7 @@ export async function main(
     config?: string;
     'api-address'?: string;
     'api-brand'?: string;
+    'api-oidc'?: string;
     'log-format'?: string;
     'console-address'?: string;
     'router-listener'?: string;
@@ -89,6 +91,7 @@ export async function main(
         config: { type: 'string' },
         'api-address': { type: 'string' },
         'api-brand': { type: 'string' },
+        'api-oidc': { type: 'string' },
         'log-format': { type: 'string' },
         'router-listener': { type: 'string' },
         'console-address': { type: 'string' },
@@ -121,6 +124,7 @@ export async function main(
     configFile: values.config,
     apiAddress: values['api-address'],
     apiBrand: values['api-brand'],
+    apiOidc: values['api-oidc'],
     logFormat: values['log-format'],
     consoleAddress: values['console-address'],
     routerListener: values['router-listener'],

@@ -116,6 +116,20 @@ export const configSchema = z
         session_timeout: duration.default('30m'),
         /** the brand word in what Weft sends (MFA auth query provider): svc (the specification's) or ziti (stock SDKs) */
         brand: z.enum(['svc', 'ziti']).default('svc'),
+        /**
+         * OpenZiti's OIDC authentication (/oidc, advertised as the OIDC_AUTH capability, which SDKs then prefer to
+         * POST /authenticate; `enabled: false` serves the legacy login only) and its tokens' lifetimes (OpenZiti's
+         * defaults; an OIDC API session ends when its last refresh token expires)
+         */
+        oidc: z
+          .object({
+            enabled: z.boolean().default(true),
+            access_token_lifetime: duration.default('30m'),
+            id_token_lifetime: duration.default('30m'),
+            refresh_token_lifetime: duration.default('24h'),
+          })
+          .strict()
+          .prefault({}),
       })
       .strict()
       .prefault({}),

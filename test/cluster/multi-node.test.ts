@@ -1,6 +1,8 @@
 // Three Weft processes on one PostgreSQL database: one network, whichever node a client reaches.
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg_ from 'pg';
+import { Agent, request } from 'undici';
 import { ApiClient } from '../support/client';
 import { startCluster, startNode, within, CLUSTER_PASSWORD } from '../support/cluster';
 import { csr } from '../support/pki';
@@ -102,6 +104,92 @@ describe('three Weft nodes on one PostgreSQL database', () => {
     );
     expect(attempts.filter((s) => s === 200)).toHaveLength(1);
     expect(attempts.filter((s) => s >= 400 && s < 500)).toHaveLength(2);
+  });
+
+  it('an OIDC login may take its steps on different nodes; its tokens work and refresh on any of them', async () => {
+    const admin = admins[0]!;
+    const identityId = await admin.create('/identities', { name: 'cluster-oidc', type: 'User', isAdmin: false });
+    await admin.post('/authenticators', { method: 'updb', identityId, username: 'cluster-oidc', password: 'cluster-oidc-password' });
+    const http = nodes.map((n) => new Agent({ connect: { ca: n.caPem() } }));
+    const call = async (i: number, method: string, path: string, form?: Record<string, string>) => {
+      const r = await request(nodes[i]!.api + path, {
+        method: method as 'GET',
+        dispatcher: http[i],
+        ...(form ? { body: new URLSearchParams(form).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } } : {}),
+      });
+      const text = await r.body.text();
+      return { status: r.statusCode, location: String(r.headers.location ?? ''), body: text.startsWith('{') ? JSON.parse(text) : text };
+    };
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const redirect = 'http://127.0.0.1:20314/auth/callback';
+    const q = new URLSearchParams({
+      client_id: 'native',
+      redirect_uri: redirect,
+      response_type: 'code',
+      scope: 'openid offline_access',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      method: 'password',
+    });
+    const id = /authRequestID=([\w-]+)/.exec((await call(0, 'GET', `/oidc/authorize?${q}`)).location)![1]!;
+    expect((await call(1, 'POST', '/oidc/login/username', { id, username: 'cluster-oidc', password: 'cluster-oidc-password' })).status).toBe(302);
+    const code = new URL((await call(2, 'GET', `/oidc/authorize/callback?id=${id}`)).location).searchParams.get('code')!;
+    const tokens = await call(0, 'POST', '/oidc/oauth/token', {
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: verifier,
+      redirect_uri: redirect,
+      client_id: 'native',
+    });
+    expect(tokens.status).toBe(200);
+    // a code is single-use across the nodes
+    expect(
+      (
+        await call(1, 'POST', '/oidc/oauth/token', {
+          grant_type: 'authorization_code',
+          code,
+          code_verifier: verifier,
+          redirect_uri: redirect,
+          client_id: 'native',
+        })
+      ).body.error,
+    ).toBe('invalid_grant');
+    const fresh = await call(2, 'POST', '/oidc/oauth/token', {
+      grant_type: 'authorization_code',
+      code: 'x',
+      code_verifier: verifier,
+      redirect_uri: redirect,
+      client_id: 'native',
+    });
+    expect(fresh.body.error).toBe('invalid_grant');
+    // the replay ended the session: log in again, then use the tokens signed by node 1 on nodes 2 and 3
+    const id2 = /authRequestID=([\w-]+)/.exec((await call(1, 'GET', `/oidc/authorize?${q}`)).location)![1]!;
+    await call(2, 'POST', '/oidc/login/username', { id: id2, username: 'cluster-oidc', password: 'cluster-oidc-password' });
+    const code2 = new URL((await call(0, 'GET', `/oidc/authorize/callback?id=${id2}`)).location).searchParams.get('code')!;
+    const t2 = await call(0, 'POST', '/oidc/oauth/token', {
+      grant_type: 'authorization_code',
+      code: code2,
+      code_verifier: verifier,
+      redirect_uri: redirect,
+      client_id: 'native',
+    });
+    expect(t2.status).toBe(200);
+    for (const i of [1, 2]) {
+      const c = new ApiClient(nodes[i]!.api, nodes[i]!.caPem());
+      const r = await c.get('/current-identity', { api: 'client', headers: { authorization: `Bearer ${t2.body.access_token}` } });
+      expect(r.status).toBe(200);
+      expect(r.body.data.name).toBe('cluster-oidc');
+      await c.close();
+    }
+    // refresh on another node; the used refresh token is refused on a third
+    const r1 = await call(1, 'POST', '/oidc/oauth/token', { grant_type: 'refresh_token', refresh_token: t2.body.refresh_token, client_id: 'native' });
+    expect(r1.status).toBe(200);
+    expect(
+      (await call(2, 'POST', '/oidc/oauth/token', { grant_type: 'refresh_token', refresh_token: t2.body.refresh_token, client_id: 'native' })).body
+        .error,
+    ).toBe('invalid_grant');
+    await Promise.all(http.map((a) => a.close()));
   });
 
   it('SIGKILL of one node under write load: the others keep serving and no acknowledged write is lost', async () => {

@@ -108,3 +108,33 @@ export async function recordRestAudit(
   }
   await recordAudit(core, entry);
 }
+
+/**
+ * Records a step of an OIDC login (api/routes/oidc.ts) as POST /authenticate's are: a primary login (`login`, with
+ * its method and principal) or the TOTP step (`mfa`); `done` names the identity and API session on success.
+ */
+export async function recordOidcAudit(
+  core: Core,
+  req: ApiRequest,
+  step: {
+    action: 'login' | 'mfa';
+    route: string;
+    method?: string;
+    done?: { identityId: string; identityName: string; apiSessionId: string };
+    errorCode?: string;
+  },
+): Promise<void> {
+  await recordAudit(core, {
+    source: 'client',
+    action: step.action,
+    entityType: 'api-sessions',
+    entityId: step.done?.apiSessionId,
+    route: step.route,
+    caller: step.done,
+    authMethod: step.method,
+    principal: step.action === 'login' ? loginPrincipal(req, step.method) : undefined,
+    sourceAddress: req.ip,
+    outcome: step.errorCode ? 'failure' : 'success',
+    errorCode: step.errorCode,
+  });
+}

@@ -53,6 +53,8 @@ export interface RouteDef {
    * Presenters that show more (posture timeouts, in-memory state) call `markVolatile(ctx)` (core/replyReuse.ts).
    */
   cacheable?: boolean;
+  /** an authentication step (argon2, JWKS fetches): shares the authentications' concurrency limit with /authenticate */
+  authentication?: boolean;
   handler(req: ApiRequest): ApiReply | Promise<ApiReply>;
 }
 

@@ -17,6 +17,7 @@ import { envelope, errorEnvelope } from './envelope';
 import { ReplyCache } from './replyCache';
 import { API_BASES, peerCertificates, type ApiName, type ApiReply, type ApiRequest, type RouteDef } from './registry';
 import { apiSessionsOf } from '../core/auth/apiSessions';
+import { isJwt } from '../core/auth/oidcTokens';
 import { ANONYMOUS } from '../core/auth/permissions';
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -30,6 +31,11 @@ export interface ApiServerOptions {
   routes: RouteDef[];
   /** extra root paths served outside the API bases (OpenZiti's aliases), as [path, api to answer for] */
   rootAliases: Array<{ method: 'GET'; path: string; api: ApiName; target: string }>;
+  /**
+   * Routes outside the API bases at their own paths (OpenZiti's /oidc): they answer for their first API, take
+   * form bodies (application/x-www-form-urlencoded) besides JSON, and are in neither API's OpenAPI document.
+   */
+  rootRoutes?: RouteDef[];
   /** rate limits and the request timeout (none when absent) */
   limits?: ApiLimits;
 }
@@ -166,14 +172,14 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
     });
   }
 
-  const register = (api: ApiName, route: RouteDef, fullPath: string) => {
+  const register = (api: ApiName, route: RouteDef, fullPath: string, scope: FastifyInstance = app) => {
     const regex = new RegExp(`^${fullPath.replace(/:[A-Za-z]+/g, '[^/]+')}$`);
     let entry = allowed.find((a) => a.regex.source === regex.source);
     if (!entry) allowed.push((entry = { regex, methods: new Set() }));
     entry.methods.add(route.method);
     if (route.method === 'GET') entry.methods.add('HEAD');
     const target = auditTarget(api, route);
-    app.route({
+    scope.route({
       method: route.method,
       url: fullPath,
       config: { audit: target && { api, target } },
@@ -185,7 +191,28 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
     const route = opts.routes.find((r) => r.method === alias.method && r.path === alias.target && r.apis.includes(alias.api));
     if (route) register(alias.api, route, alias.path);
   }
+  const rootRoutes = opts.rootRoutes ?? [];
+  if (rootRoutes.length) {
+    // an encapsulated scope: only these routes parse forms (elsewhere a form body stays 415, as in OpenZiti's APIs)
+    void app.register((scope, _options, done) => {
+      scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, parsed) =>
+        parsed(null, formFields(body as string)),
+      );
+      for (const route of rootRoutes) register(route.apis[0]!, route, route.path, scope);
+      done();
+    });
+  }
   return app;
+}
+
+/** A form body's fields (no prototype; a repeated field is the list of its values). */
+export function formFields(text: string): Record<string, string | string[]> {
+  const out = Object.create(null) as Record<string, string | string[]>;
+  for (const [k, v] of new URLSearchParams(text)) {
+    const had = out[k];
+    out[k] = had === undefined ? v : Array.isArray(had) ? [...had, v] : [had, v];
+  }
+  return out;
 }
 
 /**
@@ -258,16 +285,21 @@ function answerFast(perClient: ClientRateLimiter | undefined, req: FastReq, res:
   return true;
 }
 
+/**
+ * The request's API session token: `zt-session` (a legacy session's token), else `Authorization: Bearer` (a legacy
+ * token, or an OIDC session's JWT access token). As in OpenZiti, a `zt-session` header is the one looked at when
+ * present, and it never carries a JWT.
+ */
 function token(req: { headers: IncomingHttpHeaders }): string | undefined {
   const zt = req.headers['zt-session'];
-  if (typeof zt === 'string' && zt) return zt;
+  if (typeof zt === 'string' && zt) return isJwt(zt) ? undefined : zt;
   const auth = req.headers.authorization;
   const m = typeof auth === 'string' ? /^Bearer\s+(.+)$/i.exec(auth) : null;
   return m?.[1];
 }
 
 /** Authentications share an adaptive concurrency limit (argon2 and JWKS fetches are the expensive requests). */
-const isAuthentication = (route: RouteDef) => route.path === '/authenticate' || route.path.startsWith('/authenticate/');
+const isAuthentication = (route: RouteDef) => !!route.authentication || route.path === '/authenticate' || route.path.startsWith('/authenticate/');
 
 const isPromise = (v: unknown): v is Promise<unknown> => typeof (v as Promise<unknown> | undefined)?.then === 'function';
 

@@ -20,6 +20,11 @@ export interface CoreConfig {
    * writes it, `ziti` for stock OpenZiti SDKs. Both spellings are accepted on input.
    */
   brand: 'svc' | 'ziti';
+  /**
+   * OpenZiti's OIDC authentication (core/auth/oidc.ts): served and advertised (OIDC_AUTH) unless `enabled` is false;
+   * its tokens' lifetimes (default OpenZiti's: 30 minutes, 30 minutes, 24 hours)
+   */
+  oidc?: { enabled: boolean; accessTokenMs: number; idTokenMs: number; refreshTokenMs: number };
   /** Minimum time between two database snapshots (default 1 minute) */
   snapshotIntervalMs?: number;
   /** Checks a public share's OAuth options against the frontend this Weft runs (default: no frontend; core/shares.ts). */

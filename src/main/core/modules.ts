@@ -6,6 +6,7 @@ import { pruneAuditLog } from './ops/audit';
 import { classifyAllUnclassified } from './policy/classes';
 import { controllerHeartbeat, controllerStopped, HEARTBEAT_MS, registerController, type ControllerNode } from './ops/controllerNodes';
 import { apiSessionsOf } from './auth/apiSessions';
+import { sweepOidc } from './auth/oidc';
 import { sealMfaSecrets } from './auth/mfa';
 import { snapshotsOf } from './ops/snapshot';
 import { integrityOf } from './ops/integrity';
@@ -70,6 +71,8 @@ export const CORE_MODULES: readonly CoreModule[] = [
   // a crash leaves routers marked online: none is until it connects
   { name: 'routers', start: (core) => markRoutersOffline(core) },
   { name: 'api sessions', every: { ms: 60_000, run: (core) => apiSessionsOf(core).sweep() } },
+  // OIDC authorization requests that were abandoned or whose code was used (kept until they expire: replays are seen)
+  { name: 'oidc', every: { ms: 60_000, run: (core) => sweepOidc(core) } },
   { name: 'audit log', every: { ms: 10 * 60_000, atStart: true, run: pruneAudit } },
 ];
 

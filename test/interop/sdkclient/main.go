@@ -124,7 +124,7 @@ func report(ctx ziti.Context, service string, queries *[]string) error {
 	for _, s := range services {
 		names = append(names, *s.Name)
 	}
-	out := map[string]any{"identityId": *me.ID, "identityName": *me.Name, "services": names, "authQueries": *queries}
+	out := map[string]any{"identityId": *me.ID, "identityName": *me.Name, "services": names, "authQueries": *queries, "apiSessionType": apiSessionType(ctx)}
 	if service != "" {
 		id, ok, err := ctx.GetServiceId(service)
 		if err != nil || !ok {
@@ -144,6 +144,19 @@ func report(ctx ziti.Context, service string, queries *[]string) error {
 	return nil
 }
 
+// apiSessionType is how the SDK logged in: "legacy" (POST /authenticate) or "oidc" (the controller advertised
+// OIDC_AUTH and the SDK took the /oidc authorization code flow).
+func apiSessionType(ctx ziti.Context) string {
+	impl, ok := ctx.(*ziti.ContextImpl)
+	if !ok || impl.CtrlClt == nil {
+		return ""
+	}
+	if s := impl.CtrlClt.GetCurrentApiSession(); s != nil {
+		return string(s.GetType())
+	}
+	return ""
+}
+
 func probe(args []string) error {
 	fs := flag.NewFlagSet("probe", flag.ExitOnError)
 	identity := fs.String("identity", "", "identity JSON file written by `ziti edge enroll` (certificate login)")
@@ -154,6 +167,7 @@ func probe(args []string) error {
 	service := fs.String("service", "", "create a Dial session for this service")
 	mfaSecret := fs.String("mfa-secret", "", "answer MFA auth queries with TOTP codes from this base32 secret")
 	mfaStep := fs.Int("mfa-step", 0, "use the TOTP code this many 30 s steps ahead")
+	wait := fs.Duration("wait", 0, "then wait this long (the SDK refreshes its API session meanwhile) and call the controller again")
 	_ = fs.Parse(args)
 	var ctx ziti.Context
 	var err error
@@ -174,7 +188,31 @@ func probe(args []string) error {
 	defer ctx.Close()
 	queries := []string{}
 	answerMfa(ctx, *mfaSecret, *mfaStep, &queries)
-	return report(ctx, *service, &queries)
+	if err := report(ctx, *service, &queries); err != nil {
+		return err
+	}
+	if *wait > 0 {
+		return reportAfter(ctx, *wait)
+	}
+	return nil
+}
+
+// reportAfter waits, then calls the controller again with the API session the SDK holds by then, and prints whether
+// its token changed meanwhile (an OIDC session's access token is refreshed before it expires).
+func reportAfter(ctx ziti.Context, wait time.Duration) error {
+	impl, ok := ctx.(*ziti.ContextImpl)
+	if !ok {
+		return errors.New("not the SDK's context")
+	}
+	before := string(impl.CtrlClt.GetCurrentApiSession().GetToken())
+	time.Sleep(wait)
+	me, err := ctx.GetCurrentIdentity()
+	if err != nil {
+		return fmt.Errorf("current identity after %s: %w", wait, err)
+	}
+	after := string(impl.CtrlClt.GetCurrentApiSession().GetToken())
+	emit(map[string]any{"afterWait": wait.String(), "identityName": *me.Name, "tokenRefreshed": before != after, "apiSessionType": apiSessionType(ctx)})
+	return nil
 }
 
 // mfaEnroll enrolls TOTP MFA for the identity and verifies it with a code computed from the returned secret.

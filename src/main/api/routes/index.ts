@@ -3,6 +3,7 @@ import type { RouteDef } from '../registry';
 import { certMethod, enrollmentRoutes } from './enrollment';
 import { informationalRoutes } from './informational';
 import { managementRoutes } from './management';
+import { oidcRoutes } from './oidc';
 import { policyRoutes } from './policy';
 import { extJwtMethod, securityRoutes } from './security';
 import { passwordMethod, sessionRoutes, type Authenticator } from './session';
@@ -24,6 +25,11 @@ export function buildRoutes(core: Core): RouteDef[] {
     ...securityRoutes(core),
   );
   return routes;
+}
+
+/** Routes outside the API bases, at their own paths: OpenZiti's OIDC provider (/oidc), unless api.oidc is off. */
+export function buildRootRoutes(core: Core): RouteDef[] {
+  return core.config.oidc?.enabled === false ? [] : oidcRoutes(core);
 }
 
 export const ROOT_ALIASES = [

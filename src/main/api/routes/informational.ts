@@ -8,13 +8,24 @@ const both: ApiName[] = ['client', 'management'];
 
 export const ENUMERATED_CAPABILITIES = ['OIDC_AUTH', 'HA_CONTROLLER'];
 
+/**
+ * GET /version. With OIDC authentication on (api.oidc), OpenZiti's `edge-oidc` API and the OIDC_AUTH capability are
+ * listed, as OpenZiti lists them when its OIDC binding is configured: SDKs that know it then log in through /oidc.
+ */
 export function versionInfo(core: Core) {
   const url = core.config.apiPublicUrl;
-  const entry = (api: ApiName) => ({ v1: { apiBaseUrls: [url + API_BASES[api]], path: API_BASES[api], version: 'v1' } });
+  const v1 = (path: string) => ({ v1: { apiBaseUrls: [url + path], path, version: 'v1' } });
+  const entry = (api: ApiName) => v1(API_BASES[api]);
+  const oidc = core.config.oidc?.enabled !== false;
   return {
-    apiVersions: { edge: entry('client'), 'edge-client': entry('client'), 'edge-management': entry('management') },
+    apiVersions: {
+      edge: entry('client'),
+      'edge-client': entry('client'),
+      'edge-management': entry('management'),
+      ...(oidc ? { 'edge-oidc': v1('/oidc') } : {}),
+    },
     buildDate: BUILD_DATE,
-    capabilities: [] as string[],
+    capabilities: oidc ? ['OIDC_AUTH'] : [],
     revision: REVISION,
     runtimeVersion: `node ${process.version}`,
     version: WEFT_VERSION,

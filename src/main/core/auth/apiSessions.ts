@@ -7,6 +7,7 @@ import { type ApiObject, present } from '../entities/resource';
 import type { Caller } from './permissions';
 import { perCore, type Core } from '../core';
 import { isTotpEnrolled } from './mfaRecords';
+import { isJwt, TOKEN_TYPE_ACCESS, verifyOidcToken } from './oidcTokens';
 
 /** Management view of API sessions (list/get/delete; sessions are created only by authentication). */
 export const apiSessions = defineResource({
@@ -53,6 +54,8 @@ export interface NewSession {
   configTypes: string[];
   isMfaRequired: boolean;
   isExtJwtRequired?: boolean;
+  /** an OIDC login (core/auth/oidc.ts): reached only through its JWT access tokens, ends at `expiresAt` */
+  oidc?: { expiresAt: Date };
 }
 
 export interface AuthQuery {
@@ -72,6 +75,11 @@ export interface AuthQuery {
 /**
  * API sessions: creation, token resolution with inactivity expiry, and the session views.
  * Activity is kept in memory and written through at most once a second per session.
+ *
+ * Two kinds (api_sessions.kind): `legacy` sessions of POST /authenticate, named by their opaque token and ended by
+ * inactivity; `oidc` sessions of the OIDC login (core/auth/oidc.ts), named by the `z_asid` of a JWT access token
+ * (their token column is never accepted) and ended at `expires_at`, which each token refresh moves on. Either ends
+ * early when deleted (logout, revocation, a disabled identity).
  */
 export class ApiSessionService {
   private readonly activity = new Map<string, number>();
@@ -87,8 +95,8 @@ export class ApiSessionService {
     const id = newId();
     await this.core.store.runSql(
       `INSERT INTO api_sessions (id, token, identity_id, authenticator_id, ip_address, config_types, is_mfa_required,
-         is_mfa_complete, is_ext_jwt_required, last_activity_at, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)`,
+         is_mfa_complete, is_ext_jwt_required, kind, expires_at, last_activity_at, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)`,
       id,
       newToken(),
       s.identityId,
@@ -97,6 +105,8 @@ export class ApiSessionService {
       JSON.stringify(s.configTypes),
       s.isMfaRequired,
       s.isExtJwtRequired ?? false,
+      s.oidc ? 'oidc' : 'legacy',
+      s.oidc ? s.oidc.expiresAt.toISOString() : null,
       now,
       now,
       now,
@@ -110,7 +120,10 @@ export class ApiSessionService {
     return new Date(Math.max(cached ?? 0, stored));
   }
 
+  /** When the session ends: after inactivity (legacy), at its stored end (OIDC; a JWT-resolved view: the token's). */
   expiresAt(row: Row): Date {
+    if (row.token_expires_at) return new Date(row.token_expires_at as string);
+    if (row.expires_at) return new Date(row.expires_at as string);
     return new Date(this.lastActivity(row).getTime() + this.timeoutMs);
   }
 
@@ -137,9 +150,12 @@ export class ApiSessionService {
   }
 
   /**
-   * Resolves a token to a live session and its caller; expired sessions are removed. What the two rows give is kept
-   * while the store's write generation is unchanged (only the session's activity time changes meanwhile, and that is
-   * tracked here), so a burst of requests on one session reads the database once.
+   * Resolves a token to a live session and its caller; expired sessions are removed. The token is a legacy session's
+   * opaque token, or a JWT access token of an OIDC session (signature, expiry and JTI revocation checked; the
+   * session it names must still exist): the session is then returned with that token and the token's expiry, as
+   * OpenZiti shows a JWT API session. What the two rows give is kept while the store's write generation is unchanged
+   * (only the session's activity time changes meanwhile, and that is tracked here), so a burst of requests on one
+   * session reads the database once.
    */
   resolve(token: string): Promise<{ session: Row; identity: Row; caller: Caller } | undefined> {
     return this.lookup(token, false);
@@ -155,21 +171,33 @@ export class ApiSessionService {
     let found = store.open && !reread ? this.resolved.get(token) : undefined;
     if (!found) {
       const generation = store.generation;
-      const session = await store.getSql<Row>('SELECT * FROM api_sessions WHERE token = ?', token);
+      const jwt = isJwt(token);
+      const claims = jwt ? await verifyOidcToken(this.core, token, TOKEN_TYPE_ACCESS) : undefined;
+      if (jwt && !claims) return undefined;
+      const session = claims
+        ? await store.getSql<Row>("SELECT * FROM api_sessions WHERE id = ? AND identity_id = ? AND kind = 'oidc'", claims.z_asid, claims.sub)
+        : await store.getSql<Row>("SELECT * FROM api_sessions WHERE token = ? AND kind <> 'oidc'", token);
       if (!session) return undefined;
       const identity = await store.getSql<Row>(
         'SELECT id, name, is_admin, permissions, disabled, disabled_until FROM identities WHERE id = ?',
         session.identity_id,
       );
-      found = { session, identity, caller: identity && callerOf(identity, session, this.isPartial(session)) };
+      found = {
+        session,
+        identity,
+        caller: identity && callerOf(identity, session, this.isPartial(session)),
+        tokenExpiresAt: claims && claims.exp * 1000,
+      };
       // kept only when no write came in between (the rows are then what the database holds at this generation)
       if (store.generation === generation && this.resolvedGeneration === generation) {
         if (this.resolved.size >= 10_000) this.resolved.clear();
         this.resolved.set(token, found);
       }
     }
-    const { session, identity, caller } = found;
+    const { session, identity, caller, tokenExpiresAt } = found;
     const now = this.core.clock.now();
+    // an expired access token ends nothing: the session lives on for its refresh tokens
+    if (tokenExpiresAt !== undefined && tokenExpiresAt <= now.getTime()) return undefined;
     if (!identity || isDisabled(identity, now)) {
       await this.remove(session.id as string);
       return undefined;
@@ -181,18 +209,46 @@ export class ApiSessionService {
       return reread ? undefined : this.lookup(token, true);
     }
     await this.touch(session, now);
-    return { session, identity, caller: caller! };
+    if (tokenExpiresAt === undefined) return { session, identity, caller: caller! };
+    return { session: { ...session, token, token_expires_at: new Date(tokenExpiresAt).toISOString() }, identity, caller: caller! };
   }
 
-  /** Deletes a session whose stored activity is past the timeout (and whose activity here is too); true if it went. */
+  /**
+   * Whether the session with this id is still live (an edge router connection of an OIDC session stays while its
+   * session does, whatever its access token's expiry; SDKs send the router each refreshed token).
+   */
+  async isLive(id: string): Promise<boolean> {
+    const session = await this.core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', id);
+    if (!session) return false;
+    const identity = await this.core.store.getSql<Row>('SELECT disabled, disabled_until FROM identities WHERE id = ?', session.identity_id);
+    const now = this.core.clock.now();
+    if (!identity || isDisabled(identity, now)) return false;
+    return this.expiresAt(session) > now || !(await this.removeIdle(id, now));
+  }
+
+  /**
+   * Deletes a session whose stored activity is past the timeout (and whose activity here is too), or an OIDC session
+   * past its end; true if it went.
+   */
   private async removeIdle(id: string, now: Date): Promise<boolean> {
     const cutoff = new Date(now.getTime() - this.timeoutMs).toISOString();
-    const gone = (await this.core.store.runSql('DELETE FROM api_sessions WHERE id = ? AND last_activity_at <= ?', id, cutoff)).changes > 0;
+    const gone =
+      (
+        await this.core.store.runSql(
+          'DELETE FROM api_sessions WHERE id = ? AND ((expires_at IS NULL AND last_activity_at <= ?) OR expires_at <= ?)',
+          id,
+          cutoff,
+          now.toISOString(),
+        )
+      ).changes > 0;
     if (gone) this.activity.delete(id);
     return gone;
   }
 
-  private readonly resolved = new Map<string, { session: Row; identity: Row | undefined; caller: Caller | undefined }>();
+  private readonly resolved = new Map<
+    string,
+    { session: Row; identity: Row | undefined; caller: Caller | undefined; tokenExpiresAt: number | undefined }
+  >();
   private resolvedGeneration = -1;
 
   private async touch(session: Row, now: Date): Promise<void> {
@@ -217,10 +273,15 @@ export class ApiSessionService {
     await this.core.store.runSql('DELETE FROM api_sessions WHERE identity_id = ?', identityId);
   }
 
-  /** Deletes sessions idle past the timeout (in SQL; cached activity newer than the row is honoured). */
+  /** Deletes sessions idle past the timeout, and OIDC sessions past their end (in SQL; cached activity newer than the row is honoured). */
   async sweep(): Promise<void> {
-    const cutoff = new Date(this.core.clock.now().getTime() - this.timeoutMs).toISOString();
-    const stale = await this.core.store.allSql<Row>('SELECT id, last_activity_at FROM api_sessions WHERE last_activity_at < ?', cutoff);
+    const now = this.core.clock.now();
+    const cutoff = new Date(now.getTime() - this.timeoutMs).toISOString();
+    const stale = await this.core.store.allSql<Row>(
+      'SELECT id, last_activity_at, expires_at FROM api_sessions WHERE (expires_at IS NULL AND last_activity_at < ?) OR expires_at < ?',
+      cutoff,
+      now.toISOString(),
+    );
     // each deleted only if still idle (another node may have touched it since the select)
     for (const row of stale) if (this.expiresAt(row) <= this.core.clock.now()) await this.removeIdle(row.id as string, this.core.clock.now());
   }

@@ -31,12 +31,17 @@ export interface ClientInfo {
   ipAddress: string;
 }
 
+/** How the login's API session is made: by default a legacy one; `oidc` for an OIDC login (core/auth/oidc.ts). */
+export interface LoginOptions {
+  oidc?: { expiresAt: Date };
+}
+
 export function parseAuthenticateBody(body: unknown): AuthenticateBody {
   return parseInput(authenticateBody, body ?? {}) ?? {};
 }
 
 /** POST /authenticate?method=password */
-export async function authenticatePassword(core: Core, rawBody: unknown, client: ClientInfo): Promise<ApiObject> {
+export async function authenticatePassword(core: Core, rawBody: unknown, client: ClientInfo, opts: LoginOptions = {}): Promise<ApiObject> {
   const body = parseAuthenticateBody(rawBody);
   if (body.username === undefined) throw invalidAuth('username and password are required');
   if (body.password === undefined) throw invalidAuth('username and password are required');
@@ -56,7 +61,7 @@ export async function authenticatePassword(core: Core, rawBody: unknown, client:
     await recordFailure(core, identity, policy.primary.updb);
     throw invalidAuth();
   }
-  const view = await completeLogin(core, { method: 'password', identity, authenticator: auth, resetFailures: true }, body, client);
+  const view = await completeLogin(core, { method: 'password', identity, authenticator: auth, resetFailures: true }, body, client, opts);
   await upgradeHash(core, auth, body.password);
   return view;
 }
@@ -138,7 +143,13 @@ export function primaryAllowed(policy: AuthPolicy, login: PrimaryLogin): boolean
  * the identity enrolled MFA or the policy requires it, a JWT of `requireExtJwtSigner` unless that signer did the
  * primary login.
  */
-export async function completeLogin(core: Core, login: PrimaryLogin, body: AuthenticateBody, client: ClientInfo): Promise<ApiObject> {
+export async function completeLogin(
+  core: Core,
+  login: PrimaryLogin,
+  body: AuthenticateBody,
+  client: ClientInfo,
+  opts: LoginOptions = {},
+): Promise<ApiObject> {
   const { identity } = login;
   const store = core.store;
   const policy = await loadAuthPolicy(core.system, identity.auth_policy_id as string);
@@ -173,6 +184,7 @@ export async function completeLogin(core: Core, login: PrimaryLogin, body: Authe
       configTypes: body.configTypes ?? [],
       isMfaRequired: (await isTotpEnrolled(core, identity.id as string)) || policy.secondary.requireTotp,
       isExtJwtRequired: !!required && !(login.method === 'ext-jwt' && login.extJwtSignerId === required),
+      oidc: opts.oidc,
     });
   });
   const ctx = core.ctx(callerOf(identity, session));

@@ -7,7 +7,7 @@ import { usableCas } from '../enrollment/cas';
 import { chainToAnchor, isCurrentlyValid, peerPems } from '../enrollment/certificates';
 import { fingerprintSha1 } from '../pki/index';
 import type { Row } from '../store/db';
-import { completeLogin, parseAuthenticateBody, type ClientInfo } from './authenticate';
+import { completeLogin, parseAuthenticateBody, type ClientInfo, type LoginOptions } from './authenticate';
 
 /** Authenticator id of sessions whose identity was found by a CA's externalId claim (no stored authenticator). */
 export const EXTERNAL_ID_AUTHENTICATOR = 'internal';
@@ -18,7 +18,13 @@ export const EXTERNAL_ID_AUTHENTICATOR = 'internal';
  * certificate's fingerprint, or, for a CA with an externalIdClaim, the one whose externalId the certificate carries.
  * Validity dates are enforced unless the identity's auth policy allows expired certificates.
  */
-export async function authenticateCert(core: Core, rawBody: unknown, peerCertificates: Buffer[], client: ClientInfo): Promise<ApiObject> {
+export async function authenticateCert(
+  core: Core,
+  rawBody: unknown,
+  peerCertificates: Buffer[],
+  client: ClientInfo,
+  opts: LoginOptions = {},
+): Promise<ApiObject> {
   const body = parseAuthenticateBody(rawBody);
   const [leaf, ...intermediates] = peerPems(peerCertificates);
   if (!leaf) throw invalidAuth('a client certificate is required');
@@ -50,7 +56,7 @@ export async function authenticateCert(core: Core, rawBody: unknown, peerCertifi
   }
   if (!identity) throw fail('no identity for this certificate');
   // disabled identity, cert.allowed and allowExpiredCerts are the shared auth-policy checks of completeLogin
-  return completeLogin(core, { method: 'cert', identity, authenticator, certExpired: !isCurrentlyValid(leaf, now) }, body, client);
+  return completeLogin(core, { method: 'cert', identity, authenticator, certExpired: !isCurrentlyValid(leaf, now) }, body, client, opts);
 }
 
 function controllerAnchors(core: Core): string[] {

@@ -15,7 +15,7 @@ import type { ApiObject } from '../entities/resource';
 import { ApiError, invalidAuth } from '../errors';
 import type { Row } from '../store/db';
 import { callerOf, apiSessionsOf } from './apiSessions';
-import { completeLogin, parseAuthenticateBody, type ClientInfo } from './authenticate';
+import { completeLogin, parseAuthenticateBody, type ClientInfo, type LoginOptions } from './authenticate';
 
 const ALGORITHMS: JWSAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 /** Allowed clock skew for exp/nbf, in seconds. */
@@ -173,11 +173,27 @@ export interface ExtJwtRequest {
  * `requireExtJwtSigner`, the verified JWT (for the same identity) completes that factor; otherwise it is a
  * primary login of the identity the JWT names (by id, or by externalId when the signer says useExternalId).
  */
-export async function authenticateExtJwt(core: Core, req: ExtJwtRequest): Promise<ApiObject> {
+export async function authenticateExtJwt(core: Core, req: ExtJwtRequest, opts: LoginOptions = {}): Promise<ApiObject> {
   const body = parseAuthenticateBody(req.body);
-  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.authorization ?? '')?.[1];
+  const bearer = bearerOf(req.authorization);
   if (!bearer) throw invalidAuth('an external JWT is required as Authorization: Bearer <token>');
   const pending = req.ztSession ? await apiSessionsOf(core).resolve(req.ztSession) : undefined;
+  const { jwt, identity } = await verifiedIdentity(core, bearer);
+  const session = pending?.session;
+  if (session && session.is_ext_jwt_required && !session.is_ext_jwt_complete) {
+    const row = await completeExtJwtFactor(core, session, jwt, identity);
+    const view = await apiSessionsOf(core).view(core.ctx(callerOf(identity, row)), row);
+    view.token = row.token;
+    return view;
+  }
+  return completeLogin(core, { method: 'ext-jwt', identity, extJwtSignerId: jwt.signer.id as string }, body, req.client, opts);
+}
+
+/** The bearer token of an Authorization header value, if any. */
+export const bearerOf = (authorization: string | undefined): string | undefined => /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+
+/** An external JWT, verified, and the identity it names; 401 INVALID_AUTH otherwise. */
+async function verifiedIdentity(core: Core, bearer: string): Promise<{ jwt: VerifiedJwt; identity: Row }> {
   const jwt = await extJwtVerifierOf(core).verify(bearer);
   const column = jwt.signer.use_external_id ? 'external_id' : 'id';
   const identity = await core.store.getSql<Row>(`SELECT * FROM identities WHERE ${column} = ?`, jwt.subject);
@@ -185,23 +201,27 @@ export async function authenticateExtJwt(core: Core, req: ExtJwtRequest): Promis
     core.log.info({ signerId: jwt.signer.id, subject: jwt.subject }, 'external JWT names no identity');
     throw invalidAuth();
   }
-  const session = pending?.session;
-  if (session && session.is_ext_jwt_required && !session.is_ext_jwt_complete) {
-    const policy = await loadAuthPolicy(core.system, identity.auth_policy_id as string);
-    if (identity.id !== session.identity_id || policy.secondary.requireExtJwtSigner !== jwt.signer.id) throw invalidAuth();
-    const done = await core.store.runSql(
-      'UPDATE api_sessions SET is_ext_jwt_complete = 1, updated_at = ? WHERE id = ?',
-      core.clock.now().toISOString(),
-      session.id,
-    );
-    // the partial session may have ended meanwhile (logout, expiry, a disabled identity)
-    const row = done.changes ? await core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', session.id) : undefined;
-    if (!row) throw invalidAuth();
-    const view = await apiSessionsOf(core).view(core.ctx(callerOf(identity, row)), row);
-    view.token = row.token;
-    return view;
-  }
-  return completeLogin(core, { method: 'ext-jwt', identity, extJwtSignerId: jwt.signer.id as string }, body, req.client);
+  return { jwt, identity };
+}
+
+/**
+ * The secondary factor of a partial session whose auth policy requires a JWT of `requireExtJwtSigner`: a verified
+ * JWT of that signer for the session's identity completes it (a raw token is verified first). Returns the session's
+ * row; 401 INVALID_AUTH otherwise.
+ */
+export async function completeExtJwtFactor(core: Core, session: Row, token: string | VerifiedJwt, known?: Row): Promise<Row> {
+  const { jwt, identity } = typeof token === 'string' ? await verifiedIdentity(core, token) : { jwt: token, identity: known! };
+  const policy = await loadAuthPolicy(core.system, identity.auth_policy_id as string);
+  if (identity.id !== session.identity_id || policy.secondary.requireExtJwtSigner !== jwt.signer.id) throw invalidAuth();
+  const done = await core.store.runSql(
+    'UPDATE api_sessions SET is_ext_jwt_complete = 1, updated_at = ? WHERE id = ?',
+    core.clock.now().toISOString(),
+    session.id,
+  );
+  // the partial session may have ended meanwhile (logout, expiry, a disabled identity)
+  const row = done.changes ? await core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', session.id) : undefined;
+  if (!row) throw invalidAuth();
+  return row;
 }
 
 /** The external JWT verifier of a core (signer keys cached until a signer changes). */

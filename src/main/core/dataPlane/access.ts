@@ -3,6 +3,7 @@ import { fingerprintSha1 } from '../pki/index';
 import type { Row } from '../store/db';
 import { serviceAccessTokensOf } from '../policy/serviceAccessToken';
 import { apiSessionsOf } from '../auth/apiSessions';
+import { isJwt } from '../auth/oidcTokens';
 
 /** Why the data plane refuses a connection or a dial/bind; the text goes back to the SDK. */
 export class DataPlaneRefusal extends Error {}
@@ -24,9 +25,10 @@ export interface SessionGrant {
 }
 
 /**
- * An edge connection's hello: its API session token must name a live, fully authenticated API session, and the
- * TLS client certificate must be one of the identity's certificate authenticators or one of the API session's
- * ephemeral certificates (as OpenZiti's router checks the fingerprint against the API session).
+ * An edge connection's hello: its API session token (a legacy session's token, or an OIDC session's JWT access
+ * token, as OpenZiti's routers accept both) must name a live, fully authenticated API session, and the TLS client
+ * certificate must be one of the identity's certificate authenticators or one of the API session's ephemeral
+ * certificates (as OpenZiti's router checks the fingerprint against the API session).
  */
 export async function authorizeChannel(core: Core, token: string, certDer: Buffer | undefined): Promise<ChannelCaller> {
   const resolved = token ? await apiSessionsOf(core).resolve(token) : undefined;
@@ -52,9 +54,30 @@ export async function authorizeChannel(core: Core, token: string, certDer: Buffe
   };
 }
 
-/** Whether the API session behind a connection still exists (and is not expired). */
+/**
+ * Whether the API session behind a connection still exists (and is not expired). A connection of an OIDC session
+ * lasts as long as the session, not as its access token: SDKs refresh tokens on their own and send the router
+ * each new one (authorizeTokenUpdate).
+ */
 export async function channelStillValid(core: Core, caller: ChannelCaller): Promise<boolean> {
+  if (isJwt(caller.apiSessionToken)) return apiSessionsOf(core).isLive(caller.apiSessionId);
   return !!(await apiSessionsOf(core).resolve(caller.apiSessionToken));
+}
+
+/**
+ * An SDK's UpdateToken on a connection of an OIDC session: the new access token must be valid and name the same
+ * identity. A token of the connection's own API session replaces the connection's; one of another session of the
+ * identity changes nothing (as OpenZiti's router, which updates only the connections of that token's session).
+ * Throws a DataPlaneRefusal with the reason otherwise.
+ */
+export async function authorizeTokenUpdate(core: Core, caller: ChannelCaller, token: string): Promise<void> {
+  if (!isJwt(caller.apiSessionToken))
+    throw new DataPlaneRefusal("current connection isn't authenticated via JWT bearer tokens, unable to switch to them");
+  if (!isJwt(token)) throw new DataPlaneRefusal('message did not contain a valid JWT bearer token');
+  const resolved = await apiSessionsOf(core).resolve(token);
+  if (!resolved || resolved.caller.partial) throw new DataPlaneRefusal('api session JWT bearer token failed to parse or validate');
+  if (resolved.caller.identityId !== caller.identityId) throw new DataPlaneRefusal('the token belongs to another identity');
+  if (resolved.session.id === caller.apiSessionId) caller.apiSessionToken = token;
 }
 
 /**

@@ -6,6 +6,7 @@ import { nullableTags } from './common';
 import { defineResource } from './define';
 import { applyCreate } from './resource';
 import { apiSessionsOf } from '../auth/apiSessions';
+import { oidcLifetimes } from '../auth/oidcTokens';
 
 export const REVOCATION_TYPES = ['JTI', 'IDENTITY', 'API_SESSION'] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -19,9 +20,9 @@ const createSchema = z.object({
 /**
  * Revocations, as OpenZiti's Management API (list, get, create; administrators). Creating one replaces an existing
  * revocation of the same id and takes effect at once: an IDENTITY revocation ends the identity's API sessions
- * (all issued before it), an API_SESSION revocation ends that session. Weft issues no JWT access tokens, so a JTI
- * revocation is recorded only. A revocation is kept as long as a revoked credential could have lived (the API
- * session timeout).
+ * (all issued before it), an API_SESSION revocation ends that session (legacy or OIDC), a JTI revocation refuses the
+ * OIDC access or refresh token with that id. A revocation is kept as long as a revoked credential could have lived
+ * (the API session timeout; for a JTI, at least an OIDC refresh token's lifetime).
  */
 export const revocations = defineResource({
   entity: 'revocations',
@@ -48,10 +49,12 @@ export const revocations = defineResource({
         throw validationError('id', input.type === 'JTI' ? 'must be a valid UUID' : 'must be a valid UUID or the id of an API session', input.id);
       }
       const now = ctx.core.clock.now();
+      const keep =
+        input.type === 'JTI' ? Math.max(ctx.core.config.sessionTimeoutMs, oidcLifetimes(ctx.core).refresh) : ctx.core.config.sessionTimeoutMs;
       return store.tx(async () => {
         await store.runSql('DELETE FROM revocations WHERE id = ?', input.id);
         const id = await applyCreate(ctx, revocations, input, {
-          columns: { expires_at: new Date(now.getTime() + ctx.core.config.sessionTimeoutMs).toISOString(), issued_before: now.toISOString() },
+          columns: { expires_at: new Date(now.getTime() + keep).toISOString(), issued_before: now.toISOString() },
         });
         if (input.type === 'IDENTITY') await apiSessionsOf(ctx.core).removeForIdentity(input.id);
         if (isSession) await apiSessionsOf(ctx.core).remove(input.id);

@@ -11,6 +11,7 @@ import * as m009 from './009_audit_order';
 import * as m010 from './010_shared_files';
 import * as m011 from './011_used_once';
 import * as m012 from './012_controller_router';
+import * as m013 from './013_oidc';
 
 export type { Migration, MigrationTarget } from '../db';
 
@@ -34,4 +35,5 @@ export const migrations: Migration[] = [
   { version: 10, name: 'shared files', up: m010.up },
   { version: 11, name: 'used once', up: m011.up },
   { version: 12, name: 'controller router', up: m012.up },
+  { version: 13, name: 'oidc', up: m013.up },
 ];
