@@ -247,9 +247,10 @@ describe('postgres store: the database goes away mid-work', () => {
   it('a backend terminated mid-transaction: that transaction fails as unavailable, nothing of it stays, the store goes on', async () => {
     const held = heldTransaction('doomed');
     const reader = heldTransaction('reader', 'read');
-    // waits for the write lock the doomed one holds
+    const pid = await held.pid;
+    // started once the doomed one holds the write lock (pooled connections are not handed out in order): it waits
     const other = heldTransaction('unaffected');
-    await admin.query('SELECT pg_terminate_backend($1)', [await held.pid]);
+    await admin.query('SELECT pg_terminate_backend($1)', [pid]);
     held.release();
     await expect(held.done).rejects.toBeInstanceOf(StoreUnavailableError);
     await other.pid;
