@@ -10,7 +10,7 @@ import { apiLimits } from './core/auth/rateLimit';
 import { systemClock, type Clock } from './core/clock';
 import { Core } from './core/core';
 import { newId } from './core/ids';
-import { startCore } from './core/modules';
+import { startCore, writeSubscribers } from './core/modules';
 import { SCHEMA_MIGRATIONS } from './core/registry';
 import { setting } from './core/store/settings';
 import { loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
@@ -151,6 +151,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       },
       { ...pki, caBundlePkcs7: toPkcs7Base64(caBundle) },
       log,
+      writeSubscribers(),
     );
     const api = core.config.apiPublicUrl;
     const modules = await startCore(

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import type { Caller } from '../core/auth/permissions';
 import type { Core } from '../core/core';
-import { recordAudit, routeAction, type AuditEntry } from '../core/ops/audit';
+import { coversWrite, PendingAudit, recordAudit, routeAction, type AuditEntry } from '../core/ops/audit';
 import type { ApiName, ApiRequest, RouteDef } from './registry';
 
 /**
@@ -35,6 +35,27 @@ export interface RestAudit {
   request?: ApiRequest;
   caller?: Caller;
   recorded?: boolean;
+  /** a write's entry, waiting for the write it names (see pendingRestAudit) */
+  pending?: PendingAudit;
+}
+
+/**
+ * A write route's entry, made before its handler runs and written by the core's write gate with the write the route
+ * names, in that write's transaction; `recordRestAudit` settles it once the request has succeeded.
+ */
+export function pendingRestAudit(audit: RestAudit, req: ApiRequest): PendingAudit {
+  const { target } = audit;
+  const entry: AuditEntry = {
+    source: audit.api,
+    action: target.action,
+    entityType: target.entityType,
+    entityId: req.params.id,
+    route: target.route,
+    caller: audit.caller,
+    sourceAddress: req.ip,
+    outcome: 'success',
+  };
+  return (audit.pending = new PendingAudit(entry, coversWrite(target.entityType, req.params.id)));
 }
 
 /**
@@ -106,7 +127,8 @@ export async function recordRestAudit(
   } else {
     entry.entityId = req?.params.id ?? (outcome.status === 201 && typeof data?.id === 'string' ? data.id : undefined);
   }
-  await recordAudit(core, entry);
+  if (audit.pending && !outcome.errorCode) await audit.pending.settle(core, entry);
+  else await recordAudit(core, entry);
 }
 
 /**

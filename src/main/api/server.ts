@@ -11,7 +11,7 @@ import type { Core } from '../core/core';
 import { ApiError, echoValue, rateLimited, unauthorized, unavailable } from '../core/errors';
 import { isStoreUnavailable } from '../core/ops/availability';
 import { patchFields } from '../core/validation';
-import { auditTarget, recordRestAudit, type RestAudit, type RestAuditTarget } from './audit';
+import { auditTarget, pendingRestAudit, recordRestAudit, type RestAudit, type RestAuditTarget } from './audit';
 import { isVolatile, trackReuse } from '../core/replyReuse';
 import { envelope, errorEnvelope } from './envelope';
 import { ReplyCache } from './replyCache';
@@ -341,6 +341,8 @@ async function handle(
     request.ctx = core.ctx(resolved.caller);
     request.session = resolved.session;
   }
+  // a write's audit entry goes in with the write it names (the core's write gate), in its transaction
+  if (audit?.target.kind === 'write') request.ctx = { ...request.ctx, onWrite: pendingRestAudit(audit, request).onWrite };
   let keep: { cache: ReplyCache; apiSessionId: string | undefined; url: string; generation: number } | undefined;
   if (route.cacheable && req.method === 'GET') {
     const apiSessionId = request.session?.id as string | undefined;

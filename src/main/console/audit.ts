@@ -2,7 +2,7 @@ import type { TRPCError } from '@trpc/server';
 import type { Caller } from '../core/auth/permissions';
 import type { Core } from '../core/core';
 import { ApiError } from '../core/errors';
-import { recordAudit, routeAction, type AuditEntry } from '../core/ops/audit';
+import { coversWrite, PendingAudit, recordAudit, routeAction, type AuditEntry } from '../core/ops/audit';
 import { LOGIN_LINK_PATH } from '../../shared/console';
 
 /**
@@ -67,6 +67,8 @@ function errorCode(error: TRPCError): string {
 export interface ConsoleMutation {
   path: string;
   input: unknown;
+  /** the entry the write gate may have written already (pendingConsoleAudit) */
+  pending?: PendingAudit;
   /** the procedure's answer, or its error */
   data?: unknown;
   error?: TRPCError;
@@ -76,11 +78,38 @@ export interface ConsoleMutation {
   sourceAddress: string;
 }
 
+/** What a procedure's entry says: its target and how it reads as a REST route. */
+function describe(path: string, input: Input, data: unknown) {
+  const target = ROUTES[path]?.(input, data) ?? {};
+  const route = target.route ? routeAction(target.route.split(' ')[0]!, target.route.slice(target.route.indexOf(' ') + 1)) : undefined;
+  return { target, route };
+}
+
+/**
+ * A mutation mirroring a REST write: its entry, written by the core's write gate with the write it names, in that
+ * write's transaction (recordConsoleMutation settles it once the procedure has succeeded).
+ */
+export function pendingConsoleAudit(path: string, rawInput: unknown, caller: Caller | undefined, sourceAddress: string): PendingAudit | undefined {
+  const input = (rawInput && typeof rawInput === 'object' ? rawInput : {}) as Input;
+  const { target, route } = describe(path, input, undefined);
+  if (!route || target.action) return undefined;
+  const entry: AuditEntry = {
+    source: 'console',
+    action: route.action,
+    entityType: route.entityType,
+    entityId: target.entityId,
+    route: target.route,
+    caller,
+    sourceAddress,
+    outcome: 'success',
+  };
+  return new PendingAudit(entry, coversWrite(route.entityType, target.entityId));
+}
+
 /** Records one console mutation. Procedures not in the table above are recorded by their path. */
 export async function recordConsoleMutation(core: Core, m: ConsoleMutation): Promise<void> {
   const input = (m.input && typeof m.input === 'object' ? m.input : {}) as Input;
-  const target = ROUTES[m.path]?.(input, m.data) ?? {};
-  const described = target.route ? routeAction(target.route.split(' ')[0]!, target.route.slice(target.route.indexOf(' ') + 1)) : undefined;
+  const { target, route: described } = describe(m.path, input, m.data);
   const entry: AuditEntry = {
     source: 'console',
     action: target.action ?? described?.action ?? m.path.slice(m.path.lastIndexOf('.') + 1),
@@ -98,7 +127,8 @@ export async function recordConsoleMutation(core: Core, m: ConsoleMutation): Pro
     entry.authMethod = 'password';
   }
   if (entry.entityType === 'api-sessions') entry.entityId = entry.caller?.apiSessionId;
-  await recordAudit(core, entry);
+  if (m.pending && !m.error) await m.pending.settle(core, entry);
+  else await recordAudit(core, entry);
 }
 
 /** The one-time login link (not a tRPC call): a login of the default admin. */

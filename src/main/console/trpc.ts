@@ -7,7 +7,7 @@ import type { LiveDataPlane } from '../core/dataPlane/status';
 import { ApiError, echoValue } from '../core/errors';
 import type { Row } from '../core/store/db';
 import type { ConsoleUrls, ZitiErrorData } from '../../shared/console';
-import { recordConsoleMutation, type AuditNote } from './audit';
+import { pendingConsoleAudit, recordConsoleMutation, type AuditNote } from './audit';
 
 /** The API session behind the console's cookie, resolved exactly as the REST API resolves `zt-session`. */
 export interface ConsoleSession {
@@ -103,13 +103,16 @@ export const createCallerFactory = t.createCallerFactory;
  */
 const auditMutations = t.middleware(async ({ ctx, type, path, getRawInput, next }) => {
   const note: AuditNote = {};
-  const result = await next({ ctx: { audit: note } });
+  const input = type === 'mutation' ? await getRawInput().catch(() => undefined) : undefined;
+  // a write's entry goes in with the write it names (the core's write gate), in its transaction
+  const pending = type === 'mutation' ? pendingConsoleAudit(path, input, ctx.session?.caller, ctx.clientIp) : undefined;
+  const result = await next({ ctx: { audit: note, pendingAudit: pending } });
   if (type === 'mutation') {
-    const input = await getRawInput().catch(() => undefined);
     await recordConsoleMutation(ctx.core, {
       path,
       input,
       note,
+      pending,
       caller: ctx.session?.caller,
       sourceAddress: ctx.clientIp,
       ...(result.ok ? { data: result.data } : { error: result.error }),
@@ -129,7 +132,7 @@ const notSignedIn = () => new TRPCError({ code: 'UNAUTHORIZED', message: 'Not si
  */
 export const partialProcedure = publicProcedure.use(({ ctx, next }) => {
   if (!ctx.session) throw notSignedIn();
-  const zctx: Ctx = ctx.core.ctx(ctx.session.caller);
+  const zctx: Ctx = { ...ctx.core.ctx(ctx.session.caller), ...(ctx.pendingAudit ? { onWrite: ctx.pendingAudit.onWrite } : {}) };
   return next({ ctx: { ...ctx, session: ctx.session, zctx } });
 });
 

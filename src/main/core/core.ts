@@ -5,6 +5,7 @@ import { SchemaValidator } from './entities/jsonSchema';
 import type { ShareOAuthCheck } from './shareOAuth';
 import { JwtSigner, type ControllerPki } from './pki/index';
 import type { Store } from './store/db';
+import type { WriteSubscriber } from './entities/writeGate';
 
 /** The controller's PKI plus derived encodings served by the APIs. */
 export type PkiMaterial = ControllerPki & { caBundlePkcs7: string };
@@ -35,6 +36,8 @@ export interface CoreConfig {
 export interface Ctx {
   core: Core;
   caller: Caller;
+  /** what the request that made this ctx does with each of its writes, in their transactions (its audit entry) */
+  onWrite?: WriteSubscriber<Ctx>;
 }
 
 /**
@@ -63,6 +66,8 @@ export class Core {
     readonly config: Readonly<CoreConfig>,
     readonly pki: PkiMaterial,
     readonly log: Logger,
+    /** the write gate's subscribers (core/modules.ts): what every write does in its transaction */
+    readonly writeSubscribers: ReadonlyArray<WriteSubscriber<Ctx>> = [],
   ) {}
 
   private jwtSigner?: JwtSigner;

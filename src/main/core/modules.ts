@@ -1,9 +1,12 @@
 import type { Logger } from 'pino';
 import { bootstrap, type AdminCredentials, type BootstrapResult } from './bootstrap';
-import type { Core } from './core';
+import type { Core, Ctx } from './core';
+import type { WriteSubscriber } from './entities/writeGate';
+import { outboxOnWrite, pruneOutbox } from './ops/outbox';
 import { markRoutersOffline } from './dataPlane/builtinRouter';
 import { pruneAuditLog } from './ops/audit';
 import { classifyAllUnclassified } from './policy/classes';
+import { policyIndexOnWrite } from './policy/onWrite';
 import { controllerHeartbeat, controllerStopped, HEARTBEAT_MS, registerController, type ControllerNode } from './ops/controllerNodes';
 import { apiSessionsOf } from './auth/apiSessions';
 import { sweepOidc } from './auth/oidc';
@@ -35,6 +38,8 @@ export interface CoreModule {
   every?: { ms: number; atStart?: boolean; run(core: Core, settings: StartSettings): void | Promise<void> };
   /** run in reverse list order when Weft stops */
   stop?(core: Core): void | Promise<void>;
+  /** what it does with every write of a resource, inside the write's transaction (the write gate) */
+  onWrite?: WriteSubscriber<Ctx>;
 }
 
 const pruneAudit = async (core: Core, s: StartSettings) => void (await pruneAuditLog(core, s.audit));
@@ -53,8 +58,9 @@ export const CORE_MODULES: readonly CoreModule[] = [
   },
   // the default admin, auth policy, identity and posture check types, built-in config types
   { name: 'bootstrap', start: async (core, s, out) => void (out.bootstrap = await bootstrap(core, s.admin)) },
-  // entities written before the policy index existed (or around it) get their role classes
-  { name: 'policy index', start: (core) => classifyAllUnclassified(core.store) },
+  // role attributes and classes follow every write; entities written before the policy index existed (or around it)
+  // get their role classes at start
+  { name: 'policy index', start: (core) => classifyAllUnclassified(core.store), onWrite: policyIndexOnWrite },
   // this node in /controllers; online while its heartbeat runs (nodes sharing a PostgreSQL database see each other)
   {
     name: 'controllers',
@@ -73,8 +79,16 @@ export const CORE_MODULES: readonly CoreModule[] = [
   { name: 'api sessions', every: { ms: 60_000, run: (core) => apiSessionsOf(core).sweep() } },
   // OIDC authorization requests that were abandoned or whose code was used (kept until they expire: replays are seen)
   { name: 'oidc', every: { ms: 60_000, run: (core) => sweepOidc(core) } },
+  // a request's audit entry is written with its first write (its own onWrite, see ops/audit.ts); entries are pruned
   { name: 'audit log', every: { ms: 10 * 60_000, atStart: true, run: pruneAudit } },
+  // every write is also a change event, in the outbox (ops/outbox.ts); kept for a while, then pruned
+  { name: 'outbox', onWrite: outboxOnWrite, every: { ms: 60_000, atStart: true, run: (core) => pruneOutbox(core) } },
 ];
+
+/** The write gate's subscribers, in module order (Core takes them when it is built). */
+export function writeSubscribers(modules = CORE_MODULES): Array<WriteSubscriber<Ctx>> {
+  return modules.flatMap((m) => (m.onWrite ? [m.onWrite] : []));
+}
 
 /** Runs every module's start-up work, then its periodic work; `stop` ends both. */
 export async function startCore(core: Core, settings: StartSettings, log: Logger, modules = CORE_MODULES) {

@@ -81,7 +81,8 @@ export interface ResourceDeclaration<F extends Fields> {
     existing: RowOf<F> | undefined,
     ctx: Ctx,
   ): Promise<Record<string, unknown> | void> | Record<string, unknown> | void;
-  afterWrite?(op: WriteOp, id: string, input: InputOf<F>, existing: RowOf<F> | undefined, ctx: Ctx): Promise<void> | void;
+  /** After the write gate, in the transaction; `written`: the row as it is now. */
+  afterWrite?(op: WriteOp, id: string, input: InputOf<F>, existing: RowOf<F> | undefined, ctx: Ctx, written: RowOf<F>): Promise<void> | void;
   beforeDelete?(row: RowOf<F>, ctx: Ctx): Promise<void> | void;
   afterDelete?(row: RowOf<F>, ctx: Ctx): Promise<void> | void;
   decorate?(items: ApiObject[], rows: RowOf<F>[], ctx: Ctx): Promise<void> | void;

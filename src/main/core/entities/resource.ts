@@ -11,9 +11,8 @@ import { constraintBroken, type Row, type Store } from '../store/db';
 import type { Migration } from '../store/migrations/index';
 import { parseInput } from '../validation';
 import type { RoleKind } from '../../../shared/roleKinds';
-import { roleAttributesChanged } from '../policy/policyIndex';
 import { roleFilterSql } from '../policy/roles';
-import { syncRoleAttributes, deleteRoleAttributes } from './roleAttributes';
+import { passGate, type GateOp } from './writeGate';
 
 /**
  * One declaration per resource type drives list/get/create/update/patch/delete, filterable fields, links,
@@ -72,7 +71,8 @@ export interface ResourceDef {
     existing: Row | undefined,
     ctx: Ctx,
   ): Promise<Record<string, unknown> | void> | Record<string, unknown> | void;
-  afterWrite?(op: WriteOp, id: string, input: any, existing: Row | undefined, ctx: Ctx): Promise<void> | void;
+  /** After the write gate, in the transaction; `written`: the row as it is now. */
+  afterWrite?(op: WriteOp, id: string, input: any, existing: Row | undefined, ctx: Ctx, written: Row): Promise<void> | void;
   /* eslint-enable @typescript-eslint/no-explicit-any */
   beforeDelete?(row: Row, ctx: Ctx): Promise<void> | void;
   afterDelete?(row: Row, ctx: Ctx): Promise<void> | void;
@@ -400,11 +400,8 @@ async function writeCreate(ctx: Ctx, def: ResourceDef, input: Record<string, unk
     const extra = (await def.beforeWrite?.('create', input, undefined, ctx)) ?? {};
     const now = ctx.core.clock.now().toISOString();
     await insertRow(ctx, def, { id, created_at: now, updated_at: now, tags: '{}', ...columnValues(def, input), ...extra, ...system.columns }, input);
-    if (def.roleKind) {
-      await syncRoleAttributes(store, def.roleKind, id, (input.roleAttributes as string[] | undefined) ?? []);
-      await roleAttributesChanged(ctx.core, def.roleKind, id);
-    }
-    await def.afterWrite?.('create', id, input, undefined, ctx);
+    const written = await gate(ctx, def, 'create', id, undefined);
+    await def.afterWrite?.('create', id, input, undefined, ctx, written!);
     return id;
   });
 }
@@ -431,11 +428,8 @@ export async function applyUpdate(ctx: Ctx, def: ResourceDef, id: string, body: 
     } catch (e) {
       translateConstraint(def, e, input);
     }
-    if (def.roleKind && input.roleAttributes !== undefined) {
-      await syncRoleAttributes(store, def.roleKind, id, (input.roleAttributes as string[] | null) ?? []);
-      await roleAttributesChanged(ctx.core, def.roleKind, id);
-    }
-    await def.afterWrite?.(op, id, input, existing, ctx);
+    const written = await gate(ctx, def, op, id, existing);
+    await def.afterWrite?.(op, id, input, existing, ctx, written!);
   });
 }
 
@@ -450,18 +444,26 @@ export async function applyDelete(ctx: Ctx, def: ResourceDef, id: string): Promi
   await store.tx(async () => {
     const row = await requireRow(store, def, id);
     await def.beforeDelete?.(row, ctx);
-    if (def.roleKind) {
-      await deleteRoleAttributes(store, def.roleKind, id);
-      // (migration 003's delete triggers do the same for rows that go by cascade)
-      await store.runSql('DELETE FROM role_class_members WHERE kind = ? AND entity_id = ?', def.roleKind, id);
-    }
     try {
       await store.runSql(`DELETE FROM ${def.table} WHERE id = ?`, id);
     } catch (e) {
       translateConstraint(def, e);
     }
+    await gate(ctx, def, 'delete', id, row);
     await def.afterDelete?.(row, ctx);
   });
+}
+
+/**
+ * The write gate: what every write of a resource does in its transaction, after the row is written (the core's
+ * subscribers, then the request's own), with the row as it was and as it is now.
+ */
+async function gate(ctx: Ctx, def: ResourceDef, op: GateOp, id: string, before: Row | undefined): Promise<Row | undefined> {
+  const after = op === 'delete' ? undefined : await ctx.core.store.getSql<Row>(`SELECT * FROM ${def.table} WHERE id = ?`, id);
+  const write = { ctx, def, op, id, before, after };
+  await passGate(ctx.core.writeSubscribers, write);
+  if (ctx.onWrite) await ctx.onWrite(write);
+  return after;
 }
 
 /** The operations an adapter exposes for a resource: the generic ones unless the declaration overrides them. */

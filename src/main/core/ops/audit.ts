@@ -1,4 +1,5 @@
-import type { Core } from '../core';
+import type { Core, Ctx } from '../core';
+import type { Write, WriteSubscriber } from '../entities/writeGate';
 import type { Caller } from '../auth/permissions';
 import { newId } from '../ids';
 import { defineResource } from '../entities/define';
@@ -40,35 +41,74 @@ const text = (v: string | undefined): string | null =>
  * Stores one entry. Never throws: an audit write that fails (e.g. the store is unavailable, in which case the
  * request failed as well) is logged, and the caller's answer stands.
  */
-export async function recordAudit(core: Core, e: AuditEntry): Promise<void> {
-  const now = core.clock.now().toISOString();
-  // the system itself (unauthenticated routes run as it) is no caller worth naming
-  const caller = e.caller?.identityId === 'system' ? undefined : e.caller;
+export async function recordAudit(core: Core, e: AuditEntry, id = newId()): Promise<void> {
   try {
-    await core.store.runSql(
-      `INSERT INTO audit_log (id, source, action, entity_type, entity_id, route, identity_id, identity_name, api_session_id, principal,
-         auth_method, source_address, outcome, error_code, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      newId(),
-      e.source,
-      e.action,
-      text(e.entityType),
-      text(e.entityId),
-      text(e.route),
-      text(caller?.identityId),
-      text(caller?.identityName),
-      text(caller?.apiSessionId),
-      text(e.principal),
-      text(e.authMethod),
-      text(e.sourceAddress),
-      e.outcome,
-      text(e.errorCode),
-      now,
-      now,
-    );
+    await insertAudit(core, id, e);
   } catch (err) {
     core.log.error({ err, action: e.action, entityType: e.entityType }, 'could not write an audit log entry');
   }
+}
+
+/**
+ * A request's audit entry, written with its first write of the entity it names (through the write gate: in that
+ * write's transaction, so the entry commits or rolls back with the change). `covers` tells that write; once the
+ * request has succeeded, `settle` writes the entry unless that transaction committed it (a request that wrote
+ * nothing through the gate, e.g. a snapshot, is recorded then).
+ */
+export class PendingAudit {
+  readonly id = newId();
+  private written = false;
+
+  constructor(
+    private readonly entry: AuditEntry,
+    private readonly covers: (w: Write<Ctx>) => boolean,
+  ) {}
+
+  readonly onWrite: WriteSubscriber<Ctx> = async (w) => {
+    if (this.written || !this.covers(w)) return;
+    this.written = true;
+    await insertAudit(w.ctx.core, this.id, { ...this.entry, entityId: this.entry.entityId ?? w.id, outcome: 'success' });
+  };
+
+  /** After the request succeeded: its entry as it ends (`entry`), unless the gate already committed it. */
+  async settle(core: Core, entry: AuditEntry): Promise<void> {
+    if (this.written && (await core.store.getSql('SELECT 1 FROM audit_log WHERE id = ?', this.id).catch(() => undefined))) return;
+    await recordAudit(core, entry, this.id);
+  }
+}
+
+/** Whether a write is the one a request names: of its entity type, the id it names (none: the create it makes). */
+export function coversWrite(entityType: string, entityId: string | undefined): (w: Write<Ctx>) => boolean {
+  const entity = entityType.split('/')[0];
+  return (w) => w.def.entity === entity && (entityId === undefined ? w.op === 'create' : w.id === entityId);
+}
+
+/** Stores one entry (failing with the transaction it is part of). */
+async function insertAudit(core: Core, id: string, e: AuditEntry): Promise<void> {
+  const now = core.clock.now().toISOString();
+  // the system itself (unauthenticated routes run as it) is no caller worth naming
+  const caller = e.caller?.identityId === 'system' ? undefined : e.caller;
+  await core.store.runSql(
+    `INSERT INTO audit_log (id, source, action, entity_type, entity_id, route, identity_id, identity_name, api_session_id, principal,
+         auth_method, source_address, outcome, error_code, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    id,
+    e.source,
+    e.action,
+    text(e.entityType),
+    text(e.entityId),
+    text(e.route),
+    text(caller?.identityId),
+    text(caller?.identityName),
+    text(caller?.apiSessionId),
+    text(e.principal),
+    text(e.authMethod),
+    text(e.sourceAddress),
+    e.outcome,
+    text(e.errorCode),
+    now,
+    now,
+  );
 }
 
 const METHOD_ACTIONS: Record<string, string> = { POST: 'create', PUT: 'update', PATCH: 'patch', DELETE: 'delete', GET: 'read' };

@@ -67,8 +67,7 @@ export function policyResource(o: PolicyResourceOptions): ResourceDef {
         body[side.field] = values;
       }
     },
-    async afterWrite(_op, id, _input, existing, ctx) {
-      const row = (await ctx.core.store.getSql<Row>(`SELECT * FROM ${spec.table} WHERE id = ?`, id))!;
+    async afterWrite(_op, id, _input, existing, ctx, row) {
       // a rename or new tags changes nobody's access
       const relevant = ['semantic', 'type', ...spec.sides.map((s) => s.column)];
       if (existing && relevant.every((c) => existing[c] === row[c])) return;

@@ -12,6 +12,7 @@ import * as m010 from './010_shared_files';
 import * as m011 from './011_used_once';
 import * as m012 from './012_controller_router';
 import * as m013 from './013_oidc';
+import * as m014 from './014_outbox';
 
 export type { Migration, MigrationTarget } from '../db';
 
@@ -36,4 +37,5 @@ export const migrations: Migration[] = [
   { version: 11, name: 'used once', up: m011.up },
   { version: 12, name: 'controller router', up: m012.up },
   { version: 13, name: 'oidc', up: m013.up },
+  { version: 14, name: 'outbox', up: m014.up },
 ];

@@ -1,0 +1,25 @@
+import type { Ctx } from '../core';
+import { deleteRoleAttributes, syncRoleAttributes } from '../entities/roleAttributes';
+import type { WriteSubscriber } from '../entities/writeGate';
+import { roleAttributesChanged } from './policyIndex';
+
+/**
+ * The policy index's part of every write (the write gate, in the write's transaction): an entity of a role kind keeps
+ * its role_attributes rows and its role class in step with the attributes it was written with, and leaves both when
+ * it is deleted. Policies' own writes re-index through their declarations' hooks (policyResource.ts).
+ */
+export const policyIndexOnWrite: WriteSubscriber<Ctx> = async ({ ctx, def, op, id, before, after }) => {
+  const kind = def.roleKind;
+  if (!kind) return;
+  const store = ctx.core.store;
+  if (op === 'delete') {
+    await deleteRoleAttributes(store, kind, id);
+    // (migration 003's delete triggers do the same for rows that go by cascade)
+    await store.runSql('DELETE FROM role_class_members WHERE kind = ? AND entity_id = ?', kind, id);
+    return;
+  }
+  const attributes = after?.role_attributes;
+  if (op !== 'create' && attributes === before?.role_attributes) return;
+  await syncRoleAttributes(store, kind, id, typeof attributes === 'string' ? (JSON.parse(attributes) as string[]) : []);
+  await roleAttributesChanged(ctx.core, kind, id);
+};
