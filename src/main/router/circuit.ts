@@ -1,11 +1,29 @@
 import type { Socket } from 'node:net';
-import type { LiveStatus } from '../core/dataPlane/status';
-import type { EdgeConnection } from './edgeConnection';
+import type { LiveStatus } from '../core/dataPlane/index';
+import type { Channel } from './channel/channel';
 import { bodyOf, EdgeType, encode, findHeader, Flag, hasFin, Header, message, str, u32 } from './channel/wire';
 
+/** What a circuit uses of an SDK connection it runs over (an EdgeConnection). */
+export interface CircuitConnection {
+  readonly channel: Channel;
+  /** the circuit has let go of one of the connection's conn ids */
+  forget(connId: number): void;
+}
+
+/** An SDK connection's edge conn id as one end of a circuit. */
+export type SdkEnd = { kind: 'sdk'; conn: CircuitConnection; connId: number };
 /** One end of a circuit: an SDK connection's edge conn id, or a TCP socket the router dialed (router hosting). */
-export type CircuitEnd = { kind: 'sdk'; conn: EdgeConnection; connId: number } | { kind: 'tcp'; socket: Socket };
+export type CircuitEnd = SdkEnd | { kind: 'tcp'; socket: Socket };
 export type Side = 'dialer' | 'host';
+
+/** What a circuit is for: the dial's service, terminator and session, and who dialed. */
+export interface CircuitDial {
+  serviceId: string;
+  serviceName: string;
+  terminatorId: string;
+  sessionId: string;
+  caller: string;
+}
 
 /**
  * How much a receiver may have queued before its sender is paused. Above the sockets' own 16 KiB mark: SDKs write
@@ -32,8 +50,8 @@ export class Circuit {
 
   constructor(
     readonly id: string,
-    readonly info: { serviceId: string; serviceName: string; terminatorId: string; sessionId: string; caller: string },
-    readonly dialer: { kind: 'sdk'; conn: EdgeConnection; connId: number },
+    readonly info: CircuitDial,
+    readonly dialer: SdkEnd,
     private readonly onClosed: (c: Circuit) => void,
   ) {}
 

@@ -1,9 +1,15 @@
 import { connect as tcpConnect } from 'node:net';
 import type { TLSSocket } from 'node:tls';
-import { authorizeServiceSession, authorizeTokenUpdate, DataPlaneRefusal, type ChannelCaller, type SessionGrant } from '../core/dataPlane/access';
-import { newId } from '../core/ids';
-import { anyPostureChecks } from '../core/policy/posture';
-import { revokeFailingSessions } from '../core/policy/postureResponses';
+import {
+  authorizeServiceSession,
+  authorizeTokenUpdate,
+  checkSessionPosture,
+  DataPlaneRefusal,
+  newId,
+  type ChannelCaller,
+  type SessionGrant,
+} from '../core/dataPlane/index';
+import { SerialQueue } from '../core/serialQueue';
 import { Channel } from './channel/channel';
 import {
   bool,
@@ -23,9 +29,9 @@ import {
   type FrameLimits,
   type Message,
 } from './channel/wire';
-import { Circuit } from './circuit';
-import type { EdgeRouter, SdkTerminator } from './edgeRouter';
+import type { Circuit } from './circuit';
 import { hostTarget } from './hostTargets';
+import type { BindingConnection, ConnectionRouter, SdkTerminator } from './types';
 
 /** Limit of a hello's headers and of its body (as OpenZiti's channel listener). */
 const HELLO_MAX_PART = 4192;
@@ -44,17 +50,20 @@ const DIAL_TIMEOUT_MS = 15_000;
 /** Conn ids the router hands out for incoming dials start in the upper half (SDKs use the lower half). */
 const ROUTER_CONN_IDS = 0x80000000;
 
-/** Where a connection's frames go: the hello's handlers until it is accepted, then the edge protocol's. */
+/**
+ * Where a connection's frames go: the hello's handlers until it is accepted, then the edge protocol's. `release`: the
+ * frame's handling lets the frames after it go ahead, the rest of it running out of turn (see the frame queue).
+ */
 interface FrameHandlers {
   onData(frame: Buffer): void | Promise<void>;
-  onMessage(msg: Message): void | Promise<void>;
+  onMessage(msg: Message, release: () => void): void | Promise<void>;
 }
 
 /**
  * One SDK's TLS connection to the router: the hello (API session token + client certificate, checked by the
  * core), then Connect (dial), Bind/Unbind/UpdateBind, Data and StateClosed multiplexed by edge conn id.
  */
-export class EdgeConnection {
+export class EdgeConnection implements BindingConnection {
   readonly channel: Channel;
   caller?: ChannelCaller;
   /** edge conn id -> the circuit it belongs to and which side it is */
@@ -64,13 +73,19 @@ export class EdgeConnection {
   private nextConnId = ROUTER_CONN_IDS;
   private readonly helloTimer: NodeJS.Timeout;
   private frames: FrameHandlers;
-  /** the handling of the frames that arrived, under way (undefined: none): see inTurn */
-  private handling?: Promise<void>;
-  /** a frame's handler ended the connection: the frames after it are dropped, as a closed channel drops them */
-  private ended = false;
+  /**
+   * Frames are handled one after another, in the order they arrived: one whose handling waits for the core (a hello,
+   * dial or bind being authorized, a terminator being recorded) holds back those after it on this connection; with
+   * nothing under way a frame is handled at once. A Connect lets the frames after it go once the host has been asked
+   * (`release`). The close takes its turn too: its clean-up comes after whatever arrived before it. A handling that
+   * fails ends the connection (see handlingFailed).
+   */
+  private readonly queue = new SerialQueue((e) => this.handlingFailed(e));
+  /** what closed the channel (an error), once it is closed */
+  private closeReason?: Error;
 
   constructor(
-    private readonly router: EdgeRouter,
+    private readonly router: ConnectionRouter,
     readonly socket: TLSSocket,
   ) {
     this.frames = {
@@ -78,9 +93,12 @@ export class EdgeConnection {
       onMessage: (msg) => this.hello(msg),
     };
     this.channel = new Channel(socket, HELLO_LIMITS, {
-      onData: (frame) => this.inTurn(() => this.frames.onData(frame)),
-      onMessage: (msg) => this.inTurn(() => this.frames.onMessage(msg)),
-      onClose: (reason) => this.inTurn(() => this.closed(reason), true),
+      onData: (frame) => this.queue.push(() => this.frames.onData(frame)),
+      onMessage: (msg) => this.queue.push((release) => this.frames.onMessage(msg, release)),
+      onClose: (reason) => {
+        this.closeReason = reason;
+        this.queue.push(() => this.closed(reason));
+      },
     });
     this.helloTimer = setTimeout(() => this.channel.close(new Error('no hello in time')), HELLO_TIMEOUT_MS);
     // No channel frame keeps the link alive: OpenZiti's router sends SDKs none (the C SDK cannot take a zero-length
@@ -92,50 +110,28 @@ export class EdgeConnection {
     return `${this.socket.remoteAddress}:${this.socket.remotePort}`;
   }
 
-  /**
-   * Frames are handled one after another, in the order they arrived: one whose handling waits for the core (a hello,
-   * dial or bind being authorized, a terminator being recorded) holds back those after it on this connection; with
-   * nothing under way a frame is handled at once. The close takes its turn too (`evenIfEnded`): its clean-up comes
-   * after whatever arrived before it.
-   */
-  private inTurn(handle: () => void | Promise<void>, evenIfEnded = false): void {
-    const run = (): void | Promise<void> => {
-      if (!this.ended || evenIfEnded) return handle();
-    };
-    let next: void | Promise<void>;
-    if (this.handling) {
-      next = this.handling.then(run);
-    } else {
-      try {
-        next = run();
-      } catch (e) {
-        return this.handlingFailed(e);
-      }
-      if (!next) return;
-    }
-    const tail: Promise<void> = next
-      .catch((e) => this.handlingFailed(e))
-      .finally(() => {
-        if (this.handling === tail) this.handling = undefined;
-      });
-    this.handling = tail;
-  }
-
   /** A frame's handling failed: as when a handler threw, the connection ends with the error (closed() logs it). */
   private handlingFailed(e: unknown): void {
     if (this.channel.closed) this.router.log.error({ err: e }, 'edge router: connection clean-up failed');
     else this.end(e as Error);
   }
 
-  /** A frame's handler ends the connection: the frames after it are not handled. */
+  /**
+   * A frame's handler ends the connection: the frames after it are dropped (as a closed channel drops those it
+   * receives), the close's clean-up still runs after it. The channel's close gives the clean-up to the queue; when
+   * the channel had closed already (the peer went while this frame was handled), the clean-up given then was dropped
+   * with the frames and is given again.
+   */
   private end(reason: Error): void {
-    this.ended = true;
-    this.channel.close(reason);
+    this.queue.cancel();
+    if (!this.channel.closed) return this.channel.close(reason);
+    const closedBy = this.closeReason;
+    this.queue.push(() => this.closed(closedBy));
   }
 
   /** Resolves once the frames that arrived so far, and the clean-up after a close, have been handled. */
   settled(): Promise<void> {
-    return this.handling ?? Promise.resolve();
+    return this.queue.settled();
   }
 
   private async hello(msg: Message): Promise<void> {
@@ -159,7 +155,7 @@ export class EdgeConnection {
     this.channel.setLimits(LIMITS);
     this.frames = {
       onData: (frame) => this.data(frame),
-      onMessage: (m) => this.message(m),
+      onMessage: (m, release) => this.message(m, release),
     };
     // No SupportsBindSuccess: the terminator exists before a Bind is answered, so the answer is the confirmation.
     // With BindSuccess, the Go SDK (v1.2) may count its listeners before it has registered the new one and its
@@ -179,7 +175,7 @@ export class EdgeConnection {
     endpoint?.circuit.relay(endpoint.side, frame);
   }
 
-  private message(msg: Message): void | Promise<void> {
+  private message(msg: Message, release: () => void): void | Promise<void> {
     switch (msg.contentType) {
       case ChannelType.Latency:
       case ChannelType.Ping:
@@ -187,11 +183,7 @@ export class EdgeConnection {
         return;
       case EdgeType.Connect:
         // in turn until the host has been asked; its answer is awaited out of turn (a slow host holds up no other frame)
-        return new Promise<void>((inTurnDone) => {
-          void this.connect(msg, inTurnDone)
-            .catch((e) => this.internalError(msg, e))
-            .finally(inTurnDone);
-        });
+        return this.connect(msg, release).catch((e) => this.internalError(msg, e));
       case EdgeType.Bind:
         return this.bind(msg).catch((e) => this.internalError(msg, e));
       case EdgeType.Unbind:
@@ -230,7 +222,8 @@ export class EdgeConnection {
   private async grant(msg: Message, type: 'Dial' | 'Bind'): Promise<SessionGrant | undefined> {
     try {
       const grant = await authorizeServiceSession(this.router.core, this.caller!, msg.body.toString('utf8'), type);
-      await this.checkPosture(grant);
+      // posture is checked again at each dial and bind (failing sessions are deleted: see checkSessionPosture)
+      await checkSessionPosture(this.router.core, this.caller!, grant);
       return grant;
     } catch (e) {
       if (!(e instanceof DataPlaneRefusal)) throw e;
@@ -240,24 +233,10 @@ export class EdgeConnection {
   }
 
   /**
-   * Posture is evaluated when a session is created and again at each dial and bind: checks can start failing with
-   * no write that would end the session (an edited posture check, an MFA timeout). As OpenZiti's controller does
-   * when posture fails, the identity's failing sessions are deleted, which also ends their circuits and terminators.
-   */
-  private async checkPosture(grant: SessionGrant): Promise<void> {
-    const core = this.router.core;
-    if (!(await anyPostureChecks(core.store))) return;
-    await core.store.tx(() => revokeFailingSessions(core, this.caller!.identityId));
-    if (!(await core.store.getSql('SELECT 1 FROM sessions WHERE id = ?', grant.sessionId))) {
-      throw new DataPlaneRefusal(`failed to pass posture checks for service ${grant.serviceName}`);
-    }
-  }
-
-  /**
-   * A dial: pick a terminator, ask its host, and answer StateConnected (or StateClosed) to the dialer. `inTurnDone`:
+   * A dial: pick a terminator, ask its host, and answer StateConnected (or StateClosed) to the dialer. `release`:
    * the host has been asked (what follows waits for its answer, not the frames after this one).
    */
-  private async connect(msg: Message, inTurnDone: () => void): Promise<void> {
+  private async connect(msg: Message, release: () => void): Promise<void> {
     const connId = getU32(msg.headers, Header.ConnId);
     if (connId === undefined) return this.refuse(msg, 'connId not set, required');
     if (this.endpoints.has(connId)) return this.refuse(msg, `conn id ${connId} is in use`);
@@ -288,8 +267,7 @@ export class EdgeConnection {
     let hostKey: Buffer | undefined;
     if (terminator.kind === 'sdk') {
       const host = terminator.conn;
-      const hostConnId = host.allocateConnId();
-      host.endpoints.set(hostConnId, { circuit, side: 'host' });
+      const hostConnId = host.acceptCircuit(circuit);
       circuit.attachHost({ kind: 'sdk', conn: host, connId: hostConnId });
       const dial = message(
         EdgeType.Dial,
@@ -306,7 +284,7 @@ export class EdgeConnection {
         if (v) dial.headers.set(h, Buffer.from(v));
       }
       const answer = host.channel.request(dial, DIAL_TIMEOUT_MS);
-      inTurnDone();
+      release();
       let reply: Message;
       try {
         reply = await answer;
@@ -326,7 +304,7 @@ export class EdgeConnection {
         socket.once('connect', () => (clearTimeout(timer), resolve(undefined)));
         socket.once('error', (e) => (clearTimeout(timer), resolve(e)));
       });
-      inTurnDone();
+      release();
       const connected = await connecting;
       if (connected) {
         socket.destroy();
@@ -433,11 +411,12 @@ export class EdgeConnection {
     if (term?.kind === 'sdk') term.healthy = msg.headers.get(Header.HealthStatus)?.[0] === 1;
   }
 
-  /** A conn id for an incoming dial, unused on this connection. */
-  allocateConnId(): number {
+  /** An incoming dial: a conn id of this connection, unused, becomes the host side of `circuit`. */
+  acceptCircuit(circuit: Circuit): number {
     do {
       this.nextConnId = this.nextConnId >= 0xfffffffe ? ROUTER_CONN_IDS : this.nextConnId + 1;
     } while (this.endpoints.has(this.nextConnId));
+    this.endpoints.set(this.nextConnId, { circuit, side: 'host' });
     return this.nextConnId;
   }
 

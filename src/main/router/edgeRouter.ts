@@ -1,60 +1,37 @@
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
-import type { Core } from '../core/core';
-import { authorizeChannel, channelStillValid, DataPlaneRefusal, type ChannelCaller } from '../core/dataPlane/access';
-import { setBuiltinRouterState, tlsUrl } from '../core/dataPlane/builtinRouter';
-import { missingRows, watchDataPlane } from '../core/dataPlane/events';
-import type { LiveDataPlane, LiveStatus } from '../core/dataPlane/status';
 import {
   addRouterTerminator,
+  authorizeChannel,
+  channelStillValid,
   clearRouterTerminators,
+  DataPlaneRefusal,
+  missingRows,
+  newId,
+  recordBuiltinRouterStopped,
   removeRouterTerminator,
   routerHostedServices,
+  routerIsOnline,
+  routerState,
+  setBuiltinRouterState,
+  tlsUrl,
   updateRouterTerminator,
-  type HostV1,
+  watchDataPlane,
+  type ChannelCaller,
+  type Core,
+  type LiveDataPlane,
+  type LiveStatus,
   type RouterTerminator,
-} from '../core/dataPlane/terminators';
-import { newId } from '../core/ids';
-import type { Row } from '../core/store/db';
+} from '../core/dataPlane/index';
+import { SerialQueue } from '../core/serialQueue';
 import { listenOn } from '../listen';
 import { WEFT_VERSION } from '../version';
-import { Circuit } from './circuit';
+import { Circuit, type CircuitDial, type SdkEnd } from './circuit';
 import { EdgeConnection } from './edgeConnection';
+import type { ConnectionRouter, LocalTerminator, SdkTerminator } from './types';
 
 /** How soon a hosting sync that failed is tried again. */
 const HOSTING_RETRY_MS = 1_000;
-
-/** A terminator bound by an SDK on one of the router's connections. */
-export interface SdkTerminator {
-  kind: 'sdk';
-  id: string;
-  serviceId: string;
-  sessionId: string;
-  conn: EdgeConnection;
-  bindConnId: number;
-  /** the Bind's body, sent back byte for byte in every Dial */
-  token: Buffer;
-  publicKey?: Buffer;
-  listenerId?: string;
-  identity: string;
-  cost: number;
-  precedence: RouterTerminator['precedence'];
-  healthy: boolean;
-}
-
-/** A service the router hosts itself (host.v1 on a tunneler-enabled router): it dials the configured address. */
-export interface HostTerminator {
-  kind: 'host';
-  id: string;
-  serviceId: string;
-  host: HostV1;
-  identity: string;
-  cost: number;
-  precedence: RouterTerminator['precedence'];
-  healthy: boolean;
-}
-
-export type LocalTerminator = SdkTerminator | HostTerminator;
 
 export interface EdgeRouterOptions {
   core: Core;
@@ -80,7 +57,7 @@ export type RouterStatus = LiveStatus;
  * (in process) whether a connection, dial or bind is allowed, reports its terminators through the core, and reacts
  * to the core's changes (ended sessions, deleted terminators, a disabled router) after they commit.
  */
-export class EdgeRouter implements LiveDataPlane {
+export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
   readonly core: Core;
   readonly id: string;
   readonly log: Logger;
@@ -100,8 +77,8 @@ export class EdgeRouter implements LiveDataPlane {
   private hostingRetry?: NodeJS.Timeout;
   /** close() has begun: nothing is scheduled any more */
   private stopped = false;
-  /** the router's reaction to changes of its row, one after another (see routerChanged) */
-  private routerChanges: Promise<void> = Promise.resolve();
+  /** the router's reactions to changes of its row, one after another (see routerChanged) */
+  private readonly routerChanges = new SerialQueue();
   /** whether a sweep is still under way (the next one waits for the interval after it) */
   private sweeping = false;
   /** sessions and API sessions that ended, noted for the dials, binds and hellos being authorized (see noteEnded) */
@@ -199,15 +176,13 @@ export class EdgeRouter implements LiveDataPlane {
    * provisionBuiltinRouter enrolls a new one (a new id) under the configured name. Changes are handled one after another.
    */
   private routerChanged(): Promise<void> {
-    const change = this.routerChanges.then(() => this.applyRouterState());
-    this.routerChanges = change.catch(() => undefined);
-    return change;
+    return this.routerChanges.run(() => this.applyRouterState());
   }
 
   private async applyRouterState(): Promise<void> {
-    const row = await this.core.store.getSql<Row>('SELECT disabled FROM edge_routers WHERE id = ?', this.id);
-    const enabled = !!row && !row.disabled;
-    if (enabled && (!this.accepting || !(await this.isOnline()))) {
+    const state = await routerState(this.core, this.id);
+    const enabled = state === 'enabled';
+    if (enabled && (!this.accepting || !(await routerIsOnline(this.core, this.id)))) {
       this.accepting = true;
       const port = Number(this.url.split(':').pop());
       await setBuiltinRouterState(this.core, this.id, { online: true, host: this.opts.advertise.host, port });
@@ -217,17 +192,13 @@ export class EdgeRouter implements LiveDataPlane {
       // recorded before the connections go: a client that sees its connection closed finds the router offline
       try {
         await this.removeTerminators([...this.terminators.keys()], false);
-        if (row) await setBuiltinRouterState(this.core, this.id, { online: false });
+        if (state === 'disabled') await setBuiltinRouterState(this.core, this.id, { online: false });
       } finally {
-        for (const c of [...this.conns]) c.channel.close(new Error(row ? 'router disabled' : 'router deleted'));
+        for (const c of [...this.conns]) c.channel.close(new Error(`router ${state}`));
       }
-      this.log.info(row ? 'edge router disabled: offline' : 'edge router deleted: offline');
+      this.log.info(`edge router ${state}: offline`);
     }
     this.syncHosting();
-  }
-
-  private async isOnline(): Promise<boolean> {
-    return !!(await this.core.store.getSql<Row>('SELECT 1 FROM edge_routers WHERE id = ? AND is_online = 1', this.id));
   }
 
   // ---- terminators ------------------------------------------------------------------------------------------
@@ -366,7 +337,7 @@ export class EdgeRouter implements LiveDataPlane {
 
   // ---- circuits --------------------------------------------------------------------------------------------
 
-  newCircuit(info: ConstructorParameters<typeof Circuit>[1], dialer: ConstructorParameters<typeof Circuit>[2]): Circuit {
+  newCircuit(info: CircuitDial, dialer: SdkEnd): Circuit {
     const c = new Circuit(newId(), info, dialer, (done) => this.circuits.delete(done.id));
     this.circuits.set(c.id, c);
     return c;
@@ -463,7 +434,7 @@ export class EdgeRouter implements LiveDataPlane {
     clearTimeout(this.hostingRetry);
     this.unwatch?.();
     // a change of the router's row under way finishes first (it could otherwise mark the router online again)
-    await this.routerChanges;
+    await this.routerChanges.settled();
     this.accepting = false;
     for (const c of [...this.circuits.values()]) c.close('the router is stopping');
     // end() flushes what is queued (the StateClosed just sent) before the connection goes; peers that do not
@@ -486,10 +457,7 @@ export class EdgeRouter implements LiveDataPlane {
     await this.hostingSync;
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
     try {
-      await clearRouterTerminators(this.core, this.id);
-      if (await this.core.store.getSql('SELECT 1 FROM edge_routers WHERE id = ?', this.id)) {
-        await setBuiltinRouterState(this.core, this.id, { online: false });
-      }
+      await recordBuiltinRouterStopped(this.core, this.id);
     } catch (err) {
       // the store may be gone already (closed, or unavailable); the next start clears both anyway
       this.log.warn({ err }, 'edge router: could not record that it stopped');

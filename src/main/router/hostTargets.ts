@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import type { HostV1 } from '../core/dataPlane/terminators';
+import type { HostV1 } from '../core/dataPlane/index';
 
 /** Where a router-hosted service's connection goes, from its host.v1 config and the dialer's app data. */
 export interface HostTarget {

@@ -1,8 +1,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { WeftConfig } from '../config';
-import type { Core } from '../core/core';
-import { provisionBuiltinRouter } from '../core/dataPlane/builtinRouter';
+import { provisionBuiltinRouter, type Core } from '../core/dataPlane/index';
 import { parseDuration } from '../../shared/duration';
 import { EdgeRouter } from './edgeRouter';
 

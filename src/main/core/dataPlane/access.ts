@@ -4,6 +4,8 @@ import type { Row } from '../store/db';
 import { serviceAccessTokensOf } from '../policy/serviceAccessToken';
 import { apiSessionsOf } from '../auth/apiSessions';
 import { isJwt } from '../auth/oidcTokens';
+import { anyPostureChecks } from '../policy/posture';
+import { revokeFailingSessions } from '../policy/postureResponses';
 
 /** Why the data plane refuses a connection or a dial/bind; the text goes back to the SDK. */
 export class DataPlaneRefusal extends Error {}
@@ -103,4 +105,18 @@ export async function authorizeServiceSession(core: Core, caller: ChannelCaller,
     serviceName: row.name as string,
     encryptionRequired: !!row.encryption_required,
   };
+}
+
+/**
+ * Posture is evaluated when a session is created and again at each dial and bind: checks can start failing with no
+ * write that would end the session (an edited posture check, an MFA timeout). As OpenZiti's controller does when
+ * posture fails, the identity's failing sessions are deleted, which also ends their circuits and terminators. Throws
+ * a DataPlaneRefusal when the grant's own session is among them.
+ */
+export async function checkSessionPosture(core: Core, caller: ChannelCaller, grant: SessionGrant): Promise<void> {
+  if (!(await anyPostureChecks(core.store))) return;
+  await core.store.tx(() => revokeFailingSessions(core, caller.identityId));
+  if (!(await core.store.getSql('SELECT 1 FROM sessions WHERE id = ?', grant.sessionId))) {
+    throw new DataPlaneRefusal(`failed to pass posture checks for service ${grant.serviceName}`);
+  }
 }

@@ -127,6 +127,23 @@ export async function setBuiltinRouterState(
   }
 }
 
+/** Where a router's row stands: enabled, disabled, or deleted (no row). */
+export async function routerState(core: Core, id: string): Promise<'enabled' | 'disabled' | 'deleted'> {
+  const row = await core.store.getSql<Row>('SELECT disabled FROM edge_routers WHERE id = ?', id);
+  return !row ? 'deleted' : row.disabled ? 'disabled' : 'enabled';
+}
+
+/** Whether the router's row says it is online. */
+export async function routerIsOnline(core: Core, id: string): Promise<boolean> {
+  return !!(await core.store.getSql('SELECT 1 FROM edge_routers WHERE id = ? AND is_online = 1', id));
+}
+
+/** The built-in router stopped: its terminators go and, unless it was deleted, it is offline. */
+export async function recordBuiltinRouterStopped(core: Core, id: string): Promise<void> {
+  await clearRouterTerminators(core, id);
+  if (await core.store.getSql('SELECT 1 FROM edge_routers WHERE id = ?', id)) await setBuiltinRouterState(core, id, { online: false });
+}
+
 /**
  * At start nothing is connected yet: every edge router is offline until the built-in router (when enabled) is
  * listening. Clears what a process that died without stopping left behind.

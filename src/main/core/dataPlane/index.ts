@@ -1,0 +1,40 @@
+// The data plane's facade: what a router (the built-in one in src/main/router) asks the core — whether a connection,
+// dial or bind is allowed, its terminators, its own row, the changes it reacts to — and the live view it reports.
+// Adapters import the data plane from here, not from the modules behind it.
+export type { Core } from '../core';
+export { newId } from '../ids';
+export {
+  authorizeChannel,
+  authorizeServiceSession,
+  authorizeTokenUpdate,
+  channelStillValid,
+  checkSessionPosture,
+  DataPlaneRefusal,
+  type ChannelCaller,
+  type SessionGrant,
+} from './access';
+export {
+  builtinRouterId,
+  markRoutersOffline,
+  provisionBuiltinRouter,
+  recordBuiltinRouterStopped,
+  routerIsOnline,
+  routerState,
+  setBuiltinRouterState,
+  tlsUrl,
+  type BuiltinRouterTls,
+} from './builtinRouter';
+export { missingRows, watchDataPlane, type DataPlaneEvents } from './events';
+export { dataPlaneView, type LiveDataPlane, type LiveStatus } from './status';
+export {
+  addRouterTerminator,
+  clearRouterTerminators,
+  removeRouterTerminator,
+  ROUTER_BINDINGS,
+  routerHostedServices,
+  updateRouterTerminator,
+  type HostV1,
+  type RouterBinding,
+  type RouterHostedService,
+  type RouterTerminator,
+} from './terminators';
