@@ -2,6 +2,34 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+// Adapters reach the core through the registry (core/registry: resource types, their generic operations and what
+// adapters use of core/entities, core/query and core/store), the engines' facades (core/<engine>/index) and a short
+// list of primitives; they run no SQL (docs/architecture.md, "Layers").
+const ENGINES = ['auth', 'dataPlane', 'enrollment', 'ops', 'pki', 'policy', 'shares'];
+const PRIMITIVES = ['errors', 'ids', 'clock', 'serialQueue', 'context'];
+const CORE = String.raw`^(?:\.\./)+core`; // a relative import of src/main/core from an adapter folder
+const ADAPTER_IMPORTS = [
+  ...ENGINES.map((engine) => ({
+    regex: `${CORE}/${engine}(?!/index$)(?:/.*)?$`,
+    message: `Adapters reach core/${engine} only through its facade: import from core/${engine}/index (export what is missing there).`,
+  })),
+  {
+    regex: `${CORE}/(?:entities|query|store)(?:/|$)`,
+    message: 'Adapters reach core/entities, core/query and core/store only through core/registry (export what is missing there).',
+  },
+  { regex: `${CORE}/core$`, message: 'Import the Core and Ctx types from core/context.' },
+  { regex: `${CORE}/validation$`, message: 'Adapters get patchFields and bodyJsonSchema from core/registry.' },
+  { regex: `${CORE}/replyReuse$`, message: 'Adapters get trackReuse and isVolatile from core/ops/index.' },
+  {
+    regex: `${CORE}(?:/(?!(?:${[...ENGINES, ...PRIMITIVES, 'registry', 'entities', 'query', 'store', 'core', 'validation', 'replyReuse'].join('|')})(?:/|$)).*)?$`,
+    message: `Adapters import only core/registry, the engines' facades (core/{${ENGINES.join(',')}}/index) and core/{${PRIMITIVES.join(',')}}.`,
+  },
+];
+const NO_SQL = {
+  selector: 'MemberExpression[property.name=/^(?:getSql|allSql|runSql|touchSql)$/]',
+  message: 'No SQL outside src/main/core: call (or add) a core operation.',
+};
+
 export default tseslint.config(
   { ignores: ['out/**', 'dist/**', 'node_modules/**', 'test-results/**', 'resources/**', '**/*.d.ts', '**/*.d.mts'] },
   js.configs.recommended,
@@ -34,6 +62,44 @@ export default tseslint.config(
       '@typescript-eslint/await-thenable': 'error',
     },
   },
+  // adapters import the registry, the engines' facades and the primitives only (see ADAPTER_IMPORTS)
+  {
+    files: ['src/main/{api,console,ctrl,share}/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ADAPTER_IMPORTS }] },
+  },
+  // the built-in router asks the core through core/dataPlane/index only
+  {
+    files: ['src/main/router/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            ...ADAPTER_IMPORTS,
+            {
+              regex: `${CORE}/(?:(?:${ENGINES.filter((e) => e !== 'dataPlane').join('|')})/index|registry)$`,
+              message: 'The router asks the core through core/dataPlane/index only (export what is missing there).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // the frontend and the SDK client know nothing of the core (shares reach the frontend through a ShareResolver)
+  {
+    files: ['src/main/{frontend,sdk}/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { regex: `${CORE}(?:/|$)`, message: 'The frontend and the SDK client import nothing of the core; the composition root wires them.' },
+          ],
+        },
+      ],
+    },
+  },
+  { files: ['src/main/**/*.ts'], ignores: ['src/main/core/**'], rules: { 'no-restricted-syntax': ['error', NO_SQL] } },
   // tests and benches read untyped JSON replies
   { files: ['test/**', 'bench/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
 );

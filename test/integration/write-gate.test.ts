@@ -28,7 +28,8 @@ const events = (entityId: string) =>
     'SELECT entity, op, before_row, after_row FROM outbox WHERE entity_id = ? ORDER BY seq',
     entityId,
   );
-const auditOf = async (entityId: string) => ((await admin.get(`/audit-log?filter=${encodeURIComponent(`entityId = "${entityId}"`)}`)).body.data as any[]).reverse();
+const auditOf = async (entityId: string) =>
+  ((await admin.get(`/audit-log?filter=${encodeURIComponent(`entityId = "${entityId}"`)}`)).body.data as any[]).reverse();
 
 describe('the write gate', () => {
   it('a write through REST leaves its change events and one audit entry, from the same transaction', async () => {

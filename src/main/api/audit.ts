@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import type { Caller } from '../core/auth/permissions';
-import type { Core } from '../core/core';
-import { coversWrite, PendingAudit, recordAudit, routeAction, type AuditEntry } from '../core/ops/audit';
+import type { Caller } from '../core/auth/index';
+import type { Core } from '../core/context';
+import { coversWrite, PendingAudit, recordAudit, routeAction, type AuditEntry } from '../core/ops/index';
 import type { ApiName, ApiRequest, RouteDef } from './registry';
 
 /**

@@ -1,4 +1,4 @@
-import { bodyJsonSchema } from '../core/validation';
+import { bodyJsonSchema } from '../core/registry';
 import { stringify } from 'yaml';
 import { API_BASES, type ApiName, type RouteDef } from './registry';
 import { WEFT_VERSION } from '../version';

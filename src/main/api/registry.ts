@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { TLSSocket } from 'node:tls';
 import type { z } from 'zod';
 import type { Ctx } from '../core/context';
-import type { Row } from '../core/store/db';
+import type { Row } from '../core/registry';
 
 export type ApiName = 'client' | 'management';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

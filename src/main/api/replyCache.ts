@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock';
-import type { Store } from '../core/store/db';
+import type { Store } from '../core/registry';
 
 interface Entry {
   body: Buffer;

@@ -6,19 +6,15 @@ import { clientApiUrl } from './legacyPaths';
 import type { Socket } from 'node:net';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import sjson from 'secure-json-parse';
-import { withDeadline, type ApiLimits, type ClientRateLimiter } from '../core/auth/rateLimit';
-import type { Core } from '../core/core';
+import { withDeadline, type ApiLimits, type ClientRateLimiter, apiSessionsOf, isJwt, ANONYMOUS } from '../core/auth/index';
+import type { Core } from '../core/context';
 import { ApiError, echoValue, rateLimited, unauthorized, unavailable } from '../core/errors';
-import { isStoreUnavailable } from '../core/ops/availability';
-import { patchFields } from '../core/validation';
+import { isStoreUnavailable, isVolatile, trackReuse } from '../core/ops/index';
+import { patchFields } from '../core/registry';
 import { auditTarget, pendingRestAudit, recordRestAudit, type RestAudit, type RestAuditTarget } from './audit';
-import { isVolatile, trackReuse } from '../core/replyReuse';
 import { envelope, errorEnvelope } from './envelope';
 import { ReplyCache } from './replyCache';
 import { API_BASES, peerCertificates, type ApiName, type ApiReply, type ApiRequest, type RouteDef } from './registry';
-import { apiSessionsOf } from '../core/auth/apiSessions';
-import { isJwt } from '../core/auth/oidcTokens';
-import { ANONYMOUS } from '../core/auth/permissions';
 
 export const BODY_LIMIT = 1024 * 1024;
 /** The request line plus headers, as OpenZiti (Go's http.Server default of 1 MB); long filters travel in the URL. */

@@ -1,8 +1,8 @@
 import type { TRPCError } from '@trpc/server';
-import type { Caller } from '../core/auth/permissions';
-import type { Core } from '../core/core';
+import type { Caller } from '../core/auth/index';
+import type { Core } from '../core/context';
 import { ApiError } from '../core/errors';
-import { coversWrite, PendingAudit, recordAudit, routeAction, type AuditEntry } from '../core/ops/audit';
+import { coversWrite, PendingAudit, recordAudit, routeAction, type AuditEntry } from '../core/ops/index';
 import { LOGIN_LINK_PATH } from '../../shared/console';
 
 /**

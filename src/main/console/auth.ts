@@ -1,11 +1,10 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { authenticatePassword } from '../core/auth/authenticate';
+import { authenticatePassword, apiSessionsOf } from '../core/auth/index';
 import type { Clock } from '../core/clock';
-import type { Core } from '../core/core';
+import type { Core } from '../core/context';
 import { CSRF_HEADER, CSRF_HEADER_VALUE } from '../../shared/console';
 import type { ConsoleSession } from './trpc';
-import { apiSessionsOf } from '../core/auth/apiSessions';
 
 /**
  * One-time login links: random 256-bit tokens, kept (hashed) in memory by one console, usable once and only

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ListParams } from '../core/query/list';
+import type { ListParams } from '../core/registry';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, type ListQuery } from '../../shared/console';
 
 /** The paging, ZitiQL filter and sort of every console list. */

@@ -1,13 +1,19 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { bodyJsonSchema, type JsonSchemaObject } from '../core/validation';
-import { filterFields, resourceOps, type ApiObject, type ResourceDef } from '../core/entities/resource';
+import {
+  bodyJsonSchema,
+  type JsonSchemaObject,
+  filterFields,
+  resourceOps,
+  type ApiObject,
+  type ResourceDef,
+  type ConsoleWriteOp as WriteOp,
+} from '../core/registry';
 import type { Entity, ListPage } from '../../shared/console';
 import { listQuerySchema, toListParams } from './listQuery';
 import { authedProcedure, router } from './trpc';
 
 export type { ConsoleWriteOp as WriteOp } from '../core/registry';
-import type { ConsoleWriteOp as WriteOp } from '../core/registry';
 /** Entity kinds whose lists take roleFilter/roleSemantic (role attributes in role_attributes). */
 export type { RoleKind } from '../../shared/roleKinds';
 import type { RoleKind } from '../../shared/roleKinds';

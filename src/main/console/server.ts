@@ -1,19 +1,18 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { listenOn } from '../listen';
-import type { LiveDataPlane } from '../core/dataPlane/status';
+import type { LiveDataPlane } from '../core/dataPlane/index';
+import type { Core } from '../core/context';
+import { defaultAdminLogin, apiSessionsOf } from '../core/auth/index';
+import { ApiError } from '../core/errors';
 import { isIP } from 'node:net';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
-import type { Core } from '../core/core';
-import { defaultAdminLogin } from '../core/auth/authenticate';
-import { ApiError } from '../core/errors';
 import { LOGIN_LINK_FAILED_PARAM, LOGIN_LINK_PATH, type ConsoleUrls } from '../../shared/console';
 import { allowedHosts, csrfProblem, expiredCookie, LoginLinks, readCookie, resolveConsoleSession, sessionCookie, sessionCookieName } from './auth';
 import { recordLinkLogin } from './audit';
 import { appRouter } from './router';
 import { serveStatic } from './static';
 import type { ConsoleContext } from './trpc';
-import { apiSessionsOf } from '../core/auth/apiSessions';
 
 /** Without `console.address` the console takes this one, or any free port when it is in use. */
 export const DEFAULT_CONSOLE_ADDRESS = '127.0.0.1:1281';

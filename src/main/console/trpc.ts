@@ -1,11 +1,10 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
-import type { Caller } from '../core/auth/permissions';
-import type { Ctx } from '../core/context';
-import type { Core } from '../core/core';
-import type { LiveDataPlane } from '../core/dataPlane/status';
+import type { Caller } from '../core/auth/index';
+import type { Ctx, Core } from '../core/context';
+import type { LiveDataPlane } from '../core/dataPlane/index';
 import { ApiError, echoValue } from '../core/errors';
-import type { Row } from '../core/store/db';
+import type { Row } from '../core/registry';
 import type { ConsoleUrls, ZitiErrorData } from '../../shared/console';
 import { pendingConsoleAudit, recordConsoleMutation, type AuditNote } from './audit';
 

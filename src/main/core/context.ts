@@ -1,2 +1,2 @@
-/** What every core operation receives (declared with the core, which makes contexts). */
-export type { Ctx } from './core';
+/** What every core operation receives, and the core that makes it (declared with the core, which makes contexts). */
+export type { Core, Ctx } from './core';

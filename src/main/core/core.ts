@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { SYSTEM, type Caller } from './auth/permissions';
 import type { Clock } from './clock';
 import { SchemaValidator } from './entities/jsonSchema';
-import type { ShareOAuthCheck } from './shareOAuth';
+import type { ShareOAuthCheck } from './shares/oauth';
 import { JwtSigner, type ControllerPki } from './pki/index';
 import type { Store } from './store/db';
 import type { WriteSubscriber } from './entities/writeGate';
@@ -28,7 +28,7 @@ export interface CoreConfig {
   oidc?: { enabled: boolean; accessTokenMs: number; idTokenMs: number; refreshTokenMs: number };
   /** Minimum time between two database snapshots (default 1 minute) */
   snapshotIntervalMs?: number;
-  /** Checks a public share's OAuth options against the frontend this Weft runs (default: no frontend; core/shares.ts). */
+  /** Checks a public share's OAuth options against the frontend this Weft runs (default: no frontend; core/shares/config.ts). */
   checkShareOAuth?: ShareOAuthCheck;
 }
 

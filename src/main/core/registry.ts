@@ -31,6 +31,26 @@ import { parseRoles, parseSemantic, roleMatchSql } from './policy/roles';
 import type { ListParams } from './query/list';
 import { migrations, type Migration } from './store/migrations/index';
 
+// The registry is the adapters' one way into the entity layer (core/entities, core/query, core/store): the generic
+// resource operations, the types' own operations beyond them, the row and list types, and the schemas' JSON form.
+export {
+  apiSessionCertificates,
+  createSessionCertificate,
+  deleteSessionCertificate,
+  getSessionCertificate,
+  listSessionCertificates,
+} from './entities/apiSessionCertificates';
+export { BULK_LIMIT, bulkDelete, bulkIdentityState, bulkRoleAttributes } from './entities/bulk';
+export { controllerSettings, effectiveSettings } from './entities/controllerSettings';
+export { controllers } from './entities/controllers';
+export { edgeRouters } from './entities/edgeRouters';
+export { listPublicExternalJwtSigners } from './entities/externalJwtSigners';
+export { listOpen } from './entities/listings';
+export { filterFields, resourceOps, type ApiObject, type ResourceDef } from './entities/resource';
+export type { ListParams } from './query/list';
+export type { Row, Store } from './store/db';
+export { bodyJsonSchema, patchFields, type JsonSchemaObject } from './validation';
+
 export type ResourceOp = 'list' | 'get' | 'create' | 'update' | 'patch' | 'delete';
 export type ConsoleWriteOp = 'create' | 'update' | 'patch' | 'delete';
 

@@ -1,8 +1,8 @@
 import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Core } from '../core/core';
-import { fingerprintSha1, generateKeyPair, issueLeafCertificate } from '../core/pki/index';
-import { createCertAuthenticator } from '../core/entities/authenticators';
+import type { Core } from '../core/context';
+import { generateKeyPair, issueLeafCertificate } from '../core/pki/index';
+import { adminClientCertificateDue, recordAdminClientCertificate } from '../core/shares/index';
 
 /**
  * The default admin's client certificate, so local commands (`weft share`) log in with `method=cert` over
@@ -13,7 +13,6 @@ import { createCertAuthenticator } from '../core/entities/authenticators';
 export const ADMIN_CLIENT_KEY_FILE = 'admin-client.key.pem';
 export const ADMIN_CLIENT_CERT_FILE = 'admin-client.cert.pem';
 export const CA_BUNDLE_FILE = 'ca-bundle.pem';
-const ISSUED_SETTING = 'admin_client_cert_fingerprint';
 const VALIDITY_DAYS = 3650; // capped by the signing CA's own validity
 
 export function adminClientFiles(pkiDir: string) {
@@ -23,14 +22,8 @@ export function adminClientFiles(pkiDir: string) {
 export type AdminClientCertStatus = 'issued' | 'already-issued' | 'skipped';
 
 export async function ensureAdminClientCertificate(core: Core): Promise<AdminClientCertStatus> {
-  const store = core.store;
-  if (await store.getSql('SELECT 1 FROM settings WHERE key = ?', ISSUED_SETTING)) return 'already-issued';
-  const admin = await store.getSql<{ id: string }>('SELECT id FROM identities WHERE is_default_admin = 1');
-  if (!admin) return 'skipped';
-  if (await store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'cert'", admin.id)) {
-    core.log.warn('the default admin already has a certificate authenticator; no admin client certificate issued for local commands');
-    return 'skipped';
-  }
+  const due = await adminClientCertificateDue(core);
+  if (typeof due === 'string') return due;
   const keys = await generateKeyPair('EC-P256');
   const certPem = await issueLeafCertificate({
     publicKey: keys.publicKeyPem,
@@ -38,20 +31,15 @@ export async function ensureAdminClientCertificate(core: Core): Promise<AdminCli
     issuer: core.pki.signing,
     usage: 'client',
     validityDays: VALIDITY_DAYS,
-    uriSans: [`spiffe://${core.pki.trustDomain}/identity/${admin.id}`],
+    uriSans: [`spiffe://${core.pki.trustDomain}/identity/${due.adminId}`],
     now: core.clock.now(),
   });
   // Files first: a crash before the transaction leaves no setting, so the next start issues again.
   const files = adminClientFiles(core.pki.dir);
   writePrivateFile(files.key, keys.privateKeyPem);
   writePrivateFile(files.cert, certPem);
-  const issued = await store.tx(async () => {
-    // another node on the same database may have issued it meanwhile (a first start of several at once)
-    if (await store.getSql('SELECT 1 FROM settings WHERE key = ?', ISSUED_SETTING)) return false;
-    await createCertAuthenticator(core.system, admin.id, certPem, { 'weft.adminClientCert': true });
-    await store.runSql('INSERT INTO settings (key, value) VALUES (?, ?)', ISSUED_SETTING, fingerprintSha1(certPem));
-    return true;
-  });
+  // another node on the same database may have issued it meanwhile (a first start of several at once)
+  const issued = await recordAdminClientCertificate(core, due.adminId, certPem);
   if (!issued) {
     // what was written above names no authenticator
     rmSync(files.key, { force: true });

@@ -1,8 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
-import { SVC_PROXY_CONFIG_TYPE_ID } from '../core/entities/builtinConfigTypes';
-import { SHARE_TAG, shareResourceName, type ShareConfigData } from '../core/shares';
+import { SVC_PROXY_CONFIG_TYPE_ID, SHARE_TAG, shareResourceName, type ShareConfigData } from '../core/shares/index';
 import { adminClientFiles } from './adminClientCert';
 import { ShareCliError } from './errors';
 import { readRuntimeFile, type RuntimeInfo } from './runtimeFile';

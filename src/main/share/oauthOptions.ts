@@ -1,4 +1,4 @@
-import type { ShareFieldIssue, ShareOAuthData } from '../core/shares';
+import type { ShareFieldIssue, ShareOAuthData } from '../core/shares/index';
 import type { FrontendConfig } from '../frontend/config';
 import { shareOAuthIssue } from '../frontend/shareOAuth';
 

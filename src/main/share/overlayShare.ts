@@ -1,5 +1,5 @@
 import { createCsr } from '../core/pki/index';
-import { SHARE_TAG, type ShareConfigData } from '../core/shares';
+import { SHARE_TAG, type ShareConfigData } from '../core/shares/index';
 import type { ShareGrant } from './grant';
 import { ShareCliError } from './errors';
 import { ApiAnswerError, ManagementClient, overlayPartNames, type ShareIds } from './managementClient';

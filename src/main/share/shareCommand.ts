@@ -1,4 +1,4 @@
-import type { ShareConfigData } from '../core/shares';
+import type { ShareConfigData } from '../core/shares/index';
 import { badInput, ShareCliError } from './errors';
 import { decodeGrant, encodeGrant } from './grant';
 import { ApiAnswerError, ManagementClient, type ShareIds } from './managementClient';

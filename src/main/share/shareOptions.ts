@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../../shared/duration';
-import { DEFAULT_SHARE_CHECK_INTERVAL, SHARE_TOKEN, type ShareConfigData, type ShareFieldIssue } from '../core/shares';
+import { DEFAULT_SHARE_CHECK_INTERVAL, SHARE_TOKEN, type ShareConfigData, type ShareFieldIssue } from '../core/shares/index';
 import { checkEmailPattern } from '../frontend/emailPatterns';
 import { badInput } from './errors';
 

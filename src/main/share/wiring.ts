@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock';
-import type { Core } from '../core/core';
-import { createShareResolver, type ShareOAuthCheck } from '../core/shares';
-import { markUsedOnce } from '../core/ops/usedOnce';
+import type { Core } from '../core/context';
+import { createShareResolver, type ShareOAuthCheck } from '../core/shares/index';
+import { markUsedOnce } from '../core/ops/index';
 import { urlHost } from '../frontend/address';
 import type { FrontendConfig } from '../frontend/config';
 import type { FrontendHandle } from '../frontend/types';

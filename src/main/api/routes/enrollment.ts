@@ -1,8 +1,12 @@
-import { authenticateCert } from '../../core/auth/certAuth';
-import type { Core } from '../../core/core';
-import { reEnrollAuthenticator, requestExtend, extendCertificate, verifyExtendedCertificate } from '../../core/enrollment/authenticators';
-import { caJwt, verifyCa } from '../../core/enrollment/cas';
+import { authenticateCert } from '../../core/auth/index';
+import type { Core } from '../../core/context';
 import {
+  reEnrollAuthenticator,
+  requestExtend,
+  extendCertificate,
+  verifyExtendedCertificate,
+  caJwt,
+  verifyCa,
   enrollCa,
   enrollmentChallenge,
   enrollmentJwks,
@@ -15,16 +19,16 @@ import {
   legacyEnroll,
   networkJwt,
   reEnrollRouter,
+  refreshEnrollment,
 } from '../../core/enrollment/index';
-import { refreshEnrollment } from '../../core/enrollment/records';
 import {
   apiSessionCertificates,
   createSessionCertificate,
   deleteSessionCertificate,
   getSessionCertificate,
   listSessionCertificates,
-} from '../../core/entities/apiSessionCertificates';
-import { edgeRouters } from '../../core/entities/edgeRouters';
+  edgeRouters,
+} from '../../core/registry';
 import { queryString, type ApiName, type ApiRequest, type RouteDef } from '../registry';
 import { created, listParams } from './resources';
 import type { Authenticator } from './session';

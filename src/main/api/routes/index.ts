@@ -1,4 +1,4 @@
-import type { Core } from '../../core/core';
+import type { Core } from '../../core/context';
 import type { RouteDef } from '../registry';
 import { certMethod, enrollmentRoutes } from './enrollment';
 import { informationalRoutes } from './informational';

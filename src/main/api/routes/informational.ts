@@ -1,4 +1,4 @@
-import type { Core } from '../../core/core';
+import type { Core } from '../../core/context';
 import { notFound } from '../../core/errors';
 import { BUILD_DATE, REVISION, WEFT_VERSION } from '../../version';
 import { openApiDocument, SPEC_IDS, toYaml } from '../openapi';

@@ -1,9 +1,15 @@
-import type { Core } from '../../core/core';
-import { listOpen } from '../../core/entities/listings';
-import { resourceOps } from '../../core/entities/resource';
-import { ROLE_KIND_NAMES } from '../../core/policy/kinds';
-import { listAssociation, listKindRoleAttributes, registeredTypes, summary, type RegistryEntry } from '../../core/registry';
-import { controllers } from '../../core/entities/controllers';
+import type { Core } from '../../core/context';
+import {
+  listOpen,
+  resourceOps,
+  listAssociation,
+  listKindRoleAttributes,
+  registeredTypes,
+  summary,
+  type RegistryEntry,
+  controllers,
+} from '../../core/registry';
+import { ROLE_KIND_NAMES } from '../../core/policy/index';
 import type { ApiName, RouteDef } from '../registry';
 import { listParams, resourceRoutes } from './resources';
 

@@ -1,7 +1,7 @@
-import type { Core } from '../../core/core';
+import type { Core } from '../../core/context';
 import { ApiError } from '../../core/errors';
-import type { AuthenticateBody } from '../../core/auth/authenticate';
 import {
+  type AuthenticateBody,
   OidcError,
   OidcRequestError,
   oidcAuthorize,
@@ -22,7 +22,7 @@ import {
   type OidcLoginMethod,
   type OidcLoginState,
   type TokenRequest,
-} from '../../core/auth/oidc';
+} from '../../core/auth/index';
 import { recordOidcAudit } from '../audit';
 import { queryList, queryString, type ApiName, type ApiReply, type ApiRequest, type Method, type RouteDef } from '../registry';
 

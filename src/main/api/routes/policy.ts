@@ -1,5 +1,4 @@
-import type { Core } from '../../core/core';
-import { listParams } from './resources';
+import type { Core } from '../../core/context';
 import {
   callerServiceEdgeRouters,
   createCallerSession,
@@ -13,11 +12,16 @@ import {
   listCallerSessions,
   pagedPolicyAdvice,
   sessionRoutePath,
-} from '../../core/policy/callerViews';
-import { lastServiceChange } from '../../core/policy/changes';
-import { parsePostureResponses, postureDataView, submitPostureResponses } from '../../core/policy/postureResponses';
-import { associateServiceConfigs, listServiceConfigOverrides, removeServiceConfigs } from '../../core/policy/serviceConfigOverrides';
-import { configTypesOf } from '../../core/policy/serviceView';
+  lastServiceChange,
+  parsePostureResponses,
+  postureDataView,
+  submitPostureResponses,
+  associateServiceConfigs,
+  listServiceConfigOverrides,
+  removeServiceConfigs,
+  configTypesOf,
+} from '../../core/policy/index';
+import { listParams } from './resources';
 import { queryString, type ApiName, type RouteDef } from '../registry';
 
 const mgmt: ApiName[] = ['management'];

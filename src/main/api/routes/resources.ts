@@ -1,6 +1,4 @@
-import { resourceOps, type ResourceDef } from '../../core/entities/resource';
-import type { ListParams } from '../../core/query/list';
-import type { ResourceOp as Op } from '../../core/registry';
+import { resourceOps, type ResourceDef, type ListParams, type ResourceOp as Op } from '../../core/registry';
 import { queryList, queryString, type ApiName, type ApiRequest, type RouteDef } from '../registry';
 
 export function listParams(req: ApiRequest): ListParams {

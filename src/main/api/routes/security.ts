@@ -1,6 +1,8 @@
-import { authenticateExtJwt } from '../../core/auth/extJwt';
-import { disableBody, disableIdentity, enableIdentity } from '../../core/auth/lifecycle';
 import {
+  authenticateExtJwt,
+  disableBody,
+  disableIdentity,
+  enableIdentity,
   authenticateMfa,
   createTotpToken,
   disableMfa,
@@ -12,13 +14,10 @@ import {
   removeIdentityMfa,
   verifyMfa,
   viewRecoveryCodes,
-} from '../../core/auth/mfa';
-import { createSnapshot, integrityResults, startIntegrityCheck } from '../../core/ops/database';
-import type { Core } from '../../core/core';
-import { controllerSettings, effectiveSettings } from '../../core/entities/controllerSettings';
-import { listPublicExternalJwtSigners } from '../../core/entities/externalJwtSigners';
-import { resourceOps } from '../../core/entities/resource';
-import { getTrace, traceSpecSchema, updateTrace } from '../../core/ops/tracing';
+} from '../../core/auth/index';
+import { createSnapshot, integrityResults, startIntegrityCheck, getTrace, traceSpecSchema, updateTrace } from '../../core/ops/index';
+import type { Core } from '../../core/context';
+import { controllerSettings, effectiveSettings, listPublicExternalJwtSigners, resourceOps } from '../../core/registry';
 import type { ApiName, ApiRequest, RouteDef } from '../registry';
 import { listParams } from './resources';
 import type { Authenticator } from './session';

@@ -1,10 +1,9 @@
-import { authenticatePassword } from '../../core/auth/authenticate';
-import type { Core } from '../../core/core';
+import { authenticatePassword, apiSessionsOf } from '../../core/auth/index';
+import type { Core } from '../../core/context';
 import { ApiError } from '../../core/errors';
-import { getCurrentIdentity, getOwnAuthenticator, listOwnAuthenticators, updateOwnAuthenticator } from '../../core/policy/callerViews';
+import { getCurrentIdentity, getOwnAuthenticator, listOwnAuthenticators, updateOwnAuthenticator } from '../../core/policy/index';
 import { queryString, type ApiName, type ApiRequest, type RouteDef } from '../registry';
 import { listParams } from './resources';
-import { apiSessionsOf } from '../../core/auth/apiSessions';
 
 const both: ApiName[] = ['client', 'management'];
 

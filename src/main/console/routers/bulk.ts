@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
-import { bulkDelete, bulkIdentityState, bulkRoleAttributes, BULK_LIMIT } from '../../core/entities/bulk';
-import { enrollmentArchive, importIdentities } from '../../core/enrollment/identityImport';
+import { bulkDelete, bulkIdentityState, bulkRoleAttributes, BULK_LIMIT } from '../../core/registry';
+import { enrollmentArchive, importIdentities } from '../../core/enrollment/index';
 import { CONSOLE_RESOURCES, type ConsoleResourceName } from '../registry';
 import { requireOp } from '../resources';
 import { authedProcedure, router } from '../trpc';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { effectiveSettings } from '../../core/entities/controllerSettings';
+import { effectiveSettings } from '../../core/registry';
 import { authedProcedure, router } from '../trpc';
 
 export interface EffectiveSettings {

@@ -1,5 +1,5 @@
 import { summary } from '../../core/registry';
-import { controllerCertificates } from '../../core/ops/certificateExpiry';
+import { controllerCertificates } from '../../core/ops/index';
 import { authedProcedure, router } from '../trpc';
 
 export const dashboardRouter = router({

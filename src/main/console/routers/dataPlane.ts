@@ -1,4 +1,4 @@
-import { dataPlaneView } from '../../core/dataPlane/status';
+import { dataPlaneView } from '../../core/dataPlane/index';
 import { authedProcedure, router } from '../trpc';
 
 export const dataPlaneRouter = router({

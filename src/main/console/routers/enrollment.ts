@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { caJwt, verifyCa } from '../../core/enrollment/cas';
-import { reEnrollRouter } from '../../core/enrollment/routers';
+import { caJwt, verifyCa, reEnrollRouter } from '../../core/enrollment/index';
 import { authedProcedure, router } from '../trpc';
 
 const id = z.string().min(1).max(200);

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { disableIdentity, enableIdentity } from '../../core/auth/lifecycle';
-import { removeIdentityMfa } from '../../core/auth/mfa';
-import { createEnrollment, refreshEnrollment } from '../../core/enrollment/records';
+import { disableIdentity, enableIdentity, removeIdentityMfa } from '../../core/auth/index';
+import { createEnrollment, refreshEnrollment } from '../../core/enrollment/index';
 import { authedProcedure, router } from '../trpc';
 
 const id = z.string().min(1).max(200);

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { identityFailedServiceRequests } from '../../core/policy/callerViews';
-import { postureDataView } from '../../core/policy/postureResponses';
+import { identityFailedServiceRequests, postureDataView } from '../../core/policy/index';
 import { authedProcedure, router } from '../trpc';
 
 const identityId = z.object({ identityId: z.string().min(1).max(200) });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { getTrace, updateTrace } from '../../core/ops/tracing';
+import { getTrace, updateTrace } from '../../core/ops/index';
 import { authedProcedure, router } from '../trpc';
 
 const identityId = z.string().min(1).max(200);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { networkGraph, networkLive } from '../../core/policy/networkGraph';
+import { networkGraph, networkLive } from '../../core/policy/index';
 import { authedProcedure, router } from '../trpc';
 
 export const networkRouter = router({

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { policyAdvice } from '../../core/policy/advice';
-import { explainAccess, serviceUsers } from '../../core/policy/accessExplain';
+import { policyAdvice, explainAccess, serviceUsers } from '../../core/policy/index';
 import { adviceSentence } from '../adviceSentence';
 import { authedProcedure, router } from '../trpc';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { listKindRoleAttributes, previewRoles } from '../../core/registry';
-import { ROLE_KIND_NAMES } from '../../core/policy/kinds';
+import { ROLE_KIND_NAMES } from '../../core/policy/index';
 import { zitiString } from '../../../shared/console';
 import { authedProcedure, router } from '../trpc';
 

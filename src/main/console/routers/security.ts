@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { disableMfa, initiateMfa, mfaStatus, regenerateRecoveryCodes, verifyMfa, viewRecoveryCodes } from '../../core/auth/mfa';
-import { createSnapshot, integrityResults, startIntegrityCheck } from '../../core/ops/database';
+import { disableMfa, initiateMfa, mfaStatus, regenerateRecoveryCodes, verifyMfa, viewRecoveryCodes } from '../../core/auth/index';
+import { createSnapshot, integrityResults, startIntegrityCheck } from '../../core/ops/index';
 import type { Ctx } from '../../core/context';
 import { ApiError } from '../../core/errors';
 import { authedProcedure, partialProcedure, router } from '../trpc';

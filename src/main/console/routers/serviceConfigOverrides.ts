@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { associateServiceConfigs, listServiceConfigOverrides, removeServiceConfigs } from '../../core/policy/serviceConfigOverrides';
+import { associateServiceConfigs, listServiceConfigOverrides, removeServiceConfigs } from '../../core/policy/index';
 import { authedProcedure, router } from '../trpc';
 
 const identityId = z.string().min(1).max(200);

@@ -1,4 +1,4 @@
-import { previewServiceWizard, runServiceWizard } from '../../core/policy/serviceWizard';
+import { previewServiceWizard, runServiceWizard } from '../../core/policy/index';
 import { authedProcedure, router } from '../trpc';
 import { z } from 'zod';
 

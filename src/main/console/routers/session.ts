@@ -1,9 +1,8 @@
 import { z } from 'zod';
-import { authenticateMfa } from '../../core/auth/mfa';
+import { authenticateMfa, apiSessionsOf } from '../../core/auth/index';
+import { invalidAuth } from '../../core/errors';
 import { passwordLogin } from '../auth';
 import { partialProcedure, publicProcedure, router, type ConsoleContext } from '../trpc';
-import { apiSessionsOf } from '../../core/auth/apiSessions';
-import { invalidAuth } from '../../core/errors';
 
 /** Who is signed in: null without a live session; `partial` while MFA is outstanding. */
 async function me(ctx: ConsoleContext) {

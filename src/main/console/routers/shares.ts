@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createPublicShare, removePublicShare } from '../../core/shareResources';
+import { createPublicShare, removePublicShare } from '../../core/shares/index';
 import { authedProcedure, router } from '../trpc';
 
 /** Public shares as `weft share public` makes them (core/shareResources.ts). */

@@ -7,7 +7,14 @@ import { enrollCa, enrollOtt, enrollOttCa, enrollUpdb } from './identityEnroll';
 import { signNonce } from './jwt';
 import { ROUTER_KINDS, enrollRouter } from './routers';
 
+// The enrollment engine's facade: every enroll flow (identities, routers, tokens), enrollment records and JWTs, CAs
+// and their verification, certificate extension, identity import. Adapters import enrollment from here, not from the
+// modules behind it.
+export { extendCertificate, reEnrollAuthenticator, requestExtend, verifyExtendedCertificate } from './authenticators';
+export { caJwt, verifyCa } from './cas';
 export { enrollCa, enrollOtt, enrollOttCa, enrollUpdb } from './identityEnroll';
+export { enrollmentArchive, importIdentities } from './identityImport';
+export { createEnrollment, refreshEnrollment } from './records';
 export { enrollRouter, extendRouter, reEnrollRouter } from './routers';
 export { enrollToken, TOKEN_ISSUER_HEADERS } from './tokenEnroll';
 export { enrollmentJwks, networkJwt } from './jwt';

@@ -8,7 +8,7 @@ import { configWritten } from '../policy/entityHooks';
 import { defineResource } from './define';
 import { related } from './resource';
 import { SVC_PROXY_CONFIG_TYPE_ID } from './builtinConfigTypes';
-import { validateShareConfig } from '../shares';
+import { validateShareConfig } from '../shares/config';
 
 const data = z.record(z.string(), z.unknown());
 

@@ -3,7 +3,7 @@ import type { MigrationTarget } from '../db';
 /**
  * Public shares: the frontend looks a share up by the token in its Host name on every request, so
  * svc.proxy.v1 configs are indexed by `data.token`. Not UNIQUE: databases from before this migration may
- * hold duplicates; uniqueness is enforced when a share config is written (core/shares.ts).
+ * hold duplicates; uniqueness is enforced when a share config is written (core/shares/config.ts).
  */
 export function up(db: MigrationTarget): void {
   db.exec(`

@@ -1,12 +1,12 @@
 import { isAbsolute } from 'node:path';
-import { parseDuration } from '../../shared/duration';
-import type { Ctx } from './context';
-import type { Core } from './core';
-import { SVC_PROXY_CONFIG_TYPE_ID } from './entities/builtinConfigTypes';
-import { validationError } from './errors';
-import type { ShareOAuthCheck, ShareOAuthData } from './shareOAuth';
+import { parseDuration } from '../../../shared/duration';
+import type { Ctx } from '../context';
+import type { Core } from '../core';
+import { SVC_PROXY_CONFIG_TYPE_ID } from '../entities/builtinConfigTypes';
+import { validationError } from '../errors';
+import type { ShareOAuthCheck, ShareOAuthData } from './oauth';
 
-export type { ShareFieldIssue, ShareOAuthCheck, ShareOAuthData } from './shareOAuth';
+export type { ShareFieldIssue, ShareOAuthCheck, ShareOAuthData } from './oauth';
 
 /**
  * Public shares. A share is a config of type svc.proxy.v1 plus a service carrying it; it is live only while

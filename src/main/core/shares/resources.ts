@@ -1,11 +1,11 @@
-import { requirePermission } from './auth/permissions';
-import type { Ctx } from './context';
-import { SVC_PROXY_CONFIG_TYPE_ID } from './entities/builtinConfigTypes';
-import { configs } from './entities/configs';
-import { createResource, deleteResource, requireRow } from './entities/resource';
-import { services } from './entities/services';
-import { validationError } from './errors';
-import { SHARE_TAG, shareResourceName } from './shares';
+import { requirePermission } from '../auth/permissions';
+import type { Ctx } from '../context';
+import { SVC_PROXY_CONFIG_TYPE_ID } from '../entities/builtinConfigTypes';
+import { configs } from '../entities/configs';
+import { createResource, deleteResource, requireRow } from '../entities/resource';
+import { services } from '../entities/services';
+import { validationError } from '../errors';
+import { SHARE_TAG, shareResourceName } from './config';
 
 /**
  * Public shares as `weft share public` makes them: a svc.proxy.v1 config and a service carrying it (same names and

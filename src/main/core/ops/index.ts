@@ -1,0 +1,10 @@
+// The operations engine's facade: what the adapters (REST, console, shares) use of it — the audit log, store
+// availability, database snapshots and integrity checks, tracing, certificate expiry, single-use keys and whether a
+// reply may be reused. Adapters import ops from here, not from the modules behind it.
+export { coversWrite, PendingAudit, recordAudit, routeAction, type AuditEntry } from './audit';
+export { isStoreUnavailable } from './availability';
+export { controllerCertificates } from './certificateExpiry';
+export { createSnapshot, integrityResults, startIntegrityCheck } from './database';
+export { getTrace, traceSpecSchema, updateTrace } from './tracing';
+export { markUsedOnce } from './usedOnce';
+export { isVolatile, trackReuse } from '../replyReuse';
