@@ -1,11 +1,13 @@
 // Lint rules for the whole repository (`npm run lint`, run by npm test's pretest). Formatting is Prettier's job.
+import { existsSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { COMPOSITION, CORE_FLOORS, ENGINES as CORE_ENGINES, FACADE_EXCEPTIONS, floorOf } from './src/main/core/floors.mjs';
 
 // Adapters reach the core through the registry (core/registry: resource types, their generic operations and what
 // adapters use of core/entities, core/query and core/store), the engines' facades (core/<engine>/index) and a short
 // list of primitives; they run no SQL (docs/architecture.md, "Layers").
-const ENGINES = ['auth', 'dataPlane', 'enrollment', 'ops', 'pki', 'policy', 'shares'];
+const ENGINES = [...CORE_ENGINES].sort();
 const PRIMITIVES = ['errors', 'ids', 'clock', 'serialQueue', 'context'];
 const CORE = String.raw`^(?:\.\./)+core`; // a relative import of src/main/core from an adapter folder
 const ADAPTER_IMPORTS = [
@@ -25,6 +27,37 @@ const ADAPTER_IMPORTS = [
     message: `Adapters import only core/registry, the engines' facades (core/{${ENGINES.join(',')}}/index) and core/{${PRIMITIVES.join(',')}}.`,
   },
 ];
+
+// Inside the core, imports go down the floors (src/main/core/floors.mjs, docs/architecture.md "Floors"): a module imports
+// its own floor and the floors below, never a higher one (type imports included), and reaches an engine of another
+// folder through its facade (<engine>/index) unless it is on the composition floor. One rule block per unit (a folder
+// of src/main/core, or a file at its root); test/unit/import-cycles.test.ts checks the same table on the import graph.
+const any = (names) => `(?:${names.join('|')})`;
+const FLOOR_RULES = CORE_FLOORS.flatMap((floor, level) =>
+  floor.units.map((unit) => {
+    const root = existsSync(new URL(`./src/main/core/${unit}.ts`, import.meta.url)); // a file at the core's root, or a folder
+    const up = root ? String.raw`^\./` : String.raw`^(?:\.\./)+`; // how a module of this unit names the core's root
+    const patterns = CORE_FLOORS.slice(level + 1).map((higher, i) => ({
+      regex: `${up}${any(higher.units)}(?:/|$)`,
+      message: `core/${unit} is on floor ${level} (${floor.name}); core/{${higher.units.join(',')}} is on floor ${level + 1 + i} (${higher.name}), above it: imports go down the floors (docs/architecture.md, Floors).`,
+    }));
+    if (floor.name !== COMPOSITION) {
+      // (engines above are refused by the patterns of the floors above)
+      for (const engine of CORE_ENGINES.filter((e) => e !== unit && floorOf(e) <= level)) {
+        const allowed = (FACADE_EXCEPTIONS[unit] ?? []).filter((m) => m.startsWith(`${engine}/`)).map((m) => m.slice(engine.length + 1));
+        patterns.push({
+          regex: `${up}${engine}/(?!${any(['index', ...allowed])}$)`,
+          message: `core/${unit} reaches core/${engine} through its facade: import from core/${engine}/index (export what is missing there).`,
+        });
+      }
+    }
+    return {
+      files: [root ? `src/main/core/${unit}.ts` : `src/main/core/${unit}/**/*.ts`],
+      rules: { 'no-restricted-imports': ['error', { patterns }] },
+    };
+  }),
+);
+
 const NO_SQL = {
   selector: 'MemberExpression[property.name=/^(?:getSql|allSql|runSql|touchSql)$/]',
   message: 'No SQL outside src/main/core: call (or add) a core operation.',
@@ -99,6 +132,8 @@ export default tseslint.config(
       ],
     },
   },
+  // inside the core: down the floors, across engines through their facades (see FLOOR_RULES)
+  ...FLOOR_RULES,
   { files: ['src/main/**/*.ts'], ignores: ['src/main/core/**'], rules: { 'no-restricted-syntax': ['error', NO_SQL] } },
   // tests and benches read untyped JSON replies
   { files: ['test/**', 'bench/**'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },

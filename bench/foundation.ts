@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import pino from 'pino';
 import { startApp } from '../src/main/app';
-import { identities } from '../src/main/core/entities/identities';
+import { identities } from '../src/main/core/policy/identities';
 import { createResource, listSql } from '../src/main/core/entities/resource';
 import type { Store } from '../src/main/core/store/db';
 import { benchConfigFile, checkRow, interleaved, medianRatio, printTable, rowOf, startChild, timeSync, weftNodeArgs, type Row } from './lib';

@@ -4,14 +4,14 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { Agent, request } from 'undici';
 import { startApp } from '../src/main/app';
-import { authenticators } from '../src/main/core/entities/authenticators';
-import { edgeRouterPolicies } from '../src/main/core/entities/edgeRouterPolicies';
-import { edgeRouters } from '../src/main/core/entities/edgeRouters';
-import { identities } from '../src/main/core/entities/identities';
+import { authenticators } from '../src/main/core/auth/authenticators';
+import { edgeRouterPolicies } from '../src/main/core/policy/edgeRouterPolicies';
+import { edgeRouters } from '../src/main/core/policy/edgeRouters';
+import { identities } from '../src/main/core/policy/identities';
 import { createResource, resourceOps } from '../src/main/core/entities/resource';
-import { serviceEdgeRouterPolicies } from '../src/main/core/entities/serviceEdgeRouterPolicies';
-import { servicePolicies } from '../src/main/core/entities/servicePolicies';
-import { services } from '../src/main/core/entities/services';
+import { serviceEdgeRouterPolicies } from '../src/main/core/policy/serviceEdgeRouterPolicies';
+import { servicePolicies } from '../src/main/core/policy/servicePolicies';
+import { services } from '../src/main/core/policy/services';
 import {
   benchConfigFile,
   checkRow,

@@ -1,7 +1,7 @@
 // Two Weft apps in one process on one PostgreSQL database: what must hold across nodes, observed step by step.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { integrityOf } from '../../src/main/core/ops/integrity';
-import { markUsedOnce } from '../../src/main/core/ops/usedOnce';
+import { markUsedOnce } from '../../src/main/core/auth/usedOnce';
 import { deriveKeys } from '../../src/main/frontend/keys';
 import { LoginStates } from '../../src/main/frontend/loginState';
 import { copyClusterKey, startTestApp, tempDir, type TestApp } from '../support/app';

@@ -9,7 +9,7 @@ import { disableMfa, verifyMfa } from '../../src/main/core/auth/mfa';
 import { ARGON2_CONCURRENCY } from '../../src/main/core/auth/passwords';
 import { addRouterTerminator, removeRouterTerminator, updateRouterTerminator } from '../../src/main/core/dataPlane/terminators';
 import { applyDelete } from '../../src/main/core/entities/resource';
-import { services } from '../../src/main/core/entities/services';
+import { services } from '../../src/main/core/policy/services';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { ManualClock } from '../support/clock';

@@ -106,11 +106,19 @@ describe('frontend: idp_a provider', () => {
     expect(callback.body).toContain(`href="${fe.shareUrl('gh', '/denied')}"`);
   });
 
-  it('re-authenticates at the check interval (no refresh for idp_a)', async () => {
+  it("re-verifies at the check interval with GitHub's API, and signs in again once the token stops working", async () => {
     const agent = new HttpUserAgent();
     await login(agent, 'octo');
     expect((await agent.request(fe.shareUrl('gh', '/'))).status).toBe(200);
+    const asked = gh.apiRequests.length;
     clock.advance(HOUR);
+    // the session's token asks GitHub again: no trip to the provider, a reissued cookie
+    const again = await agent.request(fe.shareUrl('gh', '/'));
+    expect(again.status).toBe(200);
+    expect(again.setCookies.some((c) => c.startsWith('svc-auth-session_gh='))).toBe(true);
+    expect(gh.apiRequests.slice(asked)).toEqual(['GET /api/user/emails']);
+    clock.advance(HOUR);
+    gh.forgetTokens(); // the user revoked the app at GitHub
     const res = await agent.request(fe.shareUrl('gh', '/'));
     expect(res.status).toBe(302);
     expect(res.location).toContain(gh.endpoints.auth_url);

@@ -74,11 +74,12 @@ describe('negative: XHR / API requests without a session', () => {
     expect(s.backend.requests).toHaveLength(0);
   });
 
-  it('answers 401 to XHR when the check interval has passed (idp_a cannot refresh)', async () => {
+  it('answers 401 to XHR when the check interval has passed and the session cannot be re-verified (its GitHub token was revoked)', async () => {
     const agent = new HttpUserAgent();
     await s.login(agent, 'app');
     expect((await agent.request(s.fe.shareUrl('app', '/'), { headers: { accept: 'application/json' } })).status).toBe(200);
     s.clock.advance(3_600_000);
+    s.gh.forgetTokens();
     expect((await agent.request(s.fe.shareUrl('app', '/'), { headers: { accept: 'application/json' } })).status).toBe(401);
   });
 });

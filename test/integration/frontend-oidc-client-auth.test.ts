@@ -1,7 +1,8 @@
 // OIDC client authentication at the token endpoint: token_endpoint_auth_method client_secret_basic or
 // client_secret_post, each against an oidc-provider client that requires it, with a client id and secret holding
 // the characters RFC 6749's form-encoding of Basic credentials changes (-_.!~*'()); a provider that compares Basic
-// credentials raw (the reason for the setting); and the default, the first method the discovery document lists.
+// credentials raw (the reason for the setting); and the default: client_secret_post when the discovery document lists
+// both and Basic would change the id or secret, else the first method it lists.
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COOKIE_NAME, freePort, HttpUserAgent, startEchoBackend, startTestFrontend, type EchoBackend, type TestFrontend } from '../support/browser';
@@ -12,6 +13,7 @@ const BASIC = { clientId: `weft${SPECIAL}basic`, clientSecret: `basic-secret${SP
 const POST = { clientId: `weft${SPECIAL}post`, clientSecret: `post-secret${SPECIAL}0123456789` };
 const RAW = { clientId: `weft${SPECIAL}raw`, clientSecret: `raw-secret${SPECIAL}0123456789` };
 const LISTED_POST_FIRST = { clientId: 'weft-listed', clientSecret: `listed-secret${SPECIAL}0123456789` };
+const PLAIN = { clientId: 'weftplain', clientSecret: 'PlainSecret0123456789abcdef' };
 
 describe('frontend: OIDC token endpoint client authentication', () => {
   let idp: TestOidcProvider;
@@ -24,9 +26,10 @@ describe('frontend: OIDC token endpoint client authentication', () => {
     const callback = (name: string) => `http://auth.weft.test:${oauthPort}/${name}/auth/callback`;
     idp = await startOidcProvider({
       clients: [
-        { ...BASIC, tokenEndpointAuthMethod: 'client_secret_basic', redirectUris: [callback('basic'), callback('basic-by-default')] },
+        { ...BASIC, tokenEndpointAuthMethod: 'client_secret_basic', redirectUris: [callback('basic')] },
+        { ...PLAIN, tokenEndpointAuthMethod: 'client_secret_basic', redirectUris: [callback('plain-by-default')] },
         { ...POST, tokenEndpointAuthMethod: 'client_secret_post', redirectUris: [callback('post'), callback('post-as-basic')] },
-        { ...RAW, rawBasicCredentials: true, redirectUris: [callback('raw-basic'), callback('raw-post')] },
+        { ...RAW, rawBasicCredentials: true, redirectUris: [callback('raw-basic'), callback('raw-post'), callback('raw-by-default')] },
       ],
     });
     postFirstIdp = await startOidcProvider({
@@ -59,14 +62,15 @@ describe('frontend: OIDC token endpoint client authentication', () => {
       oauthPort,
       providers: [
         oidc('basic', BASIC, idp.issuer, 'client_secret_basic'),
-        oidc('basic-by-default', BASIC, idp.issuer),
+        oidc('plain-by-default', PLAIN, idp.issuer),
+        oidc('raw-by-default', RAW, idp.issuer),
         oidc('post', POST, idp.issuer, 'client_secret_post'),
         oidc('post-as-basic', POST, idp.issuer, 'client_secret_basic'),
         oidc('raw-basic', RAW, idp.issuer, 'client_secret_basic'),
         oidc('raw-post', RAW, idp.issuer, 'client_secret_post'),
         oidc('listed', LISTED_POST_FIRST, postFirstIdp.issuer),
       ],
-      shares: ['basic', 'basic-by-default', 'post', 'post-as-basic', 'raw-basic', 'raw-post', 'listed'].map(share),
+      shares: ['basic', 'plain-by-default', 'raw-by-default', 'post', 'post-as-basic', 'raw-basic', 'raw-post', 'listed'].map(share),
     });
   });
 
@@ -121,13 +125,20 @@ describe('frontend: OIDC token endpoint client authentication', () => {
     await expectLoginWorks('raw-post', idp);
   });
 
-  it('defaults to the first method the discovery document lists', async () => {
-    await expectLoginWorks('basic-by-default', idp); // oidc-provider lists client_secret_basic first
+  it('defaults to client_secret_post when both are listed and Basic would encode the id or secret (a raw-comparing provider accepts it)', async () => {
+    // oidc-provider lists client_secret_basic first; RAW's id and secret hold characters Basic's form-encoding changes
+    await expectLoginWorks('raw-by-default', idp);
+    const exchanges = fe.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'oauth code exchange failed' && l.provider === 'raw-by-default');
+    expect(exchanges).toEqual([]);
+  });
+
+  it('otherwise defaults to the first method the discovery document lists', async () => {
+    await expectLoginWorks('plain-by-default', idp); // nothing to encode: client_secret_basic, listed first
     await expectLoginWorks('listed', postFirstIdp); // this one lists client_secret_post first
   });
 
   it('never logs the secrets', () => {
     const text = fe.logs.join('\n');
-    for (const c of [BASIC, POST, RAW, LISTED_POST_FIRST]) expect(text).not.toContain(c.clientSecret);
+    for (const c of [BASIC, POST, RAW, LISTED_POST_FIRST, PLAIN]) expect(text).not.toContain(c.clientSecret);
   });
 });

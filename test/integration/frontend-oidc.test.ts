@@ -12,7 +12,7 @@ import {
   type EchoBackend,
   type TestFrontend,
 } from '../support/browser';
-import { signInAtOidcProvider, startOidcProvider, type TestOidcProvider } from '../support/oidcProvider';
+import { confirmOidcLogout, signInAtOidcProvider, startOidcProvider, type TestOidcProvider } from '../support/oidcProvider';
 
 const CLIENT = { clientId: 'weft-frontend', clientSecret: 'oidc-client-secret-0123456789' };
 const HOUR = 3_600_000;
@@ -30,6 +30,7 @@ describe('frontend: OIDC provider', () => {
         {
           ...CLIENT,
           redirectUris: [`http://auth.weft.test:${oauthPort}/idp/auth/callback`, `http://auth.weft.test:${oauthPort}/idp-online/auth/callback`],
+          postLogoutRedirectUris: [`http://auth.weft.test:${oauthPort}/idp/logout/done`],
         },
       ],
     });
@@ -188,14 +189,27 @@ describe('frontend: OIDC provider', () => {
     expect(new URL(res.location!).origin).toBe(idp.issuer);
   });
 
-  it('logs out: revokes at the provider, clears the cookie, redirects to the share', async () => {
+  it("logs out: revokes at the provider, clears the cookie, ends the provider's session (RP-initiated logout), back to the share", async () => {
     const agent = new HttpUserAgent();
     await login(agent, fe.shareUrl('app', '/'));
     const revoked = once(idp.events, 'revoked');
     const res = await agent.request(`${fe.endpointUrl}/idp/logout?redirect_url=${encodeURIComponent(fe.shareUrl('app', '/bye'))}`);
     await revoked;
     expect(res.status).toBe(302);
-    expect(res.location).toBe(fe.shareUrl('app', '/bye'));
+    // the provider offers end_session_endpoint: the browser goes there (client_id, no id_token_hint), and comes back
+    const endSession = new URL(res.location!);
+    expect(`${endSession.origin}${endSession.pathname}`).toBe(`${idp.issuer}/session/end`);
+    expect(endSession.searchParams.get('client_id')).toBe(CLIENT.clientId);
+    expect(endSession.searchParams.get('post_logout_redirect_uri')).toBe(`${fe.endpointUrl}/idp/logout/done`);
+    const back = await confirmOidcLogout(agent, res.location!);
+    expect(back.startsWith(`${fe.endpointUrl}/idp/logout/done?`)).toBe(true);
+    const done = await agent.request(back);
+    expect(done.status).toBe(302);
+    expect(done.location).toBe(fe.shareUrl('app', '/bye'));
+    // a forged or missing state ends on the signed-out page, never elsewhere
+    const forged = await agent.request(`${fe.endpointUrl}/idp/logout/done?state=x`);
+    expect(forged.status).toBe(200);
+    expect(forged.body).toContain('Signed out');
     expect(res.setCookies.some((c) => c.startsWith(`${COOKIE_NAME}_app=;`) && /Max-Age=0/.test(c))).toBe(true);
     expect(agent.cookie(`${COOKIE_NAME}_app`)).toBeUndefined();
     expect((await agent.request(fe.shareUrl('app', '/'), { headers: { accept: 'application/json' } })).status).toBe(401);

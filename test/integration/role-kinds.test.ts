@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { buildRoutes } from '../../src/main/api/routes/index';
 import { CONSOLE_RESOURCES } from '../../src/main/console/registry';
-import { ROLE_KIND_NAMES, ROLE_KINDS, type RoleKind } from '../../src/main/core/policy/kinds';
+import { ROLE_KIND_NAMES, ROLE_KINDS, type RoleKind } from '../../src/main/core/kinds';
 import { REGISTRY, ROLE_KIND_DEFS } from '../../src/main/core/registry';
 import { useTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';

@@ -57,7 +57,8 @@ describe('admin client certificate and runtime file', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({
       pid: process.pid,
       api: other.urls.api,
-      frontend: { shareUrl: other.urls.frontend!.shareUrl },
+      // what weft share checks its options against: the share domain, whether it serves https (no oauth section here)
+      frontend: { shareUrl: other.urls.frontend!.shareUrl, shareDomain: 'share.weft.test', tls: false },
       // the built-in router runs too: overlay shares can be made (see share-overlay.test.ts)
       overlay: { router: other.urls.router, routerId: other.router!.id, frontendIdentityId: expect.any(String) },
     });

@@ -2,7 +2,7 @@
 // transaction — the policy index, the audit log and the outbox of change events — so what they write commits or rolls
 // back with the change. Runs on both stores.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identities } from '../../src/main/core/entities/identities';
+import { identities } from '../../src/main/core/policy/identities';
 import { createResource } from '../../src/main/core/entities/resource';
 import { coversWrite, PendingAudit } from '../../src/main/core/ops/audit';
 import { startTestApp, type TestApp } from '../support/app';

@@ -57,14 +57,19 @@ export interface LaunchedBrowser {
   close(): Promise<void>;
 }
 
-/** Launches Chromium with a fresh profile; *.weft.test resolves to 127.0.0.1. */
-export async function launchChromium(opts: { extraArgs?: string[] } = {}): Promise<LaunchedBrowser> {
+/**
+ * Launches Chromium with a fresh profile; *.weft.test (and `hosts`, e.g. a share's custom domain) resolve to
+ * 127.0.0.1. `ignoreHTTPSErrors` accepts the tests' self-signed certificates (check which one was served with
+ * response.securityDetails()).
+ */
+export async function launchChromium(opts: { extraArgs?: string[]; hosts?: string[]; ignoreHTTPSErrors?: boolean } = {}): Promise<LaunchedBrowser> {
   const executablePath = await chromiumExecutable();
   const userDataDir = await mkdtemp(path.join(os.tmpdir(), 'weft-chromium-'));
   try {
     const context = await chromium.launchPersistentContext(userDataDir, {
       executablePath,
       headless: true,
+      ignoreHTTPSErrors: opts.ignoreHTTPSErrors ?? false,
       args: [
         '--headless=new',
         '--no-sandbox',
@@ -74,7 +79,7 @@ export async function launchChromium(opts: { extraArgs?: string[] } = {}): Promi
         '--disable-component-update',
         '--disable-sync',
         '--no-first-run',
-        `--host-resolver-rules=MAP *.${COOKIE_DOMAIN} 127.0.0.1`,
+        `--host-resolver-rules=${[`*.${COOKIE_DOMAIN}`, ...(opts.hosts ?? [])].map((h) => `MAP ${h} 127.0.0.1`).join(', ')}`,
         ...(opts.extraArgs ?? []),
       ],
     });
@@ -381,6 +386,8 @@ export async function startTestFrontend(opts: {
   oauth?: Partial<OAuthConfig>;
   now?: () => number;
   noOAuth?: boolean;
+  /** serve the public listener (and an https endpoint_url) over TLS */
+  tls?: { cert_file: string; key_file: string };
 }): Promise<TestFrontend> {
   const logs: string[] = [];
   const logger = pino({ level: 'debug' }, { write: (line: string) => void logs.push(line) });
@@ -388,12 +395,16 @@ export async function startTestFrontend(opts: {
   const config: FrontendConfig = {
     bind_address: '127.0.0.1:0',
     share_domain: SHARE_DOMAIN,
+    ...(opts.tls ? { tls: opts.tls } : {}),
     ...(opts.noOAuth ? {} : { oauth: oauthSection(oauthPort, opts.providers ?? [], opts.oauth) }),
   };
   const shares = new Map(opts.shares.map((s) => [s.token, s]));
   const handle = await startFrontend({
     config,
-    resolver: { resolve: (token) => shares.get(token) },
+    resolver: {
+      resolve: (token) => shares.get(token),
+      resolveDomain: (host) => [...shares.values()].find((s) => s.domains?.includes(host)),
+    },
     logger,
     now: opts.now,
   });

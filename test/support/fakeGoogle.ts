@@ -1,6 +1,7 @@
 // A loopback stand-in for Google's OAuth 2.0 endpoints in their real wire format:
 // /o/oauth2/v2/auth (code + PKCE S256), POST /token (form; errors as HTTP 400 {"error"}),
-// GET /oauth2/v2/userinfo ({id, email, verified_email}), POST /revoke (form token=...).
+// GET /oauth2/v2/userinfo ({id, email, verified_email, hd} — hd only for Google Workspace accounts), POST /revoke
+// (form token=...).
 import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,6 +11,8 @@ export interface GoogleUser {
   /** Without one, userinfo answers without email and verified_email (the email scope not granted). */
   email?: string;
   verifiedEmail: boolean;
+  /** The account's Google Workspace domain (userinfo's `hd`); absent for consumer accounts. */
+  hostedDomain?: string;
 }
 
 export interface FakeGoogle {
@@ -113,7 +116,7 @@ export async function startFakeGoogle(opts: { clientId: string; clientSecret: st
         return json(res, 401, { error: { code: 401, message: 'Request is missing required authentication credential.', status: 'UNAUTHENTICATED' } });
       }
       const email = user.email === undefined ? {} : { email: user.email, verified_email: user.verifiedEmail };
-      return json(res, 200, { id, ...email, picture: 'https://example.invalid/photo.jpg' });
+      return json(res, 200, { id, ...email, ...(user.hostedDomain ? { hd: user.hostedDomain } : {}), picture: 'https://example.invalid/photo.jpg' });
     }
 
     if (req.method === 'POST' && url.pathname === '/revoke') {

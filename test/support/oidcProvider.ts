@@ -12,12 +12,16 @@ import type { Page } from 'playwright-core';
 export interface OidcAccount {
   email: string;
   emailVerified: boolean;
+  /** More claims of the account (e.g. groups), released with the `email` scope in the ID token and userinfo. */
+  claims?: Record<string, unknown>;
 }
 
 export interface OidcClientRegistration {
   clientId: string;
   clientSecret: string;
   redirectUris: string[];
+  /** Where RP-initiated logout may send the browser back (post_logout_redirect_uri). */
+  postLogoutRedirectUris?: string[];
   /**
    * How the client must authenticate at the token and revocation endpoints. oidc-provider itself takes either
    * for a client registered with one of them; with this set, the other method is refused (invalid_client).
@@ -59,6 +63,10 @@ export async function startOidcProvider(opts: {
   accounts?: Record<string, OidcAccount>;
   /** token_endpoint_auth_methods_supported, in this order (oidc-provider's default lists client_secret_basic first). */
   clientAuthMethods?: string[];
+  /** names of account claims (OidcAccount.claims) released with the email scope */
+  extraClaims?: string[];
+  /** put the email scope's claims in the ID token too (default: only in userinfo) */
+  idTokenClaims?: boolean;
 }): Promise<TestOidcProvider> {
   const { default: Provider } = (await import(OIDC_PROVIDER_MODULE)) as { default: ProviderConstructor };
   const accounts = new Map<string, OidcAccount>(Object.entries(opts.accounts ?? {}));
@@ -78,6 +86,7 @@ export async function startOidcProvider(opts: {
       client_id: c.clientId,
       client_secret: c.clientSecret,
       redirect_uris: c.redirectUris,
+      ...(c.postLogoutRedirectUris ? { post_logout_redirect_uris: c.postLogoutRedirectUris } : {}),
       response_types: ['code'],
       // refresh_token must be an allowed grant for oidc-provider to issue refresh tokens.
       grant_types: ['authorization_code', 'refresh_token'],
@@ -89,11 +98,14 @@ export async function startOidcProvider(opts: {
         accountId: id,
         async claims() {
           const account = accounts.get(id) ?? { email: `${id}@example.test`, emailVerified: true };
-          return { sub: id, email: account.email, email_verified: account.emailVerified };
+          return { sub: id, email: account.email, email_verified: account.emailVerified, ...(account.claims ?? {}) };
         },
       };
     },
-    claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+    claims: { openid: ['sub'], email: ['email', 'email_verified', ...(opts.extraClaims ?? [])] },
+    // idTokenClaims: the claims of the scopes in the ID token too (oidc-provider puts them only in userinfo when the
+    // access token can fetch it)
+    conformIdTokenClaims: !opts.idTokenClaims,
     scopes: ['openid', 'email', 'offline_access'],
     features: {
       devInteractions: { enabled: true },
@@ -187,6 +199,24 @@ export async function signInAtOidcProvider(agent: HttpUserAgent, authorizationUr
     next = submitted.location;
   }
   throw new Error('too many steps at oidc-provider');
+}
+
+/**
+ * Follows an RP-initiated logout at oidc-provider over HTTP: its end_session page asks to confirm (a form), and the
+ * confirmation redirects to the post_logout_redirect_uri; returns that URL.
+ */
+export async function confirmOidcLogout(agent: HttpUserAgent, endSessionUrl: string): Promise<string> {
+  const page = await agent.request(endSessionUrl);
+  const action = /<form[^>]*action="([^"]+)"/.exec(page.body)?.[1];
+  const xsrf = /name="xsrf" value="([^"]+)"/.exec(page.body)?.[1];
+  if (page.status !== 200 || !action || !xsrf) throw new Error(`unexpected oidc-provider logout page (HTTP ${page.status})`);
+  const confirmed = await agent.request(new URL(action.replace(/&amp;/g, '&'), endSessionUrl).href, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ xsrf, logout: 'yes' }).toString(),
+  });
+  if (!confirmed.location) throw new Error(`oidc-provider did not redirect after the logout confirmation (HTTP ${confirmed.status})`);
+  return confirmed.location;
 }
 
 /** Completes oidc-provider's login (and consent, if asked) pages in the browser. */

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { externalIdFromCertificate, formatIdentityName, uniqueIdentityName } from '../../src/main/core/enrollment/caClaims';
-import type { ExternalIdClaim } from '../../src/main/core/entities/cas';
+import { formatIdentityName, uniqueIdentityName } from '../../src/main/core/enrollment/caClaims';
+import { externalIdFromCertificate, type ExternalIdClaim } from '../../src/main/core/entities/cas';
 import { SqliteStore as Store } from '../../src/main/core/store/sqlite';
 import { clientCert, externalCa } from '../support/pki';
 

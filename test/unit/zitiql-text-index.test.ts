@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { identities } from '../../src/main/core/entities/identities';
+import { identities } from '../../src/main/core/policy/identities';
 import { filterFields, listSql } from '../../src/main/core/entities/resource';
 import { compileFilter, type QueryFields } from '../../src/main/core/query/compile';
 import { TEXT_INDEXES, textIndexChooser, trigrams } from '../../src/main/core/query/textIndex';

@@ -3,16 +3,20 @@ import { hashPassword } from './auth/passwords';
 import type { Core } from './core';
 import { authPolicies, DEFAULT_AUTH_POLICY_ID, DEFAULT_PRIMARY, DEFAULT_SECONDARY } from './entities/authPolicies';
 import { configTypes } from './entities/configTypes';
-import { BUILTIN_CONFIG_TYPES, SVC_PROXY_CONFIG_TYPE_ID } from './entities/builtinConfigTypes';
-import { IDENTITY_TYPES, identities } from './entities/identities';
+import { SVC_PROXY_CONFIG_TYPE_ID, TUNNELER_CONFIG_TYPES } from './entities/builtinConfigTypes';
+import { IDENTITY_TYPES, identities } from './policy/identities';
 import { applyCreate, applySystemCreate } from './entities/resource';
 import { identityTypes } from './entities/identityTypes';
-import { postureCheckTypes } from './entities/postureChecks';
-import { addUpdbAuthenticator } from './entities/authenticators';
+import { postureCheckTypes } from './policy/postureChecks';
+import { addUpdbAuthenticator } from './auth/authenticators';
+import { svcProxyV1 } from './shares/schema';
 
 const ALL_OS = ['Windows', 'WindowsServer', 'Android', 'iOS', 'macOS', 'Linux'];
 const DESKTOP_OS = ['Windows', 'WindowsServer', 'macOS', 'Linux'];
 const os = (types: string[]) => types.map((type) => ({ type, versions: [] as string[] }));
+/** Config types every controller starts with: OpenZiti's tunneler types and Weft's public share type. */
+export const BUILTIN_CONFIG_TYPES = [...TUNNELER_CONFIG_TYPES, { id: SVC_PROXY_CONFIG_TYPE_ID, name: 'svc.proxy.v1', schema: svcProxyV1 }];
+
 export const POSTURE_CHECK_TYPES = [
   { id: 'OS', name: 'Operating System Check', operatingSystems: os(ALL_OS) },
   { id: 'PROCESS', name: 'Process Check', operatingSystems: os(DESKTOP_OS) },

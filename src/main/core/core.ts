@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
-import { SYSTEM, type Caller } from './auth/permissions';
+import { SYSTEM, type Caller } from './permissions';
 import type { Clock } from './clock';
-import { SchemaValidator } from './entities/jsonSchema';
-import type { ShareOAuthCheck } from './shares/oauth';
+import { SchemaValidator } from './jsonSchema';
+import type { RoleKind } from './kinds';
 import { JwtSigner, type ControllerPki } from './pki/index';
-import type { Store } from './store/db';
-import type { WriteSubscriber } from './entities/writeGate';
+import type { Row, Store } from './store/db';
 
 /** The controller's PKI plus derived encodings served by the APIs. */
 export type PkiMaterial = ControllerPki & { caBundlePkcs7: string };
@@ -28,9 +27,50 @@ export interface CoreConfig {
   oidc?: { enabled: boolean; accessTokenMs: number; idTokenMs: number; refreshTokenMs: number };
   /** Minimum time between two database snapshots (default 1 minute) */
   snapshotIntervalMs?: number;
-  /** Checks a public share's OAuth options against the frontend this Weft runs (default: no frontend; core/shares/config.ts). */
-  checkShareOAuth?: ShareOAuthCheck;
+  /**
+   * How the shares engine checks a public share's options against the frontend this Weft runs: its `ShareOAuthCheck`
+   * (core/shares/oauth.ts), given by app.ts and used by shares/config.ts; none: no frontend. The core only carries it:
+   * the function's type is the shares engine's, floors above the context (docs/architecture.md, "Floors").
+   */
+  checkShareOAuth?: (oauth: never) => unknown;
 }
+
+/** What a write changed: a row created, updated (PUT or PATCH) or deleted. */
+export type GateOp = 'create' | 'update' | 'patch' | 'delete';
+
+/** The facts of a resource type the gate's subscribers use (every ResourceDef has them). */
+export interface WrittenType {
+  entity: string;
+  table: string;
+  roleKind?: RoleKind;
+  /** API field -> column; `shown: false`: never presented (and never put into change events) */
+  columns: Record<string, { column: string; shown?: boolean }>;
+}
+
+/**
+ * One write of a resource, as the generic write path hands it to the gate: inside the write's transaction, with the
+ * rows as they were (`before`, none for a create) and as they are now (`after`, none for a delete).
+ */
+export interface Write<C = unknown> {
+  ctx: C;
+  def: WrittenType;
+  op: GateOp;
+  id: string;
+  before?: Row;
+  after?: Row;
+  /**
+   * The parsed body the write was given (create, update, patch; none for a delete): what a subscriber needs beyond the
+   * row, e.g. an identity's `enrollment` (no column of its own).
+   */
+  input?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * What must happen with every write, in its transaction (it commits or rolls back with it): the policy index, the
+ * audit log, the outbox of change events. Registered by the core's modules (core/modules.ts), and per request by an
+ * adapter (`ctx.onWrite`: the request's audit entry).
+ */
+export type WriteSubscriber<C = unknown> = (w: Write<C>) => Promise<void> | void;
 
 /** What every core operation receives: the core and who is calling. */
 export interface Ctx {

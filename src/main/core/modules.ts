@@ -1,7 +1,11 @@
 import type { Logger } from 'pino';
 import { bootstrap, type AdminCredentials, type BootstrapResult } from './bootstrap';
 import type { Core, Ctx } from './core';
+import { SVC_PROXY_CONFIG_TYPE_ID } from './entities/builtinConfigTypes';
+import { configs } from './entities/configs';
 import type { WriteSubscriber } from './entities/writeGate';
+import { enrollmentOnWrite } from './enrollment/onWrite';
+import { validateShareConfig } from './shares/config';
 import { outboxOnWrite, pruneOutbox } from './ops/outbox';
 import { markRoutersOffline } from './dataPlane/builtinRouter';
 import { pruneAuditLog } from './ops/audit';
@@ -44,6 +48,15 @@ export interface CoreModule {
 
 const pruneAudit = async (core: Core, s: StartSettings) => void (await pruneAuditLog(core, s.audit));
 
+/**
+ * A public share's config (svc.proxy.v1) is checked as a share with the write that gives it data (shares/config.ts):
+ * a token no other share uses, a target that fits the backend mode, OAuth options the running frontend offers.
+ */
+const shareConfigOnWrite: WriteSubscriber<Ctx> = async ({ ctx, def, id, input, after }) => {
+  if (def.entity !== configs.entity || input?.data == null || after?.config_type_id !== SVC_PROXY_CONFIG_TYPE_ID) return;
+  await validateShareConfig(ctx, input.data as Record<string, unknown>, id);
+};
+
 /** Every module of the core, in start order. */
 export const CORE_MODULES: readonly CoreModule[] = [
   // the secret key (<data dir>/secrets.key): created at the first start, refused when others may read it; MFA
@@ -58,6 +71,8 @@ export const CORE_MODULES: readonly CoreModule[] = [
   },
   // the default admin, auth policy, identity and posture check types, built-in config types
   { name: 'bootstrap', start: async (core, s, out) => void (out.bootstrap = await bootstrap(core, s.admin)) },
+  // a share's config is checked before anything else happens with its write
+  { name: 'shares', onWrite: shareConfigOnWrite },
   // role attributes and classes follow every write; entities written before the policy index existed (or around it)
   // get their role classes at start
   { name: 'policy index', start: (core) => classifyAllUnclassified(core.store), onWrite: policyIndexOnWrite },
@@ -83,6 +98,9 @@ export const CORE_MODULES: readonly CoreModule[] = [
   { name: 'audit log', every: { ms: 10 * 60_000, atStart: true, run: pruneAudit } },
   // every write is also a change event, in the outbox (ops/outbox.ts); kept for a while, then pruned
   { name: 'outbox', onWrite: outboxOnWrite, every: { ms: 60_000, atStart: true, run: (core) => pruneOutbox(core) } },
+  // identities created with enrollments get them, created routers their enrollment JWT (enrollment/onWrite.ts); after
+  // the outbox, so a create's own change event comes before those of the enrollments it makes
+  { name: 'enrollment', onWrite: enrollmentOnWrite },
 ];
 
 /** The write gate's subscribers, in module order (Core takes them when it is built). */

@@ -1,33 +1,33 @@
-import { requireAdminRead } from './auth/permissions';
+import { requireAdminRead } from './permissions';
 import { apiSessions } from './auth/apiSessions';
 import type { Ctx } from './context';
 import { authPolicies, DEFAULT_PRIMARY, DEFAULT_SECONDARY } from './entities/authPolicies';
-import { authenticators } from './entities/authenticators';
+import { authenticators } from './auth/authenticators';
 import { cas } from './entities/cas';
 import { configTypes } from './entities/configTypes';
 import { configs } from './entities/configs';
 import { controllerSettings } from './entities/controllerSettings';
 import { controllers } from './entities/controllers';
-import { edgeRouterPolicies } from './entities/edgeRouterPolicies';
-import { edgeRouters } from './entities/edgeRouters';
+import { edgeRouterPolicies } from './policy/edgeRouterPolicies';
+import { edgeRouters } from './policy/edgeRouters';
 import { enrollments } from './enrollment/records';
-import { externalJwtSigners } from './entities/externalJwtSigners';
-import { identities } from './entities/identities';
+import { externalJwtSigners } from './auth/externalJwtSigners';
+import { identities } from './policy/identities';
 import { identityTypes } from './entities/identityTypes';
 import { listRelated, listRoleAttributes } from './entities/listings';
-import { postureCheckTypes, postureChecks } from './entities/postureChecks';
+import { postureCheckTypes, postureChecks } from './policy/postureChecks';
 import { listResource, type AssociationQuery, type ResourceDef } from './entities/resource';
-import { revocations } from './entities/revocations';
+import { revocations } from './auth/revocations';
 import { routers } from './entities/routers';
-import { serviceEdgeRouterPolicies } from './entities/serviceEdgeRouterPolicies';
-import { servicePolicies } from './entities/servicePolicies';
-import { services } from './entities/services';
-import { sessions } from './entities/sessions';
+import { serviceEdgeRouterPolicies } from './policy/serviceEdgeRouterPolicies';
+import { servicePolicies } from './policy/servicePolicies';
+import { services } from './policy/services';
+import { sessions } from './policy/sessions';
 import { terminators } from './entities/terminators';
 import { notFound } from './errors';
 import { auditLog } from './ops/audit';
-import { ROLE_KIND_NAMES, type RoleKind } from './policy/kinds';
-import { parseRoles, parseSemantic, roleMatchSql } from './policy/roles';
+import { ROLE_KIND_NAMES, type RoleKind } from './kinds';
+import { parseRoles, parseSemantic, roleMatchSql } from './query/roles';
 import type { ListParams } from './query/list';
 import { migrations, type Migration } from './store/migrations/index';
 
@@ -39,12 +39,13 @@ export {
   deleteSessionCertificate,
   getSessionCertificate,
   listSessionCertificates,
-} from './entities/apiSessionCertificates';
-export { BULK_LIMIT, bulkDelete, bulkIdentityState, bulkRoleAttributes } from './entities/bulk';
+} from './enrollment/apiSessionCertificates';
+export { bulkIdentityState } from './auth/lifecycle';
+export { BULK_LIMIT, bulkDelete, bulkRoleAttributes } from './entities/bulk';
 export { controllerSettings, effectiveSettings } from './entities/controllerSettings';
 export { controllers } from './entities/controllers';
-export { edgeRouters } from './entities/edgeRouters';
-export { listPublicExternalJwtSigners } from './entities/externalJwtSigners';
+export { edgeRouters } from './policy/edgeRouters';
+export { listPublicExternalJwtSigners } from './auth/externalJwtSigners';
 export { listOpen } from './entities/listings';
 export { filterFields, resourceOps, type ApiObject, type ResourceDef } from './entities/resource';
 export type { ListParams } from './query/list';

@@ -123,6 +123,7 @@ const providerShape = {
   token_endpoint_auth_method: z
     .enum(TOKEN_ENDPOINT_AUTH_METHODS, { error: () => `must be one of ${TOKEN_ENDPOINT_AUTH_METHODS.join(', ')}` })
     .optional(),
+  end_session: requiredBoolean().optional(),
   auth_url: secureUrl('authorization', 'hosts').optional(),
   token_url: secureUrl('token endpoint', 'hosts').optional(),
   api_url: secureUrl('API', 'hosts').optional(),
@@ -139,6 +140,7 @@ const TYPE_KEYS: Record<string, { types: ProviderType[]; required?: boolean }> =
   issuer: { types: ['oidc'], required: true },
   supports_pkce: { types: ['oidc'], required: true },
   token_endpoint_auth_method: { types: ['oidc'] },
+  end_session: { types: ['oidc'] },
   auth_url: { types: ['idp_a', 'idp_b'] },
   token_url: { types: ['idp_a', 'idp_b'] },
   api_url: { types: ['idp_a'] },

@@ -28,7 +28,8 @@ export function filterCookieHeader(header: string | string[] | undefined, drop: 
 }
 
 export interface SetCookieOptions {
-  domain: string;
+  /** undefined: a host-only cookie */
+  domain: string | undefined;
   maxAgeSeconds: number;
   secure: boolean;
   path?: string;
@@ -36,7 +37,7 @@ export interface SetCookieOptions {
 
 export function serializeSetCookie(name: string, value: string, o: SetCookieOptions): string {
   const maxAge = Math.max(0, Math.floor(o.maxAgeSeconds));
-  const parts = [`${name}=${value}`, `Domain=${o.domain}`, `Path=${o.path ?? '/'}`, `Max-Age=${maxAge}`];
+  const parts = [`${name}=${value}`, ...(o.domain ? [`Domain=${o.domain}`] : []), `Path=${o.path ?? '/'}`, `Max-Age=${maxAge}`];
   if (maxAge === 0) parts.push('Expires=Thu, 01 Jan 1970 00:00:00 GMT');
   parts.push('HttpOnly', 'SameSite=Lax');
   if (o.secure) parts.push('Secure');

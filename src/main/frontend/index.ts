@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { createSecureContext, type SecureContext } from 'node:tls';
 import { Agent } from 'undici';
 import { parseBindAddress } from './address';
 import { describeConfigIssues, frontendConfigSchema } from './config';
@@ -6,12 +8,24 @@ import { createOAuthHandler } from './oauthServer';
 import { OAuthRuntime } from './oauthRuntime';
 import { OverlayProxy } from './overlay';
 import { createPublicHandlers } from './publicServer';
-import type { FrontendHandle, StartFrontendOptions } from './types';
+import type { Logger } from 'pino';
+import type { FrontendHandle, ShareResolver, StartFrontendOptions } from './types';
 
 export { frontendConfigSchema, describeConfigIssues, PROVIDER_TYPES } from './config';
 export type { FrontendConfig, OAuthConfig, ProviderConfig, ProviderType } from './config';
 export { validateShareOAuth, DEFAULT_CHECK_INTERVAL } from './shareOAuth';
-export type { AuthIdentity, FrontendHandle, OverlayDialer, PublicShare, ShareOAuth, ShareResolver, StartFrontendOptions } from './types';
+export type {
+  AccessRules,
+  AuthIdentity,
+  ClaimRule,
+  FrontendHandle,
+  OverlayDialer,
+  PathRule,
+  PublicShare,
+  ShareOAuth,
+  ShareResolver,
+  StartFrontendOptions,
+} from './types';
 
 /** Starts the public share listener and, with an `oauth` section, the OAuth listener. */
 export async function startFrontend(opts: StartFrontendOptions): Promise<FrontendHandle> {
@@ -53,6 +67,7 @@ export async function startFrontend(opts: StartFrontendOptions): Promise<Fronten
     publicListener = await listen({
       bind: parseBindAddress(config.bind_address),
       tls: config.tls,
+      sni: config.tls ? customDomainContexts(opts.resolver, shareDomain, logger) : undefined,
       onRequest: (req, res) => void handlers.request(req, res),
       onUpgrade: (req, socket, head) => void handlers.upgrade(req, socket, head),
     });
@@ -85,4 +100,37 @@ export async function startFrontend(opts: StartFrontendOptions): Promise<Fronten
     await closeAll();
     throw err;
   }
+}
+
+const MAX_CONTEXTS = 256;
+
+/**
+ * SNI for shares' custom domains: the share's own certificate and key (domainTls) for a server name that is one of
+ * its domains; the listener's certificate for anything else. Secure contexts are kept per certificate.
+ */
+function customDomainContexts(
+  resolver: ShareResolver,
+  shareDomain: string,
+  logger: Logger,
+): (servername: string) => Promise<SecureContext | undefined> {
+  const contexts = new Map<string, SecureContext>();
+  return async (servername) => {
+    const host = servername.toLowerCase().replace(/\.$/, '');
+    if (!resolver.resolveDomain || host === shareDomain || host.endsWith(`.${shareDomain}`)) return undefined;
+    const share = await resolver.resolveDomain(host);
+    if (!share?.domainTls || !(share.domains ?? []).includes(host)) return undefined;
+    const key = createHash('sha256').update(share.domainTls.cert).update('\0').update(share.domainTls.key).digest('base64url');
+    let context = contexts.get(key);
+    if (!context) {
+      try {
+        context = createSecureContext({ cert: share.domainTls.cert, key: share.domainTls.key });
+      } catch (err) {
+        logger.warn({ share: share.token, domain: host, err: (err as Error).message }, 'custom domain certificate unusable; serving the default one');
+        return undefined;
+      }
+      if (contexts.size >= MAX_CONTEXTS) contexts.delete(contexts.keys().next().value!);
+      contexts.set(key, context);
+    }
+    return context;
+  };
 }

@@ -3,6 +3,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import https from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { SecureContext } from 'node:tls';
 import type { HostPort } from './address';
 
 export interface Listener {
@@ -15,6 +16,8 @@ export interface Listener {
 export interface ListenOptions {
   bind: HostPort;
   tls?: { cert_file: string; key_file: string };
+  /** TLS: the certificate for a server name (SNI) other than the listener's own; undefined = the listener's */
+  sni?: (servername: string) => Promise<SecureContext | undefined>;
   onRequest: (req: IncomingMessage, res: ServerResponse) => void;
   onUpgrade?: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
 }
@@ -22,7 +25,21 @@ export interface ListenOptions {
 export async function listen(opts: ListenOptions): Promise<Listener> {
   const serverOptions: http.ServerOptions = { requestTimeout: 0, headersTimeout: 60_000, keepAliveTimeout: 5_000 };
   const server = opts.tls
-    ? https.createServer({ ...serverOptions, cert: await readFile(opts.tls.cert_file), key: await readFile(opts.tls.key_file) })
+    ? https.createServer({
+        ...serverOptions,
+        cert: await readFile(opts.tls.cert_file),
+        key: await readFile(opts.tls.key_file),
+        ...(opts.sni
+          ? {
+              SNICallback: (servername: string, callback: (err: Error | null, ctx?: SecureContext) => void) => {
+                opts.sni!(servername).then(
+                  (ctx) => callback(null, ctx),
+                  () => callback(null, undefined),
+                );
+              },
+            }
+          : {}),
+      })
     : http.createServer(serverOptions);
   const extra = new Set<Duplex>();
   server.on('request', opts.onRequest);

@@ -20,6 +20,7 @@ export interface StateClaims extends JWTPayload {
   bnd: string; // SHA-256 of the binding cookie value
   non: string; // OIDC nonce
   pkv: string; // PKCE code verifier
+  hbd?: string; // a custom domain's login: SHA-256 of the binding cookie value on that host (tickets.ts)
 }
 
 export interface NewLogin {
@@ -69,7 +70,7 @@ export class LoginStates {
     return `${this.settings.cookieName}.flow.${bindingId}`;
   }
 
-  async create(input: { provider: string; share: string; originalUrl: string }, nowMs: number): Promise<NewLogin> {
+  async create(input: { provider: string; share: string; originalUrl: string; hostBinding?: string }, nowMs: number): Promise<NewLogin> {
     const bindingValue = random(32);
     const claims: StateClaims = {
       jti: random(16),
@@ -81,6 +82,7 @@ export class LoginStates {
       non: random(24),
       pkv: random(48),
     };
+    if (input.hostBinding) claims.hbd = input.hostBinding;
     const expiresAtSec = Math.ceil((nowMs + this.settings.lifetimeMs) / 1000);
     const state = await seal(claims, { signing: this.keys.stateSigning, encryption: this.keys.stateEncryption }, STATE_TYP, nowMs, expiresAtSec);
     const bindingCookie = serializeSetCookie(this.bindingCookieName(claims.bid), bindingValue, {
@@ -117,5 +119,8 @@ function safeEqual(a: Buffer, b: Buffer): boolean {
 }
 
 function isStateClaims(c: JWTPayload): c is StateClaims {
-  return ['jti', 'prv', 'shr', 'url', 'bid', 'bnd', 'non', 'pkv'].every((k) => typeof c[k] === 'string' && (c[k] as string).length > 0);
+  return (
+    ['jti', 'prv', 'shr', 'url', 'bid', 'bnd', 'non', 'pkv'].every((k) => typeof c[k] === 'string' && (c[k] as string).length > 0) &&
+    (c.hbd === undefined || typeof c.hbd === 'string')
+  );
 }

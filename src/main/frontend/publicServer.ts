@@ -3,15 +3,16 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Agent } from 'undici';
 import { forwardRequestHeaders } from './forwardHeaders';
-import { refusalMessage, type OAuthRuntime } from './oauthRuntime';
+import { pathRefusalMessage, refusalMessage, type OAuthRuntime } from './oauthRuntime';
 import type { OverlayProxy } from './overlay';
 import { sendJson, sendPage, sendRedirect } from './pages';
 import { ProviderError } from './providers';
 import { proxyHttp } from './proxyHttp';
 import { proxyUpgrade, writeSocketResponse } from './proxyWebSocket';
-import { isUrlOfShare, shareTokenFromHost } from './redirects';
+import { hostName, isUrlOfShareHost, shareTokenFromHost } from './redirects';
 import { isApiRequest } from './requestKind';
-import type { AuthIdentity, PublicShare, ShareOAuth, ShareResolver } from './types';
+import { RESERVED_PREFIX } from './tickets';
+import { shareProviders, type AuthIdentity, type PublicShare, type ShareOAuth, type ShareResolver } from './types';
 import { serveWebRoot } from './webRoot';
 
 export interface PublicContext {
@@ -50,7 +51,14 @@ export function requestPathOf(rawUrl: string | undefined): string {
   }
 }
 
-const pathOnly = (p: string) => p.split('?')[0];
+const pathOnly = (p: string) => p.split('?')[0]!;
+
+const TICKET_FAILURES: Record<string, string> = {
+  invalid: 'The sign-in response is not valid.',
+  expired: 'The sign-in took too long and has expired.',
+  unbound: 'The sign-in was not started in this browser (or its cookies are blocked).',
+  replayed: 'This sign-in response has already been used.',
+};
 
 type Access =
   | { ok: true; identity?: AuthIdentity; setCookies: string[] }
@@ -77,39 +85,75 @@ export function createPublicHandlers(ctx: PublicContext) {
     return share ? { ...share, token } : undefined;
   }
 
+  /** How a request reached its share: `<token>.<share domain>`, or one of its custom domains (host-only cookies). */
+  interface Reached {
+    share: PublicShare;
+    /** the custom domain the request came in at, if any */
+    customHost?: string;
+  }
+
+  async function findShare(hostHeader: string | undefined): Promise<Reached | undefined> {
+    const token = shareTokenFromHost(hostHeader, ctx.shareDomain);
+    if (token) {
+      const share = await lookup(token);
+      return share ? { share } : undefined;
+    }
+    const host = hostName(hostHeader);
+    if (!host || !ctx.resolver.resolveDomain) return undefined;
+    const found = ctx.resolver.resolveDomain(host);
+    const share = found instanceof Promise ? await found : found;
+    return share && (share.domains ?? []).includes(host) ? { share, customHost: host } : undefined;
+  }
+
   /** OAuth gate shared by HTTP requests and upgrades. */
-  async function checkAccess(req: IncomingMessage, share: PublicShare, log: RequestLog, upgrade: boolean): Promise<Access> {
+  async function checkAccess(req: IncomingMessage, reached: Reached, log: RequestLog, upgrade: boolean): Promise<Access> {
+    const { share, customHost } = reached;
     if (!share.oauth) return { ok: true, setCookies: [] };
     const oauth = ctx.oauth;
-    log.provider = share.oauth.provider;
+    const names = shareProviders(share.oauth);
+    log.provider = names.join(',');
     if (!oauth) {
       return denied(503, 'oauth_not_configured', (res) =>
         sendPage(res, 503, 'Share unavailable', ['This share requires a sign-in, but the frontend has no OAuth configuration.']),
       );
     }
-    const gate = await oauth.authorize(req, share as PublicShare & { oauth: ShareOAuth });
+    const oauthShare = share as PublicShare & { oauth: ShareOAuth };
+    const gate = await oauth.authorize(req, oauthShare, requestPathOf(req.url), { hostOnly: !!customHost });
     switch (gate.kind) {
+      case 'skip':
+        log.outcome = 'skip_path';
+        return { ok: true, setCookies: [] };
       case 'allow':
+        log.provider = gate.identity.provider;
         log.email = gate.identity.email;
         return { ok: true, identity: gate.identity, setCookies: gate.setCookies };
+      case 'bad_path':
+        return denied(gate.status, 'bad_path', (res) =>
+          sendPage(res, gate.status, gate.status === 414 ? 'Address too long' : 'Bad request', ['The requested address is not valid.']),
+        );
       case 'misconfigured':
         ctx.logger.error({ share: share.token }, gate.message);
         return denied(503, 'misconfigured', (res) => sendPage(res, 503, 'Share unavailable', ['This share is not configured correctly.']));
       case 'forbidden': {
+        log.provider = gate.provider;
         log.email = gate.email;
-        const logout = `${oauth.providerUrl(gate.provider, 'logout')}?redirect_url=${encodeURIComponent(originalUrl(req))}`;
+        const outcome = gate.scope === 'path' ? `path_${gate.reason}` : gate.reason;
+        const logout = customHost
+          ? `${RESERVED_PREFIX}logout`
+          : `${oauth.providerUrl(gate.provider, 'logout')}?redirect_url=${encodeURIComponent(originalUrl(req))}`;
         if (upgrade || isApiRequest(req.headers)) {
-          return denied(403, gate.reason, (res) =>
+          return denied(403, outcome, (res) =>
             sendJson(
               res,
               403,
-              { error: 'forbidden', reason: gate.reason, email: gate.email },
+              { error: 'forbidden', reason: gate.reason, ...(gate.scope === 'path' ? { scope: 'path' } : {}), email: gate.email },
               gate.setCookies.length ? { 'Set-Cookie': gate.setCookies } : {},
             ),
           );
         }
-        return denied(403, gate.reason, (res) =>
-          sendPage(res, 403, 'Access denied', [refusalMessage(gate.reason, gate.email)], {
+        const message = (gate.scope === 'path' ? pathRefusalMessage : refusalMessage)(gate.reason, gate.email, gate.provider);
+        return denied(403, outcome, (res) =>
+          sendPage(res, 403, 'Access denied', [message], {
             links: [{ href: logout, label: 'Sign out and use another account' }],
             setCookies: gate.setCookies,
           }),
@@ -121,18 +165,34 @@ export function createPublicHandlers(ctx: PublicContext) {
             sendJson(res, 401, {
               error: 'authentication_required',
               message: 'Sign in by opening this share in a browser.',
-              provider: share.oauth!.provider,
+              provider: names[0],
+              ...(names.length > 1 ? { providers: names } : {}),
             }),
           );
         }
-        const provider = oauth.providers.get(share.oauth.provider)!;
         const original = originalUrl(req);
-        if (!isUrlOfShare(original, ctx.shareDomain, share.token)) {
+        if (!isUrlOfShareHost(original, ctx.shareDomain, share)) {
           return denied(400, 'bad_request_target', (res) => sendPage(res, 400, 'Bad request', ['The requested address is not valid.']));
         }
+        // A custom domain's login starts at the OAuth endpoint, bound to this host by a host-only cookie (tickets.ts).
+        const binding = customHost ? oauth.tickets.newHostBinding() : undefined;
+        const startUrl = (name: string) =>
+          `${oauth.providerUrl(name, 'auth/start')}?url=${encodeURIComponent(original)}${binding ? `&bind=${binding.hash}` : ''}`;
+        if (names.length > 1) {
+          return denied(200, `login_choice:${gate.reason}`, (res) =>
+            sendPage(res, 200, 'Sign in', ['This share needs a sign-in. Choose how to sign in:'], {
+              links: names.map((name) => ({ href: startUrl(name), label: `Sign in with ${name}` })),
+              setCookies: binding ? [binding.cookie] : [],
+            }),
+          );
+        }
+        if (binding) {
+          return denied(302, `login_redirect:${gate.reason}`, (res) => sendRedirect(res, startUrl(names[0]!), [binding.cookie]));
+        }
+        const provider = oauth.providers.get(names[0]!)!;
         return denied(302, `login_redirect:${gate.reason}`, async (res) => {
           try {
-            const login = await oauth.beginLogin(provider, share, original);
+            const login = await oauth.beginLogin(provider, oauthShare, original);
             sendRedirect(res, login.location, login.setCookies);
           } catch (err) {
             ctx.logger.warn(
@@ -146,6 +206,70 @@ export function createPublicHandlers(ctx: PublicContext) {
     }
   }
 
+  /**
+   * The reserved paths of a custom domain (/.weft-auth/session: a login ticket becomes the host-only session cookie;
+   * /.weft-auth/logout: sign out on this host), or false for any other path.
+   */
+  async function reservedRoute(req: IncomingMessage, res: ServerResponse, reached: Reached, log: RequestLog): Promise<boolean> {
+    const oauth = ctx.oauth;
+    const path = pathOnly(requestPathOf(req.url));
+    if (!reached.customHost || !reached.share.oauth || !oauth || !path.startsWith(RESERVED_PREFIX)) return false;
+    const host = reached.customHost;
+    const share = reached.share;
+    req.resume();
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      sendPage(res, 405, 'Method not allowed', ['Only GET is supported here.']);
+      return true;
+    }
+    const query = new URL(requestPathOf(req.url), 'http://host.invalid').searchParams;
+    const now = oauth.now();
+    if (path === `${RESERVED_PREFIX}session`) {
+      const redeemed = await oauth.tickets.redeem(query.get('ticket') ?? '', host, req.headers.cookie, now);
+      if (!redeemed.ok) {
+        log.outcome = `ticket_${redeemed.reason}`;
+        sendPage(res, 400, 'Sign-in failed', [TICKET_FAILURES[redeemed.reason]], { links: [{ href: '/', label: 'Start again' }] });
+        return true;
+      }
+      const claims = redeemed.claims;
+      const cookie =
+        claims.shr === share.token && isUrlOfShareHost(claims.url, ctx.shareDomain, share) && hostName(new URL(claims.url).host) === host
+          ? await oauth.sessions.issueSealed(claims.ses, share.token, now, { hostOnly: true })
+          : undefined;
+      if (!cookie) {
+        log.outcome = 'ticket_invalid';
+        sendPage(res, 400, 'Sign-in failed', [TICKET_FAILURES.invalid], { links: [{ href: '/', label: 'Start again' }] });
+        return true;
+      }
+      log.outcome = 'login';
+      sendRedirect(res, claims.url, [cookie, oauth.tickets.clearHostBinding(claims.hbd)]);
+      return true;
+    }
+    if (path === `${RESERVED_PREFIX}logout`) {
+      const mine = (await oauth.sessions.all(req.headers.cookie, now)).filter((s) => s.share === share.token);
+      for (const s of mine) {
+        const provider = oauth.providers.get(s.provider);
+        await provider
+          ?.revoke(s.tokens)
+          .catch((err: unknown) =>
+            ctx.logger.warn(
+              { provider: s.provider, share: share.token, err: err instanceof ProviderError ? err.message : 'unexpected error' },
+              'token revocation failed; session cleared anyway',
+            ),
+          );
+      }
+      const cleared = [...new Set(mine.map((s) => s.cookieName))].map((name) => oauth.sessions.clear(name, { hostOnly: true }));
+      log.outcome = `logout:${mine.length}`;
+      log.email = mine[0]?.email;
+      const target = `${ctx.publicScheme}://${String(req.headers.host ?? host).toLowerCase()}/`;
+      const provider = mine[0] ? oauth.providers.get(mine[0].provider) : undefined;
+      sendRedirect(res, provider ? await oauth.logoutLocation(provider, target, mine.length) : target, cleared);
+      return true;
+    }
+    sendPage(res, 404, 'Not found', ['There is nothing at this address.']);
+    return true;
+  }
+
   function denied(status: number, outcome: string, respond: (res: ServerResponse) => Promise<void> | void): Access {
     const error = status === 401 ? 'authentication_required' : status === 403 ? 'forbidden' : 'unavailable';
     return { ok: false, status, outcome, respond, socketBody: JSON.stringify({ error }) };
@@ -157,15 +281,19 @@ export function createPublicHandlers(ctx: PublicContext) {
 
   async function handle(req: IncomingMessage, res: ServerResponse, log: RequestLog): Promise<void> {
     const path = requestPathOf(req.url);
-    const token = shareTokenFromHost(req.headers.host, ctx.shareDomain);
-    if (!token) {
-      if (pathOnly(path) === '/health' && (req.method === 'GET' || req.method === 'HEAD')) return sendJson(res, 200, { status: 'ok' });
-      return sendPage(res, 404, 'Not found', ['There is nothing at this address.']);
+    const reached = await findShare(req.headers.host);
+    if (!reached) {
+      if (!shareTokenFromHost(req.headers.host, ctx.shareDomain)) {
+        if (pathOnly(path) === '/health' && (req.method === 'GET' || req.method === 'HEAD')) return sendJson(res, 200, { status: 'ok' });
+        return sendPage(res, 404, 'Not found', ['There is nothing at this address.']);
+      }
+      log.share = shareTokenFromHost(req.headers.host, ctx.shareDomain);
+      return sendPage(res, 404, 'Share not found', ['This share does not exist or is no longer available.']);
     }
-    log.share = token;
-    const share = await lookup(token);
-    if (!share) return sendPage(res, 404, 'Share not found', ['This share does not exist or is no longer available.']);
-    const access = await checkAccess(req, share, log, false);
+    const share = reached.share;
+    log.share = share.token;
+    if (await reservedRoute(req, res, reached, log)) return;
+    const access = await checkAccess(req, reached, log, false);
     if (!access.ok) {
       log.outcome = access.outcome;
       req.resume();
@@ -217,10 +345,10 @@ export function createPublicHandlers(ctx: PublicContext) {
     socket.on('error', () => socket.destroy());
     const log: RequestLog = { method: req.method, path: pathOnly(requestPathOf(req.url)), outcome: 'upgrade' };
     try {
-      const token = shareTokenFromHost(req.headers.host, ctx.shareDomain);
-      const share = token ? await lookup(token) : undefined;
-      log.share = token;
-      if (!share) {
+      const reached = await findShare(req.headers.host);
+      const share = reached?.share;
+      log.share = share?.token ?? shareTokenFromHost(req.headers.host, ctx.shareDomain);
+      if (!reached || !share) {
         log.status = 404;
         return writeSocketResponse(socket, 404, { 'Content-Type': 'text/plain; charset=utf-8' }, 'Share not found.\n');
       }
@@ -228,7 +356,7 @@ export function createPublicHandlers(ctx: PublicContext) {
         log.status = 400;
         return writeSocketResponse(socket, 400, { 'Content-Type': 'text/plain; charset=utf-8' }, 'This share does not accept upgrades.\n');
       }
-      const access = await checkAccess(req, share, log, true);
+      const access = await checkAccess(req, reached, log, true);
       if (!access.ok) {
         log.status = access.status;
         log.outcome = access.outcome;

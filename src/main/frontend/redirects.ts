@@ -10,8 +10,16 @@ export function shareTokenFromHost(hostHeader: string | undefined, shareDomain: 
   return SHARE_LABEL.test(label) ? label : undefined;
 }
 
+/** The host name of a Host header value: lowercase, without port or trailing dot. */
+export function hostName(hostHeader: string | undefined): string {
+  return String(hostHeader ?? '')
+    .toLowerCase()
+    .replace(/:\d+$/, '')
+    .replace(/\.$/, '');
+}
+
 /** Parses an absolute http(s) URL from untrusted input, refusing the usual browser-normalisation tricks. */
-function parseStrictHttpUrl(raw: string): URL | undefined {
+export function parseStrictHttpUrl(raw: string): URL | undefined {
   // Browsers treat "\" like "/" and drop tabs/newlines, which turns harmless-looking text into
   // another host; such input is refused outright.
   if (!/^https?:\/\/[^\\/\s]/i.test(raw) || /[\\\s\u0000-\u001f\u007f]/.test(raw)) return undefined;
@@ -29,6 +37,13 @@ function parseStrictHttpUrl(raw: string): URL | undefined {
 export function isUrlOfShare(raw: string, shareDomain: string, token: string): boolean {
   const url = parseStrictHttpUrl(raw);
   return url !== undefined && shareTokenFromHost(url.host, shareDomain) === token;
+}
+
+/** A URL at one of the share's hosts: `<token>.<share domain>` or one of its custom domains. */
+export function isUrlOfShareHost(raw: string, shareDomain: string, share: { token: string; domains?: string[] }): boolean {
+  const url = parseStrictHttpUrl(raw);
+  if (!url) return false;
+  return shareTokenFromHost(url.host, shareDomain) === share.token || (share.domains ?? []).includes(hostName(url.host));
 }
 
 /** Logout may only send the browser to a share or back to the frontend's own endpoint (under its path). */

@@ -24,6 +24,8 @@ export interface SessionClaims extends JWTPayload {
   sub?: string;
   at?: string;
   rt?: string;
+  rfp?: string; // fingerprint of the org/team/claim/domain and path rules checked (accessRules.ts rulesFingerprint)
+  prs?: string[]; // verdict per path rule of the share: '' = let in, else the refusal
 }
 
 export interface Session {
@@ -34,6 +36,15 @@ export interface Session {
   expiresAtMs: number;
   checkedAtMs: number;
   tokens: StoredTokens;
+  /** the rules fingerprint the verdicts were reached under ('' or absent: email patterns only) */
+  rulesFingerprint?: string;
+  /** verdict per path rule: '' = let in, else the refusal */
+  pathVerdicts?: string[];
+}
+
+/** Cookie placement: Domain=cookie_domain (shares under the share domain), or host-only (a share's custom domain). */
+export interface CookiePlacement {
+  hostOnly?: boolean;
 }
 
 export interface SessionCookieSettings {
@@ -63,7 +74,7 @@ export class SessionCodec {
     return name === base || name.startsWith(`${base}_`) || name.startsWith(`${base}.`);
   }
 
-  async issue(session: Omit<Session, 'cookieName'>, nowMs: number): Promise<string> {
+  async issue(session: Omit<Session, 'cookieName'>, nowMs: number, placement: CookiePlacement = {}): Promise<string> {
     const claims: SessionClaims = {
       prv: session.provider,
       shr: session.share,
@@ -74,36 +85,61 @@ export class SessionCodec {
     if (session.tokens.subject) claims.sub = session.tokens.subject;
     if (session.tokens.accessToken) claims.at = session.tokens.accessToken;
     if (session.tokens.refreshToken) claims.rt = session.tokens.refreshToken;
-    let header = await this.serialize(claims, nowMs);
+    if (session.rulesFingerprint) claims.rfp = session.rulesFingerprint;
+    if (session.pathVerdicts?.length) claims.prs = session.pathVerdicts;
+    let header = await this.serialize(claims, nowMs, placement);
     // Browsers silently drop cookies over ~4 KB, which would loop the user through logins. Huge
     // provider tokens are dropped instead: the session then re-authenticates at its check
     // interval and logout cannot revoke, which beats not working at all.
     for (const drop of ['at', 'rt'] as const) {
       if (header.length <= MAX_COOKIE_BYTES) break;
       delete claims[drop];
-      header = await this.serialize(claims, nowMs);
+      header = await this.serialize(claims, nowMs, placement);
     }
     return header;
   }
 
-  private async serialize(claims: SessionClaims, nowMs: number): Promise<string> {
+  /** The sealed value of a session (what a login ticket carries to a custom domain). */
+  async sealValue(session: Omit<Session, 'cookieName'>, nowMs: number): Promise<string> {
+    const header = await this.issue(session, nowMs);
+    return header.slice(header.indexOf('=') + 1, header.indexOf(';'));
+  }
+
+  /** A Set-Cookie header for a sealed value made by sealValue (opened again first: only authentic values are set). */
+  async issueSealed(value: string, shareToken: string, nowMs: number, placement: CookiePlacement = {}): Promise<string | undefined> {
+    const opened = await this.open(this.cookieNameFor(shareToken), value, nowMs);
+    if (!opened || opened.expired) return undefined;
+    return serializeSetCookie(opened.session.cookieName, value, {
+      domain: placement.hostOnly ? undefined : this.settings.cookieDomain,
+      secure: this.settings.secure,
+      maxAgeSeconds: (opened.session.expiresAtMs - nowMs) / 1000,
+    });
+  }
+
+  private async serialize(claims: SessionClaims, nowMs: number, placement: CookiePlacement): Promise<string> {
     const value = await seal(claims, { signing: this.keys.sessionSigning, encryption: this.keys.sessionEncryption }, SESSION_TYP, nowMs, claims.exp);
     return serializeSetCookie(this.cookieNameFor(claims.shr), value, {
-      domain: this.settings.cookieDomain,
+      domain: placement.hostOnly ? undefined : this.settings.cookieDomain,
       secure: this.settings.secure,
       maxAgeSeconds: (claims.exp * 1000 - nowMs) / 1000,
     });
   }
 
-  clear(cookieName: string): string {
-    return clearCookie(cookieName, { domain: this.settings.cookieDomain, secure: this.settings.secure });
+  clear(cookieName: string, placement: CookiePlacement = {}): string {
+    return clearCookie(cookieName, { domain: placement.hostOnly ? undefined : this.settings.cookieDomain, secure: this.settings.secure });
   }
 
   /**
-   * The valid session for a share and provider, if any. Tampered, expired, foreign-share and
+   * The valid session for a share with one of its providers, if any. Tampered, expired, foreign-share and
    * foreign-provider cookies are ignored; with several candidates the most recently checked wins.
    */
-  async find(cookieHeader: string | string[] | undefined, shareToken: string, provider: string, nowMs: number): Promise<Session | undefined> {
+  async find(
+    cookieHeader: string | string[] | undefined,
+    shareToken: string,
+    providers: string | readonly string[],
+    nowMs: number,
+  ): Promise<Session | undefined> {
+    const accepted = typeof providers === 'string' ? [providers] : providers;
     const name = this.cookieNameFor(shareToken);
     let best: Session | undefined;
     const candidates = parseCookieHeader(cookieHeader)
@@ -114,7 +150,7 @@ export class SessionCodec {
       const opened = remembered !== NOT_REMEMBERED ? remembered : await this.open(c.name, c.value, nowMs);
       if (!opened || opened.expired) continue;
       const s = opened.session;
-      if (s.share !== shareToken || s.provider !== provider) continue;
+      if (s.share !== shareToken || !accepted.includes(s.provider)) continue;
       if (!best || s.checkedAtMs > best.checkedAtMs) best = s;
     }
     return best;
@@ -168,6 +204,8 @@ export class SessionCodec {
         expiresAtMs: claims.exp * 1000,
         checkedAtMs: claims.chk,
         tokens: { accessToken: claims.at, refreshToken: claims.rt, subject: claims.sub },
+        rulesFingerprint: claims.rfp,
+        pathVerdicts: claims.prs,
       },
     };
   }
@@ -187,6 +225,8 @@ function isSessionClaims(c: JWTPayload): c is SessionClaims {
     typeof c.chk === 'number' &&
     (c.at === undefined || typeof c.at === 'string') &&
     (c.rt === undefined || typeof c.rt === 'string') &&
-    (c.sub === undefined || typeof c.sub === 'string')
+    (c.sub === undefined || typeof c.sub === 'string') &&
+    (c.rfp === undefined || typeof c.rfp === 'string') &&
+    (c.prs === undefined || (Array.isArray(c.prs) && c.prs.every((v) => typeof v === 'string')))
   );
 }

@@ -117,22 +117,75 @@ export async function serveWebRoot(req: IncomingMessage, res: ServerResponse, ro
   if (!info?.isFile()) return notFound(res);
 
   const lastModified = info.mtime.toUTCString();
-  const since = req.headers['if-modified-since'];
-  if (since && !Number.isNaN(Date.parse(since)) && Math.floor(info.mtimeMs / 1000) <= Math.floor(Date.parse(since) / 1000)) {
-    res.writeHead(304, { 'Last-Modified': lastModified });
+  // A strong validator from size and modification time (as nginx makes them): what If-Range and If-None-Match compare.
+  const etag = `"${info.size.toString(16)}-${Math.floor(info.mtimeMs).toString(16)}"`;
+  const validators = { 'Last-Modified': lastModified, ETag: etag, 'Accept-Ranges': 'bytes', 'Cache-Control': 'no-cache' };
+  if (notModified(req, etag, info.mtimeMs)) {
+    res.writeHead(304, validators);
     res.end();
     return;
   }
-  res.writeHead(200, {
-    'Content-Type': contentTypeFor(file),
-    'Content-Length': info.size,
-    'Last-Modified': lastModified,
-    'Cache-Control': 'no-cache',
-    'X-Content-Type-Options': 'nosniff',
-  });
+  const range = requestedRange(req, info.size, etag, lastModified);
+  if (range === 'unsatisfiable') {
+    res.writeHead(416, { ...validators, 'Content-Range': `bytes */${info.size}`, 'Content-Length': 0 });
+    res.end();
+    return;
+  }
+  const headers = { ...validators, 'Content-Type': contentTypeFor(file), 'X-Content-Type-Options': 'nosniff' };
+  if (range) {
+    res.writeHead(206, {
+      ...headers,
+      'Content-Range': `bytes ${range.start}-${range.end}/${info.size}`,
+      'Content-Length': range.end - range.start + 1,
+    });
+  } else {
+    res.writeHead(200, { ...headers, 'Content-Length': info.size });
+  }
   if (req.method === 'HEAD') {
     res.end();
     return;
   }
-  await pipeline(createReadStream(file), res);
+  await pipeline(createReadStream(file, range ?? {}), res);
+}
+
+function notModified(req: IncomingMessage, etag: string, mtimeMs: number): boolean {
+  const match = req.headers['if-none-match'];
+  if (match !== undefined) {
+    // weak comparison (RFC 9110 13.1.2); If-None-Match wins over If-Modified-Since
+    return match.trim() === '*' || match.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+  }
+  const since = req.headers['if-modified-since'];
+  return !!since && !Number.isNaN(Date.parse(since)) && Math.floor(mtimeMs / 1000) <= Math.floor(Date.parse(since) / 1000);
+}
+
+/**
+ * The byte range a GET asks for (RFC 9110 14): one range of `bytes=first-last`, `first-` or `-suffix`. undefined = the
+ * whole file (no Range, a Range that is not one valid byte range, several ranges, or an If-Range that no longer
+ * matches); 'unsatisfiable' when the range starts beyond the end (416).
+ */
+export function requestedRange(
+  req: Pick<IncomingMessage, 'headers'>,
+  size: number,
+  etag: string,
+  lastModified: string,
+): { start: number; end: number } | 'unsatisfiable' | undefined {
+  const header = req.headers.range;
+  if (typeof header !== 'string') return undefined;
+  const ifRange = req.headers['if-range'];
+  // strong comparison: a weak tag or another date means the file changed since the client's first part
+  if (typeof ifRange === 'string' && ifRange.trim() !== etag && ifRange.trim() !== lastModified) return undefined;
+  const m = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
+  if (!m || (m[1] === '' && m[2] === '')) return undefined;
+  if (m[1] === '') {
+    const suffix = Number(m[2]);
+    if (!Number.isSafeInteger(suffix)) return undefined;
+    if (suffix === 0 || size === 0) return 'unsatisfiable';
+    return { start: Math.max(0, size - suffix), end: size - 1 };
+  }
+  const start = Number(m[1]);
+  const last = m[2] === '' ? size - 1 : Number(m[2]);
+  if (!Number.isSafeInteger(start) || !Number.isSafeInteger(last)) return undefined;
+  if (start >= size) return 'unsatisfiable';
+  if (last < start) return undefined;
+  return { start, end: Math.min(last, size - 1) };
 }

@@ -3,14 +3,14 @@ import { badInput, ShareCliError } from './errors';
 import { decodeGrant, encodeGrant } from './grant';
 import { ApiAnswerError, ManagementClient, type ShareIds } from './managementClient';
 import { createOverlayShare, type OverlayShare } from './overlayShare';
-import { checkShareOAuth } from './oauthOptions';
+import { checkShare } from './oauthOptions';
 import { readRuntimeFile, TOKEN_PLACEHOLDER, type RuntimeInfo } from './runtimeFile';
 import { ShareHost } from './shareHost';
 import {
   checkHostTarget,
   newShareToken,
   optionOfConfigField,
-  optionOfOAuthIssue,
+  optionOfDataField,
   parseShareHost,
   parseSharePublic,
   parseShareRelease,
@@ -27,10 +27,25 @@ export const SHARE_HELP = `Usage:
 
 Options for share public:
   --backend-mode proxy|web        proxy: forward to the http(s) URL <target>; web: serve the directory <target>
-  --oauth-provider NAME           require a login with this provider of the frontend's oauth section
+  --oauth-provider NAME           require a login with this provider of the frontend's oauth section (repeatable:
+                                  several show a chooser page)
   --oauth-email-address-pattern GLOB
                                   allow only matching verified emails (repeatable; case-insensitive; e.g. '*@example.com')
-  --oauth-check-interval DURATION re-verify the login this often (default 3h)
+  --oauth-github-org ORG          GitHub logins: allow only members of this organization (repeatable)
+  --oauth-github-team ORG/TEAM    GitHub logins: allow only members of this team (repeatable; with orgs: any of them)
+  --oauth-claim NAME=VALUE        OIDC logins: allow only an ID token or userinfo claim equal to VALUE, or a list claim
+                                  containing it (repeatable: any of them)
+  --oauth-google-domain DOMAIN    Google and OIDC logins: allow only this Google Workspace domain (the hd claim; repeatable)
+  --oauth-skip-path REGEX         serve matching paths without a login (repeatable; matched against the whole
+                                  decoded path, e.g. '^/healthz$')
+  --oauth-path-rule 'REGEX=CONDITION[;CONDITION...]'
+                                  matching paths also need these conditions (repeatable): email:GLOB, github-org:ORG,
+                                  github-team:ORG/TEAM, claim:NAME=VALUE, google-domain:DOMAIN
+  --oauth-check-interval DURATION re-verify the login (memberships and claims too) this often (default 3h)
+  --domain NAME                   the share also answers at this host name (repeatable; point its DNS at the frontend)
+  --domain-cert FILE --domain-key FILE
+                                  the PEM certificate (covering every --domain) and key the https frontend presents
+                                  for them (required when the frontend serves https)
   --overlay                       overlay mode: this process binds the share's service through Weft's edge router
                                   and serves <target> itself; the frontend reaches it only through the router
   --remote                        overlay mode, hosted elsewhere: print a share grant for weft share host on the
@@ -126,10 +141,12 @@ async function sharePublic(args: string[], io: ShareIo): Promise<number> {
     `Sharing ${data.target} (backend mode ${data.backendMode}${request.mode === 'local' ? '' : request.mode === 'overlay' ? ', through the overlay' : ', through the overlay, hosted elsewhere'})`,
   );
   io.out(`  public URL:  ${url}`);
-  if (data.oauth) {
-    const emails = data.oauth.emailPatterns?.length ? `emails matching ${data.oauth.emailPatterns.join(', ')}` : 'any verified email';
-    io.out(`  OAuth:       provider ${data.oauth.provider}; ${emails}; re-verified every ${data.oauth.checkInterval}`);
+  for (const domain of data.domains ?? []) {
+    const at = new URL(url);
+    at.hostname = domain;
+    io.out(`  domain URL:  ${at.href}`);
   }
+  if (data.oauth) describeOAuth(data.oauth, io);
   if (request.mode === 'remote') {
     const grant = encodeGrant(overlay!.grant);
     const within = overlay!.sessionSeconds ? ` within ${Math.round(overlay!.sessionSeconds / 60)} minutes` : '';
@@ -249,14 +266,37 @@ async function shareRelease(args: string[], io: ShareIo): Promise<number> {
   return 0;
 }
 
+/** The share's OAuth line, and a line per skip path and path rule. */
+function describeOAuth(oauth: NonNullable<ShareConfigData['oauth']>, io: ShareIo): void {
+  const providers = oauth.providers?.length ? `providers ${oauth.providers.join(', ')}` : `provider ${oauth.provider}`;
+  const parts = [providers, oauth.emailPatterns?.length ? `emails matching ${oauth.emailPatterns.join(', ')}` : 'any verified email'];
+  if (oauth.githubOrgs?.length) parts.push(`GitHub organizations ${oauth.githubOrgs.join(', ')}`);
+  if (oauth.githubTeams?.length) parts.push(`GitHub teams ${oauth.githubTeams.join(', ')}`);
+  if (oauth.claims?.length) parts.push(`claims ${oauth.claims.map((c) => `${c.name}=${c.value}`).join(', ')}`);
+  if (oauth.googleDomains?.length) parts.push(`Google Workspace domains ${oauth.googleDomains.join(', ')}`);
+  parts.push(`re-verified every ${oauth.checkInterval}`);
+  io.out(`  OAuth:       ${parts.join('; ')}`);
+  for (const path of oauth.skipPaths ?? []) io.out(`  no login:    ${path}`);
+  for (const rule of oauth.pathRules ?? []) {
+    const conditions = [
+      ...(rule.emailPatterns ?? []).map((v) => `email:${v}`),
+      ...(rule.githubOrgs ?? []).map((v) => `github-org:${v}`),
+      ...(rule.githubTeams ?? []).map((v) => `github-team:${v}`),
+      ...(rule.claims ?? []).map((c) => `claim:${c.name}=${c.value}`),
+      ...(rule.googleDomains ?? []).map((v) => `google-domain:${v}`),
+    ];
+    io.out(`  path rule:   ${rule.path} needs ${conditions.join('; ')}`);
+  }
+}
+
 /** The checks the running Weft would make, done first so a refusal creates nothing and needs no login. */
 function checkAgainstFrontend(runtime: RuntimeInfo, share: Omit<ShareConfigData, 'token'>): void {
   if (!runtime.frontend) {
     throw badInput('this Weft has no frontend configured: add a "frontend" section to its configuration to publish shares');
   }
-  if (!share.oauth) return;
-  const issue = checkShareOAuth(runtime.frontend, share.oauth);
-  if (issue) throw badInput(`${optionOfOAuthIssue(issue)}: ${issue.reason}`);
+  if (!share.oauth && !share.domains?.length) return;
+  const issue = checkShare(runtime.frontend, share);
+  if (issue) throw badInput(`${optionOfDataField(issue.field)}: ${issue.reason}`);
 }
 
 function explainShareRefusal(err: unknown): never {

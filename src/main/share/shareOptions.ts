@@ -1,10 +1,14 @@
 import { randomInt } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../../shared/duration';
 import { DEFAULT_SHARE_CHECK_INTERVAL, SHARE_TOKEN, type ShareConfigData, type ShareFieldIssue } from '../core/shares/index';
+import { checkGithubOrg, checkGithubTeam, checkGoogleDomain, parseClaimRule } from '../frontend/accessRules';
 import { checkEmailPattern } from '../frontend/emailPatterns';
+import { checkPathPattern } from '../frontend/pathRules';
+import { shareDomainsIssue } from '../frontend/shareOAuth';
+import type { PathRule } from '../frontend/types';
 import { badInput } from './errors';
 
 /** `weft share public` after local validation: nothing about it needs the running Weft. */
@@ -30,8 +34,24 @@ export const DEFAULT_DATA_DIR = '.weft';
 
 const OPTION_OF_OAUTH_FIELD: Record<string, string> = {
   provider: '--oauth-provider',
+  providers: '--oauth-provider',
   emailPatterns: '--oauth-email-address-pattern',
   checkInterval: '--oauth-check-interval',
+  githubOrgs: '--oauth-github-org',
+  githubTeams: '--oauth-github-team',
+  claims: '--oauth-claim',
+  googleDomains: '--oauth-google-domain',
+  skipPaths: '--oauth-skip-path',
+  pathRules: '--oauth-path-rule',
+};
+
+const OPTION_OF_DATA_FIELD: Record<string, string> = {
+  target: '<target>',
+  backendMode: '--backend-mode',
+  domains: '--domain',
+  domainTls: '--domain-cert',
+  'domainTls.cert': '--domain-cert',
+  'domainTls.key': '--domain-key',
 };
 
 /** The command-line option an OAuth issue is about ("emailPatterns.1" -> --oauth-email-address-pattern). */
@@ -39,13 +59,52 @@ export function optionOfOAuthIssue(issue: ShareFieldIssue): string {
   return OPTION_OF_OAUTH_FIELD[issue.field.split('.')[0]!] ?? '--oauth-provider';
 }
 
+/** The command-line option of a field of a share's data ("oauth.claims.0" -> --oauth-claim, "domains.0" -> --domain). */
+export function optionOfDataField(field: string): string {
+  if (field === 'oauth' || field.startsWith('oauth.')) return optionOfOAuthIssue({ field: field.slice('oauth.'.length), reason: '' });
+  const parts = field.split('.');
+  return OPTION_OF_DATA_FIELD[parts.slice(0, 2).join('.')] ?? OPTION_OF_DATA_FIELD[parts[0]!] ?? field;
+}
+
 /** The command-line name of a field of a svc.proxy.v1 config ("data.oauth.emailPatterns.0" -> option). */
 export function optionOfConfigField(field: string): string {
-  if (field === 'data.target') return '<target>';
-  if (field === 'data.backendMode') return '--backend-mode';
-  if (field === 'data.oauth') return '--oauth-provider';
-  const oauthField = /^data\.oauth\.(.+)$/.exec(field)?.[1];
-  return oauthField ? optionOfOAuthIssue({ field: oauthField, reason: '' }) : field;
+  return field.startsWith('data.') ? optionOfDataField(field.slice('data.'.length)) : field;
+}
+
+/** The kinds of conditions of --oauth-path-rule, and the rule field each fills. */
+const CONDITIONS = {
+  email: 'emailPatterns',
+  'github-org': 'githubOrgs',
+  'github-team': 'githubTeams',
+  claim: 'claims',
+  'google-domain': 'googleDomains',
+} as const;
+const PATH_RULE_SYNTAX =
+  'REGEX=CONDITION[;CONDITION...] with conditions email:GLOB, github-org:ORG, github-team:ORG/TEAM, claim:NAME=VALUE, google-domain:DOMAIN';
+
+/**
+ * `--oauth-path-rule 'REGEX=CONDITION[;CONDITION...]'`, e.g. `'^/admin(/.*)?=github-team:acme/platform;email:*@acme.com'`.
+ * The expression ends at the first "=" followed by a condition kind and ":"; conditions are separated by ";".
+ */
+export function parsePathRule(text: string): PathRule {
+  const m = /^(.*?)=((?:email|github-org|github-team|claim|google-domain):[\s\S]*)$/.exec(text);
+  if (!m || !m[1]) throw new Error(`"${text}" must be ${PATH_RULE_SYNTAX}`);
+  const rule: PathRule = { path: m[1] };
+  checkPathPattern(rule.path);
+  for (const condition of m[2]!.split(';')) {
+    const colon = condition.indexOf(':');
+    const kind = condition.slice(0, colon) as keyof typeof CONDITIONS;
+    const value = condition.slice(colon + 1);
+    if (colon < 0 || !(kind in CONDITIONS)) throw new Error(`"${condition}" is not a condition (${PATH_RULE_SYNTAX})`);
+    if (kind === 'email') checkEmailPattern(value);
+    if (kind === 'github-org') checkGithubOrg(value);
+    if (kind === 'github-team') checkGithubTeam(value);
+    if (kind === 'google-domain') checkGoogleDomain(value);
+    const field = CONDITIONS[kind];
+    if (field === 'claims') (rule.claims ??= []).push(parseClaimRule(value));
+    else (rule[field] ??= []).push(value);
+  }
+  return rule;
 }
 
 function parse<T extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>>(args: string[], options: T) {
@@ -60,9 +119,18 @@ function parse<T extends Record<string, { type: 'string' | 'boolean'; multiple?:
 export function parseSharePublic(args: string[]): SharePublicRequest | 'help' {
   const { values, positionals } = parse(args, {
     'backend-mode': { type: 'string' },
-    'oauth-provider': { type: 'string' },
+    'oauth-provider': { type: 'string', multiple: true },
     'oauth-email-address-pattern': { type: 'string', multiple: true },
     'oauth-check-interval': { type: 'string' },
+    'oauth-github-org': { type: 'string', multiple: true },
+    'oauth-github-team': { type: 'string', multiple: true },
+    'oauth-claim': { type: 'string', multiple: true },
+    'oauth-google-domain': { type: 'string', multiple: true },
+    'oauth-skip-path': { type: 'string', multiple: true },
+    'oauth-path-rule': { type: 'string', multiple: true },
+    domain: { type: 'string', multiple: true },
+    'domain-cert': { type: 'string' },
+    'domain-key': { type: 'string' },
     reserved: { type: 'boolean' },
     overlay: { type: 'boolean' },
     remote: { type: 'boolean' },
@@ -90,31 +158,84 @@ export function parseSharePublic(args: string[]): SharePublicRequest | 'help' {
   const target =
     backendMode === 'proxy' ? proxyTarget(positionals[0]!) : mode === 'remote' ? remoteWebTarget(positionals[0]!) : webTarget(positionals[0]!);
 
-  const provider = values['oauth-provider'];
-  const patterns = values['oauth-email-address-pattern'] ?? [];
-  const interval = values['oauth-check-interval'];
-  if (provider === undefined && (patterns.length || interval !== undefined)) {
-    throw badInput(`${patterns.length ? '--oauth-email-address-pattern' : '--oauth-check-interval'} needs --oauth-provider`);
-  }
+  const providers = values['oauth-provider'] ?? [];
   const share: SharePublicRequest['share'] = { backendMode, target };
-  if (provider !== undefined) {
-    if (provider.trim() === '') throw badInput('--oauth-provider: must not be empty');
-    for (const p of patterns) {
-      try {
-        checkEmailPattern(p);
-      } catch (err) {
-        throw badInput(`--oauth-email-address-pattern: ${(err as Error).message}`);
-      }
+  const oauthOnly = [
+    'oauth-email-address-pattern',
+    'oauth-check-interval',
+    'oauth-github-org',
+    'oauth-github-team',
+    'oauth-claim',
+    'oauth-google-domain',
+    'oauth-skip-path',
+    'oauth-path-rule',
+  ] as const;
+  const without = oauthOnly.find((o) => values[o] !== undefined && (typeof values[o] === 'string' || values[o].length));
+  if (!providers.length && without) throw badInput(`--${without} needs --oauth-provider`);
+  if (providers.length) {
+    for (const p of providers) {
+      if (p.trim() === '') throw badInput('--oauth-provider: must not be empty');
+      if (providers.indexOf(p) !== providers.lastIndexOf(p)) throw badInput(`--oauth-provider: "${p}" is given twice`);
     }
-    const checkInterval = interval ?? DEFAULT_SHARE_CHECK_INTERVAL;
+    const each = <T>(option: (typeof oauthOnly)[number], parseOne: (v: string) => T): T[] =>
+      ((values[option] as string[] | undefined) ?? []).map((v) => {
+        try {
+          return parseOne(v);
+        } catch (err) {
+          throw badInput(`--${option}: ${(err as Error).message}`);
+        }
+      });
+    const patterns = each('oauth-email-address-pattern', (p) => (checkEmailPattern(p), p));
+    const checkInterval = values['oauth-check-interval'] ?? DEFAULT_SHARE_CHECK_INTERVAL;
     try {
       parseDuration(checkInterval);
     } catch (err) {
       throw badInput(`--oauth-check-interval: ${(err as Error).message}`);
     }
-    share.oauth = { provider, emailPatterns: patterns, checkInterval };
+    const oauth: NonNullable<ShareConfigData['oauth']> = { provider: providers[0]!, emailPatterns: patterns, checkInterval };
+    if (providers.length > 1) oauth.providers = providers;
+    const orgs = each('oauth-github-org', (o) => (checkGithubOrg(o), o));
+    const teams = each('oauth-github-team', (t) => (checkGithubTeam(t), t));
+    const claims = each('oauth-claim', parseClaimRule);
+    const googleDomains = each('oauth-google-domain', (d) => (checkGoogleDomain(d), d.toLowerCase()));
+    const skipPaths = each('oauth-skip-path', (p) => (checkPathPattern(p), p));
+    const pathRules = each('oauth-path-rule', parsePathRule);
+    if (orgs.length) oauth.githubOrgs = orgs;
+    if (teams.length) oauth.githubTeams = teams;
+    if (claims.length) oauth.claims = claims;
+    if (googleDomains.length) oauth.googleDomains = googleDomains;
+    if (skipPaths.length) oauth.skipPaths = skipPaths;
+    if (pathRules.length) oauth.pathRules = pathRules;
+    share.oauth = oauth;
   }
+  Object.assign(share, customDomains(values.domain ?? [], values['domain-cert'], values['domain-key']));
   return { dataDir: resolve(values['data-dir'] ?? DEFAULT_DATA_DIR), reserved: !!values.reserved, mode, share };
+}
+
+/** `--domain NAME` (repeatable) with `--domain-cert FILE --domain-key FILE` (one certificate covering every name). */
+function customDomains(names: string[], certFile: string | undefined, keyFile: string | undefined): Pick<ShareConfigData, 'domains' | 'domainTls'> {
+  if (!names.length) {
+    if (certFile !== undefined || keyFile !== undefined) throw badInput(`--${certFile !== undefined ? 'domain-cert' : 'domain-key'} needs --domain`);
+    return {};
+  }
+  const domains = names.map((n) => n.toLowerCase().replace(/\.$/, ''));
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    throw badInput(
+      `--${certFile === undefined ? 'domain-cert' : 'domain-key'}: is required with --${certFile === undefined ? 'domain-key' : 'domain-cert'}`,
+    );
+  }
+  const read = (option: string, file: string) => {
+    try {
+      return readFileSync(resolve(file), 'utf8');
+    } catch (err) {
+      throw badInput(`--${option}: cannot read ${resolve(file)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  };
+  const domainTls = certFile !== undefined ? { cert: read('domain-cert', certFile), key: read('domain-key', keyFile!) } : undefined;
+  // what needs no running frontend: names, the certificate, its key, the names it covers
+  const issue = shareDomainsIssue({}, { domains, domainTls });
+  if (issue) throw badInput(`${optionOfDataField(issue.field)}: ${issue.reason}`);
+  return domainTls ? { domains, domainTls } : { domains };
 }
 
 function parseBackendMode(mode: string | undefined): 'proxy' | 'web' | undefined {

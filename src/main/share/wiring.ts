@@ -8,7 +8,7 @@ import type { FrontendConfig } from '../frontend/config';
 import type { FrontendHandle } from '../frontend/types';
 import { FrontendOverlay } from './frontendOverlay';
 import { ensureAdminClientCertificate } from './adminClientCert';
-import { checkShareOAuth, frontendOffer } from './oauthOptions';
+import { frontendOffer, shareCheckFor } from './oauthOptions';
 import { removeRuntimeFile, TOKEN_PLACEHOLDER, writeRuntimeFile } from './runtimeFile';
 
 /** Where the frontend answers; `shareUrl` has `{token}` in place of a share token. */
@@ -24,8 +24,7 @@ export interface FrontendUrls {
 
 /** How share configs are checked against this frontend configuration (CoreConfig.checkShareOAuth). */
 export function shareOAuthCheck(frontend: FrontendConfig | undefined): ShareOAuthCheck {
-  const offer = frontendOffer(frontend);
-  return (oauth) => checkShareOAuth(offer, oauth);
+  return shareCheckFor(frontendOffer(frontend));
 }
 
 /** Before the API listens: the default admin has a client certificate for local `weft share` commands. */

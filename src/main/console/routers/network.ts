@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { networkGraph, networkLive } from '../../core/policy/index';
+import { networkLive } from '../../core/dataPlane/index';
+import { networkGraph } from '../../core/policy/index';
 import { authedProcedure, router } from '../trpc';
 
 export const networkRouter = router({

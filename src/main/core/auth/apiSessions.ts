@@ -1,10 +1,10 @@
 import type { Ctx } from '../context';
 import { newId, newToken } from '../ids';
 import type { Row } from '../store/db';
-import { isDisabled } from '../entities/identities';
+import { isDisabled } from './disabled';
 import { defineResource } from '../entities/define';
 import { type ApiObject, present } from '../entities/resource';
-import type { Caller } from './permissions';
+import type { Caller } from '../permissions';
 import { perCore, type Core } from '../core';
 import { isTotpEnrolled } from './mfaRecords';
 import { isJwt, TOKEN_TYPE_ACCESS, verifyOidcToken } from './oidcTokens';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Core } from '../core';
 import { invalidAuth } from '../errors';
 import type { ApiObject } from '../entities/resource';
-import { isDisabled } from '../entities/identities';
+import { isDisabled } from './disabled';
 import { loadAuthPolicy, type AuthPolicy } from '../entities/authPolicies';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';

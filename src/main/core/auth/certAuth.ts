@@ -1,11 +1,8 @@
 import type { Core } from '../core';
-import type { ExternalIdClaim } from '../entities/cas';
+import { externalIdFromCertificate, usableCas, type ExternalIdClaim } from '../entities/cas';
 import type { ApiObject } from '../entities/resource';
 import { invalidAuth } from '../errors';
-import { externalIdFromCertificate } from '../enrollment/caClaims';
-import { usableCas } from '../enrollment/cas';
-import { chainToAnchor, isCurrentlyValid, peerPems } from '../enrollment/certificates';
-import { fingerprintSha1 } from '../pki/index';
+import { chainToAnchor, fingerprintSha1, isCurrentlyValid, peerPems } from '../pki/index';
 import type { Row } from '../store/db';
 import { completeLogin, parseAuthenticateBody, type ClientInfo, type LoginOptions } from './authenticate';
 

@@ -1,12 +1,24 @@
-// The auth engine's facade: what the adapters (REST, console, shares) use of logins, API sessions, MFA, OpenZiti's
-// OIDC provider, identity disable/enable, callers and rate limits. Adapters import auth from here, not from the
-// modules behind it.
+// The auth engine's facade: what the adapters (REST, console, shares) and the engines above (policy, enrollment, ops,
+// dataPlane, shares) use of logins, API sessions, authenticators and passwords, MFA, OpenZiti's OIDC provider, external
+// JWTs, identity disable/enable, callers, rate limits, single-use keys and the secret key. They import auth from here,
+// not from the modules behind it.
 export { apiSessionsOf } from './apiSessions';
 export { authenticatePassword, defaultAdminLogin, type AuthenticateBody } from './authenticate';
-export { authenticateCert } from './certAuth';
-export { authenticateExtJwt } from './extJwt';
-export { disableBody, disableIdentity, enableIdentity } from './lifecycle';
 export {
+  addCertAuthenticator,
+  addUpdbAuthenticator,
+  authenticators,
+  createCertAuthenticator,
+  issuedByNetwork,
+  updateCredentials,
+} from './authenticators';
+export { authenticateCert, EXTERNAL_ID_AUTHENTICATOR } from './certAuth';
+export { isDisabled } from './disabled';
+export { authenticateExtJwt, extJwtVerifierOf, type VerifiedJwt } from './extJwt';
+export { disableBody, disableIdentity, enableIdentity } from './lifecycle';
+export { decorateMfaEnabled, isTotpEnrolled } from './mfaRecords';
+export {
+  openSecretKey,
   authenticateMfa,
   createTotpToken,
   disableMfa,
@@ -42,5 +54,8 @@ export {
   type TokenRequest,
 } from './oidc';
 export { isJwt } from './oidcTokens';
-export { ANONYMOUS, type Caller } from './permissions';
+export { checkPasswordRules, hashPassword } from './passwords';
+export { ANONYMOUS, type Caller } from '../permissions';
 export { withDeadline, type ApiLimits, type ClientRateLimiter } from './rateLimit';
+export { loadOrCreateSecretKey, SECRET_KEY_FILE, SecretBox, SecretBoxError } from './secretBox';
+export { markUsedOnce } from './usedOnce';

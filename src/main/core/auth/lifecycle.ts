@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import type { Ctx } from '../context';
+import { eachEntity, type BulkResult } from '../entities/bulk';
+import type { ResourceDef } from '../entities/resource';
 import { notFound, validationError } from '../errors';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
-import { requirePermission } from './permissions';
+import { requirePermission } from '../permissions';
 import { apiSessionsOf } from './apiSessions';
 
 /** 0 = until enabled again; otherwise at most ten years. */
@@ -49,4 +51,17 @@ export async function enableIdentity(ctx: Ctx, id: string): Promise<void> {
     now,
     id,
   );
+}
+
+/** Disables (for `durationMinutes`, 0 = until enabled) or enables identities, as POST /identities/{id}/disable|enable. */
+export async function bulkIdentityState(
+  ctx: Ctx,
+  def: ResourceDef,
+  ids: string[],
+  state: { disabled: boolean; durationMinutes?: number },
+): Promise<BulkResult> {
+  requirePermission(ctx.caller, 'identity', 'update');
+  return eachEntity(ctx, def, ids, async (id) => {
+    await (state.disabled ? disableIdentity(ctx, id, { durationMinutes: state.durationMinutes ?? 0 }) : enableIdentity(ctx, id));
+  });
 }

@@ -9,7 +9,7 @@ import { newId } from '../ids';
 import type { ApiObject } from '../entities/resource';
 import type { Row, Store } from '../store/db';
 import { parseInput } from '../validation';
-import { requirePermission } from './permissions';
+import { requirePermission } from '../permissions';
 import { join } from 'node:path';
 import { loadOrCreateSecretKey, SECRET_KEY_FILE, SecretBox, SecretBoxError } from './secretBox';
 import { apiSessionsOf } from './apiSessions';

@@ -2,8 +2,8 @@ import { createHash, randomBytes, randomUUID, X509Certificate } from 'node:crypt
 import type { Core } from '../core';
 import { ApiError, invalidAuth } from '../errors';
 import type { ApiObject } from '../entities/resource';
-import { isDisabled } from '../entities/identities';
-import { markUsedOnce } from '../ops/usedOnce';
+import { isDisabled } from './disabled';
+import { markUsedOnce } from './usedOnce';
 import { fingerprintSha1 } from '../pki/index';
 import type { Row } from '../store/db';
 import { apiSessionsOf, callerOf, extJwtAuthQueries, type AuthQuery } from './apiSessions';

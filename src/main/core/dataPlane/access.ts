@@ -1,11 +1,8 @@
 import type { Core } from '../core';
 import { fingerprintSha1 } from '../pki/index';
 import type { Row } from '../store/db';
-import { serviceAccessTokensOf } from '../policy/serviceAccessToken';
-import { apiSessionsOf } from '../auth/apiSessions';
-import { isJwt } from '../auth/oidcTokens';
-import { anyPostureChecks } from '../policy/posture';
-import { revokeFailingSessions } from '../policy/postureResponses';
+import { serviceAccessTokensOf, anyPostureChecks, revokeFailingSessions } from '../policy/index';
+import { apiSessionsOf, isJwt } from '../auth/index';
 
 /** Why the data plane refuses a connection or a dial/bind; the text goes back to the SDK. */
 export class DataPlaneRefusal extends Error {}

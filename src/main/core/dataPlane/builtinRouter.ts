@@ -2,19 +2,15 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { Core } from '../core';
-import { enrollRouter, reEnrollRouter } from '../enrollment/routers';
-import { edgeRouters } from '../entities/edgeRouters';
+import { enrollRouter, reEnrollRouter } from '../enrollment/index';
+import { builtinRouterIdFile, builtinRouterRow, edgeRouters } from '../policy/index';
 import { applyCreate } from '../entities/resource';
 import { validationError } from '../errors';
 import { createCsr, parseCertificate } from '../pki/index';
 import type { Row } from '../store/db';
 import { clearRouterTerminators } from './terminators';
-import { controllerId } from '../ops/controllerNodes';
+import { controllerId } from '../ops/index';
 
-/** Where a data directory from before kept the router's id (one node per database then). */
-const LEGACY_SETTING = 'builtin_router_id';
-/** The router's id, beside its keys: each node on one database (PostgreSQL) runs a router of its own. */
-const idFile = (core: Core) => join(core.config.dataDir, 'router', 'id');
 const RENEW_WITHIN_MS = 30 * 86_400_000;
 
 export interface BuiltinRouterTls {
@@ -35,14 +31,14 @@ export interface BuiltinRouterTls {
  */
 export async function provisionBuiltinRouter(core: Core, opts: { name: string; advertisedHost: string; dir: string }): Promise<BuiltinRouterTls> {
   const store = core.store;
-  let row = await routerRow(core);
+  let row = await builtinRouterRow(core);
   if (!row) {
     if (await store.getSql('SELECT 1 FROM edge_routers WHERE name = ?', opts.name)) {
       throw validationError('router.name', `an edge router named ${opts.name} exists already and is not Weft's built-in router`, opts.name);
     }
     const id = await store.tx(() => applyCreate(core.system, edgeRouters, { name: opts.name, isTunnelerEnabled: true, roleAttributes: [] }));
-    mkdirSync(dirname(idFile(core)), { recursive: true, mode: 0o700 });
-    writeFileSync(idFile(core), id + '\n', { mode: 0o600 });
+    mkdirSync(dirname(builtinRouterIdFile(core)), { recursive: true, mode: 0o700 });
+    writeFileSync(builtinRouterIdFile(core), id + '\n', { mode: 0o600 });
     row = (await store.getSql<Row>('SELECT * FROM edge_routers WHERE id = ?', id))!;
   }
   const id = row.id as string;
@@ -73,23 +69,12 @@ export async function provisionBuiltinRouter(core: Core, opts: { name: string; a
     writeFileSync(join(opts.dir, 'client.key.pem'), client.keyPem, { mode: 0o600 });
     writeFileSync(join(opts.dir, 'client.chain.pem'), issued.cert);
   }
-  return { id, name: (await routerRow(core))!.name as string, keyPem: readFileSync(keyFile, 'utf8'), certChainPem: readFileSync(chainFile, 'utf8') };
-}
-
-/** The id of Weft's own edge router (also the id of its router identity), when one has been provisioned. */
-export async function builtinRouterId(core: Core): Promise<string | undefined> {
-  return (await routerRow(core))?.id as string | undefined;
-}
-
-async function routerRow(core: Core): Promise<Row | undefined> {
-  const file = idFile(core);
-  let id = existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
-  if (!id && core.store.dialect === 'sqlite') {
-    // a data directory from before: the id moves beside the keys (where a move to PostgreSQL finds it)
-    id = (await core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', LEGACY_SETTING))?.value;
-    if (id && existsSync(dirname(file))) writeFileSync(file, id + '\n', { mode: 0o600 });
-  }
-  return id ? core.store.getSql<Row>('SELECT * FROM edge_routers WHERE id = ?', id) : undefined;
+  return {
+    id,
+    name: (await builtinRouterRow(core))!.name as string,
+    keyPem: readFileSync(keyFile, 'utf8'),
+    certChainPem: readFileSync(chainFile, 'utf8'),
+  };
 }
 
 function certificateCovers(chainPem: string, host: string, now: Date): boolean {
@@ -155,7 +140,7 @@ export async function markRoutersOffline(core: Core): Promise<void> {
     return;
   }
   // on a shared database the other nodes' routers are theirs to report
-  const own = (await routerRow(core))?.id;
+  const own = (await builtinRouterRow(core))?.id;
   if (own) await core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1 AND id = ?', now, own);
 }
 

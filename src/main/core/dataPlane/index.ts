@@ -13,8 +13,8 @@ export {
   type ChannelCaller,
   type SessionGrant,
 } from './access';
+export { builtinRouterId } from '../policy/index';
 export {
-  builtinRouterId,
   markRoutersOffline,
   provisionBuiltinRouter,
   recordBuiltinRouterStopped,
@@ -25,7 +25,7 @@ export {
   type BuiltinRouterTls,
 } from './builtinRouter';
 export { missingRows, watchDataPlane, type DataPlaneEvents } from './events';
-export { dataPlaneView, type LiveDataPlane, type LiveStatus } from './status';
+export { dataPlaneView, networkLive, type LiveDataPlane, type LiveStatus, type NetworkLive } from './status';
 export {
   addRouterTerminator,
   clearRouterTerminators,

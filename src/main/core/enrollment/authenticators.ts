@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { forbidden, notFound, unauthorized, validationError } from '../errors';
-import { fingerprintSha1, parseCertificate, splitPemBundle } from '../pki/index';
+import { fingerprintSha1, parseCertificate, peerPems, splitPemBundle } from '../pki/index';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
-import { issueFromCsr, keyChanged, peerPems, type IssuedCertificate } from './certificates';
-import { authenticatorCannotBeUpdated, invalidClientCert } from './errors';
-import { issuedByNetwork } from '../entities/authenticators';
+import { issueFromCsr, keyChanged, type IssuedCertificate } from './certificates';
+import { authenticatorCannotBeUpdated, invalidClientCert } from '../enrollmentErrors';
+import { issuedByNetwork } from '../auth/index';
 import { insertEnrollment } from './records';
 
 async function requireAuthenticator(ctx: Ctx, id: string): Promise<Row> {

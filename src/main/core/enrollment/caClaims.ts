@@ -1,49 +1,7 @@
-import type { ExternalIdClaim } from '../entities/cas';
 import type { Store } from '../store/db';
-import { parseCertificate } from '../pki/index';
-import { certificateDer } from '../pki/pem';
-import { x509 } from '../pki/x509Provider';
 
 /** OpenZiti's default CA identity name format. */
 export const DEFAULT_IDENTITY_NAME_FORMAT = '[caName]-[commonName]';
-
-function candidates(certPem: string, location: ExternalIdClaim['location']): string[] {
-  const info = parseCertificate(certPem);
-  if (location === 'COMMON_NAME') return info.subjectCN ? [info.subjectCN] : [];
-  if (location === 'SAN_URI') return info.uris;
-  const names = new x509.X509Certificate(certificateDer(certPem)).getExtension(x509.SubjectAlternativeNameExtension)?.names.items ?? [];
-  return names.filter((n) => n.type === 'email').map((n) => n.value);
-}
-
-function matches(value: string, claim: ExternalIdClaim): boolean {
-  const criteria = claim.matcherCriteria ?? '';
-  switch (claim.matcher) {
-    case 'PREFIX':
-      return value.startsWith(criteria);
-    case 'SUFFIX':
-      return value.endsWith(criteria);
-    case 'SCHEME':
-      try {
-        return new URL(value).protocol === `${criteria.replace(/:$/, '')}:`;
-      } catch {
-        return false;
-      }
-    default:
-      return true;
-  }
-}
-
-/**
- * The externalId a CA's `externalIdClaim` locates in a client certificate: candidates from the location, kept by the
- * matcher, split by the parser, then the one at `index`. Returns undefined when the certificate has no such claim.
- */
-export function externalIdFromCertificate(certPem: string, claim: ExternalIdClaim): string | undefined {
-  const values = candidates(certPem, claim.location)
-    .filter((v) => matches(v, claim))
-    .flatMap((v) => (claim.parser === 'SPLIT' && claim.parserCriteria ? v.split(claim.parserCriteria) : [v]))
-    .filter((v) => v !== '');
-  return values[claim.index ?? 0];
-}
 
 /** Expands `[caName]`, `[caId]`, `[commonName]`, `[requestedName]`, `[identityId]` in a CA's identity name format. */
 export function formatIdentityName(

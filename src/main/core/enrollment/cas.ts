@@ -1,10 +1,9 @@
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { ApiError, notFound } from '../errors';
-import { PkiError, parseCertificate, splitPemBundle, type CertificateInfo } from '../pki/index';
+import { chainToAnchor, PkiError, parseCertificate, splitPemBundle, type CertificateInfo } from '../pki/index';
 import type { Row } from '../store/db';
-import { chainToAnchor } from './certificates';
-import { caAlreadyVerified, certificateFailedValidation, expectedPemCertificate, invalidCommonName } from './errors';
+import { caAlreadyVerified, certificateFailedValidation, expectedPemCertificate, invalidCommonName } from '../enrollmentErrors';
 import { signEnrollmentJwt } from './jwt';
 
 async function requireCa(ctx: Ctx, id: string): Promise<Row> {
@@ -44,15 +43,4 @@ export async function caJwt(ctx: Ctx, id: string): Promise<string> {
   requirePermission(ctx.caller, 'ca', 'read');
   await requireCa(ctx, id);
   return signEnrollmentJwt(ctx.core, { em: 'ca', sub: id, jti: id });
-}
-
-/** CAs usable now: verified, with the given capability enabled, and their certificates as trust anchors. */
-export async function usableCas(
-  ctx: Ctx,
-  flag: 'is_auth_enabled' | 'is_auto_ca_enrollment_enabled' | 'is_ott_ca_enrollment_enabled',
-): Promise<Array<{ row: Row; anchors: string[] }>> {
-  return (await ctx.core.store.allSql<Row>(`SELECT * FROM cas WHERE is_verified = 1 AND ${flag} = 1 ORDER BY created_at, id`)).map((row) => ({
-    row,
-    anchors: splitPemBundle(row.cert_pem as string),
-  }));
 }

@@ -1,9 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import type { Core } from '../core';
-import { PkiError, fingerprintSha1, parseCertificate, signCsr, toPem, verifyChain, verifyCsr, type CertificateUsage } from '../pki/index';
-import { decodePemOrBase64 } from '../pki/pem';
-import { x509 } from '../pki/x509Provider';
-import { couldNotProcessCsr, missingCsr } from './errors';
+import { decodePemOrBase64, PkiError, parseCertificate, signCsr, verifyCsr, x509, type CertificateUsage } from '../pki/index';
+import { couldNotProcessCsr, missingCsr } from '../enrollmentErrors';
 
 /** Client certificates issued at enrollment (and extension) are valid for one year. */
 export const CLIENT_CERT_VALIDITY_DAYS = 365;
@@ -99,36 +97,8 @@ export function csrRequestedSans(csrPem: string): { dns: string[]; ip: string[] 
   return { dns: names.filter((n) => n.type === 'dns').map((n) => n.value), ip: names.filter((n) => n.type === 'ip').map((n) => n.value) };
 }
 
-/** The TLS client certificate chain of a request as PEM (leaf first). */
-export function peerPems(ders: Buffer[]): string[] {
-  return ders.map((d) => toPem(d, 'CERTIFICATE'));
-}
-
 /** True when the public keys of two certificates differ (the client rolled its key on extension). */
 export function keyChanged(oldPem: string, newPem: string): boolean {
   const spki = (pem: string) => new X509Certificate(pem).publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
   return spki(oldPem) !== spki(newPem);
-}
-
-/**
- * Verifies that `leafPem` chains (through the presented intermediates) to one of the trust `anchors`.
- * Validity dates are checked unless `allowExpired`; the anchor reached is returned by fingerprint.
- */
-export function chainToAnchor(
-  leafPem: string,
-  intermediates: string[],
-  anchors: string[],
-  at: Date,
-  allowExpired = false,
-): { ok: true; anchorFingerprint: string } | { ok: false; reason: string } {
-  if (!anchors.length) return { ok: false, reason: 'no trust anchors' };
-  const result = verifyChain(leafPem, { roots: anchors, intermediates, at, allowExpired });
-  if (!result.ok) return result;
-  return { ok: true, anchorFingerprint: fingerprintSha1(result.chain[result.chain.length - 1]!) };
-}
-
-/** Whether the certificate is within its validity window at `at`. */
-export function isCurrentlyValid(certPem: string, at: Date): boolean {
-  const info = parseCertificate(certPem);
-  return info.notBefore <= at && at <= info.notAfter;
 }

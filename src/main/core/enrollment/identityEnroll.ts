@@ -1,20 +1,18 @@
 import { z } from 'zod';
-import { checkPasswordRules, hashPassword } from '../auth/passwords';
+import { checkPasswordRules, hashPassword, addCertAuthenticator, addUpdbAuthenticator } from '../auth/index';
 import type { Core } from '../core';
 import { loadAuthPolicy } from '../entities/authPolicies';
-import type { ExternalIdClaim } from '../entities/cas';
+import { externalIdFromCertificate, usableCas, type ExternalIdClaim } from '../entities/cas';
 import { passwordSchema, usernameSchema } from '../entities/common';
-import { addCertAuthenticator, addUpdbAuthenticator } from '../entities/authenticators';
-import { identities } from '../entities/identities';
+import { identities } from '../policy/index';
 import { applyCreate } from '../entities/resource';
 import { validationError } from '../errors';
 import { newId } from '../ids';
-import { fingerprintSha1, parseCertificate } from '../pki/index';
+import { chainToAnchor, fingerprintSha1, parseCertificate, peerPems } from '../pki/index';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
-import { externalIdFromCertificate, formatIdentityName, uniqueIdentityName } from './caClaims';
-import { usableCas } from './cas';
-import { chainToAnchor, issueFromCsr, peerPems, spiffeId, type IssuedCertificate } from './certificates';
+import { formatIdentityName, uniqueIdentityName } from './caClaims';
+import { issueFromCsr, spiffeId, type IssuedCertificate } from './certificates';
 import {
   authenticatorMethodMax,
   caNoLongerValid,
@@ -24,7 +22,7 @@ import {
   invalidEnrollmentToken,
   missingCertClaim,
   noValidCas,
-} from './errors';
+} from '../enrollmentErrors';
 import { enrollmentByToken } from './records';
 
 export interface EnrollmentCerts {

@@ -1,7 +1,7 @@
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { CsvError, parseCsv } from '../csv';
-import { IDENTITY_TYPES, identities } from '../entities/identities';
+import { IDENTITY_TYPES, identities } from '../policy/index';
 import { applyCreate } from '../entities/resource';
 import { ApiError, validationError } from '../errors';
 import { safeEntryName, zipStore, type ZipEntry } from '../zip';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Core } from '../core';
 import { validationError } from '../errors';
 import { parseInput } from '../validation';
-import { invalidEnrollMethod } from './errors';
+import { invalidEnrollMethod } from '../enrollmentErrors';
 import { enrollCa, enrollOtt, enrollOttCa, enrollUpdb } from './identityEnroll';
 import { signNonce } from './jwt';
 import { ROUTER_KINDS, enrollRouter } from './routers';

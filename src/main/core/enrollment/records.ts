@@ -1,18 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import type { Core } from '../core';
 import { notFound, validationError } from '../errors';
 import { newId } from '../ids';
-import type { ApiObject } from '../entities/resource';
-import { applySystemCreate, ref, namesById } from '../entities/resource';
+import { applySystemCreate } from '../entities/resource';
 import { defineResource } from '../entities/define';
 import { scalar } from '../query/fields';
 import { usernameSchema } from '../entities/common';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
-import { enrollmentExists, enrollmentExpired, invalidEnrollmentToken } from './errors';
+import { enrollmentExists, enrollmentExpired, invalidEnrollmentToken } from '../enrollmentErrors';
 import { signEnrollmentJwt } from './jwt';
 
 /** Enrollments created with an identity (and router enrollments) expire after 180 minutes, as in OpenZiti. */
@@ -146,30 +145,6 @@ export async function createIdentityEnrollments(
   if (request.ott) await insertEnrollment(ctx, { ...base, method: 'ott' });
   if (request.ottca !== undefined) await insertEnrollment(ctx, { ...base, method: 'ottca', caId: request.ottca });
   if (request.updb !== undefined) await insertEnrollment(ctx, { ...base, method: 'updb', username: request.updb });
-}
-
-/** Fills the identity view's `enrollment` ({ott, ottca, updb}) for a page of identities: one query per page. */
-export async function decorateIdentityEnrollments(ctx: Ctx, items: ApiObject[], rows: Row[]): Promise<void> {
-  if (!rows.length) return;
-  const store = ctx.core.store;
-  const enrollments = await store.allSql<Row>(
-    'SELECT * FROM enrollments WHERE identity_id IN (SELECT value FROM json_each(?))',
-    JSON.stringify(rows.map((r) => r.id)),
-  );
-  const caNames = await namesById(store, 'cas', [...new Set(enrollments.map((e) => e.ca_id).filter((v): v is string => !!v))]);
-  const byIdentity = new Map<string, Record<string, unknown>>();
-  for (const e of enrollments) {
-    const view: Record<string, unknown> = { id: e.id, token: e.token, jwt: e.jwt, expiresAt: e.expires_at };
-    if (e.method === 'ottca')
-      Object.assign(view, { caId: e.ca_id, ca: e.ca_id ? ref('cas', e.ca_id as string, caNames.get(e.ca_id as string)) : null });
-    if (e.method === 'updb') view.username = e.username;
-    const entry = byIdentity.get(e.identity_id as string) ?? {};
-    entry[e.method as string] = view;
-    byIdentity.set(e.identity_id as string, entry);
-  }
-  items.forEach((item, i) => {
-    item.enrollment = byIdentity.get(rows[i]!.id as string) ?? {};
-  });
 }
 
 /** Outstanding identity enrollments (management view). Created by identity create, POST /enrollments and re-enroll. */

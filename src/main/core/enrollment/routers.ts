@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import type { Core } from '../core';
 import { notFound, unauthorized, validationError } from '../errors';
-import { fingerprintSha1 } from '../pki/index';
+import { fingerprintSha1, isCurrentlyValid, peerPems } from '../pki/index';
 import type { Row } from '../store/db';
-import { csrRequestedSans, checkCsr, isCurrentlyValid, issueFromCsr, peerPems, spiffeId } from './certificates';
-import { enrollmentExpired, invalidEnrollmentToken, missingCsr, routerCommonNameInvalid } from './errors';
+import { csrRequestedSans, checkCsr, issueFromCsr, spiffeId } from './certificates';
+import { enrollmentExpired, invalidEnrollmentToken, missingCsr, routerCommonNameInvalid } from '../enrollmentErrors';
 import { signEnrollmentJwt } from './jwt';
 import { defaultExpiry } from './records';
 

@@ -1,13 +1,11 @@
 import type { JWTPayload } from 'jose';
-import type { VerifiedJwt } from '../auth/extJwt';
+import { type VerifiedJwt, addCertAuthenticator, extJwtVerifierOf } from '../auth/index';
 import type { Core } from '../core';
 import { loadAuthPolicy, DEFAULT_AUTH_POLICY_ID } from '../entities/authPolicies';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
-import { enrollmentNotAllowed, identityAlreadyEnrolled, invalidEnrollmentToken } from './errors';
-import { addCertAuthenticator } from '../entities/authenticators';
+import { enrollmentNotAllowed, identityAlreadyEnrolled, invalidEnrollmentToken } from '../enrollmentErrors';
 import { createEnrolledIdentity, issueIdentityCertificate, type EnrollmentCerts } from './identityEnroll';
-import { extJwtVerifierOf } from '../auth/extJwt';
 
 /** The seed's brand-neutral name of OpenZiti's `ziti-token-issuer-id` header. */
 /** Both spellings are accepted: the specification's brand word and stock OpenZiti clients' (see api.brand). */

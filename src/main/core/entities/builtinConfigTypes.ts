@@ -1,7 +1,9 @@
 /**
  * Config types every controller starts with: OpenZiti's tunneler types (same ids and field names as OpenZiti,
- * so SDKs and tunnelers recognise them) and Weft's public-share type.
+ * so SDKs and tunnelers recognise them) and Weft's public-share type, whose schema is the shares engine's
+ * (shares/schema.ts, floors above: bootstrap.ts adds it to these).
  */
+
 const portRange = {
   type: 'object',
   additionalProperties: false,
@@ -78,35 +80,10 @@ const hostV1 = {
   },
 };
 
-/** Weft's public share: the frontend serves `<token>.<share domain>` from this config. */
-export const svcProxyV1 = {
-  $schema: 'http://json-schema.org/draft-07/schema#',
-  type: 'object',
-  additionalProperties: false,
-  required: ['token', 'backendMode', 'target'],
-  properties: {
-    token: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]{2,62}$' },
-    backendMode: { type: 'string', enum: ['proxy', 'web'] },
-    target: { type: 'string', minLength: 1 },
-    /** true: the frontend dials the share's service through the edge router; a `weft share` process binds it */
-    overlay: { type: 'boolean' },
-    oauth: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['provider'],
-      properties: {
-        provider: { type: 'string', minLength: 1 },
-        emailPatterns: { type: 'array', items: { type: 'string', minLength: 1 } },
-        checkInterval: { type: 'string', pattern: '^([0-9]+(\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$' },
-      },
-    },
-  },
-};
-
+/** Weft's public share: the frontend serves `<token>.<share domain>` from a config of this type. */
 export const SVC_PROXY_CONFIG_TYPE_ID = 'svc-proxy-v1';
 
-export const BUILTIN_CONFIG_TYPES = [
+export const TUNNELER_CONFIG_TYPES = [
   { id: 'g7cIWbcGg', name: 'intercept.v1', schema: interceptV1 },
   { id: 'NH5p4FpGR', name: 'host.v1', schema: hostV1 },
-  { id: SVC_PROXY_CONFIG_TYPE_ID, name: 'svc.proxy.v1', schema: svcProxyV1 },
 ];

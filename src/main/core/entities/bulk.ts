@@ -1,5 +1,4 @@
-import { requirePermission } from '../auth/permissions';
-import { disableIdentity, enableIdentity } from '../auth/lifecycle';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { ApiError, validationError } from '../errors';
 import { applyDelete, applyUpdate, namesById, type ResourceDef } from './resource';
@@ -32,7 +31,8 @@ function checkIds(ids: string[]): string[] {
   return unique;
 }
 
-async function each(ctx: Ctx, def: ResourceDef, ids: string[], op: (id: string) => Promise<void>): Promise<BulkResult> {
+/** Runs `op` for each of `ids` (at most BULK_LIMIT), reporting each outcome; an ApiError fails only its own entity. */
+export async function eachEntity(ctx: Ctx, def: ResourceDef, ids: string[], op: (id: string) => Promise<void>): Promise<BulkResult> {
   const list = checkIds(ids);
   const names = await namesById(ctx.core.store, def.table, list);
   const outcomes: BulkOutcome[] = [];
@@ -56,7 +56,7 @@ async function each(ctx: Ctx, def: ResourceDef, ids: string[], op: (id: string) 
 
 export async function bulkDelete(ctx: Ctx, def: ResourceDef, ids: string[]): Promise<BulkResult> {
   requirePermission(ctx.caller, def.permission, 'delete');
-  return each(ctx, def, ids, (id) => applyDelete(ctx, def, id));
+  return eachEntity(ctx, def, ids, (id) => applyDelete(ctx, def, id));
 }
 
 const cleanAttr = (a: string) => a.trim().replace(/^#/, '');
@@ -75,7 +75,7 @@ export async function bulkRoleAttributes(
   if (!add.length && !remove.size) throw validationError('add', 'name an attribute to add or remove', null);
   const store = ctx.core.store;
   // read and written in one transaction: a change made meanwhile (another bulk change, a PATCH) is not lost
-  return each(ctx, def, ids, (id) =>
+  return eachEntity(ctx, def, ids, (id) =>
     store.tx(async () => {
       const row = await store.getSql<{ role_attributes: string }>(`SELECT role_attributes FROM ${def.table} WHERE id = ?`, id);
       if (!row) throw new ApiError('NOT_FOUND', 404, `The ${def.entity} requested was not found or is no longer available`);
@@ -85,17 +85,4 @@ export async function bulkRoleAttributes(
       await applyUpdate(ctx, def, id, { roleAttributes: next }, 'patch');
     }),
   );
-}
-
-/** Disables (for `durationMinutes`, 0 = until enabled) or enables identities, as POST /identities/{id}/disable|enable. */
-export async function bulkIdentityState(
-  ctx: Ctx,
-  def: ResourceDef,
-  ids: string[],
-  state: { disabled: boolean; durationMinutes?: number },
-): Promise<BulkResult> {
-  requirePermission(ctx.caller, 'identity', 'update');
-  return each(ctx, def, ids, async (id) => {
-    await (state.disabled ? disableIdentity(ctx, id, { durationMinutes: state.durationMinutes ?? 0 }) : enableIdentity(ctx, id));
-  });
 }

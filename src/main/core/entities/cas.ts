@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { validationError } from '../errors';
-import { PkiError, parseCertificate, splitPemBundle, type CertificateInfo } from '../pki/index';
-import { certificateIsNotCa } from '../enrollment/errors';
+import type { Ctx } from '../context';
+import { certificateDer, PkiError, parseCertificate, splitPemBundle, x509, type CertificateInfo } from '../pki/index';
+import type { Row } from '../store/db';
+import { certificateIsNotCa } from '../enrollmentErrors';
 import { nameSchema, nullableTags } from './common';
 import { defineResource } from './define';
 
@@ -101,3 +103,52 @@ export const cas = defineResource({
     await ctx.core.store.runSql("DELETE FROM authenticators WHERE ca_id = ? AND method = 'cert'", row.id);
   },
 });
+
+function candidates(certPem: string, location: ExternalIdClaim['location']): string[] {
+  const info = parseCertificate(certPem);
+  if (location === 'COMMON_NAME') return info.subjectCN ? [info.subjectCN] : [];
+  if (location === 'SAN_URI') return info.uris;
+  const names = new x509.X509Certificate(certificateDer(certPem)).getExtension(x509.SubjectAlternativeNameExtension)?.names.items ?? [];
+  return names.filter((n) => n.type === 'email').map((n) => n.value);
+}
+
+function matches(value: string, claim: ExternalIdClaim): boolean {
+  const criteria = claim.matcherCriteria ?? '';
+  switch (claim.matcher) {
+    case 'PREFIX':
+      return value.startsWith(criteria);
+    case 'SUFFIX':
+      return value.endsWith(criteria);
+    case 'SCHEME':
+      try {
+        return new URL(value).protocol === `${criteria.replace(/:$/, '')}:`;
+      } catch {
+        return false;
+      }
+    default:
+      return true;
+  }
+}
+
+/**
+ * The externalId a CA's `externalIdClaim` locates in a client certificate: candidates from the location, kept by the
+ * matcher, split by the parser, then the one at `index`. Returns undefined when the certificate has no such claim.
+ */
+export function externalIdFromCertificate(certPem: string, claim: ExternalIdClaim): string | undefined {
+  const values = candidates(certPem, claim.location)
+    .filter((v) => matches(v, claim))
+    .flatMap((v) => (claim.parser === 'SPLIT' && claim.parserCriteria ? v.split(claim.parserCriteria) : [v]))
+    .filter((v) => v !== '');
+  return values[claim.index ?? 0];
+}
+
+/** CAs usable now: verified, with the given capability enabled, and their certificates as trust anchors. */
+export async function usableCas(
+  ctx: Ctx,
+  flag: 'is_auth_enabled' | 'is_auto_ca_enrollment_enabled' | 'is_ott_ca_enrollment_enabled',
+): Promise<Array<{ row: Row; anchors: string[] }>> {
+  return (await ctx.core.store.allSql<Row>(`SELECT * FROM cas WHERE is_verified = 1 AND ${flag} = 1 ORDER BY created_at, id`)).map((row) => ({
+    row,
+    anchors: splitPemBundle(row.cert_pem as string),
+  }));
+}

@@ -4,11 +4,8 @@ import { referencedEntity, validationError } from '../errors';
 import { scalar } from '../query/fields';
 import type { Row } from '../store/db';
 import { nameSchema, nullableTags } from './common';
-import { configWritten } from '../policy/entityHooks';
 import { defineResource } from './define';
 import { related } from './resource';
-import { SVC_PROXY_CONFIG_TYPE_ID } from './builtinConfigTypes';
-import { validateShareConfig } from '../shares/config';
 
 const data = z.record(z.string(), z.unknown());
 
@@ -40,10 +37,12 @@ export const configs = defineResource({
   },
   associations: { services: related('services', 't.id IN (SELECT service_id FROM service_configs WHERE config_id = ?)') },
   links: (row) => ({ 'config-type': `config-types/${row.config_type_id}` }),
+  // with the write, through the write gate (core/modules.ts): a share's config (svc.proxy.v1) is checked as a share
+  // (shares/config.ts), and the services using a changed config and the identities overriding with it see it change
+  // (policy/onWrite.ts)
   async beforeWrite(_op, input, existing, ctx) {
     const typeId = (existing?.config_type_id ?? input.configTypeId)!;
     if (input.data != null) await validateConfigData(ctx, typeId, input.data);
-    if (input.data != null && typeId === SVC_PROXY_CONFIG_TYPE_ID) await validateShareConfig(ctx, input.data, existing?.id);
   },
   async beforeDelete(row, ctx) {
     if (await ctx.core.store.getSql('SELECT 1 FROM service_configs WHERE config_id = ? LIMIT 1', row.id)) {
@@ -52,8 +51,5 @@ export const configs = defineResource({
     if (await ctx.core.store.getSql('SELECT 1 FROM identity_service_configs WHERE config_id = ? LIMIT 1', row.id)) {
       throw referencedEntity('the config is used by identity service config overrides');
     }
-  },
-  async afterWrite(op, id, _input, _existing, ctx) {
-    if (op !== 'create') await configWritten(ctx.core, id);
   },
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { conflict, notFound, validationError } from '../errors';
 import type { Row } from '../store/db';

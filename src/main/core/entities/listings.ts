@@ -1,4 +1,4 @@
-import { requirePermission, type PermissionGroup } from '../auth/permissions';
+import { requirePermission, type PermissionGroup } from '../permissions';
 import type { Ctx } from '../context';
 import { scalar } from '../query/fields';
 import { pageQuery, type ListParams } from '../query/list';

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { requirePermission, type PermissionGroup } from '../auth/permissions';
+import { requirePermission, type PermissionGroup } from '../permissions';
 import type { Ctx } from '../context';
 import { conflict, notFound, referencedEntity, validationError } from '../errors';
 import { newId } from '../ids';
@@ -11,7 +11,7 @@ import { constraintBroken, type Row, type Store } from '../store/db';
 import type { Migration } from '../store/migrations/index';
 import { parseInput } from '../validation';
 import type { RoleKind } from '../../../shared/roleKinds';
-import { roleFilterSql } from '../policy/roles';
+import { roleFilterSql } from '../query/roles';
 import { passGate, type GateOp } from './writeGate';
 
 /**
@@ -400,7 +400,7 @@ async function writeCreate(ctx: Ctx, def: ResourceDef, input: Record<string, unk
     const extra = (await def.beforeWrite?.('create', input, undefined, ctx)) ?? {};
     const now = ctx.core.clock.now().toISOString();
     await insertRow(ctx, def, { id, created_at: now, updated_at: now, tags: '{}', ...columnValues(def, input), ...extra, ...system.columns }, input);
-    const written = await gate(ctx, def, 'create', id, undefined);
+    const written = await gate(ctx, def, 'create', id, undefined, input);
     await def.afterWrite?.('create', id, input, undefined, ctx, written!);
     return id;
   });
@@ -428,7 +428,7 @@ export async function applyUpdate(ctx: Ctx, def: ResourceDef, id: string, body: 
     } catch (e) {
       translateConstraint(def, e, input);
     }
-    const written = await gate(ctx, def, op, id, existing);
+    const written = await gate(ctx, def, op, id, existing, input);
     await def.afterWrite?.(op, id, input, existing, ctx, written!);
   });
 }
@@ -456,11 +456,18 @@ export async function applyDelete(ctx: Ctx, def: ResourceDef, id: string): Promi
 
 /**
  * The write gate: what every write of a resource does in its transaction, after the row is written (the core's
- * subscribers, then the request's own), with the row as it was and as it is now.
+ * subscribers, then the request's own), with the row as it was and as it is now, and the body it was given.
  */
-async function gate(ctx: Ctx, def: ResourceDef, op: GateOp, id: string, before: Row | undefined): Promise<Row | undefined> {
+async function gate(
+  ctx: Ctx,
+  def: ResourceDef,
+  op: GateOp,
+  id: string,
+  before: Row | undefined,
+  input?: Record<string, unknown>,
+): Promise<Row | undefined> {
   const after = op === 'delete' ? undefined : await ctx.core.store.getSql<Row>(`SELECT * FROM ${def.table} WHERE id = ?`, id);
-  const write = { ctx, def, op, id, before, after };
+  const write = { ctx, def, op, id, before, after, input };
   await passGate(ctx.core.writeSubscribers, write);
   if (ctx.onWrite) await ctx.onWrite(write);
   return after;

@@ -1,4 +1,3 @@
-import { issueRouterEnrollment } from '../enrollment/routers';
 import { defineResource } from './define';
 import { ROUTER_FIELDS } from './routerCommon';
 
@@ -14,7 +13,5 @@ export const routers = defineResource({
     unverifiedFingerprint: { codec: 'string' },
   },
   defaultSort: 't.name ASC',
-  async afterWrite(op, id, _input, _existing, ctx) {
-    if (op === 'create') await issueRouterEnrollment(ctx, 'transit', id);
-  },
+  // a created router gets its enrollment JWT in the create's transaction (enrollment/onWrite.ts)
 });

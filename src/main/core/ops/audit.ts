@@ -1,6 +1,6 @@
 import type { Core, Ctx } from '../core';
 import type { Write, WriteSubscriber } from '../entities/writeGate';
-import type { Caller } from '../auth/permissions';
+import type { Caller } from '../permissions';
 import { newId } from '../ids';
 import { defineResource } from '../entities/define';
 

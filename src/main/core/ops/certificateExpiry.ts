@@ -1,4 +1,4 @@
-import { requireAdminRead } from '../auth/permissions';
+import { requireAdminRead } from '../permissions';
 import type { Ctx } from '../context';
 import { parseCertificate } from '../pki/index';
 

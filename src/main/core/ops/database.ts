@@ -1,4 +1,4 @@
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { snapshotsOf } from './snapshot';
 import { integrityOf } from './integrity';

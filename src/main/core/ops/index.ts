@@ -4,7 +4,8 @@
 export { coversWrite, PendingAudit, recordAudit, routeAction, type AuditEntry } from './audit';
 export { isStoreUnavailable } from './availability';
 export { controllerCertificates } from './certificateExpiry';
+export { controllerId } from './controllerNodes';
 export { createSnapshot, integrityResults, startIntegrityCheck } from './database';
 export { getTrace, traceSpecSchema, updateTrace } from './tracing';
-export { markUsedOnce } from './usedOnce';
+export { markUsedOnce } from '../auth/index';
 export { isVolatile, trackReuse } from '../replyReuse';

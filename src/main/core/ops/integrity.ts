@@ -1,5 +1,5 @@
-import { EXTERNAL_ID_AUTHENTICATOR } from '../auth/certAuth';
-import { ROLE_KIND_DEFS } from '../registry';
+import { EXTERNAL_ID_AUTHENTICATOR } from '../auth/index';
+import { ROLE_KINDS } from '../kinds';
 import { perCore, type Core } from '../core';
 import { ApiError } from '../errors';
 import { syncRoleAttributes } from '../entities/roleAttributes';
@@ -239,8 +239,11 @@ async function danglingReferences(store: Store): Promise<IntegrityFinding[]> {
   return out;
 }
 
-/** Entity kinds with a `role_attributes` JSON column mirrored in the role_attributes table: every role kind's type. */
-const ROLE_TABLES = Object.fromEntries(Object.entries(ROLE_KIND_DEFS).map(([kind, def]) => [kind, def.table]));
+/**
+ * Entity kinds with a `role_attributes` JSON column mirrored in the role_attributes table: every role kind's table (the
+ * registered type claiming a kind is declared on it: defineResource checks).
+ */
+const ROLE_TABLES = Object.fromEntries(Object.entries(ROLE_KINDS).map(([kind, facts]) => [kind, facts.table]));
 
 async function tableHas(store: Store, table: string, column: string): Promise<boolean> {
   return (await store.columns(table)).some((c) => c.name === column);

@@ -1,8 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { openSecretKey } from '../auth/mfa';
-import { loadOrCreateSecretKey, SECRET_KEY_FILE, SecretBox, SecretBoxError } from '../auth/secretBox';
-import { CA_FILES } from '../pki/controllerPki';
+import { openSecretKey, loadOrCreateSecretKey, SECRET_KEY_FILE, SecretBox, SecretBoxError } from '../auth/index';
+import { CA_FILES } from '../pki/index';
 import type { Store } from '../store/db';
 
 /** The data directory's files every node of a network shares, by path relative to the data directory. */

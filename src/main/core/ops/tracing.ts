@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { parseDuration } from '../../../shared/duration';
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { notFound, validationError } from '../errors';
 import type { Row } from '../store/db';

@@ -1,6 +1,7 @@
 import { X509Certificate as NodeX509 } from 'node:crypto';
 import { PkiError } from './errors';
-import { certificateDer, splitPemBundle, toPem } from './pem';
+import { parseCertificate } from './parse';
+import { certificateDer, fingerprintSha1, splitPemBundle, toPem } from './pem';
 import { x509 } from './x509Provider';
 
 export interface VerifyChainOptions {
@@ -97,4 +98,27 @@ function issuerProblem(issuer: Cert, casBelow: number): string | null {
     return `path length constraint of "${issuer.name}" exceeded`;
   }
   return null;
+}
+
+/**
+ * Verifies that `leafPem` chains (through the presented intermediates) to one of the trust `anchors`.
+ * Validity dates are checked unless `allowExpired`; the anchor reached is returned by fingerprint.
+ */
+export function chainToAnchor(
+  leafPem: string,
+  intermediates: string[],
+  anchors: string[],
+  at: Date,
+  allowExpired = false,
+): { ok: true; anchorFingerprint: string } | { ok: false; reason: string } {
+  if (!anchors.length) return { ok: false, reason: 'no trust anchors' };
+  const result = verifyChain(leafPem, { roots: anchors, intermediates, at, allowExpired });
+  if (!result.ok) return result;
+  return { ok: true, anchorFingerprint: fingerprintSha1(result.chain[result.chain.length - 1]!) };
+}
+
+/** Whether the certificate is within its validity window at `at`. */
+export function isCurrentlyValid(certPem: string, at: Date): boolean {
+  const info = parseCertificate(certPem);
+  return info.notBefore <= at && at <= info.notAfter;
 }

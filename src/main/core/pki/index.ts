@@ -24,8 +24,10 @@ export {
 } from './certificates';
 export { createCsr, signCsr, verifyCsr, type CsrInfo, type SignCsrOptions } from './csr';
 export { parseCertificate, type CertificateInfo } from './parse';
-export { fingerprintSha1, splitPemBundle, toPem } from './pem';
-export { isIssuedBy, verifyChain, type VerifyChainOptions, type VerifyChainResult } from './chain';
+export { certificateDer, decodePemOrBase64, fingerprintSha1, peerPems, splitPemBundle, toPem } from './pem';
+export { chainToAnchor, isCurrentlyValid, isIssuedBy, verifyChain, type VerifyChainOptions, type VerifyChainResult } from './chain';
 export { pkcs7ToPems, toPkcs7Base64, toPkcs7Der } from './pkcs7';
-export { loadOrCreateControllerPki, type ControllerPki, type ControllerPkiOptions } from './controllerPki';
+export { CA_FILES, loadOrCreateControllerPki, type ControllerPki, type ControllerPkiOptions } from './controllerPki';
 export { JwtSigner } from './jwtSigner';
+/** @peculiar/x509 with the Reflect polyfill it needs installed (outside pki/, import it from here). */
+export { x509 } from './x509Provider';

@@ -53,3 +53,8 @@ export function splitPemBundle(text: string): string[] {
 export function fingerprintSha1(pemOrDer: string | Uint8Array): string {
   return createHash('sha1').update(certificateDer(pemOrDer)).digest('hex');
 }
+
+/** The TLS client certificate chain of a request as PEM (leaf first). */
+export function peerPems(ders: Buffer[]): string[] {
+  return ders.map((d) => toPem(d, 'CERTIFICATE'));
+}

@@ -4,7 +4,7 @@ import { listRows, listSql, type Association, type AssociationQuery, type ListEx
 import { validationError } from '../errors';
 import type { ListParams } from '../query/list';
 import type { Row, Store } from '../store/db';
-import { ROLE_KINDS, type RoleKind } from './kinds';
+import { ROLE_KINDS, type RoleKind } from '../kinds';
 import { ensureClass } from './policyIndex';
 
 /** Class id used when an entity has none (matches nothing). */

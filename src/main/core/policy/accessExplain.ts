@@ -1,6 +1,6 @@
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
-import { identities } from '../entities/identities';
+import { identities } from './identities';
 import { listResource, ref, requireRow } from '../entities/resource';
 import type { ListParams } from '../query/list';
 import type { Row, Store } from '../store/db';

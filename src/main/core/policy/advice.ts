@@ -1,8 +1,8 @@
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
-import { identities } from '../entities/identities';
+import { identities } from './identities';
 import { ref, requireRow } from '../entities/resource';
-import { services } from '../entities/services';
+import { services } from './services';
 import { classFor, grantsFor, reach, reachCount } from './access';
 
 /**

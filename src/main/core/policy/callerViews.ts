@@ -1,11 +1,11 @@
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
-import { authenticators, updateCredentials } from '../entities/authenticators';
-import { edgeRouters } from '../entities/edgeRouters';
-import { identities } from '../entities/identities';
+import { authenticators, updateCredentials } from '../auth/index';
+import { edgeRouters } from './edgeRouters';
+import { identities } from './identities';
 import { listRows, present, requireRow, type ApiObject } from '../entities/resource';
-import { services } from '../entities/services';
-import { commonRouters, edgeRouterView, sessions } from '../entities/sessions';
+import { services } from './services';
+import { commonRouters, edgeRouterView, sessions } from './sessions';
 import { terminators } from '../entities/terminators';
 import { notFound } from '../errors';
 import type { ListParams, Page } from '../query/list';

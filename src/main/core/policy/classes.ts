@@ -1,5 +1,5 @@
 import type { Store } from '../store/db';
-import { ROLE_KINDS, type RoleKind } from './kinds';
+import { ROLE_KINDS, type RoleKind } from '../kinds';
 import { addClassLinks } from './links';
 
 /**

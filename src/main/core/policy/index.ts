@@ -1,6 +1,7 @@
-// The policy engine's facade: what the adapters (REST, console) use of it — the caller's own views (services,
-// sessions, edge routers, authenticators), posture responses, service config overrides, policy advice and its
-// explanation, the network graph, the service wizard and the role kinds. Adapters import policy from here, not from
+// The policy engine's facade: what the adapters (REST, console) and the engines above (enrollment, dataPlane, shares)
+// use of it — the role-kind types (identities, services, edge routers) the policy index classes, the caller's own views
+// (services, sessions, edge routers, authenticators), posture and its responses, service config overrides, policy advice
+// and its explanation, the network graph, the service wizard and the role kinds. They import policy from here, not from
 // the modules behind it.
 export { explainAccess, serviceUsers } from './accessExplain';
 export { policyAdvice } from './advice';
@@ -23,9 +24,15 @@ export {
   updateOwnAuthenticator,
 } from './callerViews';
 export { lastServiceChange } from './changes';
-export { ROLE_KIND_NAMES } from './kinds';
-export { networkGraph, networkLive } from './networkGraph';
-export { parsePostureResponses, postureDataView, submitPostureResponses } from './postureResponses';
+export { builtinRouterId, builtinRouterIdFile, builtinRouterRow, edgeRouters } from './edgeRouters';
+export { IDENTITY_TYPES, identities } from './identities';
+export { ROLE_KIND_NAMES } from '../kinds';
+export { networkGraph } from './networkGraph';
+export { anyPostureChecks } from './posture';
+export { parsePostureResponses, postureDataView, revokeFailingSessions, submitPostureResponses } from './postureResponses';
+export { serviceAccessTokensOf } from './serviceAccessToken';
+export { services } from './services';
+export { createSession } from './sessionGrant';
 export { associateServiceConfigs, listServiceConfigOverrides, removeServiceConfigs } from './serviceConfigOverrides';
 export { configTypesOf } from './serviceView';
 export { previewServiceWizard, runServiceWizard } from './serviceWizard';

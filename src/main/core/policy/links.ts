@@ -1,6 +1,6 @@
 import type { Store } from '../store/db';
-import type { RoleKind } from './kinds';
-import type { PolicyType } from './kinds';
+import type { RoleKind } from '../kinds';
+import type { PolicyType } from '../kinds';
 
 /**
  * The class-to-class access each policy type grants, counted in contributing policies:

@@ -2,9 +2,9 @@ import type { Core } from '../core';
 import type { Row, Store } from '../store/db';
 import { AccessChanges } from './changes';
 import { classify, classOf, matchPolicySide } from './classes';
-import { ROLE_KINDS, type PolicyType, type RoleKind } from './kinds';
+import { ROLE_KINDS, type PolicyType, type RoleKind } from '../kinds';
 import { applyPolicyLinks, LINKS } from './links';
-import { parseRoles, type ParsedRoles } from './roles';
+import { parseRoles, type ParsedRoles } from '../query/roles';
 
 /** A side of a policy type: the API field, its column (JSON array of roles) and the kind it selects. */
 export interface PolicySide {

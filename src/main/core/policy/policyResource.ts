@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { PermissionGroup } from '../auth/permissions';
-import { SYSTEM } from '../auth/permissions';
+import type { PermissionGroup } from '../permissions';
+import { SYSTEM } from '../permissions';
 import type { Ctx } from '../context';
 import { nameSchema } from '../entities/common';
 import { defineResource, type FieldDef } from '../entities/define';
@@ -9,9 +9,9 @@ import { conflict } from '../errors';
 import { setFromJsonArray } from '../query/compile';
 import type { Row } from '../store/db';
 import { sideMembers } from './access';
-import { ROLE_KINDS } from './kinds';
+import { ROLE_KINDS } from '../kinds';
 import { reindexPolicy, type PolicySide, type PolicyTypeSpec } from './policyIndex';
-import { checkPolicyRoles } from './roles';
+import { checkPolicyRoles } from '../query/roles';
 
 const semantic = z.enum(['AllOf', 'AnyOf']);
 

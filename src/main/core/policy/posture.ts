@@ -2,7 +2,7 @@ import type { Core } from '../core';
 import { ApiError } from '../errors';
 import type { Row, Store } from '../store/db';
 import { checkPasses, emptyPostureData, failureOf, type EvaluationInput, type MfaState, type PostureData } from './postureEvaluation';
-import { isTotpEnrolled } from '../auth/mfaRecords';
+import { isTotpEnrolled } from '../auth/index';
 
 /** Failed session requests kept per identity for `/identities/{id}/failed-service-requests`. */
 export const MAX_FAILURES_PER_IDENTITY = 50;

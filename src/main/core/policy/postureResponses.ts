@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Core } from '../core';
 import type { Ctx } from '../context';
-import { identities } from '../entities/identities';
+import { identities } from './identities';
 import { requireRow } from '../entities/resource';
 import { validationError } from '../errors';
 import type { Row } from '../store/db';

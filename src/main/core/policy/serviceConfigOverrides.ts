@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
-import { identities } from '../entities/identities';
+import { identities } from './identities';
 import { requireRow } from '../entities/resource';
 import { validationError } from '../errors';
 import type { Row } from '../store/db';

@@ -1,19 +1,19 @@
 import { z } from 'zod';
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
-import { builtinRouterId } from '../dataPlane/builtinRouter';
+import { builtinRouterId } from './edgeRouters';
 import { nameSchema } from '../entities/common';
 import { configs } from '../entities/configs';
-import { edgeRouterPolicies } from '../entities/edgeRouterPolicies';
+import { edgeRouterPolicies } from './edgeRouterPolicies';
 import { applyCreate, namesById, type ResourceDef } from '../entities/resource';
-import { serviceEdgeRouterPolicies } from '../entities/serviceEdgeRouterPolicies';
-import { servicePolicies } from '../entities/servicePolicies';
-import { services } from '../entities/services';
+import { serviceEdgeRouterPolicies } from './serviceEdgeRouterPolicies';
+import { servicePolicies } from './servicePolicies';
+import { services } from './services';
 import { ApiError, validationError } from '../errors';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
-import { ROLE_KINDS, type RoleKind } from './kinds';
-import { parseRoles, roleMatchSql } from './roles';
+import { ROLE_KINDS, type RoleKind } from '../kinds';
+import { parseRoles, roleMatchSql } from '../query/roles';
 
 /**
  * The service wizard: one form that makes a service usable — the service, its intercept.v1 and host.v1 configs, the

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Ctx } from '../context';
 import { nullableTags } from '../entities/common';
 import { applySystemCreate } from '../entities/resource';
-import { sessions } from '../entities/sessions';
+import { sessions } from './sessions';
 import { ApiError, notFound, unauthorized, validationError } from '../errors';
 import { newId } from '../ids';
 import type { Row } from '../store/db';

@@ -1,7 +1,7 @@
 import type { Ctx } from '../context';
 import { DEFAULT_AUTH_POLICY_ID } from '../entities/authPolicies';
-import { edgeRouterPolicies } from '../entities/edgeRouterPolicies';
-import { identities } from '../entities/identities';
+import { edgeRouterPolicies } from './edgeRouterPolicies';
+import { identities } from './identities';
 import { applyCreate, applyDelete, applyUpdate, findRow } from '../entities/resource';
 import { validationError } from '../errors';
 import type { Row } from '../store/db';

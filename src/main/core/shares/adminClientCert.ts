@@ -1,5 +1,5 @@
 import type { Core } from '../core';
-import { createCertAuthenticator } from '../entities/authenticators';
+import { createCertAuthenticator } from '../auth/index';
 import { fingerprintSha1 } from '../pki/index';
 
 /**

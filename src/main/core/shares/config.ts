@@ -4,9 +4,9 @@ import type { Ctx } from '../context';
 import type { Core } from '../core';
 import { SVC_PROXY_CONFIG_TYPE_ID } from '../entities/builtinConfigTypes';
 import { validationError } from '../errors';
-import type { ShareOAuthCheck, ShareOAuthData } from './oauth';
+import type { ShareCheckData, ShareClaimRule, ShareFieldIssue, ShareOAuthCheck, ShareOAuthData, SharePathRule } from './oauth';
 
-export type { ShareFieldIssue, ShareOAuthCheck, ShareOAuthData } from './oauth';
+export type { ShareAccessRules, ShareCheckData, ShareClaimRule, ShareFieldIssue, ShareOAuthCheck, ShareOAuthData, SharePathRule } from './oauth';
 
 /**
  * Public shares. A share is a config of type svc.proxy.v1 plus a service carrying it; it is live only while
@@ -21,7 +21,7 @@ export const DEFAULT_SHARE_CHECK_INTERVAL = '3h';
 /** Name of the config and of the service of the share with this token. */
 export const shareResourceName = (token: string) => `share-${token}`;
 
-/** svc.proxy.v1 config data as stored (its JSON schema is in entities/builtinConfigTypes.ts). */
+/** svc.proxy.v1 config data as stored (its JSON schema is schema.ts). */
 export interface ShareConfigData {
   token: string;
   backendMode: 'proxy' | 'web';
@@ -33,6 +33,10 @@ export interface ShareConfigData {
    * frontend proxies to the target (or serves the directory) itself.
    */
   overlay?: boolean;
+  /** host names the share also answers at (lowercase DNS names), besides `<token>.<share domain>` */
+  domains?: string[];
+  /** the certificate and private key (PEM) the https frontend presents for `domains` */
+  domainTls?: { cert: string; key: string };
   oauth?: ShareOAuthData;
 }
 
@@ -43,13 +47,31 @@ export interface LiveShare {
   target: string;
   /** overlay mode: the service the frontend dials */
   overlay?: { serviceId: string };
-  oauth?: { provider: string; emailPatterns: string[]; checkIntervalMs: number };
+  oauth?: {
+    provider: string;
+    providers?: string[];
+    emailPatterns: string[];
+    checkIntervalMs: number;
+    githubOrgs?: string[];
+    githubTeams?: string[];
+    claims?: ShareClaimRule[];
+    googleDomains?: string[];
+    skipPaths?: string[];
+    pathRules?: SharePathRule[];
+  };
+  domains?: string[];
+  domainTls?: { cert: string; key: string };
 }
 
 export const NO_FRONTEND_OAUTH_CHECK: ShareOAuthCheck = () => ({
   field: '',
   reason: 'OAuth is not available: this Weft has no frontend configured',
 });
+
+/** The providers of a share's OAuth options, in order: `providers`, else `provider`. */
+export function shareOAuthProviders(oauth: ShareOAuthData): string[] {
+  return oauth.providers?.length ? oauth.providers : oauth.provider ? [oauth.provider] : [];
+}
 
 /** Share tokens are the first DNS label of the share's host name. */
 export const SHARE_TOKEN = /^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$/;
@@ -60,11 +82,20 @@ const SHARE_BY_TOKEN = `SELECT c.id, c.name FROM configs c
 const LIVE_SHARE_BY_TOKEN = `SELECT c.data, sc.service_id FROM configs c JOIN service_configs sc ON sc.config_id = c.id
   WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND json_extract(c.data, '$.token') = ?
   ORDER BY sc.service_id LIMIT 1`;
+// Custom domains: the candidates hold the name as a JSON string somewhere (LIKE is ILIKE on PostgreSQL; DNS names
+// have no LIKE wildcards), then the parsed `domains` decide.
+const SHARES_MENTIONING = `SELECT c.id, c.name, c.data FROM configs c
+  WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND c.data LIKE ? AND c.id <> ?`;
+const LIVE_SHARES_MENTIONING = `SELECT c.data, sc.service_id FROM configs c JOIN service_configs sc ON sc.config_id = c.id
+  WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND c.data LIKE ? ORDER BY sc.service_id`;
+const mentioning = (domain: string) => `%"${domain}"%`;
 
 /**
  * What the JSON schema cannot say about a svc.proxy.v1 config: the token is a DNS label no other share uses,
- * the target fits the backend mode, and the OAuth options name a provider of the running frontend with
- * valid email globs and a positive check interval. Runs inside the config write's transaction.
+ * the target fits the backend mode, the OAuth options name providers of the running frontend with valid rules
+ * (globs, GitHub names, claims, regular expressions) and a positive check interval, and custom domains are DNS names
+ * no other share uses, outside the share domain, with a certificate that covers them (required on an https
+ * frontend). Runs inside the config write's transaction.
  */
 export async function validateShareConfig(ctx: Ctx, data: Record<string, unknown>, configId: string | undefined): Promise<void> {
   const share = data as unknown as ShareConfigData;
@@ -79,19 +110,54 @@ export async function validateShareConfig(ctx: Ctx, data: Record<string, unknown
   if (share.backendMode === 'web' && !isAbsolute(share.target)) {
     throw validationError('data.target', 'must be an absolute directory path for backend mode web', share.target);
   }
-  if (share.oauth) {
-    const issue = (ctx.core.config.checkShareOAuth ?? NO_FRONTEND_OAUTH_CHECK)(share.oauth);
-    if (issue) {
-      const field = issue.field ? `data.oauth.${issue.field}` : 'data.oauth';
-      throw validationError(field, issue.reason, valueAt(share.oauth, issue.field));
-    }
+  const domains = Array.isArray(share.domains) ? share.domains : [];
+  if (share.oauth && !shareOAuthProviders(share.oauth).length) {
+    throw validationError('data.oauth.provider', 'is required (or providers)', undefined);
   }
+  const check = ctx.core.config.checkShareOAuth as ShareOAuthCheck | undefined;
+  let issue: ShareFieldIssue | undefined;
+  if (check?.share) {
+    const checked: ShareCheckData = { oauth: share.oauth, domains: share.domains, domainTls: share.domainTls };
+    issue = check.share(checked);
+  } else if (share.oauth) {
+    const found = (check ?? NO_FRONTEND_OAUTH_CHECK)({ ...share.oauth, provider: shareOAuthProviders(share.oauth)[0]! });
+    issue = found && { field: found.field ? `oauth.${found.field}` : 'oauth', reason: found.reason };
+  } else if (domains.length) {
+    issue = { field: 'domains', reason: 'custom domains need a frontend: this Weft has no frontend configured' };
+  }
+  if (issue) {
+    const field = issue.field ? `data.${issue.field}` : 'data';
+    throw validationError(field, issue.reason, redacted(issue.field, valueAt(share as unknown as Record<string, unknown>, issue.field)));
+  }
+  for (let i = 0; i < domains.length; i++) {
+    const domain = String(domains[i]).toLowerCase();
+    const rows = await ctx.core.store.allSql<{ id: string; name: string; data: string }>(SHARES_MENTIONING, mentioning(domain), configId ?? '');
+    const other = rows.find((r) => ((JSON.parse(r.data) as ShareConfigData).domains ?? []).some((d) => d.toLowerCase() === domain));
+    if (other) throw validationError(`data.domains.${i}`, `is already used by the share config "${other.name}"`, domains[i]);
+  }
+}
+
+/** A private key is never echoed in an error. */
+function redacted(field: string, value: unknown): unknown {
+  return field.startsWith('domainTls') ? '<redacted>' : value;
 }
 
 /** The share with this token if a service carries its config, in the shape the frontend serves. */
 export async function findLiveShare(core: Core, token: string): Promise<LiveShare | undefined> {
   const row = await core.store.getSql<{ data: string; service_id: string }>(LIVE_SHARE_BY_TOKEN, token);
   return row ? shareFromData(core, token, row.data, row.service_id) : undefined;
+}
+
+/** The live share answering at this custom domain (a lowercase host name), if any. */
+export async function findLiveShareByDomain(core: Core, domain: string): Promise<LiveShare | undefined> {
+  const host = domain.toLowerCase();
+  if (!/^[a-z0-9.-]{1,253}$/.test(host)) return undefined;
+  const rows = await core.store.allSql<{ data: string; service_id: string }>(LIVE_SHARES_MENTIONING, mentioning(host));
+  for (const row of rows) {
+    const data = JSON.parse(row.data) as ShareConfigData;
+    if ((data.domains ?? []).some((d) => d.toLowerCase() === host)) return shareFromData(core, data.token, row.data, row.service_id);
+  }
+  return undefined;
 }
 
 function shareFromData(core: Core, token: string, json: string, serviceId: string): LiveShare | undefined {
@@ -107,8 +173,23 @@ function shareFromData(core: Core, token: string, json: string, serviceId: strin
       core.log.warn({ share: token }, 'share config has an invalid oauth.checkInterval; not serving it');
       return undefined;
     }
-    share.oauth = { provider: data.oauth.provider, emailPatterns: data.oauth.emailPatterns ?? [], checkIntervalMs };
+    const providers = shareOAuthProviders(data.oauth);
+    if (!providers.length) {
+      core.log.warn({ share: token }, 'share config has no oauth provider; not serving it');
+      return undefined;
+    }
+    const o = data.oauth;
+    share.oauth = { provider: providers[0]!, emailPatterns: o.emailPatterns ?? [], checkIntervalMs };
+    if (providers.length > 1) share.oauth.providers = providers;
+    if (o.githubOrgs?.length) share.oauth.githubOrgs = o.githubOrgs;
+    if (o.githubTeams?.length) share.oauth.githubTeams = o.githubTeams;
+    if (o.claims?.length) share.oauth.claims = o.claims;
+    if (o.googleDomains?.length) share.oauth.googleDomains = o.googleDomains;
+    if (o.skipPaths?.length) share.oauth.skipPaths = o.skipPaths;
+    if (o.pathRules?.length) share.oauth.pathRules = o.pathRules;
   }
+  if (data.domains?.length) share.domains = data.domains.map((d) => d.toLowerCase());
+  if (data.domainTls) share.domainTls = data.domainTls;
   return share;
 }
 
@@ -121,27 +202,33 @@ const MAX_ANSWER_AGE_MS = 1000;
  * The frontend's ShareResolver, backed by the store. Answers (misses too) are cached until the store changes,
  * so a deleted service stops its share on the very next request, while an unchanged store costs no statement at all.
  */
-export function createShareResolver(core: Core): { resolve(token: string): Promise<LiveShare | undefined> } {
+export function createShareResolver(core: Core): {
+  resolve(token: string): Promise<LiveShare | undefined>;
+  resolveDomain(host: string): Promise<LiveShare | undefined>;
+} {
   const cache = new Map<string, LiveShare | undefined>();
   let cachedChanges = -1;
   let cachedAtMs = 0;
+  const cached = async (key: string, find: () => Promise<LiveShare | undefined>): Promise<LiveShare | undefined> => {
+    const changes = core.store.generation;
+    const nowMs = performance.now();
+    if (changes !== cachedChanges || nowMs - cachedAtMs > MAX_ANSWER_AGE_MS) {
+      cache.clear();
+      cachedChanges = changes;
+      cachedAtMs = nowMs;
+    }
+    if (cache.has(key)) return cache.get(key);
+    const share = await find();
+    // the store changed, or a newer cache began, while this answer was read: not cached
+    if (core.store.generation !== changes || cachedChanges !== changes || cachedAtMs > nowMs) return share;
+    if (cache.size >= RESOLVER_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    cache.set(key, share);
+    return share;
+  };
   return {
-    async resolve(token) {
-      const changes = core.store.generation;
-      const nowMs = performance.now();
-      if (changes !== cachedChanges || nowMs - cachedAtMs > MAX_ANSWER_AGE_MS) {
-        cache.clear();
-        cachedChanges = changes;
-        cachedAtMs = nowMs;
-      }
-      if (cache.has(token)) return cache.get(token);
-      const share = await findLiveShare(core, token);
-      // the store changed, or a newer cache began, while this answer was read: not cached
-      if (core.store.generation !== changes || cachedChanges !== changes || cachedAtMs > nowMs) return share;
-      if (cache.size >= RESOLVER_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-      cache.set(token, share);
-      return share;
-    },
+    resolve: (token) => cached(token, () => findLiveShare(core, token)),
+    // tokens never hold "@", so the two kinds of keys cannot meet
+    resolveDomain: (host) => cached(`@${host}`, () => findLiveShareByDomain(core, host)),
   };
 }
 
@@ -151,8 +238,8 @@ function isProxyTarget(target: string): boolean {
   return (url.protocol === 'http:' || url.protocol === 'https:') && !url.username && !url.password && url.hostname !== '';
 }
 
-function valueAt(oauth: ShareOAuthData, field: string): unknown {
-  let v: unknown = oauth;
+function valueAt(data: Record<string, unknown>, field: string): unknown {
+  let v: unknown = data;
   for (const p of field.split('.').filter(Boolean)) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[p] : undefined;
   return v;
 }

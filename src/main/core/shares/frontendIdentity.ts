@@ -1,7 +1,7 @@
 import { apiSessionsOf } from '../auth/apiSessions';
 import type { Core } from '../core';
-import { addCertAuthenticator } from '../entities/authenticators';
-import { identities } from '../entities/identities';
+import { addCertAuthenticator } from '../auth/index';
+import { identities } from '../policy/index';
 import { applyCreate } from '../entities/resource';
 import { controllerId } from '../ops/controllerNodes';
 import { fingerprintSha1 } from '../pki/index';

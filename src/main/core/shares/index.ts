@@ -7,13 +7,19 @@ export {
   createShareResolver,
   DEFAULT_SHARE_CHECK_INTERVAL,
   findLiveShare,
+  findLiveShareByDomain,
   SHARE_TAG,
   SHARE_TOKEN,
+  shareOAuthProviders,
   shareResourceName,
+  type ShareAccessRules,
+  type ShareCheckData,
+  type ShareClaimRule,
   type ShareConfigData,
   type ShareFieldIssue,
   type ShareOAuthCheck,
   type ShareOAuthData,
+  type SharePathRule,
 } from './config';
 export { createPublicShare, removePublicShare } from './resources';
 export { adminClientCertificateDue, recordAdminClientCertificate } from './adminClientCert';

@@ -1,9 +1,9 @@
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { SVC_PROXY_CONFIG_TYPE_ID } from '../entities/builtinConfigTypes';
 import { configs } from '../entities/configs';
 import { createResource, deleteResource, requireRow } from '../entities/resource';
-import { services } from '../entities/services';
+import { services } from '../policy/index';
 import { validationError } from '../errors';
 import { SHARE_TAG, shareResourceName } from './config';
 

@@ -23,7 +23,6 @@ export function createGoogleProvider(cfg: ProviderConfig, ctx: ProviderContext):
   return {
     name: cfg.name,
     type: 'idp_b',
-    supportsRefresh: false,
 
     async authorizationUrl(checks: LoginChecks) {
       const url = new URL(endpoints.auth_url);
@@ -72,7 +71,18 @@ export function createGoogleProvider(cfg: ProviderConfig, ctx: ProviderContext):
       const info = await readJson('idp_b userinfo', infoRes);
       if (!infoRes.ok || !isRecord(info)) throw new ProviderError(`idp_b userinfo: HTTP ${infoRes.status}`);
       const email = typeof info.email === 'string' && info.email ? info.email : undefined;
-      return { email, emailVerified: info.verified_email === true, subject: typeof info.id === 'string' ? info.id : undefined, accessToken };
+      return {
+        email,
+        emailVerified: info.verified_email === true,
+        subject: typeof info.id === 'string' ? info.id : undefined,
+        accessToken,
+        // the Google Workspace domain of the account; absent for consumer accounts
+        hostedDomain: typeof info.hd === 'string' && info.hd ? info.hd : undefined,
+      };
+    },
+
+    canReverify() {
+      return false;
     },
 
     async refresh() {

@@ -4,7 +4,7 @@ import { createGoogleProvider } from './google';
 import { createOidcProvider } from './oidc';
 import type { OAuthProvider } from './types';
 
-export type { OAuthProvider, ProviderIdentity, StoredTokens, LoginChecks } from './types';
+export type { IdentityNeeds, OAuthProvider, ProviderIdentity, StoredTokens, LoginChecks } from './types';
 export { ProviderError } from './types';
 
 const PROVIDER_TIMEOUT_MS = 10_000;

@@ -1,8 +1,15 @@
 import * as client from 'openid-client';
 import { isLoopbackHost } from '../address';
 import { TOKEN_ENDPOINT_AUTH_METHODS, type ProviderConfig, type TokenEndpointAuthMethod } from '../config';
-import { isRecord } from './http';
-import { ProviderError, type LoginChecks, type OAuthProvider, type ProviderContext, type ProviderIdentity, type StoredTokens } from './types';
+import {
+  ProviderError,
+  type IdentityNeeds,
+  type LoginChecks,
+  type OAuthProvider,
+  type ProviderContext,
+  type ProviderIdentity,
+  type StoredTokens,
+} from './types';
 
 type TokenResponse = Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
 
@@ -24,7 +31,8 @@ export function createOidcProvider(cfg: ProviderConfig, ctx: ProviderContext): O
           timeout: Math.ceil(ctx.timeoutMs / 1000),
         });
         const metadata = discovered.serverMetadata();
-        const method = cfg.token_endpoint_auth_method ?? defaultAuthMethod(metadata.token_endpoint_auth_methods_supported);
+        const method =
+          cfg.token_endpoint_auth_method ?? defaultAuthMethod(metadata.token_endpoint_auth_methods_supported, cfg.client_id, cfg.client_secret);
         const auth = method === 'client_secret_post' ? client.ClientSecretPost(cfg.client_secret) : client.ClientSecretBasic(cfg.client_secret);
         const config = new client.Configuration(metadata, cfg.client_id, { client_secret: cfg.client_secret }, auth);
         config.timeout = Math.ceil(ctx.timeoutMs / 1000);
@@ -41,34 +49,41 @@ export function createOidcProvider(cfg: ProviderConfig, ctx: ProviderContext): O
     });
   }
 
-  async function identityFrom(config: client.Configuration, tokens: TokenResponse, previous?: StoredTokens): Promise<ProviderIdentity> {
-    const claims = tokens.claims();
-    const subject = claims?.sub ?? previous?.subject;
-    let source: Record<string, unknown> | undefined = claims;
-    if (typeof source?.email !== 'string' && config.serverMetadata().userinfo_endpoint) {
+  async function identityFrom(
+    config: client.Configuration,
+    tokens: TokenResponse,
+    previous?: StoredTokens,
+    needs: IdentityNeeds = {},
+  ): Promise<ProviderIdentity> {
+    const idClaims = tokens.claims();
+    const subject = idClaims?.sub ?? previous?.subject;
+    let claims: Record<string, unknown> = { ...(idClaims ?? {}) };
+    // userinfo when the ID token has no email, or when rules check claims (groups often come only from userinfo)
+    if ((typeof claims.email !== 'string' || needs.claims) && config.serverMetadata().userinfo_endpoint) {
       if (!subject) throw new ProviderError('oidc: no subject to check userinfo against');
       try {
-        source = await client.fetchUserInfo(config, tokens.access_token, subject);
+        claims = { ...claims, ...(await client.fetchUserInfo(config, tokens.access_token, subject)) };
       } catch (err) {
         throw new ProviderError(`oidc userinfo: ${describe(err)}`);
       }
     }
     // No email claim (the "email" scope not configured or not granted) is a refusal, not a provider failure.
-    const email = isRecord(source) && typeof source.email === 'string' && source.email ? source.email : undefined;
-    const verified = source?.email_verified === true || source?.email_verified === 'true';
+    const email = typeof claims.email === 'string' && claims.email ? claims.email : undefined;
+    const verified = claims.email_verified === true || claims.email_verified === 'true';
     return {
       email,
       emailVerified: verified,
       subject,
       accessToken: tokens.access_token,
       refreshToken: tokens.refresh_token ?? previous?.refreshToken,
+      claims,
+      hostedDomain: typeof claims.hd === 'string' && claims.hd ? claims.hd : undefined,
     };
   }
 
   return {
     name: cfg.name,
     type: 'oidc',
-    supportsRefresh: true,
 
     async authorizationUrl(checks: LoginChecks) {
       const config = await discover();
@@ -88,7 +103,7 @@ export function createOidcProvider(cfg: ProviderConfig, ctx: ProviderContext): O
       return client.buildAuthorizationUrl(config, params);
     },
 
-    async completeLogin(callbackUrl: URL, checks: LoginChecks) {
+    async completeLogin(callbackUrl: URL, checks: LoginChecks, needs?: IdentityNeeds) {
       const config = await discover();
       let tokens: TokenResponse;
       try {
@@ -101,10 +116,14 @@ export function createOidcProvider(cfg: ProviderConfig, ctx: ProviderContext): O
       } catch (err) {
         throw new ProviderError(`oidc code exchange: ${describe(err)}`);
       }
-      return identityFrom(config, tokens);
+      return identityFrom(config, tokens, undefined, needs);
     },
 
-    async refresh(stored: StoredTokens) {
+    canReverify(tokens) {
+      return !!tokens.refreshToken;
+    },
+
+    async refresh(stored: StoredTokens, needs?: IdentityNeeds) {
       if (!stored.refreshToken) throw new ProviderError('oidc: session has no refresh token');
       const config = await discover();
       let tokens: TokenResponse;
@@ -115,7 +134,7 @@ export function createOidcProvider(cfg: ProviderConfig, ctx: ProviderContext): O
       }
       const claims = tokens.claims();
       if (claims && stored.subject && claims.sub !== stored.subject) throw new ProviderError('oidc refresh: subject changed');
-      return identityFrom(config, tokens, stored);
+      return identityFrom(config, tokens, stored, needs);
     },
 
     async revoke(stored: StoredTokens) {
@@ -132,6 +151,15 @@ export function createOidcProvider(cfg: ProviderConfig, ctx: ProviderContext): O
       if (failures.length) throw new ProviderError(`oidc revoke: ${failures.join('; ')}`);
     },
 
+    async endSessionUrl(postLogoutRedirectUri: string, state: string) {
+      if (cfg.end_session === false) return undefined;
+      const config = await discover();
+      if (!config.serverMetadata().end_session_endpoint) return undefined;
+      // No id_token_hint (sessions keep no ID token: cookies stay small); client_id names the client instead (OpenID
+      // Connect RP-Initiated Logout 1.0, 2), so the provider can check post_logout_redirect_uri.
+      return client.buildEndSessionUrl(config, { client_id: cfg.client_id, post_logout_redirect_uri: postLogoutRedirectUri, state });
+    },
+
     tokensToStore(identity) {
       // The refresh token is what re-verification needs; the access token is kept only without one.
       return identity.refreshToken
@@ -142,14 +170,22 @@ export function createOidcProvider(cfg: ProviderConfig, ctx: ProviderContext): O
 }
 
 /**
- * Without a configured method: the first of ours the issuer lists, else client_secret_basic (the OIDC default).
- * Basic form-encodes the id and secret first (RFC 6749 2.3.1), which issuers that compare raw values refuse.
+ * Without a configured method: client_secret_post when the issuer lists both and Basic would change the id or the
+ * secret (it form-encodes them first, RFC 6749 2.3.1, so -_.!~*'() and others become %2D...: providers that compare the
+ * raw value, glewlwyd among them, refuse the login); otherwise the first of ours the issuer lists, else
+ * client_secret_basic (the OIDC default).
  */
-function defaultAuthMethod(supported: readonly string[] | undefined): TokenEndpointAuthMethod {
-  return (
-    (supported?.find((m) => (TOKEN_ENDPOINT_AUTH_METHODS as readonly string[]).includes(m)) as TokenEndpointAuthMethod | undefined) ??
-    'client_secret_basic'
-  );
+export function defaultAuthMethod(supported: readonly string[] | undefined, clientId = '', clientSecret = ''): TokenEndpointAuthMethod {
+  const listed = (supported ?? []).filter((m): m is TokenEndpointAuthMethod => (TOKEN_ENDPOINT_AUTH_METHODS as readonly string[]).includes(m));
+  if (listed.includes('client_secret_basic') && listed.includes('client_secret_post') && (basicChanges(clientId) || basicChanges(clientSecret))) {
+    return 'client_secret_post';
+  }
+  return listed[0] ?? 'client_secret_basic';
+}
+
+/** Whether HTTP Basic's form-encoding (as openid-client does it) changes the value. */
+function basicChanges(value: string): boolean {
+  return /[^A-Za-z0-9]/.test(value);
 }
 
 /** Error text from openid-client/oauth4webapi without response bodies or tokens. */

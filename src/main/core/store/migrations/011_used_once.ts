@@ -2,7 +2,7 @@ import type { MigrationTarget } from '../db';
 
 /**
  * Single-use values (the OAuth frontend's login states) remembered until they expire, in the database, so each is
- * single-use across every node that shares it (core/ops/usedOnce.ts).
+ * single-use across every node that shares it (core/auth/usedOnce.ts).
  */
 export function up(db: MigrationTarget): void {
   db.exec(`

@@ -1,6 +1,6 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { validationError } from '../errors';
+import { validationError } from './errors';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 

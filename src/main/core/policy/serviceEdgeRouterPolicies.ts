@@ -1,5 +1,5 @@
-import { policyResource } from '../policy/policyResource';
-import { SERVICE_EDGE_ROUTER_POLICY } from '../policy/policySpecs';
+import { policyResource } from './policyResource';
+import { SERVICE_EDGE_ROUTER_POLICY } from './policySpecs';
 
 /** Service edge router policies: which services may be reached through which edge routers. */
 export const serviceEdgeRouterPolicies = policyResource({

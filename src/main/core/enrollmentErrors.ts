@@ -1,4 +1,4 @@
-import { ApiError, type FieldCause } from '../errors';
+import { ApiError, type FieldCause } from './errors';
 
 /** The enrollment and certificate errors of OpenZiti's API (same codes and statuses). */
 const make = (code: string, status: number, message: string) => (cause?: FieldCause) => new ApiError(code, status, message, cause);

@@ -1,16 +1,15 @@
 import { z } from 'zod';
-import { PERMISSIONS } from '../auth/permissions';
+import { PERMISSIONS } from '../permissions';
 import type { Ctx } from '../context';
 import { conflict, validationError } from '../errors';
 import type { Row } from '../store/db';
-import { decorateMfaEnabled } from '../auth/mfaRecords';
-import { createIdentityEnrollments, decorateIdentityEnrollments } from '../enrollment/records';
-import { DEFAULT_AUTH_POLICY_ID } from './authPolicies';
-import { costSchema, nameSchema, precedenceSchema, tagsSchema } from './common';
-import { defineResource } from './define';
-import { related, type ApiObject } from './resource';
-import { policiesNaming, reach, reachedFrom } from '../policy/access';
-import { configTypesOf, withServiceView } from '../policy/serviceView';
+import { isDisabled, decorateMfaEnabled } from '../auth/index';
+import { DEFAULT_AUTH_POLICY_ID } from '../entities/authPolicies';
+import { costSchema, nameSchema, precedenceSchema, tagsSchema } from '../entities/common';
+import { defineResource } from '../entities/define';
+import { namesById, ref, related, type ApiObject } from '../entities/resource';
+import { policiesNaming, reach, reachedFrom } from './access';
+import { configTypesOf, withServiceView } from './serviceView';
 
 export const IDENTITY_TYPES = ['User', 'Device', 'Service', 'Router', 'Default'] as const;
 
@@ -20,12 +19,6 @@ export const enrollmentRequestSchema = z.object({
   ottca: z.string().optional(),
   updb: z.string().optional(),
 });
-
-/** Effective disabled state: a timed disable lapses by itself. */
-export function isDisabled(row: Row, now: Date): boolean {
-  if (!row.disabled) return false;
-  return !row.disabled_until || (row.disabled_until as string) > now.toISOString();
-}
 
 export const identities = defineResource({
   entity: 'identities',
@@ -54,7 +47,7 @@ export const identities = defineResource({
     envInfo: { codec: 'json' },
     sdkInfo: { codec: 'json' },
     interfaces: { codec: 'json' },
-    // enrollments requested with the identity (created in its transaction)
+    // enrollments requested with the identity (created in its transaction: enrollment/onWrite.ts)
     enrollment: { codec: 'json', column: false, schema: enrollmentRequestSchema, createOnly: true },
   },
   refs: {
@@ -90,9 +83,6 @@ export const identities = defineResource({
       if (input.type !== undefined && input.type !== existing.type_id)
         throw validationError('type', 'the default admin type cannot be changed', input.type);
     }
-  },
-  async afterWrite(op, id, input, _existing, ctx) {
-    if (op === 'create') await createIdentityEnrollments(ctx, id, input.enrollment ?? undefined);
   },
   beforeDelete(row) {
     if (row.is_default_admin) throw conflict('ENTITY_CAN_NOT_BE_DELETED', 'the default admin identity cannot be deleted');
@@ -139,4 +129,28 @@ async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Pr
   });
   await decorateIdentityEnrollments(ctx, items, rows);
   await decorateMfaEnabled(ctx, items, rows);
+}
+
+/** Fills the identity view's `enrollment` ({ott, ottca, updb}) for a page of identities: one query per page. */
+export async function decorateIdentityEnrollments(ctx: Ctx, items: ApiObject[], rows: Row[]): Promise<void> {
+  if (!rows.length) return;
+  const store = ctx.core.store;
+  const enrollments = await store.allSql<Row>(
+    'SELECT * FROM enrollments WHERE identity_id IN (SELECT value FROM json_each(?))',
+    JSON.stringify(rows.map((r) => r.id)),
+  );
+  const caNames = await namesById(store, 'cas', [...new Set(enrollments.map((e) => e.ca_id).filter((v): v is string => !!v))]);
+  const byIdentity = new Map<string, Record<string, unknown>>();
+  for (const e of enrollments) {
+    const view: Record<string, unknown> = { id: e.id, token: e.token, jwt: e.jwt, expiresAt: e.expires_at };
+    if (e.method === 'ottca')
+      Object.assign(view, { caId: e.ca_id, ca: e.ca_id ? ref('cas', e.ca_id as string, caNames.get(e.ca_id as string)) : null });
+    if (e.method === 'updb') view.username = e.username;
+    const entry = byIdentity.get(e.identity_id as string) ?? {};
+    entry[e.method as string] = view;
+    byIdentity.set(e.identity_id as string, entry);
+  }
+  items.forEach((item, i) => {
+    item.enrollment = byIdentity.get(rows[i]!.id as string) ?? {};
+  });
 }

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { requirePermission } from '../auth/permissions';
+import { requirePermission } from '../permissions';
 import { notFound, validationError } from '../errors';
 import { parseInput } from '../validation';
-import { nullableTags } from './common';
-import { defineResource } from './define';
-import { applyCreate } from './resource';
-import { apiSessionsOf } from '../auth/apiSessions';
-import { oidcLifetimes } from '../auth/oidcTokens';
+import { nullableTags } from '../entities/common';
+import { defineResource } from '../entities/define';
+import { applyCreate } from '../entities/resource';
+import { apiSessionsOf } from './apiSessions';
+import { oidcLifetimes } from './oidcTokens';
 
 export const REVOCATION_TYPES = ['JTI', 'IDENTITY', 'API_SESSION'] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -1,8 +1,8 @@
 import type { Ctx } from '../context';
-import { classesOf } from '../policy/access';
+import { classesOf } from './access';
 import type { Row, Store } from '../store/db';
-import { defineResource } from './define';
-import { namesById, ref, type ApiObject } from './resource';
+import { defineResource } from '../entities/define';
+import { namesById, ref, type ApiObject } from '../entities/resource';
 
 /** Edge routers offered with a session: at most this many, online ones first (as OpenZiti). */
 export const SESSION_EDGE_ROUTER_LIMIT = 25;

@@ -1,20 +1,19 @@
 import { z } from 'zod';
-import { requirePermission } from '../auth/permissions';
-import { hashPassword, verifyPassword } from '../auth/passwords';
-import { checkPasswordForIdentity } from '../auth/policyChecks';
-import { usableCas } from '../enrollment/cas';
-import { chainToAnchor } from '../enrollment/certificates';
-import { authenticatorMethodMax, certInUse, invalidCertPem } from '../enrollment/errors';
-import { PkiError, parseCertificate, splitPemBundle } from '../pki/index';
+import { requirePermission } from '../permissions';
+import { hashPassword, verifyPassword } from './passwords';
+import { checkPasswordForIdentity } from './policyChecks';
+import { usableCas } from '../entities/cas';
+import { authenticatorMethodMax, certInUse, invalidCertPem } from '../enrollmentErrors';
+import { chainToAnchor, PkiError, parseCertificate, splitPemBundle } from '../pki/index';
 import type { Core } from '../core';
 import type { Ctx } from '../context';
 import { invalidAuth, notFound, validationError } from '../errors';
 import { scalar } from '../query/fields';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
-import { nullableTags, passwordSchema, usernameSchema } from './common';
-import { defineResource } from './define';
-import { applyCreate, applyUpdate, createResource, requireRow } from './resource';
+import { nullableTags, passwordSchema, usernameSchema } from '../entities/common';
+import { defineResource } from '../entities/define';
+import { applyCreate, applyUpdate, createResource, requireRow } from '../entities/resource';
 
 const createSchema = z.object({
   method: z.enum(['updb', 'cert']),

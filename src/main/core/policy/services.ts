@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { Ctx } from '../context';
 import { validationError } from '../errors';
-import { nameSchema } from './common';
-import { defineResource } from './define';
-import { related } from './resource';
-import { policiesNaming, reach, reachedFrom } from '../policy/access';
-import { serviceDeleting, serviceWritten } from '../policy/entityHooks';
-import { decorateServices } from '../policy/serviceView';
+import { nameSchema } from '../entities/common';
+import { defineResource } from '../entities/define';
+import { related } from '../entities/resource';
+import { policiesNaming, reach, reachedFrom } from './access';
+import { serviceDeleting, serviceWritten } from './entityHooks';
+import { decorateServices } from './serviceView';
 
 /** Checks config ids exist and that no two share a config type; returns them de-duplicated in order. */
 async function checkConfigs(ctx: Ctx, ids: string[]): Promise<string[]> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { policyResource } from '../policy/policyResource';
-import { SERVICE_POLICY } from '../policy/policySpecs';
+import { policyResource } from './policyResource';
+import { SERVICE_POLICY } from './policySpecs';
 
 /** Service policies: which identities may Dial or Bind which services, subject to which posture checks. */
 export const servicePolicies = policyResource({

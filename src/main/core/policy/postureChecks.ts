@@ -1,13 +1,13 @@
 import { z } from 'zod';
 import type { Ctx } from '../context';
 import { validationError } from '../errors';
-import { AccessChanges } from '../policy/changes';
-import { classOf } from '../policy/classes';
+import { AccessChanges } from './changes';
+import { classOf } from './classes';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
-import { nameSchema } from './common';
-import { defineResource, type FieldDef } from './define';
-import { policiesNaming } from '../policy/access';
+import { nameSchema } from '../entities/common';
+import { defineResource, type FieldDef } from '../entities/define';
+import { policiesNaming } from './access';
 
 export const POSTURE_CHECK_TYPE_IDS = ['OS', 'PROCESS', 'DOMAIN', 'MAC', 'MFA', 'PROCESS_MULTI'] as const;
 export type PostureCheckTypeId = (typeof POSTURE_CHECK_TYPE_IDS)[number];

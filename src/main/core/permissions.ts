@@ -1,4 +1,4 @@
-import { unauthorized } from '../errors';
+import { unauthorized } from './errors';
 
 export const PERMISSION_GROUPS = [
   'auth-policy',

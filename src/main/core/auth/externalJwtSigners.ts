@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { Core } from '../core';
 import type { ListParams } from '../query/list';
-import { listResource } from './resource';
+import { listResource } from '../entities/resource';
 import { referencedEntity, validationError } from '../errors';
 import { parseCertificate } from '../pki/index';
-import { nameSchema } from './common';
-import { defineResource } from './define';
-import { extJwtVerifierOf } from '../auth/extJwt';
+import { nameSchema } from '../entities/common';
+import { defineResource } from '../entities/define';
+import { extJwtVerifierOf } from './extJwt';
 
 /** An http(s) URL; '' means none, as OpenZiti's CLI sends for an unset URL. */
 const url = z.union([z.literal('').transform(() => null), z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })]);

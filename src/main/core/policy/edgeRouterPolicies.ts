@@ -1,5 +1,5 @@
-import { policyResource } from '../policy/policyResource';
-import { EDGE_ROUTER_POLICY } from '../policy/policySpecs';
+import { policyResource } from './policyResource';
+import { EDGE_ROUTER_POLICY } from './policySpecs';
 
 /** Edge router policies: which identities may use which edge routers. System policies belong to tunneler-enabled routers. */
 export const edgeRouterPolicies = policyResource({

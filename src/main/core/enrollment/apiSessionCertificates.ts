@@ -5,10 +5,10 @@ import { newId } from '../ids';
 import type { ListParams } from '../query/list';
 import type { Row } from '../store/db';
 import { parseInput } from '../validation';
-import { issueFromCsr, spiffeId } from '../enrollment/certificates';
-import { defineResource } from './define';
-import { listRows, present } from './resource';
-import { apiSessionsOf } from '../auth/apiSessions';
+import { issueFromCsr, spiffeId } from './certificates';
+import { defineResource } from '../entities/define';
+import { listRows, present } from '../entities/resource';
+import { apiSessionsOf } from '../auth/index';
 
 const createSchema = z.object({ csr: z.string() });
 
