@@ -8,7 +8,8 @@ import { SVC_PROXY_CONFIG_TYPE_ID } from '../../src/main/core/entities/builtinCo
 import { fingerprintSha1 } from '../../src/main/core/pki';
 import { runShareCommand } from '../../src/main/share/shareCommand';
 import { ADMIN_PASSWORD, startTestApp, tempDir, type TestApp } from '../support/app';
-import { HttpUserAgent, type EchoBackend } from '../support/browser';
+import { HttpUserAgent, SHARE_DOMAIN, type EchoBackend } from '../support/browser';
+import { selfSignedCert, writeCert } from '../support/certs';
 import type { ApiClient } from '../support/client';
 import { frontendSection, MemoryShareIo, ROOT, shareUrl, startShareApp, startShareCli, WEFT_BIN, useShareApp } from '../support/shares';
 
@@ -131,6 +132,63 @@ describe('weft share public: bad input is refused before anything is created (ex
       /--oauth-email-address-pattern needs --oauth-provider/,
     ],
     ['unknown option', [B, '--backend-mode', 'proxy', '--oauth-providr', 'github'], /Unknown option '--oauth-providr'/],
+    [
+      'organization with a slash',
+      [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-github-org', 'acme/platform'],
+      /^weft share public: --oauth-github-org: /,
+    ],
+    [
+      'team without its organization',
+      [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-github-team', 'platform'],
+      /^weft share public: --oauth-github-team: /,
+    ],
+    [
+      'claim without a value',
+      [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-claim', 'groups'],
+      /^weft share public: --oauth-claim: /,
+    ],
+    [
+      'invalid regular expression',
+      [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-skip-path', '^/(healthz$'],
+      /^weft share public: --oauth-skip-path: "\^\/\(healthz\$" is not a valid regular expression/,
+    ],
+    [
+      'catastrophic regular expression',
+      [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-skip-path', '/(a+)+'],
+      /^weft share public: --oauth-skip-path: .*exponential time/,
+    ],
+    [
+      'path rule without a condition',
+      [B, '--backend-mode', 'proxy', '--oauth-provider', 'github', '--oauth-path-rule', '^/admin'],
+      /^weft share public: --oauth-path-rule: /,
+    ],
+    [
+      'GitHub rule with only Google',
+      [B, '--backend-mode', 'proxy', '--oauth-provider', 'google', '--oauth-github-org', 'acme'],
+      /^weft share public: --oauth-provider: nobody signing in with "google" \(idp_b\) could pass: GitHub organization and team rules/,
+    ],
+    ['skip path without a provider', [B, '--backend-mode', 'proxy', '--oauth-skip-path', '^/healthz$'], /--oauth-skip-path needs --oauth-provider/],
+    ['domain that is no DNS name', [B, '--backend-mode', 'proxy', '--domain', 'https://app.example.com/'], /^weft share public: --domain: /],
+    [
+      'domain inside the share domain',
+      [B, '--backend-mode', 'proxy', '--domain', 'x.share.weft.test'],
+      /^weft share public: --domain: .*inside the share domain/,
+    ],
+    [
+      'certificate without a domain',
+      [B, '--backend-mode', 'proxy', '--domain-cert', 'cert.pem', '--domain-key', 'key.pem'],
+      /^weft share public: --domain-cert needs --domain$/,
+    ],
+    [
+      'certificate without its key',
+      [B, '--backend-mode', 'proxy', '--domain', 'app.example.com', '--domain-cert', 'cert.pem'],
+      /^weft share public: --domain-key: is required with --domain-cert$/,
+    ],
+    [
+      'unreadable certificate',
+      [B, '--backend-mode', 'proxy', '--domain', 'app.example.com', '--domain-cert', '/nonexistent/cert.pem', '--domain-key', '/nonexistent/key.pem'],
+      /^weft share public: --domain-cert: cannot read \/nonexistent\/cert\.pem \(ENOENT\)$/,
+    ],
     ['two targets', ['http://a/', 'http://b/', '--backend-mode', 'proxy'], /expected one <target>, got 2/],
   ];
   for (const [what, args, pattern] of cases) {
@@ -151,6 +209,40 @@ describe('weft share public: bad input is refused before anything is created (ex
       const { code, io } = await share(['public', backend.url, '--backend-mode', 'proxy', '--oauth-provider', 'github'], other.dataDir);
       expect(code).toBe(2);
       expect(io.errors).toEqual(['weft share public: --oauth-provider: OAuth is not available: the frontend configuration has no "oauth" section']);
+      expect(await shareRows(other)).toBe(0);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('an https frontend: a custom domain needs its certificate; one that does not cover the name is refused', async () => {
+    const dir = tempDir('weft-domain-tls-');
+    const tls = writeCert(dir, selfSignedCert([SHARE_DOMAIN, `*.${SHARE_DOMAIN}`]), 'frontend-');
+    const other = await startShareApp({ frontend: { ...frontendSection(), tls } });
+    try {
+      const plain = await share(['public', backend.url, '--backend-mode', 'proxy', '--domain', 'app.example.com'], other.dataDir);
+      expect(plain.code).toBe(2);
+      expect(plain.io.errors).toHaveLength(1);
+      expect(plain.io.errors[0]).toMatch(/^weft share public: --domain-cert: is required: this frontend serves https .* app\.example\.com$/);
+      const wrong = writeCert(dir, selfSignedCert(['other.example.com']), 'wrong-');
+      const mismatch = await share(
+        [
+          'public',
+          backend.url,
+          '--backend-mode',
+          'proxy',
+          '--domain',
+          'app.example.com',
+          '--domain-cert',
+          wrong.cert_file,
+          '--domain-key',
+          wrong.key_file,
+        ],
+        other.dataDir,
+      );
+      expect(mismatch.code).toBe(2);
+      expect(mismatch.io.errors).toHaveLength(1);
+      expect(mismatch.io.errors[0]).toMatch(/^weft share public: --domain-cert: .*app\.example\.com/);
       expect(await shareRows(other)).toBe(0);
     } finally {
       await other.stop();
