@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import { COMPOSITION, CORE_FLOORS, ENGINES as CORE_ENGINES, FACADE_EXCEPTIONS, floorOf } from './src/main/core/floors.mjs';
+import { COMPOSITION, CORE_FLOORS, ENGINES as CORE_ENGINES, floorOf } from './src/main/core/floors.mjs';
 
 // Adapters reach the core through the registry (core/registry: resource types, their generic operations and what
 // adapters use of core/entities, core/query and core/store), the engines' facades (core/<engine>/index) and a short
@@ -44,9 +44,8 @@ const FLOOR_RULES = CORE_FLOORS.flatMap((floor, level) =>
     if (floor.name !== COMPOSITION) {
       // (engines above are refused by the patterns of the floors above)
       for (const engine of CORE_ENGINES.filter((e) => e !== unit && floorOf(e) <= level)) {
-        const allowed = (FACADE_EXCEPTIONS[unit] ?? []).filter((m) => m.startsWith(`${engine}/`)).map((m) => m.slice(engine.length + 1));
         patterns.push({
-          regex: `${up}${engine}/(?!${any(['index', ...allowed])}$)`,
+          regex: `${up}${engine}/(?!index$)`,
           message: `core/${unit} reaches core/${engine} through its facade: import from core/${engine}/index (export what is missing there).`,
         });
       }

@@ -6,7 +6,6 @@ export interface CoreFloor {
 export const CORE_FLOORS: ReadonlyArray<CoreFloor>;
 export const ENGINES: readonly string[];
 export const COMPOSITION: string;
-export const FACADE_EXCEPTIONS: Readonly<Record<string, readonly string[]>>;
 export function unitOf(path: string): string;
 export function floorOf(unit: string): number;
 export function floorViolations(graph: Readonly<Record<string, readonly string[]>>): string[];

@@ -44,12 +44,6 @@ export const ENGINES = ['pki', 'auth', 'policy', 'enrollment', 'ops', 'dataPlane
 /** The floor that composes the engines: it may reach behind their facades (declarations, hooks). */
 export const COMPOSITION = 'composition';
 
-/**
- * Imports that still reach behind a facade, by the folder making them: core/shares/ was being changed concurrently with
- * the floors; these go through the facades (which export them) once it is free to change.
- */
-export const FACADE_EXCEPTIONS = { shares: ['auth/apiSessions', 'ops/controllerNodes', 'policy/sessionGrant'] };
-
 /** The unit of a module, by its path relative to src/main/core (`auth/mfa.ts` → auth, `errors.ts` → errors). */
 export function unitOf(path) {
   const parts = path.split('/');
@@ -84,12 +78,7 @@ export function floorViolations(graph) {
       const at = floorOf(target);
       if (at < 0) out.push(`${from} → ${to}: core/${target} is on no floor`);
       else if (at > floor) out.push(`${from} → ${to}: floor ${CORE_FLOORS[floor].name} imports floor ${CORE_FLOORS[at].name}, above it`);
-      else if (
-        ENGINES.includes(target) &&
-        CORE_FLOORS[floor].name !== COMPOSITION &&
-        to !== `${target}/index.ts` &&
-        !(FACADE_EXCEPTIONS[unit] ?? []).includes(to.replace(/\.ts$/, ''))
-      ) {
+      else if (ENGINES.includes(target) && CORE_FLOORS[floor].name !== COMPOSITION && to !== `${target}/index.ts`) {
         out.push(`${from} → ${to}: core/${target} is reached through its facade ${target}/index.ts`);
       }
     }

@@ -1,11 +1,9 @@
-import { apiSessionsOf } from '../auth/apiSessions';
+import { addCertAuthenticator, apiSessionsOf } from '../auth/index';
 import type { Core } from '../core';
-import { addCertAuthenticator } from '../auth/index';
-import { identities } from '../policy/index';
 import { applyCreate } from '../entities/resource';
-import { controllerId } from '../ops/controllerNodes';
+import { controllerId } from '../ops/index';
 import { fingerprintSha1 } from '../pki/index';
-import { createSession } from '../policy/sessionGrant';
+import { createSession, identities } from '../policy/index';
 import type { Row } from '../store/db';
 
 /**
