@@ -165,7 +165,7 @@ export async function foundationBench(workDir: string, opts: { identities: numbe
 
 /** The exact count + page SQL Weft runs for an identity list (index or scan chosen as Weft chooses), timed on better-sqlite3. */
 async function timeSql(db: Database.Database, filter: string | undefined): Promise<{ count: number; page: number }> {
-  const store = { getSql: async (sql: string, ...args: unknown[]) => db.prepare(sql).get(...args) } as unknown as Store;
+  const store = { dialect: 'sqlite', getSql: async (sql: string, ...args: unknown[]) => db.prepare(sql).get(...args) } as unknown as Store;
   const q = await listSql(identities, { filter, limit: 10 }, {}, store);
   const count = db.prepare(q.countSql);
   const page = db.prepare(q.pageSql);

@@ -233,6 +233,20 @@ describe('trigram index for contains / icontains', () => {
     expect(common.sql).not.toContain('MATCH');
     expect(common.rows.length).toBe(100);
     expect(await ids(indexed, 'name contains "common"', true)).toEqual(await ids(plain, 'name contains "common"'));
+
+    // a long needle whose first trigrams most rows hold: the index matches its two rarest trigrams only (intersecting
+    // the common ones' position lists cost more than they narrow), and the exact predicate decides
+    const long = await listSql(identities, { filter: 'name contains "common-77"', limit: 100 }, {}, store);
+    expect(long.countSql).toContain('MATCH');
+    const match = long.args[0] as string;
+    expect(match).toMatch(/^\{name\} : \("[^"]{3}" AND "[^"]{3}"\)$/);
+    expect(match).toContain('"-77"');
+    expect(match).not.toContain('"com"');
+    expect(await ids(indexed, 'name contains "common-77"', true)).toEqual(await ids(plain, 'name contains "common-77"'));
+    // counts follow writes: once most rows hold "-77" too, the chooser scans
+    for (let i = 0; i < 1200; i++) await store.runSql('UPDATE identities SET name = ? WHERE id = ?', `common-77-${i}`, `bulk-${i}`);
+    expect((await listSql(identities, { filter: 'name contains "common-77"', limit: 100 }, {}, store)).countSql).not.toContain('MATCH');
+    expect(await ids(indexed, 'name contains "common-77"', true)).toEqual(await ids(plain, 'name contains "common-77"'));
   });
 
   it('computes the trigrams the index holds', () => {

@@ -74,10 +74,12 @@ export interface CompileOptions {
   /** SQL expression of a JSON object column holding tags, e.g. "t.tags"; enables `tags.<key>`. */
   tagsSql?: string;
   /**
-   * Whether to use a field's trigram index for a needle (of at least 3 characters, which the index needs); default:
-   * always. A store-backed chooser (textIndex.ts) skips it for needles most rows contain.
+   * Whether to use a field's trigram index for a needle (of at least 3 characters, which the index needs): false for a
+   * scan, true to match the whole needle, or the needle's trigrams to match (the rarest few: candidates are re-checked
+   * with the exact predicate, and a long needle's common trigrams would cost more than they narrow). Default: true. A
+   * store-backed chooser (textIndex.ts) scans for needles most rows contain and picks the rarest trigrams otherwise.
    */
-  useTextIndex?: (index: TextIndex, needle: string) => boolean;
+  useTextIndex?: (index: TextIndex, needle: string) => boolean | readonly string[];
   /** The sort when the filter has no `sort by` of its own (which wins); validated like `sort by`. */
   sort?: SortKey[];
   /** The references `<name>.<field>` may follow (none: no such fields). */
@@ -341,9 +343,11 @@ class Compiler {
     const needle = e.value.kind === 'number' ? e.value.text : e.value.kind === 'string' ? e.value.value : undefined;
     if (needle === undefined || [...needle].length < 3) return undefined;
     const ix = field.text;
-    if (this.options.useTextIndex && !this.options.useTextIndex(ix, needle)) return undefined;
+    const use = this.options.useTextIndex ? this.options.useTextIndex(ix, needle) : true;
+    if (use === false || (use !== true && !use.length)) return undefined;
     if (!SQL_NAME.test(ix.fts) || !SQL_NAME.test(ix.column)) throw new Error(`invalid text index ${ix.fts}.${ix.column}`);
-    const match = `{${ix.column}} : "${needle.replace(/"/g, '""')}"`;
+    const phrase = (text: string) => `"${text.replace(/"/g, '""')}"`;
+    const match = `{${ix.column}} : ${use === true ? phrase(needle) : `(${use.map(phrase).join(' AND ')})`}`;
     return cat(
       `(${ix.rowid} IN (SELECT rowid FROM ${ix.fts} WHERE ${ix.fts} MATCH ?) AND `,
       sql('', match),

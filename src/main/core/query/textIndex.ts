@@ -45,18 +45,21 @@ export function trigrams(needle: string): string[] {
 }
 
 /**
- * Decides per needle whether the index pays: the rarest of its trigrams bounds the candidates; when that is more
- * than an eighth of the table, walking the table (which a page in name order can stop early) is cheaper than
- * fetching and re-checking that many candidates. The compiler asks synchronously, so the answers for the needles
- * of `filter` (compiled over `fields` with `tagsSql`, as the list will compile it) are looked up first, in the order
- * the compiler asks for them; pass the result as `useTextIndex` when compiling that filter.
+ * Decides per needle whether the index pays, and with which trigrams: the rarest of its trigrams bounds the
+ * candidates; when that is more than an eighth of the table, walking the table (which a page in name order can stop
+ * early) is cheaper than fetching and re-checking that many candidates. Otherwise the index matches the needle's
+ * MATCHED_TRIGRAMS rarest trigrams only: a long needle's common trigrams ("ide", "den", … of "identity-") hold most
+ * rows, and intersecting their position lists cost more than the rest of the query; the exact predicate re-checks the
+ * candidates. The compiler asks synchronously, so the answers for the needles of `filter` (compiled over `fields`
+ * with `tagsSql`, as the list will compile it) are looked up first, in the order the compiler asks for them; pass the
+ * result as `useTextIndex` when compiling that filter.
  */
 export async function textIndexChooser(
   store: Store,
   filter: string | undefined,
   fields: QueryFields,
   options: Pick<CompileOptions, 'tagsSql' | 'refs'> = {},
-): Promise<(index: TextIndex, needle: string) => boolean> {
+): Promise<(index: TextIndex, needle: string) => false | readonly string[]> {
   // the FTS5 tables are SQLite's; PostgreSQL scans (its trigram GIN indexes serve ILIKE, not this)
   if (store.dialect !== 'sqlite') return () => false;
   // only `contains` / `icontains` terms ask: a filter without the word needs no look-ahead compile
@@ -73,29 +76,57 @@ export async function textIndexChooser(
   } catch {
     // the compile that follows reports it; the needles before it were collected
   }
-  const answers = new Map<string, boolean>();
+  const answers = new Map<string, false | readonly string[]>();
   for (const [index, needle] of asked) {
     const key = answerKey(index, needle);
-    if (!answers.has(key)) answers.set(key, await usesIndex(store, index, needle));
+    if (!answers.has(key)) answers.set(key, await indexTrigrams(store, index, needle));
   }
-  return (index, needle) => answers.get(answerKey(index, needle)) ?? true;
+  return (index, needle) => answers.get(answerKey(index, needle)) ?? trigrams(needle);
 }
+
+/** How many of a needle's rarest trigrams the index matches (their intersection; the predicate re-checks). */
+export const MATCHED_TRIGRAMS = 2;
 
 const answerKey = (index: TextIndex, needle: string) => JSON.stringify([index.fts, index.column, needle]);
 
-async function usesIndex(store: Store, index: TextIndex, needle: string): Promise<boolean> {
+/**
+ * Trigram counts per store, kept while the store's generation (its count of writes) stays the same: the counts only
+ * choose a plan, and a needle's common trigrams are the same from one request to the next. Bounded.
+ */
+const trigramCounts = new WeakMap<Store, { generation: number; counts: Map<string, number> }>();
+const MAX_COUNTS = 4096;
+
+/**
+ * The trigrams of `needle` to match in the index, rarest first; false: scan instead. Each trigram's candidates are
+ * counted through the index up to an eighth of the table (beyond that the index does not pay; the vocabulary table
+ * would read a common trigram's whole doclist to count it), and the counts kept while nothing is written.
+ */
+async function indexTrigrams(store: Store, index: TextIndex, needle: string): Promise<false | readonly string[]> {
   const grams = trigrams(needle);
   if (!grams.length) return false;
+  let cache = trigramCounts.get(store);
+  if (!cache || cache.generation !== store.generation || cache.counts.size > MAX_COUNTS) {
+    cache = { generation: store.generation, counts: new Map() };
+    trigramCounts.set(store, cache);
+  }
   const table = index.fts.replace(/_fts$/, '');
-  const rarest =
-    (
-      await store.getSql<{ n: number | null; missing: number }>(
-        `SELECT min(coalesce(v.doc, 0)) AS n FROM json_each(?) g LEFT JOIN ${index.fts}_vocab v ON v.term = g.value AND v.col = ?`,
-        JSON.stringify(grams),
-        index.column,
-      )
-    )?.n ?? 0;
-  if (rarest <= 1000) return true;
-  const rows = (await store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n;
-  return rarest * 8 <= rows;
+  const rowsKey = `${table}\0`;
+  let rows = cache.counts.get(rowsKey);
+  if (rows === undefined) cache.counts.set(rowsKey, (rows = (await store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${table}`))!.n));
+  const cap = Math.max(1000, Math.floor(rows / 8));
+  const counts: Array<[string, number]> = [];
+  for (const gram of grams) {
+    const key = `${index.fts}\0${index.column}\0${gram}`;
+    let n = cache.counts.get(key);
+    if (n === undefined) {
+      n = (await store.getSql<{ n: number }>(
+        `SELECT count(*) AS n FROM (SELECT 1 FROM ${index.fts} WHERE ${index.fts} MATCH ? LIMIT ${cap + 1})`,
+        `{${index.column}} : "${gram.replace(/"/g, '""')}"`,
+      ))!.n;
+      cache.counts.set(key, n);
+    }
+    counts.push([gram, n]);
+  }
+  counts.sort((a, b) => a[1] - b[1]);
+  return counts[0]![1] > cap ? false : counts.slice(0, MATCHED_TRIGRAMS).map(([g]) => g);
 }
