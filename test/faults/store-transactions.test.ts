@@ -208,6 +208,29 @@ describe.each(['sqlite', 'postgres'])('%s store: transactions started in the sam
   });
 });
 
+describe('postgres store: more callers than connections', () => {
+  it('callers wait for a free connection as long as it takes, not the connect timeout: a burst behind slow work gets no 503', async () => {
+    const store = stores.postgres!;
+    await store.runSql('DELETE FROM items');
+    // every pooled connection busy for longer than the 2 s connect timeout, and writes queued behind them
+    const slow = Array.from({ length: 12 }, () => store.read(async () => void (await store.getSql('SELECT pg_sleep(2.5)'))));
+    const writes = Array.from({ length: 8 }, (_, i) =>
+      store.tx(async () => void (await store.runSql('INSERT INTO items (id, owner) VALUES (?, ?)', `w${i}`, 'w'))),
+    );
+    await Promise.all([...slow, ...writes]);
+    expect((await store.allSql<{ id: string }>('SELECT id FROM items ORDER BY id')).map((r) => r.id)).toEqual([
+      'w0',
+      'w1',
+      'w2',
+      'w3',
+      'w4',
+      'w5',
+      'w6',
+      'w7',
+    ]);
+  });
+});
+
 describe('postgres store: the database goes away mid-work', () => {
   let store: PostgresStore;
   let admin: pg.Client;

@@ -29,6 +29,40 @@ const CONNECT_TIMEOUT_MS = 2_000;
 const STATEMENT_TIMEOUT_MS = 15_000;
 const POOL_SIZE = 10;
 
+/**
+ * At most `size` holders at a time; the others wait in order, and a slot given back goes straight to the next. A wait
+ * gives up after `timeoutMs` (holders that wait on each other's connections end as 503s, not as a hang).
+ */
+class Slots {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+  constructor(size: number) {
+    this.free = size;
+  }
+  async take(timeoutMs: number): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return;
+    }
+    await new Promise<void>((resolve, reject) => {
+      const granted = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.waiting.splice(this.waiting.indexOf(granted), 1);
+        reject(new StoreUnavailableError(`no PostgreSQL connection was free for ${timeoutMs / 1000} s`));
+      }, timeoutMs);
+      this.waiting.push(granted);
+    });
+  }
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
+  }
+}
+
 interface Statement {
   text: string;
   name: string;
@@ -68,6 +102,7 @@ interface Connection {
 export class PostgresStore implements Store {
   readonly dialect = 'postgres';
   private readonly pool: pg.Pool;
+  private readonly slots: Slots;
   private readonly statements = new Map<string, Statement>();
   /**
    * The open transactions, each on a connection of its own (a root frame), and the savepoints inside them: within
@@ -89,6 +124,7 @@ export class PostgresStore implements Store {
 
   constructor(readonly url: string) {
     this.pool = new pg.Pool({ ...connectionOptions(url), max: POOL_SIZE });
+    this.slots = new Slots(POOL_SIZE);
     // A pooled connection that breaks while idle is dropped by the pool; one that breaks while taken (the server
     // stopped, its backend terminated) fails its next statement, which is answered 503 and drops it. Either way
     // the error event must not end the process: the pool listens only while a connection is idle.
@@ -246,10 +282,14 @@ export class PostgresStore implements Store {
    */
   private async withConnection<T>(fn: (c: Connection) => Promise<T>): Promise<T> {
     if (this.closed) throw new StoreUnavailableError('the PostgreSQL store is closed');
+    // wait for a free connection here, not in the pool: the pool's connect timeout would also time that wait, and a
+    // burst of writes queued behind the write lock would get 503s from a database that is up
+    await this.slots.take(STATEMENT_TIMEOUT_MS);
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
     } catch (e) {
+      this.slots.give();
       throw new StoreUnavailableError(`PostgreSQL is unavailable: ${(e as Error).message}`);
     }
     const c: Connection = { client };
@@ -260,6 +300,7 @@ export class PostgresStore implements Store {
       throw e;
     } finally {
       client.release(c.lost);
+      this.slots.give();
     }
   }
 
