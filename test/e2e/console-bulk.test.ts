@@ -75,6 +75,28 @@ describe('console: CSV import, bulk actions, policy advice fixes (Chromium)', ()
     await shot('import-done');
   });
 
+  it('the filter box finds role attributes: #attr, several of them, and plain words', async () => {
+    await go('/identities');
+    const table = page.getByRole('table', { name: 'Identities' });
+    const rows = async (text: string) => {
+      await page.getByLabel('Filter').fill(text);
+      await page.getByLabel('Filter').press('Enter');
+      return table;
+    };
+    const shown = async () =>
+      (await table.locator('tbody tr input[type=checkbox]').evaluateAll((boxes) => boxes.map((b) => b.getAttribute('aria-label') ?? ''))).map(
+        (label) => label.replace(/^Select /, ''),
+      );
+    await rows('#staff');
+    await expect.poll(async () => (await shown()).sort(), { timeout: 10_000 }).toEqual(['imp-alice', 'imp-bob']);
+    await rows('#staff #eu');
+    await expect.poll(shown, { timeout: 10_000 }).toEqual(['imp-alice']);
+    await rows('lobby'); // a plain word: names, and the role attribute of that name
+    await expect.poll(shown, { timeout: 10_000 }).toEqual(['imp-carol']);
+    await page.getByText('#attr finds a role attribute').waitFor();
+    await rows('');
+  });
+
   it('acts on several selected rows: adds an attribute, disables, deletes (a failure is named)', async () => {
     await go('/identities');
     const table = page.getByRole('table', { name: 'Identities' });

@@ -120,7 +120,9 @@ export function ResourceTable(props: ResourceTableProps) {
             autoComplete="off"
           />
           <p id={hintId} className="hint">
-            Plain words search names; ZitiQL filters work too{filterable ? ` (fields: ${filterable.join(', ')})` : ''}.
+            Plain words search names{filterable?.includes('roleAttributes') ? ' and role attributes; #attr finds a role attribute' : ''}; ZitiQL
+            filters work too
+            {filterable ? ` (fields: ${filterable.join(', ')})` : ''}.
           </p>
           {filterError && (
             <p id={errorId} className="field-error" role="alert">
