@@ -17,6 +17,8 @@ const VERSION = 'v1.7.2|test|2025-01-01 00:00:00|linux|amd64';
 
 let app: TestApp;
 let admin: ApiClient;
+/** this controller's id (the Id header of the hello's result) */
+let selfId: string;
 
 beforeAll(async () => {
   const dir = tempDir();
@@ -25,6 +27,7 @@ beforeAll(async () => {
   writeFileSync(configFile, 'ctrl:\n  heartbeat_interval: 50ms\n  unresponsive_timeout: 300ms\n');
   app = await startTestApp({ configFile });
   admin = await app.adminClient();
+  selfId = await controllerId(app.core);
 });
 afterAll(async () => {
   await admin?.close();
@@ -140,7 +143,7 @@ describe('control channel', () => {
     expect(result.headers.get(Header.HelloVersion)!.toString().split('|')).toHaveLength(5);
     // OpenZiti v1.7.2's default: create terminator v2, single router link source, create circuit v2, router data model
     expect(result.headers.get(CtrlHeader.Capabilities)).toEqual(Buffer.from([0x1e]));
-    expect(result.headers.get(Header.Id)!.toString()).toBe(await controllerId(app.core));
+    expect(result.headers.get(Header.Id)!.toString()).toBe(selfId);
     expect(result.headers.get(Header.ConnectionId)!.length).toBeGreaterThan(0);
     expect(await isOnline(r.id)).toBe(true);
 
@@ -164,6 +167,11 @@ describe('control channel', () => {
     await router.closed;
     await app.ctrl!.channelOf(r.id)?.settled();
     await expect.poll(() => isOnline(r.id)).toBe(false);
+  });
+
+  it('/controllers names the control channel as this controller’s ctrlAddress (what router JWTs carry in ctrls)', async () => {
+    const ctrls = (await admin.get('/controllers')).body.data as Array<{ id: string; ctrlAddress: string }>;
+    expect(ctrls.find((c) => c.id === selfId)?.ctrlAddress).toBe(app.urls.ctrl);
   });
 
   it('drops a router that answers no heartbeat, and marks it offline', async () => {
