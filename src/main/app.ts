@@ -206,6 +206,8 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     await server.ready();
     cleanups.push(() => server.close());
     ctrl?.start(core, await controllerId(core));
+    // at stop, the control channel closes first: no router is accepted once the rest starts going
+    if (ctrl) cleanups.push(() => ctrl.close());
     const router = config.router.enabled ? await startBuiltinRouter(core, config.router, dataDir, log) : undefined;
     if (router) cleanups.push(() => router.close());
 

@@ -2,7 +2,7 @@
 // (the project's own Channel as the dialing side): mTLS with the enrolled certificate, ALPN ziti-ctrl, the hello and
 // its result, heartbeats both ways, the edge router record online while connected, and the refusals.
 import { connect, type TLSSocket } from 'node:tls';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Channel } from '../../src/main/router/channel/channel';
@@ -10,6 +10,7 @@ import { ChannelType, getU64, Header, MAGIC, message, PREFIX_BYTES, str, u64, ty
 import { CtrlHeader } from '../../src/main/ctrl/routerChannel';
 import { controllerId } from '../../src/main/core/ops/index';
 import { startTestApp, tempDir, type TestApp } from '../support/app';
+import { rawSql } from '../support/rawDb';
 import type { ApiClient } from '../support/client';
 import { csr, csrWithSans } from '../support/pki';
 
@@ -263,6 +264,44 @@ describe('control channel', () => {
     big.channel.send({ ...message(ChannelType.Hello, [[Header.HelloVersion, str(VERSION)]], 'x'.repeat(5000)), sequence: -1 });
     await big.closed;
     expect(await isOnline(r.id)).toBe(false);
+  });
+
+  it('stopping Weft closes the routers’ channels and leaves them offline', async () => {
+    const other = await startTestApp();
+    let closed = false;
+    try {
+      const otherAdmin = await other.adminClient();
+      const id = (await otherAdmin.post('/edge-routers', { name: 'ctrl-stop', isTunnelerEnabled: false })).body.data.id as string;
+      const token = (await otherAdmin.get(`/edge-routers/${id}`)).body.data.enrollmentToken as string;
+      const client = await csr('EC-P256', id);
+      const server = await csrWithSans(id, ['localhost'], ['127.0.0.1']);
+      const certPem = (await other.client().post('/enroll/erott', { token, certCsr: client.csrPem, serverCertCsr: server.csrPem }, { api: 'client' }))
+        .body.data.cert as string;
+      await otherAdmin.close();
+      const { port } = /:(?<port>\d+)$/.exec(other.urls.ctrl!)!.groups!;
+      const socket = await new Promise<TLSSocket>((resolve, reject) => {
+        const s = connect({
+          host: '127.0.0.1',
+          port: Number(port),
+          ca: other.core.pki.caBundlePem,
+          key: client.keyPem,
+          cert: certPem,
+          ALPNProtocols: ['ziti-ctrl'],
+        });
+        s.once('secureConnect', () => resolve(s));
+        s.once('error', reject);
+      });
+      const router = new ScriptedRouter(socket);
+      expect(success(await router.hello(id))).toBe(true);
+      expect(await rawSql(other, 'SELECT is_online FROM edge_routers WHERE id = ?', id)).toEqual([{ is_online: 1 }]);
+      await other.close();
+      closed = true;
+      await router.closed;
+      expect(await rawSql(other, 'SELECT is_online FROM edge_routers WHERE id = ?', id)).toEqual([{ is_online: 0 }]);
+    } finally {
+      if (!closed) await other.close();
+      rmSync(other.dataDir, { recursive: true, force: true });
+    }
   });
 
   it('a TLS client asking for another application protocol is refused in the handshake', async () => {

@@ -215,10 +215,12 @@ export class ControlChannelServer implements ControlChannelHost {
     return this.byRouter.get(routerId);
   }
 
+  /** Stops accepting, closes every channel (the routers go offline) and the listener. A second call finds nothing to do. */
   async close(): Promise<void> {
     this.accepting = false;
     clearInterval(this.timer);
     this.unwatch?.();
+    this.unwatch = undefined;
     const closed = new Promise<void>((done) => (this.server.listening ? this.server.close(() => done()) : done()));
     const channels = [...this.conns];
     for (const ch of channels) ch.channel.close(new Error('the controller is stopping'));
