@@ -22,6 +22,8 @@ import { API_BASES } from './api/registry';
 import { prepareShares, shareOAuthCheck, startPublicFrontend, type FrontendUrls } from './share/wiring';
 import { defaultRendererDir, startConsoleServer } from './console/index';
 import { startBuiltinRouter, type EdgeRouter } from './router/index';
+import { ControlChannelServer, ctrlAddresses } from './ctrl/index';
+import { controllerId } from './core/ops/index';
 
 export interface StartOptions {
   dataDir?: string;
@@ -40,6 +42,8 @@ export interface StartOptions {
   consoleAddress?: string;
   /** overrides router.listener (tls:HOST:PORT), or `off` for router.enabled false */
   routerListener?: string;
+  /** overrides ctrl.listener (tls:HOST:PORT), or `off` for ctrl.enabled false */
+  ctrlListener?: string;
   /** the built renderer the console serves (default: out/renderer of this checkout) */
   consoleRendererDir?: string;
   env?: NodeJS.ProcessEnv;
@@ -51,9 +55,11 @@ export interface App {
   core: Core;
   config: WeftConfig;
   dataDir: string;
-  urls: { api: string; client: string; management: string; frontend?: FrontendUrls; console?: string; router?: string };
+  urls: { api: string; client: string; management: string; frontend?: FrontendUrls; console?: string; router?: string; ctrl?: string };
   /** the built-in edge router, unless router.enabled is false */
   router?: EdgeRouter;
+  /** the control channel stock routers dial, unless ctrl.enabled is false */
+  ctrl?: ControlChannelServer;
   admin: { username: string; generatedPassword?: string };
   /** the operator console, unless console.enabled is false */
   console?: { url: string; createLoginLink(): string };
@@ -92,6 +98,12 @@ export function resolveConfig(opts: StartOptions): { config: WeftConfig; dataDir
     if (!r.success) throw new ConfigError(`--router-listener: ${r.error.issues[0]!.message}`);
     config.router = r.data;
   }
+  if (opts.ctrlListener !== undefined) {
+    const off = opts.ctrlListener === 'off';
+    const r = configSchema.shape.ctrl.safeParse({ ...config.ctrl, enabled: !off, ...(off ? {} : { listener: opts.ctrlListener }) });
+    if (!r.success) throw new ConfigError(`--ctrl-listener: ${r.error.issues[0]!.message}`);
+    config.ctrl = r.data;
+  }
   if (opts.consoleAddress !== undefined) {
     const r = configSchema.shape.console.safeParse({ ...config.console, address: opts.consoleAddress });
     if (!r.success) throw new ConfigError(`--console-address: ${r.error.issues[0]!.message}`);
@@ -120,6 +132,9 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     const trustDomain = await setting(store, 'trust_domain', () => `weft-${newId(8).toLowerCase()}`);
     const { host, port } = splitHostPort(config.api.address);
     const hosts = [...config.api.advertised_hosts, ...(host === '0.0.0.0' || host === '::' ? [] : [host])];
+    // routers verify the control channel's certificate (the API's) against the host they dial
+    const ctrlHost = config.ctrl.enabled ? ctrlAddresses(config.ctrl).advertise.host : undefined;
+    if (ctrlHost && !hosts.includes(ctrlHost)) hosts.push(ctrlHost);
     const pki = await loadNetworkPki(store, dataDir, clock.now(), () =>
       loadOrCreateControllerPki(join(dataDir, 'pki'), {
         trustDomain,
@@ -131,6 +146,11 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     // the listener first: the core is built knowing the API's public URL (it answers 503 until the routes are in)
     const listener = await bindApiListener({ key: pki.server.keyPem, cert: pki.serverChainPem }, host, port);
     cleanups.push(() => new Promise<void>((done) => (listener.server.listening ? listener.server.close(() => done()) : done())));
+    // the control channel is bound before the core too: router enrollment JWTs name its address
+    const ctrl = config.ctrl.enabled
+      ? await ControlChannelServer.bind({ config: config.ctrl, tls: { keyPem: pki.server.keyPem, certChainPem: pki.serverChainPem }, log })
+      : undefined;
+    if (ctrl) cleanups.push(() => ctrl.close());
     const hostForUrl = isIP(advertisedHost) === 6 ? `[${advertisedHost}]` : advertisedHost;
     const core = new Core(
       store,
@@ -165,6 +185,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
             'edge-client': [{ url: api + API_BASES.client, version: 'v1' }],
             'edge-management': [{ url: api + API_BASES.management, version: 'v1' }],
           },
+          ctrlAddress: ctrl?.address,
         },
         audit: { retentionMs: parseDuration(config.audit.retention), maxEntries: config.audit.max_entries },
       },
@@ -184,6 +205,9 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     });
     await server.ready();
     cleanups.push(() => server.close());
+    ctrl?.start(core, await controllerId(core));
+    // at stop, the control channel closes first: no router is accepted once the rest starts going
+    if (ctrl) cleanups.push(() => ctrl.close());
     const router = config.router.enabled ? await startBuiltinRouter(core, config.router, dataDir, log) : undefined;
     if (router) cleanups.push(() => router.close());
 
@@ -209,13 +233,14 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
         })
       : undefined;
     if (consoleServer) cleanups.push(() => consoleServer.close());
-    log.info({ api, console: consoleServer?.url, router: router?.url, dataDir }, 'weft started');
+    log.info({ api, console: consoleServer?.url, router: router?.url, ctrl: ctrl?.address, dataDir }, 'weft started');
     return {
       core,
       config,
       dataDir,
-      urls: { ...urls, frontend: frontend.urls, console: consoleServer?.url, router: router?.url },
+      urls: { ...urls, frontend: frontend.urls, console: consoleServer?.url, router: router?.url, ctrl: ctrl?.address },
       router,
+      ctrl,
       admin: { username: boot.adminUsername, generatedPassword: boot.generatedAdminPassword },
       console: consoleServer,
       close,

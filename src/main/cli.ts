@@ -26,6 +26,8 @@ Options for start:
   --api-oidc on|off               OpenZiti's OIDC authentication (/oidc, the OIDC_AUTH capability; default on)
   --router-listener tls:HOST:PORT built-in edge router listener (default tls:127.0.0.1:3022, or a free port when
                                   that one is taken; port 0 picks a free port); off = no router
+  --ctrl-listener tls:HOST:PORT   control channel stock OpenZiti routers dial (default tls:127.0.0.1:6262, or a free
+                                  port when that one is taken; port 0 picks a free port); off = none
   --log-format auto|pretty|json   log lines on stderr: readable on a terminal (auto), or always readable or JSON
   --console-address HOST:PORT     operator console listener, loopback only (default 127.0.0.1:1281, or a free
                                   port when that one is taken)
@@ -80,6 +82,7 @@ export async function main(
     'log-format'?: string;
     'console-address'?: string;
     'router-listener'?: string;
+    'ctrl-listener'?: string;
     help?: boolean;
   };
   try {
@@ -94,6 +97,7 @@ export async function main(
         'api-oidc': { type: 'string' },
         'log-format': { type: 'string' },
         'router-listener': { type: 'string' },
+        'ctrl-listener': { type: 'string' },
         'console-address': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -128,6 +132,7 @@ export async function main(
     logFormat: values['log-format'],
     consoleAddress: values['console-address'],
     routerListener: values['router-listener'],
+    ctrlListener: values['ctrl-listener'],
   });
   let app: App;
   try {
@@ -151,6 +156,7 @@ export async function main(
     `  client API:      ${app.urls.client}`,
     `  management API:  ${app.urls.management}`,
     ...(app.router ? [`  edge router:     ${app.router.url}   (${app.router.name}; SDKs and tunnelers connect here)`] : []),
+    ...(app.ctrl ? [`  control channel: ${app.ctrl.address}   (stock OpenZiti routers connect here)`] : []),
     ...(app.urls.frontend
       ? [
           `  public shares:   ${app.urls.frontend.shareUrl}   (health: ${app.urls.frontend.publicListener}/health)`,

@@ -86,6 +86,28 @@ const routerSchema = z
   })
   .strict();
 
+/**
+ * The control channel stock OpenZiti routers dial (src/main/ctrl): OpenZiti's `ctrl` listener. `advertise` is what
+ * router enrollment JWTs name in `ctrls` (what `ziti router enroll` writes as the router's ctrl endpoint).
+ */
+const ctrlSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    /** unset: tls:127.0.0.1:6262, or a free port when that one is taken; port 0 = a free port */
+    listener: tlsAddress.optional(),
+    /** tls:host[:port] routers are told to dial; default: the listener's host (127.0.0.1 for 0.0.0.0) and bound port */
+    advertise: z
+      .string()
+      .regex(/^tls:(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/, 'must be tls:host or tls:host:port')
+      .refine((v) => !/:\d+$/.test(v) || Number(v.slice(v.lastIndexOf(':') + 1)) <= 65535, 'port must be between 0 and 65535')
+      .optional(),
+    /** how often a heartbeat goes to each router (OpenZiti's default: 10s) */
+    heartbeat_interval: duration.default('10s'),
+    /** a router that answers no heartbeat for this long is dropped (OpenZiti's default: 30s; twice that after connecting) */
+    unresponsive_timeout: duration.default('30s'),
+  })
+  .strict();
+
 /** The operator console (src/main/console): a loopback HTTP server for the renderer and its tRPC API. */
 const consoleSchema = z
   .object({
@@ -136,6 +158,7 @@ export const configSchema = z
     frontend: frontendConfigSchema.optional(),
     console: consoleSchema.prefault({}),
     router: routerSchema.prefault({}),
+    ctrl: ctrlSchema.prefault({}),
     rate_limits: rateLimitsSchema.prefault({}),
     /** the audit log: entries older than `retention`, and the oldest beyond `max_entries`, are pruned (every 10 minutes) */
     audit: z

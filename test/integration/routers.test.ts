@@ -49,7 +49,9 @@ describe('edge routers', () => {
     });
     const { header, payload } = decodeJwt(er.enrollmentJwt);
     expect(header.kid).toBe(app.core.jwt.kid);
-    expect(payload).toMatchObject({ em: 'erott', sub: id, jti: er.enrollmentToken, iss: app.urls.api, ctrls: [app.urls.api] });
+    expect(payload).toMatchObject({ em: 'erott', sub: id, jti: er.enrollmentToken, iss: app.urls.api, ctrls: [app.urls.ctrl] });
+    // the control channel's advertised address, as `ziti router enroll` writes it into the router's endpoints file
+    expect(app.urls.ctrl).toMatch(/^tls:127\.0\.0\.1:\d+$/);
     expect(Date.parse(er.enrollmentExpiresAt)).toBeGreaterThanOrEqual(before + 179 * 60_000);
     expect((payload.exp as number) * 1000).toBe(Math.floor(Date.parse(er.enrollmentExpiresAt) / 1000) * 1000);
   });

@@ -44,6 +44,7 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
   const app = await startApp({
     apiAddress: '127.0.0.1:0',
     routerListener: 'tls:127.0.0.1:0',
+    ctrlListener: 'tls:127.0.0.1:0',
     logger: pino({ level: process.env.WEFT_TEST_LOG ?? 'silent' }),
     ...opts,
     database,

@@ -17,6 +17,8 @@ export interface WeftProcess {
   stderr(): string;
   /** the controller API's base URL, e.g. https://127.0.0.1:40123 */
   api: string;
+  /** the control channel's advertised address (tls:host:port), unless it is off */
+  ctrl?: string;
   dataDir: string;
   /** the CA bundle clients trust (root, intermediate, signing) */
   caPem(): string;
@@ -46,6 +48,7 @@ export async function startWeftProcess(dataDir: string, args: string[] = [], env
   proc.removeAllListeners('exit');
   const banner = lines.join('\n');
   const api = /controller API:\s+(\S+)/.exec(banner)![1]!;
+  const ctrl = /control channel:\s+(\S+)/.exec(banner)?.[1];
   const caPem = () => readFileSync(join(dataDir, 'pki', 'ca-bundle.pem'), 'utf8');
   return {
     proc,
@@ -53,6 +56,7 @@ export async function startWeftProcess(dataDir: string, args: string[] = [], env
     banner,
     stderr: () => stderr.join(''),
     api,
+    ctrl,
     dataDir,
     caPem,
     login: async (username, password) => {

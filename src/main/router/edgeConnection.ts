@@ -21,9 +21,10 @@ import {
   getU16,
   getU32,
   Header,
+  HELLO_LIMITS,
+  HELLO_MAX_PART,
   message,
   PRECEDENCES,
-  PREFIX_BYTES,
   str,
   u32,
   type FrameLimits,
@@ -33,13 +34,6 @@ import type { Circuit } from './circuit';
 import { hostTarget } from './hostTargets';
 import type { BindingConnection, ConnectionRouter, SdkTerminator } from './types';
 
-/** Limit of a hello's headers and of its body (as OpenZiti's channel listener). */
-const HELLO_MAX_PART = 4192;
-/**
- * Until its hello is accepted a peer is unknown (any TLS client gets this far): nothing larger than a hello is
- * buffered for it, so it cannot make the router hold megabytes until the hello timeout.
- */
-const HELLO_LIMITS: FrameLimits = { maxHeaders: HELLO_MAX_PART, maxFrame: PREFIX_BYTES + 2 * HELLO_MAX_PART, name: 'hello message' };
 /** SDKs send each write as one Data frame, however large (io.Copy: 32 KiB; a single 10 MB write: 10 MB). */
 export const MAX_FRAME = 64 * 1024 * 1024;
 /** After the hello: bodies may be large, headers (conn ids, tokens, keys) never are. */

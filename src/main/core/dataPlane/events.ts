@@ -33,6 +33,20 @@ export function watchDataPlane(core: Core, on: DataPlaneEvents): () => void {
   return () => off.forEach((f) => f());
 }
 
+/**
+ * Subscribes the control channel to edge router changes (updated or deleted rows, told after commit) and to missed
+ * changes (`changed()` without ids: check every connected router); returns the unsubscribe function.
+ */
+export function watchEdgeRouters(core: Core, changed: (ids?: string[]) => void): () => void {
+  const store = core.store;
+  const off = [
+    store.watch('edge_routers', 'update', (ids) => changed(ids)),
+    store.watch('edge_routers', 'delete', (ids) => changed(ids)),
+    store.watchGaps(() => changed()),
+  ];
+  return () => off.forEach((f) => f());
+}
+
 /** Which of `ids` have no row in `table` any more (sessions, terminators a router still holds). */
 export async function missingRows(core: Core, table: 'sessions' | 'terminators', ids: readonly string[]): Promise<Set<string>> {
   const gone = new Set(ids);

@@ -24,7 +24,8 @@ export {
   tlsUrl,
   type BuiltinRouterTls,
 } from './builtinRouter';
-export { missingRows, watchDataPlane, type DataPlaneEvents } from './events';
+export { missingRows, watchDataPlane, watchEdgeRouters, type DataPlaneEvents } from './events';
+export { authorizeRouterControl, routerControlStillValid, setControlRouterOnline, type ControlRouter } from './routerControl';
 export { dataPlaneView, networkLive, type LiveDataPlane, type LiveStatus, type NetworkLive } from './status';
 export {
   addRouterTerminator,

@@ -10,11 +10,13 @@ export interface EnrollmentClaims {
   jti: string;
   exp?: Date;
   aud?: string[];
+  /** the controllers' addresses (default: the API's public URL); router enrollments name the control channels */
+  ctrls?: string[];
 }
 
 /**
  * An enrollment JWT signed with the controller's JWT key (the API server certificate's, which is what SDKs verify
- * it with). `iss` and `ctrls` are the API's public URL.
+ * it with). `iss` is the API's public URL, and so is `ctrls` unless the claims name the controllers otherwise.
  */
 export function signEnrollmentJwt(core: Core, claims: EnrollmentClaims): string {
   const iss = core.config.apiPublicUrl;
@@ -24,7 +26,7 @@ export function signEnrollmentJwt(core: Core, claims: EnrollmentClaims): string 
     sub: claims.sub,
     jti: claims.jti,
     iat: Math.floor(core.clock.now().getTime() / 1000),
-    ctrls: [iss],
+    ctrls: claims.ctrls?.length ? claims.ctrls : [iss],
   };
   if (claims.exp) payload.exp = Math.floor(claims.exp.getTime() / 1000);
   if (claims.aud) payload.aud = claims.aud;

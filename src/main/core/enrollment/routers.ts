@@ -17,6 +17,18 @@ export const ROUTER_KINDS = {
 } as const;
 export type RouterKind = keyof typeof ROUTER_KINDS;
 
+/**
+ * What router enrollment JWTs name in `ctrls`: every controller node's control channel address (`tls:host:port`, what
+ * the router's config takes as its ctrl endpoint), as OpenZiti lists its controllers' ctrl addresses. None (no
+ * control channel): the JWT names the API's URL, as before.
+ */
+async function controlChannelAddresses(core: Core): Promise<string[]> {
+  const rows = await core.store.allSql<{ a: string }>(
+    'SELECT ctrl_address AS a FROM controllers WHERE ctrl_address IS NOT NULL ORDER BY is_online DESC, created_at, id',
+  );
+  return [...new Set(rows.map((r) => r.a))];
+}
+
 /** Gives a router a fresh enrollment token and JWT (replacing any outstanding one). Call inside a transaction. */
 export async function issueRouterEnrollment(ctx: Ctx, kind: RouterKind, id: string): Promise<void> {
   const { table, em } = ROUTER_KINDS[kind];
@@ -25,7 +37,7 @@ export async function issueRouterEnrollment(ctx: Ctx, kind: RouterKind, id: stri
   await ctx.core.store.runSql(
     `UPDATE ${table} SET enrollment_token = ?, enrollment_jwt = ?, enrollment_created_at = ?, enrollment_expires_at = ? WHERE id = ?`,
     token,
-    signEnrollmentJwt(ctx.core, { em, sub: id, jti: token, exp: expiresAt }),
+    signEnrollmentJwt(ctx.core, { em, sub: id, jti: token, exp: expiresAt, ctrls: await controlChannelAddresses(ctx.core) }),
     ctx.core.clock.now().toISOString(),
     expiresAt.toISOString(),
     id,

@@ -12,6 +12,8 @@ export const OFFLINE_AFTER_MS = 3 * HEARTBEAT_MS;
 export interface ControllerNode {
   name: string;
   apiAddresses: Record<string, Array<{ url: string; version: string }>>;
+  /** the control channel's advertised address (tls:host:port) routers dial; none without a control channel */
+  ctrlAddress?: string;
 }
 
 const ID_FILE = 'controller.id';
@@ -47,12 +49,13 @@ export async function registerController(core: Core, node: ControllerNode): Prom
   // decided by the upsert itself, so two nodes starting at once do not both take it
   await core.store.runSql(
     `INSERT INTO controllers (id, name, ctrl_address, cert_pem, fingerprint, api_addresses, is_online, is_preferred_leader, last_joined_at, created_at, updated_at)
-     VALUES (?, ?, NULL, ?, ?, ?, 1,
+     VALUES (?, ?, ?, ?, ?, ?, 1,
        (SELECT CASE WHEN EXISTS (SELECT 1 FROM controllers WHERE is_preferred_leader = 1 AND id <> ?) THEN 0 ELSE 1 END), ?, ?, ?)
-     ON CONFLICT(id) DO UPDATE SET name = excluded.name, cert_pem = excluded.cert_pem, fingerprint = excluded.fingerprint,
+     ON CONFLICT(id) DO UPDATE SET name = excluded.name, ctrl_address = excluded.ctrl_address, cert_pem = excluded.cert_pem, fingerprint = excluded.fingerprint,
        api_addresses = excluded.api_addresses, is_online = 1, last_joined_at = excluded.last_joined_at, updated_at = excluded.updated_at`,
     id,
     node.name,
+    node.ctrlAddress ?? null,
     core.pki.server.certPem,
     fingerprintSha1(core.pki.server.certPem),
     JSON.stringify(node.apiAddresses),

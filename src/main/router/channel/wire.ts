@@ -43,6 +43,8 @@ export const Header = {
   ReplyFor: 1,
   ResultSuccess: 2,
   HelloVersion: 4,
+  Heartbeat: 5,
+  HeartbeatResponse: 6,
   Type: 7,
   Id: 8,
   IsGrouped: 9,
@@ -86,6 +88,14 @@ export interface Message {
 }
 
 export class FrameError extends Error {}
+
+/** Limit of a hello's headers and of its body (as OpenZiti's channel listener: readHelloV2). */
+export const HELLO_MAX_PART = 4192;
+/**
+ * Until its hello is accepted a peer is unknown (any TLS client gets this far): nothing larger than a hello is
+ * buffered for it, so it cannot make a listener hold megabytes until the hello timeout.
+ */
+export const HELLO_LIMITS: FrameLimits = { maxHeaders: HELLO_MAX_PART, maxFrame: PREFIX_BYTES + 2 * HELLO_MAX_PART, name: 'hello message' };
 
 export function message(contentType: number, headers: Array<[number, Buffer]> = [], body: Buffer | string = Buffer.alloc(0)): Message {
   return { contentType, sequence: 0, headers: new Map(headers), body: typeof body === 'string' ? Buffer.from(body) : body };
@@ -215,12 +225,21 @@ export const i32 = (v: number): Buffer => {
   b.writeInt32LE(v);
   return b;
 };
+export const u64 = (v: bigint): Buffer => {
+  const b = Buffer.allocUnsafe(8);
+  b.writeBigUInt64LE(BigInt.asUintN(64, v));
+  return b;
+};
 export const bool = (v: boolean): Buffer => Buffer.from([v ? 1 : 0]);
 export const str = (v: string): Buffer => Buffer.from(v, 'utf8');
 
 export const getU32 = (h: Headers, key: number): number | undefined => {
   const v = h.get(key);
   return v && v.length === 4 ? v.readUInt32LE(0) : undefined;
+};
+export const getU64 = (h: Headers, key: number): bigint | undefined => {
+  const v = h.get(key);
+  return v && v.length === 8 ? v.readBigUInt64LE(0) : undefined;
 };
 export const getU16 = (h: Headers, key: number): number | undefined => {
   const v = h.get(key);

@@ -1,0 +1,48 @@
+import type { Core } from '../core';
+import { fingerprintSha1, isCurrentlyValid, toPem } from '../pki/index';
+import { builtinRouterId } from '../policy/index';
+import type { Row } from '../store/db';
+import { DataPlaneRefusal } from './access';
+
+/** A stock router on the control channel, as its edge router record names it. */
+export interface ControlRouter {
+  id: string;
+  name: string;
+  /** the SHA-1 fingerprint of the leaf certificate it presented (its enrolled client certificate) */
+  fingerprint: string;
+}
+
+/**
+ * A control channel's hello (OpenZiti's controller does the same in handler_ctrl/connect.go): the hello's body names
+ * the router, which must be a known edge router, fully enrolled, enabled, and the TLS client certificate's leaf (not the
+ * chain behind it) must be the certificate it enrolled with (its fingerprint) and valid now. Weft's own built-in router
+ * runs in process and never dials in.
+ */
+export async function authorizeRouterControl(core: Core, routerId: string, leafDer: Buffer | undefined): Promise<ControlRouter> {
+  if (!routerId) throw new DataPlaneRefusal('the hello names no router');
+  if (!leafDer || leafDer.length === 0) throw new DataPlaneRefusal('a client certificate is required');
+  const row = await core.store.getSql<Row>('SELECT id, name, fingerprint, disabled FROM edge_routers WHERE id = ?', routerId);
+  if (!row) throw new DataPlaneRefusal(`unknown/unenrolled router, routerId: ${routerId}`);
+  if (!row.fingerprint) throw new DataPlaneRefusal(`router enrollment incomplete, routerId: ${routerId}`);
+  const fingerprint = fingerprintSha1(leafDer);
+  if (fingerprint !== row.fingerprint) throw new DataPlaneRefusal(`incorrect fingerprint/unenrolled router, routerId: ${routerId}`);
+  if (!isCurrentlyValid(toPem(leafDer, 'CERTIFICATE'), core.clock.now())) throw new DataPlaneRefusal('the client certificate is not valid now');
+  if (row.disabled) throw new DataPlaneRefusal(`router disabled, routerId: ${routerId}`);
+  if ((await builtinRouterId(core)) === routerId) throw new DataPlaneRefusal('the built-in router runs inside Weft');
+  return { id: routerId, name: row.name as string, fingerprint };
+}
+
+/** Whether a connected router may stay: its record is still there, enabled, with the certificate it connected with. */
+export async function routerControlStillValid(core: Core, router: ControlRouter): Promise<boolean> {
+  const row = await core.store.getSql<Row>('SELECT fingerprint, disabled FROM edge_routers WHERE id = ?', router.id);
+  return !!row && !row.disabled && row.fingerprint === router.fingerprint;
+}
+
+/**
+ * A stock router's control channel came up (online) or went (offline): its edge router record's `isOnline`, as the
+ * built-in router's is kept. Going offline only touches a row still online.
+ */
+export async function setControlRouterOnline(core: Core, id: string, online: boolean): Promise<void> {
+  const now = core.clock.now().toISOString();
+  await core.store.runSql(`UPDATE edge_routers SET is_online = ?, updated_at = ? WHERE id = ? AND is_online = ?`, online, now, id, !online);
+}
