@@ -266,7 +266,8 @@ export class ApiSessionService {
     }
     await this.touch(session, now);
     if (tokenExpiresAt === undefined) return { session, identity, caller: caller! };
-    return { session: { ...session, token, token_expires_at: new Date(tokenExpiresAt).toISOString() }, identity, caller: caller! };
+    const view: ApiSession = Object.assign(decodeRow(API_SESSION, session), { token, token_expires_at: new Date(tokenExpiresAt).toISOString() });
+    return { session: view, identity, caller: caller! };
   }
 
   /**

@@ -152,6 +152,7 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
     update[name] = f.required === true ? given : given.optional();
     patch[name] = f.schema.nullable().optional();
   }
+  for (const r of Object.values(d.refs ?? {})) shape[r.column] ??= 'string?';
   const tags = TAGS.schema!.nullable().optional();
   const writable = d.writable !== false;
   const normalize = nullRules({ ...fields, tags: { ...TAGS, ...d.tags } });
