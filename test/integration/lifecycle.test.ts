@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completeLogin } from '../../src/main/core/auth/authenticate';
+import { LOGIN_IDENTITY } from '../../src/main/core/auth/disabled';
+import { getRow } from '../../src/main/core/store/rows';
 import { startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { ManualClock, MINUTE } from '../support/clock';
@@ -19,8 +21,8 @@ const jwtLogin = async () => {
   return app.client().post('/authenticate?method=ext-jwt', {}, { headers: { authorization: `Bearer ${token}` } });
 };
 const certLogin = async () => {
-  const identity = (await app.core.store.getSql<any>('SELECT * FROM identities WHERE id = ?', userId))!;
-  return () => completeLogin(app.core, { method: 'cert', identity, authenticator: { id: 'a-cert', method: 'cert' } }, {}, { ipAddress: '127.0.0.1' });
+  const identity = (await getRow(app.core.store, LOGIN_IDENTITY, 'SELECT * FROM identities WHERE id = ?', userId))!;
+  return () => completeLogin(app.core, { method: 'cert', identity, authenticator: { id: 'a-cert' } }, {}, { ipAddress: '127.0.0.1' });
 };
 
 beforeAll(async () => {

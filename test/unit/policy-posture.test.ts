@@ -6,11 +6,23 @@ import {
   MFA_PROMPT_GRACE_SECONDS,
   timeoutRemaining,
   timeoutSeconds,
+  POSTURE_CHECK,
   type EvaluationInput,
 } from '../../src/main/core/policy/postureEvaluation';
+import { decodeRow } from '../../src/main/core/store/rows';
 import { parseVersion, satisfies } from '../../src/main/core/policy/semverRange';
 
-const check = (type: string, details: object, id = 'pc1') => ({ id, name: `check-${type}`, type_id: type, details: JSON.stringify(details) });
+const check = (type: string, details: object, id = 'pc1') =>
+  decodeRow(POSTURE_CHECK, {
+    id,
+    name: `check-${type}`,
+    type_id: type,
+    version: 1,
+    details: JSON.stringify(details),
+    created_at: '',
+    updated_at: '',
+    tags: '{}',
+  });
 const at = (iso: string) => new Date(iso);
 const input = (over: Partial<EvaluationInput['data']> = {}, mfa: string | null = null, now = '2030-01-01T00:10:00.000Z'): EvaluationInput => ({
   data: { ...emptyPostureData(), ...over },

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { TLSSocket } from 'node:tls';
 import type { z } from 'zod';
 import type { Ctx } from '../core/context';
-import type { Row } from '../core/registry';
+import type { ApiSession } from '../core/auth/index';
 
 export type ApiName = 'client' | 'management';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -20,7 +20,7 @@ export type RouteAuth = 'none' | 'session' | 'partial';
 
 export interface ApiRequest {
   ctx: Ctx; // the caller's; ANONYMOUS (no permission) on routes that need no session
-  session?: Row;
+  session?: ApiSession;
   params: Record<string, string>;
   query: Record<string, string | string[] | undefined>;
   body: unknown;

@@ -261,7 +261,7 @@ function fastRead(
     return apiSessionsOf(core)
       .resolve(t)
       .then((resolved) => {
-        const mine = resolved && cache.get(ReplyCache.key(resolved.session.id as string, url));
+        const mine = resolved && cache.get(ReplyCache.key(resolved.session.id, url));
         return !!mine && answerFast(perClient, req, res, mine);
       });
   }
@@ -341,7 +341,7 @@ async function handle(
   if (audit?.target.kind === 'write') request.ctx = { ...request.ctx, onWrite: pendingRestAudit(audit, request).onWrite };
   let keep: { cache: ReplyCache; apiSessionId: string | undefined; url: string; generation: number } | undefined;
   if (route.cacheable && req.method === 'GET') {
-    const apiSessionId = request.session?.id as string | undefined;
+    const apiSessionId = request.session?.id;
     const key = ReplyCache.key(apiSessionId, req.url);
     const hit = cache.get(key);
     if (hit !== undefined) {

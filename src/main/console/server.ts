@@ -154,7 +154,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     }
     await recordLinkLogin(core, { caller: (await resolveConsoleSession(core, token))?.caller }, ip);
     const previous = await resolveConsoleSession(core, readCookie(req.headers.cookie, cookieName));
-    if (previous) await apiSessionsOf(core).remove(previous.session.id as string);
+    if (previous) await apiSessionsOf(core).remove(previous.session.id);
     redirect('/', sessionCookie(cookieName, token));
   }
 

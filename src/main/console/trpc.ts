@@ -1,16 +1,15 @@
 import { initTRPC, TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
-import type { Caller } from '../core/auth/index';
+import type { ApiSession, Caller } from '../core/auth/index';
 import type { Ctx, Core } from '../core/context';
 import type { LiveDataPlane } from '../core/dataPlane/index';
 import { ApiError, echoValue } from '../core/errors';
-import type { Row } from '../core/registry';
 import type { ConsoleUrls, ZitiErrorData } from '../../shared/console';
 import { pendingConsoleAudit, recordConsoleMutation, type AuditNote } from './audit';
 
 /** The API session behind the console's cookie, resolved exactly as the REST API resolves `zt-session`. */
 export interface ConsoleSession {
-  session: Row;
+  session: ApiSession;
   caller: Caller;
   token: string;
 }

@@ -45,7 +45,7 @@ export function sessionRoutes(core: Core, methods: Record<string, Authenticator>
       path: '/current-api-session',
       auth: 'partial',
       summary: 'Log out',
-      handler: async (req) => (await apiSessionsOf(core).remove(req.session!.id as string), {}),
+      handler: async (req) => (await apiSessionsOf(core).remove(req.session!.id), {}),
     },
     {
       apis: both,

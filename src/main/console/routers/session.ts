@@ -26,7 +26,7 @@ export const sessionRouter = router({
     .mutation(async ({ ctx, input }) => {
       const token = await passwordLogin(ctx.core, input, ctx.clientIp);
       // a new login replaces the browser's previous session
-      if (ctx.session) await apiSessionsOf(ctx.core).remove(ctx.session.session.id as string);
+      if (ctx.session) await apiSessionsOf(ctx.core).remove(ctx.session.session.id);
       const resolved = await apiSessionsOf(ctx.core).resolve(token);
       // ended already (the identity was disabled or locked meanwhile)
       if (!resolved) throw invalidAuth();
@@ -37,7 +37,7 @@ export const sessionRouter = router({
 
   /** Ends the API session (as `DELETE /current-api-session`) and clears the cookie. */
   logout: publicProcedure.mutation(async ({ ctx }) => {
-    if (ctx.session) await apiSessionsOf(ctx.core).remove(ctx.session.session.id as string);
+    if (ctx.session) await apiSessionsOf(ctx.core).remove(ctx.session.session.id);
     ctx.clearSessionCookie();
     return { ok: true };
   }),

@@ -1,13 +1,55 @@
 import type { Ctx } from '../context';
 import { newId, newToken } from '../ids';
-import type { Row } from '../store/db';
-import { isDisabled } from './disabled';
+import { allRows, decodeRow, getRow, json, rowShape, selectList, type Decoded } from '../store/rows';
+import { isDisabled, type LoginIdentity } from './disabled';
 import { defineResource } from '../entities/define';
 import { type ApiObject, present } from '../entities/resource';
 import type { Caller } from '../permissions';
 import { perCore, type Core } from '../core';
 import { isTotpEnrolled } from './mfaRecords';
 import { isJwt, TOKEN_TYPE_ACCESS, verifyOidcToken } from './oidcTokens';
+
+/** An API session's row (every column). */
+export const API_SESSION = rowShape({
+  id: 'string',
+  token: 'string',
+  identity_id: 'string',
+  authenticator_id: 'string?',
+  ip_address: 'string',
+  config_types: json<string[]>(),
+  is_mfa_required: 'bool',
+  is_mfa_complete: 'bool',
+  is_ext_jwt_required: 'bool',
+  is_ext_jwt_complete: 'bool',
+  improper_client_cert_chain: 'bool',
+  mfa_passed_at: 'datetime?',
+  mfa_failures: 'int',
+  kind: 'string',
+  expires_at: 'datetime?',
+  last_activity_at: 'datetime',
+  created_at: 'datetime',
+  updated_at: 'datetime',
+  tags: json<Record<string, unknown>>(),
+});
+/** An API session as resolved: a JWT-resolved one carries the access token and its expiry. */
+export type ApiSession = Decoded<typeof API_SESSION> & { token_expires_at?: string };
+
+const AUTHENTICATOR_FLAGS = rowShape({
+  id: 'string',
+  method: 'string',
+  is_issued_by_network: 'bool',
+  is_extend_requested: 'bool',
+  is_key_roll_requested: 'bool',
+});
+const CALLER_IDENTITY = rowShape({
+  id: 'string',
+  name: 'string',
+  is_admin: 'bool',
+  permissions: json<string[]>(),
+  disabled: 'bool',
+  disabled_until: 'datetime?',
+});
+type CallerIdentity = Decoded<typeof CALLER_IDENTITY>;
 
 /** Management view of API sessions (list/get/delete; sessions are created only by authentication). */
 export const apiSessions = defineResource({
@@ -29,23 +71,35 @@ export const apiSessions = defineResource({
   refs: { identity: { column: 'identity_id', entity: 'identities', table: 'identities' } },
   defaultSort: 't.created_at DESC, t.id ASC',
   async decorate(items, rows, ctx) {
-    const auth = await ctx.core.store.allSql<Row>(
-      'SELECT id, method, is_issued_by_network, is_extend_requested, is_key_roll_requested FROM authenticators WHERE id IN (SELECT value FROM json_each(?))',
+    const auth = await allRows(
+      ctx.core.store,
+      AUTHENTICATOR_FLAGS,
+      `SELECT ${selectList(AUTHENTICATOR_FLAGS)} FROM authenticators WHERE id IN (SELECT value FROM json_each(?))`,
       JSON.stringify(rows.map((r) => r.authenticator_id)),
     );
-    const byId = new Map(auth.map((a) => [a.id as string, a]));
+    const byId = new Map(auth.map((a) => [a.id, a]));
     for (const [i, item] of items.entries()) {
-      const row = rows[i]!;
-      const a = byId.get(row.authenticator_id as string);
+      const row = decodeRow(API_SESSION, rows[i]!);
+      const a = row.authenticator_id === null ? undefined : byId.get(row.authenticator_id);
       item.cachedLastActivityAt = apiSessionsOf(ctx.core).lastActivity(row).toISOString();
       item.lastActivityAt = item.cachedLastActivityAt;
       item.authQueries = await apiSessionsOf(ctx.core).authQueries(row);
-      item.isCertExtendable = !!a && a.method === 'cert' && !!a.is_issued_by_network;
+      item.isCertExtendable = !!a && a.method === 'cert' && a.is_issued_by_network;
       item.isCertExtendRequested = !!a?.is_extend_requested;
       item.isCertKeyRollRequested = !!a?.is_key_roll_requested;
     }
   },
 });
+
+const DISABLED = rowShape({ disabled: 'bool', disabled_until: 'datetime?' });
+const STALE = rowShape({ id: 'string', last_activity_at: 'datetime', expires_at: 'datetime?' });
+
+/** A token resolved: its live session, the session's identity and the caller they make. */
+export interface Resolved {
+  session: ApiSession;
+  identity: CallerIdentity;
+  caller: Caller;
+}
 
 export interface NewSession {
   identityId: string;
@@ -90,7 +144,7 @@ export class ApiSessionService {
     return this.core.config.sessionTimeoutMs;
   }
 
-  async create(s: NewSession): Promise<Row> {
+  async create(s: NewSession): Promise<ApiSession> {
     const now = this.core.clock.now().toISOString();
     const id = newId();
     await this.core.store.runSql(
@@ -111,23 +165,23 @@ export class ApiSessionService {
       now,
       now,
     );
-    return (await this.core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', id))!;
+    return (await getRow(this.core.store, API_SESSION, 'SELECT * FROM api_sessions WHERE id = ?', id))!;
   }
 
-  lastActivity(row: Row): Date {
-    const cached = this.activity.get(row.id as string);
-    const stored = Date.parse(row.last_activity_at as string);
+  lastActivity(row: Pick<ApiSession, 'id' | 'last_activity_at'>): Date {
+    const cached = this.activity.get(row.id);
+    const stored = Date.parse(row.last_activity_at);
     return new Date(Math.max(cached ?? 0, stored));
   }
 
   /** When the session ends: after inactivity (legacy), at its stored end (OIDC; a JWT-resolved view: the token's). */
-  expiresAt(row: Row): Date {
-    if (row.token_expires_at) return new Date(row.token_expires_at as string);
-    if (row.expires_at) return new Date(row.expires_at as string);
+  expiresAt(row: Pick<ApiSession, 'id' | 'last_activity_at' | 'expires_at' | 'token_expires_at'>): Date {
+    if (row.token_expires_at) return new Date(row.token_expires_at);
+    if (row.expires_at) return new Date(row.expires_at);
     return new Date(this.lastActivity(row).getTime() + this.timeoutMs);
   }
 
-  async authQueries(row: Row): Promise<AuthQuery[]> {
+  async authQueries(row: ApiSession): Promise<AuthQuery[]> {
     const out: AuthQuery[] = [];
     if (row.is_mfa_required && !row.is_mfa_complete) {
       out.push({
@@ -138,15 +192,15 @@ export class ApiSessionService {
         httpUrl: './authenticate/mfa',
         minLength: 4,
         maxLength: 8,
-        isTotpEnrolled: await isTotpEnrolled(this.core, row.identity_id as string),
+        isTotpEnrolled: await isTotpEnrolled(this.core, row.identity_id),
       });
     }
     if (row.is_ext_jwt_required && !row.is_ext_jwt_complete) out.push(...(await extJwtAuthQueries(this.core, row)));
     return out;
   }
 
-  isPartial(row: Row): boolean {
-    return (!!row.is_mfa_required && !row.is_mfa_complete) || (!!row.is_ext_jwt_required && !row.is_ext_jwt_complete);
+  isPartial(row: ApiSession): boolean {
+    return (row.is_mfa_required && !row.is_mfa_complete) || (row.is_ext_jwt_required && !row.is_ext_jwt_complete);
   }
 
   /**
@@ -157,12 +211,12 @@ export class ApiSessionService {
    * (only the session's activity time changes meanwhile, and that is tracked here), so a burst of requests on one
    * session reads the database once.
    */
-  resolve(token: string): Promise<{ session: Row; identity: Row; caller: Caller } | undefined> {
+  resolve(token: string): Promise<Resolved | undefined> {
     return this.lookup(token, false);
   }
 
   /** `reread`: the rows from the database, not the kept ones */
-  private async lookup(token: string, reread: boolean): Promise<{ session: Row; identity: Row; caller: Caller } | undefined> {
+  private async lookup(token: string, reread: boolean): Promise<Resolved | undefined> {
     const store = this.core.store;
     if (this.resolvedGeneration !== store.generation) {
       this.resolved.clear();
@@ -175,11 +229,13 @@ export class ApiSessionService {
       const claims = jwt ? await verifyOidcToken(this.core, token, TOKEN_TYPE_ACCESS) : undefined;
       if (jwt && !claims) return undefined;
       const session = claims
-        ? await store.getSql<Row>("SELECT * FROM api_sessions WHERE id = ? AND identity_id = ? AND kind = 'oidc'", claims.z_asid, claims.sub)
-        : await store.getSql<Row>("SELECT * FROM api_sessions WHERE token = ? AND kind <> 'oidc'", token);
+        ? await getRow(store, API_SESSION, "SELECT * FROM api_sessions WHERE id = ? AND identity_id = ? AND kind = 'oidc'", claims.z_asid, claims.sub)
+        : await getRow(store, API_SESSION, "SELECT * FROM api_sessions WHERE token = ? AND kind <> 'oidc'", token);
       if (!session) return undefined;
-      const identity = await store.getSql<Row>(
-        'SELECT id, name, is_admin, permissions, disabled, disabled_until FROM identities WHERE id = ?',
+      const identity = await getRow(
+        store,
+        CALLER_IDENTITY,
+        `SELECT ${selectList(CALLER_IDENTITY)} FROM identities WHERE id = ?`,
         session.identity_id,
       );
       found = {
@@ -199,18 +255,19 @@ export class ApiSessionService {
     // an expired access token ends nothing: the session lives on for its refresh tokens
     if (tokenExpiresAt !== undefined && tokenExpiresAt <= now.getTime()) return undefined;
     if (!identity || isDisabled(identity, now)) {
-      await this.remove(session.id as string);
+      await this.remove(session.id);
       return undefined;
     }
     if (this.expiresAt(session) <= now) {
       // expired as this node saw it: deleted only if the database agrees (another node may have kept it active)
-      if (await this.removeIdle(session.id as string, now)) return undefined;
+      if (await this.removeIdle(session.id, now)) return undefined;
       this.resolved.delete(token);
       return reread ? undefined : this.lookup(token, true);
     }
     await this.touch(session, now);
     if (tokenExpiresAt === undefined) return { session, identity, caller: caller! };
-    return { session: { ...session, token, token_expires_at: new Date(tokenExpiresAt).toISOString() }, identity, caller: caller! };
+    const view: ApiSession = Object.assign(decodeRow(API_SESSION, session), { token, token_expires_at: new Date(tokenExpiresAt).toISOString() });
+    return { session: view, identity, caller: caller! };
   }
 
   /**
@@ -218,9 +275,9 @@ export class ApiSessionService {
    * session does, whatever its access token's expiry; SDKs send the router each refreshed token).
    */
   async isLive(id: string): Promise<boolean> {
-    const session = await this.core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', id);
+    const session = await getRow(this.core.store, API_SESSION, 'SELECT * FROM api_sessions WHERE id = ?', id);
     if (!session) return false;
-    const identity = await this.core.store.getSql<Row>('SELECT disabled, disabled_until FROM identities WHERE id = ?', session.identity_id);
+    const identity = await getRow(this.core.store, DISABLED, 'SELECT disabled, disabled_until FROM identities WHERE id = ?', session.identity_id);
     const now = this.core.clock.now();
     if (!identity || isDisabled(identity, now)) return false;
     return this.expiresAt(session) > now || !(await this.removeIdle(id, now));
@@ -247,15 +304,15 @@ export class ApiSessionService {
 
   private readonly resolved = new Map<
     string,
-    { session: Row; identity: Row | undefined; caller: Caller | undefined; tokenExpiresAt: number | undefined }
+    { session: ApiSession; identity: CallerIdentity | undefined; caller: Caller | undefined; tokenExpiresAt: number | undefined }
   >();
   private resolvedGeneration = -1;
 
-  private async touch(session: Row, now: Date): Promise<void> {
-    const id = session.id as string;
+  private async touch(session: ApiSession, now: Date): Promise<void> {
+    const id = session.id;
     const t = now.getTime();
     this.activity.set(id, t);
-    if (t - Date.parse(session.last_activity_at as string) >= 1000) {
+    if (t - Date.parse(session.last_activity_at) >= 1000) {
       // only the session views show it, and they are never reused: no cached reply goes stale
       await this.core.store.touchSql('UPDATE api_sessions SET last_activity_at = ? WHERE id = ?', now.toISOString(), id);
       session.last_activity_at = now.toISOString();
@@ -277,17 +334,19 @@ export class ApiSessionService {
   async sweep(): Promise<void> {
     const now = this.core.clock.now();
     const cutoff = new Date(now.getTime() - this.timeoutMs).toISOString();
-    const stale = await this.core.store.allSql<Row>(
+    const stale = await allRows(
+      this.core.store,
+      STALE,
       'SELECT id, last_activity_at, expires_at FROM api_sessions WHERE (expires_at IS NULL AND last_activity_at < ?) OR expires_at < ?',
       cutoff,
       now.toISOString(),
     );
     // each deleted only if still idle (another node may have touched it since the select)
-    for (const row of stale) if (this.expiresAt(row) <= this.core.clock.now()) await this.removeIdle(row.id as string, this.core.clock.now());
+    for (const row of stale) if (this.expiresAt(row) <= this.core.clock.now()) await this.removeIdle(row.id, this.core.clock.now());
   }
 
   /** The session as returned by authenticate and current-api-session: with token and expiry. */
-  async view(ctx: Ctx, row: Row): Promise<ApiObject> {
+  async view(ctx: Ctx, row: ApiSession): Promise<ApiObject> {
     const item = (await present(ctx, apiSessions, [row]))[0]!;
     const expiresAt = this.expiresAt(row);
     item.expiresAt = expiresAt.toISOString();
@@ -296,20 +355,26 @@ export class ApiSessionService {
   }
 }
 
-export function callerOf(identity: Row, session: Row | undefined, partial = false): Caller {
+export function callerOf(
+  identity: Pick<LoginIdentity, 'id' | 'name' | 'is_admin' | 'permissions'>,
+  session: { id: string } | undefined,
+  partial = false,
+): Caller {
   return {
-    identityId: identity.id as string,
-    identityName: identity.name as string,
-    isAdmin: !!identity.is_admin,
-    permissions: new Set(JSON.parse((identity.permissions as string) ?? '[]') as string[]),
-    apiSessionId: session?.id as string | undefined,
+    identityId: identity.id,
+    identityName: identity.name,
+    isAdmin: identity.is_admin,
+    permissions: new Set(identity.permissions ?? []),
+    apiSessionId: session?.id,
     partial,
   };
 }
 
 /** The EXT-JWT auth query of a session whose auth policy requires a secondary JWT from a signer. */
-export async function extJwtAuthQueries(core: Core, session: Row): Promise<AuthQuery[]> {
-  const signer = await core.store.getSql<Row>(
+export async function extJwtAuthQueries(core: Core, session: { identity_id: string }): Promise<AuthQuery[]> {
+  const signer = await getRow(
+    core.store,
+    SIGNER_QUERY,
     `SELECT s.id, s.external_auth_url, s.client_id, s.scopes FROM identities i
        JOIN auth_policies p ON p.id = i.auth_policy_id
        JOIN external_jwt_signers s ON s.id = json_extract(p.secondary_json, '$.requireExtJwtSigner')
@@ -321,13 +386,15 @@ export async function extJwtAuthQueries(core: Core, session: Row): Promise<AuthQ
     {
       typeId: 'EXT-JWT',
       provider: 'url',
-      httpUrl: (signer.external_auth_url as string | null) ?? undefined,
-      id: signer.id as string,
-      clientId: (signer.client_id as string | null) ?? undefined,
-      scopes: JSON.parse(signer.scopes as string) as string[],
+      httpUrl: signer.external_auth_url ?? undefined,
+      id: signer.id,
+      clientId: signer.client_id ?? undefined,
+      scopes: signer.scopes,
     },
   ];
 }
+
+const SIGNER_QUERY = rowShape({ id: 'string', external_auth_url: 'string?', client_id: 'string?', scopes: json<string[]>() });
 
 /** The API sessions of a core (login, resolution of tokens, expiry). */
 export const apiSessionsOf = perCore((core) => new ApiSessionService(core));

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import type { Core } from '../core';
 import { invalidAuth } from '../errors';
 import type { ApiObject } from '../entities/resource';
-import { isDisabled } from './disabled';
+import { isDisabled, LOGIN_IDENTITY, type LoginIdentity } from './disabled';
 import { loadAuthPolicy, type AuthPolicy } from '../entities/authPolicies';
-import type { Row } from '../store/db';
+import { getRow, rowShape, selectList, type Decoded } from '../store/rows';
 import { parseInput } from '../validation';
 import { passwordSchema, usernameSchema } from '../entities/common';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
@@ -36,6 +36,13 @@ export interface LoginOptions {
   oidc?: { expiresAt: Date };
 }
 
+/** The columns of an authenticator a login reads. */
+export const LOGIN_AUTHENTICATOR = rowShape({ id: 'string', identity_id: 'string', method: 'string', username: 'string?', password_hash: 'string?' });
+export type LoginAuthenticator = Decoded<typeof LOGIN_AUTHENTICATOR>;
+const IDENTITY_SQL = `SELECT ${selectList(LOGIN_IDENTITY)} FROM identities`;
+const AUTHENTICATOR_SQL = `SELECT ${selectList(LOGIN_AUTHENTICATOR)} FROM authenticators`;
+const CURRENT = rowShape({ disabled: 'bool', disabled_until: 'datetime?', failed_login_attempts: 'int' });
+
 export function parseAuthenticateBody(body: unknown): AuthenticateBody {
   return parseInput(authenticateBody, body ?? {}) ?? {};
 }
@@ -46,15 +53,15 @@ export async function authenticatePassword(core: Core, rawBody: unknown, client:
   if (body.username === undefined) throw invalidAuth('username and password are required');
   if (body.password === undefined) throw invalidAuth('username and password are required');
   const store = core.store;
-  const auth = await store.getSql<Row>("SELECT * FROM authenticators WHERE method = 'updb' AND username = ?", body.username);
-  const identity = auth && (await store.getSql<Row>('SELECT * FROM identities WHERE id = ?', auth.identity_id));
+  const auth = await getRow(store, LOGIN_AUTHENTICATOR, `${AUTHENTICATOR_SQL} WHERE method = 'updb' AND username = ?`, body.username);
+  const identity = auth && (await getRow(store, LOGIN_IDENTITY, `${IDENTITY_SQL} WHERE id = ?`, auth.identity_id));
   if (!auth || !identity) {
     await verifyPassword(undefined, body.password);
     throw invalidAuth();
   }
   const ctx = core.system;
-  const policy = await loadAuthPolicy(ctx, identity.auth_policy_id as string);
-  const ok = await verifyPassword(auth.password_hash as string, body.password);
+  const policy = await loadAuthPolicy(ctx, identity.auth_policy_id);
+  const ok = await verifyPassword(auth.password_hash ?? undefined, body.password);
   const now = core.clock.now();
   if (!policy.primary.updb.allowed || isDisabled(identity, now)) throw invalidAuth();
   if (!ok) {
@@ -70,9 +77,9 @@ export async function authenticatePassword(core: Core, rawBody: unknown, client:
  * A hash made with older parameters (passwords.ts ARGON2_PARAMS) is replaced at the next successful login, while
  * the password is at hand; unless the password was changed meanwhile. A failure here does not fail the login.
  */
-async function upgradeHash(core: Core, auth: Row, password: string): Promise<void> {
-  const old = auth.password_hash as string;
-  if (!needsRehash(old)) return;
+async function upgradeHash(core: Core, auth: LoginAuthenticator, password: string): Promise<void> {
+  const old = auth.password_hash;
+  if (old === null || !needsRehash(old)) return;
   try {
     const hash = await hashPassword(password);
     await core.store.runSql('UPDATE authenticators SET password_hash = ? WHERE id = ? AND password_hash = ?', hash, auth.id, old);
@@ -82,7 +89,11 @@ async function upgradeHash(core: Core, auth: Row, password: string): Promise<voi
 }
 
 /** Counts a failed primary authentication; reaching maxAttempts disables the identity (the lockout). */
-export async function recordFailure(core: Core, identity: Row, rules: { maxAttempts: number; lockoutDurationMinutes: number }): Promise<void> {
+export async function recordFailure(
+  core: Core,
+  identity: { id: string },
+  rules: { maxAttempts: number; lockoutDurationMinutes: number },
+): Promise<void> {
   const store = core.store;
   await store.tx(async () => {
     const attempts = ((await store.getSql<{ n: number }>('SELECT failed_login_attempts AS n FROM identities WHERE id = ?', identity.id))?.n ?? 0) + 1;
@@ -95,7 +106,7 @@ export async function recordFailure(core: Core, identity: Row, rules: { maxAttem
         until,
         identity.id,
       );
-      await apiSessionsOf(core).removeForIdentity(identity.id as string);
+      await apiSessionsOf(core).removeForIdentity(identity.id);
       core.log.warn({ identityId: identity.id }, 'identity locked after too many failed authentications');
     } else {
       await store.runSql('UPDATE identities SET failed_login_attempts = ? WHERE id = ?', attempts, identity.id);
@@ -108,10 +119,9 @@ export type PrimaryMethod = 'password' | 'cert' | 'ext-jwt';
 /** What a primary authentication established, handed to completeLogin. */
 export interface PrimaryLogin {
   method: PrimaryMethod;
-  /** the full identities row */
-  identity: Row;
+  identity: LoginIdentity;
   /** the authenticator that was used (updb, cert); ext-jwt has none */
-  authenticator?: Row | null;
+  authenticator?: { id: string } | null;
   /** ext-jwt: the signer whose JWT was verified (recorded as the session's authenticatorId, as OpenZiti does) */
   extJwtSignerId?: string;
   /** cert: the client certificate is outside its validity period (accepted only with allowExpiredCerts) */
@@ -152,7 +162,7 @@ export async function completeLogin(
 ): Promise<ApiObject> {
   const { identity } = login;
   const store = core.store;
-  const policy = await loadAuthPolicy(core.system, identity.auth_policy_id as string);
+  const policy = await loadAuthPolicy(core.system, identity.auth_policy_id);
   if (isDisabled(identity, core.clock.now()) || !primaryAllowed(policy, login)) {
     core.log.info({ identityId: identity.id, method: login.method }, 'login refused by auth policy or disabled identity');
     throw invalidAuth();
@@ -161,7 +171,7 @@ export async function completeLogin(
   const session = await store.tx(async () => {
     // the identity as it is now, not as it was before the (slow) credential check: a lockout or a disable that
     // committed meanwhile refuses the login
-    const current = await store.getSql<Row>('SELECT disabled, disabled_until, failed_login_attempts FROM identities WHERE id = ?', identity.id);
+    const current = await getRow(store, CURRENT, `SELECT ${selectList(CURRENT)} FROM identities WHERE id = ?`, identity.id);
     if (!current || isDisabled(current, core.clock.now())) {
       core.log.info({ identityId: identity.id, method: login.method }, 'login refused: the identity was disabled or deleted meanwhile');
       throw invalidAuth();
@@ -178,11 +188,11 @@ export async function completeLogin(
       );
     }
     return apiSessionsOf(core).create({
-      identityId: identity.id as string,
-      authenticatorId: (login.authenticator?.id as string | undefined) ?? login.extJwtSignerId ?? '',
+      identityId: identity.id,
+      authenticatorId: login.authenticator?.id ?? login.extJwtSignerId ?? '',
       ipAddress: client.ipAddress,
       configTypes: body.configTypes ?? [],
-      isMfaRequired: (await isTotpEnrolled(core, identity.id as string)) || policy.secondary.requireTotp,
+      isMfaRequired: (await isTotpEnrolled(core, identity.id)) || policy.secondary.requireTotp,
       isExtJwtRequired: !!required && !(login.method === 'ext-jwt' && login.extJwtSignerId === required),
       oidc: opts.oidc,
     });
@@ -198,9 +208,10 @@ export async function completeLogin(
  * REST login (auth policy, disabled state; partial while MFA is outstanding, so the TOTP step still applies).
  */
 export async function defaultAdminLogin(core: Core, ipAddress: string): Promise<string> {
-  const identity = await core.store.getSql<Row>('SELECT * FROM identities WHERE is_default_admin = 1');
+  const identity = await getRow(core.store, LOGIN_IDENTITY, `${IDENTITY_SQL} WHERE is_default_admin = 1`);
   if (!identity) throw invalidAuth('there is no default admin');
-  const authenticator = (await core.store.getSql<Row>("SELECT * FROM authenticators WHERE identity_id = ? AND method = 'updb'", identity.id)) ?? null;
+  const authenticator =
+    (await getRow(core.store, LOGIN_AUTHENTICATOR, `${AUTHENTICATOR_SQL} WHERE identity_id = ? AND method = 'updb'`, identity.id)) ?? null;
   const view = await completeLogin(core, { method: 'password', identity, authenticator }, {}, { ipAddress });
-  return view.token as string;
+  return String(view.token);
 }

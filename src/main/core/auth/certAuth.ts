@@ -1,10 +1,11 @@
 import type { Core } from '../core';
-import { externalIdFromCertificate, usableCas, type ExternalIdClaim } from '../entities/cas';
+import { externalIdFromCertificate, usableCas, type CaRow } from '../entities/cas';
 import type { ApiObject } from '../entities/resource';
 import { invalidAuth } from '../errors';
 import { chainToAnchor, fingerprintSha1, isCurrentlyValid, peerPems } from '../pki/index';
-import type { Row } from '../store/db';
-import { completeLogin, parseAuthenticateBody, type ClientInfo, type LoginOptions } from './authenticate';
+import { getRow } from '../store/rows';
+import { completeLogin, LOGIN_AUTHENTICATOR, parseAuthenticateBody, type ClientInfo, type LoginOptions } from './authenticate';
+import { LOGIN_IDENTITY, type LoginIdentity } from './disabled';
 
 /** Authenticator id of sessions whose identity was found by a CA's externalId claim (no stored authenticator). */
 export const EXTERNAL_ID_AUTHENTICATOR = 'internal';
@@ -32,24 +33,29 @@ export async function authenticateCert(
   };
 
   // dates are checked against the auth policy below, once the identity is known
-  let ca: Row | undefined;
+  let ca: CaRow | undefined;
   if (!chainToAnchor(leaf, intermediates, controllerAnchors(core), now, true).ok) {
     ca = (await usableCas(core.system, 'is_auth_enabled')).find((c) => chainToAnchor(leaf, intermediates, c.anchors, now, true).ok)?.row;
     if (!ca) throw fail('certificate does not chain to a trusted CA');
   }
 
-  let identity: Row | undefined;
-  let authenticator: Row;
-  const claim = ca?.external_id_claim ? (JSON.parse(ca.external_id_claim as string) as ExternalIdClaim) : null;
+  let identity: LoginIdentity | undefined;
+  let authenticator: { id: string };
+  const claim = ca?.external_id_claim ?? null;
   const externalId = claim ? externalIdFromCertificate(leaf, claim) : undefined;
   if (externalId) {
-    identity = await core.store.getSql<Row>('SELECT * FROM identities WHERE external_id = ?', externalId);
+    identity = await getRow(core.store, LOGIN_IDENTITY, 'SELECT * FROM identities WHERE external_id = ?', externalId);
     authenticator = { id: EXTERNAL_ID_AUTHENTICATOR };
   } else {
-    const found = await core.store.getSql<Row>("SELECT * FROM authenticators WHERE method = 'cert' AND fingerprint = ?", fingerprintSha1(leaf));
+    const found = await getRow(
+      core.store,
+      LOGIN_AUTHENTICATOR,
+      "SELECT * FROM authenticators WHERE method = 'cert' AND fingerprint = ?",
+      fingerprintSha1(leaf),
+    );
     if (!found) throw fail('no authenticator has this certificate');
     authenticator = found;
-    identity = await core.store.getSql<Row>('SELECT * FROM identities WHERE id = ?', found.identity_id);
+    identity = await getRow(core.store, LOGIN_IDENTITY, 'SELECT * FROM identities WHERE id = ?', found.identity_id);
   }
   if (!identity) throw fail('no identity for this certificate');
   // disabled identity, cert.allowed and allowExpiredCerts are the shared auth-policy checks of completeLogin

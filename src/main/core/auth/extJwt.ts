@@ -13,8 +13,9 @@ import { perCore, type Core } from '../core';
 import { loadAuthPolicy } from '../entities/authPolicies';
 import type { ApiObject } from '../entities/resource';
 import { ApiError, invalidAuth } from '../errors';
-import type { Row } from '../store/db';
-import { callerOf, apiSessionsOf } from './apiSessions';
+import { getRow, rowShape, type Decoded } from '../store/rows';
+import { API_SESSION, callerOf, apiSessionsOf, type ApiSession } from './apiSessions';
+import { LOGIN_IDENTITY, type LoginIdentity } from './disabled';
 import { completeLogin, parseAuthenticateBody, type ClientInfo, type LoginOptions } from './authenticate';
 
 const ALGORITHMS: JWSAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
@@ -37,8 +38,27 @@ interface CachedJwks {
   keys: KeySet;
 }
 
+/** An external JWT signer's row, as verification and enrollment by token read it. */
+export const SIGNER = rowShape({
+  id: 'string',
+  enabled: 'bool',
+  issuer: 'string',
+  audience: 'string',
+  cert_pem: 'string?',
+  jwks_endpoint: 'string?',
+  kid: 'string?',
+  claims_property: 'string?',
+  use_external_id: 'bool?',
+  enroll_to_cert_enabled: 'bool?',
+  enroll_to_token_enabled: 'bool?',
+  enroll_name_claims_selector: 'string?',
+  enroll_attribute_claims_selector: 'string?',
+  enroll_auth_policy_id: 'string?',
+});
+export type Signer = Decoded<typeof SIGNER>;
+
 export interface VerifiedJwt {
-  signer: Row;
+  signer: Signer;
   payload: JWTPayload;
   /** the value of the signer's claims property: an identity id, or an external id when useExternalId */
   subject: string;
@@ -74,12 +94,12 @@ export class ExtJwtVerifier {
       throw fail('not a JWT');
     }
     if (typeof issuer !== 'string' || !issuer) throw fail('no issuer');
-    const signer = await this.core.store.getSql<Row>('SELECT * FROM external_jwt_signers WHERE issuer = ?', issuer);
+    const signer = await getRow(this.core.store, SIGNER, 'SELECT * FROM external_jwt_signers WHERE issuer = ?', issuer);
     if (!signer) throw fail('unknown issuer', { issuer });
     if (!signer.enabled) throw fail('signer disabled', { signerId: signer.id });
     const options = {
-      issuer: signer.issuer as string,
-      audience: signer.audience as string,
+      issuer: signer.issuer,
+      audience: signer.audience,
       algorithms: ALGORITHMS,
       currentDate: this.core.clock.now(),
       clockTolerance: CLOCK_TOLERANCE_S,
@@ -90,7 +110,7 @@ export class ExtJwtVerifier {
       if (signer.cert_pem) {
         const kid = decodeProtectedHeader(token).kid;
         if (signer.kid && kid !== undefined && kid !== signer.kid) throw fail('kid does not match the signer', { signerId: signer.id, kid });
-        payload = (await jwtVerify(token, certKey(signer.cert_pem as string), options)).payload;
+        payload = (await jwtVerify(token, certKey(signer.cert_pem), options)).payload;
       } else {
         const cached = await this.keySet(signer, false);
         try {
@@ -107,15 +127,15 @@ export class ExtJwtVerifier {
       if (e instanceof ApiError) throw e;
       throw fail((e as Error).message, { signerId: signer.id, code: (e as { code?: string }).code });
     }
-    const claim = payload[(signer.claims_property as string) || 'sub'];
+    const claim = payload[signer.claims_property || 'sub'];
     if (typeof claim !== 'string' || !claim) throw fail('claims property missing', { signerId: signer.id, claim: signer.claims_property });
     return { signer, payload, subject: claim };
   }
 
   /** The signer's JWKS: cached, or fetched (once for concurrent callers) when stale or when `refresh` allows it. */
-  private async keySet(signer: Row, refresh: boolean): Promise<CachedJwks> {
-    const id = signer.id as string;
-    const endpoint = signer.jwks_endpoint as string;
+  private async keySet(signer: Signer, refresh: boolean): Promise<CachedJwks> {
+    const id = signer.id;
+    const endpoint = signer.jwks_endpoint ?? '';
     const now = this.core.clock.now().getTime();
     const known = this.jwks.get(id);
     const cached = known?.endpoint === endpoint ? known : undefined;
@@ -186,17 +206,17 @@ export async function authenticateExtJwt(core: Core, req: ExtJwtRequest, opts: L
     view.token = row.token;
     return view;
   }
-  return completeLogin(core, { method: 'ext-jwt', identity, extJwtSignerId: jwt.signer.id as string }, body, req.client, opts);
+  return completeLogin(core, { method: 'ext-jwt', identity, extJwtSignerId: jwt.signer.id }, body, req.client, opts);
 }
 
 /** The bearer token of an Authorization header value, if any. */
 export const bearerOf = (authorization: string | undefined): string | undefined => /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
 
 /** An external JWT, verified, and the identity it names; 401 INVALID_AUTH otherwise. */
-async function verifiedIdentity(core: Core, bearer: string): Promise<{ jwt: VerifiedJwt; identity: Row }> {
+async function verifiedIdentity(core: Core, bearer: string): Promise<{ jwt: VerifiedJwt; identity: LoginIdentity }> {
   const jwt = await extJwtVerifierOf(core).verify(bearer);
   const column = jwt.signer.use_external_id ? 'external_id' : 'id';
-  const identity = await core.store.getSql<Row>(`SELECT * FROM identities WHERE ${column} = ?`, jwt.subject);
+  const identity = await getRow(core.store, LOGIN_IDENTITY, `SELECT * FROM identities WHERE ${column} = ?`, jwt.subject);
   if (!identity) {
     core.log.info({ signerId: jwt.signer.id, subject: jwt.subject }, 'external JWT names no identity');
     throw invalidAuth();
@@ -209,9 +229,9 @@ async function verifiedIdentity(core: Core, bearer: string): Promise<{ jwt: Veri
  * JWT of that signer for the session's identity completes it (a raw token is verified first). Returns the session's
  * row; 401 INVALID_AUTH otherwise.
  */
-export async function completeExtJwtFactor(core: Core, session: Row, token: string | VerifiedJwt, known?: Row): Promise<Row> {
+export async function completeExtJwtFactor(core: Core, session: ApiSession, token: string | VerifiedJwt, known?: LoginIdentity): Promise<ApiSession> {
   const { jwt, identity } = typeof token === 'string' ? await verifiedIdentity(core, token) : { jwt: token, identity: known! };
-  const policy = await loadAuthPolicy(core.system, identity.auth_policy_id as string);
+  const policy = await loadAuthPolicy(core.system, identity.auth_policy_id);
   if (identity.id !== session.identity_id || policy.secondary.requireExtJwtSigner !== jwt.signer.id) throw invalidAuth();
   const done = await core.store.runSql(
     'UPDATE api_sessions SET is_ext_jwt_complete = 1, updated_at = ? WHERE id = ?',
@@ -219,7 +239,7 @@ export async function completeExtJwtFactor(core: Core, session: Row, token: stri
     session.id,
   );
   // the partial session may have ended meanwhile (logout, expiry, a disabled identity)
-  const row = done.changes ? await core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', session.id) : undefined;
+  const row = done.changes ? await getRow(core.store, API_SESSION, 'SELECT * FROM api_sessions WHERE id = ?', session.id) : undefined;
   if (!row) throw invalidAuth();
   return row;
 }

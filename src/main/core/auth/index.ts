@@ -2,7 +2,7 @@
 // dataPlane, shares) use of logins, API sessions, authenticators and passwords, MFA, OpenZiti's OIDC provider, external
 // JWTs, identity disable/enable, callers, rate limits, single-use keys and the secret key. They import auth from here,
 // not from the modules behind it.
-export { apiSessionsOf } from './apiSessions';
+export { API_SESSION, apiSessionsOf, type ApiSession } from './apiSessions';
 export { authenticatePassword, defaultAdminLogin, type AuthenticateBody } from './authenticate';
 export {
   addCertAuthenticator,

@@ -2,11 +2,11 @@ import { createHash, randomBytes, randomUUID, X509Certificate } from 'node:crypt
 import type { Core } from '../core';
 import { ApiError, invalidAuth } from '../errors';
 import type { ApiObject } from '../entities/resource';
-import { isDisabled } from './disabled';
+import { isDisabled, LOGIN_IDENTITY, type LoginIdentity } from './disabled';
 import { markUsedOnce } from './usedOnce';
 import { fingerprintSha1 } from '../pki/index';
-import type { Row } from '../store/db';
-import { apiSessionsOf, callerOf, extJwtAuthQueries, type AuthQuery } from './apiSessions';
+import { getRow, json, rowShape, type Decoded } from '../store/rows';
+import { API_SESSION, apiSessionsOf, callerOf, extJwtAuthQueries, type ApiSession, type AuthQuery } from './apiSessions';
 import { authenticatePassword, type AuthenticateBody, type LoginOptions } from './authenticate';
 import { authenticateCert } from './certAuth';
 import { authenticateExtJwt, bearerOf, completeExtJwtFactor } from './extJwt';
@@ -70,7 +70,39 @@ export class OidcError extends Error {
 export class OidcRequestError extends Error {}
 
 const digest = (value: string) => createHash('sha256').update(value).digest('hex');
-const json = <T>(v: unknown, fallback: T): T => (typeof v === 'string' ? (JSON.parse(v) as T) : fallback);
+/** An authorization request's row. */
+const AUTH_REQUEST = rowShape({
+  id: 'string',
+  client_id: 'string',
+  redirect_uri: 'string',
+  state: 'string?',
+  nonce: 'string?',
+  scopes: json<string[]>(),
+  code_challenge: 'string',
+  code_challenge_method: 'string',
+  requested_method: 'string?',
+  config_types: json<string[]>(),
+  remote_address: 'string',
+  cert_fingerprints: json<string[]>(),
+  api_session_id: 'string?',
+  amr: json<string[]>(),
+  auth_time: 'datetime?',
+  code_digest: 'string?',
+  code_expires_at: 'datetime?',
+  code_used_at: 'datetime?',
+  expires_at: 'datetime',
+  created_at: 'datetime',
+});
+type AuthRequest = Decoded<typeof AUTH_REQUEST>;
+/** The identity columns a token's claims come from. */
+const OIDC_IDENTITY = rowShape({
+  ...LOGIN_IDENTITY,
+  sdk_info: json<Record<string, string> | null>('?'),
+  env_info: json<Record<string, string> | null>('?'),
+});
+type OidcIdentity = Decoded<typeof OIDC_IDENTITY>;
+const AUTHENTICATOR_FLAGS = rowShape({ method: 'string', is_issued_by_network: 'bool', is_extend_requested: 'bool', is_key_roll_requested: 'bool' });
+const SESSION_ID = rowShape({ id: 'string' });
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
 // ---- issuer and discovery -------------------------------------------------------------------------------------
@@ -233,9 +265,15 @@ export async function oidcAuthorize(
   return { location: `/oidc/login/${page}?authRequestID=${encodeURIComponent(id)}` };
 }
 
-async function loadRequest(core: Core, id: string | undefined): Promise<Row | undefined> {
+async function loadRequest(core: Core, id: string | undefined): Promise<AuthRequest | undefined> {
   if (!id || id.length > 100) return undefined;
-  return core.store.getSql<Row>('SELECT * FROM oidc_auth_requests WHERE id = ? AND expires_at > ?', digest(id), core.clock.now().toISOString());
+  return getRow(
+    core.store,
+    AUTH_REQUEST,
+    'SELECT * FROM oidc_auth_requests WHERE id = ? AND expires_at > ?',
+    digest(id),
+    core.clock.now().toISOString(),
+  );
 }
 
 // ---- the login steps --------------------------------------------------------------------------------------------
@@ -264,17 +302,17 @@ export interface OidcLoginInput {
 }
 
 /** The session of a request whose primary login passed, with its identity; 401 INVALID_AUTH otherwise. */
-async function requestSession(core: Core, req: Row | undefined): Promise<{ req: Row; session: Row; identity: Row }> {
+async function requestSession(core: Core, req: AuthRequest | undefined): Promise<{ req: AuthRequest; session: ApiSession; identity: LoginIdentity }> {
   if (!req?.api_session_id) throw invalidAuth();
-  const session = await core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', req.api_session_id);
-  const identity = session && (await core.store.getSql<Row>('SELECT * FROM identities WHERE id = ?', session.identity_id));
+  const session = await getRow(core.store, API_SESSION, 'SELECT * FROM api_sessions WHERE id = ?', req.api_session_id);
+  const identity = session && (await getRow(core.store, LOGIN_IDENTITY, 'SELECT * FROM identities WHERE id = ?', session.identity_id));
   if (!session || !identity || isDisabled(identity, core.clock.now())) throw invalidAuth();
   return { req, session, identity };
 }
 
-async function loginState(core: Core, session: Row, identity: Row): Promise<OidcLoginState> {
+async function loginState(core: Core, session: ApiSession, identity: LoginIdentity): Promise<OidcLoginState> {
   const authQueries: AuthQuery[] = [];
-  const totpRequired = !!session.is_mfa_required && !session.is_mfa_complete;
+  const totpRequired = session.is_mfa_required && !session.is_mfa_complete;
   if (totpRequired) {
     authQueries.push({
       typeId: 'TOTP',
@@ -284,7 +322,7 @@ async function loginState(core: Core, session: Row, identity: Row): Promise<Oidc
       httpUrl: './oidc/login/totp',
       minLength: 6,
       maxLength: 8,
-      isTotpEnrolled: await isTotpEnrolled(core, identity.id as string),
+      isTotpEnrolled: await isTotpEnrolled(core, identity.id),
     });
   }
   if (session.is_ext_jwt_required && !session.is_ext_jwt_complete) authQueries.push(...(await extJwtAuthQueries(core, session)));
@@ -292,9 +330,9 @@ async function loginState(core: Core, session: Row, identity: Row): Promise<Oidc
     done: !apiSessionsOf(core).isPartial(session),
     authQueries,
     totpRequired,
-    identityId: identity.id as string,
-    identityName: identity.name as string,
-    apiSessionId: session.id as string,
+    identityId: identity.id,
+    identityName: identity.name,
+    apiSessionId: session.id,
   };
 }
 
@@ -316,14 +354,13 @@ export async function oidcLogin(core: Core, input: OidcLoginInput): Promise<Oidc
     return loginState(core, session, identity);
   }
   const client = { ipAddress: input.ipAddress };
-  const opts: LoginOptions = { oidc: { expiresAt: new Date(req.expires_at as string) } };
+  const opts: LoginOptions = { oidc: { expiresAt: new Date(req.expires_at) } };
   let view: ApiObject;
   if (input.method === 'password') view = await authenticatePassword(core, input.body, client, opts);
   else if (input.method === 'cert') view = await authenticateCert(core, input.body, input.peerCertificates, client, opts);
   else view = await authenticateExtJwt(core, { authorization: input.authorization, ztSession: undefined, body: input.body, client }, opts);
-  const sessionId = view.id as string;
-  const fingerprints =
-    input.method === 'cert' && input.peerCertificates[0] ? [fingerprintSha1(input.peerCertificates[0])] : json<string[]>(req.cert_fingerprints, []);
+  const sessionId = String(view.id);
+  const fingerprints = input.method === 'cert' && input.peerCertificates[0] ? [fingerprintSha1(input.peerCertificates[0])] : req.cert_fingerprints;
   const now = core.clock.now().toISOString();
   const taken = await core.store.runSql(
     'UPDATE oidc_auth_requests SET api_session_id = ?, amr = ?, auth_time = ?, cert_fingerprints = ? WHERE id = ? AND api_session_id IS NULL AND expires_at > ?',
@@ -394,19 +431,21 @@ export async function oidcTotpEnrollDelete(core: Core, authRequestId: string | u
 export async function oidcCallback(core: Core, authRequestId: string | undefined): Promise<{ location: string }> {
   const req = await loadRequest(core, authRequestId);
   if (!req || req.code_used_at) throw new OidcRequestError('request not found');
-  const session = req.api_session_id ? await core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', req.api_session_id) : undefined;
+  const session = req.api_session_id
+    ? await getRow(core.store, API_SESSION, 'SELECT * FROM api_sessions WHERE id = ?', req.api_session_id)
+    : undefined;
   if (!session || apiSessionsOf(core).isPartial(session)) {
     return {
-      location: withParams(req.redirect_uri as string, [
+      location: withParams(req.redirect_uri, [
         ['error', 'interaction_required'],
         ['error_description', 'Unfortunately, the user may be not logged in and/or additional interaction is required.'],
-        ['state', req.state as string | undefined],
+        ['state', req.state ?? undefined],
       ]),
     };
   }
   const code = randomBytes(32).toString('base64url');
   const now = core.clock.now();
-  const expires = new Date(Math.min(now.getTime() + CODE_TTL_MS, Date.parse(req.expires_at as string)));
+  const expires = new Date(Math.min(now.getTime() + CODE_TTL_MS, Date.parse(req.expires_at)));
   const set = await core.store.runSql(
     'UPDATE oidc_auth_requests SET code_digest = ?, code_expires_at = ? WHERE id = ? AND code_used_at IS NULL',
     digest(code),
@@ -415,8 +454,8 @@ export async function oidcCallback(core: Core, authRequestId: string | undefined
   );
   if (!set.changes) throw new OidcRequestError('request not found');
   return {
-    location: withParams(req.redirect_uri as string, [
-      ['state', req.state as string | undefined],
+    location: withParams(req.redirect_uri, [
+      ['state', req.state ?? undefined],
       ['code', code],
     ]),
   };
@@ -446,8 +485,8 @@ function clientOf(t: TokenRequest, checkSecret: boolean): string {
 
 /** What a token is issued from: the session, its identity and the grant's claims. */
 interface Grant {
-  session: Row;
-  identity: Row;
+  session: ApiSession;
+  identity: OidcIdentity;
   clientId: string;
   scopes: string[];
   amr: string[];
@@ -461,7 +500,9 @@ interface Grant {
 
 async function zitiClaims(core: Core, g: Grant): Promise<Omit<OidcTokenClaims, 'iss' | 'sub' | 'aud' | 'exp' | 'iat' | 'nbf' | 'jti' | 'z_t'>> {
   const auth = g.session.authenticator_id
-    ? await core.store.getSql<Row>(
+    ? await getRow(
+        core.store,
+        AUTHENTICATOR_FLAGS,
         'SELECT method, is_issued_by_network, is_extend_requested, is_key_roll_requested FROM authenticators WHERE id = ?',
         g.session.authenticator_id,
       )
@@ -472,20 +513,20 @@ async function zitiClaims(core: Core, g: Grant): Promise<Omit<OidcTokenClaims, '
     amr: g.amr,
     client_id: g.clientId,
     scopes: g.scopes,
-    z_asid: g.session.id as string,
-    ...(g.identity.external_id ? { z_eid: g.identity.external_id as string } : {}),
+    z_asid: g.session.id,
+    ...(g.identity.external_id ? { z_eid: g.identity.external_id } : {}),
     ...(g.identity.is_admin ? { z_ia: true } : {}),
     z_ct: g.configTypes,
     z_aid: g.clientId,
     z_cfs: g.fingerprints,
-    z_sdk: json<Record<string, string> | null>(g.identity.sdk_info, null),
-    z_env: json<Record<string, string> | null>(g.identity.env_info, null),
+    z_sdk: g.identity.sdk_info,
+    z_env: g.identity.env_info,
     z_ra: g.remoteAddress,
     z_ice: cert && !!auth?.is_issued_by_network,
-    ...(g.session.authenticator_id ? { z_authid: g.session.authenticator_id as string } : {}),
+    ...(g.session.authenticator_id ? { z_authid: g.session.authenticator_id } : {}),
     z_cer: cert && !!auth?.is_extend_requested,
     z_ckrr: cert && !!auth?.is_key_roll_requested,
-    z_iccc: !!g.session.improper_client_cert_chain,
+    z_iccc: g.session.improper_client_cert_chain,
   };
 }
 
@@ -494,7 +535,7 @@ async function issue(core: Core, g: Grant, want: { access: boolean; refresh: boo
   const now = core.clock.now();
   const lifetimes = oidcLifetimes(core);
   const iat = epoch(now);
-  const common = { iss: g.issuer, sub: g.identity.id as string, aud: [g.clientId], iat, nbf: iat };
+  const common = { iss: g.issuer, sub: g.identity.id, aud: [g.clientId], iat, nbf: iat };
   const ziti = await zitiClaims(core, g);
   const accessExp = new Date(now.getTime() + lifetimes.access);
   const access = want.access
@@ -524,20 +565,22 @@ async function issue(core: Core, g: Grant, want: { access: boolean; refresh: boo
 }
 
 /** The session a token names, alive, with its identity enabled; invalid_grant otherwise. */
-async function liveSession(core: Core, claims: OidcTokenClaims): Promise<{ session: Row; identity: Row }> {
-  const session = await core.store.getSql<Row>(
+async function liveSession(core: Core, claims: OidcTokenClaims): Promise<{ session: ApiSession; identity: OidcIdentity }> {
+  const session = await getRow(
+    core.store,
+    API_SESSION,
     "SELECT * FROM api_sessions WHERE id = ? AND identity_id = ? AND kind = 'oidc'",
     claims.z_asid,
     claims.sub,
   );
-  const identity = session && (await core.store.getSql<Row>('SELECT * FROM identities WHERE id = ?', session.identity_id));
+  const identity = session && (await getRow(core.store, OIDC_IDENTITY, 'SELECT * FROM identities WHERE id = ?', session.identity_id));
   const now = core.clock.now();
   if (!session || !identity || isDisabled(identity, now) || apiSessionsOf(core).expiresAt(session) <= now)
     throw invalidGrant('the API session has ended');
   return { session, identity };
 }
 
-function grantFromClaims(claims: OidcTokenClaims, live: { session: Row; identity: Row }, issuer: string): Grant {
+function grantFromClaims(claims: OidcTokenClaims, live: { session: ApiSession; identity: OidcIdentity }, issuer: string): Grant {
   return {
     ...live,
     clientId: claims.client_id,
@@ -583,7 +626,7 @@ async function codeGrant(core: Core, t: TokenRequest): Promise<Record<string, un
   const now = core.clock.now();
   // the code is used by this attempt whatever comes of it; a second use of a used code ends what the first made
   const req = await store.tx(async () => {
-    const row = await store.getSql<Row>('SELECT * FROM oidc_auth_requests WHERE code_digest = ?', digest(code));
+    const row = await getRow(store, AUTH_REQUEST, 'SELECT * FROM oidc_auth_requests WHERE code_digest = ?', digest(code));
     if (!row) return undefined;
     const took = await store.runSql(
       'UPDATE oidc_auth_requests SET code_used_at = ? WHERE id = ? AND code_used_at IS NULL',
@@ -591,36 +634,36 @@ async function codeGrant(core: Core, t: TokenRequest): Promise<Record<string, un
       row.id,
     );
     if (took.changes) return row;
-    if (row.api_session_id) await apiSessionsOf(core).remove(row.api_session_id as string);
+    if (row.api_session_id) await apiSessionsOf(core).remove(row.api_session_id);
     core.log.warn({ apiSessionId: row.api_session_id }, 'OIDC authorization code used again: its API session was ended');
     return undefined;
   });
   if (!req) throw invalidGrant('invalid code');
-  const sessionId = req.api_session_id as string | null;
+  const sessionId = req.api_session_id;
   try {
-    if (Date.parse(req.code_expires_at as string) <= now.getTime()) throw invalidGrant('invalid code');
+    if (Date.parse(req.code_expires_at ?? '') <= now.getTime()) throw invalidGrant('invalid code');
     if (!t.form.code_verifier) throw invalidRequest('code_verifier required');
     if (createHash('sha256').update(t.form.code_verifier).digest('base64url') !== req.code_challenge) throw invalidGrant('invalid code_verifier');
     const clientId = clientOf(t, false);
     if (clientId !== req.client_id) throw invalidGrant();
     if (t.form.redirect_uri !== req.redirect_uri) throw invalidGrant('redirect_uri does not correspond');
-    const session = sessionId ? await store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', sessionId) : undefined;
-    const identity = session && (await store.getSql<Row>('SELECT * FROM identities WHERE id = ?', session.identity_id));
+    const session = sessionId ? await getRow(store, API_SESSION, 'SELECT * FROM api_sessions WHERE id = ?', sessionId) : undefined;
+    const identity = session && (await getRow(store, OIDC_IDENTITY, 'SELECT * FROM identities WHERE id = ?', session.identity_id));
     if (!session || !identity || isDisabled(identity, now) || apiSessionsOf(core).isPartial(session)) throw invalidGrant('the login is not complete');
-    const scopes = json<string[]>(req.scopes, []);
-    const configTypes = [...new Set([...json<string[]>(session.config_types, []), ...json<string[]>(req.config_types, [])])];
-    const amr = [...json<string[]>(req.amr, []), ...(session.is_mfa_required && session.is_mfa_complete ? ['totp'] : [])];
+    const scopes = req.scopes;
+    const configTypes = [...new Set([...session.config_types, ...req.config_types])];
+    const amr = [...req.amr, ...(session.is_mfa_required && session.is_mfa_complete ? ['totp'] : [])];
     const g: Grant = {
       session,
       identity,
       clientId,
       scopes,
       amr,
-      authTime: epoch(new Date((req.auth_time as string | null) ?? now.toISOString())),
-      nonce: (req.nonce as string | null) ?? undefined,
+      authTime: epoch(new Date(req.auth_time ?? now.toISOString())),
+      nonce: req.nonce ?? undefined,
       configTypes,
-      fingerprints: json<string[]>(req.cert_fingerprints, []),
-      remoteAddress: req.remote_address as string,
+      fingerprints: req.cert_fingerprints,
+      remoteAddress: req.remote_address,
       issuer: t.issuer,
     };
     const withRefresh = scopes.includes('offline_access');
@@ -676,7 +719,7 @@ async function refreshGrant(core: Core, t: TokenRequest): Promise<Record<string,
   return core.store.tx(async () => {
     if (!(await useRefreshToken(core, claims))) throw invalidGrant('invalid refresh token');
     const tokens = await issue(core, g, { access: true, refresh: true, id: true });
-    await extendSession(core, live.session.id as string, tokens.refreshExp);
+    await extendSession(core, live.session.id, tokens.refreshExp);
     return tokenResponse(tokens, g.scopes);
   });
 }
@@ -718,7 +761,7 @@ async function exchangeGrant(core: Core, t: TokenRequest): Promise<Record<string
       if (!fresh) throw invalidRequest('subject_token is invalid');
     }
     const tokens = await issue(core, g, { access: true, refresh, id: false });
-    if (refresh) await extendSession(core, live.session.id as string, tokens.refreshExp);
+    if (refresh) await extendSession(core, live.session.id, tokens.refreshExp);
     return {
       access_token: tokens.access,
       issued_token_type: requested,
@@ -732,13 +775,20 @@ async function exchangeGrant(core: Core, t: TokenRequest): Promise<Record<string
 
 // ---- userinfo, revocation, logout -----------------------------------------------------------------------------
 
+const USERINFO = rowShape({ id: 'string', name: 'string', is_admin: 'bool', external_id: 'string?' });
+
 /** /oidc/userinfo: who the access token's session belongs to. */
 export async function oidcUserinfo(core: Core, token: string | undefined): Promise<Record<string, unknown>> {
   const resolved = token ? await apiSessionsOf(core).resolve(token) : undefined;
   if (!resolved || resolved.session.kind !== 'oidc') throw new OidcError('invalid_token', 'access token invalid', 401);
-  const identity = await core.store.getSql<Row>('SELECT id, name, is_admin, external_id FROM identities WHERE id = ?', resolved.session.identity_id);
+  const identity = await getRow(
+    core.store,
+    USERINFO,
+    'SELECT id, name, is_admin, external_id FROM identities WHERE id = ?',
+    resolved.session.identity_id,
+  );
   if (!identity) throw new OidcError('invalid_token', 'access token invalid', 401);
-  return { sub: identity.id, name: identity.name, ...(identity.external_id ? { z_eid: identity.external_id } : {}), z_ia: !!identity.is_admin };
+  return { sub: identity.id, name: identity.name, ...(identity.external_id ? { z_eid: identity.external_id } : {}), z_ia: identity.is_admin };
 }
 
 /**
@@ -751,12 +801,14 @@ export async function oidcRevoke(core: Core, t: TokenRequest): Promise<void> {
   if (!token) throw invalidRequest('token missing');
   const claims = (await verifyOidcToken(core, token, TOKEN_TYPE_REFRESH)) ?? (await verifyOidcToken(core, token, TOKEN_TYPE_ACCESS));
   if (claims) {
-    const row = await core.store.getSql<Row>(
+    const row = await getRow(
+      core.store,
+      SESSION_ID,
       "SELECT id FROM api_sessions WHERE id = ? AND identity_id = ? AND kind = 'oidc'",
       claims.z_asid,
       claims.sub,
     );
-    if (row) await apiSessionsOf(core).remove(row.id as string);
+    if (row) await apiSessionsOf(core).remove(row.id);
   }
 }
 
@@ -774,12 +826,14 @@ export async function oidcEndSession(
   if (p.id_token_hint) {
     const claims = await verifyControllerJwt(core, p.id_token_hint, { ignoreExpiry: true });
     if (!claims || typeof claims.sid !== 'string' || typeof claims.sub !== 'string') throw new OidcError('invalid_request', 'id_token_hint invalid');
-    const row = await core.store.getSql<Row>(
+    const row = await getRow(
+      core.store,
+      SESSION_ID,
       "SELECT id FROM api_sessions WHERE id = ? AND identity_id = ? AND kind = 'oidc'",
       claims.sid,
       claims.sub,
     );
-    if (row) await apiSessionsOf(core).remove(row.id as string);
+    if (row) await apiSessionsOf(core).remove(row.id);
   }
   if (!p.post_logout_redirect_uri) return { location: '/oidc/logged-out' };
   return { location: withParams(p.post_logout_redirect_uri, [['state', p.state]]) };

@@ -8,7 +8,8 @@ import { parseInput } from '../validation';
 import { issueFromCsr, spiffeId } from './certificates';
 import { defineResource } from '../entities/define';
 import { listRows, present } from '../entities/resource';
-import { apiSessionsOf } from '../auth/index';
+import { API_SESSION, apiSessionsOf } from '../auth/index';
+import { getRow } from '../store/rows';
 
 const createSchema = z.object({ csr: z.string() });
 
@@ -56,7 +57,7 @@ export async function deleteSessionCertificate(ctx: Ctx, id: string): Promise<vo
 export async function createSessionCertificate(ctx: Ctx, body: unknown): Promise<{ id: string; certificate: string; cas: string }> {
   const input = parseInput(createSchema, body);
   const sessionId = sessionOf(ctx);
-  const session = await ctx.core.store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', sessionId);
+  const session = await getRow(ctx.core.store, API_SESSION, 'SELECT * FROM api_sessions WHERE id = ?', sessionId);
   if (!session) throw notFound('api session');
   const id = newId();
   const cert = await issueFromCsr(ctx.core, {

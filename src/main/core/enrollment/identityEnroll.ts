@@ -2,14 +2,14 @@ import { z } from 'zod';
 import { checkPasswordRules, hashPassword, addCertAuthenticator, addUpdbAuthenticator } from '../auth/index';
 import type { Core } from '../core';
 import { loadAuthPolicy } from '../entities/authPolicies';
-import { externalIdFromCertificate, usableCas, type ExternalIdClaim } from '../entities/cas';
+import { externalIdFromCertificate, usableCas, type CaRow } from '../entities/cas';
 import { passwordSchema, usernameSchema } from '../entities/common';
 import { identities } from '../policy/index';
 import { applyCreate } from '../entities/resource';
 import { validationError } from '../errors';
 import { newId } from '../ids';
 import { chainToAnchor, fingerprintSha1, parseCertificate, peerPems } from '../pki/index';
-import type { Row } from '../store/db';
+import { getRow, rowShape } from '../store/rows';
 import { parseInput } from '../validation';
 import { formatIdentityName, uniqueIdentityName } from './caClaims';
 import { issueFromCsr, spiffeId, type IssuedCertificate } from './certificates';
@@ -23,7 +23,7 @@ import {
   missingCertClaim,
   noValidCas,
 } from '../enrollmentErrors';
-import { enrollmentByToken } from './records';
+import { enrollmentByToken, type Enrollment } from './records';
 
 export interface EnrollmentCerts {
   ca: string;
@@ -36,7 +36,7 @@ async function fingerprintInUse(core: Core, fingerprint: string): Promise<boolea
 }
 
 /** Deletes the enrollment if its token is still the same (a concurrent use or refresh makes the token invalid). */
-async function consume(core: Core, enrollment: Row): Promise<void> {
+async function consume(core: Core, enrollment: Enrollment): Promise<void> {
   if (!(await core.store.runSql('DELETE FROM enrollments WHERE id = ? AND token = ?', enrollment.id, enrollment.token)).changes)
     throw invalidEnrollmentToken();
 }
@@ -49,7 +49,7 @@ export function issueIdentityCertificate(core: Core, identityId: string, csrPem:
 /** One-time token + CSR: the identity gets a network-issued certificate authenticator. */
 export async function enrollOtt(core: Core, token: unknown, csrPem: unknown, field = 'clientCsr'): Promise<EnrollmentCerts> {
   const enrollment = await enrollmentByToken(core, token, ['ott']);
-  const identityId = enrollment.identity_id as string;
+  const identityId = enrollment.identity_id;
   const cert = await issueIdentityCertificate(core, identityId, csrPem, field);
   await core.store.tx(async () => {
     await consume(core, enrollment);
@@ -59,7 +59,7 @@ export async function enrollOtt(core: Core, token: unknown, csrPem: unknown, fie
 }
 
 /** The presented client certificate and the CA (of `cas`) it chains to, or CERT_FAILED_VALIDATION. */
-function presentedCertificate(core: Core, peerCertificates: Buffer[], cas: Array<{ row: Row; anchors: string[] }>): { leaf: string; ca: Row } {
+function presentedCertificate(core: Core, peerCertificates: Buffer[], cas: Array<{ row: CaRow; anchors: string[] }>): { leaf: string; ca: CaRow } {
   const [leaf, ...intermediates] = peerPems(peerCertificates);
   if (!leaf) throw certFailedValidation({ field: 'clientCertificate', reason: 'no client certificate was presented on the TLS connection' });
   const now = core.clock.now();
@@ -81,15 +81,17 @@ export async function enrollOttCa(core: Core, token: unknown, peerCertificates: 
   await core.store.tx(async () => {
     await consume(core, enrollment);
     await addCertAuthenticator(core, {
-      identityId: enrollment.identity_id as string,
+      identityId: enrollment.identity_id,
       certPem: leaf,
       fingerprint,
-      caId: ca.row.id as string,
+      caId: ca.row.id,
       issuedByNetwork: false,
     });
   });
   return {};
 }
+
+const POLICY_OF = rowShape({ id: 'string', auth_policy_id: 'string' });
 
 const updbBody = z.object({ username: usernameSchema.optional(), password: passwordSchema }).passthrough();
 
@@ -100,8 +102,8 @@ export async function enrollUpdb(core: Core, token: unknown, body: unknown): Pro
   if (input.username !== undefined && input.username !== enrollment.username) {
     throw validationError('username', 'must be the username of the enrollment', input.username);
   }
-  const identity = (await core.store.getSql<Row>('SELECT id, auth_policy_id FROM identities WHERE id = ?', enrollment.identity_id))!;
-  checkPasswordRules((await loadAuthPolicy(core.system, identity.auth_policy_id as string)).primary.updb, input.password);
+  const identity = (await getRow(core.store, POLICY_OF, 'SELECT id, auth_policy_id FROM identities WHERE id = ?', enrollment.identity_id))!;
+  checkPasswordRules((await loadAuthPolicy(core.system, identity.auth_policy_id)).primary.updb, input.password);
   const hasUpdb = async () => !!(await core.store.getSql("SELECT 1 FROM authenticators WHERE identity_id = ? AND method = 'updb'", identity.id));
   if (await hasUpdb()) throw authenticatorMethodMax();
   const hash = await hashPassword(input.password);
@@ -109,7 +111,7 @@ export async function enrollUpdb(core: Core, token: unknown, body: unknown): Pro
     // again with the write: one made during the hash (POST /authenticators) counts
     if (await hasUpdb()) throw authenticatorMethodMax();
     await consume(core, enrollment);
-    await addUpdbAuthenticator(core, identity.id as string, enrollment.username as string, hash);
+    await addUpdbAuthenticator(core, identity.id, enrollment.username ?? '', hash);
   });
   return {};
 }
@@ -149,7 +151,7 @@ export async function enrollCa(core: Core, peerCertificates: Buffer[], body: unk
   const cas = await usableCas(core.system, 'is_auto_ca_enrollment_enabled');
   if (!cas.length) throw noValidCas();
   const { leaf, ca } = presentedCertificate(core, peerCertificates, cas);
-  const claim = ca.external_id_claim ? (JSON.parse(ca.external_id_claim as string) as ExternalIdClaim) : null;
+  const claim = ca.external_id_claim;
   const externalId = claim ? externalIdFromCertificate(leaf, claim) : undefined;
   if (claim && !externalId) throw missingCertClaim();
   const fingerprint = fingerprintSha1(leaf);
@@ -157,9 +159,9 @@ export async function enrollCa(core: Core, peerCertificates: Buffer[], body: unk
   if (!externalId && (await fingerprintInUse(core, fingerprint))) throw certInUse();
   const requested = body && typeof body === 'object' && typeof (body as { name?: unknown }).name === 'string' ? (body as { name: string }).name : '';
   const id = newId();
-  const name = formatIdentityName(ca.identity_name_format as string, {
-    caName: ca.name as string,
-    caId: ca.id as string,
+  const name = formatIdentityName(ca.identity_name_format ?? '', {
+    caName: ca.name,
+    caId: ca.id,
     commonName: parseCertificate(leaf).subjectCN,
     requestedName: requested || id,
     identityId: id,
@@ -168,10 +170,10 @@ export async function enrollCa(core: Core, peerCertificates: Buffer[], body: unk
     await createEnrolledIdentity(core, {
       id,
       name: await uniqueIdentityName(core.store, name),
-      roleAttributes: JSON.parse(ca.identity_roles as string),
+      roleAttributes: ca.identity_roles,
       externalId: externalId ?? null,
     });
-    if (!externalId) await addCertAuthenticator(core, { identityId: id, certPem: leaf, fingerprint, caId: ca.id as string, issuedByNetwork: false });
+    if (!externalId) await addCertAuthenticator(core, { identityId: id, certPem: leaf, fingerprint, caId: ca.id, issuedByNetwork: false });
   });
   return {};
 }

@@ -9,7 +9,7 @@ import { applySystemCreate } from '../entities/resource';
 import { defineResource } from '../entities/define';
 import { scalar } from '../query/fields';
 import { usernameSchema } from '../entities/common';
-import type { Row } from '../store/db';
+import { getRow, type Decoded } from '../store/rows';
 import { parseInput } from '../validation';
 import { enrollmentExists, enrollmentExpired, invalidEnrollmentToken } from '../enrollmentErrors';
 import { signEnrollmentJwt } from './jwt';
@@ -109,7 +109,7 @@ export async function refreshEnrollment(ctx: Ctx, id: string, body: unknown): Pr
   const store = ctx.core.store;
   // read and written in one transaction: an enrollment used or deleted meanwhile is 404
   await store.tx(async () => {
-    const row = await store.getSql<Row>('SELECT * FROM enrollments WHERE id = ?', id);
+    const row = await getRow(store, enrollments.shape, 'SELECT * FROM enrollments WHERE id = ?', id);
     if (!row) throw notFound('enrollment');
     const expiresAt = futureExpiry(ctx.core, input.expiresAt);
     const token = randomUUID();
@@ -117,7 +117,7 @@ export async function refreshEnrollment(ctx: Ctx, id: string, body: unknown): Pr
     await store.runSql(
       'UPDATE enrollments SET token = ?, jwt = ?, issued_at = ?, expires_at = ?, updated_at = ? WHERE id = ?',
       token,
-      signEnrollmentJwt(ctx.core, { em: row.method as IdentityEnrollMethod, sub: row.identity_id as string, jti: token, exp: expiresAt }),
+      signEnrollmentJwt(ctx.core, { em: row.method as IdentityEnrollMethod, sub: row.identity_id, jti: token, exp: expiresAt }),
       now,
       expiresAt.toISOString(),
       now,
@@ -127,10 +127,11 @@ export async function refreshEnrollment(ctx: Ctx, id: string, body: unknown): Pr
 }
 
 /** The outstanding enrollment for a token; unknown tokens and other methods are INVALID_ENROLLMENT_TOKEN, late ones ENROLLMENT_EXPIRED. */
-export async function enrollmentByToken(core: Core, token: unknown, methods: readonly string[]): Promise<Row> {
-  const row = typeof token === 'string' && token ? await core.store.getSql<Row>('SELECT * FROM enrollments WHERE token = ?', token) : undefined;
-  if (!row || !methods.includes(row.method as string)) throw invalidEnrollmentToken();
-  if ((row.expires_at as string) <= core.clock.now().toISOString()) throw enrollmentExpired();
+export async function enrollmentByToken(core: Core, token: unknown, methods: readonly string[]): Promise<Enrollment> {
+  const row =
+    typeof token === 'string' && token ? await getRow(core.store, enrollments.shape, 'SELECT * FROM enrollments WHERE token = ?', token) : undefined;
+  if (!row || !methods.includes(row.method)) throw invalidEnrollmentToken();
+  if (row.expires_at <= core.clock.now().toISOString()) throw enrollmentExpired();
   return row;
 }
 
@@ -153,13 +154,13 @@ export const enrollments = defineResource({
   table: 'enrollments',
   permission: 'enrollment',
   fields: {
-    method: { codec: 'string', filter: true },
-    identityId: { codec: 'string', filter: true },
+    method: { codec: 'string', notNull: true, filter: true },
+    identityId: { codec: 'string', notNull: true, filter: true },
     caId: { codec: 'string', filter: true },
     username: { codec: 'string', whenNull: '', filter: true },
-    token: { codec: 'string', filter: true },
-    jwt: { codec: 'string' },
-    expiresAt: { codec: 'datetime', filter: true },
+    token: { codec: 'string', notNull: true, filter: true },
+    jwt: { codec: 'string', notNull: true },
+    expiresAt: { codec: 'datetime', notNull: true, filter: true },
   },
   filters: { identity: scalar('string', 't.identity_id') },
   refs: {
@@ -181,3 +182,6 @@ export const enrollments = defineResource({
     for (const item of items) if (item.identity) (item.identity as Record<string, unknown>).urlName = 'identities';
   },
 });
+
+/** An enrollment's row, decoded through its declaration. */
+export type Enrollment = Decoded<typeof enrollments.shape>;

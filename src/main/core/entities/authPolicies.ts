@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import type { Ctx } from '../context';
 import { conflict, referencedEntity, validationError } from '../errors';
-import type { Row } from '../store/db';
 import { nameSchema, nullableTags } from './common';
 import { defineResource } from './define';
-import { decode } from './resource';
+import { decodeRow, getRow } from '../store/rows';
 
 export const DEFAULT_AUTH_POLICY_ID = 'default';
 
@@ -71,15 +70,10 @@ const deepPartial = z.object({
 });
 
 export async function loadAuthPolicy(ctx: Ctx, id: string): Promise<AuthPolicy> {
-  const row =
-    (await ctx.core.store.getSql<Row>('SELECT * FROM auth_policies WHERE id = ?', id)) ??
-    (await ctx.core.store.getSql<Row>('SELECT * FROM auth_policies WHERE id = ?', DEFAULT_AUTH_POLICY_ID))!;
-  return {
-    id: row.id as string,
-    name: row.name as string,
-    primary: JSON.parse(row.primary_json as string),
-    secondary: JSON.parse(row.secondary_json as string),
-  };
+  const { store } = ctx.core;
+  const sql = 'SELECT * FROM auth_policies WHERE id = ?';
+  const row = (await getRow(store, authPolicies.shape, sql, id)) ?? (await getRow(store, authPolicies.shape, sql, DEFAULT_AUTH_POLICY_ID))!;
+  return { id: row.id, name: row.name, primary: row.primary_json, secondary: row.secondary_json };
 }
 
 async function checkSigners(ctx: Ctx, p: AuthPolicyPrimary, s: AuthPolicySecondary): Promise<void> {
@@ -117,14 +111,15 @@ export const authPolicies = defineResource({
     let primary = input.primary!;
     let secondary = input.secondary!;
     if (op === 'patch') {
-      const cur = decode('json', existing!.primary_json) as AuthPolicyPrimary;
+      const stored = decodeRow(authPolicies.shape, existing!);
+      const cur = stored.primary_json;
       const p = (input.primary ?? {}) as z.infer<typeof deepPartial>;
       primary = {
         cert: { ...cur.cert, ...strip(p.cert) },
         extJwt: { ...cur.extJwt, ...strip(p.extJwt) },
         updb: { ...cur.updb, ...strip(p.updb) },
       };
-      secondary = { ...(decode('json', existing!.secondary_json) as AuthPolicySecondary), ...strip(input.secondary) };
+      secondary = { ...stored.secondary_json, ...strip(input.secondary) };
     }
     await checkSigners(ctx, primary, secondary);
     return { primary_json: JSON.stringify(primary), secondary_json: JSON.stringify(secondary) };

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { validationError } from '../errors';
 import type { Ctx } from '../context';
 import { certificateDer, PkiError, parseCertificate, splitPemBundle, x509, type CertificateInfo } from '../pki/index';
-import type { Row } from '../store/db';
+import { allRows, type Decoded } from '../store/rows';
 import { certificateIsNotCa } from '../enrollmentErrors';
 import { nameSchema, nullableTags } from './common';
 import { defineResource } from './define';
@@ -104,6 +104,9 @@ export const cas = defineResource({
   },
 });
 
+/** A CA's row, decoded through its declaration. */
+export type CaRow = Decoded<typeof cas.shape>;
+
 function candidates(certPem: string, location: ExternalIdClaim['location']): string[] {
   const info = parseCertificate(certPem);
   if (location === 'COMMON_NAME') return info.subjectCN ? [info.subjectCN] : [];
@@ -146,9 +149,9 @@ export function externalIdFromCertificate(certPem: string, claim: ExternalIdClai
 export async function usableCas(
   ctx: Ctx,
   flag: 'is_auth_enabled' | 'is_auto_ca_enrollment_enabled' | 'is_ott_ca_enrollment_enabled',
-): Promise<Array<{ row: Row; anchors: string[] }>> {
-  return (await ctx.core.store.allSql<Row>(`SELECT * FROM cas WHERE is_verified = 1 AND ${flag} = 1 ORDER BY created_at, id`)).map((row) => ({
+): Promise<Array<{ row: CaRow; anchors: string[] }>> {
+  return (await allRows(ctx.core.store, cas.shape, `SELECT * FROM cas WHERE is_verified = 1 AND ${flag} = 1 ORDER BY created_at, id`)).map((row) => ({
     row,
-    anchors: splitPemBundle(row.cert_pem as string),
+    anchors: splitPemBundle(row.cert_pem),
   }));
 }

@@ -5,6 +5,7 @@ import type { FieldType, QueryFields, ScalarField, SetField } from '../query/com
 import { scalar } from '../query/fields';
 import { roleAttributesField } from '../query/roleFields';
 import type { Row } from '../store/db';
+import type { ColumnCodec, Decoded, Json, NullableJson, RowShape, Stored } from '../store/rows';
 import { attributesSchema, tagsSchema } from './common';
 import { declare, type ApiObject, type Codec, type ColumnSpec, type FilterRef, type RefSpec, type ResourceDef, type WriteOp } from './resource';
 
@@ -37,19 +38,31 @@ export interface FieldDef {
   shown?: boolean;
   /** what the API shows while the column is NULL (ColumnSpec.whenNull) */
   whenNull?: unknown;
+  /** the column is NOT NULL though bodies need not give it (read-only or defaulted): rows type it non-null */
+  notNull?: true;
 }
 
 type Fields = Record<string, FieldDef>;
 
-/** A stored value by codec, as SQLite hands it back. */
-type Stored<C extends Codec> = C extends 'int' | 'bool' ? number : string;
 type Snake<S extends string> = S extends `${infer C}${infer R}` ? `${C extends Lowercase<C> ? C : `_${Lowercase<C>}`}${Snake<R>}` : S;
 type ColumnOf<K extends string, F extends FieldDef> = F['column'] extends string ? F['column'] : F['column'] extends false ? never : Snake<K>;
+/** A field's column codec (store/rows.ts): nullable unless required or notNull; JSON typed by its body schema. */
+type CodecOf<F extends FieldDef> = F['required'] extends true | 'create' ? Strict<F> : F['notNull'] extends true ? Strict<F> : Loose<F>;
+type Strict<F extends FieldDef> = F['codec'] extends 'json' ? (F['schema'] extends z.ZodType<infer T> ? Json<T> : 'json') : F['codec'];
+type Loose<F extends FieldDef> = F['codec'] extends 'json' ? (F['schema'] extends z.ZodType<infer T> ? NullableJson<T> : 'json?') : `${F['codec']}?`;
 
-/** A row of a declared type: its declared columns typed, anything else (system columns) unknown. */
-export type RowOf<F extends Fields> = { id: string; created_at: string; updated_at: string; tags: string } & {
-  [K in keyof F & string as ColumnOf<K, F[K]>]: Stored<F[K]['codec']> | null;
-} & Row;
+/** The row shape of a declared type's table: the common columns and each field's column by its codec. */
+export type ShapeOf<F extends Fields> = { id: 'string'; created_at: 'datetime'; updated_at: 'datetime'; tags: Json<Record<string, unknown>> } & {
+  [K in keyof F & string as ColumnOf<K, F[K]>]: CodecOf<F[K]>;
+};
+
+/** A row of a declared type as stored (what the hooks get): its declared columns typed, anything else (system columns) unknown. */
+export type RowOf<F extends Fields> = Stored<ShapeOf<F>> & Row;
+/** A row of a declared type decoded through its codecs (`decodeRow(def.shape, row)`). */
+export type DecodedOf<F extends Fields> = Decoded<ShapeOf<F>>;
+
+/** A declared type: its runtime declaration with its row shape typed. */
+export type Declared<F extends Fields> = ResourceDef & { readonly shape: ShapeOf<F> & RowShape };
 
 /** A parsed write body: every writable field (null only where the PATCH-null rule keeps it), tags, roleAttributes. */
 export type InputOf<F extends Fields> = {
@@ -107,12 +120,13 @@ const roleAttributes = (kind: RoleKind): FieldDef => ({
 });
 
 /** Derives a resource type's runtime declaration (`ResourceDef`) from its fields. */
-export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>): ResourceDef {
+export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>): Declared<F> {
   if (d.roleKind && ROLE_KINDS[d.roleKind].table !== d.table) {
     throw new Error(`${d.entity}: role kind ${d.roleKind} lives in table ${ROLE_KINDS[d.roleKind].table}, not ${d.table}`);
   }
   const fields: Fields = { ...d.fields, ...(d.roleKind && { roleAttributes: roleAttributes(d.roleKind) }) };
   const columns: Record<string, ColumnSpec> = {};
+  const shape: Record<string, ColumnCodec> = { id: 'string', created_at: 'datetime', updated_at: 'datetime', tags: 'json' };
   const filters: QueryFields = {};
   const create: Record<string, z.ZodType> = {};
   const update: Record<string, z.ZodType> = {};
@@ -127,6 +141,7 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
         ...(f.shown === false && { shown: false }),
         ...('whenNull' in f && { whenNull: f.whenNull }),
       };
+      shape[column] = f.required || f.notNull ? f.codec : `${f.codec}?`;
       if (f.filter === true) filters[name] = scalar(FILTER_TYPE[f.codec]!, `t.${column}`);
     }
     if (f.filter && f.filter !== true) filters[name] = f.filter;
@@ -137,6 +152,7 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
     update[name] = f.required === true ? given : given.optional();
     patch[name] = f.schema.nullable().optional();
   }
+  for (const r of Object.values(d.refs ?? {})) shape[r.column] ??= 'string?';
   const tags = TAGS.schema!.nullable().optional();
   const writable = d.writable !== false;
   const normalize = nullRules({ ...fields, tags: { ...TAGS, ...d.tags } });
@@ -147,6 +163,7 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
     permission: d.permission,
     roleKind: d.roleKind,
     columns,
+    shape,
     fields: { ...filters, ...d.filters },
     defaultSort: d.defaultSort,
     refs: d.refs,
@@ -174,7 +191,7 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
     associations: d.associations,
     migrations: d.migrations,
     handlers: d.handlers,
-  });
+  }) as Declared<F>;
 }
 
 /**

@@ -8,6 +8,7 @@ import { pageQuery, type ListParams, type Page } from '../query/list';
 import { scalar } from '../query/fields';
 import { textIndexChooser, withTextIndexes } from '../query/textIndex';
 import { constraintBroken, type Row, type Store } from '../store/db';
+import { decode, encode, isDecoded, type Codec, type RowShape } from '../store/rows';
 import type { Migration } from '../store/migrations/index';
 import { parseInput } from '../validation';
 import type { RoleKind } from '../../../shared/roleKinds';
@@ -18,7 +19,7 @@ import { passGate, type GateOp } from './writeGate';
  * One declaration per resource type drives list/get/create/update/patch/delete, filterable fields, links,
  * refs and the serialized shape. Resource modules add only what is special about them through hooks.
  */
-export type Codec = 'string' | 'int' | 'bool' | 'json' | 'datetime';
+export type { Codec };
 export interface ColumnSpec {
   column: string;
   codec: Codec;
@@ -53,6 +54,8 @@ export interface ResourceDef {
   permission: PermissionGroup;
   /** API field -> storage column (read back and, unless write:false, written from bodies) */
   columns: Record<string, ColumnSpec>;
+  /** the row shape of its table (store/rows.ts): `decodeRow(def.shape, row)` reads a row through the codecs */
+  shape: RowShape;
   /** filterable/sortable fields beyond id, createdAt, updatedAt, tags.* */
   fields: QueryFields;
   /** ORDER BY used when the filter has no `sort by` */
@@ -160,35 +163,6 @@ export function filterFields(def: ResourceDef): QueryFields {
   return fields;
 }
 
-// ---- encoding -------------------------------------------------------------------------------------
-
-export function encode(codec: Codec, v: unknown): unknown {
-  if (v === undefined) return undefined;
-  if (v === null) return codec === 'json' ? null : null;
-  switch (codec) {
-    case 'json':
-      return JSON.stringify(v);
-    case 'bool':
-      return v ? 1 : 0;
-    case 'datetime':
-      return v instanceof Date ? v.toISOString() : v;
-    default:
-      return v;
-  }
-}
-
-export function decode(codec: Codec, v: unknown): unknown {
-  if (v === null || v === undefined) return v === undefined ? undefined : null;
-  switch (codec) {
-    case 'json':
-      return JSON.parse(v as string);
-    case 'bool':
-      return v === 1 || v === true;
-    default:
-      return v;
-  }
-}
-
 // ---- reading --------------------------------------------------------------------------------------
 
 export async function findRow(store: Store, def: ResourceDef, id: string): Promise<Row | undefined> {
@@ -220,7 +194,10 @@ function columnList(def: ResourceDef) {
   return list;
 }
 
-/** Serializes rows into the API shape: base fields, declared columns, refs, links, then the decorate hook. */
+/**
+ * Serializes rows into the API shape: base fields, declared columns, refs, links, then the decorate hook. The rows are
+ * as stored, or decoded through `def.shape` (store/rows.ts), whose values are taken as they are.
+ */
 export async function present(ctx: Ctx, def: ResourceDef, rows: Row[]): Promise<ApiObject[]> {
   const refs = Object.entries(def.refs ?? {});
   const refNames = new Map<string, Map<string, string>>();
@@ -230,7 +207,8 @@ export async function present(ctx: Ctx, def: ResourceDef, rows: Row[]): Promise<
   }
   const columns = columnList(def);
   const items = rows.map((row) => {
-    const id = row.id as string;
+    const id = String(row.id);
+    const read = isDecoded(row) ? (_codec: Codec, v: unknown) => v : decode;
     const links: Record<string, { href: string }> = { self: { href: `./${def.entity}/${id}` } };
     for (const name in def.associations) links[name] = { href: `./${def.entity}/${id}/${name}` };
     if (def.links) {
@@ -242,15 +220,15 @@ export async function present(ctx: Ctx, def: ResourceDef, rows: Row[]): Promise<
       id,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
-      tags: decode('json', row.tags) ?? {},
+      tags: read('json', row.tags) ?? {},
     };
     for (const c of columns) {
-      const v = decode(c.codec, row[c.column]);
+      const v = read(c.codec, row[c.column]);
       item[c.field] = v === null && !c.nullable ? c.whenNull : v;
     }
     for (const [field, spec] of refs) {
-      const refId = row[spec.column] as string | null;
-      item[field] = refId ? ref(spec.entity, refId, refNames.get(field)!.get(refId)) : null;
+      const refId = row[spec.column];
+      item[field] = typeof refId === 'string' && refId ? ref(spec.entity, refId, refNames.get(field)!.get(refId)) : null;
     }
     return item;
   });

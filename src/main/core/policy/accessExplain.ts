@@ -1,3 +1,5 @@
+import { API_SESSION } from '../auth/index';
+import { getRow } from '../store/rows';
 import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { identities } from './identities';
@@ -307,7 +309,7 @@ export async function explainAccess(ctx: Ctx, identityId: string, serviceId: str
     const sc = await classFor(core, 'service', serviceId);
 
     // service policies, with their posture checks evaluated on the identity's latest API session
-    const session = await store.getSql<Row>('SELECT * FROM api_sessions WHERE identity_id = ? ORDER BY created_at DESC LIMIT 1', identityId);
+    const session = await getRow(store, API_SESSION, 'SELECT * FROM api_sessions WHERE identity_id = ? ORDER BY created_at DESC LIMIT 1', identityId);
     const input = await evaluationInput(core, identityId, session);
     const policies = ic === NO_CLASS || sc === NO_CLASS ? [] : await policyPostureChecks(store, ic, [sc]);
     const semantics = new Map(
@@ -325,8 +327,8 @@ export async function explainAccess(ctx: Ctx, identityId: string, serviceId: str
           const checks = p.checks.map((c): PostureCheckResult => {
             const passes = checkPasses(c, input);
             return {
-              ...ref('posture-checks', c.id as string, c.name as string),
-              typeId: c.type_id as string,
+              ...ref('posture-checks', c.id, c.name),
+              typeId: c.type_id,
               passes,
               ...(passes ? {} : { failure: failureOf(c, input) }),
             };

@@ -1,6 +1,6 @@
 import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
-import { authenticators, updateCredentials } from '../auth/index';
+import { authenticators, updateCredentials, type ApiSession } from '../auth/index';
 import { edgeRouters } from './edgeRouters';
 import { identities } from './identities';
 import { listRows, present, requireRow, type ApiObject } from '../entities/resource';
@@ -76,7 +76,7 @@ async function ownSession(ctx: Ctx, id: string): Promise<Row> {
 }
 
 /** A Dial or Bind session of the caller's API session (sessionGrant.ts), shown as created. */
-export async function createCallerSession(ctx: Ctx, apiSession: Row, body: unknown): Promise<ApiObject> {
+export async function createCallerSession(ctx: Ctx, apiSession: ApiSession, body: unknown): Promise<ApiObject> {
   const id = await createSession(ctx, apiSession, body);
   return (await callerSessionView(ctx, [await requireRow(ctx.core.store, sessions, id)]))[0]!;
 }

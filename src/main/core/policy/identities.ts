@@ -3,6 +3,7 @@ import { PERMISSIONS } from '../permissions';
 import type { Ctx } from '../context';
 import { conflict, validationError } from '../errors';
 import type { Row } from '../store/db';
+import { allRows, decodeRow, rowShape } from '../store/rows';
 import { isDisabled, decorateMfaEnabled } from '../auth/index';
 import { DEFAULT_AUTH_POLICY_ID } from '../entities/authPolicies';
 import { costSchema, nameSchema, precedenceSchema, tagsSchema } from '../entities/common';
@@ -92,10 +93,25 @@ export const identities = defineResource({
   },
 });
 
+const DISABLED_STATE = rowShape({ id: 'string', disabled: 'bool', disabled_until: 'datetime?' });
+const AUTHENTICATOR_VIEW = rowShape({ id: 'string', identity_id: 'string', method: 'string', username: 'string?', fingerprint: 'string?' });
+const ENROLLMENT = rowShape({
+  id: 'string',
+  method: 'string',
+  identity_id: 'string',
+  ca_id: 'string?',
+  username: 'string?',
+  token: 'string',
+  jwt: 'string',
+  expires_at: 'datetime',
+});
+
 async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Promise<void> {
   const store = ctx.core.store;
   const ids = JSON.stringify(rows.map((r) => r.id));
-  const auths = await store.allSql<Row>(
+  const auths = await allRows(
+    store,
+    AUTHENTICATOR_VIEW,
     'SELECT id, identity_id, method, username, fingerprint FROM authenticators WHERE identity_id IN (SELECT value FROM json_each(?))',
     ids,
   );
@@ -109,14 +125,14 @@ async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Pr
   );
   const now = ctx.core.clock.now();
   items.forEach((item, i) => {
-    const row = rows[i]!;
+    const row = decodeRow(DISABLED_STATE, rows[i]!);
     const authenticators: Record<string, unknown> = {};
     for (const a of auths.filter((x) => x.identity_id === row.id)) {
       if (a.method === 'updb') authenticators.updb = { id: a.id, username: a.username };
       if (a.method === 'cert') authenticators.cert = { id: a.id, fingerprint: a.fingerprint };
     }
     item.authenticators = authenticators;
-    item.hasApiSession = sessions.has(row.id as string);
+    item.hasApiSession = sessions.has(row.id);
     item.disabled = isDisabled(row, now);
     if (!item.disabled) {
       item.disabledAt = null;
@@ -135,22 +151,23 @@ async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Pr
 export async function decorateIdentityEnrollments(ctx: Ctx, items: ApiObject[], rows: Row[]): Promise<void> {
   if (!rows.length) return;
   const store = ctx.core.store;
-  const enrollments = await store.allSql<Row>(
+  const enrollments = await allRows(
+    store,
+    ENROLLMENT,
     'SELECT * FROM enrollments WHERE identity_id IN (SELECT value FROM json_each(?))',
     JSON.stringify(rows.map((r) => r.id)),
   );
-  const caNames = await namesById(store, 'cas', [...new Set(enrollments.map((e) => e.ca_id).filter((v): v is string => !!v))]);
+  const caNames = await namesById(store, 'cas', [...new Set(enrollments.flatMap((e) => (e.ca_id ? [e.ca_id] : [])))]);
   const byIdentity = new Map<string, Record<string, unknown>>();
   for (const e of enrollments) {
     const view: Record<string, unknown> = { id: e.id, token: e.token, jwt: e.jwt, expiresAt: e.expires_at };
-    if (e.method === 'ottca')
-      Object.assign(view, { caId: e.ca_id, ca: e.ca_id ? ref('cas', e.ca_id as string, caNames.get(e.ca_id as string)) : null });
+    if (e.method === 'ottca') Object.assign(view, { caId: e.ca_id, ca: e.ca_id ? ref('cas', e.ca_id, caNames.get(e.ca_id)) : null });
     if (e.method === 'updb') view.username = e.username;
-    const entry = byIdentity.get(e.identity_id as string) ?? {};
-    entry[e.method as string] = view;
-    byIdentity.set(e.identity_id as string, entry);
+    const entry = byIdentity.get(e.identity_id) ?? {};
+    entry[e.method] = view;
+    byIdentity.set(e.identity_id, entry);
   }
   items.forEach((item, i) => {
-    item.enrollment = byIdentity.get(rows[i]!.id as string) ?? {};
+    item.enrollment = byIdentity.get(String(rows[i]!.id)) ?? {};
   });
 }

@@ -1,8 +1,18 @@
 import type { Core } from '../core';
 import { ApiError } from '../errors';
-import type { Row, Store } from '../store/db';
-import { checkPasses, emptyPostureData, failureOf, type EvaluationInput, type MfaState, type PostureData } from './postureEvaluation';
-import { isTotpEnrolled } from '../auth/index';
+import type { Store } from '../store/db';
+import { allRows, json, rowShape } from '../store/rows';
+import {
+  checkPasses,
+  emptyPostureData,
+  failureOf,
+  POSTURE_CHECK,
+  type EvaluationInput,
+  type MfaState,
+  type PostureCheck,
+  type PostureData,
+} from './postureEvaluation';
+import { isTotpEnrolled, type ApiSession } from '../auth/index';
 
 /** Failed session requests kept per identity for `/identities/{id}/failed-service-requests`. */
 export const MAX_FAILURES_PER_IDENTITY = 50;
@@ -26,13 +36,16 @@ export async function savePostureData(core: Core, identityId: string, data: Post
  * The MFA state of an API session. Seam with the MFA module: it marks a session `is_mfa_complete` and records
  * `mfa_passed_at` when a TOTP or recovery code is proven; an identity without a verified TOTP enrollment never passes.
  */
-export async function mfaStateOf(core: Core, apiSession: Row): Promise<MfaState> {
-  const passed = !!apiSession.is_mfa_complete && (await isTotpEnrolled(core, apiSession.identity_id as string));
-  const at = (apiSession.mfa_passed_at as string | null | undefined) ?? (apiSession.updated_at as string);
-  return { apiSessionId: apiSession.id as string, passedAt: passed ? at : null };
+export async function mfaStateOf(
+  core: Core,
+  apiSession: Pick<ApiSession, 'id' | 'identity_id' | 'is_mfa_complete' | 'mfa_passed_at' | 'updated_at'>,
+): Promise<MfaState> {
+  const passed = apiSession.is_mfa_complete && (await isTotpEnrolled(core, apiSession.identity_id));
+  const at = apiSession.mfa_passed_at ?? apiSession.updated_at;
+  return { apiSessionId: apiSession.id, passedAt: passed ? at : null };
 }
 
-export async function evaluationInput(core: Core, identityId: string, apiSession: Row | undefined): Promise<EvaluationInput> {
+export async function evaluationInput(core: Core, identityId: string, apiSession: ApiSession | undefined): Promise<EvaluationInput> {
   return {
     data: await loadPostureData(core.store, identityId),
     mfa: apiSession ? await mfaStateOf(core, apiSession) : { apiSessionId: '', passedAt: null },
@@ -45,8 +58,18 @@ export interface PolicyChecks {
   policyName: string;
   type: 'Dial' | 'Bind';
   serviceClass: number;
-  checks: Row[];
+  checks: PostureCheck[];
 }
+
+const POLICY_CHECK = rowShape({ ...POSTURE_CHECK, policy_id: 'string' });
+const FAILURE = rowShape({
+  api_session_id: 'string',
+  policy_failures: json<unknown>(),
+  service_id: 'string',
+  service_name: 'string',
+  session_type: 'string',
+  at: 'datetime',
+});
 
 /** Whether any posture check exists (when none does, OpenZiti shows placeholder posture queries). */
 export const anyPostureChecks = async (store: Store): Promise<boolean> => !!(await store.getSql('SELECT 1 FROM posture_checks LIMIT 1'));
@@ -67,8 +90,10 @@ export async function policyPostureChecks(store: Store, identityClass: number | 
     identityClass,
   );
   const ids = [...new Set(policies.map((p) => p.id))];
-  const checks = new Map<string, Row[]>();
-  for (const c of await store.allSql<Row & { policy_id: string }>(
+  const checks = new Map<string, PostureCheck[]>();
+  for (const c of await allRows(
+    store,
+    POLICY_CHECK,
     `SELECT cp.policy_id, pc.* FROM class_policies cp
      JOIN role_class_members m ON m.kind = 'posture-check' AND m.class_id = cp.class_id
      JOIN posture_checks pc ON pc.id = m.entity_id
@@ -94,9 +119,9 @@ export interface PostureOutcome {
 export function evaluateGrant(policies: PolicyChecks[], type: string, input: EvaluationInput): PostureOutcome {
   const relevant = policies.filter((p) => p.type === type);
   const cache = new Map<string, boolean>();
-  const passes = (c: Row) => {
-    if (!cache.has(c.id as string)) cache.set(c.id as string, checkPasses(c, input));
-    return cache.get(c.id as string)!;
+  const passes = (c: PostureCheck) => {
+    if (!cache.has(c.id)) cache.set(c.id, checkPasses(c, input));
+    return cache.get(c.id)!;
   };
   const passing = relevant.filter((p) => p.checks.every(passes));
   if (passing.length || !relevant.length) return { passed: true, passingPolicyIds: passing.map((p) => p.policyId) };
@@ -154,9 +179,9 @@ export async function postureFailure(
 
 /** `/identities/{id}/failed-service-requests`, newest first. */
 export async function failedServiceRequests(store: Store, identityId: string): Promise<Array<Record<string, unknown>>> {
-  return (await store.allSql<Row>('SELECT * FROM posture_failures WHERE identity_id = ? ORDER BY id DESC', identityId)).map((r) => ({
+  return (await allRows(store, FAILURE, 'SELECT * FROM posture_failures WHERE identity_id = ? ORDER BY id DESC', identityId)).map((r) => ({
     apiSessionId: r.api_session_id,
-    policyFailures: JSON.parse(r.policy_failures as string),
+    policyFailures: r.policy_failures,
     serviceId: r.service_id,
     serviceName: r.service_name,
     sessionType: r.session_type,

@@ -1,4 +1,4 @@
-import type { Row } from '../store/db';
+import { json, rowShape, type Decoded } from '../store/rows';
 import { satisfies } from './semverRange';
 
 /** What an identity's SDKs reported (stored per identity; per-API-session parts keyed by session id). */
@@ -39,10 +39,22 @@ export const emptyPostureData = (): PostureData => ({ processes: [], sessions: {
 export const cleanHex = (s: string) => s.toLowerCase().replace(/[^0-9a-z]/g, '');
 
 type Details = Record<string, unknown>;
-const detailsOf = (check: Row): Details => JSON.parse(check.details as string);
 
-function mfaTimes(check: Row, input: EvaluationInput) {
-  const d = detailsOf(check);
+/** A posture check's row: its type-specific fields are `details`. */
+export const POSTURE_CHECK = rowShape({
+  id: 'string',
+  name: 'string',
+  type_id: 'string',
+  version: 'int',
+  details: json<Details>(),
+  created_at: 'datetime',
+  updated_at: 'datetime',
+  tags: json<Record<string, unknown>>(),
+});
+export type PostureCheck = Decoded<typeof POSTURE_CHECK>;
+
+function mfaTimes(check: PostureCheck, input: EvaluationInput) {
+  const d = check.details;
   const state = input.data.sessions[input.mfa.apiSessionId]?.endpointState ?? {};
   const passed = input.mfa.passedAt ? Date.parse(input.mfa.passedAt) : undefined;
   const now = input.now.getTime();
@@ -64,8 +76,8 @@ function mfaTimes(check: Row, input: EvaluationInput) {
 }
 
 /** Whether one posture check passes for the reported data (OpenZiti's rules per check type). */
-export function checkPasses(check: Row, input: EvaluationInput): boolean {
-  const d = detailsOf(check);
+export function checkPasses(check: PostureCheck, input: EvaluationInput): boolean {
+  const d = check.details;
   const pd = input.data;
   switch (check.type_id) {
     case 'DOMAIN':
@@ -84,7 +96,7 @@ export function checkPasses(check: Row, input: EvaluationInput): boolean {
     }
     case 'PROCESS': {
       const p = d.process as { path: string; hashes?: string[]; signerFingerprint?: string };
-      const data = processOf(pd, check.id as string, p.path);
+      const data = processOf(pd, check.id, p.path);
       if (!data || !data.isRunning) return false;
       if (p.signerFingerprint && !data.signerFingerprints.some((f) => cleanHex(f) === cleanHex(p.signerFingerprint!))) return false;
       return !p.hashes?.length || p.hashes.some((h) => cleanHex(h) === cleanHex(data.hash));
@@ -109,7 +121,7 @@ export function checkPasses(check: Row, input: EvaluationInput): boolean {
 }
 
 /** Seconds until the check stops passing by itself: -1 when it has no timeout (only MFA checks have one). */
-export function timeoutRemaining(check: Row, input: EvaluationInput): number {
+export function timeoutRemaining(check: PostureCheck, input: EvaluationInput): number {
   if (check.type_id !== 'MFA') return NO_TIMEOUT;
   const t = mfaTimes(check, input);
   if (t.timeout === NO_TIMEOUT) return NO_TIMEOUT;
@@ -126,15 +138,15 @@ export function timeoutRemaining(check: Row, input: EvaluationInput): number {
   return remaining;
 }
 
-export function timeoutSeconds(check: Row): number {
+export function timeoutSeconds(check: PostureCheck): number {
   if (check.type_id !== 'MFA') return NO_TIMEOUT;
-  const s = detailsOf(check).timeoutSeconds as number;
+  const s = check.details.timeoutSeconds as number;
   return s > 0 ? s : NO_TIMEOUT;
 }
 
 /** The failure detail OpenZiti reports for a check: what was expected and what was reported. */
-export function failureOf(check: Row, input: EvaluationInput): Record<string, unknown> {
-  const d = detailsOf(check);
+export function failureOf(check: PostureCheck, input: EvaluationInput): Record<string, unknown> {
+  const d = check.details;
   const pd = input.data;
   const base = { postureCheckId: check.id, postureCheckName: check.name, postureCheckType: check.type_id };
   switch (check.type_id) {
@@ -145,7 +157,7 @@ export function failureOf(check: Row, input: EvaluationInput): Record<string, un
     case 'OS':
       return { ...base, actualValue: { type: pd.os?.type ?? '', version: pd.os?.version ?? '' }, expectedValue: d.operatingSystems };
     case 'PROCESS': {
-      const data = processOf(pd, check.id as string, (d.process as { path: string }).path);
+      const data = processOf(pd, check.id, (d.process as { path: string }).path);
       return { ...base, actualValue: processActual(data), expectedValue: d.process };
     }
     case 'PROCESS_MULTI': {

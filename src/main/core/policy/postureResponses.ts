@@ -1,11 +1,12 @@
 import { z } from 'zod';
+import { allRows, rowShape } from '../store/rows';
+import { API_SESSION, type ApiSession } from '../auth/index';
 import { requirePermission } from '../permissions';
 import type { Core } from '../core';
 import type { Ctx } from '../context';
 import { identities } from './identities';
 import { requireRow } from '../entities/resource';
 import { validationError } from '../errors';
-import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { classesOf } from './access';
 import { AccessChanges } from './changes';
@@ -94,14 +95,14 @@ function apply(data: PostureData, r: Response, apiSessionId: string, now: string
  * altered. Afterwards the identity's sessions that no longer pass their posture checks are deleted and its
  * service list counts as changed.
  */
-export async function submitPostureResponses(ctx: Ctx, apiSession: Row, responses: Response[]): Promise<Array<Record<string, unknown>>> {
+export async function submitPostureResponses(ctx: Ctx, apiSession: ApiSession, responses: Response[]): Promise<Array<Record<string, unknown>>> {
   const core = ctx.core;
   const store = core.store;
   const identityId = ctx.caller.identityId;
   return store.tx(async () => {
     const data = await loadPostureData(store, identityId);
     const now = core.clock.now().toISOString();
-    for (const r of responses) apply(data, r, apiSession.id as string, now);
+    for (const r of responses) apply(data, r, apiSession.id, now);
     const live = new Set((await store.allSql<{ id: string }>('SELECT id FROM api_sessions WHERE identity_id = ?', identityId)).map((r) => r.id));
     for (const id of Object.keys(data.sessions)) if (!live.has(id)) delete data.sessions[id];
     await savePostureData(core, identityId, data);
@@ -117,7 +118,7 @@ export async function submitPostureResponses(ctx: Ctx, apiSession: Row, response
 }
 
 /** Services behind MFA checks that prompt on wake/unlock: their timeout drops to the grace period (OpenZiti's rule). */
-async function promptedServices(core: Core, identityId: string, apiSession: Row, woken: boolean, unlocked: boolean) {
+async function promptedServices(core: Core, identityId: string, apiSession: ApiSession, woken: boolean, unlocked: boolean) {
   const store = core.store;
   const mfa = await mfaStateOf(core, apiSession);
   if (!mfa.passedAt) return [];
@@ -149,22 +150,26 @@ async function promptedServices(core: Core, identityId: string, apiSession: Row,
   return [...byService.values()];
 }
 
+const SESSION_OF_API_SESSION = rowShape({ ...API_SESSION, session_id: 'string', service_id: 'string', session_type: 'string' });
+
 /** Deletes the identity's sessions whose service no longer has a passing policy of the session's type. */
 export async function revokeFailingSessions(core: Core, identityId: string): Promise<void> {
   const store = core.store;
-  const list = await store.allSql<Row>(
+  const list = await allRows(
+    store,
+    SESSION_OF_API_SESSION,
     `SELECT a.*, s.id AS session_id, s.service_id, s.type AS session_type FROM sessions s JOIN api_sessions a ON a.id = s.api_session_id
      WHERE s.identity_id = ?`,
     identityId,
   );
   if (!list.length) return;
   const identityClass = await classOf(store, 'identity', identityId);
-  const serviceClass = await classesOf(store, 'service', [...new Set(list.map((r) => r.service_id as string))]);
+  const serviceClass = await classesOf(store, 'service', [...new Set(list.map((r) => r.service_id))]);
   const policies = await policyPostureChecks(store, identityClass, [...new Set(serviceClass.values())]);
   const data = await loadPostureData(store, identityId);
   for (const s of list) {
-    const mine = policies.filter((p) => p.serviceClass === serviceClass.get(s.service_id as string));
-    const outcome = evaluateGrant(mine, s.session_type as string, { data, mfa: await mfaStateOf(core, s), now: core.clock.now() });
+    const mine = policies.filter((p) => p.serviceClass === serviceClass.get(s.service_id));
+    const outcome = evaluateGrant(mine, s.session_type, { data, mfa: await mfaStateOf(core, s), now: core.clock.now() });
     if (!outcome.passed) await store.runSql('DELETE FROM sessions WHERE id = ?', s.session_id);
   }
 }
@@ -181,11 +186,11 @@ export async function postureDataView(ctx: Ctx, identityId: string) {
     timedOut: false,
   });
   const sessionsData: Record<string, unknown> = {};
-  for (const s of await store.allSql<Row>('SELECT * FROM api_sessions WHERE identity_id = ? ORDER BY created_at', identityId)) {
+  for (const s of await allRows(store, API_SESSION, 'SELECT * FROM api_sessions WHERE identity_id = ? ORDER BY created_at', identityId)) {
     const mfa = await mfaStateOf(ctx.core, s);
-    const state = data.sessions[s.id as string]?.endpointState ?? {};
+    const state = data.sessions[s.id]?.endpointState ?? {};
     const after = (at: string | undefined) => !!mfa.passedAt && (!at || at <= mfa.passedAt);
-    sessionsData[s.id as string] = {
+    sessionsData[s.id] = {
       endpointState: { unlockedAt: state.unlockedAt ?? null, wokenAt: state.wokenAt ?? null },
       mfa: {
         apiSessionId: s.id,

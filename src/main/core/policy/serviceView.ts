@@ -1,3 +1,5 @@
+import { API_SESSION } from '../auth/index';
+import { getRow } from '../store/rows';
 import type { Ctx } from '../context';
 import type { ApiObject, AssociationQuery } from '../entities/resource';
 import type { Row, Store } from '../store/db';
@@ -44,14 +46,14 @@ export async function decorateServices(ctx: Ctx, items: ApiObject[], rows: Row[]
   const identityId = view.identityId ?? ctx.caller.identityId;
   const apiSession =
     ctx.caller.apiSessionId && !view.identityId
-      ? await store.getSql<Row>('SELECT * FROM api_sessions WHERE id = ?', ctx.caller.apiSessionId)
+      ? await getRow(store, API_SESSION, 'SELECT * FROM api_sessions WHERE id = ?', ctx.caller.apiSessionId)
       : undefined;
   const identityClass = await ensureClass(core, 'identity', identityId);
   const serviceIds = rows.map((r) => r.id as string);
   const serviceClass = await classesOf(store, 'service', serviceIds);
   const classes = [...new Set(serviceClass.values())];
   const grants = identityClass === undefined ? new Map<number, Grant>() : await grantsFor(store, identityClass, classes);
-  const configTypes = view.configTypes ?? (JSON.parse((apiSession?.config_types as string | undefined) ?? '[]') as string[]);
+  const configTypes = view.configTypes ?? apiSession?.config_types ?? [];
   const configs = await serviceConfigs(store, identityId, serviceIds, configTypes);
   const policies = (await anyPostureChecks(store)) ? await policyPostureChecks(store, identityClass, classes) : undefined;
   const input = policies?.length ? await evaluationInput(core, identityId, apiSession) : undefined;
@@ -77,16 +79,16 @@ export async function decorateServices(ctx: Ctx, items: ApiObject[], rows: Row[]
 
 function postureQuerySet(p: PolicyChecks, input: EvaluationInput, passing: Map<string, boolean>) {
   const queries = p.checks.map((c) => {
-    const id = c.id as string;
+    const id = c.id;
     if (!passing.has(id)) passing.set(id, checkPasses(c, input));
     const remaining = timeoutRemaining(c, input);
-    const d = JSON.parse(c.details as string) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- stored check details, shaped by the check type
+    const d = c.details as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- stored check details, shaped by the check type
     return {
       _links: { self: { href: `./posture-checks/${id}` } },
       id,
       createdAt: c.created_at,
       updatedAt: c.updated_at,
-      tags: JSON.parse(c.tags as string),
+      tags: c.tags,
       isPassing: passing.get(id)!,
       queryType: c.type_id,
       timeout: timeoutSeconds(c),

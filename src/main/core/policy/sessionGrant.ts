@@ -1,3 +1,4 @@
+import type { ApiSession } from '../auth/index';
 import { z } from 'zod';
 import type { Ctx } from '../context';
 import { nullableTags } from '../entities/common';
@@ -38,7 +39,7 @@ export async function accessibleService(
  * kind of access is granted, 409 INVALID_POSTURE (recorded as a failed service request) when no policy of that
  * type has all its posture checks passing, 400 NO_EDGE_ROUTERS_AVAILABLE when no edge router serves both.
  */
-export async function createSession(ctx: Ctx, apiSession: Row, body: unknown): Promise<string> {
+export async function createSession(ctx: Ctx, apiSession: ApiSession, body: unknown): Promise<string> {
   const core = ctx.core;
   const store = core.store;
   const input = parseInput(createBody, body ?? {});
@@ -68,7 +69,7 @@ export async function createSession(ctx: Ctx, apiSession: Row, body: unknown): P
     if (!outcome.passed) {
       return {
         refused: {
-          apiSessionId: apiSession.id as string,
+          apiSessionId: apiSession.id,
           serviceId: service.id as string,
           serviceName: service.name as string,
           sessionType: type,
@@ -89,7 +90,7 @@ export async function createSession(ctx: Ctx, apiSession: Row, body: unknown): P
       sub: service.id as string,
       jti: id,
       iat: Math.floor(now.getTime() / 1000),
-      z_asid: apiSession.id as string,
+      z_asid: apiSession.id,
       z_iid: ctx.caller.identityId,
       z_st: type,
     });
