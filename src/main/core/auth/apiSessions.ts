@@ -30,7 +30,7 @@ export const apiSessions = defineResource({
   defaultSort: 't.created_at DESC, t.id ASC',
   async decorate(items, rows, ctx) {
     const auth = await ctx.core.store.allSql<Row>(
-      'SELECT id, method, is_issued_by_network, is_extend_requested, is_key_roll_requested FROM authenticators WHERE id IN (SELECT value FROM json_each(?))',
+      `SELECT id, method, is_issued_by_network, is_extend_requested, is_key_roll_requested FROM authenticators WHERE id IN ${ctx.core.store.sql.jsonValues()}`,
       JSON.stringify(rows.map((r) => r.authenticator_id)),
     );
     const byId = new Map(auth.map((a) => [a.id as string, a]));
@@ -312,7 +312,7 @@ export async function extJwtAuthQueries(core: Core, session: Row): Promise<AuthQ
   const signer = await core.store.getSql<Row>(
     `SELECT s.id, s.external_auth_url, s.client_id, s.scopes FROM identities i
        JOIN auth_policies p ON p.id = i.auth_policy_id
-       JOIN external_jwt_signers s ON s.id = json_extract(p.secondary_json, '$.requireExtJwtSigner')
+       JOIN external_jwt_signers s ON s.id = ${core.store.sql.jsonExtract('p.secondary_json', '$.requireExtJwtSigner')}
      WHERE i.id = ?`,
     session.identity_id,
   );

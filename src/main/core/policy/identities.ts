@@ -96,15 +96,12 @@ async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Pr
   const store = ctx.core.store;
   const ids = JSON.stringify(rows.map((r) => r.id));
   const auths = await store.allSql<Row>(
-    'SELECT id, identity_id, method, username, fingerprint FROM authenticators WHERE identity_id IN (SELECT value FROM json_each(?))',
+    `SELECT id, identity_id, method, username, fingerprint FROM authenticators WHERE identity_id IN ${store.sql.jsonValues()}`,
     ids,
   );
   const sessions = new Set(
     (
-      await store.allSql<{ identity_id: string }>(
-        'SELECT DISTINCT identity_id FROM api_sessions WHERE identity_id IN (SELECT value FROM json_each(?))',
-        ids,
-      )
+      await store.allSql<{ identity_id: string }>(`SELECT DISTINCT identity_id FROM api_sessions WHERE identity_id IN ${store.sql.jsonValues()}`, ids)
     ).map((r) => r.identity_id),
   );
   const now = ctx.core.clock.now();
@@ -136,7 +133,7 @@ export async function decorateIdentityEnrollments(ctx: Ctx, items: ApiObject[], 
   if (!rows.length) return;
   const store = ctx.core.store;
   const enrollments = await store.allSql<Row>(
-    'SELECT * FROM enrollments WHERE identity_id IN (SELECT value FROM json_each(?))',
+    `SELECT * FROM enrollments WHERE identity_id IN ${store.sql.jsonValues()}`,
     JSON.stringify(rows.map((r) => r.id)),
   );
   const caNames = await namesById(store, 'cas', [...new Set(enrollments.map((e) => e.ca_id).filter((v): v is string => !!v))]);
