@@ -98,7 +98,7 @@ export async function networkLive(ctx: Ctx, live: LiveDataPlane | undefined): Pr
     ? new Map(
         (
           await store.allSql<{ entity_id: string; class_id: number }>(
-            "SELECT entity_id, class_id FROM role_class_members WHERE kind = 'service' AND entity_id IN ${store.sql.jsonValues()}",
+            `SELECT entity_id, class_id FROM role_class_members WHERE kind = 'service' AND entity_id IN ${store.sql.jsonValues()}`,
             JSON.stringify(serviceIds),
           )
         ).map((r) => [r.entity_id, r.class_id]),

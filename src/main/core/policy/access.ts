@@ -153,7 +153,7 @@ export async function listReachableServices(ctx: Ctx, def: ResourceDef, identity
   const everything = (await store.getSql<{ n: number }>("SELECT coalesce(sum(member_count), 0) AS n FROM role_classes WHERE kind = 'service'"))!.n;
   const where =
     total * 5 >= everything
-      ? "(SELECT class_id FROM role_class_members WHERE kind = 'service' AND entity_id = t.id) IN ${store.sql.jsonValues('?', 'integer')}"
+      ? `(SELECT class_id FROM role_class_members WHERE kind = 'service' AND entity_id = t.id) IN ${store.sql.jsonValues('?', 'integer')}`
       : `t.id IN (SELECT entity_id FROM role_class_members WHERE class_id IN ${store.sql.jsonValues('?', 'integer')})`;
   const q = await listSql(def, params, { where, params: [JSON.stringify(classes.map((r) => r.c))] }, store);
   const rows = await store.allSql<Row>(q.pageSql, ...q.args, q.limit, q.offset);

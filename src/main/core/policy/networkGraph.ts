@@ -109,7 +109,7 @@ async function loadClasses(store: Store, ids: Iterable<number>): Promise<ClassRo
   const list = [...new Set(ids)];
   if (!list.length) return [];
   return store.allSql<ClassRow>(
-    "SELECT id, kind, key, member_count FROM role_classes WHERE id IN ${store.sql.jsonValues('?', 'integer')} AND kind IN ('identity', 'service', 'edge-router')",
+    `SELECT id, kind, key, member_count FROM role_classes WHERE id IN ${store.sql.jsonValues('?', 'integer')} AND kind IN ('identity', 'service', 'edge-router')`,
     js(list),
   );
 }
@@ -369,7 +369,7 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
     const viewClasses = [...classNodes.keys()];
     const matches = viewClasses.length
       ? await store.allSql<{ policy_id: string; kind: GraphKind; class_id: number }>(
-          "SELECT policy_id, kind, class_id FROM class_policies WHERE class_id IN ${store.sql.jsonValues('?', 'integer')} AND kind <> 'posture-check'",
+          `SELECT policy_id, kind, class_id FROM class_policies WHERE class_id IN ${store.sql.jsonValues('?', 'integer')} AND kind <> 'posture-check'`,
           js(viewClasses),
         )
       : [];

@@ -54,9 +54,10 @@ interface Connection {
 }
 
 /**
- * The PostgreSQL store: several Weft nodes on one database. The core's SQL (written for both stores, its `?`
- * parameters numbered here once per statement, see postgresDialect.ts) runs as a named prepared statement on a pool of connections. A transaction keeps one connection of
- * the pool, and every statement the code inside it awaits runs on that connection (found through the async context).
+ * The PostgreSQL store: several Weft nodes on one database. The core's SQL (written for both stores, with `sql`'s
+ * helpers; its `?` parameters numbered once per statement, see postgresDialect.ts) runs as a named prepared statement
+ * on a pool of connections. A transaction keeps one connection of the pool, and every statement the code inside it
+ * awaits runs on that connection (found through the async context).
  *
  * Write transactions take one advisory lock first, so writes are serialised across all nodes exactly as SQLite
  * serialises them in one process: the policy index (maintained by the writes themselves) sees every committed write
