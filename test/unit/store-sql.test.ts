@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { compileFilter } from '../../src/main/core/query/compile';
+import { scalar } from '../../src/main/core/query/fields';
 import type { Migration, Store } from '../../src/main/core/store/db';
 import { PostgresStore } from '../../src/main/core/store/postgres';
 import { SqliteStore } from '../../src/main/core/store/sqlite';
@@ -97,6 +99,20 @@ describe.each(['sqlite', 'postgres'])('%s store: its SQL helpers', (kind) => {
     const sum = await store().getSql<{ s: number }>(`SELECT sum(${sql.asInt('n > 1')}) AS s FROM items`);
     expect(sum!.s).toBe(2);
     expect(await ids(`SELECT id FROM items WHERE ${sql.notTrue('label = ?')} ORDER BY id`, 'Alpha')).toEqual(['b', 'c', 'seed']);
+  });
+
+  it('ZitiQL compiled with them: long `in` lists of numbers and strings, tags, negations', async () => {
+    const fields = { id: scalar('string', 't.id'), n: scalar('number', 't.n'), label: scalar('string', 't.label') };
+    const where = async (filter: string) => {
+      const q = compileFilter(filter, fields, { sql: store().sql, tagsSql: 't.data' });
+      return ids(`SELECT t.id FROM items t WHERE ${q.where} ORDER BY t.id`, ...q.params);
+    };
+    const many = (f: (i: number) => string) => Array.from({ length: 60 }, (_, i) => f(i)).join(', ');
+    expect(await where(`n in [${many((i) => String(i + 2))}]`)).toEqual(['b', 'c']);
+    expect(await where(`id in [${many((i) => `"x${i}"`)}, "a"]`)).toEqual(['a']);
+    expect(await where('not label icontains "ALP"')).toEqual(['b', 'c', 'seed']);
+    expect(await where('label != "Alpha"')).toEqual(['b', 'c', 'seed']);
+    expect(await where('tags.k = 1')).toEqual([]);
   });
 
   it('orderBy places NULLs as SQLite does, and leaves a NOT NULL column as written (the store knows which are)', async () => {

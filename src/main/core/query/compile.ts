@@ -484,7 +484,9 @@ function predicate(d: SqlDialect, x: string, type: FieldType, e: Comparison, des
   };
   if (e.kind === 'in') {
     const values = e.values.map(check);
-    if (values.length > IN_LIST_PARAMS) return sql(`${x} IN ${d.jsonValues()}`, JSON.stringify(values));
+    if (values.length > IN_LIST_PARAMS) {
+      return sql(`${x} IN ${d.jsonValues('?', type === 'number' || type === 'boolean' ? 'number' : 'text')}`, JSON.stringify(values));
+    }
     return sql(`${x} IN (${values.map(() => '?').join(', ')})`, ...values);
   }
   if (e.kind === 'between') {

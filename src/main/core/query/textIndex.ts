@@ -90,7 +90,7 @@ async function usesIndex(store: Store, index: TextIndex, needle: string): Promis
   const rarest =
     (
       await store.getSql<{ n: number | null; missing: number }>(
-        `SELECT min(coalesce(v.doc, 0)) AS n FROM json_each(?) g LEFT JOIN ${index.fts}_vocab v ON v.term = g.value AND v.col = ?`,
+        `SELECT min(coalesce(v.doc, 0)) AS n FROM ${store.sql.jsonEach('?', 'g')} LEFT JOIN ${index.fts}_vocab v ON v.term = g.value AND v.col = ?`,
         JSON.stringify(grams),
         index.column,
       )

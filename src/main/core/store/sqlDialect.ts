@@ -8,8 +8,11 @@ import type { Dialect } from './db';
  */
 export interface SqlDialect {
   readonly name: Dialect;
-  /** `(SELECT value FROM …)`: the elements of a JSON array (a parameter by default), for `x IN ${…}`; `integer` when `x` is an integer column */
-  jsonValues(json?: string, type?: 'text' | 'integer'): string;
+  /**
+   * `(SELECT value FROM …)`: the elements of a JSON array (a parameter by default), for `x IN ${…}`; `integer` when
+   * `x` is an integer column, `number` when it is any number (PostgreSQL compares no text with numbers)
+   */
+  jsonValues(json?: string, type?: 'text' | 'integer' | 'number'): string;
   /**
    * A FROM item: the elements of a JSON array as rows of one column `value` (text on PostgreSQL: strings unquoted,
    * objects and arrays as JSON text), under `alias`; a scalar is one element, an object's members are its values.
@@ -43,7 +46,7 @@ export interface SqlDialect {
   orderBy(expr: string, dir: 'ASC' | 'DESC', table?: string): string;
 }
 
-export const SQLITE_SQL: SqlDialect = {
+export const SQLITE_SQL: SqlDialect = Object.freeze<SqlDialect>({
   name: 'sqlite',
   jsonValues: (json = '?') => `(SELECT value FROM json_each(${json}))`,
   jsonEach: (json, alias, path) => `json_each(${json}${path ? `, ${literal(path)}` : ''}) AS ${alias}`,
@@ -58,7 +61,7 @@ export const SQLITE_SQL: SqlDialect = {
   asInt: (cond) => cond,
   now: () => `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
   orderBy: (expr, dir) => `${expr} ${dir}`,
-};
+});
 
 /**
  * PostgreSQL's: JSON is stored as text and read as `json` (not jsonb: it keeps the text as stored, so an object read
@@ -69,7 +72,7 @@ export function postgresSql(notNull: (table: string) => ReadonlySet<string> | un
   return {
     name: 'postgres',
     jsonValues: (json = '?', type = 'text') =>
-      `(SELECT value${type === 'integer' ? '::bigint' : ''} FROM json_array_elements_text(${asJson(json)}) AS e(value))`,
+      `(SELECT value${{ text: '', integer: '::bigint', number: '::numeric' }[type]} FROM json_array_elements_text(${asJson(json)}) AS e(value))`,
     jsonEach: (json, alias, path) =>
       `json_array_elements_text(weft_json_elements(${asJson(json)}${path ? ` #> ${pgPath(path)}` : ''})) AS ${alias}(value)`,
     jsonExtract: (json, path) => `(${asJson(json)} #>> ${pgPath(path)})`,
