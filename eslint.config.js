@@ -77,6 +77,8 @@ export default tseslint.config(
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
       // inputs are checked for control characters with character classes on purpose
       'no-control-regex': 'off',
+      // SQL is built in template literals with the store's helpers (`${store.sql.…}`): never in a plain string
+      'no-template-curly-in-string': 'error',
     },
   },
   {

@@ -2,13 +2,14 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../src/main/core/store/migrations/index';
-import { ddlToPostgres, toPostgres, UntranslatableSqlError } from '../../src/main/core/store/postgresDialect';
+import { ddlToPostgres, toPostgres, UntranslatableSqlError, type DdlSchema } from '../../src/main/core/store/postgresDialect';
+import { postgresSql, SQLITE_SQL, type SqlDialect } from '../../src/main/core/store/sqlDialect';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 
 /**
- * The SQLite → PostgreSQL translation: every migration (but 008, SQLite's FTS5) applied to a real PostgreSQL, a
- * representative set of the statements the code runs PREPAREd against that schema, and the constructs whose meaning
- * differs between the two checked on the same data in both databases.
+ * The SQL both stores run: every migration (but 008, SQLite's FTS5) applied to a real PostgreSQL (its DDL translated),
+ * a representative set of the statements the code runs PREPAREd against both schemas, and the helpers for the
+ * constructs the dialects write differently (store.sql) checked on the same data in both databases.
  */
 
 const TEXT_SEARCH = 8;
@@ -16,17 +17,23 @@ const TEXT_SEARCH = 8;
 /** The migration scripts for one store: SQLite's as written, PostgreSQL's translated (or native). */
 function migrationScripts(dialect: 'sqlite' | 'postgres', skip: number[]): string[] {
   const out: string[] = [];
+  const schema: DdlSchema = new Map();
   for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
     if (skip.includes(m.version)) continue;
-    const exec = (script: string) => out.push(dialect === 'postgres' ? ddlToPostgres(script) : script);
-    m.up({ dialect, exec, native: (script: string) => out.push(script) } as never);
+    const exec = (script: string) => out.push(dialect === 'postgres' ? ddlToPostgres(script, schema) : script);
+    m.up({ dialect, sql: dialect === 'postgres' ? PG : SQLITE_SQL, exec, native: (script: string) => out.push(script) });
   }
   return out;
 }
 
-/** int8 (count(*), BIGINT columns) as JS numbers, as the store reads them */
+/** PostgreSQL's helpers, knowing the NOT NULL columns the test reads from the catalogue */
+const notNull = new Map<string, Set<string>>();
+const PG = postgresSql((table) => notNull.get(table));
+
+/** int8 (count(*), BIGINT columns) as JS numbers and booleans as 1/0, as the store reads them */
 const types = {
-  getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)),
+  getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+    oid === 20 ? Number : oid === 16 ? (v: string) => (v === 't' ? 1 : 0) : pg.types.getTypeParser(oid, format),
 };
 
 let server: PostgresServer;
@@ -38,6 +45,10 @@ beforeAll(async () => {
   client = new pg.Client({ connectionString: await server.createDatabase(), types });
   await client.connect();
   for (const script of migrationScripts('postgres', [TEXT_SEARCH])) await client.query(script);
+  const cols = await client.query<{ t: string; c: string }>(
+    "SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = 'public' AND is_nullable = 'NO'",
+  );
+  for (const r of cols.rows) notNull.set(r.t, (notNull.get(r.t) ?? new Set()).add(r.c));
   sqlite = new Database(':memory:');
   sqlite.pragma('foreign_keys = ON');
   for (const script of migrationScripts('sqlite', [])) sqlite.exec(script);
@@ -49,22 +60,26 @@ afterAll(async () => {
   sqlite?.close();
 });
 
-/** Runs a statement in SQLite's dialect on both databases. */
-async function both(sql: string, ...params: unknown[]): Promise<{ sqlite: unknown[]; pg: unknown[] }> {
-  const st = sqlite.prepare(sql);
+/** A statement as the code writes it: the same text for both, or made with each store's helpers. */
+type Statement = string | ((sql: SqlDialect) => string);
+const text = (statement: Statement, d: SqlDialect) => (typeof statement === 'string' ? statement : statement(d));
+
+/** Runs a statement on both databases (as each store runs it: PostgreSQL's with its parameters numbered). */
+async function both(sql: Statement, ...params: unknown[]): Promise<{ sqlite: unknown[]; pg: unknown[] }> {
+  const st = sqlite.prepare(text(sql, SQLITE_SQL));
   const lite = st.reader ? st.all(...params) : (st.run(...params), []);
-  const r = await client.query(toPostgres(sql), params);
+  const r = await client.query(toPostgres(text(sql, PG)), params);
   return { sqlite: lite, pg: r.rows };
 }
-/** Same rows (values compared as text: json_each gives numbers as text on PostgreSQL). */
-async function same(sql: string, ...params: unknown[]): Promise<unknown[]> {
+/** Same rows (values compared as text: JSON array elements are text on PostgreSQL). */
+async function same(sql: Statement, ...params: unknown[]): Promise<unknown[]> {
   const r = await both(sql, ...params);
   const norm = (rows: unknown[]) =>
     rows.map((row) => Object.fromEntries(Object.entries(row as object).map(([k, v]) => [k, v === null ? null : String(v)])));
   expect(norm(r.pg)).toEqual(norm(r.sqlite));
   return r.pg;
 }
-const write = async (sql: string, ...params: unknown[]) => void (await both(sql, ...params));
+const write = async (sql: Statement, ...params: unknown[]) => void (await both(sql, ...params));
 
 describe('schema', () => {
   it('has the tables and columns of the SQLite schema (FTS tables aside), with the same types', async () => {
@@ -100,52 +115,58 @@ describe('schema', () => {
   });
 });
 
-/** Statements as the code runs them (collected from the test suite), one per construct. */
-const REPRESENTATIVE = [
+/** Statements as the code writes them (collected from the test suite), one per construct. */
+const REPRESENTATIVE = (d: SqlDialect): string[] => [
   'SELECT t.* FROM identities t WHERE (t.name = ?) ORDER BY t.name ASC LIMIT ? OFFSET ?',
-  'SELECT t.* FROM api_sessions t ORDER BY t.created_at DESC, t.id ASC LIMIT ? OFFSET ?',
-  'SELECT count(*) AS n FROM service_policies t WHERE (EXISTS (SELECT 1 FROM json_each(t.identity_roles) AS je WHERE je.value = ?))',
-  "SELECT count(*) AS n FROM identities t WHERE (t.id IN (SELECT entity_id FROM role_attributes WHERE (entity_type = 'identity') GROUP BY entity_id HAVING min(coalesce(attr = ?, 0)) = 1))",
-  'SELECT t.id FROM identities t WHERE NOT coalesce(instr(lower(t.name), lower(?)) > 0, 0) ORDER BY t.id',
-  'SELECT count(*) AS n FROM identities t WHERE (NOT coalesce((instr(t.name, ?) > 0 AND t.is_admin = ?), 0))',
-  'SELECT count(*) AS n FROM audit_log t WHERE ((t.source = ? AND t.action IS NOT ?))',
-  `SELECT count(*) AS n FROM identities t WHERE ((json_type(t.tags, '$."team"') IN ('text') AND json_extract(t.tags, '$."team"') = ?))`,
-  `SELECT t.* FROM identities t WHERE ((json_type(t.tags, '$."n"') IN ('integer', 'real') AND json_extract(t.tags, '$."n"') >= ?)) ORDER BY t.name ASC LIMIT ? OFFSET ?`,
-  "SELECT name FROM identities WHERE name = ? OR (name LIKE ? ESCAPE '\\' AND length(name) = ?)",
-  'INSERT OR IGNORE INTO policy_side_roles (kind, role_type, value, policy_id) SELECT ?, ?, value, ? FROM json_each(?)',
-  'INSERT INTO role_class_attrs (class_id, attr) SELECT ?, value FROM json_each(?)',
-  'INSERT INTO identity_router_access (identity_class, router_class, n) SELECT a.class_id, b.class_id, ? FROM class_policies a JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = ? WHERE a.policy_id = ? AND a.kind = ? ON CONFLICT (identity_class, router_class) DO UPDATE SET n = n + excluded.n',
-  "INSERT INTO service_access (identity_class, service_class, dial, bind) SELECT ?, b.class_id, sum(p.type = 'Dial'), sum(p.type = 'Bind') FROM class_policies a JOIN service_policies p ON p.id = a.policy_id JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = ? WHERE a.class_id = ? GROUP BY b.class_id",
-  'INSERT INTO class_service_changes (class_id, changed_at) SELECT value, ? FROM json_each(?) WHERE value IN (SELECT id FROM role_classes) AND true ON CONFLICT (class_id) DO UPDATE SET changed_at = excluded.changed_at',
+  `SELECT t.* FROM api_sessions t ORDER BY ${d.orderBy('t.created_at', 'DESC', 'api_sessions')}, t.id ASC LIMIT ? OFFSET ?`,
+  `SELECT count(*) AS n FROM service_policies t WHERE (EXISTS (SELECT 1 FROM ${d.jsonEach('t.identity_roles', 'je')} WHERE je.value = ?))`,
+  `SELECT count(*) AS n FROM identities t WHERE (t.id IN (SELECT entity_id FROM role_attributes WHERE (entity_type = 'identity') GROUP BY entity_id HAVING min(coalesce(${d.asInt('attr = ?')}, 0)) = 1))`,
+  `SELECT t.id FROM identities t WHERE ${d.notTrue(`${d.instr('lower(t.name)', 'lower(?)')} > 0`)} ORDER BY t.id`,
+  `SELECT count(*) AS n FROM identities t WHERE (${d.notTrue(`(${d.instr('t.name', '?')} > 0 AND t.is_admin = ?)`)})`,
+  'SELECT count(*) AS n FROM audit_log t WHERE ((t.source = ? AND t.action IS DISTINCT FROM ?))',
+  `SELECT count(*) AS n FROM identities t WHERE ((${d.jsonType('t.tags', '$."team"')} IN ('text') AND ${d.jsonExtract('t.tags', '$."team"')} = ?))`,
+  `SELECT t.* FROM identities t WHERE ((${d.jsonType('t.tags', '$."n"')} IN ('integer', 'real') AND ${d.jsonNumber('t.tags', '$."n"')} >= ?)) ORDER BY t.name ASC LIMIT ? OFFSET ?`,
+  `SELECT name FROM identities WHERE name = ? OR (${d.like('name', '?', '\\')} AND length(name) = ?)`,
+  `INSERT INTO policy_side_roles (kind, role_type, value, policy_id) SELECT ?, ?, value, ? FROM ${d.jsonEach('?', 'e')} WHERE true ON CONFLICT DO NOTHING`,
+  `INSERT INTO role_class_attrs (class_id, attr) SELECT ?, value FROM ${d.jsonEach('?', 'e')}`,
+  'INSERT INTO identity_router_access (identity_class, router_class, n) SELECT a.class_id, b.class_id, ? FROM class_policies a JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = ? WHERE a.policy_id = ? AND a.kind = ? ON CONFLICT (identity_class, router_class) DO UPDATE SET n = identity_router_access.n + excluded.n',
+  `INSERT INTO service_access (identity_class, service_class, dial, bind) SELECT ?, b.class_id, sum(${d.asInt("p.type = 'Dial'")}), sum(${d.asInt("p.type = 'Bind'")}) FROM class_policies a JOIN service_policies p ON p.id = a.policy_id JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = ? WHERE a.class_id = ? GROUP BY b.class_id`,
+  `INSERT INTO class_service_changes (class_id, changed_at) SELECT CAST(value AS BIGINT), ? FROM ${d.jsonEach('?', 'e')} WHERE CAST(value AS BIGINT) IN (SELECT id FROM role_classes) AND true ON CONFLICT (class_id) DO UPDATE SET changed_at = excluded.changed_at`,
   'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value',
   'UPDATE api_sessions SET mfa_failures = mfa_failures + 1 WHERE id = ? RETURNING mfa_failures AS n',
-  "WITH pairs(ic, sc) AS (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)) SELECT * FROM ( SELECT p.ic, p.sc, r.*, row_number() OVER (PARTITION BY p.ic, p.sc ORDER BY r.is_online DESC, r.name, r.id) AS rn FROM pairs p JOIN identity_router_access ia ON ia.identity_class = p.ic JOIN service_router_access sa ON sa.service_class = p.sc AND sa.router_class = ia.router_class JOIN role_class_members m ON m.class_id = ia.router_class JOIN edge_routers r ON r.id = m.entity_id) WHERE rn <= ? ORDER BY ic, sc, rn",
-  "SELECT count(*) AS n FROM (SELECT DISTINCT m.class_id FROM identities t JOIN role_class_members m ON m.kind = 'identity' AND m.entity_id = t.id WHERE t.id IN (SELECT entity_id FROM role_attributes WHERE entity_type = ? AND attr IN (SELECT value FROM json_each(?))))",
-  'SELECT count(*) AS n FROM (SELECT DISTINCT attr FROM role_attributes WHERE entity_type = ?) t WHERE instr(t.attr, ?) > 0',
-  "SELECT id, kind, key, member_count FROM role_classes WHERE id IN (SELECT value FROM json_each(?)) AND kind IN ('identity', 'service', 'edge-router')",
-  'SELECT DISTINCT identity_class AS c FROM service_access WHERE service_class IN (SELECT value FROM json_each(?))',
-  "SELECT t.* FROM services t WHERE ((SELECT class_id FROM role_class_members WHERE kind = 'service' AND entity_id = t.id) IN (SELECT value FROM json_each(?))) ORDER BY t.name ASC LIMIT ? OFFSET ?",
-  "DELETE FROM sessions AS s WHERE s.identity_id IN (SELECT value FROM json_each(?)) AND NOT EXISTS ( SELECT 1 FROM role_class_members im JOIN role_class_members sm ON sm.kind = 'service' AND sm.entity_id = s.service_id JOIN service_access a ON a.identity_class = im.class_id AND a.service_class = sm.class_id WHERE im.kind = 'identity' AND im.entity_id = s.identity_id AND (CASE s.type WHEN 'Dial' THEN a.dial ELSE a.bind END) > 0)",
+  `WITH pairs(ic, sc) AS (SELECT CAST(${d.jsonExtract('e.value', '$[0]')} AS BIGINT), CAST(${d.jsonExtract('e.value', '$[1]')} AS BIGINT) FROM ${d.jsonEach('?', 'e')}) SELECT * FROM ( SELECT p.ic, p.sc, r.*, row_number() OVER (PARTITION BY p.ic, p.sc ORDER BY r.is_online DESC, r.name, r.id) AS rn FROM pairs p JOIN identity_router_access ia ON ia.identity_class = p.ic JOIN service_router_access sa ON sa.service_class = p.sc AND sa.router_class = ia.router_class JOIN role_class_members m ON m.class_id = ia.router_class JOIN edge_routers r ON r.id = m.entity_id) AS x WHERE rn <= ? ORDER BY ic, sc, rn`,
+  `SELECT count(*) AS n FROM (SELECT DISTINCT m.class_id FROM identities t JOIN role_class_members m ON m.kind = 'identity' AND m.entity_id = t.id WHERE t.id IN (SELECT entity_id FROM role_attributes WHERE entity_type = ? AND attr IN ${d.jsonValues()})) AS c`,
+  `SELECT count(*) AS n FROM (SELECT DISTINCT attr FROM role_attributes WHERE entity_type = ?) t WHERE ${d.instr('t.attr', '?')} > 0`,
+  `SELECT id, kind, key, member_count FROM role_classes WHERE id IN ${d.jsonValues('?', 'integer')} AND kind IN ('identity', 'service', 'edge-router')`,
+  `SELECT DISTINCT identity_class AS c FROM service_access WHERE service_class IN ${d.jsonValues('?', 'integer')}`,
+  `SELECT t.* FROM services t WHERE ((SELECT class_id FROM role_class_members WHERE kind = 'service' AND entity_id = t.id) IN ${d.jsonValues('?', 'integer')}) ORDER BY t.name ASC LIMIT ? OFFSET ?`,
+  `DELETE FROM sessions AS s WHERE s.identity_id IN ${d.jsonValues()} AND NOT EXISTS ( SELECT 1 FROM role_class_members im JOIN role_class_members sm ON sm.kind = 'service' AND sm.entity_id = s.service_id JOIN service_access a ON a.identity_class = im.class_id AND a.service_class = sm.class_id WHERE im.kind = 'identity' AND im.entity_id = s.identity_id AND (CASE s.type WHEN 'Dial' THEN a.dial ELSE a.bind END) > 0)`,
   "SELECT r.* FROM edge_routers r WHERE (SELECT class_id FROM role_class_members WHERE kind = 'edge-router' AND entity_id = r.id) IN ( SELECT router_class FROM identity_router_access WHERE identity_class = ? INTERSECT SELECT router_class FROM service_router_access WHERE service_class = ?) ORDER BY r.is_online DESC, r.name, r.id LIMIT ?",
-  'SELECT id, role_attributes FROM "identities" WHERE NOT json_valid(role_attributes) LIMIT 1001',
-  "SELECT p.id, p.primary_json, p.secondary_json FROM auth_policies p WHERE EXISTS (SELECT 1 FROM json_each(p.primary_json, '$.extJwt.allowedSigners') j WHERE NOT EXISTS (SELECT 1 FROM external_jwt_signers s WHERE s.id = j.value)) OR (json_extract(p.secondary_json, '$.requireExtJwtSigner') IS NOT NULL AND NOT EXISTS (SELECT 1 FROM external_jwt_signers s WHERE s.id = json_extract(p.secondary_json, '$.requireExtJwtSigner'))) LIMIT 1001",
-  "SELECT * FROM mfas WHERE secret NOT LIKE 'v1:%' OR (recovery_codes <> '[]' AND recovery_codes NOT LIKE '[\"h1:%')",
-  "SELECT c.id, c.name FROM configs c WHERE c.config_type_id = 'svc-proxy-v1' AND json_extract(c.data, '$.token') = ? AND c.id <> ? LIMIT 1",
+  `SELECT id, role_attributes FROM "identities" WHERE NOT ${d.jsonValid('role_attributes')} LIMIT 1001`,
+  `SELECT p.id, p.primary_json, p.secondary_json FROM auth_policies p WHERE EXISTS (SELECT 1 FROM ${d.jsonEach('p.primary_json', 'j', '$.extJwt.allowedSigners')} WHERE NOT EXISTS (SELECT 1 FROM external_jwt_signers s WHERE s.id = j.value)) OR (${d.jsonExtract('p.secondary_json', '$.requireExtJwtSigner')} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM external_jwt_signers s WHERE s.id = ${d.jsonExtract('p.secondary_json', '$.requireExtJwtSigner')})) LIMIT 1001`,
+  `SELECT * FROM mfas WHERE NOT ${d.like('secret', "'v1:%'")} OR (recovery_codes <> '[]' AND NOT ${d.like('recovery_codes', `'["h1:%'`)})`,
+  `SELECT c.id, c.name FROM configs c WHERE c.config_type_id = 'svc-proxy-v1' AND ${d.jsonExtract('c.data', '$.token')} = ? AND c.id <> ? LIMIT 1`,
   'DELETE FROM posture_failures WHERE identity_id = ? AND id NOT IN (SELECT id FROM posture_failures WHERE identity_id = ? ORDER BY id DESC LIMIT ?)',
-  'SELECT count(*) AS n FROM services t WHERE coalesce(json_array_length(t.configs), 0) = 0',
-  'INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)',
-  'SELECT max(t.cost, ?) AS c, ifnull(t.hostname, ?) AS h, t.disabled = 1 AS d FROM edge_routers t WHERE t.disabled AND NOT t.no_traversal',
+  `SELECT count(*) AS n FROM services t WHERE coalesce(${d.jsonArrayLength('t.configs')}, 0) = 0`,
+  'SELECT CASE WHEN t.cost > ? THEN t.cost ELSE ? END AS c, coalesce(t.hostname, ?) AS h, t.disabled = 1 AS d FROM edge_routers t WHERE t.disabled = 1 AND t.no_traversal = 0',
 ];
 
-describe('translated statements', () => {
-  it('PREPARE against the migrated schema', async () => {
+describe('statements', () => {
+  it('PREPARE against the migrated schema, on both', async () => {
     const failures: string[] = [];
-    for (const [i, sql] of REPRESENTATIVE.entries()) {
+    for (const [i, sql] of REPRESENTATIVE(PG).entries()) {
       const text = toPostgres(sql);
       try {
         await client.query(`PREPARE rep${i} AS ${text}`);
       } catch (e) {
-        failures.push(`${(e as Error).message}\n  ${sql}\n  ${text}`);
+        failures.push(`${(e as Error).message}\n  ${text}`);
+      }
+    }
+    for (const sql of REPRESENTATIVE(SQLITE_SQL)) {
+      try {
+        sqlite.prepare(sql);
+      } catch (e) {
+        failures.push(`${(e as Error).message}\n  ${sql}`);
       }
     }
     expect(failures).toEqual([]);
@@ -164,10 +185,10 @@ describe('translated statements', () => {
     }
   });
 
-  it('number parameters in order, leaving ? in literals, identifiers and comments alone', () => {
-    expect(toPostgres('SELECT \'?\', "a?" FROM t -- why?\nWHERE a = ? AND b = ?')).toBe(
-      'SELECT \'?\' AS "\'?\'", "a?" FROM t -- why?\nWHERE a = $1 AND b = $2',
-    );
+  it('number parameters in order, leaving ? in literals, identifiers and comments alone, and nothing else changed', () => {
+    expect(toPostgres('SELECT \'?\', "a?" FROM t -- why?\nWHERE a = ? AND b = ?')).toBe('SELECT \'?\', "a?" FROM t -- why?\nWHERE a = $1 AND b = $2');
+    const sql = "SELECT count(*), t.a IS NOT ? FROM t WHERE t.b LIKE 'x%' /* ? */ ORDER BY t.c";
+    expect(toPostgres(sql)).toBe(sql.replace('IS NOT ?', 'IS NOT $1'));
   });
 });
 
@@ -199,73 +220,91 @@ describe('meaning, compared with SQLite on the same data', () => {
     await identity('i4', 'carol_x', 1, null, '{"n":"7"}', null);
   });
 
-  it('sorts NULLs first ascending and last descending', async () => {
-    await same('SELECT id FROM identities ORDER BY disabled_at, id');
-    await same('SELECT id FROM identities ORDER BY disabled_at DESC, id DESC');
-    await same('SELECT id, row_number() OVER (ORDER BY disabled_at DESC, id) AS n FROM identities ORDER BY id');
+  it('orderBy places NULLs first ascending and last descending, leaving NOT NULL columns to their indexes', async () => {
+    const by = (expr: string, dir: 'ASC' | 'DESC', table?: string) => (d: SqlDialect) => d.orderBy(expr, dir, table);
+    await same((d) => `SELECT id FROM identities ORDER BY ${by('disabled_at', 'ASC', 'identities')(d)}, id`);
+    await same((d) => `SELECT id FROM identities ORDER BY ${by('disabled_at', 'DESC', 'identities')(d)}, id DESC`);
+    await same((d) => `SELECT id, row_number() OVER (ORDER BY ${by('disabled_at', 'DESC')(d)}, id) AS n FROM identities ORDER BY id`);
     // a NOT NULL column keeps PostgreSQL's default placement, so that its (unique) index can still give the order
-    expect(toPostgres('SELECT t.id FROM identities t ORDER BY t.name DESC, t.disabled_at')).toBe(
-      'SELECT t.id FROM identities t ORDER BY t.name DESC, t.disabled_at NULLS FIRST',
-    );
-    await same('SELECT t.id FROM identities t ORDER BY t.name DESC');
+    expect(PG.orderBy('t.name', 'DESC', 'identities')).toBe('t.name DESC');
+    expect(PG.orderBy('t.disabled_at', 'ASC', 'identities')).toBe('t.disabled_at ASC NULLS FIRST');
+    expect(PG.orderBy('t.name', 'ASC')).toBe('t.name ASC NULLS FIRST');
+    expect(SQLITE_SQL.orderBy('t.disabled_at', 'DESC', 'identities')).toBe('t.disabled_at DESC');
+    await same((d) => `SELECT t.id FROM identities t ORDER BY ${by('t.name', 'DESC', 'identities')(d)}`);
   });
 
-  it('LIKE is case-insensitive and keeps ESCAPE; GLOB is case-sensitive', async () => {
-    await same("SELECT name FROM identities WHERE name LIKE ? ESCAPE '\\' ORDER BY name", 'DAVE\\%');
-    await same('SELECT name FROM identities WHERE name LIKE ? ORDER BY name', 'ali%');
-    await same("SELECT name FROM identities WHERE name NOT LIKE '%_x' ORDER BY name");
-    for (const p of ['a*', 'A*', '[ab]*', '?ob', '*%', '*[_]x', '[^A]*'])
-      await same('SELECT name FROM identities WHERE name GLOB ? ORDER BY name', p);
-    await same("SELECT name FROM identities WHERE name NOT GLOB 'b*' ORDER BY name");
+  it('like is case-insensitive, with the ESCAPE given or none', async () => {
+    await same((d) => `SELECT name FROM identities WHERE ${d.like('name', '?', '\\')} ORDER BY name`, 'DAVE\\%');
+    await same((d) => `SELECT name FROM identities WHERE ${d.like('name', '?')} ORDER BY name`, 'ali%');
+    await same((d) => `SELECT name FROM identities WHERE NOT ${d.like('name', "'%_x'")} ORDER BY name`);
+    await same((d) => `SELECT name FROM identities WHERE ${d.like('name', '?')} ORDER BY name`, '%\\%');
   });
 
-  it('json_each: value and key, aliased or not, over literals and parameters', async () => {
-    await same(`SELECT key, value FROM json_each('["a","b"]') ORDER BY key`);
-    await same('SELECT je.key, je.value FROM json_each(?) AS je ORDER BY je.key', '["a","b"]');
-    await same('SELECT json_each.value FROM json_each(?) ORDER BY json_each.value', '["b","a"]');
-    await same('SELECT value FROM json_each(?) WHERE value IN (SELECT id FROM identities) ORDER BY value', '["i2","nope","i1"]');
-    await same('SELECT count(*) AS n FROM json_each(NULL)');
-    await same(`SELECT value FROM json_each('[{"a":1},[2]]') ORDER BY key`);
+  it('jsonEach and jsonValues: elements, aliased, over literals, columns and parameters', async () => {
+    await same((d) => `SELECT e.value FROM ${d.jsonEach(`'["a","b"]'`, 'e')} ORDER BY e.value`);
+    await same((d) => `SELECT je.value FROM ${d.jsonEach('?', 'je')} ORDER BY je.value`, '["b","a"]');
+    await same((d) => `SELECT value FROM ${d.jsonEach('?', 'e')} WHERE value IN (SELECT id FROM identities) ORDER BY value`, '["i2","nope","i1"]');
+    await same((d) => `SELECT count(*) AS n FROM ${d.jsonEach('NULL', 'e')}`);
+    await same((d) => `SELECT value FROM ${d.jsonEach(`'[{"a":1},[2]]'`, 'e')} ORDER BY value`);
+    await same((d) => `SELECT t.id, e.value FROM identities t, ${d.jsonEach('t.tags', 'e')} ORDER BY t.id, e.value`);
+    await same((d) => `SELECT e.value FROM ${d.jsonEach(`'{"a":{"b":["x","y"]}}'`, 'e', '$.a.b')} ORDER BY e.value`);
+    await same((d) => `SELECT id FROM identities WHERE id IN ${d.jsonValues()} ORDER BY id`, '["i1","i3","nope"]');
+    await same((d) => `SELECT count(*) AS n FROM identities WHERE length(id) IN ${d.jsonValues('?', 'integer')}`, '[2,5]');
   });
 
   it('compares JSON tags as SQLite does (numbers as numbers, json_type names)', async () => {
-    const tag = (key: string) => `json_extract(t.tags, '$."${key}"')`;
-    const type = (key: string) => `json_type(t.tags, '$."${key}"')`;
-    await same(`SELECT t.id FROM identities t WHERE (${type('n')} IN ('integer', 'real') AND ${tag('n')} > ?) ORDER BY t.id`, 6);
-    await same(`SELECT t.id FROM identities t WHERE (${type('team')} IN ('text') AND ${tag('team')} = ?) ORDER BY t.id`, 'red');
-    await same(`SELECT t.id, ${type('n')} AS ty, ${type('nope')} AS none FROM identities t ORDER BY t.id`);
-    await same(`SELECT t.id FROM identities t WHERE instr(lower(${tag('team')}), lower(?)) > 0 ORDER BY t.id`, 'RE');
+    const tag = (key: string, d: SqlDialect) => d.jsonExtract('t.tags', `$."${key}"`);
+    const type = (key: string, d: SqlDialect) => d.jsonType('t.tags', `$."${key}"`);
+    const num = (key: string, d: SqlDialect) => d.jsonNumber('t.tags', `$."${key}"`);
+    await same((d) => `SELECT t.id FROM identities t WHERE (${type('n', d)} IN ('integer', 'real') AND ${num('n', d)} > ?) ORDER BY t.id`, 6);
+    await same(
+      (d) =>
+        `SELECT t.id FROM identities t WHERE (${type('n', d)} IN ('integer', 'real') AND (${num('n', d)} >= ? AND ${num('n', d)} < ?)) ORDER BY t.id`,
+      6,
+      10,
+    );
+    await same((d) => `SELECT t.id FROM identities t WHERE (${type('team', d)} IN ('text') AND ${tag('team', d)} = ?) ORDER BY t.id`, 'red');
+    await same((d) => `SELECT t.id, ${type('n', d)} AS ty, ${type('nope', d)} AS none FROM identities t ORDER BY t.id`);
+    await same((d) => `SELECT t.id FROM identities t WHERE ${d.instr(`lower(${tag('team', d)})`, 'lower(?)')} > 0 ORDER BY t.id`, 'RE');
+    await same((d) => `SELECT t.id, ${d.jsonArrayLength("'[1,2]'")} AS a, ${d.jsonArrayLength('t.tags')} AS o FROM identities t ORDER BY t.id`);
+    await same((d) => `SELECT ${d.jsonValid("'{'")} AS bad, ${d.jsonValid("'[]'")} AS good`);
   });
 
-  it('booleans selected are integers; integer columns are conditions', async () => {
+  it('booleans: selected they are integers; asInt and notTrue make values and conditions of them', async () => {
     const rows = await same('SELECT id, disabled = 1 AS d, EXISTS (SELECT 1 FROM identities WHERE id = t.id) AS e FROM identities t ORDER BY id');
     expect(typeof (rows[0] as { d: unknown }).d).toBe('number');
-    await same('SELECT id FROM identities t WHERE t.disabled ORDER BY id');
-    await same('SELECT id FROM identities t WHERE NOT t.disabled AND (t.disabled OR 1) ORDER BY id');
-    await same('SELECT sum(disabled = 1) AS s, min(coalesce(name = ?, 0)) AS m FROM identities', 'bob');
-    await same('SELECT id FROM identities t WHERE NOT coalesce(instr(t.name, ?) > 0, 0) ORDER BY id', 'o');
+    await same('SELECT id FROM identities t WHERE t.disabled = 1 ORDER BY id');
+    await same((d) => `SELECT sum(${d.asInt('disabled = 1')}) AS s, min(coalesce(${d.asInt('name = ?')}, 0)) AS m FROM identities`, 'bob');
+    await same((d) => `SELECT id FROM identities t WHERE ${d.notTrue(`${d.instr('t.name', '?')} > 0`)} ORDER BY id`, 'o');
+    await same((d) => `SELECT id FROM identities t WHERE ${d.notTrue('t.external_id = ?')} ORDER BY id`, 'x');
   });
 
-  it('names unaliased expression columns as SQLite does; a scalar subquery stays a value', async () => {
-    const rows = await same("SELECT 1, max(length(name), 2), (SELECT name FROM identities WHERE id = ?) AS s FROM identities WHERE id = 'i2'", 'i1');
-    expect(Object.keys(rows[0] as object)).toEqual(['1', 'max(length(name), 2)', 's']);
-    expect(Object.keys((await same('SELECT count(*) FROM identities'))[0] as object)).toEqual(['count(*)']);
+  it('IS DISTINCT FROM, a typed ? IS NULL and CASE instead of max/min of several', async () => {
+    await same('SELECT id FROM identities WHERE external_id IS DISTINCT FROM ? ORDER BY id', 'x');
+    await same('SELECT id FROM identities WHERE (CAST(? AS TEXT) IS NULL OR external_id = ?) ORDER BY id', null, 'x');
+    await same(
+      'SELECT CASE WHEN length(name) > ? THEN length(name) ELSE ? END AS a, coalesce(external_id, ?) AS c FROM identities ORDER BY id',
+      5,
+      5,
+      '-',
+    );
   });
 
-  it('IS NOT ?, ? IS NULL, max/min of several, ifnull', async () => {
-    await same('SELECT id FROM identities WHERE external_id IS NOT ? ORDER BY id', 'x');
-    await same('SELECT id FROM identities WHERE (? IS NULL OR external_id = ?) ORDER BY id', null, 'x');
-    await same('SELECT max(length(name), ?) AS a, min(length(name), 4) AS b, ifnull(external_id, ?) AS c FROM identities ORDER BY id', 5, '-');
+  it('the time: now() writes ISO 8601 in UTC with milliseconds', async () => {
+    const r = await both((d) => `SELECT ${d.now()} AS t`);
+    for (const rows of [r.sqlite, r.pg]) expect((rows[0] as { t: string }).t).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   });
 
-  it('INSERT OR IGNORE and INSERT OR REPLACE', async () => {
-    const ins = 'INSERT OR IGNORE INTO policy_side_roles (kind, role_type, value, policy_id) SELECT ?, ?, value, ? FROM json_each(?)';
+  it('ON CONFLICT DO NOTHING and DO UPDATE (qualified) mean the same on both', async () => {
+    const ins = (d: SqlDialect) =>
+      `INSERT INTO policy_side_roles (kind, role_type, value, policy_id) SELECT ?, ?, value, ? FROM ${d.jsonEach('?', 'e')} WHERE true ON CONFLICT DO NOTHING`;
     await write(ins, 'identity', 'attr', 'p1', '["a","b"]');
     await write(ins, 'identity', 'attr', 'p1', '["b","c"]');
     await same('SELECT value FROM policy_side_roles ORDER BY value');
-    await write('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)', 'k', 'one');
-    await write('INSERT OR REPLACE INTO settings (key, value) VALUES (?, ?)', 'k', 'two');
-    await write('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = value || excluded.value', 'k', '+');
+    const upsert = 'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value';
+    await write(upsert, 'k', 'one');
+    await write(upsert, 'k', 'two');
+    await write('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = settings.value || excluded.value', 'k', '+');
     await same("SELECT key, value FROM settings WHERE key = 'k'");
   });
 

@@ -180,7 +180,9 @@ export function listKindRoleAttributes(ctx: Ctx, kind: RoleKind, params: ListPar
  */
 export async function previewRoles(ctx: Ctx, kind: RoleKind, given: string[], semantic: 'AllOf' | 'AnyOf', size: number) {
   const roles = given.map((r) => r.trim()).filter(Boolean);
-  const match = roles.length ? roleMatchSql(kind, parseRoles(roles, 'roles'), parseSemantic(semantic)) : { where: '0', params: [] };
+  const match = roles.length
+    ? roleMatchSql(ctx.core.store.sql, kind, parseRoles(roles, 'roles'), parseSemantic(semantic))
+    : { where: '1=0', params: [] };
   const page = await listResource(ctx, ROLE_KIND_DEFS[kind], { limit: size }, match);
   return { totalCount: page.meta.pagination.totalCount, items: page.data.map((e) => ({ id: e.id as string, name: e.name as string })) };
 }

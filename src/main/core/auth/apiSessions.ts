@@ -74,7 +74,7 @@ export const apiSessions = defineResource({
     const auth = await allRows(
       ctx.core.store,
       AUTHENTICATOR_FLAGS,
-      `SELECT ${selectList(AUTHENTICATOR_FLAGS)} FROM authenticators WHERE id IN (SELECT value FROM json_each(?))`,
+      `SELECT ${selectList(AUTHENTICATOR_FLAGS)} FROM authenticators WHERE id IN ${ctx.core.store.sql.jsonValues()}`,
       JSON.stringify(rows.map((r) => r.authenticator_id)),
     );
     const byId = new Map(auth.map((a) => [a.id, a]));
@@ -377,7 +377,7 @@ export async function extJwtAuthQueries(core: Core, session: { identity_id: stri
     SIGNER_QUERY,
     `SELECT s.id, s.external_auth_url, s.client_id, s.scopes FROM identities i
        JOIN auth_policies p ON p.id = i.auth_policy_id
-       JOIN external_jwt_signers s ON s.id = json_extract(p.secondary_json, '$.requireExtJwtSigner')
+       JOIN external_jwt_signers s ON s.id = ${core.store.sql.jsonExtract('p.secondary_json', '$.requireExtJwtSigner')}
      WHERE i.id = ?`,
     session.identity_id,
   );

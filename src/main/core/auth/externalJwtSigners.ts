@@ -75,9 +75,10 @@ export const externalJwtSigners = defineResource({
     extJwtVerifierOf(ctx.core).invalidate(id);
   },
   async beforeDelete(row, ctx) {
+    const sql = ctx.core.store.sql;
     const policy = await ctx.core.store.getSql<{ name: string }>(
-      `SELECT name FROM auth_policies WHERE json_extract(secondary_json, '$.requireExtJwtSigner') = ?
-         OR EXISTS (SELECT 1 FROM json_each(primary_json, '$.extJwt.allowedSigners') WHERE value = ?) LIMIT 1`,
+      `SELECT name FROM auth_policies WHERE ${sql.jsonExtract('secondary_json', '$.requireExtJwtSigner')} = ?
+         OR EXISTS (SELECT 1 FROM ${sql.jsonEach('primary_json', 's', '$.extJwt.allowedSigners')} WHERE s.value = ?) LIMIT 1`,
       row.id,
       row.id,
     );

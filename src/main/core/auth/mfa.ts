@@ -98,7 +98,9 @@ export async function sealMfaSecrets(core: Core): Promise<number> {
   const box = await secretsOf(core);
   const store = core.store;
   const pending = () =>
-    store.allSql<Row>(`SELECT * FROM mfas WHERE secret NOT LIKE 'v1:%' OR (recovery_codes <> '[]' AND recovery_codes NOT LIKE '["h1:%')`);
+    store.allSql<Row>(
+      `SELECT * FROM mfas WHERE NOT ${store.sql.like('secret', "'v1:%'")} OR (recovery_codes <> '[]' AND NOT ${store.sql.like('recovery_codes', `'["h1:%'`)})`,
+    );
   if (!(await pending()).length) return 0;
   // the plain text must not linger in the database's files
   const converted = await store.secureTx(async () => {
@@ -418,7 +420,7 @@ async function secretsOf(core: Core): Promise<SecretBox> {
 export async function openSecretKey(store: Store, dataDir: string): Promise<Buffer> {
   return loadOrCreateSecretKey(join(dataDir, SECRET_KEY_FILE), {
     mayCreate: async () =>
-      (await store.getSql("SELECT 1 FROM mfas WHERE secret LIKE 'v1:%' LIMIT 1"))
+      (await store.getSql(`SELECT 1 FROM mfas WHERE ${store.sql.like('secret', "'v1:%'")} LIMIT 1`))
         ? 'the database holds MFA secrets sealed with it; restore the file from a backup of this data directory'
         : undefined,
   });

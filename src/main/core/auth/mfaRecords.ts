@@ -16,7 +16,7 @@ export async function decorateMfaEnabled(ctx: Ctx, items: ApiObject[], rows: Row
   const enabled = new Set(
     (
       await ctx.core.store.allSql<{ identity_id: string }>(
-        'SELECT identity_id FROM mfas WHERE is_verified = 1 AND identity_id IN (SELECT value FROM json_each(?))',
+        `SELECT identity_id FROM mfas WHERE is_verified = 1 AND identity_id IN ${ctx.core.store.sql.jsonValues()}`,
         JSON.stringify(rows.map((r) => r.id)),
       )
     ).map((r) => r.identity_id),

@@ -87,7 +87,7 @@ export async function networkLive(ctx: Ctx, live: LiveDataPlane | undefined): Pr
           (
             await store.allSql<{ id: string; name: string; class_id: number | null }>(
               `SELECT t.id, t.name, m.class_id FROM identities t LEFT JOIN role_class_members m ON m.kind = 'identity' AND m.entity_id = t.id
-         WHERE t.name IN (SELECT value FROM json_each(?))`,
+         WHERE t.name IN ${store.sql.jsonValues()}`,
               JSON.stringify(names),
             )
           ).map((r) => [r.name, r]),
@@ -98,7 +98,7 @@ export async function networkLive(ctx: Ctx, live: LiveDataPlane | undefined): Pr
     ? new Map(
         (
           await store.allSql<{ entity_id: string; class_id: number }>(
-            "SELECT entity_id, class_id FROM role_class_members WHERE kind = 'service' AND entity_id IN (SELECT value FROM json_each(?))",
+            `SELECT entity_id, class_id FROM role_class_members WHERE kind = 'service' AND entity_id IN ${store.sql.jsonValues()}`,
             JSON.stringify(serviceIds),
           )
         ).map((r) => [r.entity_id, r.class_id]),

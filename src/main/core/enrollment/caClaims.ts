@@ -19,7 +19,7 @@ export async function uniqueIdentityName(store: Store, name: string): Promise<st
   const taken = new Set(
     (
       await store.allSql<{ name: string }>(
-        "SELECT name FROM identities WHERE name = ? OR (name LIKE ? ESCAPE '\\' AND length(name) = ?)",
+        `SELECT name FROM identities WHERE name = ? OR (${store.sql.like('name', '?', '\\')} AND length(name) = ?)`,
         name,
         `${name.replace(/[\\%_]/g, '\\$&')}%`,
         name.length + 6,

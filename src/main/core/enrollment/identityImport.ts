@@ -182,7 +182,7 @@ export async function enrollmentArchive(ctx: Ctx, ids: string[]): Promise<{ file
   if (list.length > MAX_ARCHIVE_IDENTITIES) throw validationError('ids', `at most ${MAX_ARCHIVE_IDENTITIES} identities at a time`, list.length);
   const rows = await ctx.core.store.allSql<{ id: string; name: string; method: string | null; jwt: string | null; expires_at: string | null }>(
     `SELECT i.id, i.name, e.method, e.jwt, e.expires_at FROM identities i LEFT JOIN enrollments e ON e.identity_id = i.id
-     WHERE i.id IN (SELECT value FROM json_each(?)) ORDER BY i.name, e.method`,
+     WHERE i.id IN ${ctx.core.store.sql.jsonValues()} ORDER BY i.name, e.method`,
     JSON.stringify(list),
   );
   const perIdentity = new Map<string, number>();

@@ -26,10 +26,10 @@ export async function listRelated(
 export async function listRoleAttributes(ctx: Ctx, entityType: string, permission: PermissionGroup, params: ListParams) {
   requirePermission(ctx.caller, permission, 'read');
   const fields = { id: scalar('string', 't.attr') };
-  const { compiled, limit, offset } = pageQuery(params, fields);
-  const from = `(SELECT DISTINCT attr FROM role_attributes WHERE entity_type = ?) t`;
-  const order = compiled.sort.length ? compiled.sort.map((s) => `${s.sql} ${s.dir}`).join(', ') : 't.attr ASC';
   const store = ctx.core.store;
+  const { compiled, limit, offset } = pageQuery(params, fields, { sql: store.sql });
+  const from = `(SELECT DISTINCT attr FROM role_attributes WHERE entity_type = ?) t`;
+  const order = compiled.sort.length ? compiled.sort.map((s) => store.sql.orderBy(s.sql, s.dir)).join(', ') : 't.attr ASC';
   const totalCount = (await store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${from} WHERE ${compiled.where}`, entityType, ...compiled.params))!
     .n;
   const rows = await store.allSql<{ attr: string }>(

@@ -241,7 +241,7 @@ export async function namesById(store: Store, table: string, ids: string[]): Pro
   const out = new Map<string, string>();
   if (!ids.length) return out;
   const rows = await store.allSql<{ id: string; name: string }>(
-    `SELECT id, name FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`,
+    `SELECT id, name FROM ${table} WHERE id IN ${store.sql.jsonValues()}`,
     JSON.stringify(ids),
   );
   for (const r of rows) out.set(r.id, r.name);
@@ -255,24 +255,27 @@ export interface ListExtra {
 }
 
 /** The roleFilter/roleSemantic restriction of a list of a role kind's entities (ignored for other types). */
-function roleRestriction(def: ResourceDef, params: ListParams): ListExtra {
+function roleRestriction(store: Store, def: ResourceDef, params: ListParams): ListExtra {
   const roles = params.roleFilter === undefined ? [] : Array.isArray(params.roleFilter) ? params.roleFilter : [params.roleFilter];
-  return (def.roleKind && roleFilterSql(def.roleKind, roles, params.roleSemantic)) || {};
+  return (def.roleKind && roleFilterSql(store.sql, def.roleKind, roles, params.roleSemantic)) || {};
 }
 
 /** The count and page statements of a list: compiled ZitiQL, the role filter and an extra restriction. */
-export async function listSql(def: ResourceDef, params: ListParams, extra: ListExtra = {}, store?: Store) {
+export async function listSql(def: ResourceDef, params: ListParams, extra: ListExtra, store: Store) {
   const fields = filterFields(def);
   const options = { tagsSql: 't.tags', refs: filterRefs(def) };
   const { compiled, limit, offset } = pageQuery(params, fields, {
     ...options,
-    ...(store && params.filter ? { useTextIndex: await textIndexChooser(store, params.filter, fields, options) } : {}),
+    sql: store.sql,
+    ...(params.filter ? { useTextIndex: await textIndexChooser(store, params.filter, fields, options) } : {}),
   });
-  const roles = roleRestriction(def, params);
+  const roles = roleRestriction(store, def, params);
   const conds = [compiled.where, extra.where, roles.where].filter((c): c is string => !!c && c !== '1=1');
   // no WHERE at all when unfiltered: lets SQLite answer count(*) from the smallest index
   const where = conds.length ? ` WHERE ${conds.map((c) => `(${c})`).join(' AND ')}` : '';
-  const order = compiled.sort.length ? [...compiled.sort.map((s) => `${s.sql} ${s.dir}`), 't.id ASC'].join(', ') : (def.defaultSort ?? 't.id ASC');
+  const order = compiled.sort.length
+    ? [...compiled.sort.map((s) => store.sql.orderBy(s.sql, s.dir, def.table)), 't.id ASC'].join(', ')
+    : (def.defaultSort ?? 't.id ASC');
   return {
     countSql: `SELECT count(*) AS n FROM ${def.table} t${where}`,
     pageSql: `SELECT t.* FROM ${def.table} t${where} ORDER BY ${order} LIMIT ? OFFSET ?`,

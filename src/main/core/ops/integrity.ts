@@ -272,7 +272,9 @@ async function roleAttributeLinks(store: Store): Promise<IntegrityFinding[]> {
           )),
       });
     }
-    for (const t of await store.allSql<Row>(`SELECT id, role_attributes FROM ${q(table)} WHERE NOT json_valid(role_attributes) LIMIT ${LIMIT}`)) {
+    for (const t of await store.allSql<Row>(
+      `SELECT id, role_attributes FROM ${q(table)} WHERE NOT ${store.sql.jsonValid('role_attributes')} LIMIT ${LIMIT}`,
+    )) {
       out.push({
         description: `${type} '${String(t.id)}' has malformed roleAttributes; repair rebuilds them from the role attribute index`,
         fix: async () => {
@@ -282,7 +284,7 @@ async function roleAttributeLinks(store: Store): Promise<IntegrityFinding[]> {
             t.id,
           );
           await store.runSql(
-            `UPDATE ${q(table)} SET role_attributes = ? WHERE id = ? AND NOT json_valid(role_attributes)`,
+            `UPDATE ${q(table)} SET role_attributes = ? WHERE id = ? AND NOT ${store.sql.jsonValid('role_attributes')}`,
             JSON.stringify(attrs.map((a) => a.attr)),
             t.id,
           );
@@ -290,11 +292,11 @@ async function roleAttributeLinks(store: Store): Promise<IntegrityFinding[]> {
       });
     }
     for (const t of await store.allSql<Row>(
-      `SELECT t.id, t.role_attributes FROM ${q(table)} t WHERE json_valid(t.role_attributes) AND (
-         EXISTS (SELECT 1 FROM json_each(t.role_attributes) j WHERE NOT EXISTS
+      `SELECT t.id, t.role_attributes FROM ${q(table)} t WHERE ${store.sql.jsonValid('t.role_attributes')} AND (
+         EXISTS (SELECT 1 FROM ${store.sql.jsonEach('t.role_attributes', 'j')} WHERE NOT EXISTS
            (SELECT 1 FROM role_attributes r WHERE r.entity_type = ? AND r.entity_id = t.id AND r.attr = j.value))
          OR EXISTS (SELECT 1 FROM role_attributes r WHERE r.entity_type = ? AND r.entity_id = t.id AND NOT EXISTS
-           (SELECT 1 FROM json_each(t.role_attributes) j WHERE j.value = r.attr))) LIMIT ${LIMIT}`,
+           (SELECT 1 FROM ${store.sql.jsonEach('t.role_attributes', 'j')} WHERE j.value = r.attr))) LIMIT ${LIMIT}`,
       type,
       type,
     )) {
@@ -303,7 +305,7 @@ async function roleAttributeLinks(store: Store): Promise<IntegrityFinding[]> {
         fix: async () => {
           // the attributes as they are now (the entity may have been updated or deleted since the check)
           const now = await store.getSql<{ role_attributes: string }>(
-            `SELECT role_attributes FROM ${q(table)} WHERE id = ? AND json_valid(role_attributes)`,
+            `SELECT role_attributes FROM ${q(table)} WHERE id = ? AND ${store.sql.jsonValid('role_attributes')}`,
             t.id,
           );
           if (now) await syncRoleAttributes(store, type, t.id as string, JSON.parse(now.role_attributes) as string[]);
@@ -319,17 +321,17 @@ async function serviceConfigLinks(store: Store): Promise<IntegrityFinding[]> {
   if (!(await tableHas(store, 'services', 'configs'))) return [];
   return (
     await store.allSql<Row>(
-      `SELECT s.id, s.configs FROM services s WHERE json_valid(s.configs) AND (
-       EXISTS (SELECT 1 FROM json_each(s.configs) j WHERE NOT EXISTS
+      `SELECT s.id, s.configs FROM services s WHERE ${store.sql.jsonValid('s.configs')} AND (
+       EXISTS (SELECT 1 FROM ${store.sql.jsonEach('s.configs', 'j')} WHERE NOT EXISTS
          (SELECT 1 FROM service_configs sc WHERE sc.service_id = s.id AND sc.config_id = j.value))
        OR EXISTS (SELECT 1 FROM service_configs sc WHERE sc.service_id = s.id AND NOT EXISTS
-         (SELECT 1 FROM json_each(s.configs) j WHERE j.value = sc.config_id))) LIMIT ${LIMIT}`,
+         (SELECT 1 FROM ${store.sql.jsonEach('s.configs', 'j')} WHERE j.value = sc.config_id))) LIMIT ${LIMIT}`,
     )
   ).map((s) => ({
     description: `service '${String(s.id)}': its configs list and its config links differ; repair joins them (dropping missing configs)`,
     fix: async () => {
       // the service as it is now (its configs may have been changed or it deleted since the check)
-      const now = await store.getSql<{ configs: string }>('SELECT configs FROM services WHERE id = ? AND json_valid(configs)', s.id);
+      const now = await store.getSql<{ configs: string }>(`SELECT configs FROM services WHERE id = ? AND ${store.sql.jsonValid('configs')}`, s.id);
       if (!now) return;
       const listed: string[] = [];
       for (const id of JSON.parse(now.configs) as string[]) if (await store.getSql('SELECT 1 FROM configs WHERE id = ?', id)) listed.push(id);
@@ -365,12 +367,12 @@ async function orphanedApiSessions(store: Store): Promise<IntegrityFinding[]> {
 /** Auth policies naming external JWT signers that no longer exist. */
 async function authPolicySigners(store: Store): Promise<IntegrityFinding[]> {
   const out: IntegrityFinding[] = [];
+  const signer = store.sql.jsonExtract('p.secondary_json', '$.requireExtJwtSigner');
   const rows = await store.allSql<Row>(
     `SELECT p.id, p.primary_json, p.secondary_json FROM auth_policies p WHERE
-       EXISTS (SELECT 1 FROM json_each(p.primary_json, '$.extJwt.allowedSigners') j
+       EXISTS (SELECT 1 FROM ${store.sql.jsonEach('p.primary_json', 'j', '$.extJwt.allowedSigners')}
                WHERE NOT EXISTS (SELECT 1 FROM external_jwt_signers s WHERE s.id = j.value))
-       OR (json_extract(p.secondary_json, '$.requireExtJwtSigner') IS NOT NULL AND NOT EXISTS
-           (SELECT 1 FROM external_jwt_signers s WHERE s.id = json_extract(p.secondary_json, '$.requireExtJwtSigner')))
+       OR (${signer} IS NOT NULL AND NOT EXISTS (SELECT 1 FROM external_jwt_signers s WHERE s.id = ${signer}))
      LIMIT ${LIMIT}`,
   );
   for (const p of rows) {

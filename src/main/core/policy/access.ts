@@ -96,7 +96,7 @@ export async function grantsFor(store: Store, identityClass: number, serviceClas
   const out = new Map<number, Grant>();
   if (!serviceClasses.length) return out;
   for (const r of await store.allSql<{ service_class: number; dial: number; bind: number }>(
-    'SELECT service_class, dial, bind FROM service_access WHERE identity_class = ? AND service_class IN (SELECT value FROM json_each(?))',
+    `SELECT service_class, dial, bind FROM service_access WHERE identity_class = ? AND service_class IN ${store.sql.jsonValues('?', 'integer')}`,
     identityClass,
     JSON.stringify(serviceClasses),
   ))
@@ -115,7 +115,7 @@ export async function classesOf(store: Store, kind: RoleKind, ids: string[]): Pr
   const out = new Map<string, number>();
   if (!ids.length) return out;
   for (const r of await store.allSql<{ entity_id: string; class_id: number }>(
-    'SELECT entity_id, class_id FROM role_class_members WHERE kind = ? AND entity_id IN (SELECT value FROM json_each(?))',
+    `SELECT entity_id, class_id FROM role_class_members WHERE kind = ? AND entity_id IN ${store.sql.jsonValues()}`,
     kind,
     JSON.stringify(ids),
   ))
@@ -153,9 +153,9 @@ export async function listReachableServices(ctx: Ctx, def: ResourceDef, identity
   const everything = (await store.getSql<{ n: number }>("SELECT coalesce(sum(member_count), 0) AS n FROM role_classes WHERE kind = 'service'"))!.n;
   const where =
     total * 5 >= everything
-      ? "(SELECT class_id FROM role_class_members WHERE kind = 'service' AND entity_id = t.id) IN (SELECT value FROM json_each(?))"
-      : 't.id IN (SELECT entity_id FROM role_class_members WHERE class_id IN (SELECT value FROM json_each(?)))';
-  const q = await listSql(def, params, { where, params: [JSON.stringify(classes.map((r) => r.c))] });
+      ? `(SELECT class_id FROM role_class_members WHERE kind = 'service' AND entity_id = t.id) IN ${store.sql.jsonValues('?', 'integer')}`
+      : `t.id IN (SELECT entity_id FROM role_class_members WHERE class_id IN ${store.sql.jsonValues('?', 'integer')})`;
+  const q = await listSql(def, params, { where, params: [JSON.stringify(classes.map((r) => r.c))] }, store);
   const rows = await store.allSql<Row>(q.pageSql, ...q.args, q.limit, q.offset);
   return { rows, meta: { pagination: { limit: q.limit, offset: q.offset, totalCount: total }, filterableFields: q.filterableFields } };
 }

@@ -315,7 +315,7 @@ export async function explainAccess(ctx: Ctx, identityId: string, serviceId: str
     const semantics = new Map(
       (
         await store.allSql<{ id: string; semantic: string }>(
-          'SELECT id, semantic FROM service_policies WHERE id IN (SELECT value FROM json_each(?))',
+          `SELECT id, semantic FROM service_policies WHERE id IN ${store.sql.jsonValues()}`,
           JSON.stringify(policies.map((p) => p.policyId)),
         )
       ).map((r) => [r.id, r.semantic]),

@@ -16,7 +16,7 @@ export class AccessChanges {
     const ids = serviceClasses.filter((c): c is number => c !== undefined);
     if (!ids.length) return;
     for (const r of await store.allSql<{ c: number }>(
-      'SELECT DISTINCT identity_class AS c FROM service_access WHERE service_class IN (SELECT value FROM json_each(?))',
+      `SELECT DISTINCT identity_class AS c FROM service_access WHERE service_class IN ${store.sql.jsonValues('?', 'integer')}`,
       JSON.stringify(ids),
     ))
       this.identityClasses.add(r.c);
@@ -29,7 +29,7 @@ export class AccessChanges {
     for (const r of await store.allSql<{ c: number }>(
       `SELECT DISTINCT a.class_id AS c FROM class_policies pc
        JOIN class_policies a ON a.policy_id = pc.policy_id AND a.kind = 'identity'
-       WHERE pc.class_id IN (SELECT value FROM json_each(?))`,
+       WHERE pc.class_id IN ${store.sql.jsonValues('?', 'integer')}`,
       JSON.stringify(ids),
     ))
       this.identityClasses.add(r.c);
@@ -47,7 +47,7 @@ export class AccessChanges {
     if (this.identityClasses.size) {
       await store.runSql(
         `INSERT INTO class_service_changes (class_id, changed_at)
-         SELECT value, ? FROM json_each(?) WHERE value IN (SELECT id FROM role_classes) AND true
+         SELECT CAST(value AS BIGINT), ? FROM ${store.sql.jsonEach('?', 'e')} WHERE CAST(value AS BIGINT) IN (SELECT id FROM role_classes) AND true
          ON CONFLICT (class_id) DO UPDATE SET changed_at = excluded.changed_at`,
         now,
         JSON.stringify([...this.identityClasses]),
@@ -56,7 +56,7 @@ export class AccessChanges {
     if (this.identities.size) {
       await store.runSql(
         `INSERT INTO identity_service_changes (identity_id, changed_at)
-         SELECT value, ? FROM json_each(?) WHERE value IN (SELECT id FROM identities) AND true
+         SELECT value, ? FROM ${store.sql.jsonEach('?', 'e')} WHERE value IN (SELECT id FROM identities) AND true
          ON CONFLICT (identity_id) DO UPDATE SET changed_at = excluded.changed_at`,
         now,
         JSON.stringify([...this.identities]),
@@ -83,10 +83,10 @@ async function revokeUnpermittedSessions(store: Store, scope: AccessChanges): Pr
     const list = [...values];
     if (list.length) await store.runSql(`DELETE FROM sessions AS s WHERE ${where} AND ${UNPERMITTED}`, JSON.stringify(list));
   };
-  await del('s.identity_id IN (SELECT value FROM json_each(?))', scope.identities);
-  await del('s.service_id IN (SELECT value FROM json_each(?))', scope.services);
+  await del(`s.identity_id IN ${store.sql.jsonValues()}`, scope.identities);
+  await del(`s.service_id IN ${store.sql.jsonValues()}`, scope.services);
   await del(
-    `(SELECT class_id FROM role_class_members WHERE kind = 'identity' AND entity_id = s.identity_id) IN (SELECT value FROM json_each(?))`,
+    `(SELECT class_id FROM role_class_members WHERE kind = 'identity' AND entity_id = s.identity_id) IN ${store.sql.jsonValues('?', 'integer')}`,
     scope.identityClasses,
   );
 }

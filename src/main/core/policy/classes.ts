@@ -47,15 +47,16 @@ export async function classify(store: Store, kind: RoleKind, entityId: string): 
 /** A new class: its attributes, references, the policy sides that match it and the access links that follow. */
 async function createClass(store: Store, kind: RoleKind, key: string, attrs: string[], refs: string[]): Promise<number> {
   const id = (await store.getSql<{ id: number }>('INSERT INTO role_classes (kind, key) VALUES (?, ?) RETURNING id', kind, key))!.id;
-  await store.runSql('INSERT INTO role_class_attrs (class_id, attr) SELECT ?, value FROM json_each(?)', id, JSON.stringify(attrs));
-  await store.runSql('INSERT INTO role_class_refs (class_id, policy_id) SELECT ?, value FROM json_each(?)', id, JSON.stringify(refs));
+  const values = store.sql.jsonEach('?', 'e');
+  await store.runSql(`INSERT INTO role_class_attrs (class_id, attr) SELECT ?, value FROM ${values}`, id, JSON.stringify(attrs));
+  await store.runSql(`INSERT INTO role_class_refs (class_id, policy_id) SELECT ?, value FROM ${values}`, id, JSON.stringify(refs));
   await store.runSql(
     `WITH hits(policy_id, n) AS (
        SELECT policy_id, count(*) FROM policy_side_roles
-       WHERE kind = ? AND role_type = 'attr' AND value IN (SELECT value FROM json_each(?)) GROUP BY policy_id)
+       WHERE kind = ? AND role_type = 'attr' AND value IN ${store.sql.jsonValues()} GROUP BY policy_id)
      INSERT INTO class_policies (policy_id, kind, class_id)
      SELECT s.policy_id, s.kind, ? FROM policy_sides s LEFT JOIN hits h ON h.policy_id = s.policy_id
-     WHERE s.kind = ? AND (s.is_all = 1 OR s.policy_id IN (SELECT value FROM json_each(?))
+     WHERE s.kind = ? AND (s.is_all = 1 OR s.policy_id IN ${store.sql.jsonValues()}
        OR (h.n > 0 AND (s.semantic = 'AnyOf' OR h.n = s.attr_count)))`,
     kind,
     JSON.stringify(attrs),
@@ -80,7 +81,7 @@ export async function matchPolicySide(
      SELECT ?, ?, c.id FROM role_classes c WHERE c.kind = ? AND (
        ? = 1
        OR c.id IN (SELECT class_id FROM role_class_refs WHERE policy_id = ?)
-       OR c.id IN (SELECT class_id FROM role_class_attrs WHERE attr IN (SELECT value FROM json_each(?)) GROUP BY class_id HAVING count(*) >= ?))`,
+       OR c.id IN (SELECT class_id FROM role_class_attrs WHERE attr IN ${store.sql.jsonValues()} GROUP BY class_id HAVING count(*) >= ?))`,
     policyId,
     kind,
     kind,

@@ -112,15 +112,12 @@ async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Pr
   const auths = await allRows(
     store,
     AUTHENTICATOR_VIEW,
-    'SELECT id, identity_id, method, username, fingerprint FROM authenticators WHERE identity_id IN (SELECT value FROM json_each(?))',
+    `SELECT id, identity_id, method, username, fingerprint FROM authenticators WHERE identity_id IN ${store.sql.jsonValues()}`,
     ids,
   );
   const sessions = new Set(
     (
-      await store.allSql<{ identity_id: string }>(
-        'SELECT DISTINCT identity_id FROM api_sessions WHERE identity_id IN (SELECT value FROM json_each(?))',
-        ids,
-      )
+      await store.allSql<{ identity_id: string }>(`SELECT DISTINCT identity_id FROM api_sessions WHERE identity_id IN ${store.sql.jsonValues()}`, ids)
     ).map((r) => r.identity_id),
   );
   const now = ctx.core.clock.now();
@@ -154,7 +151,7 @@ export async function decorateIdentityEnrollments(ctx: Ctx, items: ApiObject[], 
   const enrollments = await allRows(
     store,
     ENROLLMENT,
-    'SELECT * FROM enrollments WHERE identity_id IN (SELECT value FROM json_each(?))',
+    `SELECT * FROM enrollments WHERE identity_id IN ${store.sql.jsonValues()}`,
     JSON.stringify(rows.map((r) => r.id)),
   );
   const caNames = await namesById(store, 'cas', [...new Set(enrollments.flatMap((e) => (e.ca_id ? [e.ca_id] : [])))]);

@@ -88,7 +88,7 @@ export async function addClassLinks(store: Store, classId: number, kind: RoleKin
     const pair = mine === spec.left ? '?, b.class_id' : 'b.class_id, ?';
     await store.runSql(
       `INSERT INTO ${spec.table} (${spec.left.column}, ${spec.right.column}, ${cols.join(', ')})
-       SELECT ${pair}, ${spec.counts.map((c) => `sum(${c.sql})`).join(', ')}
+       SELECT ${pair}, ${spec.counts.map((c) => `sum(${store.sql.asInt(c.sql)})`).join(', ')}
        FROM class_policies a
        JOIN ${spec.policyTable} p ON p.id = a.policy_id
        JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = ?

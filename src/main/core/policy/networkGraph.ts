@@ -109,7 +109,7 @@ async function loadClasses(store: Store, ids: Iterable<number>): Promise<ClassRo
   const list = [...new Set(ids)];
   if (!list.length) return [];
   return store.allSql<ClassRow>(
-    "SELECT id, kind, key, member_count FROM role_classes WHERE id IN (SELECT value FROM json_each(?)) AND kind IN ('identity', 'service', 'edge-router')",
+    `SELECT id, kind, key, member_count FROM role_classes WHERE id IN ${store.sql.jsonValues('?', 'integer')} AND kind IN ('identity', 'service', 'edge-router')`,
     js(list),
   );
 }
@@ -123,23 +123,31 @@ async function neighbours(store: Store, kind: GraphKind, classes: number[], hops
   const want = (k: GraphKind) => hops.includes(k);
   if (kind === 'identity') {
     if (want('service'))
-      out.push(...(await q('SELECT DISTINCT service_class AS c FROM service_access WHERE identity_class IN (SELECT value FROM json_each(?))')));
+      out.push(
+        ...(await q(`SELECT DISTINCT service_class AS c FROM service_access WHERE identity_class IN ${store.sql.jsonValues('?', 'integer')}`)),
+      );
     if (want('edge-router'))
       out.push(
-        ...(await q('SELECT DISTINCT router_class AS c FROM identity_router_access WHERE identity_class IN (SELECT value FROM json_each(?))')),
+        ...(await q(`SELECT DISTINCT router_class AS c FROM identity_router_access WHERE identity_class IN ${store.sql.jsonValues('?', 'integer')}`)),
       );
   } else if (kind === 'service') {
     if (want('identity'))
-      out.push(...(await q('SELECT DISTINCT identity_class AS c FROM service_access WHERE service_class IN (SELECT value FROM json_each(?))')));
+      out.push(
+        ...(await q(`SELECT DISTINCT identity_class AS c FROM service_access WHERE service_class IN ${store.sql.jsonValues('?', 'integer')}`)),
+      );
     if (want('edge-router'))
-      out.push(...(await q('SELECT DISTINCT router_class AS c FROM service_router_access WHERE service_class IN (SELECT value FROM json_each(?))')));
+      out.push(
+        ...(await q(`SELECT DISTINCT router_class AS c FROM service_router_access WHERE service_class IN ${store.sql.jsonValues('?', 'integer')}`)),
+      );
   } else {
     if (want('identity'))
       out.push(
-        ...(await q('SELECT DISTINCT identity_class AS c FROM identity_router_access WHERE router_class IN (SELECT value FROM json_each(?))')),
+        ...(await q(`SELECT DISTINCT identity_class AS c FROM identity_router_access WHERE router_class IN ${store.sql.jsonValues('?', 'integer')}`)),
       );
     if (want('service'))
-      out.push(...(await q('SELECT DISTINCT service_class AS c FROM service_router_access WHERE router_class IN (SELECT value FROM json_each(?))')));
+      out.push(
+        ...(await q(`SELECT DISTINCT service_class AS c FROM service_router_access WHERE router_class IN ${store.sql.jsonValues('?', 'integer')}`)),
+      );
   }
   return out;
 }
@@ -190,7 +198,7 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
         for (const kind of GRAPH_KINDS) {
           for (const r of await store.allSql<{ id: string; name: string; class_id: number }>(
             `SELECT t.id, t.name, m.class_id FROM ${ROLE_KINDS[kind].table} t JOIN role_class_members m ON m.kind = ? AND m.entity_id = t.id
-             WHERE t.name LIKE ? ESCAPE '\\' ORDER BY t.name LIMIT ?`,
+             WHERE ${store.sql.like('t.name', '?', '\\')} ORDER BY t.name LIMIT ?`,
             kind,
             like,
             MAX_PINNED,
@@ -267,10 +275,7 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
     const routerOnline = async (ids: string[]) =>
       new Map(
         (
-          await store.allSql<{ id: string; o: number }>(
-            'SELECT id, is_online AS o FROM edge_routers WHERE id IN (SELECT value FROM json_each(?))',
-            js(ids),
-          )
+          await store.allSql<{ id: string; o: number }>(`SELECT id, is_online AS o FROM edge_routers WHERE id IN ${store.sql.jsonValues()}`, js(ids))
         ).map((r) => [r.id, r.o]),
       );
 
@@ -312,7 +317,7 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
           if (kind === 'edge-router') {
             node.online = (await store.getSql<{ n: number }>(
               `SELECT count(*) AS n FROM role_class_members m JOIN edge_routers t ON t.id = m.entity_id
-               WHERE m.kind = 'edge-router' AND m.class_id IN (SELECT value FROM json_each(?)) AND t.is_online = 1`,
+               WHERE m.kind = 'edge-router' AND m.class_id IN ${store.sql.jsonValues('?', 'integer')} AND t.is_online = 1`,
               js(classIds),
             ))!.n;
           }
@@ -322,7 +327,7 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
         }
         const members = await store.allSql<{ id: string; name: string; class_id: number }>(
           `SELECT t.id, t.name, m.class_id FROM role_class_members m JOIN ${ROLE_KINDS[kind].table} t ON t.id = m.entity_id
-           WHERE m.kind = ? AND m.class_id IN (SELECT value FROM json_each(?)) ORDER BY t.name, t.id LIMIT ?`,
+           WHERE m.kind = ? AND m.class_id IN ${store.sql.jsonValues('?', 'integer')} ORDER BY t.name, t.id LIMIT ?`,
           kind,
           js(classIds),
           MAX_MEMBERS + 1,
@@ -364,7 +369,7 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
     const viewClasses = [...classNodes.keys()];
     const matches = viewClasses.length
       ? await store.allSql<{ policy_id: string; kind: GraphKind; class_id: number }>(
-          "SELECT policy_id, kind, class_id FROM class_policies WHERE class_id IN (SELECT value FROM json_each(?)) AND kind <> 'posture-check'",
+          `SELECT policy_id, kind, class_id FROM class_policies WHERE class_id IN ${store.sql.jsonValues('?', 'integer')} AND kind <> 'posture-check'`,
           js(viewClasses),
         )
       : [];
@@ -385,7 +390,7 @@ export async function networkGraph(ctx: Ctx, body: unknown): Promise<NetworkGrap
     ] as const) {
       const typed = table === 'service_policies' ? ', type' : ", '' AS type";
       for (const p of await store.allSql<{ id: string; name: string; type: string }>(
-        `SELECT id, name${typed} FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`,
+        `SELECT id, name${typed} FROM ${table} WHERE id IN ${store.sql.jsonValues()}`,
         policyIds,
       )) {
         meta.set(p.id, { name: p.name, kind, type: p.type });

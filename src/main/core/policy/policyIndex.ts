@@ -49,7 +49,8 @@ export async function reindexPolicy(core: Core, spec: PolicyTypeSpec, id: string
   for (const side of newSides) {
     const insert = (roleType: 'attr' | 'id', values: string[]) =>
       store.runSql(
-        'INSERT OR IGNORE INTO policy_side_roles (kind, role_type, value, policy_id) SELECT ?, ?, value, ? FROM json_each(?)',
+        `INSERT INTO policy_side_roles (kind, role_type, value, policy_id) SELECT ?, ?, value, ? FROM ${store.sql.jsonEach('?', 'e')}
+         WHERE true ON CONFLICT DO NOTHING`,
         side.kind,
         roleType,
         id,

@@ -82,7 +82,7 @@ export async function policyPostureChecks(store: Store, identityClass: number | 
   if (identityClass === undefined || !serviceClasses.length) return [];
   const policies = await store.allSql<{ id: string; name: string; type: 'Dial' | 'Bind'; service_class: number }>(
     `SELECT p.id, p.name, p.type, b.class_id AS service_class FROM class_policies a
-     JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = 'service' AND b.class_id IN (SELECT value FROM json_each(?))
+     JOIN class_policies b ON b.policy_id = a.policy_id AND b.kind = 'service' AND b.class_id IN ${store.sql.jsonValues('?', 'integer')}
      JOIN service_policies p ON p.id = a.policy_id
      WHERE a.class_id = ?
      ORDER BY p.name, p.id`,
@@ -97,7 +97,7 @@ export async function policyPostureChecks(store: Store, identityClass: number | 
     `SELECT cp.policy_id, pc.* FROM class_policies cp
      JOIN role_class_members m ON m.kind = 'posture-check' AND m.class_id = cp.class_id
      JOIN posture_checks pc ON pc.id = m.entity_id
-     WHERE cp.kind = 'posture-check' AND cp.policy_id IN (SELECT value FROM json_each(?))
+     WHERE cp.kind = 'posture-check' AND cp.policy_id IN ${store.sql.jsonValues()}
      ORDER BY pc.name`,
     JSON.stringify(ids),
   )) {

@@ -109,7 +109,7 @@ export async function resolveConfigTypes(store: Store, values: string[]): Promis
   if (values.includes('all')) return { all: true, ids: new Set() };
   if (!values.length) return { all: false, ids: new Set() };
   const ids = await store.allSql<{ id: string }>(
-    'SELECT id FROM config_types WHERE id IN (SELECT value FROM json_each(?)) OR name IN (SELECT value FROM json_each(?))',
+    `SELECT id FROM config_types WHERE id IN ${store.sql.jsonValues()} OR name IN ${store.sql.jsonValues()}`,
     JSON.stringify(values),
     JSON.stringify(values),
   );
@@ -140,10 +140,9 @@ async function serviceConfigs(
   };
   const select = 'SELECT x.service_id, c.config_type_id AS type_id, ct.name AS type_name, c.data FROM';
   const joins = 'JOIN configs c ON c.id = x.config_id JOIN config_types ct ON ct.id = c.config_type_id';
-  for (const r of await store.allSql<ConfigRow>(`${select} service_configs x ${joins} WHERE x.service_id IN (SELECT value FROM json_each(?))`, ids))
-    put(r);
+  for (const r of await store.allSql<ConfigRow>(`${select} service_configs x ${joins} WHERE x.service_id IN ${store.sql.jsonValues()}`, ids)) put(r);
   for (const r of await store.allSql<ConfigRow>(
-    `${select} identity_service_configs x ${joins} WHERE x.identity_id = ? AND x.service_id IN (SELECT value FROM json_each(?))`,
+    `${select} identity_service_configs x ${joins} WHERE x.identity_id = ? AND x.service_id IN ${store.sql.jsonValues()}`,
     identityId,
     ids,
   ))

@@ -147,7 +147,7 @@ async function displayRoles(ctx: Ctx, kind: RoleKind, list: string[], planned: R
 async function countMatches(ctx: Ctx, kind: RoleKind, list: string[]): Promise<number> {
   const real = list.filter((r) => !REF.test(r));
   if (!real.length) return 0;
-  const m = roleMatchSql(kind, parseRoles(real), 'AnyOf');
+  const m = roleMatchSql(ctx.core.store.sql, kind, parseRoles(real), 'AnyOf');
   return (await ctx.core.store.getSql<{ n: number }>(`SELECT count(*) AS n FROM ${ROLE_KINDS[kind].table} t WHERE ${m.where}`, ...m.params))!.n;
 }
 
@@ -157,12 +157,12 @@ async function countMatches(ctx: Ctx, kind: RoleKind, list: string[]): Promise<n
  */
 async function dialersNeedRouters(ctx: Ctx, identityRoles: string[], routerRoles: string[]): Promise<{ needed: boolean; why: string }> {
   const store = ctx.core.store;
-  const ids = roleMatchSql('identity', parseRoles(identityRoles), 'AnyOf');
-  const rs = roleMatchSql('edge-router', parseRoles(routerRoles), 'AnyOf');
+  const ids = roleMatchSql(store.sql, 'identity', parseRoles(identityRoles), 'AnyOf');
+  const rs = roleMatchSql(store.sql, 'edge-router', parseRoles(routerRoles), 'AnyOf');
   const routerClasses = `SELECT m.class_id FROM edge_routers t JOIN role_class_members m ON m.kind = 'edge-router' AND m.entity_id = t.id WHERE ${rs.where}`;
   const identityClasses = `SELECT DISTINCT m.class_id FROM identities t JOIN role_class_members m ON m.kind = 'identity' AND m.entity_id = t.id WHERE ${ids.where}`;
-  const matched = (await store.getSql<{ n: number }>(`SELECT count(*) AS n FROM (${identityClasses})`, ...ids.params))!.n;
-  if (!(await store.getSql<{ n: number }>(`SELECT count(*) AS n FROM (${routerClasses})`, ...rs.params))!.n) {
+  const matched = (await store.getSql<{ n: number }>(`SELECT count(*) AS n FROM (${identityClasses}) AS c`, ...ids.params))!.n;
+  if (!(await store.getSql<{ n: number }>(`SELECT count(*) AS n FROM (${routerClasses}) AS c`, ...rs.params))!.n) {
     return { needed: true, why: 'The router roles match no edge router yet.' };
   }
   if (matched) {

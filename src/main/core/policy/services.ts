@@ -13,7 +13,7 @@ async function checkConfigs(ctx: Ctx, ids: string[]): Promise<string[]> {
   const unique = [...new Set(ids)];
   const seenTypes = new Map<string, string>();
   const rows = await ctx.core.store.allSql<{ id: string; config_type_id: string }>(
-    'SELECT id, config_type_id FROM configs WHERE id IN (SELECT value FROM json_each(?))',
+    `SELECT id, config_type_id FROM configs WHERE id IN ${ctx.core.store.sql.jsonValues()}`,
     JSON.stringify(unique),
   );
   const byId = new Map(rows.map((r) => [r.id, r.config_type_id]));

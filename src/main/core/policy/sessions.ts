@@ -85,15 +85,17 @@ export async function commonRoutersForPairs(store: Store, pairs: Array<[number, 
   if (pairs.length === 1) return new Map([[pairs[0]!.join(':'), await commonRouters(store, ...pairs[0]!)]]);
   const out = new Map<string, Row[]>();
   if (!pairs.length) return out;
+  const sql = store.sql;
   const rows = await store.allSql<Row & { ic: number; sc: number }>(
-    `WITH pairs(ic, sc) AS (SELECT CAST(json_extract(value, '$[0]') AS INTEGER), CAST(json_extract(value, '$[1]') AS INTEGER) FROM json_each(?))
+    `WITH pairs(ic, sc) AS (
+       SELECT CAST(${sql.jsonExtract('e.value', '$[0]')} AS BIGINT), CAST(${sql.jsonExtract('e.value', '$[1]')} AS BIGINT) FROM ${sql.jsonEach('?', 'e')})
      SELECT * FROM (
        SELECT p.ic, p.sc, r.*, row_number() OVER (PARTITION BY p.ic, p.sc ORDER BY r.is_online DESC, r.name, r.id) AS rn
        FROM pairs p
        JOIN identity_router_access ia ON ia.identity_class = p.ic
        JOIN service_router_access sa ON sa.service_class = p.sc AND sa.router_class = ia.router_class
        JOIN role_class_members m ON m.class_id = ia.router_class
-       JOIN edge_routers r ON r.id = m.entity_id)
+       JOIN edge_routers r ON r.id = m.entity_id) AS x
      WHERE rn <= ? ORDER BY ic, sc, rn`,
     JSON.stringify(pairs),
     SESSION_EDGE_ROUTER_LIMIT,

@@ -1,13 +1,16 @@
 /**
- * Compiles ZitiQL (see ./zitiql) to an SQLite WHERE expression plus ORDER BY / OFFSET / LIMIT parts.
+ * Compiles ZitiQL (see ./zitiql) to an SQL WHERE expression plus ORDER BY / OFFSET / LIMIT parts, for the store whose
+ * helpers (`sql`) it is given.
  *
  * Safety: field names only ever map through `QueryFields` (own properties), tag keys are validated identifiers,
  * and every literal goes into `params`; no filter text reaches the SQL.
  *
  * Null semantics follow OpenZiti: a comparison with a missing value is false, and negations (`!=`, `not ...`)
  * are its complement, so `name != "x"` and `not name = "x"` both match rows whose name is NULL. In SQL this
- * means positive predicates may yield NULL (treated as false) and every negation is `NOT coalesce(p, 0)`.
+ * means positive predicates may yield NULL (treated as false) and every negation is `sql.notTrue(p)` (SQLite's
+ * `NOT coalesce(p, 0)`).
  */
+import { SQLITE_SQL, type SqlDialect } from '../store/sqlDialect';
 import { parseZitiQl, QueryError, type BoolExpr, type Literal } from './zitiql';
 
 export { QueryError } from './zitiql';
@@ -71,6 +74,8 @@ export interface SortKey {
 }
 
 export interface CompileOptions {
+  /** the store's SQL helpers (`store.sql`); default: SQLite's */
+  sql?: SqlDialect;
   /** SQL expression of a JSON object column holding tags, e.g. "t.tags"; enables `tags.<key>`. */
   tagsSql?: string;
   /**
@@ -91,7 +96,7 @@ export interface CompiledQuery {
   where: string;
   /** positional values for the `?`s, in order (booleans as 1/0, datetimes as ISO strings) */
   params: unknown[];
-  /** from `sort by`, else from the `sort` option; empty when neither */
+  /** from `sort by`, else from the `sort` option; empty when neither (ORDER BY items: `store.sql.orderBy`) */
   sort: Array<{ sql: string; dir: 'ASC' | 'DESC' }>;
   skip?: number;
   limit?: number | 'none';
@@ -162,7 +167,6 @@ function cat(...parts: Array<Sql | string>): Sql {
   }
   return out;
 }
-const negate = (p: Sql) => cat('NOT coalesce(', p, ', 0)');
 
 function joinBalanced(parts: Sql[], op: string): Sql {
   if (parts.length === 1) return parts[0]!;
@@ -197,12 +201,21 @@ function param(lit: Literal): unknown {
 }
 
 class Compiler {
+  private readonly d: SqlDialect;
+
   constructor(
     private readonly fields: QueryFields,
     private readonly options: CompileOptions,
     /** how many references deep this compiler is (its main row is aliased r<depth>, or t at 0) */
     private readonly depth = 0,
-  ) {}
+  ) {
+    this.d = options.sql ?? SQLITE_SQL;
+  }
+
+  /** `p` is false or NULL */
+  private negate(p: Sql): Sql {
+    return sql(this.d.notTrue(p.sql), ...p.params);
+  }
 
   resolve(name: string, pos?: number): Resolved {
     if (Object.prototype.hasOwnProperty.call(this.fields, name)) {
@@ -224,6 +237,7 @@ class Compiler {
   private inside(target: RefTarget['targets'][number]): { compiler: Compiler; alias: string } {
     const alias = `r${this.depth + 1}`;
     const options: CompileOptions = {
+      sql: this.d,
       ...(target.tagsSql ? { tagsSql: aliased(target.tagsSql, alias) } : {}),
       ...(this.options.useTextIndex ? { useTextIndex: this.options.useTextIndex } : {}),
       ...(target.refs ? { refs: (n: string) => aliasedRef(target.refs!(n), alias) } : {}),
@@ -257,11 +271,11 @@ class Compiler {
   }
 
   /** SQL of a tag's value; the path is inlined (not a param) so expression indexes on it can be used. */
-  tagValue(key: string): string {
-    return `json_extract(${this.options.tagsSql}, '$."${key}"')`;
+  tagValue(key: string, number = false): string {
+    return (number ? this.d.jsonNumber : this.d.jsonExtract)(this.options.tagsSql!, `$."${key}"`);
   }
   private tagType(key: string): string {
-    return `json_type(${this.options.tagsSql}, '$."${key}"')`;
+    return this.d.jsonType(this.options.tagsSql!, `$."${key}"`);
   }
 
   expr(e: BoolExpr): Sql {
@@ -280,7 +294,7 @@ class Compiler {
         return joinBalanced(terms, ` ${e.kind.toUpperCase()} `);
       }
       case 'not':
-        return negate(this.expr(e.expr));
+        return this.negate(this.expr(e.expr));
       case 'const':
         return sql(e.value ? '1=1' : '1=0');
       case 'symbol': {
@@ -315,7 +329,7 @@ class Compiler {
       const set = this.setField(lhs.field, lhs.pos, lhs.fn);
       rejectNull(e, `${lhs.fn}(${lhs.field})`);
       if (lhs.fn === 'count') return this.count(set, e, `count(${lhs.field})`);
-      const pred = (value: string) => predicate(value, set.type, e, `elements of "${lhs.field}"`);
+      const pred = (value: string) => predicate(this.d, value, set.type, e, `elements of "${lhs.field}"`);
       return lhs.fn === 'anyOf' ? this.anyOf(set, pred) : this.allOf(set, pred);
     }
     const r = this.resolve(lhs.name, lhs.pos);
@@ -326,7 +340,7 @@ class Compiler {
     const nullTest = e.kind === 'compare' && e.value.kind === 'null' ? (e.op === '=' ? ' IS NULL' : ' IS NOT NULL') : undefined;
     if (r.kind === 'scalar') {
       if (nullTest) return sql(r.field.sql + nullTest);
-      return this.indexedContains(r.field, e) ?? predicate(r.field.sql, r.field.type, e, `field "${lhs.name}"`);
+      return this.indexedContains(r.field, e) ?? predicate(this.d, r.field.sql, r.field.type, e, `field "${lhs.name}"`);
     }
     const value = this.tagValue(r.key);
     if (nullTest) return sql(value + nullTest);
@@ -351,7 +365,7 @@ class Compiler {
     return cat(
       `(${ix.rowid} IN (SELECT rowid FROM ${ix.fts} WHERE ${ix.fts} MATCH ?) AND `,
       sql('', match),
-      predicate(field.sql, field.type, e, ''),
+      predicate(this.d, field.sql, field.type, e, ''),
       ')',
     );
   }
@@ -371,14 +385,16 @@ class Compiler {
       const contains = positive.kind === 'compare' && positive.op.endsWith('contains');
       const guard = contains ? "('text', 'integer', 'real')" : lit.kind === 'string' ? "('text')" : "('integer', 'real')";
       const type = contains ? 'string' : lit.kind === 'string' ? 'string' : 'number';
-      guarded = cat(`(${jsonType} IN ${guard} AND `, predicate(value, type, positive, `tag "${name}"`), ')');
+      // a number is compared as one (as text, '10' < '9')
+      const tag = type === 'number' ? this.tagValue(key, true) : value;
+      guarded = cat(`(${jsonType} IN ${guard} AND `, predicate(this.d, tag, type, positive, `tag "${name}"`), ')');
     }
-    return negated ? negate(guarded) : guarded;
+    return negated ? this.negate(guarded) : guarded;
   }
 
   private anyOf(set: SetField, pred: (value: string) => Sql): Sql {
     const s = set.source;
-    if (s.kind === 'json') return cat(`EXISTS (SELECT 1 FROM json_each(${s.columnSql}) AS je WHERE `, pred('je.value'), ')');
+    if (s.kind === 'json') return cat(`EXISTS (SELECT 1 FROM ${this.d.jsonEach(s.columnSql, 'je')} WHERE `, pred('je.value'), ')');
     return cat(`${s.rowId} IN (`, this.ownersWhere(s, pred(s.valueColumn)), ')');
   }
 
@@ -387,27 +403,40 @@ class Compiler {
     const s = set.source;
     if (s.kind === 'json') {
       return cat(
-        `(json_array_length(${s.columnSql}) > 0 AND NOT EXISTS (SELECT 1 FROM json_each(${s.columnSql}) AS je WHERE `,
-        negate(pred('je.value')),
+        `(${this.d.jsonArrayLength(s.columnSql)} > 0 AND NOT EXISTS (SELECT 1 FROM ${this.d.jsonEach(s.columnSql, 'je')} WHERE `,
+        this.negate(pred('je.value')),
         '))',
       );
     }
     // one grouped scan: owners (so non-empty) none of whose values fails the predicate
-    return cat(`${s.rowId} IN (`, this.ownersWhere(s), ` GROUP BY ${s.ownerColumn} HAVING min(coalesce(`, pred(s.valueColumn), ', 0)) = 1)');
+    const p = pred(s.valueColumn);
+    return cat(
+      `${s.rowId} IN (`,
+      this.ownersWhere(s),
+      ` GROUP BY ${s.ownerColumn} HAVING min(coalesce(`,
+      sql(this.d.asInt(p.sql), ...p.params),
+      ', 0)) = 1)',
+    );
   }
 
   private isEmpty(set: SetField): Sql {
     const s = set.source;
-    if (s.kind === 'json') return sql(`coalesce(json_array_length(${s.columnSql}), 0) = 0`);
+    if (s.kind === 'json') return sql(`coalesce(${this.d.jsonArrayLength(s.columnSql)}, 0) = 0`);
     return cat(`${s.rowId} NOT IN (`, this.ownersWhere(s), ')');
   }
 
   private count(set: SetField, e: Comparison, desc: string): Sql {
     const s = set.source;
-    if (s.kind === 'json') return predicate(`coalesce(json_array_length(${s.columnSql}), 0)`, 'number', e, desc);
+    if (s.kind === 'json') return predicate(this.d, `coalesce(${this.d.jsonArrayLength(s.columnSql)}, 0)`, 'number', e, desc);
     // Owners with a matching count, found by one grouped scan; owners with no rows at all have count 0,
     // so they are added when the condition holds for 0.
-    const grouped = cat(`${s.rowId} IN (`, this.ownersWhere(s), ` GROUP BY ${s.ownerColumn} HAVING `, predicate('count(*)', 'number', e, desc), ')');
+    const grouped = cat(
+      `${s.rowId} IN (`,
+      this.ownersWhere(s),
+      ` GROUP BY ${s.ownerColumn} HAVING `,
+      predicate(this.d, 'count(*)', 'number', e, desc),
+      ')',
+    );
     return holdsForZero(e) ? cat(`(${s.rowId} NOT IN (`, this.ownersWhere(s), ') OR ', grouped, ')') : grouped;
   }
 
@@ -447,7 +476,7 @@ function rejectNull(e: Comparison, what: string): void {
 }
 
 /** SQL for comparing the value expression `x` (of `type`) per a non-null comparison node. */
-function predicate(x: string, type: FieldType, e: Comparison, desc: string): Sql {
+function predicate(d: SqlDialect, x: string, type: FieldType, e: Comparison, desc: string): Sql {
   const check = (lit: Literal) => {
     if (lit.kind !== LITERAL_KIND[type]) {
       throw new QueryError(
@@ -459,7 +488,9 @@ function predicate(x: string, type: FieldType, e: Comparison, desc: string): Sql
   };
   if (e.kind === 'in') {
     const values = e.values.map(check);
-    if (values.length > IN_LIST_PARAMS) return sql(`${x} IN (SELECT value FROM json_each(?))`, JSON.stringify(values));
+    if (values.length > IN_LIST_PARAMS) {
+      return sql(`${x} IN ${d.jsonValues('?', type === 'number' || type === 'boolean' ? 'number' : 'text')}`, JSON.stringify(values));
+    }
     return sql(`${x} IN (${values.map(() => '?').join(', ')})`, ...values);
   }
   if (e.kind === 'between') {
@@ -471,12 +502,12 @@ function predicate(x: string, type: FieldType, e: Comparison, desc: string): Sql
   if (op.endsWith('contains')) {
     if (type !== 'string') throw new QueryError(`${op} needs a string, but ${desc} is ${type}`, value.pos);
     const needle = value.kind === 'number' ? value.text : check(value);
-    const found = op.endsWith('icontains') ? `instr(lower(${x}), lower(?))` : `instr(${x}, ?)`;
+    const found = op.endsWith('icontains') ? d.instr(`lower(${x})`, 'lower(?)') : d.instr(x, '?');
     return sql(op.startsWith('not ') ? `coalesce(${found}, 0) = 0` : `${found} > 0`, needle);
   }
   if (ORDERING.has(op) && type === 'boolean') throw new QueryError(`${desc} is boolean and only supports = and !=`, value.pos);
   const v = check(value);
-  return sql(op === '!=' ? `${x} IS NOT ?` : `${x} ${op} ?`, v);
+  return sql(op === '!=' ? `${x} IS DISTINCT FROM ?` : `${x} ${op} ?`, v);
 }
 
 /** Whether a count comparison (positive form; `not in`/`not between` are wrapped by `not`) holds for 0. */

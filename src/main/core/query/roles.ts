@@ -1,4 +1,5 @@
 import { validationError } from '../errors';
+import type { SqlDialect } from '../store/sqlDialect';
 
 export type Semantic = 'AllOf' | 'AnyOf';
 
@@ -30,33 +31,33 @@ export function parseSemantic(v: string | undefined, field = 'semantic'): Semant
  * SQL condition over alias `t` selecting the entities of a kind that the roles match:
  * listed ids always match; attributes must all (AllOf) or any (AnyOf) be present; `#all` matches everything.
  */
-export function roleMatchSql(entityType: string, roles: ParsedRoles, semantic: Semantic): { where: string; params: unknown[] } {
+export function roleMatchSql(sql: SqlDialect, entityType: string, roles: ParsedRoles, semantic: Semantic): { where: string; params: unknown[] } {
   if (roles.all) return { where: '1=1', params: [] };
   const parts: string[] = [];
   const params: unknown[] = [];
   if (roles.ids.length) {
-    parts.push('t.id IN (SELECT value FROM json_each(?))');
+    parts.push(`t.id IN ${sql.jsonValues()}`);
     params.push(JSON.stringify(roles.ids));
   }
   const attrs = [...new Set(roles.attrs)];
   if (attrs.length) {
     if (semantic === 'AnyOf') {
-      parts.push('t.id IN (SELECT entity_id FROM role_attributes WHERE entity_type = ? AND attr IN (SELECT value FROM json_each(?)))');
+      parts.push(`t.id IN (SELECT entity_id FROM role_attributes WHERE entity_type = ? AND attr IN ${sql.jsonValues()})`);
       params.push(entityType, JSON.stringify(attrs));
     } else {
       parts.push(
-        't.id IN (SELECT entity_id FROM role_attributes WHERE entity_type = ? AND attr IN (SELECT value FROM json_each(?)) GROUP BY entity_id HAVING count(*) = ?)',
+        `t.id IN (SELECT entity_id FROM role_attributes WHERE entity_type = ? AND attr IN ${sql.jsonValues()} GROUP BY entity_id HAVING count(*) = ?)`,
       );
       params.push(entityType, JSON.stringify(attrs), attrs.length);
     }
   }
-  return { where: parts.length ? parts.join(' OR ') : '0', params };
+  return { where: parts.length ? parts.join(' OR ') : '1=0', params };
 }
 
 /** The `roleFilter`/`roleSemantic` query parameters of identity, service, edge-router and posture-check lists. */
-export function roleFilterSql(entityType: string, roleFilter: string[], roleSemantic: string | undefined) {
+export function roleFilterSql(sql: SqlDialect, entityType: string, roleFilter: string[], roleSemantic: string | undefined) {
   if (!roleFilter.length) return undefined;
-  return roleMatchSql(entityType, parseRoles(roleFilter, 'roleFilter'), parseSemantic(roleSemantic, 'roleSemantic'));
+  return roleMatchSql(sql, entityType, parseRoles(roleFilter, 'roleFilter'), parseSemantic(roleSemantic, 'roleSemantic'));
 }
 
 /**
@@ -64,7 +65,7 @@ export function roleFilterSql(entityType: string, roleFilter: string[], roleSema
  * and every `@id` names an existing entity of `table`. Returns the parsed roles.
  */
 export async function checkPolicyRoles(
-  store: { allSql<T>(sql: string, ...params: unknown[]): Promise<T[]> },
+  store: { allSql<T>(sql: string, ...params: unknown[]): Promise<T[]>; sql: SqlDialect },
   field: string,
   roles: readonly string[],
   entity: { table: string; missing: string },
@@ -79,9 +80,9 @@ export async function checkPolicyRoles(
   const parsed = parseRoles(roles, field);
   if (parsed.ids.length) {
     const found = new Set(
-      (
-        await store.allSql<{ id: string }>(`SELECT id FROM ${entity.table} WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(parsed.ids))
-      ).map((r) => r.id),
+      (await store.allSql<{ id: string }>(`SELECT id FROM ${entity.table} WHERE id IN ${store.sql.jsonValues()}`, JSON.stringify(parsed.ids))).map(
+        (r) => r.id,
+      ),
     );
     const missing = parsed.ids.filter((id) => !found.has(id));
     if (missing.length) throw validationError(field, `no ${entity.missing} found with the given ids`, missing);

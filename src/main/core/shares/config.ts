@@ -4,6 +4,7 @@ import type { Ctx } from '../context';
 import type { Core } from '../core';
 import { SVC_PROXY_CONFIG_TYPE_ID } from '../entities/builtinConfigTypes';
 import { validationError } from '../errors';
+import type { SqlDialect } from '../store/sqlDialect';
 import type { ShareCheckData, ShareClaimRule, ShareFieldIssue, ShareOAuthCheck, ShareOAuthData, SharePathRule } from './oauth';
 
 export type { ShareAccessRules, ShareCheckData, ShareClaimRule, ShareFieldIssue, ShareOAuthCheck, ShareOAuthData, SharePathRule } from './oauth';
@@ -76,18 +77,19 @@ export function shareOAuthProviders(oauth: ShareOAuthData): string[] {
 /** Share tokens are the first DNS label of the share's host name. */
 export const SHARE_TOKEN = /^[a-z0-9](?:[a-z0-9-]{1,61}[a-z0-9])$/;
 
-// The literal type id lets SQLite use the partial expression index configs_share_token (migration 005).
-const SHARE_BY_TOKEN = `SELECT c.id, c.name FROM configs c
-  WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND json_extract(c.data, '$.token') = ? AND c.id <> ? LIMIT 1`;
-const LIVE_SHARE_BY_TOKEN = `SELECT c.data, sc.service_id FROM configs c JOIN service_configs sc ON sc.config_id = c.id
-  WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND json_extract(c.data, '$.token') = ?
+// The literal type id (and the index's own expression) lets the store use the partial expression index
+// configs_share_token (migration 005).
+const SHARE_BY_TOKEN = (sql: SqlDialect) => `SELECT c.id, c.name FROM configs c
+  WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND ${sql.jsonExtract('c.data', '$.token')} = ? AND c.id <> ? LIMIT 1`;
+const LIVE_SHARE_BY_TOKEN = (sql: SqlDialect) => `SELECT c.data, sc.service_id FROM configs c JOIN service_configs sc ON sc.config_id = c.id
+  WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND ${sql.jsonExtract('c.data', '$.token')} = ?
   ORDER BY sc.service_id LIMIT 1`;
-// Custom domains: the candidates hold the name as a JSON string somewhere (LIKE is ILIKE on PostgreSQL; DNS names
-// have no LIKE wildcards), then the parsed `domains` decide.
-const SHARES_MENTIONING = `SELECT c.id, c.name, c.data FROM configs c
-  WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND c.data LIKE ? AND c.id <> ?`;
-const LIVE_SHARES_MENTIONING = `SELECT c.data, sc.service_id FROM configs c JOIN service_configs sc ON sc.config_id = c.id
-  WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND c.data LIKE ? ORDER BY sc.service_id`;
+// Custom domains: the candidates hold the name as a JSON string somewhere (case-insensitively; DNS names have no LIKE
+// wildcards), then the parsed `domains` decide.
+const SHARES_MENTIONING = (sql: SqlDialect) => `SELECT c.id, c.name, c.data FROM configs c
+  WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND ${sql.like('c.data', '?')} AND c.id <> ?`;
+const LIVE_SHARES_MENTIONING = (sql: SqlDialect) => `SELECT c.data, sc.service_id FROM configs c JOIN service_configs sc ON sc.config_id = c.id
+  WHERE c.config_type_id = '${SVC_PROXY_CONFIG_TYPE_ID}' AND ${sql.like('c.data', '?')} ORDER BY sc.service_id`;
 const mentioning = (domain: string) => `%"${domain}"%`;
 
 /**
@@ -102,7 +104,7 @@ export async function validateShareConfig(ctx: Ctx, data: Record<string, unknown
   if (!SHARE_TOKEN.test(share.token)) {
     throw validationError('data.token', 'must be 3-63 lowercase letters, digits or "-", and start and end with a letter or digit', share.token);
   }
-  const taken = await ctx.core.store.getSql<{ id: string; name: string }>(SHARE_BY_TOKEN, share.token, configId ?? '');
+  const taken = await ctx.core.store.getSql<{ id: string; name: string }>(SHARE_BY_TOKEN(ctx.core.store.sql), share.token, configId ?? '');
   if (taken) throw validationError('data.token', `is already used by the share config "${taken.name}"`, share.token);
   if (share.backendMode === 'proxy' && !isProxyTarget(share.target)) {
     throw validationError('data.target', 'must be an absolute http or https URL without credentials for backend mode proxy', share.target);
@@ -131,7 +133,11 @@ export async function validateShareConfig(ctx: Ctx, data: Record<string, unknown
   }
   for (let i = 0; i < domains.length; i++) {
     const domain = String(domains[i]).toLowerCase();
-    const rows = await ctx.core.store.allSql<{ id: string; name: string; data: string }>(SHARES_MENTIONING, mentioning(domain), configId ?? '');
+    const rows = await ctx.core.store.allSql<{ id: string; name: string; data: string }>(
+      SHARES_MENTIONING(ctx.core.store.sql),
+      mentioning(domain),
+      configId ?? '',
+    );
     const other = rows.find((r) => ((JSON.parse(r.data) as ShareConfigData).domains ?? []).some((d) => d.toLowerCase() === domain));
     if (other) throw validationError(`data.domains.${i}`, `is already used by the share config "${other.name}"`, domains[i]);
   }
@@ -144,7 +150,7 @@ function redacted(field: string, value: unknown): unknown {
 
 /** The share with this token if a service carries its config, in the shape the frontend serves. */
 export async function findLiveShare(core: Core, token: string): Promise<LiveShare | undefined> {
-  const row = await core.store.getSql<{ data: string; service_id: string }>(LIVE_SHARE_BY_TOKEN, token);
+  const row = await core.store.getSql<{ data: string; service_id: string }>(LIVE_SHARE_BY_TOKEN(core.store.sql), token);
   return row ? shareFromData(core, token, row.data, row.service_id) : undefined;
 }
 
@@ -152,7 +158,7 @@ export async function findLiveShare(core: Core, token: string): Promise<LiveShar
 export async function findLiveShareByDomain(core: Core, domain: string): Promise<LiveShare | undefined> {
   const host = domain.toLowerCase();
   if (!/^[a-z0-9.-]{1,253}$/.test(host)) return undefined;
-  const rows = await core.store.allSql<{ data: string; service_id: string }>(LIVE_SHARES_MENTIONING, mentioning(host));
+  const rows = await core.store.allSql<{ data: string; service_id: string }>(LIVE_SHARES_MENTIONING(core.store.sql), mentioning(host));
   for (const row of rows) {
     const data = JSON.parse(row.data) as ShareConfigData;
     if ((data.domains ?? []).some((d) => d.toLowerCase() === host)) return shareFromData(core, data.token, row.data, row.service_id);

@@ -1,3 +1,5 @@
+import type { SqlDialect } from './sqlDialect';
+
 export type Row = Record<string, unknown>;
 export type ChangeOp = 'delete' | 'update';
 export type ChangeListener = (ids: string[]) => void;
@@ -20,9 +22,11 @@ export interface ForeignKeyInfo {
   composite: boolean;
 }
 
-/** What a migration writes to: SQL scripts in SQLite's dialect (the PostgreSQL store translates them). */
+/** What a migration writes to: SQL scripts in SQLite's dialect (the PostgreSQL store translates their DDL). */
 export interface MigrationTarget {
   dialect: Dialect;
+  /** the helpers for what the dialects write differently (see Store.sql) */
+  sql: SqlDialect;
   exec(script: string): void;
   /** a script in the store's own dialect, run as it is (for what only one of them has) */
   native(script: string): void;
@@ -42,12 +46,14 @@ export interface RunResult {
 
 /**
  * The database the core runs on: SQLite (store/sqlite.ts, the default: one file, one process) or PostgreSQL
- * (store/postgres.ts: several Weft nodes on one database). Statements are SQL in SQLite's dialect with positional
- * `?` parameters; the PostgreSQL store translates them (store/postgresDialect.ts). Booleans are passed as 1/0 and
- * dates as ISO strings.
+ * (store/postgres.ts: several Weft nodes on one database). Statements are SQL both accept, with positional `?`
+ * parameters, and `sql`'s helpers for the few constructs they write differently (JSON arrays, LIKE, booleans as
+ * values, NULL placement in ORDER BY, the time). Booleans are passed as 1/0 and dates as ISO strings.
  */
 export interface Store {
   readonly dialect: Dialect;
+  /** this store's SQL helpers (store/sqlDialect.ts) */
+  readonly sql: SqlDialect;
   /** false once closed */
   readonly open: boolean;
   /**

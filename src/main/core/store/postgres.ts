@@ -17,7 +17,8 @@ import {
   type WriteEffect,
 } from './db';
 import { validationError } from '../errors';
-import { ddlToPostgres, learnSchema, POSTGRES_HELPERS, toPostgres } from './postgresDialect';
+import { ddlToPostgres, learnSchema, toPostgres, type DdlSchema } from './postgresDialect';
+import { POSTGRES_HELPERS, postgresSql } from './sqlDialect';
 
 /** Advisory lock keys (pg_advisory_xact_lock): one writer at a time, across every node; one migrator at a time. */
 const WRITE_LOCK = 0x77656674; // "weft"
@@ -87,9 +88,10 @@ interface Connection {
 }
 
 /**
- * The PostgreSQL store: several Weft nodes on one database. The core's SQL (SQLite's dialect) is translated once per
- * statement and run as a named prepared statement on a pool of connections. A transaction keeps one connection of
- * the pool, and every statement the code inside it awaits runs on that connection (found through the async context).
+ * The PostgreSQL store: several Weft nodes on one database. The core's SQL (written for both stores, with `sql`'s
+ * helpers; its `?` parameters numbered once per statement, see postgresDialect.ts) runs as a named prepared statement
+ * on a pool of connections. A transaction keeps one connection of the pool, and every statement the code inside it
+ * awaits runs on that connection (found through the async context).
  *
  * Write transactions take one advisory lock first, so writes are serialised across all nodes exactly as SQLite
  * serialises them in one process: the policy index (maintained by the writes themselves) sees every committed write
@@ -101,6 +103,9 @@ interface Connection {
  */
 export class PostgresStore implements Store {
   readonly dialect = 'postgres';
+  /** the NOT NULL columns of each table, from the catalogue once migrated (`sql.orderBy` leaves their NULLs alone) */
+  private notNull = new Map<string, Set<string>>();
+  readonly sql = postgresSql((table) => this.notNull.get(table));
   private readonly pool: pg.Pool;
   private readonly slots: Slots;
   private readonly statements = new Map<string, Statement>();
@@ -395,6 +400,8 @@ export class PostgresStore implements Store {
   /** Applies the migrations not yet applied (one node at a time), each in its own transaction. */
   async migrate(list: readonly Migration[] = migrations): Promise<number[]> {
     const done: number[] = [];
+    /** what the migrations declare, learned from each in turn (their DDL's translation depends on it) */
+    const schema: DdlSchema = new Map();
     await this.withConnection(async (c) => {
       const client = c.client;
       await this.query(client, `SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
@@ -408,13 +415,18 @@ export class PostgresStore implements Store {
         const applied = new Set((await this.query(client, 'SELECT version FROM schema_migrations')).rows.map((r) => Number(r.version)));
         for (const m of [...list].sort((a, b) => a.version - b.version)) {
           if (applied.has(m.version)) {
-            // the translator learns column types and keys from every migration, including those applied before
-            m.up({ dialect: 'postgres', exec: learnSchema, native: () => undefined });
+            // the DDL translation learns NOT NULL columns from every migration, including those applied before
+            m.up({ dialect: 'postgres', sql: this.sql, exec: (script) => learnSchema(script, schema), native: () => undefined });
             continue;
           }
           // a migration only writes scripts: gathered first, then run in one transaction
           const scripts: string[] = [];
-          m.up({ dialect: 'postgres', exec: (script) => void scripts.push(ddlToPostgres(script)), native: (script) => void scripts.push(script) });
+          m.up({
+            dialect: 'postgres',
+            sql: this.sql,
+            exec: (script) => void scripts.push(ddlToPostgres(script, schema)),
+            native: (script) => void scripts.push(script),
+          });
           await this.bracket(c, 'BEGIN', async () => {
             for (const script of scripts) await this.query(client, script);
             await this.query(client, 'INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
@@ -424,6 +436,15 @@ export class PostgresStore implements Store {
             ]);
           });
           done.push(m.version);
+        }
+        const notNull = await this.query(
+          client,
+          "SELECT table_name AS t, column_name AS c FROM information_schema.columns WHERE table_schema = current_schema() AND is_nullable = 'NO'",
+        );
+        this.notNull = new Map();
+        for (const r of notNull.rows) {
+          const cols = this.notNull.get(r.t as string) ?? new Set<string>();
+          this.notNull.set(r.t as string, cols.add(r.c as string));
         }
       } finally {
         // a connection that still holds the lock must not go back to the pool

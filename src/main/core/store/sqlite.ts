@@ -15,6 +15,7 @@ import {
   type Store,
   type WriteEffect,
 } from './db';
+import { SQLITE_SQL } from './sqlDialect';
 
 /**
  * The SQLite store (the default). Statements are written as SQL and executed on better-sqlite3 (synchronous, no
@@ -23,6 +24,7 @@ import {
  */
 export class SqliteStore implements Store {
   readonly dialect = 'sqlite';
+  readonly sql = SQLITE_SQL;
   readonly sqlite: Database.Database;
   /** prepared statements by SQL, with what a run of each changes (see `generation`) */
   private readonly statements = new Map<string, Prepared>();
@@ -197,7 +199,7 @@ export class SqliteStore implements Store {
     for (const m of [...list].sort((a, b) => a.version - b.version)) {
       if (applied.has(m.version)) continue;
       this.sqlite.transaction(() => {
-        m.up({ dialect: 'sqlite', exec: (sql) => void this.sqlite.exec(sql), native: (sql) => void this.sqlite.exec(sql) });
+        m.up({ dialect: 'sqlite', sql: SQLITE_SQL, exec: (sql) => void this.sqlite.exec(sql), native: (sql) => void this.sqlite.exec(sql) });
         this.sqlite
           .prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)')
           .run(m.version, m.name, new Date().toISOString());

@@ -54,7 +54,7 @@ CREATE TABLE controller_settings (
 );
 INSERT INTO controller_settings (id, controller_id, oidc, created_at, updated_at)
 VALUES ('global', NULL, '{"redirectUris":[],"postLogoutUris":[]}',
-        strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'));
+        ${db.sql.now()}, ${db.sql.now()});
 
 CREATE TABLE identity_traces (
   identity_id TEXT PRIMARY KEY REFERENCES identities(id) ON DELETE CASCADE,

@@ -7,6 +7,6 @@ import type { MigrationTarget } from '../db';
  */
 export function up(db: MigrationTarget): void {
   db.exec(`
-CREATE INDEX configs_share_token ON configs(json_extract(data, '$.token')) WHERE config_type_id = 'svc-proxy-v1';
+CREATE INDEX configs_share_token ON configs(${db.sql.jsonExtract('data', '$.token')}) WHERE config_type_id = 'svc-proxy-v1';
 `);
 }
