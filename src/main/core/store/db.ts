@@ -3,7 +3,7 @@ import type { SqlDialect } from './sqlDialect';
 export type Row = Record<string, unknown>;
 export type ChangeOp = 'delete' | 'update';
 export type ChangeListener = (ids: string[]) => void;
-export type Dialect = 'sqlite' | 'postgres';
+export type Dialect = SqlDialect['name'];
 
 /** A table's column as the schema declares it (`pk`: its position in the primary key, 0 if not in it). */
 export interface ColumnInfo {

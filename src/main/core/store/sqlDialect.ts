@@ -1,5 +1,3 @@
-import type { Dialect } from './db';
-
 /**
  * The few constructs whose SQL differs between the stores, as named helpers: `store.sql` is its store's, and code
  * writes everything else in the SQL both accept (the PostgreSQL store only numbers the `?` parameters). Each helper
@@ -7,7 +5,7 @@ import type { Dialect } from './db';
  * user's). SQLite's are the constructs as SQLite writes them; PostgreSQL's give the same results there.
  */
 export interface SqlDialect {
-  readonly name: Dialect;
+  readonly name: 'sqlite' | 'postgres';
   /**
    * `(SELECT value FROM …)`: the elements of a JSON array (a parameter by default), for `x IN ${…}`; `integer` when
    * `x` is an integer column, `number` when it is any number (PostgreSQL compares no text with numbers)
