@@ -1,13 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { StoreUnavailableError, type Migration, type Store } from '../../src/main/core/store/db';
 import { PostgresStore } from '../../src/main/core/store/postgres';
-import { SqliteStore } from '../../src/main/core/store/sqlite';
 import { rng as seededRandom } from '../support/policyModel';
-import { startPostgres, type PostgresServer } from '../support/postgres';
+import { STORE_KINDS, useBothStores } from '../support/bothStores';
 
 /**
  * Ownership of the store's connections, driven by many callers started in the same tick, on both stores: every
@@ -23,27 +19,12 @@ const ITEMS: Migration = {
 
 class Planned extends Error {}
 
-let dir: string;
-let server: PostgresServer;
-const stores: Record<string, Store> = {};
+const stores = useBothStores([ITEMS]);
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'weft-store-tx-'));
-  stores.sqlite = new SqliteStore(join(dir, 'weft.db'));
-  server = await startPostgres();
-  stores.postgres = new PostgresStore(await server.createDatabase());
-  for (const s of Object.values(stores)) await s.migrate([ITEMS]);
-});
-afterAll(async () => {
-  for (const s of Object.values(stores)) await s.close();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-describe.each(['sqlite', 'postgres'])('%s store: transactions started in the same tick', (kind) => {
+describe.each(STORE_KINDS)('%s store: transactions started in the same tick', (kind) => {
   let store: Store;
   beforeEach(async () => {
-    store = stores[kind]!;
+    store = stores[kind];
     await store.runSql('DELETE FROM items');
   });
   const insert = (id: string, owner = id) => store.runSql('INSERT INTO items (id, owner) VALUES (?, ?)', id, owner);
@@ -210,7 +191,7 @@ describe.each(['sqlite', 'postgres'])('%s store: transactions started in the sam
 
 describe('postgres store: more callers than connections', () => {
   it('callers wait for a free connection as long as it takes, not the connect timeout: a burst behind slow work gets no 503', async () => {
-    const store = stores.postgres!;
+    const store = stores.postgres;
     await store.runSql('DELETE FROM items');
     // every pooled connection busy for longer than the 2 s connect timeout, and writes queued behind them
     const slow = Array.from({ length: 12 }, () => store.read(async () => void (await store.getSql('SELECT pg_sleep(2.5)'))));
@@ -235,7 +216,7 @@ describe('postgres store: the database goes away mid-work', () => {
   let store: PostgresStore;
   let admin: pg.Client;
   beforeAll(async () => {
-    store = stores.postgres as PostgresStore;
+    store = stores.postgres;
     admin = new pg.Client({ connectionString: store.url });
     await admin.connect();
   });
@@ -301,11 +282,11 @@ describe('postgres store: the database goes away mid-work', () => {
     const held = [heldTransaction('a'), heldTransaction('b', 'read')];
     await Promise.all(held.map((h) => h.pid));
     await admin.end();
-    await server.halt();
+    await stores.server.halt();
     for (const h of held) h.release();
     for (const h of held) await expect(h.done).rejects.toBeInstanceOf(StoreUnavailableError);
     await expect(insert('while-down')).rejects.toBeInstanceOf(StoreUnavailableError);
-    await server.resume();
+    await stores.server.resume();
     admin = new pg.Client({ connectionString: store.url });
     await admin.connect();
     // the first statements may still meet connections the restart broke; each is answered as unavailable, and dropped

@@ -1,12 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
+import { beforeEach, describe, expect, expectTypeOf, it } from 'vitest';
 import type { Migration, Store } from '../../src/main/core/store/db';
-import { PostgresStore } from '../../src/main/core/store/postgres';
 import { allRows, decodeRow, getRow, json, rowShape, selectList } from '../../src/main/core/store/rows';
-import { SqliteStore } from '../../src/main/core/store/sqlite';
-import { startPostgres, type PostgresServer } from '../support/postgres';
+import { STORE_KINDS, useBothStores } from '../support/bothStores';
 
 /** Rows decoded through codecs (store/rows.ts) read the same on both stores: bool, int, json, datetime and NULL. */
 
@@ -29,27 +24,12 @@ const THING = rowShape({
   label: 'string?',
 });
 
-let dir: string;
-let server: PostgresServer;
-const stores: Record<string, Store> = {};
+const stores = useBothStores([THINGS]);
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'weft-store-rows-'));
-  stores.sqlite = new SqliteStore(join(dir, 'weft.db'));
-  server = await startPostgres();
-  stores.postgres = new PostgresStore(await server.createDatabase());
-  for (const s of Object.values(stores)) await s.migrate([THINGS]);
-});
-afterAll(async () => {
-  for (const s of Object.values(stores)) await s.close();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-describe.each(['sqlite', 'postgres'])('%s store: rows decoded through codecs', (kind) => {
+describe.each(STORE_KINDS)('%s store: rows decoded through codecs', (kind) => {
   let store: Store;
   beforeEach(async () => {
-    store = stores[kind]!;
+    store = stores[kind];
     await store.runSql('DELETE FROM things');
     await store.runSql(
       'INSERT INTO things (id, n, flag, data, maybe, at, label) VALUES (?, ?, ?, ?, ?, ?, ?)',

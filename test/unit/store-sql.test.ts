@@ -1,13 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { compileFilter } from '../../src/main/core/query/compile';
 import { scalar } from '../../src/main/core/query/fields';
-import type { Migration, Store } from '../../src/main/core/store/db';
-import { PostgresStore } from '../../src/main/core/store/postgres';
-import { SqliteStore } from '../../src/main/core/store/sqlite';
-import { startPostgres, type PostgresServer } from '../support/postgres';
+import type { Migration } from '../../src/main/core/store/db';
+import { STORE_KINDS, useBothStores } from '../support/bothStores';
 
 /**
  * Each store's SQL helpers (`store.sql`), used as the code uses them: in statements run through the store, and in a
@@ -24,34 +19,18 @@ CREATE INDEX items_label ON items(label);
 INSERT INTO items (id, n, label, data, at) VALUES ('seed', 0, NULL, '{"tags":["x"]}', ${db.sql.now()});`),
 };
 
-let dir: string;
-let server: PostgresServer;
-const stores: Record<string, Store> = {};
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'weft-store-sql-'));
-  stores.sqlite = new SqliteStore(join(dir, 'weft.db'));
-  server = await startPostgres();
-  stores.postgres = new PostgresStore(await server.createDatabase());
-  for (const s of Object.values(stores)) {
-    await s.migrate([ITEMS]);
-    for (const [id, n, label, data] of [
-      ['a', 1, 'Alpha', '{"tags":["red","blue"],"k":{"v":3}}'],
-      ['b', 2, null, '{"tags":[]}'],
-      ['c', 3, 'gamma%', '{"tags":["red"],"k":{"v":"3"}}'],
-    ] as const) {
-      await s.runSql('INSERT INTO items (id, n, label, data, at) VALUES (?, ?, ?, ?, ?)', id, n, label, data, '2026-01-01T00:00:00.000Z');
-    }
+const stores = useBothStores([ITEMS], async (s) => {
+  for (const [id, n, label, data] of [
+    ['a', 1, 'Alpha', '{"tags":["red","blue"],"k":{"v":3}}'],
+    ['b', 2, null, '{"tags":[]}'],
+    ['c', 3, 'gamma%', '{"tags":["red"],"k":{"v":"3"}}'],
+  ] as const) {
+    await s.runSql('INSERT INTO items (id, n, label, data, at) VALUES (?, ?, ?, ?, ?)', id, n, label, data, '2026-01-01T00:00:00.000Z');
   }
-}, 120_000);
-afterAll(async () => {
-  for (const s of Object.values(stores)) await s.close();
-  await server?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
-describe.each(['sqlite', 'postgres'])('%s store: its SQL helpers', (kind) => {
-  const store = () => stores[kind]!;
+describe.each(STORE_KINDS)('%s store: its SQL helpers', (kind) => {
+  const store = () => stores[kind];
   const ids = async (sql: string, ...params: unknown[]) => (await store().allSql<{ id: string }>(sql, ...params)).map((r) => r.id);
 
   it('is the store’s own, and a migration writes with it (now(): ISO 8601 UTC with milliseconds)', async () => {
