@@ -1,4 +1,6 @@
 import type { Server } from 'node:net';
+import { createServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
+import type { Logger } from 'pino';
 
 /**
  * Listens on host:port and resolves with the bound port. With `defaultAddress`, the address was not chosen by the
@@ -21,4 +23,37 @@ export async function listenOn(server: Server, host: string, port: number, fallb
     fallback.onFallback();
     return once(0);
   }
+}
+
+/**
+ * A TLS server for OpenZiti channels (the edge router's SDK side, the control channel): it asks for a client
+ * certificate but accepts any, since whose it is gets checked against the store after the hello; hands each
+ * connection to `onSocket` (Nagle off) while `accepting()`, drops it otherwise; failed handshakes (scanners, wrong
+ * protocols) are the client's problem, logged at debug under `label`.
+ */
+export function channelTlsServer(opts: {
+  tls: { keyPem: string; certChainPem: string };
+  alpn?: string[];
+  label: string;
+  log: Logger;
+  accepting: () => boolean;
+  onSocket: (socket: TLSSocket) => void;
+}): TlsServer {
+  const server = createServer({
+    key: opts.tls.keyPem,
+    cert: opts.tls.certChainPem,
+    requestCert: true,
+    rejectUnauthorized: false,
+    ...(opts.alpn ? { ALPNProtocols: opts.alpn } : {}),
+  });
+  server.on('secureConnection', (socket: TLSSocket) => {
+    if (!opts.accepting()) return void socket.destroy();
+    socket.setNoDelay(true);
+    opts.onSocket(socket);
+  });
+  server.on('tlsClientError', (err, socket) => {
+    opts.log.debug({ err: err.message }, `${opts.label}: TLS handshake failed`);
+    socket.destroy();
+  });
+  return server;
 }

@@ -3,7 +3,7 @@
 // heartbeats both ways. While a router's channel is up its edge router record is online. What a router asks beyond
 // that (edge sync, terminators, circuits, links) is docs/router-control-channel.md.
 import { isIP } from 'node:net';
-import { createServer, type Server, type TLSSocket } from 'node:tls';
+import type { Server } from 'node:tls';
 import type { Logger } from 'pino';
 import type { WeftConfig } from '../config';
 import {
@@ -16,7 +16,7 @@ import {
   type Core,
 } from '../core/dataPlane/index';
 import { SerialQueue } from '../core/serialQueue';
-import { listenOn } from '../listen';
+import { channelTlsServer, listenOn } from '../listen';
 import { parseDuration } from '../../shared/duration';
 import { BUILD_DATE, REVISION, WEFT_VERSION } from '../version';
 import { RouterControlChannel } from './routerChannel';
@@ -109,22 +109,14 @@ export class ControlChannelServer implements ControlChannelHost {
     this.log = opts.log;
     this.heartbeatMs = parseDuration(opts.config.heartbeat_interval);
     this.unresponsiveMs = parseDuration(opts.config.unresponsive_timeout);
-    this.server = createServer({
-      key: opts.tls.keyPem,
-      cert: opts.tls.certChainPem,
-      requestCert: true,
-      // the certificate is checked against the router's record after the hello (its fingerprint, see authorize)
-      rejectUnauthorized: false,
-      ALPNProtocols: [CTRL_ALPN],
-    });
-    this.server.on('secureConnection', (socket: TLSSocket) => {
-      if (!this.accepting) return void socket.destroy();
-      socket.setNoDelay(true);
-      this.conns.add(new RouterControlChannel(this, socket));
-    });
-    this.server.on('tlsClientError', (err, socket) => {
-      this.log.debug({ err: err.message }, 'control channel: TLS handshake failed');
-      socket.destroy();
+    // the certificate is checked against the router's record after the hello (its fingerprint, see authorize)
+    this.server = channelTlsServer({
+      tls: opts.tls,
+      alpn: [CTRL_ALPN],
+      label: 'control channel',
+      log: this.log,
+      accepting: () => this.accepting,
+      onSocket: (socket) => this.conns.add(new RouterControlChannel(this, socket)),
     });
   }
 

@@ -1,4 +1,4 @@
-import { createServer, type Server, type TLSSocket } from 'node:tls';
+import type { Server } from 'node:tls';
 import type { Logger } from 'pino';
 import {
   addRouterTerminator,
@@ -24,7 +24,7 @@ import {
   type RouterTerminator,
 } from '../core/dataPlane/index';
 import { SerialQueue } from '../core/serialQueue';
-import { listenOn } from '../listen';
+import { channelTlsServer, listenOn } from '../listen';
 import { WEFT_VERSION } from '../version';
 import { Circuit, type CircuitDial, type SdkEnd } from './circuit';
 import { EdgeConnection } from './edgeConnection';
@@ -93,16 +93,12 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
 
   async start(): Promise<void> {
     await clearRouterTerminators(this.core, this.id);
-    this.server = createServer({ key: this.opts.tls.keyPem, cert: this.opts.tls.certChainPem, requestCert: true, rejectUnauthorized: false });
-    this.server.on('secureConnection', (socket: TLSSocket) => {
-      if (!this.accepting) return void socket.destroy();
-      socket.setNoDelay(true);
-      this.conns.add(new EdgeConnection(this, socket));
-    });
-    // failed TLS handshakes (scanners, wrong protocols) are the client's problem, not ours
-    this.server.on('tlsClientError', (err, socket) => {
-      this.log.debug({ err: err.message }, 'edge router: TLS handshake failed');
-      socket.destroy();
+    this.server = channelTlsServer({
+      tls: this.opts.tls,
+      label: 'edge router',
+      log: this.log,
+      accepting: () => this.accepting,
+      onSocket: (socket) => this.conns.add(new EdgeConnection(this, socket)),
     });
     const { host, port: wanted, isDefault } = this.opts.listen;
     const bound = await listenOn(
