@@ -184,7 +184,7 @@ export async function previewRoles(ctx: Ctx, kind: RoleKind, given: string[], se
     ? roleMatchSql(ctx.core.store.sql, kind, parseRoles(roles, 'roles'), parseSemantic(semantic))
     : { where: '1=0', params: [] };
   const page = await listResource(ctx, ROLE_KIND_DEFS[kind], { limit: size }, match);
-  return { totalCount: page.meta.pagination.totalCount, items: page.data.map((e) => ({ id: e.id as string, name: e.name as string })) };
+  return { totalCount: page.meta.pagination.totalCount, items: page.data.map((e) => ({ id: String(e.id), name: String(e.name) })) };
 }
 
 /** One association listing (`/<entity>/:id/<name>`), checked for the caller against both types. */

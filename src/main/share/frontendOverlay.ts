@@ -67,7 +67,7 @@ export class FrontendOverlay implements OverlayDialer {
       configTypes: [],
       isMfaRequired: false,
     });
-    this.apiSession = row.token as string;
+    this.apiSession = row.token;
     return this.apiSession;
   }
 

@@ -14,6 +14,7 @@ import { parseInput } from '../validation';
 import { nullableTags, passwordSchema, usernameSchema } from '../entities/common';
 import { defineResource } from '../entities/define';
 import { applyCreate, applyUpdate, createResource, requireRow } from '../entities/resource';
+import { decodeRow, getRow, rowShape } from '../store/rows';
 
 const createSchema = z.object({
   method: z.enum(['updb', 'cert']),
@@ -87,6 +88,8 @@ export const authenticators = defineResource({
   },
 });
 
+const PASSWORD_HASH = rowShape({ password_hash: 'string?' });
+
 const internalUpdate = z.object({
   username: z.string().optional(),
   passwordHash: z.string().optional(),
@@ -101,24 +104,24 @@ export async function updateCredentials(ctx: Ctx, id: string, body: unknown, op:
   const store = ctx.core.store;
   const base = op === 'update' ? updateSchema : patchSchema;
   const input = parseInput(selfService ? base.extend(withCurrent) : base, body) as z.infer<typeof patchSchema> & { currentPassword?: string };
-  const row = await requireRow(store, authenticators, id);
+  const row = decodeRow(authenticators.shape, await requireRow(store, authenticators, id));
   if (selfService && row.identity_id !== ctx.caller.identityId) throw notFound('authenticator');
   if (row.method !== 'updb' && (input.username != null || input.password != null)) {
     throw validationError(input.username != null ? 'username' : 'password', `cannot be set on a ${row.method} authenticator`);
   }
-  if (selfService && row.method === 'updb' && !(await verifyPassword(row.password_hash as string, input.currentPassword!))) {
+  if (selfService && row.method === 'updb' && !(await verifyPassword(row.password_hash, input.currentPassword!))) {
     throw invalidAuth('the current password is not correct');
   }
   let passwordHash: string | undefined;
   if (input.password != null) {
-    await checkPasswordForIdentity(ctx, row.identity_id as string, input.password);
+    await checkPasswordForIdentity(ctx, row.identity_id, input.password);
     passwordHash = await hashPassword(input.password);
   }
   const def = { ...authenticators, schemas: { update: internalUpdate, patch: internalUpdate } };
   await store.tx(async () => {
     // self-service: only over the password that was verified above (a change made meanwhile wins)
     if (selfService && row.method === 'updb') {
-      const now = await store.getSql<{ password_hash: string | null }>('SELECT password_hash FROM authenticators WHERE id = ?', id);
+      const now = await getRow(store, PASSWORD_HASH, 'SELECT password_hash FROM authenticators WHERE id = ?', id);
       if (!now) throw notFound('authenticator');
       if (now.password_hash !== row.password_hash) throw invalidAuth('the current password is not correct');
     }
@@ -195,7 +198,7 @@ export async function createCertAuthenticator(ctx: Ctx, identityId: string, cert
         identityId,
         certPem: certs[0]!,
         fingerprint,
-        caId: (ca?.row.id as string | undefined) ?? null,
+        caId: ca?.row.id ?? null,
         issuedByNetwork: issuedByNetwork(ctx, certs[0]!),
       },
       tags,

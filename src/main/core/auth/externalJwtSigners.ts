@@ -6,6 +6,7 @@ import { referencedEntity, validationError } from '../errors';
 import { parseCertificate } from '../pki/index';
 import { nameSchema } from '../entities/common';
 import { defineResource } from '../entities/define';
+import { decodeRow, rowShape } from '../store/rows';
 import { extJwtVerifierOf } from './extJwt';
 
 /** An http(s) URL; '' means none, as OpenZiti's CLI sends for an unset URL. */
@@ -89,6 +90,8 @@ export const externalJwtSigners = defineResource({
   },
 });
 
+const ISSUER = rowShape({ issuer: 'string' });
+
 /** The Client API's public view of the enabled signers: what a client needs to obtain a token from one. */
 export const clientExternalJwtSigners = defineResource({
   entity: 'external-jwt-signers',
@@ -108,7 +111,7 @@ export const clientExternalJwtSigners = defineResource({
   writable: false,
   decorate(items, rows) {
     items.forEach((item, i) => {
-      const issuer = rows[i]!.issuer as string;
+      const { issuer } = decodeRow(ISSUER, rows[i]!);
       item.openIdConfigurationUrl = /^https?:\/\//.test(issuer) ? `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration` : undefined;
     });
   },

@@ -7,13 +7,14 @@ import type { Ctx } from '../context';
 import { ApiError, conflict, notFound } from '../errors';
 import { newId } from '../ids';
 import type { ApiObject } from '../entities/resource';
-import type { Row, Store } from '../store/db';
+import type { Store } from '../store/db';
+import { allRows, getRow, rowShape } from '../store/rows';
 import { parseInput } from '../validation';
 import { requirePermission } from '../permissions';
 import { join } from 'node:path';
 import { loadOrCreateSecretKey, SECRET_KEY_FILE, SecretBox, SecretBoxError } from './secretBox';
 import { apiSessionsOf } from './apiSessions';
-import { loadMfa } from './mfaRecords';
+import { loadMfa, MFA, type Mfa } from './mfaRecords';
 
 /** TOTP as authenticator apps expect it: SHA-1, 6 digits, 30 s steps; one step of skew either way is accepted. */
 const TOTP_TOLERANCE_S = 30;
@@ -48,14 +49,17 @@ export function provisioningUrl(secret: string, identityName: string): string {
 // once by the next GET .../recovery-codes; until then it is kept sealed in `recovery_codes_pending`. Otherwise GET
 // .../recovery-codes answers an empty list (OpenZiti shows the remaining codes again; that would need them readable).
 
-const secretContext = (mfa: Row) => `mfas.secret:${mfa.id as string}`;
-const pendingContext = (mfa: Row) => `mfas.recovery_codes_pending:${mfa.id as string}`;
+/** What a new enrollment's sealed values and digests are bound to, before its row is written. */
+type MfaKey = Pick<Mfa, 'id' | 'identity_id'>;
+
+const secretContext = (mfa: MfaKey) => `mfas.secret:${mfa.id}`;
+const pendingContext = (mfa: MfaKey) => `mfas.recovery_codes_pending:${mfa.id}`;
 const recoveryPurpose = (identityId: string) => `mfa recovery code:${identityId}`;
 
-async function totpSecret(core: Core, mfa: Row): Promise<string | undefined> {
+async function totpSecret(core: Core, mfa: Mfa): Promise<string | undefined> {
   const box = await secretsOf(core);
   try {
-    return box.open(mfa.secret as string, secretContext(mfa));
+    return box.open(mfa.secret, secretContext(mfa));
   } catch (e) {
     if (!(e instanceof SecretBoxError)) throw e;
     core.log.error({ identityId: mfa.identity_id }, `the TOTP secret of an MFA enrollment does not open with the data directory's secret key`);
@@ -68,20 +72,20 @@ async function digestCode(core: Core, identityId: string, code: string): Promise
 }
 
 /** The stored form of a new set of recovery codes: digests, and the plain set sealed until it is shown. */
-async function storedCodes(core: Core, mfa: Row, codes: string[]): Promise<{ digests: string; pending: string }> {
+async function storedCodes(core: Core, mfa: MfaKey, codes: string[]): Promise<{ digests: string; pending: string }> {
   const digests: string[] = [];
-  for (const c of codes) digests.push(await digestCode(core, mfa.identity_id as string, c));
+  for (const c of codes) digests.push(await digestCode(core, mfa.identity_id, c));
   return {
     digests: JSON.stringify(digests),
     pending: (await secretsOf(core)).seal(JSON.stringify(codes), pendingContext(mfa)),
   };
 }
 
-async function pendingCodes(core: Core, mfa: Row): Promise<string[]> {
+async function pendingCodes(core: Core, mfa: Mfa): Promise<string[]> {
   if (!mfa.recovery_codes_pending) return [];
   const box = await secretsOf(core);
   try {
-    return JSON.parse(box.open(mfa.recovery_codes_pending as string, pendingContext(mfa))) as string[];
+    return JSON.parse(box.open(mfa.recovery_codes_pending, pendingContext(mfa))) as string[];
   } catch (e) {
     if (!(e instanceof SecretBoxError)) throw e;
     core.log.error({ identityId: mfa.identity_id }, `pending recovery codes do not open with the data directory's secret key`);
@@ -98,7 +102,9 @@ export async function sealMfaSecrets(core: Core): Promise<number> {
   const box = await secretsOf(core);
   const store = core.store;
   const pending = () =>
-    store.allSql<Row>(
+    allRows(
+      store,
+      MFA,
       `SELECT * FROM mfas WHERE NOT ${store.sql.like('secret', "'v1:%'")} OR (recovery_codes <> '[]' AND NOT ${store.sql.like('recovery_codes', `'["h1:%'`)})`,
     );
   if (!(await pending()).length) return 0;
@@ -106,11 +112,11 @@ export async function sealMfaSecrets(core: Core): Promise<number> {
   const converted = await store.secureTx(async () => {
     let n = 0;
     for (const mfa of await pending()) {
-      const codes = JSON.parse(mfa.recovery_codes as string) as string[];
+      const codes = mfa.recovery_codes;
       const plain = codes.filter((c) => !SecretBox.isDigest(c));
-      const secret = SecretBox.isSealed(mfa.secret) ? mfa.secret : box.seal(mfa.secret as string, secretContext(mfa));
+      const secret = SecretBox.isSealed(mfa.secret) ? mfa.secret : box.seal(mfa.secret, secretContext(mfa));
       const digests: string[] = [];
-      for (const c of codes) digests.push(SecretBox.isDigest(c) ? c : await digestCode(core, mfa.identity_id as string, c));
+      for (const c of codes) digests.push(SecretBox.isDigest(c) ? c : await digestCode(core, mfa.identity_id, c));
       // a pending enrollment still shows its codes: they are kept sealed until it is verified
       const shown =
         !mfa.is_verified && plain.length && !mfa.recovery_codes_pending
@@ -151,21 +157,21 @@ export function checkTotp(secret: string, code: string, epoch: number, lastStep?
  * Checks a code against an enrollment and consumes it: a TOTP code must be newer than the last accepted one
  * (no replays), a recovery code is removed. Runs inside the caller's transaction.
  */
-async function consumeCode(core: Core, mfa: Row, code: string, allowRecovery: boolean): Promise<boolean> {
+async function consumeCode(core: Core, mfa: Mfa, code: string, allowRecovery: boolean): Promise<boolean> {
   const trimmed = code.trim();
   if (/^\d{6}$/.test(trimmed)) {
     const secret = await totpSecret(core, mfa);
     if (secret === undefined) return false;
     const epoch = Math.floor(core.clock.now().getTime() / 1000);
-    const step = checkTotp(secret, trimmed, epoch, mfa.last_time_step as number | null);
+    const step = checkTotp(secret, trimmed, epoch, mfa.last_time_step);
     if (step === undefined) return false;
     await core.store.runSql('UPDATE mfas SET last_time_step = ? WHERE id = ?', step, mfa.id);
     return true;
   }
   if (!allowRecovery) return false;
   if (!/^[A-Za-z2-7]{6}$/.test(trimmed)) return false;
-  const codes = JSON.parse(mfa.recovery_codes as string) as string[];
-  const i = codes.indexOf(await digestCode(core, mfa.identity_id as string, trimmed));
+  const codes = [...mfa.recovery_codes];
+  const i = codes.indexOf(await digestCode(core, mfa.identity_id, trimmed));
   if (i < 0) return false;
   codes.splice(i, 1);
   await core.store.runSql(
@@ -183,15 +189,15 @@ async function consumeCode(core: Core, mfa: Row, code: string, allowRecovery: bo
  */
 async function requireCode(
   ctx: Ctx,
-  mfa: Row,
+  mfa: Mfa,
   code: string,
   allowRecovery: boolean,
   /** what the code allows, in the same transaction (the enrollment as it is now; a throw keeps the code unused) */
-  then?: (fresh: Row) => Promise<void>,
+  then?: (fresh: Mfa) => Promise<void>,
 ): Promise<void> {
   const core = ctx.core;
   const ok = await core.store.tx(async () => {
-    const fresh = await core.store.getSql<Row>('SELECT * FROM mfas WHERE id = ?', mfa.id);
+    const fresh = await getRow(core.store, MFA, 'SELECT * FROM mfas WHERE id = ?', mfa.id);
     if (!fresh || !(await consumeCode(core, fresh, code, allowRecovery))) return false;
     await then?.(fresh);
     return true;
@@ -205,19 +211,21 @@ async function requireCode(
   throw invalidCode();
 }
 
-function detail(mfa: Row, extra: ApiObject): ApiObject {
+function detail(mfa: Mfa, extra: ApiObject): ApiObject {
   return {
     _links: { self: { href: './current-identity/mfa' } },
     id: mfa.id,
     createdAt: mfa.created_at,
     updatedAt: mfa.updated_at,
-    tags: JSON.parse(mfa.tags as string),
+    tags: mfa.tags,
     ...extra,
   };
 }
 
+const NAME = rowShape({ name: 'string' });
+
 async function identityName(core: Core, identityId: string): Promise<string> {
-  return (await core.store.getSql<{ name: string }>('SELECT name FROM identities WHERE id = ?', identityId))?.name ?? identityId;
+  return (await getRow(core.store, NAME, 'SELECT name FROM identities WHERE id = ?', identityId))?.name ?? identityId;
 }
 
 // ---- current identity -----------------------------------------------------------------------------
@@ -232,7 +240,7 @@ export async function initiateMfa(ctx: Ctx): Promise<string> {
     if (existing) await core.store.runSql('DELETE FROM mfas WHERE id = ?', existing.id);
     const id = newId();
     const now = core.clock.now().toISOString();
-    const row: Row = { id, identity_id: identityId };
+    const row: MfaKey = { id, identity_id: identityId };
     const codes = await storedCodes(core, row, recoveryCodes());
     await core.store.runSql(
       `INSERT INTO mfas (id, identity_id, secret, is_verified, recovery_codes, recovery_codes_pending, created_at, updated_at)
@@ -249,7 +257,7 @@ export async function initiateMfa(ctx: Ctx): Promise<string> {
   });
 }
 
-async function requireMfa(ctx: Ctx, state?: 'pending' | 'verified'): Promise<Row> {
+async function requireMfa(ctx: Ctx, state?: 'pending' | 'verified'): Promise<Mfa> {
   const mfa = await loadMfa(ctx.core, ctx.caller.identityId);
   if (!mfa || (state === 'pending' && mfa.is_verified) || (state === 'verified' && !mfa.is_verified)) throw notFound('MFA enrollment');
   return mfa;
@@ -277,7 +285,7 @@ export async function mfaQrCode(ctx: Ctx): Promise<Buffer> {
 }
 
 /** The secret of a pending enrollment, to show; one sealed with another key cannot be shown (start over). */
-async function pendingSecret(ctx: Ctx, mfa: Row): Promise<string> {
+async function pendingSecret(ctx: Ctx, mfa: Mfa): Promise<string> {
   const secret = await totpSecret(ctx.core, mfa);
   if (secret === undefined) throw notFound('MFA enrollment');
   return secret;
@@ -426,11 +434,15 @@ export async function openSecretKey(store: Store, dataDir: string): Promise<Buff
   });
 }
 
+const FAILURES = rowShape({ n: 'int' });
+
 /** Counts a wrong MFA code of a session, in the session's row (a restart keeps it); returns the session's count. */
 async function noteMfaFailure(core: Core, sessionId: string): Promise<number> {
   return (
     (
-      await core.store.getSql<{ n: number }>(
+      await getRow(
+        core.store,
+        FAILURES,
         'UPDATE api_sessions SET mfa_failures = mfa_failures + 1 WHERE id = ? RETURNING mfa_failures AS n',
         sessionId,
       )

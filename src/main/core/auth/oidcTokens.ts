@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { compactVerify, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import { perCore, type Core } from '../core';
-import type { Row } from '../store/db';
+import { allRows, getRow, rowShape } from '../store/rows';
 
 /**
  * The JWTs of OpenZiti's OIDC authentication (common/oidc_tokens.go in OpenZiti): access, refresh and ID tokens,
@@ -66,6 +66,10 @@ const HASHES: Record<string, string> = { ES256: 'sha256', RS256: 'sha256', ES384
 /** Whether a bearer token has the shape of a JWT (OpenZiti tells them by the `ey` prefix). */
 export const isJwt = (token: string): boolean => /^ey[\w-]*\.[\w-]+\.[\w-]+$/.test(token);
 
+const PEER_CERT = rowShape({ cert_pem: 'string' });
+const PEER_KEY = rowShape({ cert_pem: 'string', fingerprint: 'string' });
+const CURVE_ALGORITHMS: Record<string, string> = { 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' };
+
 /** The public keys JWTs of this network may be signed with: this node's, and its peers' by their `kid`. */
 class ControllerKeys {
   private readonly peers = new Map<string, KeyObject>();
@@ -78,9 +82,9 @@ class ControllerKeys {
     if (kid === this.core.jwt.kid) return (this.own ??= createPublicKey(this.core.pki.server.certPem));
     const known = this.peers.get(kid);
     if (known) return known;
-    const row = await this.core.store.getSql<Row>('SELECT cert_pem FROM controllers WHERE fingerprint = ? AND cert_pem IS NOT NULL', kid);
+    const row = await getRow(this.core.store, PEER_CERT, 'SELECT cert_pem FROM controllers WHERE fingerprint = ? AND cert_pem IS NOT NULL', kid);
     if (!row) return undefined;
-    const key = createPublicKey(row.cert_pem as string);
+    const key = createPublicKey(row.cert_pem);
     if (this.peers.size >= 100) this.peers.clear();
     this.peers.set(kid, key);
     return key;
@@ -89,16 +93,17 @@ class ControllerKeys {
   /** The JWKS: this node's key (with its chain), and the other nodes' public keys. */
   async jwks(): Promise<Array<Record<string, unknown>>> {
     const keys = [this.core.jwt.jwk()];
-    const rows = await this.core.store.allSql<Row>(
+    const rows = await allRows(
+      this.core.store,
+      PEER_KEY,
       'SELECT cert_pem, fingerprint FROM controllers WHERE cert_pem IS NOT NULL AND fingerprint <> ?',
       this.core.jwt.kid,
     );
     for (const r of rows) {
       try {
-        const cert = new X509Certificate(r.cert_pem as string);
-        const jwk = cert.publicKey.export({ format: 'jwk' }) as Record<string, unknown>;
-        const alg =
-          jwk.kty === 'RSA' ? 'RS256' : ({ 'P-256': 'ES256', 'P-384': 'ES384', 'P-521': 'ES512' } as Record<string, string>)[jwk.crv as string];
+        const cert = new X509Certificate(r.cert_pem);
+        const jwk = cert.publicKey.export({ format: 'jwk' });
+        const alg = jwk.kty === 'RSA' ? 'RS256' : jwk.crv && CURVE_ALGORITHMS[jwk.crv];
         if (alg) keys.push({ ...jwk, kid: r.fingerprint, alg, use: 'sig' });
       } catch {
         // a certificate that does not parse signs nothing we accept

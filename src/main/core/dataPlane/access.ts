@@ -1,6 +1,6 @@
 import type { Core } from '../core';
 import { fingerprintSha1 } from '../pki/index';
-import type { Row } from '../store/db';
+import { getRow, rowShape } from '../store/rows';
 import { serviceAccessTokensOf, anyPostureChecks, revokeFailingSessions } from '../policy/index';
 import { apiSessionsOf, isJwt } from '../auth/index';
 
@@ -46,7 +46,7 @@ export async function authorizeChannel(core: Core, token: string, certDer: Buffe
   );
   if (!known) throw new DataPlaneRefusal('invalid client certificate for the API session');
   return {
-    apiSessionId: session.id as string,
+    apiSessionId: session.id,
     apiSessionToken: token,
     identityId: resolved.caller.identityId,
     identityName: resolved.caller.identityName,
@@ -79,6 +79,9 @@ export async function authorizeTokenUpdate(core: Core, caller: ChannelCaller, to
   if (resolved.session.id === caller.apiSessionId) caller.apiSessionToken = token;
 }
 
+/** A Dial/Bind session with what the router needs of its service. */
+const GRANTED = rowShape({ id: 'string', service_id: 'string', name: 'string', encryption_required: 'bool' });
+
 /**
  * A Connect (Dial) or Bind: the token must be a session token of ours, of that type, issued to this connection's
  * API session, and the session must still exist (sessions are deleted when access, posture, the service or the
@@ -89,7 +92,9 @@ export async function authorizeServiceSession(core: Core, caller: ChannelCaller,
   if (!claims) throw new DataPlaneRefusal('invalid session token');
   if (claims.z_st !== type) throw new DataPlaneRefusal(`invalid session type: expected ${type}, got ${claims.z_st}`);
   if (claims.z_asid !== caller.apiSessionId) throw new DataPlaneRefusal('the session belongs to another API session');
-  const row = await core.store.getSql<Row>(
+  const row = await getRow(
+    core.store,
+    GRANTED,
     `SELECT s.id, s.service_id, v.name, v.encryption_required FROM sessions s JOIN services v ON v.id = s.service_id
      WHERE s.id = ? AND s.token = ?`,
     claims.jti,
@@ -97,10 +102,10 @@ export async function authorizeServiceSession(core: Core, caller: ChannelCaller,
   );
   if (!row) throw new DataPlaneRefusal('the session no longer exists');
   return {
-    sessionId: row.id as string,
-    serviceId: row.service_id as string,
-    serviceName: row.name as string,
-    encryptionRequired: !!row.encryption_required,
+    sessionId: row.id,
+    serviceId: row.service_id,
+    serviceName: row.name,
+    encryptionRequired: row.encryption_required,
   };
 }
 

@@ -39,9 +39,9 @@ export async function provisionBuiltinRouter(core: Core, opts: { name: string; a
     const id = await store.tx(() => applyCreate(core.system, edgeRouters, { name: opts.name, isTunnelerEnabled: true, roleAttributes: [] }));
     mkdirSync(dirname(builtinRouterIdFile(core)), { recursive: true, mode: 0o700 });
     writeFileSync(builtinRouterIdFile(core), id + '\n', { mode: 0o600 });
-    row = (await store.getSql<Row>('SELECT * FROM edge_routers WHERE id = ?', id))!;
+    row = (await builtinRouterRow(core))!;
   }
-  const id = row.id as string;
+  const id = row.id;
   await clearRouterTerminators(core, id);
   mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
   const keyFile = join(opts.dir, 'server.key.pem');
@@ -71,7 +71,7 @@ export async function provisionBuiltinRouter(core: Core, opts: { name: string; a
   }
   return {
     id,
-    name: (await builtinRouterRow(core))!.name as string,
+    name: (await builtinRouterRow(core))!.name,
     keyPem: readFileSync(keyFile, 'utf8'),
     certChainPem: readFileSync(chainFile, 'utf8'),
   };

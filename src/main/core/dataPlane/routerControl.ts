@@ -1,7 +1,7 @@
 import type { Core } from '../core';
 import { fingerprintSha1, isCurrentlyValid, toPem } from '../pki/index';
 import { builtinRouterId } from '../policy/index';
-import type { Row } from '../store/db';
+import { getRow, rowShape, selectList } from '../store/rows';
 import { DataPlaneRefusal } from './access';
 
 /** A stock router on the control channel, as its edge router record names it. */
@@ -12,6 +12,9 @@ export interface ControlRouter {
   fingerprint: string;
 }
 
+/** What the control channel checks of a router's record. */
+const CONTROL = rowShape({ name: 'string', fingerprint: 'string?', disabled: 'bool' });
+
 /**
  * A control channel's hello (OpenZiti's controller does the same in handler_ctrl/connect.go): the hello's body names
  * the router, which must be a known edge router, fully enrolled, enabled, and the TLS client certificate's leaf (not the
@@ -21,7 +24,7 @@ export interface ControlRouter {
 export async function authorizeRouterControl(core: Core, routerId: string, leafDer: Buffer | undefined): Promise<ControlRouter> {
   if (!routerId) throw new DataPlaneRefusal('the hello names no router');
   if (!leafDer || leafDer.length === 0) throw new DataPlaneRefusal('a client certificate is required');
-  const row = await core.store.getSql<Row>('SELECT id, name, fingerprint, disabled FROM edge_routers WHERE id = ?', routerId);
+  const row = await getRow(core.store, CONTROL, `SELECT ${selectList(CONTROL)} FROM edge_routers WHERE id = ?`, routerId);
   if (!row) throw new DataPlaneRefusal(`unknown/unenrolled router, routerId: ${routerId}`);
   if (!row.fingerprint) throw new DataPlaneRefusal(`router enrollment incomplete, routerId: ${routerId}`);
   const fingerprint = fingerprintSha1(leafDer);
@@ -29,12 +32,12 @@ export async function authorizeRouterControl(core: Core, routerId: string, leafD
   if (!isCurrentlyValid(toPem(leafDer, 'CERTIFICATE'), core.clock.now())) throw new DataPlaneRefusal('the client certificate is not valid now');
   if (row.disabled) throw new DataPlaneRefusal(`router disabled, routerId: ${routerId}`);
   if ((await builtinRouterId(core)) === routerId) throw new DataPlaneRefusal('the built-in router runs inside Weft');
-  return { id: routerId, name: row.name as string, fingerprint };
+  return { id: routerId, name: row.name, fingerprint };
 }
 
 /** Whether a connected router may stay: its record is still there, enabled, with the certificate it connected with. */
 export async function routerControlStillValid(core: Core, router: ControlRouter): Promise<boolean> {
-  const row = await core.store.getSql<Row>('SELECT fingerprint, disabled FROM edge_routers WHERE id = ?', router.id);
+  const row = await getRow(core.store, CONTROL, `SELECT ${selectList(CONTROL)} FROM edge_routers WHERE id = ?`, router.id);
   return !!row && !row.disabled && row.fingerprint === router.fingerprint;
 }
 

@@ -1,7 +1,7 @@
 import { applyCreate, applyDelete, applyUpdate } from '../entities/resource';
 import { terminators } from '../entities/terminators';
 import type { Core } from '../core';
-import type { Row } from '../store/db';
+import { allRows, json, rowShape } from '../store/rows';
 
 /** Bindings of terminators a Weft router makes: an SDK's Bind (`edge`) and the router's own hosting (`tunnel`). */
 export const ROUTER_BINDINGS = ['edge', 'tunnel'] as const;
@@ -78,12 +78,16 @@ export interface HostV1 {
   listenOptions?: { cost?: number; precedence?: string; identity?: string };
 }
 
+const HOSTED = rowShape({ id: 'string', name: 'string', host: json<HostV1>('?') });
+
 /**
  * Services a tunneler-enabled router hosts: those its router identity (same id as the router) may Bind that carry
  * a host.v1 config (the identity's own override of that config first).
  */
 export async function routerHostedServices(core: Core, routerId: string): Promise<RouterHostedService[]> {
-  const rows = await core.store.allSql<Row>(
+  const rows = await allRows(
+    core.store,
+    HOSTED,
     `WITH bindable AS (
        SELECT m.entity_id AS service_id FROM role_class_members i
        JOIN service_access a ON a.identity_class = i.class_id AND a.bind > 0
@@ -98,7 +102,5 @@ export async function routerHostedServices(core: Core, routerId: string): Promis
     routerId,
     routerId,
   );
-  return rows
-    .filter((r) => r.host)
-    .map((r) => ({ serviceId: r.id as string, serviceName: r.name as string, host: JSON.parse(r.host as string) as HostV1 }));
+  return rows.flatMap((r) => (r.host ? [{ serviceId: r.id, serviceName: r.name, host: r.host }] : []));
 }

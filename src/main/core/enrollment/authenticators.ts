@@ -3,15 +3,29 @@ import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { forbidden, notFound, unauthorized, validationError } from '../errors';
 import { fingerprintSha1, parseCertificate, peerPems, splitPemBundle } from '../pki/index';
-import type { Row } from '../store/db';
+import { getRow, rowShape, selectList, type Decoded } from '../store/rows';
 import { parseInput } from '../validation';
 import { issueFromCsr, keyChanged, type IssuedCertificate } from './certificates';
 import { authenticatorCannotBeUpdated, invalidClientCert } from '../enrollmentErrors';
 import { issuedByNetwork } from '../auth/index';
 import { insertEnrollment } from './records';
 
-async function requireAuthenticator(ctx: Ctx, id: string): Promise<Row> {
-  const row = await ctx.core.store.getSql<Row>('SELECT * FROM authenticators WHERE id = ?', id);
+/** What re-enrollment and certificate extension read of an authenticator. */
+const AUTHENTICATOR = rowShape({
+  id: 'string',
+  identity_id: 'string',
+  method: 'string',
+  username: 'string?',
+  ca_id: 'string?',
+  fingerprint: 'string?',
+  cert_pem: 'string?',
+  unverified_fingerprint: 'string?',
+  unverified_cert_pem: 'string?',
+});
+type Authenticator = Decoded<typeof AUTHENTICATOR>;
+
+async function requireAuthenticator(ctx: Ctx, id: string): Promise<Authenticator> {
+  const row = await getRow(ctx.core.store, AUTHENTICATOR, `SELECT ${selectList(AUTHENTICATOR)} FROM authenticators WHERE id = ?`, id);
   if (!row) throw notFound('authenticator');
   return row;
 }
@@ -36,10 +50,10 @@ export async function reEnrollAuthenticator(ctx: Ctx, id: string, body: unknown)
     if (expiresAt <= ctx.core.clock.now()) throw validationError('expiresAt', 'must be after the current date and time', input.expiresAt);
     await store.runSql('DELETE FROM authenticators WHERE id = ?', id);
     // the username becomes free again before the updb enrollment claims it
-    const base = { identityId: auth.identity_id as string, expiresAt };
-    if (auth.method === 'updb') return insertEnrollment(ctx, { ...base, method: 'updb', username: auth.username as string });
+    const base = { identityId: auth.identity_id, expiresAt };
+    if (auth.method === 'updb') return insertEnrollment(ctx, { ...base, method: 'updb', username: auth.username });
     if (auth.ca_id && (await store.getSql('SELECT 1 FROM cas WHERE id = ?', auth.ca_id)))
-      return insertEnrollment(ctx, { ...base, method: 'ottca', caId: auth.ca_id as string });
+      return insertEnrollment(ctx, { ...base, method: 'ottca', caId: auth.ca_id });
     return insertEnrollment(ctx, { ...base, method: 'ott' });
   });
 }
@@ -63,14 +77,14 @@ export async function requestExtend(ctx: Ctx, id: string, body: unknown): Promis
 }
 
 /** The caller's own certificate authenticator, presented on this connection and issued by the controller. */
-async function ownExtendable(ctx: Ctx, id: string, peerCertificates: Buffer[]): Promise<Row> {
+async function ownExtendable(ctx: Ctx, id: string, peerCertificates: Buffer[]): Promise<Authenticator & { cert_pem: string }> {
   const auth = await requireAuthenticator(ctx, id);
   if (auth.identity_id !== ctx.caller.identityId) throw notFound('authenticator');
   if (auth.method !== 'cert' || !auth.cert_pem) throw authenticatorCannotBeUpdated();
   const [leaf] = peerPems(peerCertificates);
   if (!leaf || fingerprintSha1(leaf) !== auth.fingerprint) throw unauthorized();
-  if (!issuedByNetwork(ctx, auth.cert_pem as string)) throw authenticatorCannotBeUpdated();
-  return auth;
+  if (!issuedByNetwork(ctx, auth.cert_pem)) throw authenticatorCannotBeUpdated();
+  return { ...auth, cert_pem: auth.cert_pem };
 }
 
 /**
@@ -85,7 +99,7 @@ export async function extendCertificate(
 ): Promise<{ ca: string; clientCert: string }> {
   const input = parseInput(z.object({ clientCertCsr: z.string() }), body);
   const auth = await ownExtendable(ctx, id, peerCertificates);
-  const current = parseCertificate(auth.cert_pem as string);
+  const current = parseCertificate(auth.cert_pem);
   const cert: IssuedCertificate = await issueFromCsr(ctx.core, {
     csrPem: input.clientCertCsr,
     field: 'clientCertCsr',
@@ -118,7 +132,8 @@ export async function verifyExtendedCertificate(ctx: Ctx, id: string, body: unkn
     `UPDATE authenticators SET cert_pem = unverified_cert_pem, fingerprint = unverified_fingerprint, unverified_cert_pem = NULL,
        unverified_fingerprint = NULL, is_extend_requested = 0, is_key_roll_requested = 0, extend_requested_at = NULL,
        last_extend_rolled_keys = ?, updated_at = ? WHERE id = ? AND unverified_fingerprint = ?`,
-    keyChanged(auth.cert_pem as string, auth.unverified_cert_pem as string),
+    // both present: the current one was checked by the extension, which stored the new one with its unverified fingerprint
+    keyChanged(auth.cert_pem!, auth.unverified_cert_pem!),
     now,
     id,
     auth.unverified_fingerprint,

@@ -2,12 +2,13 @@ import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { ApiError, notFound } from '../errors';
 import { chainToAnchor, PkiError, parseCertificate, splitPemBundle, type CertificateInfo } from '../pki/index';
-import type { Row } from '../store/db';
+import { cas, type CaRow } from '../entities/cas';
+import { getRow } from '../store/rows';
 import { caAlreadyVerified, certificateFailedValidation, expectedPemCertificate, invalidCommonName } from '../enrollmentErrors';
 import { signEnrollmentJwt } from './jwt';
 
-async function requireCa(ctx: Ctx, id: string): Promise<Row> {
-  const row = await ctx.core.store.getSql<Row>('SELECT * FROM cas WHERE id = ?', id);
+async function requireCa(ctx: Ctx, id: string): Promise<CaRow> {
+  const row = await getRow(ctx.core.store, cas.shape, 'SELECT * FROM cas WHERE id = ?', id);
   if (!row) throw notFound('ca');
   return row;
 }
@@ -33,7 +34,7 @@ export async function verifyCa(ctx: Ctx, id: string, body: unknown): Promise<voi
   }
   if (cert.subjectCN !== ca.verification_token)
     throw invalidCommonName({ field: 'commonName', reason: 'must equal the CA verificationToken', value: cert.subjectCN });
-  const chained = chainToAnchor(splitPemBundle(text)[0]!, [], splitPemBundle(ca.cert_pem as string), ctx.core.clock.now());
+  const chained = chainToAnchor(splitPemBundle(text)[0]!, [], splitPemBundle(ca.cert_pem), ctx.core.clock.now());
   if (!chained.ok) throw certificateFailedValidation({ field: '(body)', reason: chained.reason });
   await ctx.core.store.runSql('UPDATE cas SET is_verified = 1, updated_at = ? WHERE id = ?', ctx.core.clock.now().toISOString(), id);
 }

@@ -4,7 +4,7 @@ import type { Ctx } from '../context';
 import type { Core } from '../core';
 import { notFound, unauthorized, validationError } from '../errors';
 import { fingerprintSha1, isCurrentlyValid, peerPems } from '../pki/index';
-import type { Row } from '../store/db';
+import { getRow, rowShape, selectList, type Decoded } from '../store/rows';
 import { csrRequestedSans, checkCsr, issueFromCsr, spiffeId } from './certificates';
 import { enrollmentExpired, invalidEnrollmentToken, missingCsr, routerCommonNameInvalid } from '../enrollmentErrors';
 import { signEnrollmentJwt } from './jwt';
@@ -61,14 +61,17 @@ export async function reEnrollRouter(ctx: Ctx, kind: RouterKind, id: string): Pr
   });
 }
 
+/** What enrollment and extension read of an edge or transit router. */
+const ROUTER = rowShape({ id: 'string', fingerprint: 'string?', enrollment_expires_at: 'datetime?' });
+
 interface FoundRouter {
   kind: RouterKind;
-  row: Row;
+  row: Decoded<typeof ROUTER>;
 }
 
 async function findRouter(core: Core, column: 'enrollment_token' | 'fingerprint', value: string): Promise<FoundRouter | undefined> {
   for (const kind of Object.keys(ROUTER_KINDS) as RouterKind[]) {
-    const row = await core.store.getSql<Row>(`SELECT * FROM ${ROUTER_KINDS[kind].table} WHERE ${column} = ?`, value);
+    const row = await getRow(core.store, ROUTER, `SELECT ${selectList(ROUTER)} FROM ${ROUTER_KINDS[kind].table} WHERE ${column} = ?`, value);
     if (row) return { kind, row };
   }
   return undefined;
@@ -111,8 +114,8 @@ export async function enrollRouter(core: Core, token: unknown, body: RouterCsrs)
   const found = typeof token === 'string' && token ? await findRouter(core, 'enrollment_token', token) : undefined;
   if (!found) throw invalidEnrollmentToken();
   const { kind, row } = found;
-  if ((row.enrollment_expires_at as string) <= core.clock.now().toISOString()) throw enrollmentExpired();
-  const { cert, server } = await issueRouterCertificates(core, row.id as string, body, { client: 'certCsr', server: 'serverCertCsr' });
+  if (row.enrollment_expires_at !== null && row.enrollment_expires_at <= core.clock.now().toISOString()) throw enrollmentExpired();
+  const { cert, server } = await issueRouterCertificates(core, row.id, body, { client: 'certCsr', server: 'serverCertCsr' });
   const changed = (
     await core.store.runSql(
       `UPDATE ${ROUTER_KINDS[kind].table} SET cert_pem = ?, fingerprint = ?, is_verified = 1, enrollment_token = NULL, enrollment_jwt = NULL,
@@ -144,7 +147,7 @@ export async function extendRouter(core: Core, peerCertificates: Buffer[], body:
   const { kind, row } = found;
   const { cert, server } = await issueRouterCertificates(
     core,
-    row.id as string,
+    row.id,
     { certCsr: b.certCsr, serverCertCsr: b.serverCertCsr },
     { client: 'certCsr', server: 'serverCertCsr' },
   );

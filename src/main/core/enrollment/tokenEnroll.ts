@@ -53,18 +53,18 @@ export async function enrollToken(
   const issuerId = TOKEN_ISSUER_HEADERS.map((h) => headers[h]).find((v) => typeof v === 'string' && v);
   if (typeof issuerId === 'string' && issuerId && issuerId !== signer.id) throw invalidEnrollmentToken();
 
-  const name = strings(claim(payload, (signer.enroll_name_claims_selector as string | null) || (signer.claims_property as string) || 'sub'))[0];
+  const name = strings(claim(payload, signer.enroll_name_claims_selector || signer.claims_property || 'sub'))[0];
   if (!name) throw invalidEnrollmentToken();
-  const attrSelector = signer.enroll_attribute_claims_selector as string | null;
+  const attrSelector = signer.enroll_attribute_claims_selector;
   const roleAttributes = attrSelector ? strings(claim(payload, attrSelector)) : [];
 
   const csr = body && typeof body === 'object' ? (body as { clientCsr?: unknown }).clientCsr : undefined;
   const withCert = typeof csr === 'string' && csr.trim() !== '';
   if (withCert ? !signer.enroll_to_cert_enabled : !signer.enroll_to_token_enabled) throw enrollmentNotAllowed();
-  const authPolicyId = (signer.enroll_auth_policy_id as string | null) ?? DEFAULT_AUTH_POLICY_ID;
+  const authPolicyId = signer.enroll_auth_policy_id ?? DEFAULT_AUTH_POLICY_ID;
   const policy = (await loadAuthPolicy(core.system, authPolicyId)).primary;
   if (withCert && !policy.cert.allowed) throw enrollmentNotAllowed();
-  if (!withCert && !(policy.extJwt.allowed && (!policy.extJwt.allowedSigners.length || policy.extJwt.allowedSigners.includes(signer.id as string)))) {
+  if (!withCert && !(policy.extJwt.allowed && (!policy.extJwt.allowedSigners.length || policy.extJwt.allowedSigners.includes(signer.id)))) {
     throw enrollmentNotAllowed();
   }
   if (await core.store.getSql('SELECT 1 FROM identities WHERE external_id = ?', subject)) throw identityAlreadyEnrolled();

@@ -2,6 +2,7 @@ import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { ApiError, validationError } from '../errors';
 import { applyDelete, applyUpdate, namesById, type ResourceDef } from './resource';
+import { getRow, json, rowShape } from '../store/rows';
 
 /**
  * Operations on many entities at once (the console's multi-select): each entity is its own write through the generic
@@ -59,6 +60,7 @@ export async function bulkDelete(ctx: Ctx, def: ResourceDef, ids: string[]): Pro
   return eachEntity(ctx, def, ids, (id) => applyDelete(ctx, def, id));
 }
 
+const ROLE_ATTRIBUTES = rowShape({ role_attributes: json<string[]>('?') });
 const cleanAttr = (a: string) => a.trim().replace(/^#/, '');
 
 /** Adds and removes role attributes on entities that have them (identities, services, edge routers, posture checks). */
@@ -77,9 +79,9 @@ export async function bulkRoleAttributes(
   // read and written in one transaction: a change made meanwhile (another bulk change, a PATCH) is not lost
   return eachEntity(ctx, def, ids, (id) =>
     store.tx(async () => {
-      const row = await store.getSql<{ role_attributes: string }>(`SELECT role_attributes FROM ${def.table} WHERE id = ?`, id);
+      const row = await getRow(store, ROLE_ATTRIBUTES, `SELECT role_attributes FROM ${def.table} WHERE id = ?`, id);
       if (!row) throw new ApiError('NOT_FOUND', 404, `The ${def.entity} requested was not found or is no longer available`);
-      const current = JSON.parse(row.role_attributes) as string[];
+      const current = row.role_attributes ?? [];
       const next = [...current.filter((a) => !remove.has(a)), ...add.filter((a) => !current.includes(a) && !remove.has(a))];
       if (next.length === current.length && next.every((a, i) => a === current[i])) return;
       await applyUpdate(ctx, def, id, { roleAttributes: next }, 'patch');

@@ -2,18 +2,20 @@ import { z } from 'zod';
 import type { Ctx } from '../context';
 import { referencedEntity, validationError } from '../errors';
 import { scalar } from '../query/fields';
-import type { Row } from '../store/db';
+import { getRow, json, rowShape } from '../store/rows';
 import { nameSchema, nullableTags } from './common';
 import { defineResource } from './define';
 import { related } from './resource';
 
 const data = z.record(z.string(), z.unknown());
 
+const TYPE_SCHEMA = rowShape({ id: 'string', schema: json<object>(), updated_at: 'datetime' });
+
 /** Validates config data against its config type's JSON schema (field errors point into `data`). */
 export async function validateConfigData(ctx: Ctx, configTypeId: string, value: unknown): Promise<void> {
-  const type = await ctx.core.store.getSql<Row>('SELECT id, schema, updated_at FROM config_types WHERE id = ?', configTypeId);
+  const type = await getRow(ctx.core.store, TYPE_SCHEMA, 'SELECT id, schema, updated_at FROM config_types WHERE id = ?', configTypeId);
   if (!type) throw validationError('configTypeId', 'config type not found', configTypeId);
-  ctx.core.schemas.validate(`${type.id}@${type.updated_at}`, JSON.parse(type.schema as string), value);
+  ctx.core.schemas.validate(`${type.id}@${type.updated_at}`, type.schema, value);
 }
 
 export const configs = defineResource({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { conflict, notFound, validationError } from '../errors';
-import type { Row } from '../store/db';
+import { getRow } from '../store/rows';
 import { nullableTags } from './common';
 import { defineResource } from './define';
 import type { ApiObject } from './resource';
@@ -66,24 +66,23 @@ export const controllerSettings = defineResource({
   },
 });
 
-const oidcOf = (row: Row | undefined): OidcSettings | null => (row?.oidc ? (JSON.parse(row.oidc as string) as OidcSettings) : null);
-
 /** GET /controller-settings/{id}/effective: global settings overridden by the controller's own (`instance`). */
 export async function effectiveSettings(ctx: Ctx, id: string): Promise<ApiObject> {
   requirePermission(ctx.caller, 'ops', 'read');
   const store = ctx.core.store;
-  const global = (await store.getSql<Row>('SELECT * FROM controller_settings WHERE id = ?', GLOBAL_SETTINGS_ID))!;
-  const instance = id === GLOBAL_SETTINGS_ID ? global : await store.getSql<Row>('SELECT * FROM controller_settings WHERE id = ?', id);
+  const read = (id: string) => getRow(store, controllerSettings.shape, 'SELECT * FROM controller_settings WHERE id = ?', id);
+  const global = (await read(GLOBAL_SETTINGS_ID))!;
+  const instance = id === GLOBAL_SETTINGS_ID ? global : await read(id);
   if (!instance && !(await store.getSql('SELECT 1 FROM controllers WHERE id = ?', id))) throw notFound('controller setting');
-  const g = oidcOf(global) ?? {};
-  const i = oidcOf(instance);
+  const g: OidcSettings = global.oidc ?? {};
+  const i = instance?.oidc;
   const base = instance ?? global;
   return {
     _links: { self: { href: `./controller-settings/${id}/effective` } },
     id,
     createdAt: base.created_at,
     updatedAt: base.updated_at,
-    tags: JSON.parse((instance?.tags as string | undefined) ?? '{}'),
+    tags: instance?.tags ?? {},
     effective: {
       oidc: {
         redirectUris: i?.redirectUris ?? g.redirectUris ?? [],

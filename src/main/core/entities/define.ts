@@ -62,7 +62,9 @@ export type RowOf<F extends Fields> = Stored<ShapeOf<F>> & Row;
 export type DecodedOf<F extends Fields> = Decoded<ShapeOf<F>>;
 
 /** A declared type: its runtime declaration with its row shape typed. */
-export type Declared<F extends Fields> = ResourceDef & { readonly shape: ShapeOf<F> & RowShape };
+export type Declared<F extends Fields, K = undefined> = ResourceDef & { readonly shape: ShapeOf<F> & RoleShape<K> & RowShape };
+/** The role_attributes column a role kind's declaration adds. */
+type RoleShape<K> = [K] extends [RoleKind] ? { role_attributes: NullableJson<string[]> } : unknown;
 
 /** A parsed write body: every writable field (null only where the PATCH-null rule keeps it), tags, roleAttributes. */
 export type InputOf<F extends Fields> = {
@@ -120,7 +122,9 @@ const roleAttributes = (kind: RoleKind): FieldDef => ({
 });
 
 /** Derives a resource type's runtime declaration (`ResourceDef`) from its fields. */
-export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>): Declared<F> {
+export function defineResource<const F extends Fields, K extends RoleKind | undefined = undefined>(
+  d: ResourceDeclaration<F> & { roleKind?: K },
+): Declared<F, K> {
   if (d.roleKind && ROLE_KINDS[d.roleKind].table !== d.table) {
     throw new Error(`${d.entity}: role kind ${d.roleKind} lives in table ${ROLE_KINDS[d.roleKind].table}, not ${d.table}`);
   }
@@ -191,7 +195,7 @@ export function defineResource<const F extends Fields>(d: ResourceDeclaration<F>
     associations: d.associations,
     migrations: d.migrations,
     handlers: d.handlers,
-  }) as Declared<F>;
+  }) as Declared<F, K>;
 }
 
 /**

@@ -8,7 +8,7 @@ import { pageQuery, type ListParams, type Page } from '../query/list';
 import { scalar } from '../query/fields';
 import { textIndexChooser, withTextIndexes } from '../query/textIndex';
 import { constraintBroken, type Row, type Store } from '../store/db';
-import { decode, encode, isDecoded, type Codec, type RowShape } from '../store/rows';
+import { decode, decodeRow, encode, isDecoded, type Codec, type Decoded, type RowShape } from '../store/rows';
 import type { Migration } from '../store/migrations/index';
 import { parseInput } from '../validation';
 import type { RoleKind } from '../../../shared/roleKinds';
@@ -173,6 +173,11 @@ export async function requireRow(store: Store, def: ResourceDef, id: string): Pr
   const row = await findRow(store, def, id);
   if (!row) throw notFound(def.entity);
   return row;
+}
+
+/** The row of a type, decoded through its shape (typed for a declared type); 404 when there is none. */
+export async function requireDecoded<D extends ResourceDef>(store: Store, def: D, id: string): Promise<Decoded<D['shape']>> {
+  return decodeRow(def.shape, await requireRow(store, def, id));
 }
 
 /** A def's columns as a list, made once (present() walks it for every row). */

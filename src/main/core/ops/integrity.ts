@@ -6,7 +6,13 @@ import { syncRoleAttributes } from '../entities/roleAttributes';
 import { newId } from '../ids';
 import { controllerId, OFFLINE_AFTER_MS } from './controllerNodes';
 import { quoteIdent as q, type Row, type Store } from '../store/db';
+import { getRow, json, rowShape } from '../store/rows';
+import { authPolicies } from '../entities/authPolicies';
 
+/** The columns a repair reads back (only where the check found them valid JSON). */
+const ATTRIBUTES = rowShape({ id: 'string', role_attributes: json<string[]>() });
+const CONFIGS = rowShape({ configs: json<string[]>() });
+const POLICY_JSON = rowShape({ primary_json: authPolicies.shape.primary_json, secondary_json: authPolicies.shape.secondary_json });
 /** One inconsistency; `fix` repairs it (run in its own transaction). */
 export interface IntegrityFinding {
   description: string;
@@ -304,11 +310,13 @@ async function roleAttributeLinks(store: Store): Promise<IntegrityFinding[]> {
         description: `${type} '${String(t.id)}': the role attribute index differs from its roleAttributes; repair re-indexes them`,
         fix: async () => {
           // the attributes as they are now (the entity may have been updated or deleted since the check)
-          const now = await store.getSql<{ role_attributes: string }>(
-            `SELECT role_attributes FROM ${q(table)} WHERE id = ? AND ${store.sql.jsonValid('role_attributes')}`,
+          const now = await getRow(
+            store,
+            ATTRIBUTES,
+            `SELECT id, role_attributes FROM ${q(table)} WHERE id = ? AND ${store.sql.jsonValid('role_attributes')}`,
             t.id,
           );
-          if (now) await syncRoleAttributes(store, type, t.id as string, JSON.parse(now.role_attributes) as string[]);
+          if (now) await syncRoleAttributes(store, type, now.id, now.role_attributes);
         },
       });
     }
@@ -331,10 +339,10 @@ async function serviceConfigLinks(store: Store): Promise<IntegrityFinding[]> {
     description: `service '${String(s.id)}': its configs list and its config links differ; repair joins them (dropping missing configs)`,
     fix: async () => {
       // the service as it is now (its configs may have been changed or it deleted since the check)
-      const now = await store.getSql<{ configs: string }>(`SELECT configs FROM services WHERE id = ? AND ${store.sql.jsonValid('configs')}`, s.id);
+      const now = await getRow(store, CONFIGS, `SELECT configs FROM services WHERE id = ? AND ${store.sql.jsonValid('configs')}`, s.id);
       if (!now) return;
       const listed: string[] = [];
-      for (const id of JSON.parse(now.configs) as string[]) if (await store.getSql('SELECT 1 FROM configs WHERE id = ?', id)) listed.push(id);
+      for (const id of now.configs) if (await store.getSql('SELECT 1 FROM configs WHERE id = ?', id)) listed.push(id);
       const linked = (await store.allSql<{ config_id: string }>('SELECT config_id FROM service_configs WHERE service_id = ?', s.id)).map(
         (r) => r.config_id,
       );
@@ -381,12 +389,11 @@ async function authPolicySigners(store: Store): Promise<IntegrityFinding[]> {
       fix: async () => {
         const exists = async (id: string) => !!(await store.getSql('SELECT 1 FROM external_jwt_signers WHERE id = ?', id));
         // the policy as it is now: an edit made since the check is kept
-        const now = await store.getSql<Row>('SELECT primary_json, secondary_json FROM auth_policies WHERE id = ?', p.id);
+        const now = await getRow(store, POLICY_JSON, 'SELECT primary_json, secondary_json FROM auth_policies WHERE id = ?', p.id);
         if (!now) return;
-        const primary = JSON.parse(now.primary_json as string);
-        const secondary = JSON.parse(now.secondary_json as string);
+        const { primary_json: primary, secondary_json: secondary } = now;
         const allowed: string[] = [];
-        for (const id of (primary.extJwt.allowedSigners ?? []) as string[]) if (await exists(id)) allowed.push(id);
+        for (const id of primary.extJwt.allowedSigners ?? []) if (await exists(id)) allowed.push(id);
         primary.extJwt.allowedSigners = allowed;
         if (secondary.requireExtJwtSigner && !(await exists(secondary.requireExtJwtSigner))) secondary.requireExtJwtSigner = null;
         await store.runSql(

@@ -4,7 +4,7 @@ import { parseDuration } from '../../../shared/duration';
 import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { notFound, validationError } from '../errors';
-import type { Row } from '../store/db';
+import { getRow, json, rowShape } from '../store/rows';
 import { parseInput } from '../validation';
 
 export const traceSpecSchema = z.object({
@@ -16,6 +16,8 @@ export const traceSpecSchema = z.object({
 
 const DEFAULT_DURATION = '10m';
 const MAX_DURATION_MS = 7 * 86_400_000;
+
+const TRACE = rowShape({ enabled: 'bool', trace_id: 'string', until: 'string?', channels: json<string[]>() });
 
 export interface TraceDetail {
   enabled: boolean;
@@ -70,8 +72,8 @@ export async function updateTrace(ctx: Ctx, identityId: string, body: unknown): 
 export async function getTrace(ctx: Ctx, identityId: string): Promise<TraceDetail> {
   requirePermission(ctx.caller, 'identity', 'read');
   await requireIdentity(ctx, identityId);
-  const row = await ctx.core.store.getSql<Row>('SELECT * FROM identity_traces WHERE identity_id = ?', identityId);
+  const row = await getRow(ctx.core.store, TRACE, 'SELECT * FROM identity_traces WHERE identity_id = ?', identityId);
   if (!row) return { enabled: false, traceId: null, until: null, channels: [] };
-  const live = !!row.enabled && (row.until as string) > ctx.core.clock.now().toISOString();
-  return { enabled: live, traceId: row.trace_id as string, until: row.until as string, channels: JSON.parse(row.channels as string) };
+  const live = row.enabled && !!row.until && row.until > ctx.core.clock.now().toISOString();
+  return { enabled: live, traceId: row.trace_id, until: row.until, channels: row.channels };
 }

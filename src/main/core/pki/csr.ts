@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { PkiError } from './errors';
 import { issueLeafCertificate, type CertAndKey, type CertificateUsage } from './certificates';
-import { generateKeyPair, importPublicKey, keyAlgorithmOf, toWebCryptoSigner, type KeyAlgorithm } from './keys';
+import { generateKeyPair, importPublicKey, keyAlgorithmOf, pemOf, toWebCryptoSigner, type KeyAlgorithm } from './keys';
 import { decodePemOrBase64, toPem } from './pem';
 import { x509 } from './x509Provider';
 
@@ -70,7 +70,7 @@ export async function verifyCsr(csrPem: string): Promise<CsrInfo> {
   return {
     commonName: csr.subjectName.getField('CN')[0] ?? '',
     publicKeyAlgorithm: alg,
-    publicKeyPem: key.export({ type: 'spki', format: 'pem' }) as string,
+    publicKeyPem: pemOf(key, 'spki'),
   };
 }
 

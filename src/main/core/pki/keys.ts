@@ -45,15 +45,21 @@ export function importPublicKey(spki: string | Uint8Array): KeyObject {
   }
 }
 
+/** A key as PEM: PKCS#8 for a private key, SPKI for a public one (node:crypto gives PEM as text; its types allow a Buffer). */
+export function pemOf(key: KeyObject, type: 'pkcs8' | 'spki'): string {
+  const pem = key.export({ type, format: 'pem' });
+  return typeof pem === 'string' ? pem : pem.toString('utf8');
+}
+
 /** Re-encodes any supported private key PEM as PKCS#8 PEM. */
 export function toPkcs8Pem(privateKeyPem: string): string {
-  return importPrivateKey(privateKeyPem).export({ type: 'pkcs8', format: 'pem' }) as string;
+  return pemOf(importPrivateKey(privateKeyPem), 'pkcs8');
 }
 
 /** SPKI PEM of a private or public key. */
 export function publicKeyPemOf(keyPem: string): string {
   const key = keyPem.includes('PRIVATE KEY') ? createPublicKey(importPrivateKey(keyPem)) : importPublicKey(keyPem);
-  return key.export({ type: 'spki', format: 'pem' }) as string;
+  return pemOf(key, 'spki');
 }
 
 /** Label like 'EC-P256', 'EC-P384', 'RSA-2048', 'RSA-PSS-2048' or 'ED25519' (the KeyAlgorithm names where they apply). */

@@ -1,11 +1,12 @@
 import { API_SESSION } from '../auth/index';
-import { getRow } from '../store/rows';
+import { allRows, getRow, json, rowShape, selectList, type Decoded } from '../store/rows';
 import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { identities } from './identities';
-import { listResource, ref, requireRow } from '../entities/resource';
+import { services } from './services';
+import { listResource, ref, requireDecoded } from '../entities/resource';
 import type { ListParams } from '../query/list';
-import type { Row, Store } from '../store/db';
+import type { Store } from '../store/db';
 import { classesOf, classFor, NO_CLASS, reach } from './access';
 import { policyAdvice } from './advice';
 import { evaluateGrant, evaluationInput, policyPostureChecks } from './posture';
@@ -76,7 +77,20 @@ export interface AccessExplanation {
 const MAX_COMMON = 20;
 const MAX_FIXES = 6;
 
-const json = (v: unknown): string[] => (typeof v === 'string' ? (JSON.parse(v) as string[]) : []);
+/** The columns of policies a fix edits: each side's roles. */
+const SERVICE_POLICY = rowShape({
+  id: 'string',
+  name: 'string',
+  semantic: 'string',
+  identity_roles: json<string[]>(),
+  service_roles: json<string[]>(),
+});
+const EDGE_ROUTER_POLICY = rowShape({ id: 'string', name: 'string', identity_roles: json<string[]>() });
+const SERVICE_EDGE_ROUTER_POLICY = rowShape({ id: 'string', name: 'string', service_roles: json<string[]>() });
+const POSTURE_ROLES = rowShape({ posture_check_roles: json<string[]>('?') });
+const ATTRIBUTES = rowShape({ role_attributes: json<string[]>('?') });
+type Identity = Decoded<typeof identities.shape>;
+type Service = Decoded<typeof services.shape>;
 const partsText = (parts: Array<string | Ref>) => parts.map((p) => (typeof p === 'string' ? p : (p.name ?? p.id))).join('');
 
 /** Policies of one table that match both an entity class (one side) and any of some router classes (the other). */
@@ -110,22 +124,24 @@ function fix(parts: Array<string | Ref>, alsoGrants: number, change: AccessFix['
 }
 
 /** Ways to get a Dial (or Bind) service policy to cover the identity for the service. */
-async function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: Row, serviceClass: number): Promise<AccessFix[]> {
+async function grantFixes(ctx: Ctx, type: SessionType, identity: Identity, service: Service, serviceClass: number): Promise<AccessFix[]> {
   const store = ctx.core.store;
   const out: Array<AccessFix & { rank: number }> = [];
-  const identityRef = ref('identities', identity.id as string, identity.name as string);
-  const serviceRef = ref('services', service.id as string, service.name as string);
-  const attrs = json(identity.role_attributes);
+  const identityRef = ref('identities', identity.id, identity.name);
+  const serviceRef = ref('services', service.id, service.name);
+  const attrs = identity.role_attributes ?? [];
   // policies of that type that already cover the service: widen their identity side
-  const forService = await store.allSql<Row>(
-    `SELECT DISTINCT p.* FROM class_policies b JOIN service_policies p ON p.id = b.policy_id AND p.type = ?
+  const forService = await allRows(
+    store,
+    SERVICE_POLICY,
+    `SELECT DISTINCT ${selectList(SERVICE_POLICY, 'p.')} FROM class_policies b JOIN service_policies p ON p.id = b.policy_id AND p.type = ?
      WHERE b.kind = 'service' AND b.class_id = ? ORDER BY p.name LIMIT 10`,
     type,
     serviceClass,
   );
   for (const p of forService) {
-    const policy = ref('service-policies', p.id as string, p.name as string);
-    const roles = json(p.identity_roles);
+    const policy = ref('service-policies', p.id, p.name);
+    const roles = p.identity_roles;
     const policyAttrs = roles.filter((r) => r.startsWith('#') && r !== '#all').map((r) => r.slice(1));
     // AnyOf: one of the identity's own attributes added to the policy
     if (p.semantic === 'AnyOf') {
@@ -142,11 +158,11 @@ async function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: R
       }
     }
     out.push({
-      ...fix(['Add ', `@${identity.name as string}`, ' to the identity roles of ', policy], 0, {
+      ...fix(['Add ', `@${identity.name}`, ' to the identity roles of ', policy], 0, {
         resource: 'service-policies',
         op: 'patch',
         id: policy.id,
-        body: { identityRoles: [...roles, `@${identity.id as string}`] },
+        body: { identityRoles: [...roles, `@${identity.id}`] },
       }),
       rank: 1,
     });
@@ -173,20 +189,22 @@ async function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: R
     }
   }
   // policies of that type that already cover the identity: widen their service side
-  const ic = await classFor(ctx.core, 'identity', identity.id as string);
-  for (const p of await store.allSql<Row>(
-    `SELECT DISTINCT p.* FROM class_policies a JOIN service_policies p ON p.id = a.policy_id AND p.type = ?
+  const ic = await classFor(ctx.core, 'identity', identity.id);
+  for (const p of await allRows(
+    store,
+    SERVICE_POLICY,
+    `SELECT DISTINCT ${selectList(SERVICE_POLICY, 'p.')} FROM class_policies a JOIN service_policies p ON p.id = a.policy_id AND p.type = ?
      WHERE a.kind = 'identity' AND a.class_id = ? ORDER BY p.name LIMIT 5`,
     type,
     ic,
   )) {
-    const policy = ref('service-policies', p.id as string, p.name as string);
-    const roles = json(p.service_roles);
+    const policy = ref('service-policies', p.id, p.name);
+    const roles = p.service_roles;
     out.push({
       ...fix(
-        ['Add ', `@${service.name as string}`, ' to the service roles of ', policy, ` (every identity it selects may then ${type.toLowerCase()} it)`],
+        ['Add ', `@${service.name}`, ' to the service roles of ', policy, ` (every identity it selects may then ${type.toLowerCase()} it)`],
         Math.max(0, (await sideMembers(store, policy.id, 'identity')) - 1),
-        { resource: 'service-policies', op: 'patch', id: policy.id, body: { serviceRoles: [...roles, `@${service.id as string}`] } },
+        { resource: 'service-policies', op: 'patch', id: policy.id, body: { serviceRoles: [...roles, `@${service.id}`] } },
       ),
       rank: 3,
     });
@@ -197,11 +215,11 @@ async function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: R
       resource: 'service-policies',
       op: 'create',
       body: {
-        name: `${service.name as string}-${type.toLowerCase()}-${identity.name as string}`,
+        name: `${service.name}-${type.toLowerCase()}-${identity.name}`,
         type,
         semantic: 'AnyOf',
-        identityRoles: [`@${identity.id as string}`],
-        serviceRoles: [`@${service.id as string}`],
+        identityRoles: [`@${identity.id}`],
+        serviceRoles: [`@${service.id}`],
         postureCheckRoles: [],
       },
     }),
@@ -211,11 +229,11 @@ async function grantFixes(ctx: Ctx, type: SessionType, identity: Row, service: R
 }
 
 /** Ways to give the identity and the service an edge router in common. */
-async function routerFixes(ctx: Ctx, identity: Row, service: Row, ic: number, sc: number): Promise<AccessFix[]> {
+async function routerFixes(ctx: Ctx, identity: Identity, service: Service, ic: number, sc: number): Promise<AccessFix[]> {
   const store = ctx.core.store;
   const out: AccessFix[] = [];
-  const identityRef = ref('identities', identity.id as string, identity.name as string);
-  const serviceRef = ref('services', service.id as string, service.name as string);
+  const identityRef = ref('identities', identity.id, identity.name);
+  const serviceRef = ref('services', service.id, service.name);
   // routers each side already has (online first)
   const routersOf = (table: string, column: string, cls: number) =>
     store.allSql<{ id: string; name: string }>(
@@ -226,34 +244,38 @@ async function routerFixes(ctx: Ctx, identity: Row, service: Row, ic: number, sc
   const serviceRouters = await routersOf('service_router_access', 'service_class', sc);
   const identityRouters = await routersOf('identity_router_access', 'identity_class', ic);
   // edge router policies reaching one of the service's routers: add the identity
-  for (const p of await store.allSql<Row>(
-    `SELECT DISTINCT p.* FROM service_router_access s JOIN class_policies r ON r.kind = 'edge-router' AND r.class_id = s.router_class
+  for (const p of await allRows(
+    store,
+    EDGE_ROUTER_POLICY,
+    `SELECT DISTINCT ${selectList(EDGE_ROUTER_POLICY, 'p.')} FROM service_router_access s JOIN class_policies r ON r.kind = 'edge-router' AND r.class_id = s.router_class
      JOIN edge_router_policies p ON p.id = r.policy_id WHERE s.service_class = ? AND p.is_system = 0 ORDER BY p.name LIMIT 3`,
     sc,
   )) {
-    const policy = ref('edge-router-policies', p.id as string, p.name as string);
+    const policy = ref('edge-router-policies', p.id, p.name);
     out.push(
-      fix(['Add ', `@${identity.name as string}`, ' to the identity roles of edge router policy ', policy], 0, {
+      fix(['Add ', `@${identity.name}`, ' to the identity roles of edge router policy ', policy], 0, {
         resource: 'edge-router-policies',
         op: 'patch',
         id: policy.id,
-        body: { identityRoles: [...json(p.identity_roles), `@${identity.id as string}`] },
+        body: { identityRoles: [...p.identity_roles, `@${identity.id}`] },
       }),
     );
   }
   // service edge router policies reaching one of the identity's routers: add the service
-  for (const p of await store.allSql<Row>(
-    `SELECT DISTINCT p.* FROM identity_router_access s JOIN class_policies r ON r.kind = 'edge-router' AND r.class_id = s.router_class
+  for (const p of await allRows(
+    store,
+    SERVICE_EDGE_ROUTER_POLICY,
+    `SELECT DISTINCT ${selectList(SERVICE_EDGE_ROUTER_POLICY, 'p.')} FROM identity_router_access s JOIN class_policies r ON r.kind = 'edge-router' AND r.class_id = s.router_class
      JOIN service_edge_router_policies p ON p.id = r.policy_id WHERE s.identity_class = ? ORDER BY p.name LIMIT 3`,
     ic,
   )) {
-    const policy = ref('service-edge-router-policies', p.id as string, p.name as string);
+    const policy = ref('service-edge-router-policies', p.id, p.name);
     out.push(
-      fix(['Add ', `@${service.name as string}`, ' to the service roles of service edge router policy ', policy], 0, {
+      fix(['Add ', `@${service.name}`, ' to the service roles of service edge router policy ', policy], 0, {
         resource: 'service-edge-router-policies',
         op: 'patch',
         id: policy.id,
-        body: { serviceRoles: [...json(p.service_roles), `@${service.id as string}`] },
+        body: { serviceRoles: [...p.service_roles, `@${service.id}`] },
       }),
     );
   }
@@ -267,9 +289,9 @@ async function routerFixes(ctx: Ctx, identity: Row, service: Row, ic: number, sc
         resource: 'edge-router-policies',
         op: 'create',
         body: {
-          name: `${identity.name as string}-routers`,
+          name: `${identity.name}-routers`,
           semantic: 'AnyOf',
-          identityRoles: [`@${identity.id as string}`],
+          identityRoles: [`@${identity.id}`],
           edgeRouterRoles: [routerRole],
         },
       }),
@@ -282,9 +304,9 @@ async function routerFixes(ctx: Ctx, identity: Row, service: Row, ic: number, sc
         resource: 'service-edge-router-policies',
         op: 'create',
         body: {
-          name: `${service.name as string}-routers`,
+          name: `${service.name}-routers`,
           semantic: 'AnyOf',
-          serviceRoles: [`@${service.id as string}`],
+          serviceRoles: [`@${service.id}`],
           edgeRouterRoles: [forService ? `@${forService.id}` : '#all'],
         },
       }),
@@ -303,8 +325,8 @@ export async function explainAccess(ctx: Ctx, identityId: string, serviceId: str
   const core = ctx.core;
   const store = core.store;
   return store.read(async () => {
-    const identity = await requireRow(store, identities, identityId);
-    const service = (await store.getSql<Row>('SELECT * FROM services WHERE id = ?', serviceId))!;
+    const identity = await requireDecoded(store, identities, identityId);
+    const service = await requireDecoded(store, services, serviceId);
     const ic = await classFor(core, 'identity', identityId);
     const sc = await classFor(core, 'service', serviceId);
 
@@ -385,10 +407,10 @@ export async function explainAccess(ctx: Ctx, identityId: string, serviceId: str
       fixes = [];
       for (const c of failing.slice(0, 1)) {
         const policy = (want === 'Dial' ? dial : bind).find((p) => p.postureChecks.some((x) => x.id === c.id))!;
-        const row = await store.getSql<{ posture_check_roles: string }>('SELECT posture_check_roles FROM service_policies WHERE id = ?', policy.id);
-        const checkAttrs = json((await store.getSql<{ a: string }>('SELECT role_attributes AS a FROM posture_checks WHERE id = ?', c.id))?.a);
+        const row = await getRow(store, POSTURE_ROLES, 'SELECT posture_check_roles FROM service_policies WHERE id = ?', policy.id);
+        const checkAttrs = (await getRow(store, ATTRIBUTES, 'SELECT role_attributes FROM posture_checks WHERE id = ?', c.id))?.role_attributes ?? [];
         const selecting = new Set([`@${c.id}`, '#all', ...checkAttrs.map((a) => `#${a}`)]);
-        const remaining = json(row?.posture_check_roles).filter((r) => !selecting.has(r));
+        const remaining = (row?.posture_check_roles ?? []).filter((r) => !selecting.has(r));
         fixes.push(
           fix(['Have the identity pass ', c, `, or remove it from the posture check roles of `, policy], 0, {
             resource: 'service-policies',

@@ -1,7 +1,7 @@
 import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { identities } from './identities';
-import { ref, requireRow } from '../entities/resource';
+import { ref, requireDecoded } from '../entities/resource';
 import { services } from './services';
 import { classFor, grantsFor, reach, reachCount } from './access';
 
@@ -14,8 +14,8 @@ export async function policyAdvice(ctx: Ctx, identityId: string, serviceId: stri
   requirePermission(ctx.caller, 'identity', 'read');
   requirePermission(ctx.caller, 'service', 'read');
   const store = ctx.core.store;
-  const identity = await requireRow(store, identities, identityId);
-  const service = await requireRow(store, services, serviceId);
+  const identity = await requireDecoded(store, identities, identityId);
+  const service = await requireDecoded(store, services, serviceId);
   const ic = await classFor(ctx.core, 'identity', identityId);
   const sc = await classFor(ctx.core, 'service', serviceId);
   const grant = (await grantsFor(store, ic, [sc])).get(sc);
@@ -26,12 +26,12 @@ export async function policyAdvice(ctx: Ctx, identityId: string, serviceId: stri
   );
   return {
     commonRouters: routers.map((r) => ({ ...ref('edge-routers', r.id, r.name), isOnline: !!r.is_online })),
-    identity: ref('identities', identityId, identity.name as string),
+    identity: ref('identities', identityId, identity.name),
     identityId,
     identityRouterCount: await reachCount(store, 'identity_router_access', 'identity_class', ic),
     isBindAllowed: !!grant?.bind,
     isDialAllowed: !!grant?.dial,
-    service: ref('services', serviceId, service.name as string),
+    service: ref('services', serviceId, service.name),
     serviceId,
     serviceRouterCount: await reachCount(store, 'service_router_access', 'service_class', sc),
   };

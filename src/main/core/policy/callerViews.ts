@@ -10,6 +10,7 @@ import { terminators } from '../entities/terminators';
 import { notFound } from '../errors';
 import type { ListParams, Page } from '../query/list';
 import type { Row } from '../store/db';
+import { decode } from '../store/rows';
 import { classFor, listReachableServices, reach } from './access';
 import { policyAdvice } from './advice';
 import { failedServiceRequests } from './posture';
@@ -57,7 +58,7 @@ export async function listCallerEdgeRouters(ctx: Ctx, params: ListParams): Promi
     id: r.id,
     createdAt: r.created_at,
     updatedAt: r.updated_at,
-    tags: JSON.parse(r.tags as string),
+    tags: decode('json', r.tags),
     ...edgeRouterView(r),
   }));
   return { data, meta };

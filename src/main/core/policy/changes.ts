@@ -1,5 +1,5 @@
 import type { Core } from '../core';
-import type { Row, Store } from '../store/db';
+import type { Store } from '../store/db';
 
 /**
  * What a write changed about identities' services, collected while the write runs and applied at its end:
@@ -92,7 +92,7 @@ async function revokeUnpermittedSessions(store: Store, scope: AccessChanges): Pr
 }
 
 /** `lastChangeAt` of the service list an API session sees: it starts at the session's creation. */
-export async function lastServiceChange(store: Store, session: Row): Promise<string> {
+export async function lastServiceChange(store: Store, session: { identity_id: string; created_at: string }): Promise<string> {
   const row = await store.getSql<{ i: string | null; c: string | null }>(
     `SELECT (SELECT changed_at FROM identity_service_changes WHERE identity_id = ?) AS i,
             (SELECT ch.changed_at FROM role_class_members m JOIN class_service_changes ch ON ch.class_id = m.class_id
@@ -100,7 +100,7 @@ export async function lastServiceChange(store: Store, session: Row): Promise<str
     session.identity_id,
     session.identity_id,
   );
-  return [session.created_at as string, row?.i, row?.c]
+  return [session.created_at, row?.i, row?.c]
     .filter((v): v is string => !!v)
     .sort()
     .at(-1)!;

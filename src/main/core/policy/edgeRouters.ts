@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Core } from '../core';
-import type { Row } from '../store/db';
+import { getRow, type Decoded } from '../store/rows';
 import { deleteTunnelerRouter, syncTunnelerRouter } from './tunnelerRouters';
 import { tagsSchema } from '../entities/common';
 import { defineResource } from '../entities/define';
@@ -49,11 +49,11 @@ export const builtinRouterIdFile = (core: Core) => join(core.config.dataDir, 'ro
 
 /** The id of Weft's own edge router (also the id of its router identity), when one has been provisioned. */
 export async function builtinRouterId(core: Core): Promise<string | undefined> {
-  return (await builtinRouterRow(core))?.id as string | undefined;
+  return (await builtinRouterRow(core))?.id;
 }
 
 /** The built-in router's row (a data directory from before has its id moved beside the keys). */
-export async function builtinRouterRow(core: Core): Promise<Row | undefined> {
+export async function builtinRouterRow(core: Core): Promise<Decoded<typeof edgeRouters.shape> | undefined> {
   const file = builtinRouterIdFile(core);
   let id = existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
   if (!id && core.store.dialect === 'sqlite') {
@@ -61,5 +61,5 @@ export async function builtinRouterRow(core: Core): Promise<Row | undefined> {
     id = (await core.store.getSql<{ value: string }>('SELECT value FROM settings WHERE key = ?', LEGACY_SETTING))?.value;
     if (id && existsSync(dirname(file))) writeFileSync(file, id + '\n', { mode: 0o600 });
   }
-  return id ? core.store.getSql<Row>('SELECT * FROM edge_routers WHERE id = ?', id) : undefined;
+  return id ? getRow(core.store, edgeRouters.shape, 'SELECT * FROM edge_routers WHERE id = ?', id) : undefined;
 }

@@ -4,6 +4,9 @@ import { deleteRoleAttributes, syncRoleAttributes } from '../entities/roleAttrib
 import type { WriteSubscriber } from '../entities/writeGate';
 import { configWritten } from './entityHooks';
 import { roleAttributesChanged } from './policyIndex';
+import { decodeRow, json, rowShape } from '../store/rows';
+
+const ROLE_ATTRIBUTES = rowShape({ role_attributes: json<string[]>('?') });
 
 /**
  * The policy index's part of every write (the write gate, in the write's transaction): an entity of a role kind keeps
@@ -22,8 +25,7 @@ export const policyIndexOnWrite: WriteSubscriber<Ctx> = async ({ ctx, def, op, i
     await store.runSql('DELETE FROM role_class_members WHERE kind = ? AND entity_id = ?', kind, id);
     return;
   }
-  const attributes = after?.role_attributes;
-  if (op !== 'create' && attributes === before?.role_attributes) return;
-  await syncRoleAttributes(store, kind, id, typeof attributes === 'string' ? (JSON.parse(attributes) as string[]) : []);
+  if (op !== 'create' && after?.role_attributes === before?.role_attributes) return;
+  await syncRoleAttributes(store, kind, id, (after && decodeRow(ROLE_ATTRIBUTES, after).role_attributes) ?? []);
   await roleAttributesChanged(ctx.core, kind, id);
 };

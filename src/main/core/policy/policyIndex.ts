@@ -5,11 +5,12 @@ import { classify, classOf, matchPolicySide } from './classes';
 import { ROLE_KINDS, type PolicyType, type RoleKind } from '../kinds';
 import { applyPolicyLinks, LINKS } from './links';
 import { parseRoles, type ParsedRoles } from '../query/roles';
+import { decodeRow, json, rowShape } from '../store/rows';
 
 /** A side of a policy type: the API field, its column (JSON array of roles) and the kind it selects. */
 export interface PolicySide {
   field: string;
-  column: string;
+  column: keyof typeof POLICY_ROLES;
   kind: RoleKind;
 }
 
@@ -19,10 +20,19 @@ export interface PolicyTypeSpec {
   sides: PolicySide[];
 }
 
+/** The role columns of the policy tables (each has two or three of them). */
+const POLICY_ROLES = rowShape({
+  identity_roles: json<string[]>('?'),
+  service_roles: json<string[]>('?'),
+  edge_router_roles: json<string[]>('?'),
+  posture_check_roles: json<string[]>('?'),
+});
+
 function sidesOf(spec: PolicyTypeSpec, row: Row): Array<{ kind: RoleKind; roles: ParsedRoles; semantic: 'AllOf' | 'AnyOf' }> {
+  const roles = decodeRow(POLICY_ROLES, row);
   return spec.sides.map((s) => ({
     kind: s.kind,
-    roles: parseRoles(JSON.parse(row[s.column] as string) as string[], s.field),
+    roles: parseRoles(roles[s.column] ?? [], s.field),
     semantic: row.semantic === 'AnyOf' ? 'AnyOf' : 'AllOf',
   }));
 }

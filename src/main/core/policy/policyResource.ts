@@ -8,6 +8,7 @@ import { namesById, type ApiObject, type ResourceDef } from '../entities/resourc
 import { conflict } from '../errors';
 import { setFromJsonArray } from '../query/compile';
 import type { Row } from '../store/db';
+import { decodeRows, json, type Json } from '../store/rows';
 import { sideMembers } from './access';
 import { ROLE_KINDS } from '../kinds';
 import { reindexPolicy, type PolicySide, type PolicyTypeSpec } from './policyIndex';
@@ -36,6 +37,8 @@ export function policyResource(o: PolicyResourceOptions): ResourceDef {
       { codec: 'json', column: s.column, schema: z.array(z.string()), nullable: true, zero: [], filter: setFromJsonArray(`t.${s.column}`) },
     ]),
   );
+  // each side's column as stored: a JSON array of roles
+  const sidesShape: Record<string, Json<string[]>> = Object.fromEntries(spec.sides.map((s) => [s.column, json<string[]>()]));
   const guardSystem = (row: Row | undefined, ctx: Ctx, code: string, what: string) => {
     if (row?.is_system && ctx.caller !== SYSTEM) throw conflict(code, `system ${o.entity} can not be ${what}`);
   };
@@ -55,9 +58,9 @@ export function policyResource(o: PolicyResourceOptions): ResourceDef {
     async beforeWrite(op, input, existing, ctx) {
       guardSystem(existing, ctx, 'ENTITY_CAN_NOT_BE_UPDATED', 'updated');
       // the sides are declared from the spec, so they are not among the fields' static types
-      const body = input as Record<string, unknown>;
+      const body = input as Record<string, string[] | undefined>;
       for (const side of spec.sides) {
-        const given = body[side.field] as string[] | undefined;
+        const given = body[side.field];
         if (given === undefined) {
           if (op === 'create') body[side.field] = [];
           continue;
@@ -78,22 +81,22 @@ export function policyResource(o: PolicyResourceOptions): ResourceDef {
       await reindexPolicy(ctx.core, spec, row.id, row, undefined);
     },
     async decorate(items, rows, ctx) {
-      await decorateRoleDisplays(ctx, spec.sides, items, rows);
+      await decorateRoleDisplays(ctx, spec.sides, items, decodeRows(sidesShape, rows));
     },
   });
 }
 
 /** `<side>Display`: `{role, name}` per role, `@id` shown as `@<name>` (unknown ids are left out), attributes as is. */
-async function decorateRoleDisplays(ctx: Ctx, sides: PolicySide[], items: ApiObject[], rows: Row[]): Promise<void> {
+async function decorateRoleDisplays(ctx: Ctx, sides: PolicySide[], items: ApiObject[], rows: Array<Record<string, string[]>>): Promise<void> {
   const names = new Map<PolicySide, Map<string, string>>();
   for (const side of sides) {
-    const ids = rows.flatMap((r) => (JSON.parse(r[side.column] as string) as string[]).filter((x) => x.startsWith('@')).map((x) => x.slice(1)));
+    const ids = rows.flatMap((r) => r[side.column].filter((x) => x.startsWith('@')).map((x) => x.slice(1)));
     names.set(side, await namesById(ctx.core.store, ROLE_KINDS[side.kind].table, [...new Set(ids)]));
   }
   items.forEach((item, i) => {
     for (const side of sides) {
       const known = names.get(side)!;
-      item[`${side.field}Display`] = (JSON.parse(rows[i]![side.column] as string) as string[]).flatMap((role) => {
+      item[`${side.field}Display`] = rows[i]![side.column].flatMap((role) => {
         if (!role.startsWith('@')) return [{ role, name: role }];
         const name = known.get(role.slice(1));
         return name === undefined ? [] : [{ role, name: `@${name}` }];

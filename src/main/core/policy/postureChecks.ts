@@ -3,11 +3,12 @@ import type { Ctx } from '../context';
 import { validationError } from '../errors';
 import { AccessChanges } from './changes';
 import { classOf } from './classes';
-import type { Row } from '../store/db';
+import { decodeRow, json, rowShape } from '../store/rows';
 import { parseInput } from '../validation';
 import { nameSchema } from '../entities/common';
 import { defineResource, type FieldDef } from '../entities/define';
 import { policiesNaming } from './access';
+import { POSTURE_CHECK, type PostureCheck, type PostureCheckDetails } from './postureEvaluation';
 
 export const POSTURE_CHECK_TYPE_IDS = ['OS', 'PROCESS', 'DOMAIN', 'MAC', 'MFA', 'PROCESS_MULTI'] as const;
 export type PostureCheckTypeId = (typeof POSTURE_CHECK_TYPE_IDS)[number];
@@ -51,7 +52,12 @@ function checkAttributes(attrs: unknown): void {
 }
 
 /** The type-specific fields, validated for the check's type: complete for create/update, merged for PATCH. */
-function details(type: PostureCheckTypeId, input: Record<string, unknown>, existing: Row | undefined, patch: boolean): Record<string, unknown> {
+function details(
+  type: PostureCheckTypeId,
+  input: Record<string, unknown>,
+  existing: PostureCheck | undefined,
+  patch: boolean,
+): Record<string, unknown> {
   const shape = POSTURE_CHECK_DETAILS[type];
   const given = Object.fromEntries(
     Object.keys(shape)
@@ -61,8 +67,11 @@ function details(type: PostureCheckTypeId, input: Record<string, unknown>, exist
   if (!patch) return parseInput(z.object(shape), given) as Record<string, unknown>;
   const partial = parseInput(z.object(shape).partial(), given) as Record<string, unknown>;
   for (const k of Object.keys(partial)) if (given[k] === undefined) delete partial[k];
-  return { ...(JSON.parse(existing!.details as string) as object), ...partial };
+  return { ...existing!.details, ...partial };
 }
+
+/** What a posture check shows beyond its declared fields: its type-specific fields. */
+const POSTURE_DETAILS = rowShape({ details: json<PostureCheckDetails>() });
 
 export const postureChecks = defineResource({
   entity: 'posture-checks',
@@ -78,25 +87,26 @@ export const postureChecks = defineResource({
   },
   defaultSort: 't.name ASC',
   associations: { 'service-policies': policiesNaming('posture-check', 'service-policies') },
-  beforeWrite(op, input, existing) {
+  beforeWrite(op, input, stored) {
     checkAttributes(input.roleAttributes);
-    const type = ((existing?.type_id as string | undefined) ?? input.typeId) as PostureCheckTypeId;
+    const existing = stored && decodeRow(POSTURE_CHECK, stored);
+    const type = (existing?.type_id ?? input.typeId) as PostureCheckTypeId;
     if (existing && input.typeId != null && input.typeId !== existing.type_id) {
       throw validationError('typeId', 'the type of a posture check can not be changed', input.typeId);
     }
     const extra: Record<string, unknown> = { details: JSON.stringify(details(type, input, existing, op === 'patch')) };
     if (op === 'create') Object.assign(extra, { type_id: type, version: 1 });
-    else extra.version = (existing!.version as number) + 1;
+    else extra.version = existing!.version + 1;
     return extra;
   },
   async afterWrite(op, id, _input, _existing, ctx) {
     await postureViewsChanged(ctx, id, op === 'create');
   },
   async beforeDelete(row, ctx) {
-    await postureViewsChanged(ctx, row.id as string, false, true);
+    await postureViewsChanged(ctx, row.id, false, true);
   },
   decorate(items, rows) {
-    items.forEach((item, i) => Object.assign(item, JSON.parse(rows[i]!.details as string)));
+    items.forEach((item, i) => Object.assign(item, decodeRow(POSTURE_DETAILS, rows[i]!).details));
   },
 });
 

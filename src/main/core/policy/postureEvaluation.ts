@@ -38,7 +38,19 @@ export const MFA_PROMPT_GRACE_SECONDS = 300;
 export const emptyPostureData = (): PostureData => ({ processes: [], sessions: {} });
 export const cleanHex = (s: string) => s.toLowerCase().replace(/[^0-9a-z]/g, '');
 
-type Details = Record<string, unknown>;
+/** The type-specific fields of a posture check as stored (postureChecks.ts POSTURE_CHECK_DETAILS): those of its type. */
+export interface PostureCheckDetails {
+  domains?: string[];
+  macAddresses?: string[];
+  operatingSystems?: Array<{ type: string; versions: string[] }>;
+  process?: { osType: string; path: string; hashes?: string[]; signerFingerprint?: string };
+  processes?: Array<{ osType: string; path: string; hashes?: string[]; signerFingerprints?: string[] }>;
+  semantic?: 'AllOf' | 'AnyOf';
+  timeoutSeconds?: number;
+  promptOnWake?: boolean;
+  promptOnUnlock?: boolean;
+  ignoreLegacyEndpoints?: boolean;
+}
 
 /** A posture check's row: its type-specific fields are `details`. */
 export const POSTURE_CHECK = rowShape({
@@ -46,12 +58,18 @@ export const POSTURE_CHECK = rowShape({
   name: 'string',
   type_id: 'string',
   version: 'int',
-  details: json<Details>(),
+  details: json<PostureCheckDetails>(),
   created_at: 'datetime',
   updated_at: 'datetime',
   tags: json<Record<string, unknown>>(),
 });
 export type PostureCheck = Decoded<typeof POSTURE_CHECK>;
+
+/** An MFA check's timeout in seconds: NO_TIMEOUT unless it is above 0. */
+export function mfaTimeout(d: PostureCheckDetails): number {
+  const s = d.timeoutSeconds;
+  return s !== undefined && s > 0 ? s : NO_TIMEOUT;
+}
 
 function mfaTimes(check: PostureCheck, input: EvaluationInput) {
   const d = check.details;
@@ -61,7 +79,7 @@ function mfaTimes(check: PostureCheck, input: EvaluationInput) {
   // a wake/unlock after the last MFA fails the check once its grace period is over
   const promptOk = (prompt: boolean, at: string | undefined) =>
     !prompt || (passed !== undefined && (!at || Date.parse(at) < passed || now - MFA_PROMPT_GRACE_SECONDS * 1000 < Date.parse(at)));
-  const timeout = (d.timeoutSeconds as number) > 0 ? (d.timeoutSeconds as number) : NO_TIMEOUT;
+  const timeout = mfaTimeout(d);
   const timedOut = passed !== undefined && timeout !== NO_TIMEOUT && passed + timeout * 1000 < now;
   return {
     d,
@@ -81,28 +99,26 @@ export function checkPasses(check: PostureCheck, input: EvaluationInput): boolea
   const pd = input.data;
   switch (check.type_id) {
     case 'DOMAIN':
-      return !!pd.domain && (d.domains as string[]).some((x) => x.toLowerCase() === pd.domain!.name.toLowerCase());
+      return !!pd.domain && d.domains!.some((x) => x.toLowerCase() === pd.domain!.name.toLowerCase());
     case 'MAC': {
-      const wanted = new Set((d.macAddresses as string[]).map(cleanHex));
+      const wanted = new Set(d.macAddresses!.map(cleanHex));
       return !!pd.mac && pd.mac.addresses.some((a) => wanted.has(cleanHex(a)));
     }
     case 'OS': {
       if (!pd.os) return false;
-      const matches = (d.operatingSystems as Array<{ type: string; versions: string[] }>).filter(
-        (o) => o.type.toLowerCase() === pd.os!.type.toLowerCase(),
-      );
+      const matches = d.operatingSystems!.filter((o) => o.type.toLowerCase() === pd.os!.type.toLowerCase());
       const rule = matches.at(-1); // the last declaration of an OS wins
       return !!rule && (rule.versions.length === 0 || rule.versions.some((r) => satisfies(pd.os!.version, r)));
     }
     case 'PROCESS': {
-      const p = d.process as { path: string; hashes?: string[]; signerFingerprint?: string };
+      const p = d.process!;
       const data = processOf(pd, check.id, p.path);
       if (!data || !data.isRunning) return false;
       if (p.signerFingerprint && !data.signerFingerprints.some((f) => cleanHex(f) === cleanHex(p.signerFingerprint!))) return false;
       return !p.hashes?.length || p.hashes.some((h) => cleanHex(h) === cleanHex(data.hash));
     }
     case 'PROCESS_MULTI': {
-      const procs = d.processes as Array<{ path: string; hashes?: string[]; signerFingerprints?: string[] }>;
+      const procs = d.processes!;
       const ok = (p: (typeof procs)[number]) => {
         const data = pd.processes.filter((x) => x.path === p.path).at(-1); // the latest report for that path
         if (!data || !data.isRunning) return false;
@@ -140,8 +156,7 @@ export function timeoutRemaining(check: PostureCheck, input: EvaluationInput): n
 
 export function timeoutSeconds(check: PostureCheck): number {
   if (check.type_id !== 'MFA') return NO_TIMEOUT;
-  const s = check.details.timeoutSeconds as number;
-  return s > 0 ? s : NO_TIMEOUT;
+  return mfaTimeout(check.details);
 }
 
 /** The failure detail OpenZiti reports for a check: what was expected and what was reported. */
@@ -157,11 +172,11 @@ export function failureOf(check: PostureCheck, input: EvaluationInput): Record<s
     case 'OS':
       return { ...base, actualValue: { type: pd.os?.type ?? '', version: pd.os?.version ?? '' }, expectedValue: d.operatingSystems };
     case 'PROCESS': {
-      const data = processOf(pd, check.id, (d.process as { path: string }).path);
+      const data = processOf(pd, check.id, d.process!.path);
       return { ...base, actualValue: processActual(data), expectedValue: d.process };
     }
     case 'PROCESS_MULTI': {
-      const paths = new Set((d.processes as Array<{ path: string }>).map((p) => p.path));
+      const paths = new Set(d.processes!.map((p) => p.path));
       return {
         ...base,
         semantic: d.semantic,

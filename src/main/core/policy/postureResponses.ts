@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { allRows, rowShape } from '../store/rows';
+import { allRows, decodeRow, json, rowShape } from '../store/rows';
 import { API_SESSION, type ApiSession } from '../auth/index';
 import { requirePermission } from '../permissions';
 import type { Core } from '../core';
@@ -12,7 +12,7 @@ import { classesOf } from './access';
 import { AccessChanges } from './changes';
 import { classOf } from './classes';
 import { evaluateGrant, loadPostureData, mfaStateOf, policyPostureChecks, savePostureData } from './posture';
-import { cleanHex, MFA_PROMPT_GRACE_SECONDS, NO_TIMEOUT, type PostureData } from './postureEvaluation';
+import { cleanHex, MFA_PROMPT_GRACE_SECONDS, mfaTimeout, NO_TIMEOUT, type PostureCheckDetails, type PostureData } from './postureEvaluation';
 
 const strings = z.array(z.string());
 const RESPONSES = {
@@ -30,8 +30,14 @@ const RESPONSES = {
 const TYPES = ['DOMAIN', 'OS', 'MAC', 'PROCESS', 'PROCESS_MULTI', 'ENDPOINT_STATE'] as const;
 const head = z.object({ id: z.string().min(1), typeId: z.string() });
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each type's fields are checked by its own schema below
-type Response = { id: string; typeId: (typeof TYPES)[number] } & Record<string, any>;
+/** A response as parsed: its id and type, and the fields of that type (PROCESS_MULTI reports as PROCESS does). */
+type Response = { id: string } & (
+  | ({ typeId: 'DOMAIN' } & z.infer<typeof RESPONSES.DOMAIN>)
+  | ({ typeId: 'OS' } & z.infer<typeof RESPONSES.OS>)
+  | ({ typeId: 'MAC' } & z.infer<typeof RESPONSES.MAC>)
+  | ({ typeId: 'PROCESS' | 'PROCESS_MULTI' } & z.infer<typeof RESPONSES.PROCESS>)
+  | ({ typeId: 'ENDPOINT_STATE' } & z.infer<typeof RESPONSES.ENDPOINT_STATE>)
+);
 
 function parseResponse(body: unknown, prefix: string): Response {
   const h = parseInput(head, body);
@@ -68,7 +74,7 @@ function apply(data: PostureData, r: Response, apiSessionId: string, now: string
       data.os = { ...base, type: r.type, version: r.version, build: r.build ?? '' };
       break;
     case 'MAC':
-      data.mac = { ...base, addresses: (r.macAddresses as string[]).map(cleanHex) };
+      data.mac = { ...base, addresses: r.macAddresses.map(cleanHex) };
       break;
     case 'PROCESS':
     case 'PROCESS_MULTI': {
@@ -77,7 +83,7 @@ function apply(data: PostureData, r: Response, apiSessionId: string, now: string
         path: r.path ?? '',
         isRunning: !!r.isRunning,
         hash: cleanHex(r.hash ?? ''),
-        signerFingerprints: ((r.signerFingerprints as string[] | undefined) ?? []).map(cleanHex),
+        signerFingerprints: (r.signerFingerprints ?? []).map(cleanHex),
       };
       data.processes = data.processes.filter((p) => !(p.postureCheckId === entry.postureCheckId && p.path === entry.path)).concat(entry);
       break;
@@ -117,6 +123,9 @@ export async function submitPostureResponses(ctx: Ctx, apiSession: ApiSession, r
   });
 }
 
+/** A service and the details of an MFA check of one of its policies. */
+const MFA_CHECK_OF_SERVICE = rowShape({ id: 'string', name: 'string', details: json<PostureCheckDetails>() });
+
 /** Services behind MFA checks that prompt on wake/unlock: their timeout drops to the grace period (OpenZiti's rule). */
 async function promptedServices(core: Core, identityId: string, apiSession: ApiSession, woken: boolean, unlocked: boolean) {
   const store = core.store;
@@ -125,7 +134,9 @@ async function promptedServices(core: Core, identityId: string, apiSession: ApiS
   const sinceMfa = Math.floor((core.clock.now().getTime() - Date.parse(mfa.passedAt)) / 1000);
   const identityClass = await classOf(store, 'identity', identityId);
   if (identityClass === undefined) return [];
-  const rows = await store.allSql<{ id: string; name: string; details: string }>(
+  const rows = await allRows(
+    store,
+    MFA_CHECK_OF_SERVICE,
     `SELECT DISTINCT s.id, s.name, pc.details FROM posture_checks pc
      JOIN role_class_members pm ON pm.kind = 'posture-check' AND pm.entity_id = pc.id
      JOIN class_policies cp ON cp.class_id = pm.class_id
@@ -138,8 +149,8 @@ async function promptedServices(core: Core, identityId: string, apiSession: ApiS
   );
   const byService = new Map<string, { id: string; name: string; postureQueryType: string; timeout: number; timeoutRemaining: number }>();
   for (const r of rows) {
-    const d = JSON.parse(r.details) as { timeoutSeconds: number; promptOnWake: boolean; promptOnUnlock: boolean };
-    const timeout = d.timeoutSeconds > 0 ? d.timeoutSeconds : NO_TIMEOUT;
+    const d = r.details;
+    const timeout = mfaTimeout(d);
     const prompted = (d.promptOnWake && woken) || (d.promptOnUnlock && unlocked);
     if (!prompted || !(timeout === NO_TIMEOUT || timeout - sinceMfa > MFA_PROMPT_GRACE_SECONDS)) continue;
     const prev = byService.get(r.id);
@@ -178,7 +189,7 @@ export async function revokeFailingSessions(core: Core, identityId: string): Pro
 export async function postureDataView(ctx: Ctx, identityId: string) {
   requirePermission(ctx.caller, 'identity', 'read');
   const store = ctx.core.store;
-  const identity = await requireRow(store, identities, identityId);
+  const identity = decodeRow(identities.shape, await requireRow(store, identities, identityId));
   const data = await loadPostureData(store, identityId);
   const base = (x: { postureCheckId: string; lastUpdatedAt: string } | undefined) => ({
     postureCheckId: x?.postureCheckId ?? '',
@@ -199,7 +210,7 @@ export async function postureDataView(ctx: Ctx, identityId: string) {
         passedOnUnlock: after(state.unlockedAt),
         passedOnWake: after(state.wokenAt),
       },
-      sdkInfo: JSON.parse((identity.sdk_info as string) ?? '{}'),
+      sdkInfo: identity.sdk_info ?? {},
     };
   }
   return {

@@ -4,7 +4,7 @@ import type { Ctx } from '../context';
 import { identities } from './identities';
 import { requireRow } from '../entities/resource';
 import { validationError } from '../errors';
-import type { Row } from '../store/db';
+import { allRows, getRow, rowShape } from '../store/rows';
 import { parseInput } from '../validation';
 import { AccessChanges } from './changes';
 
@@ -13,19 +13,26 @@ const pairs = z.array(z.object({ serviceId: z.string().min(1), configId: z.strin
 
 const entityRef = (entity: string, id: string, name: string) => ({ _links: { self: { href: `./${entity}/${id}` } }, id, name, urlName: entity });
 
+/** An override as listed: the service and the config, with their names. */
+const OVERRIDE = rowShape({ service_id: 'string', service_name: 'string', config_id: 'string', config_name: 'string' });
+/** A config named in a body, with what its type says. */
+const CONFIG_OF_TYPE = rowShape({ id: 'string', name: 'string', config_type_id: 'string', type_name: 'string', target: 'string?' });
+
 export async function listServiceConfigOverrides(ctx: Ctx, identityId: string) {
   requirePermission(ctx.caller, 'identity', 'read');
   await requireRow(ctx.core.store, identities, identityId);
-  const rows = await ctx.core.store.allSql<Row>(
+  const rows = await allRows(
+    ctx.core.store,
+    OVERRIDE,
     `SELECT x.service_id, s.name AS service_name, x.config_id, c.name AS config_name
      FROM identity_service_configs x JOIN services s ON s.id = x.service_id JOIN configs c ON c.id = x.config_id
      WHERE x.identity_id = ? ORDER BY s.name, c.name`,
     identityId,
   );
   return rows.map((r) => ({
-    config: entityRef('configs', r.config_id as string, r.config_name as string),
+    config: entityRef('configs', r.config_id, r.config_name),
     configId: r.config_id,
-    service: entityRef('services', r.service_id as string, r.service_name as string),
+    service: entityRef('services', r.service_id, r.service_name),
     serviceId: r.service_id,
   }));
 }
@@ -39,7 +46,9 @@ async function resolvePairs(ctx: Ctx, body: unknown, forAdd: boolean): Promise<A
     if (forAdd && !(await store.getSql('SELECT 1 FROM services WHERE id = ?', p.serviceId))) {
       throw validationError(`${i}.serviceId`, 'no service found with the given id', p.serviceId);
     }
-    const config = await store.getSql<Row>(
+    const config = await getRow(
+      store,
+      CONFIG_OF_TYPE,
       'SELECT c.id, c.name, c.config_type_id, ct.name AS type_name, ct.target FROM configs c JOIN config_types ct ON ct.id = c.config_type_id WHERE c.id = ?',
       p.configId,
     );
@@ -47,7 +56,7 @@ async function resolvePairs(ctx: Ctx, body: unknown, forAdd: boolean): Promise<A
     if (forAdd && config.target != null && config.target !== 'service') {
       throw validationError(`${i}.configId`, `config ${config.name} has config type ${config.type_name} which does not target services`, p.configId);
     }
-    out.push({ serviceId: p.serviceId, configId: p.configId, typeId: config.config_type_id as string });
+    out.push({ serviceId: p.serviceId, configId: p.configId, typeId: config.config_type_id });
   }
   return out;
 }

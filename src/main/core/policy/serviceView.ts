@@ -1,8 +1,8 @@
 import { API_SESSION } from '../auth/index';
-import { getRow } from '../store/rows';
+import { allRows, getRow, json, rowShape, type Decoded } from '../store/rows';
 import type { Ctx } from '../context';
 import type { ApiObject, AssociationQuery } from '../entities/resource';
-import type { Row, Store } from '../store/db';
+import type { Store } from '../store/db';
 import { markVolatile } from '../replyReuse';
 import { classesOf, grantsFor, permissionsOf, type Grant } from './access';
 import { ensureClass } from './policyIndex';
@@ -38,7 +38,7 @@ export function withServiceView(ctx: Ctx, opts: ServiceViewOptions): Ctx {
 }
 
 /** Fills `permissions`, `config` and `postureQueries` of a page of services (a fixed number of queries per page). */
-export async function decorateServices(ctx: Ctx, items: ApiObject[], rows: Row[]): Promise<void> {
+export async function decorateServices(ctx: Ctx, items: ApiObject[], rows: ReadonlyArray<{ id: string }>): Promise<void> {
   if (!rows.length) return;
   const view = (ctx as ViewCtx)[VIEW] ?? {};
   const core = ctx.core;
@@ -49,7 +49,7 @@ export async function decorateServices(ctx: Ctx, items: ApiObject[], rows: Row[]
       ? await getRow(store, API_SESSION, 'SELECT * FROM api_sessions WHERE id = ?', ctx.caller.apiSessionId)
       : undefined;
   const identityClass = await ensureClass(core, 'identity', identityId);
-  const serviceIds = rows.map((r) => r.id as string);
+  const serviceIds = rows.map((r) => r.id);
   const serviceClass = await classesOf(store, 'service', serviceIds);
   const classes = [...new Set(serviceClass.values())];
   const grants = identityClass === undefined ? new Map<number, Grant>() : await grantsFor(store, identityClass, classes);
@@ -61,14 +61,15 @@ export async function decorateServices(ctx: Ctx, items: ApiObject[], rows: Row[]
   if (input) markVolatile(ctx);
   const passing = new Map<string, boolean>();
   items.forEach((item, i) => {
-    const id = rows[i]!.id as string;
+    const id = rows[i]!.id;
     const cls = serviceClass.get(id);
-    item.permissions = permissionsOf(cls === undefined ? undefined : grants.get(cls));
+    const permissions = permissionsOf(cls === undefined ? undefined : grants.get(cls));
+    item.permissions = permissions;
     item.config = configs.get(id) ?? {};
     const mine = policies?.filter((p) => p.serviceClass === cls) ?? [];
     item.postureQueries = mine.length
       ? mine.map((p) => postureQuerySet(p, input!, passing))
-      : (item.permissions as string[]).map((permission) => ({
+      : permissions.map((permission) => ({
           policyId: `dummy ${permission.toLowerCase()} policy: no posture checks defined`,
           policyType: permission,
           isPassing: true,
@@ -82,7 +83,7 @@ function postureQuerySet(p: PolicyChecks, input: EvaluationInput, passing: Map<s
     const id = c.id;
     if (!passing.has(id)) passing.set(id, checkPasses(c, input));
     const remaining = timeoutRemaining(c, input);
-    const d = c.details as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- stored check details, shaped by the check type
+    const d = c.details;
     return {
       _links: { self: { href: `./posture-checks/${id}` } },
       id,
@@ -95,10 +96,8 @@ function postureQuerySet(p: PolicyChecks, input: EvaluationInput, passing: Map<s
       timeoutRemaining: remaining,
       timeoutAt: remaining >= 0 ? new Date(input.now.getTime() + remaining * 1000).toISOString() : null,
       ...(c.type_id === 'MFA' ? { promptOnWake: !!d.promptOnWake, promptOnUnlock: !!d.promptOnUnlock } : {}),
-      ...(c.type_id === 'PROCESS' ? { process: { osType: d.process.osType, path: d.process.path } } : {}),
-      ...(c.type_id === 'PROCESS_MULTI'
-        ? { processes: (d.processes as Array<{ osType: string; path: string }>).map((x) => ({ osType: x.osType, path: x.path })) }
-        : {}),
+      ...(c.type_id === 'PROCESS' ? { process: { osType: d.process!.osType, path: d.process!.path } } : {}),
+      ...(c.type_id === 'PROCESS_MULTI' ? { processes: d.processes!.map((x) => ({ osType: x.osType, path: x.path })) } : {}),
     };
   });
   return { policyId: p.policyId, policyType: p.type, isPassing: queries.every((q) => q.isPassing), postureQueries: queries };
@@ -116,6 +115,9 @@ export async function resolveConfigTypes(store: Store, values: string[]): Promis
   return { all: false, ids: new Set(ids.map((r) => r.id)) };
 }
 
+/** A config of a service: its type and its data. */
+const SERVICE_CONFIG = rowShape({ service_id: 'string', type_id: 'string', type_name: 'string', data: json<unknown>() });
+
 /**
  * `config` of each service: its configs of the wanted types keyed by type name, with the identity's overrides
  * for that service taking precedence.
@@ -131,17 +133,19 @@ async function serviceConfigs(
   if (!types.all && !types.ids.size) return out;
   const want = (typeId: string) => types.all || types.ids.has(typeId);
   const ids = JSON.stringify(serviceIds);
-  type ConfigRow = { service_id: string; type_id: string; type_name: string; data: string };
-  const put = (r: ConfigRow) => {
+  const put = (r: Decoded<typeof SERVICE_CONFIG>) => {
     if (!want(r.type_id)) return;
     const cfg = out.get(r.service_id) ?? {};
-    cfg[r.type_name] = JSON.parse(r.data);
+    cfg[r.type_name] = r.data;
     out.set(r.service_id, cfg);
   };
   const select = 'SELECT x.service_id, c.config_type_id AS type_id, ct.name AS type_name, c.data FROM';
   const joins = 'JOIN configs c ON c.id = x.config_id JOIN config_types ct ON ct.id = c.config_type_id';
-  for (const r of await store.allSql<ConfigRow>(`${select} service_configs x ${joins} WHERE x.service_id IN ${store.sql.jsonValues()}`, ids)) put(r);
-  for (const r of await store.allSql<ConfigRow>(
+  for (const r of await allRows(store, SERVICE_CONFIG, `${select} service_configs x ${joins} WHERE x.service_id IN ${store.sql.jsonValues()}`, ids))
+    put(r);
+  for (const r of await allRows(
+    store,
+    SERVICE_CONFIG,
     `${select} identity_service_configs x ${joins} WHERE x.identity_id = ? AND x.service_id IN ${store.sql.jsonValues()}`,
     identityId,
     ids,

@@ -10,7 +10,7 @@ import { serviceEdgeRouterPolicies } from './serviceEdgeRouterPolicies';
 import { servicePolicies } from './servicePolicies';
 import { services } from './services';
 import { ApiError, validationError } from '../errors';
-import type { Row } from '../store/db';
+import { getRow, rowShape, selectList, type Decoded } from '../store/rows';
 import { parseInput } from '../validation';
 import { ROLE_KINDS, type RoleKind } from '../kinds';
 import { parseRoles, roleMatchSql } from '../query/roles';
@@ -111,6 +111,9 @@ export interface WizardPlan {
 
 const REF = /^(@?)\$([a-z-]+)$/;
 
+/** The edge router chosen to host the service. */
+const HOSTING_ROUTER = rowShape({ id: 'string', name: 'string', is_tunneler_enabled: 'bool' });
+
 /** The body with `$<step>` references replaced by the ids created so far. */
 function resolve(value: unknown, ids: Partial<Record<StepKey, string>>): unknown {
   if (typeof value === 'string') {
@@ -204,19 +207,17 @@ export async function planServiceWizard(ctx: Ctx, body: unknown): Promise<Wizard
 
   // where it lives
   let hostRoles: string[];
-  let hostingRouter: Row | undefined;
+  let hostingRouter: Decoded<typeof HOSTING_ROUTER> | undefined;
   if (input.host.kind === 'router') {
     const routerId = input.host.routerId ?? (await builtinRouterId(ctx.core));
     if (!routerId) throw validationError('host.routerId', 'Weft runs no edge router: choose a router, or host the service on an identity', null);
-    hostingRouter = await store.getSql<Row>('SELECT id, name, is_tunneler_enabled FROM edge_routers WHERE id = ?', routerId);
+    hostingRouter = await getRow(store, HOSTING_ROUTER, `SELECT ${selectList(HOSTING_ROUTER)} FROM edge_routers WHERE id = ?`, routerId);
     if (!hostingRouter) throw validationError('host.routerId', 'edge router not found', routerId);
     if (!hostingRouter.is_tunneler_enabled || !(await store.getSql('SELECT 1 FROM identities WHERE id = ?', routerId))) {
       throw validationError('host.routerId', 'the edge router is not tunneler-enabled, so it cannot host services', routerId);
     }
     hostRoles = [`@${routerId}`];
-    notes.push(
-      `The edge router ${hostingRouter.name as string} hosts the service: it connects to ${input.host.address}:${input.host.port} for every dial.`,
-    );
+    notes.push(`The edge router ${hostingRouter.name} hosts the service: it connects to ${input.host.address}:${input.host.port} for every dial.`);
   } else {
     hostRoles = input.host.identityRoles;
     notes.push(
@@ -229,10 +230,10 @@ export async function planServiceWizard(ctx: Ctx, body: unknown): Promise<Wizard
   // which routers
   const defaultRouter = await builtinRouterId(ctx.core);
   let routerRoles = input.routerRoles?.length ? [...input.routerRoles] : defaultRouter ? [`@${defaultRouter}`] : ['#all'];
-  if (hostingRouter && !routerRoles.includes('#all') && !routerRoles.includes(`@${hostingRouter.id as string}`)) {
+  if (hostingRouter && !routerRoles.includes('#all') && !routerRoles.includes(`@${hostingRouter.id}`)) {
     // a router-hosted circuit starts and ends on the hosting router: the service must be allowed on it
-    routerRoles = [...routerRoles, `@${hostingRouter.id as string}`];
-    notes.push(`The hosting router ${hostingRouter.name as string} is added to the service's edge routers.`);
+    routerRoles = [...routerRoles, `@${hostingRouter.id}`];
+    notes.push(`The hosting router ${hostingRouter.name} is added to the service's edge routers.`);
   }
 
   if (input.intercept) {
@@ -257,7 +258,7 @@ export async function planServiceWizard(ctx: Ctx, body: unknown): Promise<Wizard
       key: 'host-config',
       resource: 'configs',
       name: `${name}-host`,
-      summary: `Where it lives: ${protocol} ${input.host.address}:${input.host.port}, as seen by ${hostingRouter ? `the router ${hostingRouter.name as string}` : 'the hosting tunneler'}.`,
+      summary: `Where it lives: ${protocol} ${input.host.address}:${input.host.port}, as seen by ${hostingRouter ? `the router ${hostingRouter.name}` : 'the hosting tunneler'}.`,
       body: {
         name: `${name}-host`,
         configTypeId: await configTypeId(ctx, 'host.v1'),
@@ -296,7 +297,7 @@ export async function planServiceWizard(ctx: Ctx, body: unknown): Promise<Wizard
       `${name}-bind`,
       'Bind',
       hostRoles,
-      hostingRouter ? `The router ${hostingRouter.name as string} may bind (host) the service.` : 'Who may bind (host) the service.',
+      hostingRouter ? `The router ${hostingRouter.name} may bind (host) the service.` : 'Who may bind (host) the service.',
     ),
   );
   steps.push({

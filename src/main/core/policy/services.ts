@@ -63,7 +63,7 @@ export const services = defineResource({
     for (const configId of input.configs) await store.runSql('INSERT INTO service_configs (service_id, config_id) VALUES (?, ?)', id, configId);
   },
   async beforeDelete(row, ctx) {
-    await serviceDeleting(ctx.core, row.id as string);
+    await serviceDeleting(ctx.core, row.id);
   },
   async decorate(items, rows, ctx) {
     await decorateServices(ctx, items, rows);

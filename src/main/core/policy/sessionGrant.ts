@@ -3,10 +3,11 @@ import { z } from 'zod';
 import type { Ctx } from '../context';
 import { nullableTags } from '../entities/common';
 import { applySystemCreate } from '../entities/resource';
+import { services } from './services';
 import { sessions } from './sessions';
 import { ApiError, notFound, unauthorized, validationError } from '../errors';
 import { newId } from '../ids';
-import type { Row } from '../store/db';
+import { getRow, type Decoded } from '../store/rows';
 import { parseInput } from '../validation';
 import { classFor, grantsFor, type Grant } from './access';
 import { anyPostureChecks, evaluateGrant, evaluationInput, policyPostureChecks, postureFailure, type PostureOutcome } from './posture';
@@ -22,9 +23,9 @@ const createBody = z.object({
 export async function accessibleService(
   ctx: Ctx,
   serviceId: string,
-): Promise<{ service: Row; identityClass: number; serviceClass: number; grant: Grant }> {
+): Promise<{ service: Decoded<typeof services.shape>; identityClass: number; serviceClass: number; grant: Grant }> {
   const core = ctx.core;
-  const service = await core.store.getSql<Row>('SELECT * FROM services WHERE id = ?', serviceId);
+  const service = await getRow(core.store, services.shape, 'SELECT * FROM services WHERE id = ?', serviceId);
   if (!service) throw notFound('service');
   const identityClass = await classFor(core, 'identity', ctx.caller.identityId);
   const serviceClass = await classFor(core, 'service', serviceId);
@@ -70,8 +71,8 @@ export async function createSession(ctx: Ctx, apiSession: ApiSession, body: unkn
       return {
         refused: {
           apiSessionId: apiSession.id,
-          serviceId: service.id as string,
-          serviceName: service.name as string,
+          serviceId: service.id,
+          serviceName: service.name,
           sessionType: type,
           policyFailures: outcome.failure!.policyFailures as Array<{ policyId: string; checks: unknown[] }>,
         },
@@ -87,7 +88,7 @@ export async function createSession(ctx: Ctx, apiSession: ApiSession, body: unkn
     const id = newId();
     const now = core.clock.now();
     const token = serviceAccessTokensOf(core).sign({
-      sub: service.id as string,
+      sub: service.id,
       jti: id,
       iat: Math.floor(now.getTime() / 1000),
       z_asid: apiSession.id,

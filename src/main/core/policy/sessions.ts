@@ -1,11 +1,22 @@
 import type { Ctx } from '../context';
 import { classesOf } from './access';
 import type { Row, Store } from '../store/db';
+import { decodeRow, decodeRows, json, rowShape, type Decoded } from '../store/rows';
 import { defineResource } from '../entities/define';
 import { namesById, ref, type ApiObject } from '../entities/resource';
 
 /** Edge routers offered with a session: at most this many, online ones first (as OpenZiti). */
 export const SESSION_EDGE_ROUTER_LIMIT = 25;
+
+/** What a session's decoration reads of its row: whose session for which service, and the policies that granted it. */
+const SESSION_GRANT = rowShape({
+  id: 'string',
+  api_session_id: 'string',
+  identity_id: 'string',
+  service_id: 'string',
+  service_policies: json<string[]>(),
+});
+type SessionGrant = Decoded<typeof SESSION_GRANT>;
 
 /**
  * Dial/Bind sessions. Created through the Client API (core/policy/sessionGrant.ts); both APIs list, read and delete
@@ -31,34 +42,44 @@ export const sessions = defineResource({
   filterRefs: { apiSession: { column: 'api_session_id', entity: 'api-sessions' } },
   defaultSort: 't.created_at DESC, t.id ASC',
   links: (row) => ({ 'route-path': `sessions/${row.id}/route-path` }),
-  async decorate(items, rows, ctx) {
+  async decorate(items, raws, ctx) {
+    const rows = decodeRows(SESSION_GRANT, raws);
     const routers = await sessionEdgeRouters(ctx, rows);
-    const policyNames = await namesById(ctx.core.store, 'service_policies', [
-      ...new Set(rows.flatMap((r) => JSON.parse(r.service_policies as string) as string[])),
-    ]);
+    const policyNames = await namesById(ctx.core.store, 'service_policies', [...new Set(rows.flatMap((r) => r.service_policies))]);
     items.forEach((item, i) => {
       const row = rows[i]!;
-      item.apiSession = ref('api-sessions', row.api_session_id!, undefined);
+      item.apiSession = ref('api-sessions', row.api_session_id, undefined);
       item.edgeRouters = routers.get(row.id) ?? [];
-      item.servicePolicies = (JSON.parse(row.service_policies as string) as string[])
-        .filter((id) => policyNames.has(id))
-        .map((id) => ref('service-policies', id, policyNames.get(id)));
+      item.servicePolicies = row.service_policies.filter((id) => policyNames.has(id)).map((id) => ref('service-policies', id, policyNames.get(id)));
     });
   },
 });
 
+/** The columns of an edge router shown to an identity. */
+const EDGE_ROUTER_VIEW = rowShape({
+  app_data: json<unknown>(),
+  cost: 'int',
+  disabled: 'bool',
+  hostname: 'string',
+  is_online: 'bool',
+  name: 'string',
+  no_traversal: 'bool',
+  supported_protocols: json<Record<string, string>>(),
+  sync_status: 'string',
+});
+
 /** The edge router fields shown to an identity (sessions, service edge routers, current identity's routers). */
-export function edgeRouterView(r: Row): ApiObject {
-  const supportedProtocols = JSON.parse(r.supported_protocols as string) as Record<string, string>;
+export function edgeRouterView(row: Row): ApiObject {
+  const r = decodeRow(EDGE_ROUTER_VIEW, row);
   return {
-    appData: JSON.parse(r.app_data as string),
+    appData: r.app_data,
     cost: r.cost,
-    disabled: !!r.disabled,
+    disabled: r.disabled,
     hostname: r.hostname,
-    isOnline: !!r.is_online,
+    isOnline: r.is_online,
     name: r.name,
-    noTraversal: !!r.no_traversal,
-    supportedProtocols,
+    noTraversal: r.no_traversal,
+    supportedProtocols: r.supported_protocols,
     syncStatus: r.sync_status,
   };
 }
@@ -107,13 +128,13 @@ export async function commonRoutersForPairs(store: Store, pairs: Array<[number, 
   return out;
 }
 
-async function sessionEdgeRouters(ctx: Ctx, rows: Row[]): Promise<Map<string, ApiObject[]>> {
+async function sessionEdgeRouters(ctx: Ctx, rows: SessionGrant[]): Promise<Map<string, ApiObject[]>> {
   const store = ctx.core.store;
-  const identityClass = await classesOf(store, 'identity', [...new Set(rows.map((r) => r.identity_id as string))]);
-  const serviceClass = await classesOf(store, 'service', [...new Set(rows.map((r) => r.service_id as string))]);
-  const pairOf = (r: Row): [number, number] | undefined => {
-    const ic = identityClass.get(r.identity_id as string);
-    const sc = serviceClass.get(r.service_id as string);
+  const identityClass = await classesOf(store, 'identity', [...new Set(rows.map((r) => r.identity_id))]);
+  const serviceClass = await classesOf(store, 'service', [...new Set(rows.map((r) => r.service_id))]);
+  const pairOf = (r: SessionGrant): [number, number] | undefined => {
+    const ic = identityClass.get(r.identity_id);
+    const sc = serviceClass.get(r.service_id);
     return ic === undefined || sc === undefined ? undefined : [ic, sc];
   };
   const pairs = new Map<string, [number, number]>();
@@ -127,7 +148,7 @@ async function sessionEdgeRouters(ctx: Ctx, rows: Row[]): Promise<Map<string, Ap
     const p = pairOf(r);
     const list = p ? (routers.get(p.join(':')) ?? []) : [];
     out.set(
-      r.id as string,
+      r.id,
       list.map((er) => {
         const v = edgeRouterView(er);
         return { ...v, urls: v.supportedProtocols };

@@ -5,6 +5,9 @@ import { identities } from './identities';
 import { applyCreate, applyDelete, applyUpdate, findRow } from '../entities/resource';
 import { validationError } from '../errors';
 import type { Row } from '../store/db';
+import { getRow, rowShape, selectList, type Decoded } from '../store/rows';
+
+const ROUTER = rowShape({ id: 'string', name: 'string', is_tunneler_enabled: 'bool' });
 
 export const systemPolicyName = (routerId: string) => `edge-router-${routerId}-system`;
 
@@ -17,7 +20,7 @@ export const systemPolicyName = (routerId: string) => `edge-router-${routerId}-s
  */
 export async function syncTunnelerRouter(ctx: Ctx, routerId: string, before: Row | undefined): Promise<void> {
   const store = ctx.core.store;
-  const router = await store.getSql<Row>('SELECT id, name, is_tunneler_enabled FROM edge_routers WHERE id = ?', routerId);
+  const router = await getRow(store, ROUTER, `SELECT ${selectList(ROUTER)} FROM edge_routers WHERE id = ?`, routerId);
   const was = !!before?.is_tunneler_enabled;
   const is = !!router?.is_tunneler_enabled;
   if (!was && is) await createRouterIdentity(ctx, router!);
@@ -35,13 +38,13 @@ export async function syncTunnelerRouter(ctx: Ctx, routerId: string, before: Row
 }
 
 /** Before an edge router is deleted: its router identity and system policy go with it. */
-export async function deleteTunnelerRouter(ctx: Ctx, router: Row): Promise<void> {
-  if (router.is_tunneler_enabled) await removeRouterIdentity(ctx, router.id as string);
+export async function deleteTunnelerRouter(ctx: Ctx, router: { id: string; is_tunneler_enabled: unknown }): Promise<void> {
+  if (router.is_tunneler_enabled) await removeRouterIdentity(ctx, router.id);
 }
 
-async function createRouterIdentity(ctx: Ctx, router: Row): Promise<void> {
+async function createRouterIdentity(ctx: Ctx, router: Decoded<typeof ROUTER>): Promise<void> {
   const store = ctx.core.store;
-  const id = router.id as string;
+  const id = router.id;
   if (!(await findRow(store, identities, id))) {
     if (await store.getSql('SELECT 1 FROM identities WHERE name = ?', router.name)) {
       throw validationError('name', `an identity named ${String(router.name)} already exists; a tunneler-enabled router needs its own`, router.name);

@@ -4,7 +4,7 @@ import { applyCreate } from '../entities/resource';
 import { controllerId } from '../ops/index';
 import { fingerprintSha1 } from '../pki/index';
 import { createSession, identities } from '../policy/index';
-import type { Row } from '../store/db';
+import { allRows, getRow, json, rowShape } from '../store/rows';
 
 /**
  * The store's side of the frontend's identity in the overlay (share/frontendOverlay.ts dials with it): the identity
@@ -14,6 +14,8 @@ import type { Row } from '../store/db';
 const SETTING = 'frontend_identity_id';
 const IDENTITY_NAME = 'weft-frontend';
 const CERT_TAG = 'weft.frontendCert';
+const TAGGED = rowShape({ id: 'string', tags: json<Record<string, unknown>>('?') });
+const DIAL = rowShape({ token: 'string', name: 'string', encryption_required: 'bool' });
 
 /** The frontend's identity: the one remembered in the settings, or a new one. */
 export async function ensureFrontendIdentity(core: Core): Promise<string> {
@@ -52,8 +54,8 @@ export async function replaceFrontendCertificate(core: Core, identityId: string,
   const node = await controllerId(core);
   return store.tx(async () => {
     const previous = (
-      await store.allSql<{ id: string; tags: string }>("SELECT id, tags FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId)
-    ).filter((a) => [node, true].includes((JSON.parse(a.tags || '{}') as Record<string, unknown> | null)?.[CERT_TAG] as string | boolean));
+      await allRows(store, TAGGED, "SELECT id, tags FROM authenticators WHERE identity_id = ? AND method = 'cert'", identityId)
+    ).filter((a) => a.tags?.[CERT_TAG] === node || a.tags?.[CERT_TAG] === true);
     for (const a of previous) {
       const sessions = await store.allSql<{ id: string }>('SELECT id FROM api_sessions WHERE authenticator_id = ?', a.id);
       for (const { id } of sessions) await apiSessionsOf(core).remove(id);
@@ -77,13 +79,15 @@ export async function frontendDialSession(
   } catch (err) {
     throw new Error(`the frontend may not dial service ${serviceId}: ${(err as Error).message}`, { cause: err });
   }
-  const row = await core.store.getSql<Row>(
+  const row = await getRow(
+    core.store,
+    DIAL,
     'SELECT s.token, v.name, v.encryption_required FROM sessions s JOIN services v ON v.id = s.service_id WHERE s.id = ?',
     id,
   );
   // revoked (or its service deleted) since it was made
   if (!row) throw new Error(`the frontend's session for service ${serviceId} has ended`);
-  return { token: row.token as string, service: row.name as string, encryptionRequired: !!row.encryption_required };
+  return { token: row.token, service: row.name, encryptionRequired: row.encryption_required };
 }
 
 /** Ends the frontend's API session with this token, if it still exists. */
