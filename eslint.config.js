@@ -98,7 +98,7 @@ export default tseslint.config(
   },
   // adapters import the registry, the engines' facades and the primitives only (see ADAPTER_IMPORTS)
   {
-    files: ['src/main/{api,console,ctrl,share}/**/*.ts'],
+    files: ['src/main/{api,console,ctrl,events,share}/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: ADAPTER_IMPORTS }] },
   },
   // the built-in router asks the core through core/dataPlane/index only

@@ -11,6 +11,7 @@ import { systemClock, type Clock } from './core/clock';
 import { Core } from './core/core';
 import { newId } from './core/ids';
 import { startCore, writeSubscribers } from './core/modules';
+import { checkEventLoggers, EventsConfigError, startEventLoggers, type RunningLogger } from './events/loggers';
 import { SCHEMA_MIGRATIONS } from './core/registry';
 import { setting } from './core/store/settings';
 import { loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
@@ -63,6 +64,8 @@ export interface App {
   admin: { username: string; generatedPassword?: string };
   /** the operator console, unless console.enabled is false */
   console?: { url: string; createLoginLink(): string };
+  /** the configured event loggers (config `events`) */
+  eventLoggers: RunningLogger[];
   close(): Promise<void>;
 }
 
@@ -108,6 +111,12 @@ export function resolveConfig(opts: StartOptions): { config: WeftConfig; dataDir
     const r = configSchema.shape.console.safeParse({ ...config.console, address: opts.consoleAddress });
     if (!r.success) throw new ConfigError(`--console-address: ${r.error.issues[0]!.message}`);
     config.console = r.data;
+  }
+  try {
+    checkEventLoggers(config.events);
+  } catch (e) {
+    if (e instanceof EventsConfigError) throw new ConfigError(e.message);
+    throw e;
   }
   const dataDir = resolve(opts.dataDir ?? config.data_dir ?? '.weft');
   return { config, dataDir };
@@ -193,6 +202,8 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     );
     cleanups.push(modules.stop);
     const boot = modules.result.bootstrap!;
+    const eventLoggers = await startEventLoggers(core, config.events, log);
+    cleanups.push(eventLoggers.stop);
     await prepareShares(core);
 
     const routes = buildRoutes(core);
@@ -243,6 +254,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       ctrl,
       admin: { username: boot.adminUsername, generatedPassword: boot.generatedAdminPassword },
       console: consoleServer,
+      eventLoggers: eventLoggers.loggers,
       close,
     };
   } catch (e) {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { parse as parseYaml } from 'yaml';
 import { parseDuration } from '../shared/duration';
 import { frontendConfigSchema } from './frontend/config';
+import { eventsConfigSchema } from './events/config';
 
 /** host:port with a port 0..65535 (0 = pick a free port). */
 export const hostPort = z
@@ -160,6 +161,8 @@ export const configSchema = z
     router: routerSchema.prefault({}),
     ctrl: ctrlSchema.prefault({}),
     rate_limits: rateLimitsSchema.prefault({}),
+    /** event loggers, as OpenZiti's controller config writes them (events/config.ts) */
+    events: eventsConfigSchema.default({}),
     /** the audit log: entries older than `retention`, and the oldest beyond `max_entries`, are pruned (every 10 minutes) */
     audit: z
       .object({

@@ -38,8 +38,8 @@ describe('the write gate', () => {
     expect((await admin.del(`/services/${id}`)).status).toBe(200);
     const changes = await events(id);
     expect(changes.map((e) => e.op)).toEqual(['create', 'patch', 'delete']);
-    expect(JSON.parse(changes[1]!.before_row!).role_attributes).toBe('["gate"]');
-    expect(JSON.parse(changes[1]!.after_row!).role_attributes).toBe('["gate","more"]');
+    expect(JSON.parse(changes[1]!.before_row!).roleAttributes).toEqual(['gate']);
+    expect(JSON.parse(changes[1]!.after_row!).roleAttributes).toEqual(['gate', 'more']);
     expect(changes[2]!.after_row).toBeNull();
     expect((await auditOf(id)).map((e) => [e.action, e.outcome, e.source])).toEqual([
       ['create', 'success', 'management'],

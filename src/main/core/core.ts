@@ -5,6 +5,7 @@ import { SchemaValidator } from './jsonSchema';
 import type { RoleKind } from './kinds';
 import { JwtSigner, type ControllerPki } from './pki/index';
 import type { Row, Store } from './store/db';
+import type { Codec } from './store/rows';
 
 /** The controller's PKI plus derived encodings served by the APIs. */
 export type PkiMaterial = ControllerPki & { caBundlePkcs7: string };
@@ -44,7 +45,7 @@ export interface WrittenType {
   table: string;
   roleKind?: RoleKind;
   /** API field -> column; `shown: false`: never presented (and never put into change events) */
-  columns: Record<string, { column: string; shown?: boolean }>;
+  columns: Record<string, { column: string; codec: Codec; shown?: boolean }>;
 }
 
 /**

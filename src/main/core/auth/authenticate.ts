@@ -10,6 +10,7 @@ import { passwordSchema, usernameSchema } from '../entities/common';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
 import { callerOf, apiSessionsOf } from './apiSessions';
 import { isTotpEnrolled } from './mfaRecords';
+import { recordAuthEvent } from './authEvents';
 
 const info = (keys: string[]) => z.object(Object.fromEntries(keys.map((k) => [k, z.string().max(255).optional()]))).partial();
 export const envInfoSchema = info(['arch', 'domain', 'hostname', 'os', 'osRelease', 'osVersion']);
@@ -55,17 +56,34 @@ export async function authenticatePassword(core: Core, rawBody: unknown, client:
   const store = core.store;
   const auth = await getRow(store, LOGIN_AUTHENTICATOR, `${AUTHENTICATOR_SQL} WHERE method = 'updb' AND username = ?`, body.username);
   const identity = auth && (await getRow(store, LOGIN_IDENTITY, `${IDENTITY_SQL} WHERE id = ?`, auth.identity_id));
+  const failed = (reason: string) =>
+    recordAuthEvent(core, {
+      event_type: 'fail',
+      method: 'password',
+      authenticator_id: auth?.id,
+      identity_id: identity?.id,
+      auth_policy_id: identity?.auth_policy_id,
+      remote_address: client.ipAddress,
+      reason,
+    });
   if (!auth || !identity) {
     await verifyPassword(undefined, body.password);
+    await failed('no identity with this username');
     throw invalidAuth();
   }
   const ctx = core.system;
   const policy = await loadAuthPolicy(ctx, identity.auth_policy_id);
   const ok = await verifyPassword(auth.password_hash ?? undefined, body.password);
   const now = core.clock.now();
-  if (!policy.primary.updb.allowed || isDisabled(identity, now)) throw invalidAuth();
+  if (!policy.primary.updb.allowed || isDisabled(identity, now)) {
+    await failed(isDisabled(identity, now) ? 'the identity is disabled' : 'the auth policy does not allow passwords');
+    throw invalidAuth();
+  }
   if (!ok) {
-    await recordFailure(core, identity, policy.primary.updb);
+    await store.tx(async () => {
+      await recordFailure(core, identity, policy.primary.updb);
+      await failed('invalid password');
+    });
     throw invalidAuth();
   }
   const view = await completeLogin(core, { method: 'password', identity, authenticator: auth, resetFailures: true }, body, client, opts);
@@ -187,7 +205,7 @@ export async function completeLogin(
         identity.id,
       );
     }
-    return apiSessionsOf(core).create({
+    const made = await apiSessionsOf(core).create({
       identityId: identity.id,
       authenticatorId: login.authenticator?.id ?? login.extJwtSignerId ?? '',
       ipAddress: client.ipAddress,
@@ -196,6 +214,16 @@ export async function completeLogin(
       isExtJwtRequired: !!required && !(login.method === 'ext-jwt' && login.extJwtSignerId === required),
       oidc: opts.oidc,
     });
+    await recordAuthEvent(core, {
+      event_type: 'success',
+      method: login.method,
+      authenticator_id: login.authenticator?.id ?? undefined,
+      external_jwt_signer_id: login.extJwtSignerId,
+      identity_id: identity.id,
+      auth_policy_id: identity.auth_policy_id,
+      remote_address: client.ipAddress,
+    });
+    return made;
   });
   const ctx = core.ctx(callerOf(identity, session));
   const view = await apiSessionsOf(core).view(ctx, session);

@@ -7,5 +7,17 @@ export { controllerCertificates } from './certificateExpiry';
 export { controllerId } from './controllerNodes';
 export { createSnapshot, integrityResults, startIntegrityCheck } from './database';
 export { getTrace, traceSpecSchema, updateTrace } from './tracing';
+export {
+  EMITTED_TYPES,
+  entityTypeOf,
+  eventFeedOf,
+  followEvents,
+  LEGACY_TYPES,
+  SILENT_TYPES,
+  type EventType,
+  type FeedItem,
+  type Follower,
+  type ZitiEvent,
+} from './events';
 export { markUsedOnce } from '../auth/index';
 export { isVolatile, trackReuse } from '../replyReuse';

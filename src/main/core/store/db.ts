@@ -106,7 +106,7 @@ export interface Store {
  * Tables whose rows no reused reply presents (Dial/Bind sessions, the audit log, single-use marks, change events): writes that touch only them leave
  * `generation` alone, so a busy session or audit table does not flush the caches built on it.
  */
-export const VOLATILE_TABLES: ReadonlySet<string> = new Set(['sessions', 'audit_log', 'used_once', 'outbox']);
+export const VOLATILE_TABLES: ReadonlySet<string> = new Set(['sessions', 'audit_log', 'used_once', 'outbox', 'event_cursors']);
 
 const WRITE_TARGET = /^\s*(?:INSERT(?:\s+OR\s+\w+)?\s+INTO|REPLACE\s+INTO|UPDATE(?:\s+OR\s+\w+)?|DELETE\s+FROM)\s+(?:main\.)?["`]?(\w+)["`]?[\s(]/i;
 

@@ -23,6 +23,8 @@ export interface SqlDialect {
   jsonNumber(json: string, path: string): string;
   /** SQLite's json_type at `path`: 'text', 'integer', 'real', 'true', 'false', 'null', 'object', 'array' or NULL */
   jsonType(json: string, path: string): string;
+  /** a JSON object as text from `key → SQL expression` pairs (e.g. a trigger's `NEW.id`) */
+  jsonObject(members: Readonly<Record<string, string>>): string;
   /** the length of a JSON array (0 for other JSON values, NULL for NULL) */
   jsonArrayLength(json: string): string;
   /** a condition: the text is well-formed JSON */
@@ -52,6 +54,7 @@ export const SQLITE_SQL: SqlDialect = Object.freeze<SqlDialect>({
   jsonNumber: (json, path) => `json_extract(${json}, ${literal(path)})`,
   jsonType: (json, path) => `json_type(${json}, ${literal(path)})`,
   jsonArrayLength: (json) => `json_array_length(${json})`,
+  jsonObject: (members) => `json_object(${pairs(members)})`,
   jsonValid: (text) => `json_valid(${text})`,
   instr: (text, needle) => `instr(${text}, ${needle})`,
   like: (text, pattern, escape) => `${text} LIKE ${pattern}${escape ? ` ESCAPE ${literal(escape)}` : ''}`,
@@ -77,6 +80,7 @@ export function postgresSql(notNull: (table: string) => ReadonlySet<string> | un
     jsonNumber: (json, path) => `weft_json_number(${asText(json)}, ${pgPath(path)})`,
     jsonType: (json, path) => `weft_json_type(${asText(json)}, ${pgPath(path)})`,
     jsonArrayLength: (json) => `weft_json_array_length(${asText(json)})`,
+    jsonObject: (members) => `CAST(json_build_object(${pairs(members)}) AS text)`,
     jsonValid: (text) => `(weft_json_valid(${asText(text)}) <> 0)`,
     instr: (text, needle) => `strpos(${text}, ${needle})`,
     // PostgreSQL's LIKE escapes with a backslash unless told otherwise; SQLite's has no escape character
@@ -93,6 +97,10 @@ export function postgresSql(notNull: (table: string) => ReadonlySet<string> | un
 }
 
 const literal = (s: string): string => `'${s.replace(/'/g, "''")}'`;
+const pairs = (members: Readonly<Record<string, string>>): string =>
+  Object.entries(members)
+    .map(([k, v]) => `${literal(k)}, ${v}`)
+    .join(', ');
 /** A parameter typed (PostgreSQL cannot infer it inside these calls), anything else cast. */
 const asJson = (json: string): string => (json === '?' ? 'CAST(? AS json)' : `(${json})::json`);
 const asText = (json: string): string => (json === '?' ? 'CAST(? AS text)' : json);

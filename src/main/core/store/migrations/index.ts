@@ -13,6 +13,7 @@ import * as m011 from './011_used_once';
 import * as m012 from './012_controller_router';
 import * as m013 from './013_oidc';
 import * as m014 from './014_outbox';
+import * as m015 from './015_events';
 
 export type { Migration, MigrationTarget } from '../db';
 
@@ -38,4 +39,5 @@ export const migrations: Migration[] = [
   { version: 12, name: 'controller router', up: m012.up },
   { version: 13, name: 'oidc', up: m013.up },
   { version: 14, name: 'outbox', up: m014.up },
+  { version: 15, name: 'events', up: m015.up },
 ];
