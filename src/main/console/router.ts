@@ -5,6 +5,7 @@ import { dashboardRouter } from './routers/dashboard';
 import { bulkRouter } from './routers/bulk';
 import { dataPlaneRouter } from './routers/dataPlane';
 import { enrollmentRouter } from './routers/enrollment';
+import { eventsRouter } from './routers/events';
 import { identityRouter } from './routers/identities';
 import { identityPostureRouter } from './routers/identityPosture';
 import { identityTracingRouter } from './routers/identityTracing';
@@ -40,6 +41,7 @@ export const appRouter = router({
   serviceWizard: serviceWizardRouter,
   network: networkRouter,
   bulk: bulkRouter,
+  events: eventsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -7,7 +7,7 @@ import { ApiError } from '../core/errors';
 import { isIP } from 'node:net';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
-import { LOGIN_LINK_FAILED_PARAM, LOGIN_LINK_PATH, type ConsoleUrls } from '../../shared/console';
+import { CSRF_HEADER, CSRF_HEADER_VALUE, LOGIN_LINK_FAILED_PARAM, LOGIN_LINK_PATH, type ConsoleUrls } from '../../shared/console';
 import { allowedHosts, csrfProblem, expiredCookie, LoginLinks, readCookie, resolveConsoleSession, sessionCookie, sessionCookieName } from './auth';
 import { recordLinkLogin } from './audit';
 import { appRouter } from './router';
@@ -70,6 +70,68 @@ function splitAddress(address: string): { host: string; port: number } {
   return { host: address.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(address.slice(i + 1)) };
 }
 
+/** The paths of the router's subscriptions (`events.tail`): the only procedures an EventSource may open. */
+const SUBSCRIPTION_PATHS: ReadonlySet<string> = new Set(
+  // (`_def.procedures` is flat at run time: "events.tail", not nested as its type says)
+  Object.entries(appRouter._def.procedures as unknown as Record<string, { _def: { type: string } }>)
+    .filter(([, p]) => p._def.type === 'subscription')
+    .map(([path]) => path),
+);
+
+/**
+ * Whether a tRPC request is a browser's EventSource opening a subscription: a GET of one subscription's path (no
+ * batch) asking for `text/event-stream`. EventSource can send no header of its own, so such a request cannot carry
+ * the console's CSRF header; it is let through with the session cookie alone, on these grounds:
+ * - it can only open a subscription: a read-only stream (tRPC runs nothing else on that path, and a GET never runs a
+ *   mutation); queries, mutations and batches still need the header;
+ * - the cookie is SameSite=Strict, so no other site's request carries it;
+ * - the Origin and Sec-Fetch-Site checks still apply (a browser sends them on a cross-origin EventSource), and the
+ *   console answers with no CORS headers, so no other origin could read the stream anyway;
+ * - the Host check (before this) keeps DNS-rebinding pages out.
+ */
+function isEventStreamOpen(req: IncomingMessage, pathname: string): boolean {
+  if (req.method !== 'GET') return false;
+  const accepts = (req.headers.accept ?? '').split(',').some((t) => t.split(';')[0]!.trim().toLowerCase() === 'text/event-stream');
+  if (!accepts) return false;
+  let path: string;
+  try {
+    path = decodeURIComponent(pathname.slice('/trpc/'.length));
+  } catch {
+    return false;
+  }
+  return SUBSCRIPTION_PATHS.has(path);
+}
+
+/**
+ * Writes a streamed body (a subscription's events) as it comes, chunk by chunk, waiting while the client is behind
+ * (`drain`); cancels the stream when the client goes away (tRPC then stops the subscription).
+ */
+async function pipeBody(res: ServerResponse, body: ReadableStream<Uint8Array>): Promise<void> {
+  const reader = body.getReader();
+  const cancel = () => void reader.cancel().catch(() => undefined);
+  res.once('close', cancel);
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done || res.destroyed) break;
+      if (!res.write(value)) {
+        await new Promise<void>((resolve) => {
+          const go = () => {
+            res.off('drain', go);
+            res.off('close', go);
+            resolve();
+          };
+          res.once('drain', go);
+          res.once('close', go);
+        });
+      }
+    }
+  } finally {
+    res.off('close', cancel);
+    res.end();
+  }
+}
+
 function plain(res: ServerResponse, status: number, text: string, extra: Record<string, string> = {}): void {
   res.writeHead(status, { ...SECURITY_HEADERS, 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', ...extra });
   res.end(text);
@@ -85,8 +147,10 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   let url = '';
   const urls = (): ConsoleUrls => ({ ...opts.apiUrls(), console: url });
 
-  async function handleTrpc(req: IncomingMessage, res: ServerResponse, requestHost: string): Promise<void> {
-    const problem = csrfProblem(req.headers, requestHost);
+  async function handleTrpc(req: IncomingMessage, res: ServerResponse, requestHost: string, pathname: string): Promise<void> {
+    // an EventSource cannot send the CSRF header: the Origin and Sec-Fetch-Site checks alone (isEventStreamOpen)
+    const stream = isEventStreamOpen(req, pathname);
+    const problem = csrfProblem(stream ? { ...req.headers, [CSRF_HEADER]: CSRF_HEADER_VALUE } : req.headers, requestHost);
     if (problem) {
       core.log.warn({ problem }, 'console: refused a tRPC request');
       plain(res, 403, `Forbidden: ${problem}`);
@@ -122,6 +186,13 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       if (key !== 'set-cookie') headers[key] = value;
     });
     if (cookie) headers['set-cookie'] = cookie;
+    // a subscription's events go out as they come (buffering its body would wait for the stream to end)
+    if (response.body && req.method !== 'HEAD' && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      res.writeHead(response.status, headers);
+      res.flushHeaders();
+      await pipeBody(res, response.body);
+      return;
+    }
     const body = Buffer.from(await response.arrayBuffer());
     res.writeHead(response.status, headers);
     res.end(req.method === 'HEAD' ? undefined : body);
@@ -165,7 +236,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       return;
     }
     const requestUrl = new URL(req.url ?? '/', `http://${requestHost}`);
-    if (requestUrl.pathname.startsWith('/trpc/')) return handleTrpc(req, res, requestHost);
+    if (requestUrl.pathname.startsWith('/trpc/')) return handleTrpc(req, res, requestHost, requestUrl.pathname);
     if (requestUrl.pathname === LOGIN_LINK_PATH) return handleLoginLink(req, res, requestUrl);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       plain(res, 405, 'Method not allowed', { allow: 'GET, HEAD' });

@@ -72,6 +72,8 @@ const safeValue = (v: unknown): unknown => echoValue(v, 200);
 
 const t = initTRPC.context<ConsoleContext>().create({
   isDev: false,
+  // live streams (events.tail) ping while no event flows, so a dead connection is noticed and reopened
+  sse: { ping: { enabled: true, intervalMs: 15_000 } },
   errorFormatter({ shape, error }) {
     const ziti = zitiData(error);
     const internal = error.code === 'INTERNAL_SERVER_ERROR' && !(error.cause instanceof ApiError);

@@ -6,6 +6,7 @@ import { auditLogSpec } from './auditLog';
 import { BULK, identityListActions, serviceListActions, withBulk } from './bulkSpecs';
 import { DashboardPage } from './DashboardPage';
 import { DatabasePage } from './DatabasePage';
+import { EventsPage } from './EventsPage';
 import { controllerSettingsSpec, controllersSpec } from './controllerSettings';
 import { identitiesDetailSpec, servicesDetailSpec } from './detailExtensions';
 import { casSpec, edgeRoutersSpec, routersSpec } from './enrollmentSpecs';
@@ -67,6 +68,7 @@ export const PAGES: PageDef[] = [
   resourcePage('Network', withBulk(edgeRoutersSpec, BULK.edgeRouters)),
   resourcePage('Network', routersSpec),
   { id: 'shares', title: 'Public shares', group: 'Network', render: () => <SharesPage /> },
+  { id: 'events', title: 'Events', group: 'Operations', render: () => <EventsPage /> },
   resourcePage('Operations', apiSessionsSpec),
   resourcePage('Operations', sessionsSpec),
   resourcePage('Operations', controllersSpec),

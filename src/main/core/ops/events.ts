@@ -212,7 +212,9 @@ export class EventFeed {
     const head = () => this.head();
     const store = core.store;
     const node = await controllerId(core);
-    let position = opts.after ?? (opts.name ? await savedPosition(core, node, opts.name) : undefined) ?? (await this.head());
+    const end = await this.head();
+    // a position past the end (a database restored from before) reads from the end
+    let position = Math.min(opts.after ?? (opts.name ? await savedPosition(core, node, opts.name) : undefined) ?? end, end);
     let dropped = 0;
     let closed = false;
     let running: Promise<void> | undefined;
