@@ -39,6 +39,7 @@ export function checkSinkPath(path: string): void {
 export class RotatingFile implements Sink {
   private handle?: FileHandle;
   private size = 0;
+  private closed = false;
 
   constructor(
     private readonly path: string,
@@ -48,6 +49,7 @@ export class RotatingFile implements Sink {
   ) {}
 
   async write(text: string): Promise<void> {
+    if (this.closed) throw new Error(`the event log ${this.path} is closed`);
     const bytes = Buffer.from(text);
     if (!this.handle) await this.openFile();
     if (this.size > 0 && this.size + bytes.length > this.maxBytes && !this.path.startsWith('/dev/')) await this.rotate();
@@ -83,6 +85,7 @@ export class RotatingFile implements Sink {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.handle?.close();
     this.handle = undefined;
   }
