@@ -127,6 +127,9 @@ export class RouterControlChannel {
     this.version = version;
     this.accepted = true;
     this.channel.setLimits(LIMITS);
+    // online (recorded) before the router hears it is accepted: whoever it tells next finds it online
+    await this.host.connected(this);
+    if (this.channel.closed) return;
     // what OpenZiti's channel listener answers (classic_listener.go ackHello): the controller's headers, a connection
     // id, the controller's id; the hello's sequence (-1) is the result's too
     this.channel.result(msg, true, '', [
@@ -136,7 +139,6 @@ export class RouterControlChannel {
       [Header.Id, str(this.host.controllerId)],
     ]);
     this.host.log.info({ router: this.router.id, name: this.router.name, remote: this.remote, version }, 'control channel: router connected');
-    await this.host.connected(this);
   }
 
   /** A refused hello: a failed Result (what the router logs as the reason), then the connection ends. */
