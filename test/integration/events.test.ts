@@ -163,6 +163,19 @@ describe('event loggers', () => {
       'service_id',
     ]);
     expect(sessions[0]).toMatchObject({ session_type: 'Dial', provider: 'legacy', identity_id: me, service_id: svc });
+    // and as entity changes, with the API's field names
+    const sessionChanges = events.filter(
+      (e) => e.namespace === 'entityChange' && e.entityType === 'sessions' && (e.finalState ?? e.initialState)?.id === made.id,
+    );
+    expect(sessionChanges.map((e) => e.eventType)).toEqual(['created', 'deleted']);
+    expect(sessionChanges[0].finalState).toMatchObject({ id: made.id, type: 'Dial', serviceId: svc, identityId: me, tags: {} });
+    expect(sessionChanges[1]).toMatchObject({ initialState: { id: made.id }, finalState: null });
+    const termChanges = events.filter(
+      (e) => e.namespace === 'entityChange' && e.entityType === 'terminators' && (e.finalState ?? e.initialState)?.id === term,
+    );
+    expect(termChanges.map((e) => e.eventType)).toEqual(['created', 'deleted']);
+    expect(termChanges[0].finalState).toMatchObject({ serviceId: svc, routerId: router, binding: 'transport', address: 'tcp:127.0.0.1:1', cost: 0 });
+    expect(JSON.stringify(termChanges)).not.toContain('identitySecret');
     const terms = events.filter((e) => e.namespace === 'terminator' && e.terminator_id === term);
     expect(terms.map((e) => e.event_type)).toEqual(['created', 'deleted']);
     expect(terms[0]).toMatchObject({ service_id: svc, router_id: router, precedence: 'default', static_cost: 0, dynamic_cost: 0 });

@@ -65,6 +65,15 @@ export function entityTypeOf(entity: string): string {
 const CHANGE_TYPES: Record<string, string> = { create: 'created', update: 'updated', patch: 'updated', delete: 'deleted' };
 const TRIGGER_TYPES: Record<string, string> = { create: 'created', update: 'updated', delete: 'deleted' };
 
+/** A trigger row's columns as the API names them (snake_case to camelCase; tags parsed). */
+function apiState(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [column, v] of Object.entries(row)) {
+    out[column.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase())] = column === 'tags' && typeof v === 'string' ? JSON.parse(v) : v;
+  }
+  return out;
+}
+
 /** Outbox rows as events (a row may make none, or two: a change and its commit). */
 async function toEvents(core: Core, rows: OutboxRow[]): Promise<FeedItem[]> {
   const self = await controllerId(core);
@@ -74,22 +83,26 @@ async function toEvents(core: Core, rows: OutboxRow[]): Promise<FeedItem[]> {
     const head = { event_src_id: r.node ?? self, timestamp: goTime(r.created_at) };
     const state = r.after_row ?? r.before_row ?? {};
     const push = (event: ZitiEvent) => out.push({ seq: r.seq, event });
-    if (r.entity.startsWith('event:')) {
-      push({ namespace: r.entity.slice(6), ...head, ...state });
-    } else if (!r.entity.startsWith('row:')) {
+    /** an entityChange event and its commit (one per change: the outbox position is its id) */
+    const change = (eventType: string, entityType: string, initialState: unknown, finalState: unknown, metadata?: object) => {
       const eventId = String(r.seq);
       push({
         namespace: 'entityChange',
         ...head,
         eventId,
-        eventType: CHANGE_TYPES[r.op] ?? r.op,
-        metadata: { author: r.author ?? { type: 'controller' } },
-        entityType: entityTypeOf(r.entity),
+        eventType,
+        ...(metadata && { metadata }),
+        entityType,
         isParentEvent: false,
-        initialState: r.before_row,
-        finalState: r.after_row,
+        initialState,
+        finalState,
       });
       push({ namespace: 'entityChange', ...head, eventId, eventType: 'committed' });
+    };
+    if (r.entity.startsWith('event:')) {
+      push({ namespace: r.entity.slice(6), ...head, ...state });
+    } else if (!r.entity.startsWith('row:')) {
+      change(CHANGE_TYPES[r.op] ?? r.op, entityTypeOf(r.entity), r.before_row, r.after_row, { author: r.author ?? { type: 'controller' } });
     } else if (r.entity === 'row:api_sessions') {
       const jwt = state.kind === 'oidc';
       push({
@@ -102,7 +115,12 @@ async function toEvents(core: Core, rows: OutboxRow[]): Promise<FeedItem[]> {
         identity_id: state.identity_id,
         ip_address: state.ip_address,
       });
-    } else if (r.entity === 'row:sessions') {
+    }
+    if (r.entity === 'row:sessions' || r.entity === 'row:terminators') {
+      // their entityChange events come from the trigger rows (the write gate leaves these tables to them)
+      change(TRIGGER_TYPES[r.op]!, r.entity.slice(4), r.before_row && apiState(r.before_row), r.after_row && apiState(r.after_row));
+    }
+    if (r.entity === 'row:sessions') {
       push({
         namespace: 'session',
         ...head,

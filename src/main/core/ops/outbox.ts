@@ -3,6 +3,7 @@ import type { WriteSubscriber, WrittenType } from '../entities/writeGate';
 import type { Row } from '../store/db';
 import { decode } from '../store/rows';
 import { controllerId } from './controllerNodes';
+import { ROW_EVENT_TABLES } from '../store/migrations/015_events';
 
 /** How long change events stay in the outbox for its readers (event streams) to take them. */
 export const OUTBOX_RETENTION_MS = 60 * 60_000;
@@ -15,6 +16,8 @@ export const OUTBOX_RETENTION_MS = 60 * 60_000;
  * OpenZiti's entityChange events. `node` is the controller that made the change, `author` who asked for it.
  */
 export const outboxOnWrite: WriteSubscriber<Ctx> = async ({ ctx, def, op, id, before, after }) => {
+  // recorded by the outbox triggers with the row (migration 015)
+  if (ROW_EVENT_TABLES.has(def.table)) return;
   const caller = ctx.caller;
   await ctx.core.store.runSql(
     'INSERT INTO outbox (entity, op, entity_id, before_row, after_row, node, author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
