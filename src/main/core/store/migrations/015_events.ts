@@ -9,21 +9,48 @@ import type { MigrationTarget } from '../db';
  * `node`: the controller that wrote a gate row (events name it as their source); `author`: who made the change.
  * `event_cursors`: how far each node's event loggers have written (a restart goes on from there).
  */
-/** Tables whose every write the triggers below record (the write gate writes no outbox row for them). */
-export const ROW_EVENT_TABLES: ReadonlySet<string> = new Set(['api_sessions', 'sessions', 'terminators']);
+type Op = 'create' | 'update' | 'delete';
+const stamps = ['created_at', 'updated_at', 'tags'];
+/** The tables whose rows' writes triggers record: the columns an event keeps, and which writes. */
+const ROW_EVENTS: Readonly<Record<string, { noun: string; columns: string[]; ops: Op[] }>> = {
+  api_sessions: { noun: 'api_session', columns: ['id', 'token', 'identity_id', 'ip_address', 'kind'], ops: ['create', 'delete'] },
+  sessions: {
+    noun: 'session',
+    columns: ['id', 'token', 'api_session_id', 'identity_id', 'service_id', 'type', ...stamps],
+    ops: ['create', 'delete'],
+  },
+  terminators: {
+    noun: 'terminator',
+    columns: ['id', 'service_id', 'router_id', 'binding', 'address', 'identity', 'cost', 'precedence', ...stamps],
+    ops: ['create', 'update', 'delete'],
+  },
+};
+
+/** Tables whose every write the triggers record (the write gate writes no outbox row for them). */
+export const ROW_EVENT_TABLES: ReadonlySet<string> = new Set(Object.keys(ROW_EVENTS));
+
+const PAST: Record<Op, string> = { create: 'created', update: 'updated', delete: 'deleted' };
+const STATEMENT: Record<Op, string> = { create: 'INSERT', update: 'UPDATE', delete: 'DELETE' };
 
 export function up(db: MigrationTarget): void {
-  const json = db.sql.jsonObject;
-  const now = db.sql.now();
   const row = (table: string, op: string, on: 'NEW' | 'OLD', columns: string[]) => {
-    const state = json(Object.fromEntries(columns.map((c) => [c, `${on}.${c}`])));
+    const state = db.sql.jsonObject(Object.fromEntries(columns.map((c) => [c, `${on}.${c}`])));
     const [before, after] = on === 'OLD' ? [state, 'NULL'] : ['NULL', state];
-    return `INSERT INTO outbox (entity, op, entity_id, before_row, after_row, created_at) VALUES ('row:${table}', ${op}, ${on}.id, ${before}, ${after}, ${now});`;
+    return `INSERT INTO outbox (entity, op, entity_id, before_row, after_row, created_at) VALUES ('row:${table}', ${op}, ${on}.id, ${before}, ${after}, ${db.sql.now()});`;
   };
-  const apiSession = ['id', 'token', 'identity_id', 'ip_address', 'kind'];
-  const stamps = ['created_at', 'updated_at', 'tags'];
-  const session = ['id', 'token', 'api_session_id', 'identity_id', 'service_id', 'type', ...stamps];
-  const terminator = ['id', 'service_id', 'router_id', 'binding', 'address', 'identity', 'cost', 'precedence', ...stamps];
+  const trigger = (name: string, when: string, body: string) => `CREATE TRIGGER ${name} ${when} BEGIN\n  ${body}\nEND;`;
+  const triggers = Object.entries(ROW_EVENTS).flatMap(([table, { noun, columns, ops }]) =>
+    ops.map((op) =>
+      trigger(`outbox_${noun}_${PAST[op]}`, `AFTER ${STATEMENT[op]} ON ${table}`, row(table, `'${op}'`, op === 'delete' ? 'OLD' : 'NEW', columns)),
+    ),
+  );
+  triggers.push(
+    trigger(
+      'outbox_router_online',
+      'AFTER UPDATE OF is_online ON edge_routers WHEN OLD.is_online <> NEW.is_online',
+      row('edge_routers', "CASE WHEN NEW.is_online = 1 THEN 'online' ELSE 'offline' END", 'NEW', ['id']),
+    ),
+  );
   db.exec(`
 ALTER TABLE outbox ADD COLUMN node TEXT;
 ALTER TABLE outbox ADD COLUMN author TEXT;
@@ -34,28 +61,5 @@ CREATE TABLE event_cursors (
   updated_at TEXT NOT NULL,
   PRIMARY KEY (node, logger)
 );
-CREATE TRIGGER outbox_api_session_created AFTER INSERT ON api_sessions BEGIN
-  ${row('api_sessions', "'create'", 'NEW', apiSession)}
-END;
-CREATE TRIGGER outbox_api_session_deleted AFTER DELETE ON api_sessions BEGIN
-  ${row('api_sessions', "'delete'", 'OLD', apiSession)}
-END;
-CREATE TRIGGER outbox_session_created AFTER INSERT ON sessions BEGIN
-  ${row('sessions', "'create'", 'NEW', session)}
-END;
-CREATE TRIGGER outbox_session_deleted AFTER DELETE ON sessions BEGIN
-  ${row('sessions', "'delete'", 'OLD', session)}
-END;
-CREATE TRIGGER outbox_terminator_created AFTER INSERT ON terminators BEGIN
-  ${row('terminators', "'create'", 'NEW', terminator)}
-END;
-CREATE TRIGGER outbox_terminator_updated AFTER UPDATE ON terminators BEGIN
-  ${row('terminators', "'update'", 'NEW', terminator)}
-END;
-CREATE TRIGGER outbox_terminator_deleted AFTER DELETE ON terminators BEGIN
-  ${row('terminators', "'delete'", 'OLD', terminator)}
-END;
-CREATE TRIGGER outbox_router_online AFTER UPDATE OF is_online ON edge_routers WHEN OLD.is_online <> NEW.is_online BEGIN
-  ${row('edge_routers', "CASE WHEN NEW.is_online = 1 THEN 'online' ELSE 'offline' END", 'NEW', ['id'])}
-END;`);
+${triggers.join('\n')}`);
 }
