@@ -11,7 +11,7 @@ import { systemClock, type Clock } from './core/clock';
 import { Core } from './core/core';
 import { newId } from './core/ids';
 import { startCore, writeSubscribers } from './core/modules';
-import { checkEventLoggers, EventsConfigError, startEventLoggers, type RunningLogger } from './events/loggers';
+import { checkEventLoggers, startEventLoggers, type RunningLogger } from './events/loggers';
 import { SCHEMA_MIGRATIONS } from './core/registry';
 import { setting } from './core/store/settings';
 import { loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
@@ -112,12 +112,7 @@ export function resolveConfig(opts: StartOptions): { config: WeftConfig; dataDir
     if (!r.success) throw new ConfigError(`--console-address: ${r.error.issues[0]!.message}`);
     config.console = r.data;
   }
-  try {
-    checkEventLoggers(config.events);
-  } catch (e) {
-    if (e instanceof EventsConfigError) throw new ConfigError(e.message);
-    throw e;
-  }
+  checkEventLoggers(config.events);
   const dataDir = resolve(opts.dataDir ?? config.data_dir ?? '.weft');
   return { config, dataDir };
 }

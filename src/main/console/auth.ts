@@ -83,11 +83,13 @@ export function allowedHosts(host: string, port: number): Set<string> {
 /**
  * Why a tRPC request must be refused as a possible cross-site request, or undefined. Browsers add no custom header
  * to cross-origin requests without a CORS preflight (which the console never approves), and they send Origin and
- * Sec-Fetch-Site with fetches; SameSite=Strict keeps the cookie off cross-site requests as well.
+ * Sec-Fetch-Site with fetches; SameSite=Strict keeps the cookie off cross-site requests as well. `marker: false`: a
+ * request that cannot carry the header (an EventSource opening a subscription, console/server.ts) is judged by Origin
+ * and Sec-Fetch-Site alone.
  */
-export function csrfProblem(headers: IncomingHttpHeaders, host: string): string | undefined {
+export function csrfProblem(headers: IncomingHttpHeaders, host: string, opts: { marker: boolean } = { marker: true }): string | undefined {
   const marker = headers[CSRF_HEADER];
-  if (typeof marker !== 'string' || !safeEqual(marker, CSRF_HEADER_VALUE)) return `the ${CSRF_HEADER} header is missing`;
+  if (opts.marker && (typeof marker !== 'string' || !safeEqual(marker, CSRF_HEADER_VALUE))) return `the ${CSRF_HEADER} header is missing`;
   const origin = headers.origin;
   if (origin !== undefined && origin !== `http://${host}`) return `cross-origin request from ${origin}`;
   const site = headers['sec-fetch-site'];

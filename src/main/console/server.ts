@@ -7,7 +7,7 @@ import { ApiError } from '../core/errors';
 import { isIP } from 'node:net';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
-import { CSRF_HEADER, CSRF_HEADER_VALUE, LOGIN_LINK_FAILED_PARAM, LOGIN_LINK_PATH, type ConsoleUrls } from '../../shared/console';
+import { LOGIN_LINK_FAILED_PARAM, LOGIN_LINK_PATH, type ConsoleUrls } from '../../shared/console';
 import { allowedHosts, csrfProblem, expiredCookie, LoginLinks, readCookie, resolveConsoleSession, sessionCookie, sessionCookieName } from './auth';
 import { recordLinkLogin } from './audit';
 import { appRouter } from './router';
@@ -149,8 +149,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
 
   async function handleTrpc(req: IncomingMessage, res: ServerResponse, requestHost: string, pathname: string): Promise<void> {
     // an EventSource cannot send the CSRF header: the Origin and Sec-Fetch-Site checks alone (isEventStreamOpen)
-    const stream = isEventStreamOpen(req, pathname);
-    const problem = csrfProblem(stream ? { ...req.headers, [CSRF_HEADER]: CSRF_HEADER_VALUE } : req.headers, requestHost);
+    const problem = csrfProblem(req.headers, requestHost, { marker: !isEventStreamOpen(req, pathname) });
     if (problem) {
       core.log.warn({ problem }, 'console: refused a tRPC request');
       plain(res, 403, `Forbidden: ${problem}`);

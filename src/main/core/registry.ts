@@ -6,6 +6,7 @@ import { authenticators } from './auth/authenticators';
 import { cas } from './entities/cas';
 import { configTypes } from './entities/configTypes';
 import { configs } from './entities/configs';
+import { camelCase } from './entities/define';
 import { controllerSettings } from './entities/controllerSettings';
 import { controllers } from './entities/controllers';
 import { edgeRouterPolicies } from './policy/edgeRouterPolicies';
@@ -196,11 +197,9 @@ export function listAssociation(ctx: Ctx, parent: ResourceDef, name: string, par
   return listRelated(view, parent, parentId, child, params, () => association.where(ctx, parentId, query));
 }
 
-const camel = (entity: string) => entity.replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
-
 /** What `/summary` counts: name -> table. */
 export const SUMMARY_TABLES: Readonly<Record<string, string>> = Object.fromEntries(
-  [...ENTRIES.filter(([, e]) => e.summary).map(([name, e]) => [camel(name), e.def.table]), ...Object.entries(SUMMARY_EXTRA)].sort(([a], [b]) =>
+  [...ENTRIES.filter(([, e]) => e.summary).map(([name, e]) => [camelCase(name), e.def.table]), ...Object.entries(SUMMARY_EXTRA)].sort(([a], [b]) =>
     a.localeCompare(b),
   ),
 );

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Core } from '../core/context';
 import { eventFeedOf, LEGACY_TYPES, type FeedItem, type Follower, type ZitiEvent } from '../core/ops/index';
+import { ConfigError } from '../config';
 import type { EventLoggerConfig, EventsConfig, Subscription } from './config';
 import { checkSinkPath, RotatingFile, SinkPathError, stdoutSink, type Sink } from './fileSink';
 
@@ -11,16 +12,14 @@ export interface RunningLogger {
   sink: Sink;
 }
 
-export class EventsConfigError extends Error {}
-
-/** Checks what start-up can check of the loggers before anything is written: their file paths. One line per problem. */
+/** Checks what start-up can check of the loggers before anything is written: their file paths. Throws ConfigError (one line). */
 export function checkEventLoggers(events: EventsConfig): void {
   for (const [name, logger] of Object.entries(events)) {
     if (logger.handler.type !== 'file') continue;
     try {
       checkSinkPath(logger.handler.path!);
     } catch (e) {
-      if (e instanceof SinkPathError) throw new EventsConfigError(`events.${name}.handler.path: ${e.message}`);
+      if (e instanceof SinkPathError) throw new ConfigError(`events.${name}.handler.path: ${e.message}`);
       throw e;
     }
   }

@@ -13,8 +13,8 @@ import type { Row } from '../store/db';
 import { parseInput } from '../validation';
 import { nullableTags, passwordSchema, usernameSchema } from '../entities/common';
 import { defineResource } from '../entities/define';
-import { applyCreate, applyUpdate, createResource, requireRow } from '../entities/resource';
-import { decodeRow, getRow, rowShape } from '../store/rows';
+import { applyCreate, applyUpdate, createResource, requireDecoded } from '../entities/resource';
+import { getRow, rowShape } from '../store/rows';
 
 const createSchema = z.object({
   method: z.enum(['updb', 'cert']),
@@ -104,7 +104,7 @@ export async function updateCredentials(ctx: Ctx, id: string, body: unknown, op:
   const store = ctx.core.store;
   const base = op === 'update' ? updateSchema : patchSchema;
   const input = parseInput(selfService ? base.extend(withCurrent) : base, body) as z.infer<typeof patchSchema> & { currentPassword?: string };
-  const row = decodeRow(authenticators.shape, await requireRow(store, authenticators, id));
+  const row = await requireDecoded(store, authenticators, id);
   if (selfService && row.identity_id !== ctx.caller.identityId) throw notFound('authenticator');
   if (row.method !== 'updb' && (input.username != null || input.password != null)) {
     throw validationError(input.username != null ? 'username' : 'password', `cannot be set on a ${row.method} authenticator`);

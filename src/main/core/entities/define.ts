@@ -110,6 +110,8 @@ export interface ResourceDeclaration<F extends Fields> {
 
 const FILTER_TYPE: Partial<Record<Codec, FieldType>> = { string: 'string', int: 'number', bool: 'boolean', datetime: 'datetime' };
 const snake = (name: string) => name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** A column or URL segment as an API name: role_attributes → roleAttributes, edge-routers → edgeRouters. */
+export const camelCase = (name: string) => name.replace(/[-_](\w)/g, (_m, c: string) => c.toUpperCase());
 
 /** The implicit fields of every type (tags) and of types with role attributes. */
 const TAGS: FieldDef = { codec: 'json', schema: tagsSchema, nullable: true, zero: {} };

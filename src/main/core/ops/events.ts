@@ -2,6 +2,7 @@ import { perCore, type Core, type Ctx } from '../core';
 import { requirePermission } from '../permissions';
 import { allRows, json, rowShape, type Decoded } from '../store/rows';
 import { controllerId } from './controllerNodes';
+import { camelCase } from '../entities/define';
 
 /**
  * Events as OpenZiti's controller writes them (controller/event in openziti/ziti v1.7.2: the same namespaces, field
@@ -59,17 +60,17 @@ export const goTime = (iso: string): string => iso.replace(/\.(\d*?)0*Z$/, (_m, 
 /** OpenZiti's entity type names (its stores' names; edge and transit routers are both `routers`). */
 export function entityTypeOf(entity: string): string {
   if (entity === 'edge-routers' || entity === 'transit-routers') return 'routers';
-  return entity.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+  return camelCase(entity);
 }
 
+/** The outbox's ops (the write gate's and the triggers') as OpenZiti's event types. */
 const CHANGE_TYPES: Record<string, string> = { create: 'created', update: 'updated', patch: 'updated', delete: 'deleted' };
-const TRIGGER_TYPES: Record<string, string> = { create: 'created', update: 'updated', delete: 'deleted' };
 
 /** A trigger row's columns as the API names them (snake_case to camelCase; tags parsed). */
 function apiState(row: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [column, v] of Object.entries(row)) {
-    out[column.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase())] = column === 'tags' && typeof v === 'string' ? JSON.parse(v) : v;
+    out[camelCase(column)] = column === 'tags' && typeof v === 'string' ? JSON.parse(v) : v;
   }
   return out;
 }
@@ -108,7 +109,7 @@ async function toEvents(core: Core, rows: OutboxRow[]): Promise<FeedItem[]> {
       push({
         namespace: 'apiSession',
         ...head,
-        event_type: TRIGGER_TYPES[r.op],
+        event_type: CHANGE_TYPES[r.op],
         id: state.id,
         type: jwt ? 'jwt' : 'legacy',
         token: jwt ? '' : state.token,
@@ -118,13 +119,13 @@ async function toEvents(core: Core, rows: OutboxRow[]): Promise<FeedItem[]> {
     }
     if (r.entity === 'row:sessions' || r.entity === 'row:terminators') {
       // their entityChange events come from the trigger rows (the write gate leaves these tables to them)
-      change(TRIGGER_TYPES[r.op]!, r.entity.slice(4), r.before_row && apiState(r.before_row), r.after_row && apiState(r.after_row));
+      change(CHANGE_TYPES[r.op]!, r.entity.slice(4), r.before_row && apiState(r.before_row), r.after_row && apiState(r.after_row));
     }
     if (r.entity === 'row:sessions') {
       push({
         namespace: 'session',
         ...head,
-        event_type: TRIGGER_TYPES[r.op],
+        event_type: CHANGE_TYPES[r.op],
         session_type: state.type,
         provider: 'legacy',
         id: state.id,
@@ -140,7 +141,7 @@ async function toEvents(core: Core, rows: OutboxRow[]): Promise<FeedItem[]> {
       push({
         namespace: 'terminator',
         ...head,
-        event_type: TRIGGER_TYPES[r.op],
+        event_type: CHANGE_TYPES[r.op],
         service_id: service,
         terminator_id: state.id,
         router_id: state.router_id,

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import { allRows, decodeRow, json, rowShape } from '../store/rows';
+import { allRows, json, rowShape } from '../store/rows';
 import { API_SESSION, type ApiSession } from '../auth/index';
 import { requirePermission } from '../permissions';
 import type { Core } from '../core';
 import type { Ctx } from '../context';
 import { identities } from './identities';
-import { requireRow } from '../entities/resource';
+import { requireDecoded } from '../entities/resource';
 import { validationError } from '../errors';
 import { parseInput } from '../validation';
 import { classesOf } from './access';
@@ -189,7 +189,7 @@ export async function revokeFailingSessions(core: Core, identityId: string): Pro
 export async function postureDataView(ctx: Ctx, identityId: string) {
   requirePermission(ctx.caller, 'identity', 'read');
   const store = ctx.core.store;
-  const identity = decodeRow(identities.shape, await requireRow(store, identities, identityId));
+  const identity = await requireDecoded(store, identities, identityId);
   const data = await loadPostureData(store, identityId);
   const base = (x: { postureCheckId: string; lastUpdatedAt: string } | undefined) => ({
     postureCheckId: x?.postureCheckId ?? '',
