@@ -203,6 +203,26 @@ describe('event loggers', () => {
     expect(ended.map((e) => e.event_type)).toEqual(['created', 'deleted']);
   });
 
+  it('writes started in the same tick, failures among them: each committed write has one event, a refused one none', async () => {
+    // 24 creates in one tick, every third a duplicate name (refused), plus deletes of half the first round
+    const names = Array.from({ length: 24 }, (_, i) => `ev-burst-${i % 3 === 2 ? i - 1 : i}`);
+    const made = await Promise.all(names.map((name) => net.admin.post('/services', { name, encryptionRequired: true })));
+    const ids = made.filter((r) => r.status === 201).map((r) => r.body.data.id as string);
+    expect(made.filter((r) => r.status !== 201).length).toBeGreaterThan(0);
+    const gone = await Promise.all(ids.slice(0, 8).map((id) => net.admin.del(`/services/${id}`)));
+    expect(gone.every((r) => r.status === 200)).toBe(true);
+    await caughtUp(net.app);
+    const changes = lines(allFile).filter((e) => e.namespace === 'entityChange' && e.entityType === 'services');
+    const of = (id: string, type: string) => changes.filter((e) => e.eventType === type && (e.finalState ?? e.initialState).id === id);
+    for (const id of ids) expect(of(id, 'created')).toHaveLength(1);
+    for (const id of ids.slice(0, 8)) expect(of(id, 'deleted')).toHaveLength(1);
+    const burst = changes.filter((e) => e.eventType === 'created' && String(e.finalState.name).startsWith('ev-burst-'));
+    expect(burst).toHaveLength(ids.length);
+    // in outbox order, one commit after each change
+    const seqs = burst.map((e) => Number(e.eventId));
+    expect([...seqs].sort((a, b) => a - b)).toEqual(seqs);
+  });
+
   it("a subscription by OpenZiti's old name keeps its namespace; include filters", async () => {
     await net.admin.create('/services', { name: 'ev-legacy-svc', encryptionRequired: true });
     await caughtUp(net.app);
