@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { processLogger } from './logFormat';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -25,6 +25,10 @@ import { defaultRendererDir, startConsoleServer } from './console/index';
 import { startBuiltinRouter, type EdgeRouter } from './router/index';
 import { ControlChannelServer, ctrlAddresses } from './ctrl/index';
 import { controllerId } from './core/ops/index';
+import { WeftMetrics, type MetricSources } from './metrics/metrics';
+import { MetricHistory } from './metrics/history';
+import { httpGroups } from './metrics/httpGroups';
+import { startMetricsServer } from './metrics/server';
 
 export interface StartOptions {
   dataDir?: string;
@@ -41,6 +45,8 @@ export interface StartOptions {
   apiOidc?: string;
   /** overrides console.address from the config file */
   consoleAddress?: string;
+  /** overrides metrics.address from the config file, or `off` for metrics.enabled false */
+  metricsAddress?: string;
   /** overrides router.listener (tls:HOST:PORT), or `off` for router.enabled false */
   routerListener?: string;
   /** overrides ctrl.listener (tls:HOST:PORT), or `off` for ctrl.enabled false */
@@ -56,7 +62,16 @@ export interface App {
   core: Core;
   config: WeftConfig;
   dataDir: string;
-  urls: { api: string; client: string; management: string; frontend?: FrontendUrls; console?: string; router?: string; ctrl?: string };
+  urls: {
+    api: string;
+    client: string;
+    management: string;
+    frontend?: FrontendUrls;
+    console?: string;
+    metrics?: string;
+    router?: string;
+    ctrl?: string;
+  };
   /** the built-in edge router, unless router.enabled is false */
   router?: EdgeRouter;
   /** the control channel stock routers dial, unless ctrl.enabled is false */
@@ -70,7 +85,7 @@ export interface App {
 }
 
 /** Validates everything that can be validated before anything is written. Throws ConfigError. */
-export function resolveConfig(opts: StartOptions): { config: WeftConfig; dataDir: string } {
+export function resolveConfig(opts: StartOptions): { config: WeftConfig; dataDir: string; metricsToken?: string } {
   const config = loadConfig(opts.configFile);
   if (opts.database !== undefined) {
     if (!opts.database) throw new ConfigError('--database: must be a PostgreSQL URL or a SQLite file');
@@ -112,14 +127,34 @@ export function resolveConfig(opts: StartOptions): { config: WeftConfig; dataDir
     if (!r.success) throw new ConfigError(`--console-address: ${r.error.issues[0]!.message}`);
     config.console = r.data;
   }
+  if (opts.metricsAddress !== undefined) {
+    const off = opts.metricsAddress === 'off';
+    const r = configSchema.shape.metrics.safeParse({ ...config.metrics, enabled: !off, ...(off ? {} : { address: opts.metricsAddress }) });
+    if (!r.success) throw new ConfigError(`--metrics-address: ${r.error.issues[0]!.message}`);
+    config.metrics = r.data;
+  }
   checkEventLoggers(config.events);
   const dataDir = resolve(opts.dataDir ?? config.data_dir ?? '.weft');
-  return { config, dataDir };
+  return { config, dataDir, metricsToken: metricsToken(config) };
+}
+
+/** The metrics' bearer token (metrics.bearer_token_file's first line). Throws ConfigError naming the field. */
+function metricsToken(config: WeftConfig): string | undefined {
+  const file = config.metrics.enabled ? config.metrics.bearer_token_file : undefined;
+  if (!file) return undefined;
+  let token: string;
+  try {
+    token = readFileSync(file, 'utf8').split('\n')[0]!.trim();
+  } catch (e) {
+    throw new ConfigError(`metrics.bearer_token_file: cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  if (token.length < 16) throw new ConfigError(`metrics.bearer_token_file: ${file} must hold a token of at least 16 characters`);
+  return token;
 }
 
 /** The composition root: config → store → PKI → bootstrap → listeners. close() releases everything. */
 export async function startApp(opts: StartOptions = {}): Promise<App> {
-  const { config, dataDir } = resolveConfig(opts);
+  const { config, dataDir, metricsToken } = resolveConfig(opts);
   const env = opts.env ?? process.env;
   const clock = opts.clock ?? systemClock;
   const log = opts.logger ?? processLogger(config.log_level, config.log_format);
@@ -202,12 +237,19 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     await prepareShares(core);
 
     const routes = buildRoutes(core);
+    const rootRoutes = buildRootRoutes(core);
+    // metrics read the router and control channel when scraped (set once they exist)
+    const sources: MetricSources = { core, ctrl, eventLoggers: eventLoggers.loggers };
+    const metrics = config.metrics.enabled ? new WeftMetrics(sources) : undefined;
+    if (metrics) cleanups.push(() => metrics.close());
+    const groupOf = httpGroups(routes, [...rootRoutes.map((r) => r.path), ...ROOT_ALIASES.map((a) => a.path)]);
     const server = createApiServer(core, {
       server: listener.server,
       routes,
       rootAliases: ROOT_ALIASES,
-      rootRoutes: buildRootRoutes(core),
+      rootRoutes,
       limits: apiLimits(config.rate_limits, clock),
+      observe: metrics && ((req, res) => metrics.observe(req, res, groupOf(req.url ?? '/'))),
     });
     await server.ready();
     cleanups.push(() => server.close());
@@ -216,6 +258,11 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     if (ctrl) cleanups.push(() => ctrl.close());
     const router = config.router.enabled ? await startBuiltinRouter(core, config.router, dataDir, log) : undefined;
     if (router) cleanups.push(() => router.close());
+    sources.router = router;
+    const history = metrics && new MetricHistory(() => metrics.runningTotals(), clock).start();
+    if (history) cleanups.push(() => history.stop());
+    const metricsServer = metrics && (await startMetricsServer({ metrics, address: config.metrics.address, bearerToken: metricsToken, log }));
+    if (metricsServer) cleanups.push(() => metricsServer.close());
 
     const frontend = await startPublicFrontend(core, {
       frontend: config.frontend,
@@ -233,18 +280,19 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
           address: config.console.address,
           rendererDir: opts.consoleRendererDir ?? defaultRendererDir(),
           loginLinkTtlMs: parseDuration(config.console.login_link_ttl),
-          apiUrls: () => ({ ...urls, shareUrl: frontend.urls?.shareUrl }),
+          apiUrls: () => ({ ...urls, shareUrl: frontend.urls?.shareUrl, metrics: metricsServer?.url }),
           shareProviders: config.frontend?.oauth?.providers.map((p) => p.name),
           dataPlane: router,
+          metricHistory: history,
         })
       : undefined;
     if (consoleServer) cleanups.push(() => consoleServer.close());
-    log.info({ api, console: consoleServer?.url, router: router?.url, ctrl: ctrl?.address, dataDir }, 'weft started');
+    log.info({ api, console: consoleServer?.url, metrics: metricsServer?.url, router: router?.url, ctrl: ctrl?.address, dataDir }, 'weft started');
     return {
       core,
       config,
       dataDir,
-      urls: { ...urls, frontend: frontend.urls, console: consoleServer?.url, router: router?.url, ctrl: ctrl?.address },
+      urls: { ...urls, frontend: frontend.urls, console: consoleServer?.url, metrics: metricsServer?.url, router: router?.url, ctrl: ctrl?.address },
       router,
       ctrl,
       admin: { username: boot.adminUsername, generatedPassword: boot.generatedAdminPassword },

@@ -31,6 +31,8 @@ Options for start:
   --log-format auto|pretty|json   log lines on stderr: readable on a terminal (auto), or always readable or JSON
   --console-address HOST:PORT     operator console listener, loopback only (default 127.0.0.1:1281, or a free
                                   port when that one is taken)
+  --metrics-address HOST:PORT     Prometheus metrics listener, GET /metrics (default 127.0.0.1:1282, or a free port
+                                  when that one is taken); off = none; off loopback only with metrics.bearer_token_file
   -h, --help                      show this help
 
 Environment:
@@ -81,6 +83,7 @@ export async function main(
     'api-oidc'?: string;
     'log-format'?: string;
     'console-address'?: string;
+    'metrics-address'?: string;
     'router-listener'?: string;
     'ctrl-listener'?: string;
     help?: boolean;
@@ -99,6 +102,7 @@ export async function main(
         'router-listener': { type: 'string' },
         'ctrl-listener': { type: 'string' },
         'console-address': { type: 'string' },
+        'metrics-address': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -131,6 +135,7 @@ export async function main(
     apiOidc: values['api-oidc'],
     logFormat: values['log-format'],
     consoleAddress: values['console-address'],
+    metricsAddress: values['metrics-address'],
     routerListener: values['router-listener'],
     ctrlListener: values['ctrl-listener'],
   });
@@ -171,6 +176,7 @@ export async function main(
           `  console login:   ${app.console.createLoginLink()}   (one-time link, valid ${app.config.console.login_link_ttl}; then sign in with username and password)`,
         ]
       : []),
+    ...(app.urls.metrics ? [`  metrics:         ${app.urls.metrics}   (Prometheus)`] : []),
     `  admin username:  ${app.admin.username}`,
   ];
   if (app.admin.generatedPassword) {

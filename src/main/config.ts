@@ -120,6 +120,21 @@ const consoleSchema = z
   })
   .strict();
 
+/** Prometheus metrics (src/main/metrics): GET /metrics on a plain HTTP listener of their own. */
+const metricsSchema = z
+  .object({
+    enabled: z.boolean().default(true),
+    /** unset: 127.0.0.1:1282, or a free port when that one is taken; port 0 = a free port */
+    address: hostPort.optional(),
+    /** a file holding the token scrapers must send (`Authorization: Bearer <token>`); required off loopback */
+    bearer_token_file: z.string().min(1).optional(),
+  })
+  .strict()
+  .refine((v) => !v.address || isLoopbackAddress(v.address) || v.bearer_token_file, {
+    message: 'a non-loopback address needs metrics.bearer_token_file (metrics are plain HTTP)',
+    path: ['address'],
+  });
+
 export const configSchema = z
   .object({
     data_dir: z.string().min(1).optional(),
@@ -158,6 +173,7 @@ export const configSchema = z
       .prefault({}),
     frontend: frontendConfigSchema.optional(),
     console: consoleSchema.prefault({}),
+    metrics: metricsSchema.prefault({}),
     router: routerSchema.prefault({}),
     ctrl: ctrlSchema.prefault({}),
     rate_limits: rateLimitsSchema.prefault({}),

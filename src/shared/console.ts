@@ -19,6 +19,8 @@ export interface ConsoleUrls {
   console: string;
   /** public share URL with `{token}` for the share's token; absent without a frontend */
   shareUrl?: string;
+  /** Prometheus metrics (GET), when metrics are on */
+  metrics?: string;
 }
 
 /** The OpenZiti error behind a console error: code, message and (for validation errors) the field. */

@@ -45,6 +45,7 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
     apiAddress: '127.0.0.1:0',
     routerListener: 'tls:127.0.0.1:0',
     ctrlListener: 'tls:127.0.0.1:0',
+    metricsAddress: '127.0.0.1:0',
     logger: pino({ level: process.env.WEFT_TEST_LOG ?? 'silent' }),
     ...opts,
     database,

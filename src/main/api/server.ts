@@ -32,6 +32,8 @@ export interface ApiServerOptions {
    * form bodies (application/x-www-form-urlencoded) besides JSON, and are in neither API's OpenAPI document.
    */
   rootRoutes?: RouteDef[];
+  /** told of each request as it arrives (its URL in the API's form), e.g. to time it for metrics */
+  observe?: (req: IncomingMessage, res: ServerResponse) => void;
   /** rate limits and the request timeout (none when absent) */
   limits?: ApiLimits;
 }
@@ -73,6 +75,7 @@ export function createApiServer(core: Core, opts: ApiServerOptions): FastifyInst
       server.removeAllListeners('request');
       server.on('request', (req, res) => {
         req.url = clientApiUrl(req.url ?? '/');
+        opts.observe?.(req, res);
         let answered: boolean | Promise<boolean> = false;
         try {
           answered = !closing && fastRead(core, cache, opts.limits?.perClient, req, res);
@@ -278,7 +281,17 @@ function answerFast(perClient: ClientRateLimiter | undefined, req: FastReq, res:
   }
   res.writeHead(200, { 'content-type': JSON_TYPE, 'content-length': body.length });
   res.end(body);
+  markFromCache(res);
   return true;
+}
+
+const FROM_CACHE = Symbol('fromReplyCache');
+type CachedRes = ServerResponse & { [FROM_CACHE]?: boolean };
+const markFromCache = (res: ServerResponse | undefined) => res && ((res as CachedRes)[FROM_CACHE] = true);
+
+/** Whether a response was a reply served again from the reply cache (metrics). */
+export function servedFromCache(res: ServerResponse): boolean {
+  return !!(res as CachedRes)[FROM_CACHE];
 }
 
 /**
@@ -345,6 +358,7 @@ async function handle(
     const key = ReplyCache.key(apiSessionId, req.url);
     const hit = cache.get(key);
     if (hit !== undefined) {
+      markFromCache(reply.raw);
       void reply.code(200).type(JSON_TYPE).send(hit);
       return;
     }

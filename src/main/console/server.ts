@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { listenOn } from '../listen';
 import type { LiveDataPlane } from '../core/dataPlane/index';
+import type { MetricHistorySource } from './trpc';
 import type { Core } from '../core/context';
 import { defaultAdminLogin, apiSessionsOf } from '../core/auth/index';
 import { ApiError } from '../core/errors';
@@ -56,6 +57,8 @@ export interface ConsoleServerOptions {
   shareProviders?: string[];
   /** the built-in router's live state, when it runs */
   dataPlane?: LiveDataPlane;
+  /** the last hour of metric samples, when metrics are on */
+  metricHistory?: MetricHistorySource;
 }
 
 export interface ConsoleServer {
@@ -164,6 +167,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       urls,
       shareProviders: opts.shareProviders,
       dataPlane: opts.dataPlane,
+      metricHistory: opts.metricHistory,
       session,
       clientIp: req.socket.remoteAddress ?? '127.0.0.1',
       setSessionCookie: (t) => (cookie = sessionCookie(cookieName, t)),

@@ -3,6 +3,7 @@ import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { ApiSession, Caller } from '../core/auth/index';
 import type { Ctx, Core } from '../core/context';
 import type { LiveDataPlane } from '../core/dataPlane/index';
+import type { MetricPoint } from '../core/ops/index';
 import { ApiError, echoValue } from '../core/errors';
 import type { ConsoleUrls, ZitiErrorData } from '../../shared/console';
 import { pendingConsoleAudit, recordConsoleMutation, type AuditNote } from './audit';
@@ -14,12 +15,18 @@ export interface ConsoleSession {
   token: string;
 }
 
+export interface MetricHistorySource {
+  points(): MetricPoint[];
+}
+
 /** Per-request context of a console procedure. */
 export interface ConsoleContext {
   core: Core;
   urls: () => ConsoleUrls;
   /** the running router's live state (terminators, circuits), when Weft runs one */
   dataPlane: LiveDataPlane | undefined;
+  /** the last hour of metric samples, when metrics are on */
+  metricHistory?: MetricHistorySource;
   /** OAuth providers of the public frontend, for share forms */
   shareProviders: string[] | undefined;
   session: ConsoleSession | undefined;

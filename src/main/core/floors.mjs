@@ -15,7 +15,11 @@ export const CORE_FLOORS = [
   { name: 'pki', units: ['pki'], holds: 'certificates, CSRs, chains and their verification, PKCS#7, the controller PKI, JWT signing: pure crypto' },
   { name: 'store', units: ['store'], holds: 'the Store (SQLite, PostgreSQL), migrations, settings' },
   { name: 'query', units: ['query'], holds: 'ZitiQL → SQL, paging, role attribute fields and role matching' },
-  { name: 'context', units: ['core', 'context', 'replyReuse'], holds: 'the Core and Ctx, what a write and a write subscriber are, reply reuse' },
+  {
+    name: 'context',
+    units: ['core', 'context', 'replyReuse', 'meters'],
+    holds: 'the Core and Ctx, what a write and a write subscriber are, reply reuse, what the core measures',
+  },
   {
     name: 'entities',
     units: ['entities'],

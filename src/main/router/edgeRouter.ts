@@ -69,6 +69,8 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
   private readonly conns = new Set<EdgeConnection>();
   private readonly terminators = new Map<string, LocalTerminator>();
   private readonly circuits = new Map<string, Circuit>();
+  /** circuits made, and bytes of those that closed (traffic()) */
+  private readonly closedTraffic = { circuits: 0, bytesIn: 0, bytesOut: 0 };
   private accepting = true;
   private unwatch?: () => void;
   private sweeper?: NodeJS.Timeout;
@@ -334,9 +336,24 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
   // ---- circuits --------------------------------------------------------------------------------------------
 
   newCircuit(info: CircuitDial, dialer: SdkEnd): Circuit {
-    const c = new Circuit(newId(), info, dialer, (done) => this.circuits.delete(done.id));
+    const c = new Circuit(newId(), info, dialer, (done) => {
+      this.circuits.delete(done.id);
+      this.closedTraffic.bytesIn += done.bytesIn;
+      this.closedTraffic.bytesOut += done.bytesOut;
+    });
     this.circuits.set(c.id, c);
+    this.closedTraffic.circuits++;
     return c;
+  }
+
+  /** Circuits made and bytes relayed since the router started (metrics), open circuits included. */
+  traffic(): { circuits: number; bytesIn: number; bytesOut: number } {
+    let { bytesIn, bytesOut } = this.closedTraffic;
+    for (const c of this.circuits.values()) {
+      bytesIn += c.bytesIn;
+      bytesOut += c.bytesOut;
+    }
+    return { circuits: this.closedTraffic.circuits, bytesIn, bytesOut };
   }
 
   private async sessionsEnded(ids: Set<string>): Promise<void> {

@@ -7,6 +7,7 @@ import { BULK, identityListActions, serviceListActions, withBulk } from './bulkS
 import { DashboardPage } from './DashboardPage';
 import { DatabasePage } from './DatabasePage';
 import { EventsPage } from './EventsPage';
+import { MetricsPage } from './MetricsPage';
 import { controllerSettingsSpec, controllersSpec } from './controllerSettings';
 import { identitiesDetailSpec, servicesDetailSpec } from './detailExtensions';
 import { casSpec, edgeRoutersSpec, routersSpec } from './enrollmentSpecs';
@@ -69,6 +70,7 @@ export const PAGES: PageDef[] = [
   resourcePage('Network', routersSpec),
   { id: 'shares', title: 'Public shares', group: 'Network', render: () => <SharesPage /> },
   { id: 'events', title: 'Events', group: 'Operations', render: () => <EventsPage /> },
+  { id: 'metrics', title: 'Metrics', group: 'Operations', render: () => <MetricsPage /> },
   resourcePage('Operations', apiSessionsSpec),
   resourcePage('Operations', sessionsSpec),
   resourcePage('Operations', controllersSpec),

@@ -1,4 +1,5 @@
 import type { Core } from '../core';
+import { metersOf } from '../meters';
 
 /** A login's outcome as OpenZiti's authentication event describes it (controller/event/authentication.go). */
 export interface AuthOutcome {
@@ -19,6 +20,7 @@ export interface AuthOutcome {
  * event type says (OpenZiti 1.7.2 always writes false there).
  */
 export async function recordAuthEvent(core: Core, o: AuthOutcome): Promise<void> {
+  metersOf(core).authentication(o.method, o.event_type);
   const fields = {
     event_type: o.event_type,
     type: o.method,

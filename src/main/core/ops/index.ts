@@ -6,6 +6,7 @@ export { isStoreUnavailable } from './availability';
 export { controllerCertificates } from './certificateExpiry';
 export { controllerId } from './controllerNodes';
 export { createSnapshot, integrityResults, startIntegrityCheck } from './database';
+export { metricHistory, type MetricPoint } from './metricHistory';
 export { getTrace, traceSpecSchema, updateTrace } from './tracing';
 export {
   EMITTED_TYPES,

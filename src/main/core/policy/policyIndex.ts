@@ -1,6 +1,7 @@
 import type { Core } from '../core';
 import type { Row, Store } from '../store/db';
 import { AccessChanges } from './changes';
+import { metersOf } from '../meters';
 import { classify, classOf, matchPolicySide } from './classes';
 import { ROLE_KINDS, type PolicyType, type RoleKind } from '../kinds';
 import { applyPolicyLinks, LINKS } from './links';
@@ -42,7 +43,11 @@ function sidesOf(spec: PolicyTypeSpec, row: Row): Array<{ kind: RoleKind; roles:
  * create), `after` the row after it (absent on delete). Only what the policy touches is recomputed: its own class
  * matches, its contribution to the class links, and the classes of entities it starts or stops naming by `@id`.
  */
-export async function reindexPolicy(core: Core, spec: PolicyTypeSpec, id: string, before: Row | undefined, after: Row | undefined): Promise<void> {
+export function reindexPolicy(core: Core, spec: PolicyTypeSpec, id: string, before: Row | undefined, after: Row | undefined): Promise<void> {
+  return metersOf(core).indexing('policies', () => reindex(core, spec, id, before, after));
+}
+
+async function reindex(core: Core, spec: PolicyTypeSpec, id: string, before: Row | undefined, after: Row | undefined): Promise<void> {
   const store = core.store;
   const link = LINKS[spec.type];
   const changes = new AccessChanges();
@@ -131,10 +136,12 @@ export async function reclassifyEntity(store: Store, changes: AccessChanges, kin
 }
 
 /** An entity's role attributes were written (create or update): re-class it and apply what follows. */
-export async function roleAttributesChanged(core: Core, kind: RoleKind, entityId: string): Promise<void> {
-  const changes = new AccessChanges();
-  await reclassifyEntity(core.store, changes, kind, entityId);
-  await changes.apply(core);
+export function roleAttributesChanged(core: Core, kind: RoleKind, entityId: string): Promise<void> {
+  return metersOf(core).indexing('entities', async () => {
+    const changes = new AccessChanges();
+    await reclassifyEntity(core.store, changes, kind, entityId);
+    await changes.apply(core);
+  });
 }
 
 /** The class of an entity, classifying it first if it was written around the resource hooks. */

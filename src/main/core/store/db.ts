@@ -50,8 +50,36 @@ export interface RunResult {
  * parameters, and `sql`'s helpers for the few constructs they write differently (JSON arrays, LIKE, booleans as
  * values, NULL placement in ORDER BY, the time). Booleans are passed as 1/0 and dates as ISO strings.
  */
+/**
+ * Told of every transaction of its own (not savepoints) once it ended: how long it waited for its turn (SQLite's one
+ * connection; PostgreSQL's pool, the write lock and BEGIN) and how long it ran, and whether it committed.
+ */
+export type TransactionObserver = (kind: 'read' | 'write', waitSeconds: number, runSeconds: number, committed: boolean) => void;
+
+/** Runs `fn` (which calls `started` once its turn came) and tells `observer` the transaction's wait and run times. */
+export async function observed<T>(
+  observer: TransactionObserver | undefined,
+  kind: 'read' | 'write',
+  fn: (started: () => void) => Promise<T>,
+): Promise<T> {
+  if (!observer) return fn(() => undefined);
+  const t0 = performance.now();
+  let t1: number | undefined;
+  let committed = false;
+  try {
+    const out = await fn(() => (t1 = performance.now()));
+    committed = true;
+    return out;
+  } finally {
+    const t2 = performance.now();
+    observer(kind, ((t1 ?? t2) - t0) / 1000, (t2 - (t1 ?? t2)) / 1000, committed);
+  }
+}
+
 export interface Store {
   readonly dialect: Dialect;
+  /** told of each transaction's wait and run times (metrics) */
+  observeTransactions?: TransactionObserver;
   /** this store's SQL helpers (store/sqlDialect.ts) */
   readonly sql: SqlDialect;
   /** false once closed */

@@ -13,7 +13,9 @@ import {
   type ForeignKeyInfo,
   type Row,
   type RunResult,
+  observed,
   type Store,
+  type TransactionObserver,
   type WriteEffect,
 } from './db';
 import { validationError } from '../errors';
@@ -103,6 +105,7 @@ interface Connection {
  */
 export class PostgresStore implements Store {
   readonly dialect = 'postgres';
+  observeTransactions?: TransactionObserver;
   /** the NOT NULL columns of each table, from the catalogue once migrated (`sql.orderBy` leaves their NULLs alone) */
   private notNull = new Map<string, Set<string>>();
   readonly sql = postgresSql((table) => this.notNull.get(table));
@@ -312,23 +315,28 @@ export class PostgresStore implements Store {
   private async transaction<T>(begin: string, fn: () => Promise<T>, locked: boolean): Promise<T> {
     await this.installing;
     try {
-      return await this.withConnection(async (c) => {
-        const frame = this.holders.root({ client: c.client, locked, stable: false });
-        try {
-          // committed writes tell every node (the notification goes out with the commit, or not at all)
-          return await this.holders.run(frame, () =>
-            this.bracket(
-              c,
-              begin,
-              fn,
-              () => (frame.data.stable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT'),
-              (sql) => this.onConnection(sql),
-            ),
-          );
-        } finally {
-          this.holders.leave(frame);
-        }
-      });
+      return await observed(this.observeTransactions, locked ? 'write' : 'read', (started) =>
+        this.withConnection(async (c) => {
+          const frame = this.holders.root({ client: c.client, locked, stable: false });
+          try {
+            // committed writes tell every node (the notification goes out with the commit, or not at all)
+            return await this.holders.run(frame, () =>
+              this.bracket(
+                c,
+                begin,
+                () => {
+                  started();
+                  return fn();
+                },
+                () => (frame.data.stable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT'),
+                (sql) => this.onConnection(sql),
+              ),
+            );
+          } finally {
+            this.holders.leave(frame);
+          }
+        }),
+      );
     } catch (e) {
       this.stableWrites++;
       throw e;

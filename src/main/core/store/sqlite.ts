@@ -12,7 +12,9 @@ import {
   type ForeignKeyInfo,
   type Row,
   type RunResult,
+  observed,
   type Store,
+  type TransactionObserver,
   type WriteEffect,
 } from './db';
 import { SQLITE_SQL } from './sqlDialect';
@@ -24,6 +26,7 @@ import { SQLITE_SQL } from './sqlDialect';
  */
 export class SqliteStore implements Store {
   readonly dialect = 'sqlite';
+  observeTransactions?: TransactionObserver;
   readonly sql = SQLITE_SQL;
   readonly sqlite: Database.Database;
   /** prepared statements by SQL, with what a run of each changes (see `generation`) */
@@ -104,10 +107,23 @@ export class SqliteStore implements Store {
    * (see Holders: one connection, so an open transaction must not take in another request's statements). Its changes
    * are delivered once it has let the connection go. `before`/`after` run around a transaction of its own.
    */
-  private async transaction<T>(fn: () => Promise<T>, mode: 'IMMEDIATE' | 'DEFERRED', before?: () => void, after?: () => void): Promise<T> {
+  private transaction<T>(fn: () => Promise<T>, mode: 'IMMEDIATE' | 'DEFERRED', before?: () => void, after?: () => void): Promise<T> {
+    const own = this.holders.current() === this.connection;
+    if (!own) return this.turn(fn, mode, () => undefined, before, after);
+    return observed(this.observeTransactions, mode === 'DEFERRED' ? 'read' : 'write', (started) => this.turn(fn, mode, started, before, after));
+  }
+
+  private async turn<T>(
+    fn: () => Promise<T>,
+    mode: 'IMMEDIATE' | 'DEFERRED',
+    started: () => void,
+    before?: () => void,
+    after?: () => void,
+  ): Promise<T> {
     const parent = this.holders.current()!;
     const own = parent === this.connection;
     const frame = await this.holders.enter(parent);
+    started();
     let committed: Map<string, Set<string>> | undefined;
     try {
       if (own) before?.();
