@@ -13,12 +13,14 @@ import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, tempDir, useTestApp, type Tes
 import type { ApiClient } from '../support/client';
 import { ConsoleClient } from '../support/consoleTrpc';
 import { edgeClient, eventually, openRouter, sdkIdentity, serviceBetween, serviceSession } from '../support/overlay';
-import { parsePrometheus, samplesOf, type PromParse } from '../support/prometheus';
+import { parsePrometheus, prometheusChecker, samplesOf, type PromParse } from '../support/prometheus';
 import { createUser } from '../support/users';
 import { ManualClock } from '../support/clock';
 
 let app: TestApp;
 let admin: ApiClient;
+// built from the Go module proxy on a fresh machine
+beforeAll(() => void prometheusChecker(), 300_000);
 useTestApp((a, c) => ((app = a), (admin = c)));
 
 async function scrape(url = app.urls.metrics!, headers: Record<string, string> = {}): Promise<PromParse> {

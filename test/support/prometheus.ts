@@ -31,8 +31,11 @@ export interface PromParse {
 
 let built: string | undefined;
 
-/** The checker's binary, built when missing (a build writes a temporary file and renames it: parallel test files are safe). */
-function checker(): string {
+/**
+ * The checker's binary, built when missing (a build writes a temporary file and renames it: parallel test files are
+ * safe). A fresh machine downloads the Go modules first: call it in a beforeAll with a long timeout.
+ */
+export function prometheusChecker(): string {
   if (built) return built;
   const h = createHash('sha256');
   for (const f of ['go.mod', 'go.sum', 'main.go']) h.update(readFileSync(join(SOURCE, f)));
@@ -50,7 +53,7 @@ function checker(): string {
 
 /** Parses an exposition with Prometheus' parser (throws with its message on a syntax error) and lints it. */
 export function parsePrometheus(text: string): PromParse {
-  const r = spawnSync(checker(), [], { input: text, encoding: 'utf8', maxBuffer: 64 << 20 });
+  const r = spawnSync(prometheusChecker(), [], { input: text, encoding: 'utf8', maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`Prometheus' parser refused the exposition: ${r.stderr.trim()}`);
   return JSON.parse(r.stdout) as PromParse;
 }
