@@ -234,7 +234,7 @@ describe('console: the live event tail over SSE', () => {
     expect(sessions.messages.every((m) => ['apiSession', 'authentication'].includes(m.event.namespace))).toBe(true);
     await rest.close();
 
-    const bad = await stream({ input: { types: ['circuit'] } });
+    const bad = await stream({ input: { types: ['link'] } });
     await bad.until(() => bad.error);
     expect(bad.error.data).toMatchObject({ code: 'BAD_REQUEST', httpStatus: 400 });
   });

@@ -10,8 +10,13 @@ import { startApp } from '../../src/main/app';
 import { ConfigError } from '../../src/main/config';
 import { copyClusterKey, startTestApp, tempDir, type TestApp } from '../support/app';
 import { Network } from './policies-network';
+import { once } from 'node:events';
+import { circuitEventsOf } from '../../src/main/core/dataPlane/index';
+import type { EdgeConn } from '../../src/main/sdk';
+import { edgeClient, eventually, openRouter, sdkIdentity, serviceBetween, serviceSession } from '../support/overlay';
+import { certLogin, clientCert, externalCa } from '../support/pki';
 
-const ALL = ['entityChange', 'apiSession', 'session', 'router', 'terminator', 'authentication'].map((type) => ({ type }));
+const ALL = ['entityChange', 'apiSession', 'session', 'circuit', 'router', 'terminator', 'authentication'].map((type) => ({ type }));
 
 function configFile(dir: string, events: unknown): string {
   const file = join(dir, 'weft.yml');
@@ -201,6 +206,95 @@ describe('event loggers', () => {
     ]);
     const ended = events.filter((e) => e.namespace === 'apiSession' && e.identity_id === me);
     expect(ended.map((e) => e.event_type)).toEqual(['created', 'deleted']);
+  });
+
+  it('circuits through the built-in router: created and deleted, and a dial with no terminator failed', async () => {
+    const app = net.app;
+    await openRouter(app, net.admin);
+    const [host, dialer] = await Promise.all([sdkIdentity(app, net.admin, 'ev-host'), sdkIdentity(app, net.admin, 'ev-dialer')]);
+    const svc = await serviceBetween(net.admin, 'ev-echo', host, dialer);
+    const dialing = edgeClient(app, dialer);
+    const hosting = edgeClient(app, host);
+    let circuitId: string;
+    try {
+      // nobody hosts it yet: the dial fails
+      const refused = await dialing.dial(await serviceSession(dialer, svc, 'Dial')).then(
+        () => undefined,
+        (e: Error) => e,
+      );
+      expect(refused).toBeInstanceOf(Error);
+      const listener = hosting.listen(await serviceSession(host, svc, 'Bind'));
+      listener.on('connection', (conn: EdgeConn) => {
+        conn.on('error', () => undefined);
+        conn.pipe(conn);
+      });
+      await once(listener, 'bound');
+      const conn = await dialing.dial(await serviceSession(dialer, svc, 'Dial'));
+      conn.on('error', () => undefined);
+      circuitId = conn.info.circuitId!;
+      conn.end('ping');
+      await once(conn.resume(), 'end');
+      await eventually(() => app.router!.status().circuits.length === 0, 'the circuit to end');
+    } finally {
+      dialing.close();
+      hosting.close();
+      await host.client.close();
+      await dialer.client.close();
+    }
+    await circuitEventsOf(app.core).idle();
+    await caughtUp(app);
+    const circuits = lines(allFile).filter((e) => e.namespace === 'circuit' && e.service_id === svc);
+    expect(circuits.map((e) => e.event_type)).toEqual(['failed', 'created', 'deleted']);
+    const [failed, created, deleted] = circuits;
+    expect(failed).toMatchObject({
+      version: 2,
+      terminator_id: '',
+      failure_cause: 'NO_TERMINATORS',
+      tags: { clientId: dialer.id, hostId: '', serviceId: svc },
+    });
+    expect(Object.keys(created)).toEqual([
+      'namespace',
+      'event_src_id',
+      'timestamp',
+      'version',
+      'event_type',
+      'circuit_id',
+      'client_id',
+      'service_id',
+      'terminator_id',
+      'instance_id',
+      'creation_timespan',
+      'path',
+      'link_count',
+      'path_cost',
+      'tags',
+    ]);
+    expect(created).toMatchObject({
+      circuit_id: circuitId!,
+      path: { nodes: [app.router!.id], links: null, ingress_id: '', egress_id: '' },
+      link_count: 0,
+      path_cost: 0,
+      tags: { clientId: dialer.id, hostId: host.id, serviceId: svc },
+    });
+    expect(Number.isInteger(created.creation_timespan)).toBe(true);
+    expect(deleted).toMatchObject({ circuit_id: circuitId!, client_id: created.client_id, terminator_id: created.terminator_id });
+    expect(deleted.duration).toBeGreaterThan(0);
+    expect(deleted).not.toHaveProperty('creation_timespan');
+  });
+
+  it('failed certificate and external JWT logins are authentication events too', async () => {
+    const stranger = await clientCert(await externalCa('Stranger CA'), { commonName: 'stranger' });
+    expect((await certLogin(net.app.client(), stranger.certPem, stranger.keyPem)).resp.status).toBe(401);
+    const jwt = await net.app.client().post('/authenticate?method=ext-jwt', {}, { headers: { authorization: 'Bearer not-a-jwt' } });
+    expect(jwt.status).toBe(401);
+    await caughtUp(net.app);
+    const fails = lines(allFile).filter((e) => e.namespace === 'authentication' && e.event_type === 'fail');
+    expect(fails.find((e) => e.type === 'cert')).toMatchObject({
+      reason: 'certificate does not chain to a trusted CA',
+      success: false,
+      remote_address: '127.0.0.1',
+    });
+    expect(fails.find((e) => e.type === 'ext-jwt')).toMatchObject({ reason: 'not a JWT', success: false });
   });
 
   it('writes started in the same tick, failures among them: each committed write has one event, a refused one none', async () => {

@@ -17,8 +17,9 @@ export const CORE_FLOORS = [
   { name: 'query', units: ['query'], holds: 'ZitiQL → SQL, paging, role attribute fields and role matching' },
   {
     name: 'context',
-    units: ['core', 'context', 'replyReuse', 'meters'],
-    holds: 'the Core and Ctx, what a write and a write subscriber are, reply reuse, what the core measures',
+    units: ['core', 'context', 'replyReuse', 'meters', 'eventRows'],
+    holds:
+      'the Core and Ctx, what a write and a write subscriber are, reply reuse, what the core measures, event rows (logins, circuits) in the outbox',
   },
   {
     name: 'entities',

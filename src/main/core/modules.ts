@@ -8,6 +8,7 @@ import { enrollmentOnWrite } from './enrollment/onWrite';
 import { validateShareConfig } from './shares/config';
 import { outboxOnWrite, pruneOutbox } from './ops/outbox';
 import { markRoutersOffline } from './dataPlane/builtinRouter';
+import { circuitEventsOf } from './dataPlane/circuitEvents';
 import { pruneAuditLog } from './ops/audit';
 import { classifyAllUnclassified } from './policy/classes';
 import { policyIndexOnWrite } from './policy/onWrite';
@@ -97,7 +98,13 @@ export const CORE_MODULES: readonly CoreModule[] = [
   // a request's audit entry is written with its first write (its own onWrite, see ops/audit.ts); entries are pruned
   { name: 'audit log', every: { ms: 10 * 60_000, atStart: true, run: pruneAudit } },
   // every write is also a change event, in the outbox (ops/outbox.ts); kept for a while, then pruned
-  { name: 'outbox', onWrite: outboxOnWrite, every: { ms: 60_000, atStart: true, run: (core) => pruneOutbox(core) } },
+  // circuit events are written in the background: the last ones before the store closes
+  {
+    name: 'outbox',
+    onWrite: outboxOnWrite,
+    every: { ms: 60_000, atStart: true, run: (core) => pruneOutbox(core) },
+    stop: (core) => circuitEventsOf(core).idle(),
+  },
   // identities created with enrollments get them, created routers their enrollment JWT (enrollment/onWrite.ts); after
   // the outbox, so a create's own change event comes before those of the enrollments it makes
   { name: 'enrollment', onWrite: enrollmentOnWrite },

@@ -18,6 +18,7 @@ const INCLUDES: Record<string, readonly string[] | 'any'> = {
   entityChange: 'any',
   apiSession: ['created', 'deleted'],
   session: ['created', 'deleted'],
+  circuit: ['created', 'pathUpdated', 'deleted', 'failed'],
   authentication: ['success', 'fail'],
 };
 

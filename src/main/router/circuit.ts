@@ -23,6 +23,11 @@ export interface CircuitDial {
   terminatorId: string;
   sessionId: string;
   caller: string;
+  /** for circuit events: the dialing identity, the hosting one (the router for services it hosts), the terminator */
+  callerId: string;
+  hostId: string;
+  instanceId: string;
+  cost: number;
 }
 
 /**
@@ -41,6 +46,8 @@ export type CircuitInfo = LiveStatus['circuits'][number];
  */
 export class Circuit {
   readonly createdAt = new Date();
+  /** when the dialer was told it is connected (a circuit that never opened has no lifetime to report) */
+  openedAt?: number;
   bytesIn = 0;
   bytesOut = 0;
   private state: 'dialing' | 'open' | 'closed' = 'dialing';
@@ -68,6 +75,7 @@ export class Circuit {
   open(): void {
     if (this.state !== 'dialing') return;
     this.state = 'open';
+    this.openedAt = Date.now();
     for (const frame of this.early) this.relay('host', frame);
     this.early = [];
   }

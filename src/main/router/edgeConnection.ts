@@ -30,7 +30,7 @@ import {
   type FrameLimits,
   type Message,
 } from './channel/wire';
-import type { Circuit } from './circuit';
+import type { Circuit, CircuitDial } from './circuit';
 import { hostTarget } from './hostTargets';
 import type { BindingConnection, ConnectionRouter, SdkTerminator } from './types';
 
@@ -239,21 +239,28 @@ export class EdgeConnection implements BindingConnection {
     // the session ended while it was being checked: as if it had ended before
     if (ended.has(grant.sessionId)) return this.refuse(msg, 'the session no longer exists');
     const instance = getStr(msg.headers, Header.TerminatorIdentity) ?? '';
+    const started = Date.now();
     const terminator = this.router.pickTerminator(grant.serviceId, instance);
-    if (!terminator) return this.refuse(msg, `service ${grant.serviceName} has no terminators${instance ? ` for instance ${instance}` : ''}`);
-    const circuit = this.router.newCircuit(
-      {
-        serviceId: grant.serviceId,
-        serviceName: grant.serviceName,
-        terminatorId: terminator.id,
-        sessionId: grant.sessionId,
-        caller: this.caller!.identityName,
-      },
-      { kind: 'sdk', conn: this, connId },
-    );
+    const info: CircuitDial = {
+      serviceId: grant.serviceId,
+      serviceName: grant.serviceName,
+      terminatorId: terminator?.id ?? '',
+      sessionId: grant.sessionId,
+      caller: this.caller!.identityName,
+      callerId: this.caller!.identityId,
+      hostId: terminator ? (terminator.kind === 'sdk' ? (terminator.conn.caller?.identityId ?? '') : this.router.id) : '',
+      instanceId: instance,
+      cost: terminator?.cost ?? 0,
+    };
+    if (!terminator) {
+      this.router.reportCircuit('failed', newId(), info, Date.now() - started, 'NO_TERMINATORS');
+      return this.refuse(msg, `service ${grant.serviceName} has no terminators${instance ? ` for instance ${instance}` : ''}`);
+    }
+    const circuit = this.router.newCircuit(info, { kind: 'sdk', conn: this, connId });
     this.endpoints.set(connId, { circuit, side: 'dialer' });
-    const fail = (reason: string) => {
+    const fail = (reason: string, cause: string) => {
       if (circuit.closed) return;
+      this.router.reportCircuit('failed', circuit.id, info, Date.now() - started, cause);
       this.endpoints.delete(connId);
       circuit.close(reason, 'dialer');
       this.refuse(msg, reason);
@@ -283,15 +290,18 @@ export class EdgeConnection implements BindingConnection {
       try {
         reply = await answer;
       } catch (e) {
-        return fail(`failed to establish connection with terminator ${terminator.id}: ${(e as Error).message}`);
+        return fail(`failed to establish connection with terminator ${terminator.id}: ${(e as Error).message}`, 'ROUTER_ERR_DIAL_TIMED_OUT');
       }
       if (reply.contentType !== EdgeType.DialSuccess) {
-        return fail(`failed to establish connection with terminator ${terminator.id}: ${reply.body.toString('utf8') || 'dial failed'}`);
+        return fail(
+          `failed to establish connection with terminator ${terminator.id}: ${reply.body.toString('utf8') || 'dial failed'}`,
+          'ROUTER_ERR_GENERIC',
+        );
       }
       hostKey = terminator.publicKey;
     } else {
       const target = hostTarget(terminator.host, msg.headers.get(Header.AppData));
-      if (typeof target === 'string') return fail(target);
+      if (typeof target === 'string') return fail(target, 'ROUTER_ERR_MISCONFIGURED_TERMINATOR');
       const socket = tcpConnect({ host: target.host, port: target.port });
       const connecting = new Promise<Error | undefined>((resolve) => {
         const timer = setTimeout(() => resolve(new Error('timed out')), DIAL_TIMEOUT_MS);
@@ -302,7 +312,11 @@ export class EdgeConnection implements BindingConnection {
       const connected = await connecting;
       if (connected) {
         socket.destroy();
-        return fail(`failed to dial ${target.host}:${target.port}: ${connected.message}`);
+        const refused = (connected as NodeJS.ErrnoException).code === 'ECONNREFUSED';
+        return fail(
+          `failed to dial ${target.host}:${target.port}: ${connected.message}`,
+          refused ? 'ROUTER_ERR_CONN_REFUSED' : 'ROUTER_ERR_DIAL_TIMED_OUT',
+        );
       }
       if (circuit.closed) return void socket.destroy();
       circuit.attachHost({ kind: 'tcp', socket });
@@ -317,6 +331,7 @@ export class EdgeConnection implements BindingConnection {
       ]),
     );
     circuit.open();
+    this.router.reportCircuit('created', circuit.id, info, Date.now() - started);
   }
 
   /** A host binds a service: a terminator on this router, then the StateConnected answer (see the hello: no BindSuccess). */

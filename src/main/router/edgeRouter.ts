@@ -1,6 +1,8 @@
 import type { Server } from 'node:tls';
 import type { Logger } from 'pino';
 import {
+  circuitEventsOf,
+  type CircuitReport,
   addRouterTerminator,
   authorizeChannel,
   channelStillValid,
@@ -340,10 +342,29 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
       this.circuits.delete(done.id);
       this.closedTraffic.bytesIn += done.bytesIn;
       this.closedTraffic.bytesOut += done.bytesOut;
+      if (done.openedAt !== undefined) this.reportCircuit('deleted', done.id, done.info, Date.now() - done.openedAt);
     });
     this.circuits.set(c.id, c);
     this.closedTraffic.circuits++;
     return c;
+  }
+
+  /** A circuit event (created, deleted, failed) for the event loggers (written in the background). */
+  reportCircuit(eventType: CircuitReport['eventType'], circuitId: string, info: CircuitDial, elapsedMs: number, failureCause?: string): void {
+    circuitEventsOf(this.core).report({
+      eventType,
+      circuitId,
+      sessionId: info.sessionId,
+      serviceId: info.serviceId,
+      terminatorId: info.terminatorId,
+      instanceId: info.instanceId,
+      routerId: this.id,
+      clientIdentityId: info.callerId,
+      hostId: info.hostId,
+      elapsedMs,
+      cost: eventType === 'deleted' ? undefined : info.cost,
+      failureCause,
+    });
   }
 
   /** Circuits made and bytes relayed since the router started (metrics), open circuits included. */

@@ -69,6 +69,8 @@ export interface ConnectionRouter {
   removeTerminator(id: string, external: boolean): Promise<void>;
   removeTerminators(ids: readonly string[], external: boolean): Promise<void>;
   newCircuit(info: CircuitDial, dialer: SdkEnd): Circuit;
+  /** a circuit event for the event loggers (created, deleted, failed) */
+  reportCircuit(eventType: 'created' | 'deleted' | 'failed', circuitId: string, info: CircuitDial, elapsedMs: number, failureCause?: string): void;
   /** the connection is gone (its clean-up under way) */
   connectionClosed(conn: BindingConnection): void;
 }

@@ -13,6 +13,7 @@ const NAMESPACES: Record<Namespace, string> = {
   entityChange: 'Entity changes',
   apiSession: 'API sessions',
   session: 'Sessions',
+  circuit: 'Circuits',
   router: 'Routers',
   terminator: 'Terminators',
   authentication: 'Authentications',
@@ -66,6 +67,16 @@ function summary(e: ZitiEvent): string {
         ['service', e.service_id],
         ['identity', e.identity_id],
       ]);
+    case 'circuit': {
+      const tags = stateOf(e.tags);
+      return parts([
+        ['circuit', e.circuit_id],
+        ['service', e.service_id],
+        ['client', tags.clientId],
+        ['host', tags.hostId],
+        ['cause', e.failure_cause],
+      ]);
+    }
     case 'terminator':
       return parts([
         ['terminator', e.terminator_id],

@@ -1,5 +1,7 @@
 import type { Core } from '../core';
+import { ApiError, invalidAuth } from '../errors';
 import { metersOf } from '../meters';
+import { recordEvents } from '../eventRows';
 
 /** A login's outcome as OpenZiti's authentication event describes it (controller/event/authentication.go). */
 export interface AuthOutcome {
@@ -33,11 +35,45 @@ export async function recordAuthEvent(core: Core, o: AuthOutcome): Promise<void>
     reason: o.reason ?? '',
     improper_client_cert_chain: false,
   };
-  await core.store.runSql(
-    "INSERT INTO outbox (entity, op, entity_id, after_row, created_at) VALUES ('event:authentication', ?, ?, ?, ?)",
-    o.event_type,
-    fields.identity_id,
-    JSON.stringify(fields),
-    core.clock.now().toISOString(),
-  );
+  await recordEvents(core, [{ namespace: 'authentication', op: o.event_type, entityId: fields.identity_id, fields }]);
+}
+
+/** What a refused login's failure event says beyond its method and address. */
+export type RefusalDetails = Omit<AuthOutcome, 'event_type' | 'method' | 'remote_address'> & { reason: string };
+
+const refusals = new WeakMap<ApiError, RefusalDetails | 'recorded'>();
+
+/** 401 INVALID_AUTH for a refused login, with what its failure event will say (see recordingFailures). */
+export function refused(details: RefusalDetails, message?: string): ApiError {
+  const err = invalidAuth(message);
+  refusals.set(err, details);
+  return err;
+}
+
+/** 401 INVALID_AUTH for a login whose failure event was written already (with the attempt it counts). */
+export function refusedAndRecorded(): ApiError {
+  const err = invalidAuth();
+  refusals.set(err, 'recorded');
+  return err;
+}
+
+/**
+ * Runs a login; a 401 it ends with gets its authentication `fail` event, once, after any transaction the refusal
+ * rolled back (a database failure or a 400 is no login decision and gets none).
+ */
+export async function recordingFailures<T>(core: Core, method: string, client: { ipAddress: string }, login: () => Promise<T>): Promise<T> {
+  try {
+    return await login();
+  } catch (e) {
+    const details = e instanceof ApiError && e.status === 401 ? refusals.get(e) : 'recorded';
+    if (details !== 'recorded') {
+      await recordAuthEvent(core, {
+        event_type: 'fail',
+        method,
+        remote_address: client.ipAddress,
+        ...(details ?? { reason: (e as Error).message }),
+      }).catch((err: unknown) => core.log.warn({ err }, 'could not record a failed login'));
+    }
+    throw e;
+  }
 }

@@ -10,7 +10,7 @@ import { passwordSchema, usernameSchema } from '../entities/common';
 import { hashPassword, needsRehash, verifyPassword } from './passwords';
 import { callerOf, apiSessionsOf } from './apiSessions';
 import { isTotpEnrolled } from './mfaRecords';
-import { recordAuthEvent } from './authEvents';
+import { recordAuthEvent, recordingFailures, refused, refusedAndRecorded } from './authEvents';
 
 const info = (keys: string[]) => z.object(Object.fromEntries(keys.map((k) => [k, z.string().max(255).optional()]))).partial();
 export const envInfoSchema = info(['arch', 'domain', 'hostname', 'os', 'osRelease', 'osVersion']);
@@ -49,7 +49,11 @@ export function parseAuthenticateBody(body: unknown): AuthenticateBody {
 }
 
 /** POST /authenticate?method=password */
-export async function authenticatePassword(core: Core, rawBody: unknown, client: ClientInfo, opts: LoginOptions = {}): Promise<ApiObject> {
+export function authenticatePassword(core: Core, rawBody: unknown, client: ClientInfo, opts: LoginOptions = {}): Promise<ApiObject> {
+  return recordingFailures(core, 'password', client, () => passwordLogin(core, rawBody, client, opts));
+}
+
+async function passwordLogin(core: Core, rawBody: unknown, client: ClientInfo, opts: LoginOptions): Promise<ApiObject> {
   const body = parseAuthenticateBody(rawBody);
   if (body.username === undefined) throw invalidAuth('username and password are required');
   if (body.password === undefined) throw invalidAuth('username and password are required');
@@ -69,7 +73,7 @@ export async function authenticatePassword(core: Core, rawBody: unknown, client:
   if (!auth || !identity) {
     await verifyPassword(undefined, body.password);
     await failed('no identity with this username');
-    throw invalidAuth();
+    throw refusedAndRecorded();
   }
   const ctx = core.system;
   const policy = await loadAuthPolicy(ctx, identity.auth_policy_id);
@@ -77,14 +81,14 @@ export async function authenticatePassword(core: Core, rawBody: unknown, client:
   const now = core.clock.now();
   if (!policy.primary.updb.allowed || isDisabled(identity, now)) {
     await failed(isDisabled(identity, now) ? 'the identity is disabled' : 'the auth policy does not allow passwords');
-    throw invalidAuth();
+    throw refusedAndRecorded();
   }
   if (!ok) {
     await store.tx(async () => {
       await recordFailure(core, identity, policy.primary.updb);
       await failed('invalid password');
     });
-    throw invalidAuth();
+    throw refusedAndRecorded();
   }
   const view = await completeLogin(core, { method: 'password', identity, authenticator: auth, resetFailures: true }, body, client, opts);
   await upgradeHash(core, auth, body.password);
@@ -181,9 +185,17 @@ export async function completeLogin(
   const { identity } = login;
   const store = core.store;
   const policy = await loadAuthPolicy(core.system, identity.auth_policy_id);
+  const refusal = (reason: string) =>
+    refused({
+      reason,
+      identity_id: identity.id,
+      auth_policy_id: identity.auth_policy_id,
+      authenticator_id: login.authenticator?.id,
+      external_jwt_signer_id: login.extJwtSignerId,
+    });
   if (isDisabled(identity, core.clock.now()) || !primaryAllowed(policy, login)) {
     core.log.info({ identityId: identity.id, method: login.method }, 'login refused by auth policy or disabled identity');
-    throw invalidAuth();
+    throw refusal(isDisabled(identity, core.clock.now()) ? 'the identity is disabled' : `the auth policy does not allow this ${login.method} login`);
   }
   const required = policy.secondary.requireExtJwtSigner;
   const session = await store.tx(async () => {
@@ -192,7 +204,7 @@ export async function completeLogin(
     const current = await getRow(store, CURRENT, `SELECT ${selectList(CURRENT)} FROM identities WHERE id = ?`, identity.id);
     if (!current || isDisabled(current, core.clock.now())) {
       core.log.info({ identityId: identity.id, method: login.method }, 'login refused: the identity was disabled or deleted meanwhile');
-      throw invalidAuth();
+      throw refusal('the identity was disabled or deleted meanwhile');
     }
     if (login.resetFailures && current.failed_login_attempts) {
       await store.runSql('UPDATE identities SET failed_login_attempts = 0 WHERE id = ?', identity.id);

@@ -1,11 +1,11 @@
 import type { Core } from '../core';
 import { externalIdFromCertificate, usableCas, type CaRow } from '../entities/cas';
 import type { ApiObject } from '../entities/resource';
-import { invalidAuth } from '../errors';
 import { chainToAnchor, fingerprintSha1, isCurrentlyValid, peerPems } from '../pki/index';
 import { getRow } from '../store/rows';
 import { completeLogin, LOGIN_AUTHENTICATOR, parseAuthenticateBody, type ClientInfo, type LoginOptions } from './authenticate';
 import { LOGIN_IDENTITY, type LoginIdentity } from './disabled';
+import { recordingFailures, refused } from './authEvents';
 
 /** Authenticator id of sessions whose identity was found by a CA's externalId claim (no stored authenticator). */
 export const EXTERNAL_ID_AUTHENTICATOR = 'internal';
@@ -16,20 +16,24 @@ export const EXTERNAL_ID_AUTHENTICATOR = 'internal';
  * certificate's fingerprint, or, for a CA with an externalIdClaim, the one whose externalId the certificate carries.
  * Validity dates are enforced unless the identity's auth policy allows expired certificates.
  */
-export async function authenticateCert(
+export function authenticateCert(
   core: Core,
   rawBody: unknown,
   peerCertificates: Buffer[],
   client: ClientInfo,
   opts: LoginOptions = {},
 ): Promise<ApiObject> {
+  return recordingFailures(core, 'cert', client, () => certLogin(core, rawBody, peerCertificates, client, opts));
+}
+
+async function certLogin(core: Core, rawBody: unknown, peerCertificates: Buffer[], client: ClientInfo, opts: LoginOptions): Promise<ApiObject> {
   const body = parseAuthenticateBody(rawBody);
   const [leaf, ...intermediates] = peerPems(peerCertificates);
-  if (!leaf) throw invalidAuth('a client certificate is required');
+  if (!leaf) throw refused({ reason: 'no client certificate' }, 'a client certificate is required');
   const now = core.clock.now();
-  const fail = (reason: string) => {
+  const fail = (reason: string, authenticator_id?: string) => {
     core.log.info({ reason, fingerprint: fingerprintSha1(leaf) }, 'certificate authentication failed');
-    return invalidAuth();
+    return refused({ reason, authenticator_id });
   };
 
   // dates are checked against the auth policy below, once the identity is known
@@ -57,7 +61,7 @@ export async function authenticateCert(
     authenticator = found;
     identity = await getRow(core.store, LOGIN_IDENTITY, 'SELECT * FROM identities WHERE id = ?', found.identity_id);
   }
-  if (!identity) throw fail('no identity for this certificate');
+  if (!identity) throw fail('no identity for this certificate', authenticator.id);
   // disabled identity, cert.allowed and allowExpiredCerts are the shared auth-policy checks of completeLogin
   return completeLogin(core, { method: 'cert', identity, authenticator, certExpired: !isCurrentlyValid(leaf, now) }, body, client, opts);
 }

@@ -17,6 +17,7 @@ import { getRow, rowShape, type Decoded } from '../store/rows';
 import { API_SESSION, callerOf, apiSessionsOf, type ApiSession } from './apiSessions';
 import { LOGIN_IDENTITY, type LoginIdentity } from './disabled';
 import { completeLogin, parseAuthenticateBody, type ClientInfo, type LoginOptions } from './authenticate';
+import { recordingFailures, refused } from './authEvents';
 
 const ALGORITHMS: JWSAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 /** Allowed clock skew for exp/nbf, in seconds. */
@@ -82,9 +83,9 @@ export class ExtJwtVerifier {
 
   /** Verifies `token`; every failure is 401 INVALID_AUTH with the reason logged, never returned. */
   async verify(token: string): Promise<VerifiedJwt> {
-    const fail = (reason: string, extra: object = {}) => {
+    const fail = (reason: string, extra: { signerId?: string } & Record<string, unknown> = {}) => {
       this.core.log.info({ ...extra, reason }, 'external JWT rejected');
-      return invalidAuth();
+      return refused({ reason, external_jwt_signer_id: extra.signerId });
     };
     let issuer: unknown;
     try {
@@ -193,10 +194,14 @@ export interface ExtJwtRequest {
  * `requireExtJwtSigner`, the verified JWT (for the same identity) completes that factor; otherwise it is a
  * primary login of the identity the JWT names (by id, or by externalId when the signer says useExternalId).
  */
-export async function authenticateExtJwt(core: Core, req: ExtJwtRequest, opts: LoginOptions = {}): Promise<ApiObject> {
+export function authenticateExtJwt(core: Core, req: ExtJwtRequest, opts: LoginOptions = {}): Promise<ApiObject> {
+  return recordingFailures(core, 'ext-jwt', req.client, () => extJwtLogin(core, req, opts));
+}
+
+async function extJwtLogin(core: Core, req: ExtJwtRequest, opts: LoginOptions): Promise<ApiObject> {
   const body = parseAuthenticateBody(req.body);
   const bearer = bearerOf(req.authorization);
-  if (!bearer) throw invalidAuth('an external JWT is required as Authorization: Bearer <token>');
+  if (!bearer) throw refused({ reason: 'no external JWT' }, 'an external JWT is required as Authorization: Bearer <token>');
   const pending = req.ztSession ? await apiSessionsOf(core).resolve(req.ztSession) : undefined;
   const { jwt, identity } = await verifiedIdentity(core, bearer);
   const session = pending?.session;
@@ -219,7 +224,7 @@ async function verifiedIdentity(core: Core, bearer: string): Promise<{ jwt: Veri
   const identity = await getRow(core.store, LOGIN_IDENTITY, `SELECT * FROM identities WHERE ${column} = ?`, jwt.subject);
   if (!identity) {
     core.log.info({ signerId: jwt.signer.id, subject: jwt.subject }, 'external JWT names no identity');
-    throw invalidAuth();
+    throw refused({ reason: 'the JWT names no identity', external_jwt_signer_id: jwt.signer.id });
   }
   return { jwt, identity };
 }

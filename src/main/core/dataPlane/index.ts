@@ -24,6 +24,7 @@ export {
   tlsUrl,
   type BuiltinRouterTls,
 } from './builtinRouter';
+export { circuitEventsOf, type CircuitReport } from './circuitEvents';
 export { missingRows, watchDataPlane, watchEdgeRouters, type DataPlaneEvents } from './events';
 export { authorizeRouterControl, routerControlStillValid, setControlRouterOnline, type ControlRouter } from './routerControl';
 export { dataPlaneView, networkLive, type LiveDataPlane, type LiveStatus, type NetworkLive } from './status';

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Core } from '../core';
+import { knownNodeId, rememberNodeId } from '../eventRows';
 import { newId } from '../ids';
 import { fingerprintSha1 } from '../pki/index';
 import { setting } from '../store/settings';
@@ -17,15 +18,13 @@ export interface ControllerNode {
 }
 
 const ID_FILE = 'controller.id';
-/** the id of each core, read once */
-const controllerIds = new WeakMap<Core, string>();
 
 /**
  * This node's id in /controllers: kept in its data directory, so nodes sharing one database (PostgreSQL) each have
  * their own row. A data directory from before took the id the database held (one node then).
  */
 export async function controllerId(core: Core): Promise<string> {
-  const known = controllerIds.get(core);
+  const known = knownNodeId(core);
   if (known !== undefined) return known;
   const file = join(core.config.dataDir, ID_FILE);
   let id: string;
@@ -33,11 +32,11 @@ export async function controllerId(core: Core): Promise<string> {
   else {
     id = core.store.dialect === 'sqlite' ? await setting(core.store, 'controller_id', () => newId()) : newId();
     // a call that came meanwhile may have written it already (SQLite: the same id, from the settings table)
-    const made = controllerIds.get(core);
+    const made = knownNodeId(core);
     if (made !== undefined) return made;
     writeFileSync(file, id + '\n', { mode: 0o600 });
   }
-  controllerIds.set(core, id);
+  rememberNodeId(core, id);
   return id;
 }
 

@@ -16,14 +16,15 @@ import { camelCase } from '../entities/define';
 export type ZitiEvent = { namespace: string } & Record<string, unknown>;
 
 /** The event types Weft emits (OpenZiti's subscription names). */
-export const EMITTED_TYPES = ['entityChange', 'apiSession', 'session', 'router', 'terminator', 'authentication'] as const;
+export const EMITTED_TYPES = ['entityChange', 'apiSession', 'session', 'circuit', 'router', 'terminator', 'authentication'] as const;
 export type EventType = (typeof EMITTED_TYPES)[number];
 /** Types OpenZiti's controller also knows, which Weft does not emit (a subscription to one is accepted with a warning). */
-export const SILENT_TYPES = ['alert', 'circuit', 'cluster', 'connect', 'entityCount', 'link', 'metrics', 'service', 'sdk', 'usage'] as const;
+export const SILENT_TYPES = ['alert', 'cluster', 'connect', 'entityCount', 'link', 'metrics', 'service', 'sdk', 'usage'] as const;
 /** OpenZiti's names from before 1.4 for the types Weft emits: such a subscription's events carry the old name as namespace. */
 export const LEGACY_TYPES: Readonly<Record<string, EventType>> = {
   'edge.apiSessions': 'apiSession',
   'edge.sessions': 'session',
+  'fabric.circuits': 'circuit',
   'fabric.routers': 'router',
   'fabric.terminators': 'terminator',
   'edge.authentications': 'authentication',
