@@ -15,6 +15,7 @@ import { csr } from '../support/pki';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import { createUser } from '../support/users';
 import { ROOT, WEFT_BIN } from '../support/weftProcess';
+import { runBackup, runRestore } from '../../src/main/backupCommand';
 import { openzitiTools, sdkClient, ToolProcess } from '../interop/tools';
 
 const PASSPHRASE = 'correct horse battery staple';
@@ -26,12 +27,25 @@ interface Ran {
 }
 
 /** The real `weft` command, as a child process (the test's own Weft keeps serving meanwhile). */
-export function weft(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Ran> {
+export function weftProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Ran> {
   return new Promise((resolve) =>
     execFile(process.execPath, [WEFT_BIN, ...args], { cwd: ROOT, env: { ...process.env, ...env }, timeout: 120_000 }, (err, stdout, stderr) =>
       resolve({ status: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout: String(stdout), stderr: String(stderr) }),
     ),
   );
+}
+
+/** `weft backup|restore` run in this process (the same command, without a process start per call). */
+async function weft(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Ran> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const status = await (args[0] === 'backup' ? runBackup : runRestore)(
+    args.slice(1),
+    (l) => stdout.push(l),
+    (l) => stderr.push(l),
+    { ...process.env, ...env },
+  );
+  return { status, stdout: stdout.map((l) => l + '\n').join(''), stderr: stderr.map((l) => l + '\n').join('') };
 }
 
 let pg: PostgresServer;
@@ -169,7 +183,8 @@ describe.each([
     try {
       seeded = await seed(source);
       // while the source runs
-      const made = await weft(['backup', '--data-dir', sourceDir, '--database', sourceDb, '--passphrase-file', passphraseFile, '-o', archive]);
+      const run = from === 'sqlite' ? weftProcess : weft;
+      const made = await run(['backup', '--data-dir', sourceDir, '--database', sourceDb, '--passphrase-file', passphraseFile, '-o', archive]);
       expect(made.stderr).toBe('');
       expect(made.status).toBe(0);
       expect(made.stdout).toMatch(/^backup of .* written to .*network\.weftbak \(\d+ bytes\)/);
@@ -185,7 +200,7 @@ describe.each([
 
     const restoredDir = join(tempDir(), 'restored');
     const targetDb = to === 'postgres' ? await pg.createDatabase() : undefined;
-    const restored = await weft(['restore', archive, '--data-dir', restoredDir, ...(targetDb ? ['--database', targetDb] : [])], {
+    const restored = await (from === 'sqlite' ? weftProcess : weft)(['restore', archive, '--data-dir', restoredDir, ...(targetDb ? ['--database', targetDb] : [])], {
       WEFT_BACKUP_PASSPHRASE: PASSPHRASE,
     });
     expect(restored.stderr).toBe('');
