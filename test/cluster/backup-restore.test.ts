@@ -200,9 +200,12 @@ describe.each([
 
     const restoredDir = join(tempDir(), 'restored');
     const targetDb = to === 'postgres' ? await pg.createDatabase() : undefined;
-    const restored = await (from === 'sqlite' ? weftProcess : weft)(['restore', archive, '--data-dir', restoredDir, ...(targetDb ? ['--database', targetDb] : [])], {
-      WEFT_BACKUP_PASSPHRASE: PASSPHRASE,
-    });
+    const restored = await (from === 'sqlite' ? weftProcess : weft)(
+      ['restore', archive, '--data-dir', restoredDir, ...(targetDb ? ['--database', targetDb] : [])],
+      {
+        WEFT_BACKUP_PASSPHRASE: PASSPHRASE,
+      },
+    );
     expect(restored.stderr).toBe('');
     expect(restored.status).toBe(0);
     expect(restored.stdout).toMatch(new RegExp(`^restored the backup of \\S+ \\(Weft \\S+, from ${from}\\) into ${restoredDir}`));

@@ -74,6 +74,11 @@ describe('PostgreSQL stopped while a backup and a snapshot are being written', {
     const running = backup(archive);
     const snapshot = admin.post('/database/snapshot');
     await waitersOn('posture_checks', 2);
+    // one snapshot at a time: another one while this one is being written is refused
+    const second = await admin.post('/database/snapshot');
+    expect(second.status).toBe(429);
+    expect(second.body.error).toMatchObject({ code: 'RATE_LIMITED', message: 'A database snapshot is already being written' });
+    expect(second.headers['retry-after']).toBe('1');
     await pg.halt();
 
     const failed = await running;
