@@ -5,7 +5,7 @@
 // Wrong passphrases, damaged archives and non-empty targets are refused with nothing written.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, tempDir, type TestApp } from '../support/app';
@@ -16,6 +16,7 @@ import { startPostgres, type PostgresServer } from '../support/postgres';
 import { createUser } from '../support/users';
 import { ROOT, WEFT_BIN } from '../support/weftProcess';
 import { runBackup, runRestore } from '../../src/main/backupCommand';
+import { SqliteStore } from '../../src/main/core/store/sqlite';
 import { openzitiTools, sdkClient, ToolProcess } from '../interop/tools';
 
 const PASSPHRASE = 'correct horse battery staple';
@@ -173,6 +174,7 @@ describe.each([
   { from: 'sqlite', to: 'sqlite' },
   { from: 'postgres', to: 'postgres' },
   { from: 'postgres', to: 'sqlite' },
+  { from: 'sqlite', to: 'postgres' },
 ] as const)('a backup of a network on $from, restored onto $to', { timeout: 240_000 }, ({ from, to }) => {
   it('brings back a network that serves logins, enrolled devices and dials', async () => {
     const sourceDir = tempDir();
@@ -183,7 +185,7 @@ describe.each([
     try {
       seeded = await seed(source);
       // while the source runs
-      const run = from === 'sqlite' ? weftProcess : weft;
+      const run = from === 'sqlite' && to === 'sqlite' ? weftProcess : weft;
       const made = await run(['backup', '--data-dir', sourceDir, '--database', sourceDb, '--passphrase-file', passphraseFile, '-o', archive]);
       expect(made.stderr).toBe('');
       expect(made.status).toBe(0);
@@ -200,7 +202,7 @@ describe.each([
 
     const restoredDir = join(tempDir(), 'restored');
     const targetDb = to === 'postgres' ? await pg.createDatabase() : undefined;
-    const restored = await (from === 'sqlite' ? weftProcess : weft)(
+    const restored = await (from === 'sqlite' && to === 'sqlite' ? weftProcess : weft)(
       ['restore', archive, '--data-dir', restoredDir, ...(targetDb ? ['--database', targetDb] : [])],
       {
         WEFT_BACKUP_PASSPHRASE: PASSPHRASE,
@@ -302,6 +304,27 @@ describe('refusals: nothing is written', { timeout: 120_000 }, () => {
     expect(existsSync(target)).toBe(false);
     // the staging folder beside the target is gone too
     expect(readdirSync(join(target, '..')).filter((n) => n.startsWith('.weft-restore-'))).toEqual([]);
+  });
+
+  it('a database file of its own: in the data directory, or elsewhere', async () => {
+    for (const where of ['inside', 'elsewhere'] as const) {
+      const dir = join(tempDir(), 'target');
+      const file = where === 'inside' ? join(dir, 'network.db') : join(tempDir(), 'db', 'network.db');
+      const r = await restoreInto(archive, dir, undefined, '--database', file);
+      expect(r.stderr, where).toBe('');
+      expect(r.stdout, where).toContain(`database ${file}`);
+      expect(existsSync(join(dir, 'weft.db')), where).toBe(false);
+      const db = new SqliteStore(file);
+      try {
+        expect((await db.getSql<{ n: number }>('SELECT count(*) AS n FROM identities'))!.n, where).toBeGreaterThan(0);
+      } finally {
+        await db.close();
+      }
+      expect(
+        readdirSync(dirname(file)).filter((n) => n.includes('restoring')),
+        where,
+      ).toEqual([]);
+    }
   });
 
   it('bad arguments: no passphrase, a short one, no data dir; backup of a directory without a network', async () => {

@@ -13,7 +13,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, posix, resolve } from 'node:path';
+import { basename, dirname, join, posix, resolve } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Migration, Store } from '../store/db';
 import { openStore, sqliteFile } from '../store/open';
@@ -298,7 +298,8 @@ export async function restoreBackup(opts: {
         mkdirSync(dirname(to), { recursive: true, mode: 0o700 });
         writeFileSync(to, f.content, { mode: f.mode || 0o600 });
       }
-      const dbFile = target ? join(staging, '.restore.db') : (outside ?? join(staging, DATABASE_FILE));
+      if (outside) mkdirSync(dirname(outside), { recursive: true, mode: 0o700 });
+      const dbFile = target ? join(staging, '.restore.db') : (outside ?? join(staging, basename(file!)));
       writeFileSync(dbFile, opts.contents.database, { mode: 0o600 });
       const restored = new SqliteStore(dbFile);
       try {
@@ -311,10 +312,7 @@ export async function restoreBackup(opts: {
         await restored.close();
       }
       if (target) for (const f of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) rmSync(f, { force: true });
-      if (outside) {
-        mkdirSync(dirname(file!), { recursive: true });
-        renameSync(outside, file!);
-      }
+      if (outside) renameSync(outside, file!);
       moveInto(staging, dataDir);
     } catch (e) {
       rmSync(staging, { recursive: true, force: true });
