@@ -206,6 +206,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
           refreshTokenMs: parseDuration(config.api.oidc.refresh_token_lifetime),
         },
         snapshotIntervalMs: parseDuration(config.rate_limits.snapshot_interval),
+        schemaMigrations: SCHEMA_MIGRATIONS,
         checkShareOAuth: shareOAuthCheck(config.frontend),
       },
       { ...pki, caBundlePkcs7: toPkcs7Base64(caBundle) },

@@ -14,6 +14,9 @@ Usage:
                                   reaches Weft's edge router)
   weft migrate [--database URL]   create or upgrade the database's schema and exit (see weft migrate --help)
   weft db copy --from A --to B    copy a network between databases, e.g. a lab's SQLite file to PostgreSQL
+  weft backup [-o FILE]           write an encrypted backup: database + PKI + keys (see weft backup --help)
+  weft restore FILE --data-dir DIR [--database URL]
+                                  restore a backup into an empty data directory (see weft restore --help)
   weft help                       show this help
 
 Options for start:
@@ -38,6 +41,7 @@ Options for start:
 Environment:
   WEFT_ADMIN_USERNAME             username of the default admin created on first start (default admin)
   WEFT_ADMIN_PASSWORD             its password; when unset one is generated and printed once
+  WEFT_BACKUP_PASSPHRASE          passphrase of weft backup and weft restore (or --passphrase-file FILE)
 `;
 
 type Out = (line: string) => void;
@@ -67,6 +71,11 @@ export async function main(
   if (command === 'migrate' || command === 'db') {
     const { runDb, runMigrate } = await import('./dbCommand');
     process.exitCode = await (command === 'migrate' ? runMigrate : runDb)(rest, out, err);
+    return undefined;
+  }
+  if (command === 'backup' || command === 'restore') {
+    const { runBackup, runRestore } = await import('./backupCommand');
+    process.exitCode = await (command === 'backup' ? runBackup : runRestore)(rest, out, err);
     return undefined;
   }
   if (command !== 'start') {

@@ -1,11 +1,10 @@
 import Database from 'better-sqlite3';
-import { existsSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { ManualClock, MINUTE } from '../support/clock';
-import { onPostgres } from '../support/postgres';
 import { foreignKeyViolations, rawDb, rawSql } from '../support/rawDb';
 import { createUser, login } from '../support/users';
 import { integrityOf } from '../../src/main/core/ops/integrity';
@@ -132,16 +131,7 @@ describe('data integrity', () => {
 });
 
 describe('database snapshot', () => {
-  it.runIf(onPostgres())('is not supported on PostgreSQL (backed up by its own tools): 409 NOT_SUPPORTED, nothing written', async () => {
-    for (let i = 0; i < 2; i++) {
-      const r = await admin.post('/database/snapshot');
-      expect(r.status).toBe(409);
-      expect(r.body.error).toMatchObject({ code: 'NOT_SUPPORTED', message: expect.stringMatching(/PostgreSQL.*pg_dump/) });
-    }
-    expect(existsSync(join(app.dataDir, 'snapshots'))).toBe(false);
-  });
-
-  it.skipIf(onPostgres())('writes a consistent SQLite copy into the data dir; one per interval (429 with Retry-After before)', async () => {
+  it('writes a consistent SQLite copy of the network into the data dir, on either store; one per interval (429 with Retry-After before)', async () => {
     const r = await admin.post('/database/snapshot');
     expect(r.status).toBe(200);
     expect(r.body.data).toEqual({});

@@ -4,7 +4,7 @@ import type { Clock } from './clock';
 import { SchemaValidator } from './jsonSchema';
 import type { RoleKind } from './kinds';
 import { JwtSigner, type ControllerPki } from './pki/index';
-import type { Row, Store } from './store/db';
+import type { Migration, Row, Store } from './store/db';
 import type { Codec } from './store/rows';
 
 /** The controller's PKI plus derived encodings served by the APIs. */
@@ -28,6 +28,8 @@ export interface CoreConfig {
   oidc?: { enabled: boolean; accessTokenMs: number; idTokenMs: number; refreshTokenMs: number };
   /** Minimum time between two database snapshots (default 1 minute) */
   snapshotIntervalMs?: number;
+  /** The schema this Weft runs (the registry's migrations): what a snapshot of a PostgreSQL network is written with */
+  schemaMigrations?: readonly Migration[];
   /**
    * How the shares engine checks a public share's options against the frontend this Weft runs: its `ShareOAuthCheck`
    * (core/shares/oauth.ts), given by app.ts and used by shares/config.ts; none: no frontend. The core only carries it:
