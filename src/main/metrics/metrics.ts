@@ -1,11 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Core } from '../core/core';
 import { metersOf } from '../core/meters';
 import { controllerCertificates } from '../core/ops/index';
 import { summary } from '../core/registry';
 import { servedFromCache } from '../api/server';
 import type { HttpGroup } from './httpGroups';
+import { FastHistogram } from './histogram';
 
 /** What the metrics read at scrape time besides the core: the data plane, the control channel, the event loggers. */
 export interface MetricSources {
@@ -48,47 +49,49 @@ function processMetrics(): Registry {
  */
 export class WeftMetrics {
   readonly registry = new Registry();
-  private readonly totals = { requests: 0, serverErrors: 0 };
-  private readonly http: Histogram<'api' | 'group' | 'method' | 'status'>;
-  private readonly replyCache: Counter<'result'>;
-  private readonly transactions: Histogram<'kind' | 'outcome'>;
-  private readonly waits: Histogram<'kind'>;
-  private readonly requestChildren = new Map<string, { observe(seconds: number): void }>();
+  /** bumped per request (the console's charts and the cache counter read them) */
+  private readonly totals = { requests: 0, serverErrors: 0, cacheHits: 0, cacheMisses: 0 };
+  private readonly http: FastHistogram<'api' | 'group' | 'method' | 'status'>;
+  private readonly transactions: FastHistogram<'kind' | 'outcome'>;
+  private readonly waits: FastHistogram<'kind'>;
 
   constructor(private readonly sources: MetricSources) {
     const registers = [this.registry];
     const { core } = sources;
-    this.http = new Histogram({
-      name: 'weft_http_request_duration_seconds',
-      help: 'API requests (client, management and root paths) by route group, method and status, and how long they took',
-      labelNames: ['api', 'group', 'method', 'status'],
-      buckets: SECONDS,
-      registers,
-    });
-    this.replyCache = new Counter({
+    this.http = new FastHistogram(
+      'weft_http_request_duration_seconds',
+      'API requests (client, management and root paths) by route group, method and status, and how long they took',
+      SECONDS,
+      this.registry,
+    );
+    const totals = this.totals;
+    new Counter({
       name: 'weft_reply_cache_requests_total',
       help: 'GET requests answered from the reply cache (hit) or computed (miss)',
       labelNames: ['result'],
       registers,
+      collect() {
+        this.reset();
+        this.inc({ result: 'hit' }, totals.cacheHits);
+        this.inc({ result: 'miss' }, totals.cacheMisses);
+      },
     });
-    for (const result of ['hit', 'miss']) this.replyCache.inc({ result }, 0);
-    this.transactions = new Histogram({
-      name: 'weft_store_transaction_seconds',
-      help: 'Store transactions (read snapshots, writes) from their turn to their end, by outcome',
-      labelNames: ['kind', 'outcome'],
-      buckets: SECONDS,
-      registers,
-    });
-    this.waits = new Histogram({
-      name: 'weft_store_transaction_wait_seconds',
-      help: "Time store transactions waited for their turn (SQLite's connection; PostgreSQL's pool, write lock and BEGIN)",
-      labelNames: ['kind'],
-      buckets: SECONDS,
-      registers,
-    });
+    this.transactions = new FastHistogram(
+      'weft_store_transaction_seconds',
+      'Store transactions (read snapshots, writes) from their turn to their end, by outcome',
+      SECONDS,
+      this.registry,
+    );
+    this.waits = new FastHistogram(
+      'weft_store_transaction_wait_seconds',
+      "Time store transactions waited for their turn (SQLite's connection; PostgreSQL's pool, write lock and BEGIN)",
+      SECONDS,
+      this.registry,
+    );
     core.store.observeTransactions = (kind, wait, run, committed) => {
-      this.waits.observe({ kind }, wait);
-      this.transactions.observe({ kind, outcome: committed ? 'commit' : 'rollback' }, run);
+      this.waits.observe(kind, () => ({ kind }), wait);
+      const outcome = committed ? 'commit' : 'rollback';
+      this.transactions.observe(`${kind} ${outcome}`, () => ({ kind, outcome }), run);
     };
     const meters = metersOf(core);
     new Counter({
@@ -222,22 +225,20 @@ export class WeftMetrics {
     const t0 = performance.now();
     res.once('close', () => {
       const status = res.writableFinished ? res.statusCode : 0;
-      this.totals.requests++;
-      if (status >= 500) this.totals.serverErrors++;
-      this.requestSeries(group, req.method ?? '', status).observe((performance.now() - t0) / 1000);
-      if (req.method === 'GET') this.replyCache.inc({ result: servedFromCache(res) ? 'hit' : 'miss' });
+      const method = req.method ?? '';
+      const t = this.totals;
+      t.requests++;
+      if (status >= 500) t.serverErrors++;
+      if (method === 'GET') {
+        if (servedFromCache(res)) t.cacheHits++;
+        else t.cacheMisses++;
+      }
+      this.http.observe(
+        `${group.api} ${group.group} ${method} ${status}`,
+        () => ({ api: group.api, group: group.group, method, status: status ? String(status) : 'aborted' }),
+        (performance.now() - t0) / 1000,
+      );
     });
-  }
-
-  /** A request series' histogram child, looked up once (labelling costs more than observing). */
-  private requestSeries(group: HttpGroup, method: string, status: number) {
-    const key = `${group.api} ${group.group} ${method} ${status}`;
-    let child = this.requestChildren.get(key);
-    if (!child) {
-      child = this.http.labels({ api: group.api, group: group.group, method, status: status ? String(status) : 'aborted' });
-      this.requestChildren.set(key, child);
-    }
-    return child;
   }
 
   /** The Prometheus text exposition: Weft's metrics, then the process's. */
@@ -260,7 +261,8 @@ export class WeftMetrics {
     }
     const traffic = this.sources.router?.traffic();
     return {
-      ...this.totals,
+      requests: this.totals.requests,
+      serverErrors: this.totals.serverErrors,
       loginsOk,
       loginsFailed,
       circuitsOpen: this.sources.router?.status().circuits.length ?? 0,
