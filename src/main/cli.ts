@@ -14,6 +14,10 @@ Usage:
                                   reaches Weft's edge router)
   weft migrate [--database URL]   create or upgrade the database's schema and exit (see weft migrate --help)
   weft db copy --from A --to B    copy a network between databases, e.g. a lab's SQLite file to PostgreSQL
+  weft export [-o FILE] [--format json|yaml]
+                                  write the network as code (the format of ziti ops export; see weft export --help)
+  weft import FILE [--dry-run]    import such a file (weft's or ziti ops export's) in one transaction; --dry-run
+                                  prints what would change (see weft import --help)
   weft help                       show this help
 
 Options for start:
@@ -65,6 +69,11 @@ export async function main(
   if (command === 'migrate' || command === 'db') {
     const { runDb, runMigrate } = await import('./dbCommand');
     process.exitCode = await (command === 'migrate' ? runMigrate : runDb)(rest, out, err);
+    return undefined;
+  }
+  if (command === 'export' || command === 'import') {
+    const { runAscode } = await import('./ascodeCommand');
+    process.exitCode = await runAscode(command, rest, out, err);
     return undefined;
   }
   if (command !== 'start') {

@@ -4,7 +4,7 @@ import { queryString, type RouteDef } from '../registry';
 
 /**
  * The network as code (a Weft extension of the Management API, the format of `ziti ops export` / `ziti ops import`):
- * `GET /ascode` downloads the network, `POST /ascode/import` imports a document (`?dryRun=true`: the plan only).
+ * `GET /ascode` gives the network (`?format=json|yaml`: as a file), `POST /ascode/import` imports a document (`?dryRun=true`: the plan only).
  * `weft export` / `weft import` and the console use them; the core checks the caller.
  */
 export function ascodeRoutes(_core: Core): RouteDef[] {
@@ -14,11 +14,13 @@ export function ascodeRoutes(_core: Core): RouteDef[] {
       method: 'GET',
       path: '/ascode',
       auth: 'session',
-      summary: 'Export the network in the format of `ziti ops export` (?format=json|yaml)',
+      summary: 'Export the network in the format of `ziti ops export`: the document as data, or with ?format=json|yaml the file',
       handler: async (req) => {
-        const format = queryString(req.query.format) === 'yaml' ? 'yaml' : 'json';
-        const body = formatNetwork(await exportNetwork(req.ctx), format);
-        return { raw: { contentType: format === 'yaml' ? 'application/yaml' : 'application/json', body } };
+        const format = queryString(req.query.format);
+        const doc = await exportNetwork(req.ctx);
+        if (format !== 'json' && format !== 'yaml') return { data: doc };
+        const headers = { 'content-disposition': `attachment; filename="network.${format}"` };
+        return { raw: { contentType: format === 'yaml' ? 'application/yaml' : 'application/json', body: formatNetwork(doc, format), headers } };
       },
     },
     {

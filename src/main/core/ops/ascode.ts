@@ -82,6 +82,8 @@ const SECTIONS: readonly Section[] = [
   {
     key: 'identities',
     def: identities,
+    // routers' identities come with their routers (the CLI exports them, and imports them as ordinary identities)
+    skip: (i) => i.typeId === 'Router',
     roleAttributes: true,
     drop: [
       'defaultHostingCost',
