@@ -62,7 +62,14 @@ export function AscodePage() {
           />
         </div>
         <div className="button-row">
-          <button type="button" disabled={!text || plan.isPending} onClick={() => plan.mutate({ text, dryRun: true })}>
+          <button
+            type="button"
+            disabled={!text || plan.isPending}
+            onClick={() => {
+              apply.reset();
+              plan.mutate({ text, dryRun: true });
+            }}
+          >
             Preview changes
           </button>
           <button type="button" disabled={!preview || apply.isPending || apply.isSuccess} onClick={() => apply.mutate({ text, dryRun: false })}>
