@@ -1,4 +1,4 @@
-import { useMutation } from '@tanstack/react-query';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { ErrorBox, Notice, Page, Panel } from '../components/Status';
 import { readText } from '../lib/files';
@@ -16,12 +16,14 @@ export function AscodePage() {
   const [text, setText] = useState('');
   const [fileName, setFileName] = useState('');
   const [preview, setPreview] = useState<Result | undefined>();
-  const exporter = useMutation(
-    trpc.ascode.export.mutationOptions({
-      onSuccess: (r) =>
-        downloadBlob(`network.${r.format}`, new Blob([r.text], { type: r.format === 'yaml' ? 'application/yaml' : 'application/json' })),
-    }),
-  );
+  const qc = useQueryClient();
+  // a read: fetched on the click, never cached (each download is the network as it is then)
+  const exporter = useMutation({
+    mutationFn: async (format: 'json' | 'yaml') => {
+      const r = await qc.fetchQuery({ ...trpc.ascode.export.queryOptions({ format }), staleTime: 0, gcTime: 0 });
+      downloadBlob(`network.${r.format}`, new Blob([r.text], { type: r.format === 'yaml' ? 'application/yaml' : 'application/json' }));
+    },
+  });
   const plan = useMutation(trpc.ascode.import.mutationOptions({ onSuccess: (r) => setPreview(r) }));
   const apply = useMutation(trpc.ascode.import.mutationOptions());
   // what the import did once it ran, else what the dry run says it would do
@@ -34,10 +36,10 @@ export function AscodePage() {
     >
       <Panel title="Download the network">
         <div className="button-row">
-          <button type="button" disabled={exporter.isPending} onClick={() => exporter.mutate({ format: 'yaml' })}>
+          <button type="button" disabled={exporter.isPending} onClick={() => exporter.mutate('yaml')}>
             Download network (YAML)
           </button>
-          <button type="button" className="secondary" disabled={exporter.isPending} onClick={() => exporter.mutate({ format: 'json' })}>
+          <button type="button" className="secondary" disabled={exporter.isPending} onClick={() => exporter.mutate('json')}>
             Download network (JSON)
           </button>
         </div>

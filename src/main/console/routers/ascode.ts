@@ -10,7 +10,7 @@ export const ascodeRouter = router({
   /** The network's file, as `weft export` writes it. */
   export: authedProcedure
     .input(z.object({ format: z.enum(['json', 'yaml']).default('yaml') }))
-    .mutation(async ({ ctx, input }) => ({ format: input.format, text: formatNetwork(await exportNetwork(ctx.zctx), input.format) })),
+    .query(async ({ ctx, input }) => ({ format: input.format, text: formatNetwork(await exportNetwork(ctx.zctx), input.format) })),
   /** The plan of a file (dry run: nothing is written), or the import itself (one transaction). */
   import: authedProcedure.input(file).mutation(({ ctx, input }) => importNetwork(ctx.zctx, parseNetwork(input.text), { dryRun: input.dryRun })),
 });
