@@ -45,7 +45,8 @@ interface Section {
 /** OpenZiti's (and Weft's) name of a router's own edge router policy: `edge-router-<router id>-system`. */
 const SYSTEM_ROUTER_POLICY = /^edge-router-.+-system$/;
 
-const WELL_KNOWN_CONFIG_TYPES = ['intercept.v1', 'host.v1', 'host.v2', 'ziti-tunneler-server.v1', 'ziti-tunneler-client.v1'];
+/** Config types every network has (OpenZiti's, and Weft's public share type): not exported. */
+const WELL_KNOWN_CONFIG_TYPES = ['intercept.v1', 'host.v1', 'host.v2', 'ziti-tunneler-server.v1', 'ziti-tunneler-client.v1', 'svc.proxy.v1'];
 
 /** The sections in the order an import writes them (what an entry references is written before it). */
 const SECTIONS: readonly Section[] = [
@@ -422,9 +423,10 @@ function schemaKeys(schema: z.ZodType | undefined): Set<string> {
   return keys;
 }
 
-/** null, [] and {} say the same in a file: nothing. */
+/** null, '', [] and {} say the same in a file: nothing (OpenZiti writes null for a signer's unset fields, Weft ''). */
 function same(a: unknown, b: unknown): boolean {
-  const empty = (v: unknown) => v == null || (Array.isArray(v) && !v.length) || (typeof v === 'object' && !Object.keys(v as object).length);
+  const empty = (v: unknown) =>
+    v == null || v === '' || (Array.isArray(v) && !v.length) || (typeof v === 'object' && !Object.keys(v as object).length);
   if (empty(a) && empty(b)) return true;
   if (Array.isArray(a) && Array.isArray(b) && a.every((x) => typeof x === 'string') && b.every((x) => typeof x === 'string')) {
     return isDeepStrictEqual([...a].sort(), [...b].sort());
