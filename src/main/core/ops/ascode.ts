@@ -366,7 +366,9 @@ async function writeBody(ctx: Ctx, section: Section, entry: Doc): Promise<Doc> {
         body.authPolicyId = await refId(ctx, 'auth_policies', 'auth policy', 'authPolicy', body.authPolicy);
         delete body.authPolicy;
       }
-      if (!body.type) body.type = 'Default';
+      // the type the file names (the CLI's import always makes Default ones)
+      if (!body.type) body.type = typeof body.typeId === 'string' && body.typeId ? body.typeId : 'Default';
+      delete body.typeId;
       break;
     case 'authPolicies': {
       const primary = structuredClone(body.primary) as { extJwt?: { allowedSigners?: unknown } } | undefined;
