@@ -17,6 +17,10 @@ Usage:
   weft backup [-o FILE]           write an encrypted backup: database + PKI + keys (see weft backup --help)
   weft restore FILE --data-dir DIR [--database URL]
                                   restore a backup into an empty data directory (see weft restore --help)
+  weft export [-o FILE] [--format json|yaml]
+                                  write the network as code (the format of ziti ops export; see weft export --help)
+  weft import FILE [--dry-run]    import such a file (weft's or ziti ops export's) in one transaction; --dry-run
+                                  prints what would change (see weft import --help)
   weft help                       show this help
 
 Options for start:
@@ -76,6 +80,11 @@ export async function main(
   if (command === 'backup' || command === 'restore') {
     const { runBackup, runRestore } = await import('./backupCommand');
     process.exitCode = await (command === 'backup' ? runBackup : runRestore)(rest, out, err);
+    return undefined;
+  }
+  if (command === 'export' || command === 'import') {
+    const { runAscode } = await import('./ascodeCommand');
+    process.exitCode = await runAscode(command, rest, out, err);
     return undefined;
   }
   if (command !== 'start') {

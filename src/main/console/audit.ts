@@ -52,6 +52,7 @@ const ROUTES: Record<string, (input: Input, data: unknown) => Target> = {
   'security.mfa.disable': () => ({ route: 'DELETE /current-identity/mfa' }),
   'security.database.startIntegrityCheck': (i) => ({ route: `POST /database/${i.fix === true ? 'fix' : 'check'}-data-integrity` }),
   'security.database.snapshot': () => ({ route: 'POST /database/snapshot' }),
+  'ascode.import': () => ({ route: 'POST /ascode/import' }),
   'shares.create': (_i, d) => ({ route: 'POST /shares', entityId: field(d, 'serviceId') }),
   'shares.remove': (i) => ({ route: 'DELETE /shares/:id', entityId: str(i.configId) }),
   'session.login': () => ({ action: 'login', entityType: 'api-sessions' }),

@@ -1,5 +1,6 @@
 import { CONSOLE_RESOURCES } from './registry';
 import { resourceRouter } from './resources';
+import { ascodeRouter } from './routers/ascode';
 import { controllerSettingsRouter } from './routers/controllerSettings';
 import { dashboardRouter } from './routers/dashboard';
 import { bulkRouter } from './routers/bulk';
@@ -42,6 +43,7 @@ export const appRouter = router({
   network: networkRouter,
   bulk: bulkRouter,
   events: eventsRouter,
+  ascode: ascodeRouter,
 });
 
 export type AppRouter = typeof appRouter;

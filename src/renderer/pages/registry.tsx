@@ -5,6 +5,7 @@ import type { ResourceName } from '../lib/types';
 import { auditLogSpec } from './auditLog';
 import { BULK, identityListActions, serviceListActions, withBulk } from './bulkSpecs';
 import { DashboardPage } from './DashboardPage';
+import { AscodePage } from './AscodePage';
 import { DatabasePage } from './DatabasePage';
 import { EventsPage } from './EventsPage';
 import { MetricsPage } from './MetricsPage';
@@ -76,6 +77,7 @@ export const PAGES: PageDef[] = [
   resourcePage('Operations', controllersSpec),
   resourcePage('Operations', controllerSettingsSpec),
   { id: 'database', title: 'Database', group: 'Operations', render: () => <DatabasePage /> },
+  { id: 'ascode', title: 'Export and import', group: 'Operations', render: () => <AscodePage /> },
   resourcePage('Operations', auditLogSpec),
 ];
 

@@ -1,5 +1,6 @@
 import type { Core } from '../../core/context';
 import type { RouteDef } from '../registry';
+import { ascodeRoutes } from './ascode';
 import { certMethod, enrollmentRoutes } from './enrollment';
 import { informationalRoutes } from './informational';
 import { managementRoutes } from './management';
@@ -23,6 +24,7 @@ export function buildRoutes(core: Core): RouteDef[] {
     ...enrollmentRoutes(core),
     ...policyRoutes(core),
     ...securityRoutes(core),
+    ...ascodeRoutes(core),
   );
   return routes;
 }

@@ -2,6 +2,7 @@
 // availability, database snapshots and integrity checks, tracing, certificate expiry, single-use keys and whether a
 // reply may be reused. Adapters import ops from here, not from the modules behind it.
 export { coversWrite, PendingAudit, recordAudit, routeAction, type AuditEntry } from './audit';
+export { ASCODE_SECTIONS, exportNetwork, formatNetwork, importNetwork, parseNetwork, type ImportResult, type PlanEntry } from './ascode';
 export { isStoreUnavailable } from './availability';
 export { controllerCertificates } from './certificateExpiry';
 export { controllerId } from './controllerNodes';

@@ -25,13 +25,17 @@ export {
 } from './callerViews';
 export { lastServiceChange } from './changes';
 export { builtinRouterId, builtinRouterIdFile, builtinRouterRow, edgeRouters } from './edgeRouters';
+export { edgeRouterPolicies } from './edgeRouterPolicies';
 export { IDENTITY_TYPES, identities } from './identities';
 export { ROLE_KIND_NAMES } from '../kinds';
 export { networkGraph } from './networkGraph';
 export { anyPostureChecks } from './posture';
+export { postureChecks } from './postureChecks';
 export { parsePostureResponses, postureDataView, revokeFailingSessions, submitPostureResponses } from './postureResponses';
 export { serviceAccessTokensOf } from './serviceAccessToken';
 export { services } from './services';
+export { serviceEdgeRouterPolicies } from './serviceEdgeRouterPolicies';
+export { servicePolicies } from './servicePolicies';
 export { createSession } from './sessionGrant';
 export { associateServiceConfigs, listServiceConfigOverrides, removeServiceConfigs } from './serviceConfigOverrides';
 export { configTypesOf } from './serviceView';
