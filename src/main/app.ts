@@ -18,6 +18,7 @@ import { loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
 import { hostname } from 'node:os';
 import { openStore } from './core/store/open';
 import { loadNetworkPki } from './core/ops/sharedFiles';
+import { startCertificateLifecycle, type CertificateLifecycle } from './certificateRenewal';
 import { parseDuration } from '../shared/duration';
 import { API_BASES } from './api/registry';
 import { prepareShares, shareOAuthCheck, startPublicFrontend, type FrontendUrls } from './share/wiring';
@@ -66,6 +67,8 @@ export interface App {
   console?: { url: string; createLoginLink(): string };
   /** the configured event loggers (config `events`) */
   eventLoggers: RunningLogger[];
+  /** renewal of Weft's own certificates, extension reminders and expiry warnings (certificateRenewal.ts) */
+  certificates: CertificateLifecycle;
   close(): Promise<void>;
 }
 
@@ -143,6 +146,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       loadOrCreateControllerPki(join(dataDir, 'pki'), {
         trustDomain,
         serverSans: { dns: hosts.filter((h) => !isIP(h)), ip: hosts.filter((h) => isIP(h)) },
+        now: clock.now(),
       }),
     );
     const caBundle = [pki.root.certPem, pki.intermediate.certPem, pki.signing.certPem];
@@ -216,6 +220,9 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     if (ctrl) cleanups.push(() => ctrl.close());
     const router = config.router.enabled ? await startBuiltinRouter(core, config.router, dataDir, log) : undefined;
     if (router) cleanups.push(() => router.close());
+    const certificates = startCertificateLifecycle({ core, log, serverListeners: [listener.server, ...(ctrl ? [ctrl] : [])], router });
+    cleanups.push(() => certificates.stop());
+    certificates.check().catch((err: unknown) => log.warn({ err }, 'certificate check failed'));
 
     const frontend = await startPublicFrontend(core, {
       frontend: config.frontend,
@@ -250,6 +257,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       admin: { username: boot.adminUsername, generatedPassword: boot.generatedAdminPassword },
       console: consoleServer,
       eventLoggers: eventLoggers.loggers,
+      certificates,
       close,
     };
   } catch (e) {

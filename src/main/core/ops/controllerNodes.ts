@@ -66,6 +66,17 @@ export async function registerController(core: Core, node: ControllerNode): Prom
   );
 }
 
+/** This node's row names its renewed server certificate (routers and peers see the new fingerprint). */
+export async function updateControllerCertificate(core: Core): Promise<void> {
+  await core.store.runSql(
+    'UPDATE controllers SET cert_pem = ?, fingerprint = ?, updated_at = ? WHERE id = ?',
+    core.pki.server.certPem,
+    fingerprintSha1(core.pki.server.certPem),
+    core.clock.now().toISOString(),
+    await controllerId(core),
+  );
+}
+
 /**
  * The heartbeat: this node's row is refreshed (a write no cached reply depends on), and nodes silent for longer than
  * OFFLINE_AFTER_MS (killed, or cut off from the database) are marked offline, with the edge routers they ran.

@@ -3,7 +3,18 @@
 // reply may be reused. Adapters import ops from here, not from the modules behind it.
 export { coversWrite, PendingAudit, recordAudit, routeAction, type AuditEntry } from './audit';
 export { isStoreUnavailable } from './availability';
-export { controllerCertificates } from './certificateExpiry';
+export {
+  builtinRouterDir,
+  certificateInventory,
+  controllerCertificates,
+  listCertificates,
+  renewServerCertificate,
+  reportCertificateWarnings,
+  requestDueExtensions,
+  type CertificateEntry,
+  type CertificateKind,
+  type CertificateState,
+} from './certificateExpiry';
 export { controllerId } from './controllerNodes';
 export { createSnapshot, integrityResults, startIntegrityCheck } from './database';
 export { getTrace, traceSpecSchema, updateTrace } from './tracing';
