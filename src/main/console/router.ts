@@ -1,6 +1,7 @@
 import { CONSOLE_RESOURCES } from './registry';
 import { resourceRouter } from './resources';
 import { controllerSettingsRouter } from './routers/controllerSettings';
+import { certificatesRouter } from './routers/certificates';
 import { dashboardRouter } from './routers/dashboard';
 import { bulkRouter } from './routers/bulk';
 import { dataPlaneRouter } from './routers/dataPlane';
@@ -42,6 +43,7 @@ export const appRouter = router({
   network: networkRouter,
   bulk: bulkRouter,
   events: eventsRouter,
+  certificates: certificatesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -5,6 +5,7 @@ import type { ResourceName } from '../lib/types';
 import { auditLogSpec } from './auditLog';
 import { BULK, identityListActions, serviceListActions, withBulk } from './bulkSpecs';
 import { DashboardPage } from './DashboardPage';
+import { CertificatesPage } from './CertificatesPage';
 import { DatabasePage } from './DatabasePage';
 import { EventsPage } from './EventsPage';
 import { controllerSettingsSpec, controllersSpec } from './controllerSettings';
@@ -74,6 +75,7 @@ export const PAGES: PageDef[] = [
   resourcePage('Operations', controllersSpec),
   resourcePage('Operations', controllerSettingsSpec),
   { id: 'database', title: 'Database', group: 'Operations', render: () => <DatabasePage /> },
+  { id: 'certificates', title: 'Certificates', group: 'Operations', render: () => <CertificatesPage /> },
   resourcePage('Operations', auditLogSpec),
 ];
 

@@ -13,6 +13,7 @@ export interface CertificateExpiry {
   subject: string;
   notAfter: string;
   daysLeft: number;
+  state: CertificateState;
 }
 
 /** Expiry of the controller's own certificates (root, intermediate, signing and TLS server). */
@@ -20,7 +21,7 @@ export function controllerCertificates(ctx: Ctx): CertificateExpiry[] {
   requireAdminRead(ctx.caller);
   return ownCertificates(ctx.core).map((c) => {
     const e = describe(c, ctx.core.clock.now());
-    return { name: e.name, subject: e.subject, notAfter: e.notAfter, daysLeft: e.daysLeft };
+    return { name: e.name, subject: e.subject, notAfter: e.notAfter, daysLeft: e.daysLeft, state: e.state };
   });
 }
 
@@ -131,7 +132,9 @@ async function storedCertificates(core: Core): Promise<{ sources: Source[]; buil
   const cas = await allRows(store, CA, 'SELECT id, name, cert_pem FROM cas');
   const sources: Source[] = [
     // the built-in router's client certificate is listed from its files, with its server certificate
-    ...routers.filter((r) => r.id !== builtinId).map((r): Source => ({ name: `Router ${r.name}`, kind: 'router', pem: r.cert_pem, ownerId: r.id, renewal: 'router' })),
+    ...routers
+      .filter((r) => r.id !== builtinId)
+      .map((r): Source => ({ name: `Router ${r.name}`, kind: 'router', pem: r.cert_pem, ownerId: r.id, renewal: 'router' })),
     ...auths.map((a): Source => {
       const admin = a.tags.includes('"weft.adminClientCert"');
       return {
