@@ -49,14 +49,26 @@ export function startCertificateLifecycle(opts: {
   intervalMs?: number;
 }): CertificateLifecycle {
   const { core, log } = opts;
+  /** the server certificate the listeners present: the core's, once a renewal was taken */
+  let presented = core.pki.server.certPem;
   let last: Promise<unknown> = Promise.resolve();
+  const presentCoreCertificate = () => {
+    const pki = core.pki;
+    if (pki.server.certPem === presented) return;
+    const tls = { keyPem: pki.server.keyPem, certChainPem: pki.serverChainPem };
+    for (const l of opts.serverListeners) {
+      if ('replaceCertificate' in l) l.replaceCertificate(tls);
+      else replaceCertificate(l, tls);
+    }
+    presented = pki.server.certPem;
+  };
   const run = async (): Promise<CertificateCheck> => {
-    const server = await renewServerCertificate(core);
-    if (server) {
-      for (const l of opts.serverListeners) {
-        if ('replaceCertificate' in l) l.replaceCertificate(server);
-        else replaceCertificate(l, server);
-      }
+    let server = false;
+    try {
+      server = await renewServerCertificate(core);
+    } finally {
+      // the listeners follow the core's certificate as soon as it has it, even when what comes after failed
+      presentCoreCertificate();
     }
     const router = opts.router ? await renewBuiltinRouterIfDue(core) : undefined;
     if (router) {
@@ -66,7 +78,7 @@ export function startCertificateLifecycle(opts: {
     const extensionsRequested = await requestDueExtensions(core);
     if (extensionsRequested) log.info({ count: extensionsRequested }, 'identity certificates flagged for extension');
     const warnings = reportCertificateWarnings(core, await certificateInventory(core));
-    return { serverRenewed: !!server, routerRenewed: !!router, extensionsRequested, warnings };
+    return { serverRenewed: server, routerRenewed: !!router, extensionsRequested, warnings };
   };
   const check = (): Promise<CertificateCheck> => {
     const next = last.catch(() => undefined).then(run);

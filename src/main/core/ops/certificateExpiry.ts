@@ -232,16 +232,17 @@ export function reportCertificateWarnings(core: Core, inventory: CertificateEntr
 
 /**
  * Renews this node's TLS server certificate when due: the same key and names, a new serial and validity, committed to
- * the PKI directory, taken by the core (JWTs keep verifying) and written to this node's /controllers row. Returns the
- * new certificate chain and key for the listeners, or undefined when nothing was due.
+ * the PKI directory and taken by the core (JWTs keep verifying). Then this node's /controllers row is brought to the
+ * core's certificate (again at the next check when the database was away). Returns whether it renewed.
  */
-export async function renewServerCertificate(core: Core): Promise<{ keyPem: string; certChainPem: string } | undefined> {
+export async function renewServerCertificate(core: Core): Promise<boolean> {
   const renewed = await renewServerCertificateIfDue(core.pki, core.clock.now());
-  if (!renewed) return undefined;
-  core.replaceServerCertificate(renewed);
+  if (renewed) {
+    core.replaceServerCertificate(renewed);
+    core.log.info({ fingerprint: parseCertificate(renewed.server.certPem).fingerprint }, 'TLS server certificate renewed');
+  }
   await updateControllerCertificate(core);
-  core.log.info({ fingerprint: parseCertificate(renewed.server.certPem).fingerprint }, 'TLS server certificate renewed');
-  return { keyPem: renewed.server.keyPem, certChainPem: renewed.serverChainPem };
+  return !!renewed;
 }
 
 const DUE_EXTENSION = rowShape({ id: 'string', cert_pem: 'string' });
