@@ -63,7 +63,7 @@ export function startCertificateLifecycle(opts: {
     presented = pki.server.certPem;
   };
   const run = async (): Promise<CertificateCheck> => {
-    let server = false;
+    let server: boolean;
     try {
       server = await renewServerCertificate(core);
     } finally {
