@@ -6,7 +6,8 @@
  * two steps. After each step the test runs the certificate check the timer would run (`app.certificates.check()`) and
  * then checks, at that simulated date: every renewal that was due happened (new serial, later notAfter), the admin
  * logs in, a long-lived identity extends its certificate when Weft flags it (as an SDK does) and logs in with it, a
- * new identity enrolls, and a dial through the built-in router reaches a service bound by the long-lived identity.
+ * new identity enrolls, and a dial through the built-in router reaches a service bound by the long-lived identity;
+ * after each server renewal a trust JWT from the first day still verifies with the newly presented certificate's key.
  *
  * Real TLS, honestly checked at the simulated date: certificates issued at a simulated date start in the real
  * future, so Node's own check (which uses the real clock) would refuse them. Every TLS connection of this test (API
@@ -18,6 +19,7 @@
 import { X509Certificate } from 'node:crypto';
 import { connect as tlsConnect, type PeerCertificate, type TLSSocket } from 'node:tls';
 import pino from 'pino';
+import { compactVerify, decodeProtectedHeader, importX509 } from 'jose';
 import { buildConnector } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { certificateInventory } from '../../src/main/core/ops/index';
@@ -209,6 +211,9 @@ describe('certificate lifecycle', () => {
     const host = await enroll('lifecycle-host', ['hosts']);
     await dialThroughRouter(host, await enroll('client-0', ['clients']), serviceId);
 
+    // an enrollment-time trust JWT from the first day, as an SDK may hold it: it must keep verifying with the key of
+    // whatever certificate the API presents later (how SDKs check enrollment JWTs)
+    const firstDayJwt = (await client().get('/network-jwts', { api: 'client' })).body.data[0].token as string;
     const firstServer = app.core.pki.server.certPem;
     const serverKey = new X509Certificate(firstServer).publicKey;
     const apiPort = Number(new URL(app.urls.api).port);
@@ -241,6 +246,8 @@ describe('certificate lifecycle', () => {
         expect(info(current).notAfter.getTime()).toBeGreaterThan(info(server).notAfter.getTime());
         // same key: what SDKs verify enrollment JWTs with stays the same
         expect(new X509Certificate(current).publicKey.equals(serverKey)).toBe(true);
+        const alg = decodeProtectedHeader(firstDayJwt).alg!;
+        await compactVerify(firstDayJwt, await importX509(presented.get(apiPort)!, alg));
         server = current;
       } else expect(current).toBe(server);
       // Weft's own certificates never come near a warning
