@@ -9,6 +9,7 @@ import { ManualClock } from '../support/clock';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { copyClusterKey, startTestApp, tempDir, type TestApp } from '../support/app';
+import { certificateInventory } from '../../src/main/core/ops/index';
 import { isIssuedBy } from '../../src/main/core/pki/index';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 
@@ -93,6 +94,9 @@ describe('two nodes on one PostgreSQL database', () => {
     expect(after[1]!.caBundlePem).toBe(before[0]!.caBundlePem);
     const rows = await nodes[0]!.core.store.allSql<{ fingerprint: string }>('SELECT fingerprint FROM controllers ORDER BY fingerprint');
     expect(rows.map((r) => r.fingerprint)).toEqual(after.map((p) => sha1(p.server.certPem)).sort());
+    // each node's inventory lists both nodes' server certificates, as they are now
+    const servers = (await certificateInventory(nodes[0]!.core)).filter((e) => e.kind === 'server').map((e) => e.fingerprint);
+    expect(servers.sort()).toEqual(after.map((p) => sha1(p.server.certPem)).sort());
     for (const [i, p] of after.entries()) {
       expect(p.server.certPem).not.toBe(before[i]!.server.certPem);
       expect(isIssuedBy(p.server.certPem, p.intermediate.certPem)).toBe(true);

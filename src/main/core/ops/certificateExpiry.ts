@@ -6,7 +6,7 @@ import { perCore, type Core, type Ctx } from '../core';
 import { daysLeft, parseCertificate, renewServerCertificateIfDue, renewsAt, splitPemBundle, warningLevel } from '../pki/index';
 import { allRows, rowShape } from '../store/rows';
 import { builtinRouterRow } from '../policy/index';
-import { updateControllerCertificate } from './controllerNodes';
+import { controllerId, updateControllerCertificate } from './controllerNodes';
 
 export interface CertificateExpiry {
   name: string;
@@ -113,6 +113,7 @@ const AUTHENTICATOR = rowShape({
   tags: 'string',
 });
 const CA = rowShape({ id: 'string', name: 'string', cert_pem: 'string' });
+const NODE = rowShape({ id: 'string', name: 'string', cert_pem: 'string' });
 
 async function storedCertificates(core: Core): Promise<{ sources: Source[]; builtinRouterId?: string }> {
   const store = core.store;
@@ -130,7 +131,10 @@ async function storedCertificates(core: Core): Promise<{ sources: Source[]; buil
        FROM authenticators a JOIN identities i ON i.id = a.identity_id WHERE a.method = 'cert' AND a.cert_pem IS NOT NULL`,
   );
   const cas = await allRows(store, CA, 'SELECT id, name, cert_pem FROM cas');
+  // the other nodes' server certificates (on a shared database): each node renews its own
+  const nodes = await allRows(store, NODE, 'SELECT id, name, cert_pem FROM controllers WHERE id <> ?', await controllerId(core));
   const sources: Source[] = [
+    ...nodes.map((n): Source => ({ name: `TLS server (node ${n.name})`, kind: 'server', pem: n.cert_pem, ownerId: n.id, renewal: 'automatic' })),
     // the built-in router's client certificate is listed from its files, with its server certificate
     ...routers
       .filter((r) => r.id !== builtinId)
