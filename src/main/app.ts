@@ -18,6 +18,7 @@ import { loadOrCreateControllerPki, toPkcs7Base64 } from './core/pki/index';
 import { hostname } from 'node:os';
 import { openStore } from './core/store/open';
 import { loadNetworkPki } from './core/ops/sharedFiles';
+import { startCertificateLifecycle, type CertificateLifecycle } from './certificateRenewal';
 import { parseDuration } from '../shared/duration';
 import { API_BASES } from './api/registry';
 import { prepareShares, shareOAuthCheck, startPublicFrontend, type FrontendUrls } from './share/wiring';
@@ -81,6 +82,8 @@ export interface App {
   console?: { url: string; createLoginLink(): string };
   /** the configured event loggers (config `events`) */
   eventLoggers: RunningLogger[];
+  /** renewal of Weft's own certificates, extension reminders and expiry warnings (certificateRenewal.ts) */
+  certificates: CertificateLifecycle;
   close(): Promise<void>;
 }
 
@@ -178,6 +181,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       loadOrCreateControllerPki(join(dataDir, 'pki'), {
         trustDomain,
         serverSans: { dns: hosts.filter((h) => !isIP(h)), ip: hosts.filter((h) => isIP(h)) },
+        now: clock.now(),
       }),
     );
     const caBundle = [pki.root.certPem, pki.intermediate.certPem, pki.signing.certPem];
@@ -264,6 +268,9 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     if (history) cleanups.push(() => history.stop());
     const metricsServer = metrics && (await startMetricsServer({ metrics, address: config.metrics.address, bearerToken: metricsToken, log }));
     if (metricsServer) cleanups.push(() => metricsServer.close());
+    const certificates = startCertificateLifecycle({ core, log, serverListeners: [listener.server, ...(ctrl ? [ctrl] : [])], router });
+    cleanups.push(() => certificates.stop());
+    certificates.check().catch((err: unknown) => log.warn({ err }, 'certificate check failed'));
 
     const frontend = await startPublicFrontend(core, {
       frontend: config.frontend,
@@ -299,6 +306,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       admin: { username: boot.adminUsername, generatedPassword: boot.generatedAdminPassword },
       console: consoleServer,
       eventLoggers: eventLoggers.loggers,
+      certificates,
       close,
     };
   } catch (e) {

@@ -57,3 +57,11 @@ export function channelTlsServer(opts: {
   });
   return server;
 }
+
+/**
+ * Presents a renewed certificate on a running TLS listener: new handshakes get it, connections already open keep
+ * theirs (no restart, nothing dropped).
+ */
+export function replaceCertificate(server: TlsServer, tls: { keyPem: string; certChainPem: string }): void {
+  server.setSecureContext({ key: tls.keyPem, cert: tls.certChainPem });
+}

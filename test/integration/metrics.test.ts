@@ -42,6 +42,7 @@ describe('GET /metrics', () => {
       expect.arrayContaining([
         'weft_authentications_total',
         'weft_certificate_expires_in_seconds',
+        'weft_certificates',
         'weft_circuit_bytes_total',
         'weft_circuits_open',
         'weft_circuits_total',
@@ -113,8 +114,13 @@ describe('GET /metrics', () => {
     ).toBe(3);
     expect(value(after, 'weft_resources', { type: 'identities' }) - value(before, 'weft_resources', { type: 'identities' })).toBe(ids.length);
     const left = samplesOf(after, 'weft_certificate_expires_in_seconds');
-    expect(left.map((s) => s.labels.name)).toEqual(expect.arrayContaining(['Root CA', 'TLS server']));
+    expect(left.map((s) => s.labels.kind)).toEqual(
+      expect.arrayContaining(['root-ca', 'intermediate-ca', 'signing-ca', 'server', 'builtin-router-server']),
+    );
     for (const s of left) expect(Number(s.value)).toBeGreaterThan(30 * 86400);
+    // identities' certificates are counted by state, not listed (the admin's client certificate is one)
+    expect(value(after, 'weft_certificates', { kind: 'admin-client', state: 'ok' })).toBe(1);
+    expect(value(after, 'weft_certificates', { kind: 'root-ca', state: 'ok' })).toBe(1);
   });
 
   it('counts router connections, circuits and bytes relayed', async () => {

@@ -1,4 +1,7 @@
 import { Agent, request } from 'undici';
+
+/** How a client's connections are made (undici's `connect` option), from its CA and client certificate. */
+export type ConnectWith = (tls: { ca: string; cert?: string; key?: string }) => NonNullable<Agent.Options['connect']>;
 import { assertSwagger } from './swagger';
 
 export interface Resp<T = any> {
@@ -20,12 +23,14 @@ export class ApiClient {
     readonly baseUrl: string,
     readonly ca: string,
     tlsClient?: { cert: string; key: string },
+    /** connections made otherwise than with Node's own certificate checks (e.g. verified at a simulated date) */
+    readonly connectWith?: ConnectWith,
   ) {
-    this.agent = new Agent({ connect: { ca, ...(tlsClient ?? {}) } });
+    this.agent = new Agent({ connect: connectWith ? connectWith({ ca, ...tlsClient }) : { ca, ...(tlsClient ?? {}) } });
   }
 
   withCert(cert: string, key: string): ApiClient {
-    return new ApiClient(this.baseUrl, this.ca, { cert, key });
+    return new ApiClient(this.baseUrl, this.ca, { cert, key }, this.connectWith);
   }
 
   async req<T = any>(

@@ -1,7 +1,7 @@
 // Low-level edge-protocol clients for router tests: an enrolled identity, its API and service sessions, and a raw
 // channel to the router (so tests can also send what no SDK would).
 import { connect as netConnect, type Socket } from 'node:net';
-import { connect, type TLSSocket } from 'node:tls';
+import { connect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { Channel } from '../../src/main/router/channel/channel';
 import { ChannelType, EdgeType, encode, Header, message, str, u32, type Message } from '../../src/main/router/channel/wire';
 import type { TestApp } from './app';
@@ -56,11 +56,11 @@ export class RawEdge {
     readonly tcp: Socket,
   ) {}
 
-  static async connect(url: string, ca: string, cert?: { cert: string; key: string }): Promise<RawEdge> {
+  static async connect(url: string, ca: string, cert?: { cert: string; key: string }, tls: ConnectionOptions = {}): Promise<RawEdge> {
     const [, host, port] = /^tls:(?:\/\/)?(.+):(\d+)$/.exec(url)!;
     const tcp = netConnect({ host, port: Number(port) });
     const socket = await new Promise<TLSSocket>((resolve, reject) => {
-      const s = connect({ socket: tcp, ca, ...(cert ?? {}), servername: undefined }, () => resolve(s));
+      const s = connect({ socket: tcp, ca, ...(cert ?? {}), servername: undefined, ...tls }, () => resolve(s));
       s.once('error', reject);
     });
     let self!: RawEdge;

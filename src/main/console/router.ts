@@ -2,6 +2,7 @@ import { CONSOLE_RESOURCES } from './registry';
 import { resourceRouter } from './resources';
 import { ascodeRouter } from './routers/ascode';
 import { controllerSettingsRouter } from './routers/controllerSettings';
+import { certificatesRouter } from './routers/certificates';
 import { dashboardRouter } from './routers/dashboard';
 import { bulkRouter } from './routers/bulk';
 import { dataPlaneRouter } from './routers/dataPlane';
@@ -44,6 +45,7 @@ export const appRouter = router({
   bulk: bulkRouter,
   events: eventsRouter,
   ascode: ascodeRouter,
+  certificates: certificatesRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -107,16 +107,37 @@ export class Core {
     readonly store: Store,
     readonly clock: Clock,
     readonly config: Readonly<CoreConfig>,
-    readonly pki: PkiMaterial,
+    pki: PkiMaterial,
     readonly log: Logger,
     /** the write gate's subscribers (core/modules.ts): what every write does in its transaction */
     readonly writeSubscribers: ReadonlyArray<WriteSubscriber<Ctx>> = [],
-  ) {}
+  ) {
+    this.material = pki;
+  }
+
+  private material: PkiMaterial;
+  /** The controller's PKI: its CAs and this node's server certificate (replaced when renewed). */
+  get pki(): PkiMaterial {
+    return this.material;
+  }
+
+  /**
+   * Takes a renewed server certificate (ops/certificateRenewal.ts): same key, so JWTs signed before still verify
+   * (their `kid` names a retired certificate of that key).
+   */
+  replaceServerCertificate(pki: ControllerPki): void {
+    this.material = { ...pki, caBundlePkcs7: this.material.caBundlePkcs7 };
+    this.jwtSigner = undefined;
+  }
 
   private jwtSigner?: JwtSigner;
   /** Signs the controller's own JWTs with the API server certificate's key (pki/jwtSigner.ts). */
   get jwt(): JwtSigner {
-    return (this.jwtSigner ??= new JwtSigner(this.pki.server, [this.pki.intermediate.certPem, this.pki.root.certPem]));
+    return (this.jwtSigner ??= new JwtSigner(
+      this.pki.server,
+      [this.pki.intermediate.certPem, this.pki.root.certPem],
+      this.pki.retiredServerCertPems,
+    ));
   }
 
   ctx(caller: Caller): Ctx {

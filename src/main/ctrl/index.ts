@@ -16,7 +16,7 @@ import {
   type Core,
 } from '../core/dataPlane/index';
 import { SerialQueue } from '../core/serialQueue';
-import { channelTlsServer, listenOn } from '../listen';
+import { channelTlsServer, listenOn, replaceCertificate } from '../listen';
 import { parseDuration } from '../../shared/duration';
 import { BUILD_DATE, REVISION, WEFT_VERSION } from '../version';
 import { RouterControlChannel } from './routerChannel';
@@ -118,6 +118,11 @@ export class ControlChannelServer implements ControlChannelHost {
       accepting: () => this.accepting,
       onSocket: (socket) => this.conns.add(new RouterControlChannel(this, socket)),
     });
+  }
+
+  /** A renewed server certificate for new router connections (certificateRenewal.ts); open channels keep theirs. */
+  replaceCertificate(tls: { keyPem: string; certChainPem: string }): void {
+    replaceCertificate(this.server, tls);
   }
 
   /** Binds the listener (nothing is accepted until start). */

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Core } from '../core/core';
 import { metersOf } from '../core/meters';
-import { controllerCertificates } from '../core/ops/index';
+import { certificateInventory, type CertificateEntry } from '../core/ops/index';
 import { summary } from '../core/registry';
 import { servedFromCache } from '../api/server';
 import type { HttpGroup } from './httpGroups';
@@ -141,15 +141,47 @@ export class WeftMetrics {
         }
       },
     });
+    // one series per certificate of Weft's own (CAs, servers, routers); identities' only counted (there may be many).
+    // A scrape collects every metric at once: both read one inventory.
+    let inventory: Promise<CertificateEntry[]> | undefined;
+    const inventoryOnce = () => {
+      if (!inventory) {
+        inventory = certificateInventory(core).catch((err: unknown) => {
+          core.log.warn({ err }, 'metrics: certificate inventory unavailable');
+          return [];
+        });
+        setImmediate(() => (inventory = undefined));
+      }
+      return inventory;
+    };
     new Gauge({
       name: 'weft_certificate_expires_in_seconds',
-      help: "Time left until each of the controller's certificates expires (by the controller's clock; days: / 86400)",
-      labelNames: ['name'],
+      help: "Time left until each certificate of Weft's own expires (CAs, TLS servers, routers), by the controller's clock",
+      labelNames: ['kind', 'name'],
       registers,
-      collect() {
+      async collect() {
         this.reset();
         const now = core.clock.now().getTime();
-        for (const c of controllerCertificates(core.system)) this.set({ name: c.name }, Math.round((Date.parse(c.notAfter) - now) / 1000));
+        for (const c of await inventoryOnce()) {
+          if (c.kind !== 'identity') this.set({ kind: c.kind, name: c.name }, Math.round((Date.parse(c.notAfter) - now) / 1000));
+        }
+      },
+    });
+    new Gauge({
+      name: 'weft_certificates',
+      help: 'Certificates Weft issued or trusts, by kind and warning state (ok, warning-30, warning-7, warning-1, expired)',
+      labelNames: ['kind', 'state'],
+      registers,
+      async collect() {
+        this.reset();
+        const counts = new Map<string, { kind: string; state: string; n: number }>();
+        for (const c of await inventoryOnce()) {
+          const key = `${c.kind} ${c.state}`;
+          const entry = counts.get(key) ?? { kind: c.kind, state: c.state, n: 0 };
+          entry.n++;
+          counts.set(key, entry);
+        }
+        for (const { kind, state, n } of counts.values()) this.set({ kind, state }, n);
       },
     });
     // the router starts after the API (sources.router is set then): read when scraped

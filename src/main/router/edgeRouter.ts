@@ -26,7 +26,7 @@ import {
   type RouterTerminator,
 } from '../core/dataPlane/index';
 import { SerialQueue } from '../core/serialQueue';
-import { channelTlsServer, listenOn } from '../listen';
+import { channelTlsServer, listenOn, replaceCertificate } from '../listen';
 import { WEFT_VERSION } from '../version';
 import { Circuit, type CircuitDial, type SdkEnd } from './circuit';
 import { EdgeConnection } from './edgeConnection';
@@ -93,6 +93,11 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
     this.id = opts.id;
     this.name = opts.name;
     this.log = opts.log;
+  }
+
+  /** The router's renewed certificate for new connections (certificateRenewal.ts); open connections keep theirs. */
+  replaceCertificate(tls: { keyPem: string; certChainPem: string }): void {
+    replaceCertificate(this.server, tls);
   }
 
   async start(): Promise<void> {

@@ -4,10 +4,11 @@ import { FirstRunLab, labWanted } from '../components/FirstRunLab';
 import { ResourceTable } from '../components/ResourceTable';
 import { ErrorBox, Page, Panel, Spinner } from '../components/Status';
 import { useConsoleResources } from '../lib/describe';
-import { formatDate, relative } from '../lib/format';
+import { formatDate } from '../lib/format';
 import { humanize } from '../lib/generic';
 import { Link } from '../router';
 import type { ResourceName } from '../lib/types';
+import { expiryBadge } from './CertificatesPage';
 import { useTRPC } from '../trpc';
 
 /** The page over a type (its own or the generated one), given the server's console types. */
@@ -70,7 +71,7 @@ export function DashboardPage({ pageOf }: { pageOf: PageOfType }) {
                 ))}
               </dl>
             </Panel>
-            <Panel title="Certificates">
+            <Panel title="Certificates" actions={<Link to="/certificates">All certificates</Link>}>
               <div className="table-scroll">
                 <table aria-label="Controller certificates">
                   <thead>
@@ -81,14 +82,14 @@ export function DashboardPage({ pageOf }: { pageOf: PageOfType }) {
                   </thead>
                   <tbody>
                     {overview.data.certificates.map((c) => (
-                      <tr key={c.name} className={c.daysLeft < 30 ? 'warning' : undefined}>
+                      <tr key={c.name} className={c.state === 'ok' ? undefined : 'warning'}>
                         <td data-label="Certificate">
                           {c.name}
                           <br />
                           <span className="muted">{c.subject}</span>
                         </td>
                         <td data-label="Expires">
-                          {formatDate(c.notAfter)} ({relative(c.notAfter)}){c.daysLeft < 30 ? ' — renew soon' : ''}
+                          {formatDate(c.notAfter)} <span className={expiryBadge(c).className}>{expiryBadge(c).label}</span>
                         </td>
                       </tr>
                     ))}

@@ -6,6 +6,7 @@ import { auditLogSpec } from './auditLog';
 import { BULK, identityListActions, serviceListActions, withBulk } from './bulkSpecs';
 import { DashboardPage } from './DashboardPage';
 import { AscodePage } from './AscodePage';
+import { CertificatesPage } from './CertificatesPage';
 import { DatabasePage } from './DatabasePage';
 import { EventsPage } from './EventsPage';
 import { MetricsPage } from './MetricsPage';
@@ -78,6 +79,7 @@ export const PAGES: PageDef[] = [
   resourcePage('Operations', controllerSettingsSpec),
   { id: 'database', title: 'Database', group: 'Operations', render: () => <DatabasePage /> },
   { id: 'ascode', title: 'Export and import', group: 'Operations', render: () => <AscodePage /> },
+  { id: 'certificates', title: 'Certificates', group: 'Operations', render: () => <CertificatesPage /> },
   resourcePage('Operations', auditLogSpec),
 ];
 

@@ -9,6 +9,7 @@ import {
   type RegistryEntry,
   controllers,
 } from '../../core/registry';
+import { listCertificates } from '../../core/ops/index';
 import { ROLE_KIND_NAMES } from '../../core/policy/index';
 import type { ApiName, RouteDef } from '../registry';
 import { listParams, resourceRoutes } from './resources';
@@ -69,6 +70,15 @@ export function managementRoutes(_core: Core): RouteDef[] {
       auth: 'session',
       summary: 'One controller of this network',
       handler: async (req) => ({ data: await resourceOps(controllers).get(req.ctx, req.params.id!) }),
+    },
+    {
+      // Weft's own (not in OpenZiti's specs): every certificate it issued or trusts, with expiry and renewal
+      apis: mgmt,
+      method: 'GET',
+      path: '/weft/certificates',
+      auth: 'session',
+      summary: 'Every certificate Weft issued or trusts, soonest expiry first, with its renewal and warning state',
+      handler: async (req) => ({ data: await listCertificates(req.ctx) }),
     },
   ];
 }

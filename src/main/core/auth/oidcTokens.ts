@@ -73,13 +73,13 @@ const CURVE_ALGORITHMS: Record<string, string> = { 'P-256': 'ES256', 'P-384': 'E
 /** The public keys JWTs of this network may be signed with: this node's, and its peers' by their `kid`. */
 class ControllerKeys {
   private readonly peers = new Map<string, KeyObject>();
-  private own?: KeyObject;
 
   constructor(private readonly core: Core) {}
 
   async key(kid: unknown): Promise<KeyObject | undefined> {
     if (typeof kid !== 'string' || !kid) return undefined;
-    if (kid === this.core.jwt.kid) return (this.own ??= createPublicKey(this.core.pki.server.certPem));
+    const own = this.core.jwt.keyFor(kid);
+    if (own) return own;
     const known = this.peers.get(kid);
     if (known) return known;
     const row = await getRow(this.core.store, PEER_CERT, 'SELECT cert_pem FROM controllers WHERE fingerprint = ? AND cert_pem IS NOT NULL', kid);
@@ -92,7 +92,7 @@ class ControllerKeys {
 
   /** The JWKS: this node's key (with its chain), and the other nodes' public keys. */
   async jwks(): Promise<Array<Record<string, unknown>>> {
-    const keys = [this.core.jwt.jwk()];
+    const keys = this.core.jwt.jwks();
     const rows = await allRows(
       this.core.store,
       PEER_KEY,

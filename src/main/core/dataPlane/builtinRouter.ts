@@ -1,17 +1,18 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, join } from 'node:path';
 import type { Core } from '../core';
-import { enrollRouter, reEnrollRouter } from '../enrollment/index';
+import { enrollRouter, extendRouter, reEnrollRouter } from '../enrollment/index';
 import { builtinRouterIdFile, builtinRouterRow, edgeRouters } from '../policy/index';
 import { applyCreate } from '../entities/resource';
 import { validationError } from '../errors';
-import { createCsr, parseCertificate } from '../pki/index';
+import { certificateDer, createCsr, fingerprintSha1, importPrivateKey, parseCertificate, renewsAt } from '../pki/index';
 import type { Row } from '../store/db';
 import { clearRouterTerminators } from './terminators';
-import { controllerId } from '../ops/index';
+import { builtinRouterDir, controllerId } from '../ops/index';
 
-const RENEW_WITHIN_MS = 30 * 86_400_000;
+const FILES = { serverKey: 'server.key.pem', serverChain: 'server.chain.pem', clientKey: 'client.key.pem', clientChain: 'client.chain.pem' };
 
 export interface BuiltinRouterTls {
   id: string;
@@ -29,7 +30,8 @@ export interface BuiltinRouterTls {
  * its connections and refuses new ones) and the next start enrolls a new one under the configured name: a new id, so
  * policies that named the old one by id (`@id`) no longer match; role attributes (`#all`) do.
  */
-export async function provisionBuiltinRouter(core: Core, opts: { name: string; advertisedHost: string; dir: string }): Promise<BuiltinRouterTls> {
+export async function provisionBuiltinRouter(core: Core, opts: { name: string; advertisedHost: string; dir?: string }): Promise<BuiltinRouterTls> {
+  const dir = opts.dir ?? builtinRouterDir(core);
   const store = core.store;
   let row = await builtinRouterRow(core);
   if (!row) {
@@ -43,15 +45,21 @@ export async function provisionBuiltinRouter(core: Core, opts: { name: string; a
   }
   const id = row.id;
   await clearRouterTerminators(core, id);
-  mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
-  const keyFile = join(opts.dir, 'server.key.pem');
-  const chainFile = join(opts.dir, 'server.chain.pem');
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const keyFile = join(dir, FILES.serverKey);
+  const chainFile = join(dir, FILES.serverChain);
+  const clientFile = join(dir, FILES.clientChain);
   const usable =
     row.is_verified &&
     row.fingerprint &&
     existsSync(keyFile) &&
     existsSync(chainFile) &&
-    certificateCovers(readFileSync(chainFile, 'utf8'), opts.advertisedHost, core.clock.now());
+    existsSync(clientFile) &&
+    // a renewal that stopped between the database and the files: enrolled again
+    fingerprintSha1(readFileSync(clientFile, 'utf8')) === row.fingerprint &&
+    keyMatches(readFileSync(chainFile, 'utf8'), readFileSync(keyFile, 'utf8')) &&
+    certificateCovers(readFileSync(chainFile, 'utf8'), opts.advertisedHost, core.clock.now()) &&
+    !renewalDue(dir, core.clock.now());
   if (!usable) {
     if (!row.enrollment_token) await reEnrollRouter(core.system, 'edge', id);
     const token = (await store.getSql<{ t: string }>('SELECT enrollment_token AS t FROM edge_routers WHERE id = ?', id))!.t;
@@ -66,8 +74,8 @@ export async function provisionBuiltinRouter(core: Core, opts: { name: string; a
     writeFileSync(keyFile, server.keyPem, { mode: 0o600 });
     chmodSync(keyFile, 0o600);
     writeFileSync(chainFile, issued.serverCert);
-    writeFileSync(join(opts.dir, 'client.key.pem'), client.keyPem, { mode: 0o600 });
-    writeFileSync(join(opts.dir, 'client.chain.pem'), issued.cert);
+    writeFileSync(join(dir, FILES.clientKey), client.keyPem, { mode: 0o600 });
+    writeFileSync(clientFile, issued.cert);
   }
   return {
     id,
@@ -81,10 +89,61 @@ function certificateCovers(chainPem: string, host: string, now: Date): boolean {
   try {
     const info = parseCertificate(chainPem);
     const names = isIP(host) ? info.ipAddresses : info.dnsNames.map((d) => d.toLowerCase());
-    return names.includes(isIP(host) ? host : host.toLowerCase()) && info.notAfter.getTime() - now.getTime() > RENEW_WITHIN_MS;
+    return names.includes(isIP(host) ? host : host.toLowerCase()) && info.notAfter > now;
   } catch {
     return false;
   }
+}
+
+function keyMatches(certPem: string, keyPem: string): boolean {
+  try {
+    return new X509Certificate(certificateDer(certPem)).checkPrivateKey(importPrivateKey(keyPem));
+  } catch {
+    return false;
+  }
+}
+
+/** Whether the earlier of the router's two certificates has reached its renewal time (pki/renewal.ts). */
+function renewalDue(dir: string, now: Date): boolean {
+  for (const file of [FILES.serverChain, FILES.clientChain]) {
+    try {
+      const info = parseCertificate(readFileSync(join(dir, file), 'utf8'));
+      if (now >= renewsAt(info.notBefore, info.notAfter)) return true;
+    } catch {
+      return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * Renews the built-in router's certificates when due, through the same extension stock routers use
+ * (`/enroll/extend/router`: its current client certificate vouches for the CSRs; new keys, the same names). The new
+ * files replace the old ones; returns what the listener is to present now, or undefined when nothing was due.
+ */
+export async function renewBuiltinRouterIfDue(core: Core): Promise<BuiltinRouterTls | undefined> {
+  const dir = builtinRouterDir(core);
+  const row = await builtinRouterRow(core);
+  if (!row || !existsSync(join(dir, FILES.clientChain)) || !renewalDue(dir, core.clock.now())) return undefined;
+  const current = parseCertificate(readFileSync(join(dir, FILES.serverChain), 'utf8'));
+  const server = await createCsr({ commonName: row.id, dnsSans: current.dnsNames, ipSans: current.ipAddresses });
+  const client = await createCsr({ commonName: row.id });
+  const clientDer = certificateDer(readFileSync(join(dir, FILES.clientChain), 'utf8'));
+  const issued = await extendRouter(core, [clientDer], { certCsr: client.csrPem, serverCertCsr: server.csrPem });
+  // the database holds the new client certificate now; a stop before the files are all in makes the next start enroll
+  // the router again (provisionBuiltinRouter compares them)
+  writeAtomically(join(dir, FILES.serverKey), server.keyPem, 0o600);
+  writeAtomically(join(dir, FILES.serverChain), issued.serverCert, 0o644);
+  writeAtomically(join(dir, FILES.clientKey), client.keyPem, 0o600);
+  writeAtomically(join(dir, FILES.clientChain), issued.cert, 0o644);
+  return { id: row.id, name: row.name, keyPem: server.keyPem, certChainPem: issued.serverCert };
+}
+
+function writeAtomically(path: string, content: string, mode: number): void {
+  const tmp = `${path}.tmp`;
+  writeFileSync(tmp, content, { mode });
+  chmodSync(tmp, mode);
+  renameSync(tmp, path);
 }
 
 /**

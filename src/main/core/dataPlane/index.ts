@@ -17,6 +17,7 @@ export { builtinRouterId } from '../policy/index';
 export {
   markRoutersOffline,
   provisionBuiltinRouter,
+  renewBuiltinRouterIfDue,
   recordBuiltinRouterStopped,
   routerIsOnline,
   routerState,

@@ -75,6 +75,6 @@ const challengeSchema = z.object({ keyId: z.string(), nonce: z.uuid() });
 /** POST /enroll/challenge: signs the client's nonce with the enrollment key named by keyId. */
 export function enrollmentChallenge(core: Core, body: unknown) {
   const input = parseInput(challengeSchema, body);
-  if (input.keyId !== core.jwt.kid) throw validationError('keyId', 'no enrollment signing key has this id', input.keyId);
+  if (!core.jwt.kids.has(input.keyId)) throw validationError('keyId', 'no enrollment signing key has this id', input.keyId);
   return signNonce(core, input.nonce);
 }

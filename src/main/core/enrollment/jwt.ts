@@ -40,7 +40,7 @@ export function networkJwt(core: Core): string {
 
 /** JWKS of the controller's JWT key (public part only), with its certificate chain in x5c. */
 export function enrollmentJwks(core: Core): { keys: Record<string, unknown>[] } {
-  return { keys: [core.jwt.jwk()] };
+  return { keys: core.jwt.jwks() };
 }
 
 /** Signs a client's nonce with the key named by `kid`: proof that this controller holds the enrollment key. */

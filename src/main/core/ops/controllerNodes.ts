@@ -65,6 +65,21 @@ export async function registerController(core: Core, node: ControllerNode): Prom
   );
 }
 
+/** This node's row names its current server certificate (after a renewal: routers and peers see the new one). */
+export async function updateControllerCertificate(core: Core): Promise<void> {
+  const fingerprint = fingerprintSha1(core.pki.server.certPem);
+  const id = await controllerId(core);
+  // a read first: the write (which ends every node's cached replies) only when the row is behind
+  if (!(await core.store.getSql('SELECT 1 AS x FROM controllers WHERE id = ? AND fingerprint <> ?', id, fingerprint))) return;
+  await core.store.runSql(
+    'UPDATE controllers SET cert_pem = ?, fingerprint = ?, updated_at = ? WHERE id = ?',
+    core.pki.server.certPem,
+    fingerprint,
+    core.clock.now().toISOString(),
+    id,
+  );
+}
+
 /**
  * The heartbeat: this node's row is refreshed (a write no cached reply depends on), and nodes silent for longer than
  * OFFLINE_AFTER_MS (killed, or cut off from the database) are marked offline, with the edge routers they ran.

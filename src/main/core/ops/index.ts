@@ -4,7 +4,18 @@
 export { coversWrite, PendingAudit, recordAudit, routeAction, type AuditEntry } from './audit';
 export { ASCODE_SECTIONS, exportNetwork, formatNetwork, importNetwork, parseNetwork, type ImportResult, type PlanEntry } from './ascode';
 export { isStoreUnavailable } from './availability';
-export { controllerCertificates } from './certificateExpiry';
+export {
+  builtinRouterDir,
+  certificateInventory,
+  controllerCertificates,
+  listCertificates,
+  renewServerCertificate,
+  reportCertificateWarnings,
+  requestDueExtensions,
+  type CertificateEntry,
+  type CertificateKind,
+  type CertificateState,
+} from './certificateExpiry';
 export { controllerId } from './controllerNodes';
 export { createSnapshot, integrityResults, startIntegrityCheck } from './database';
 export { metricHistory, type MetricPoint } from './metricHistory';

@@ -1,7 +1,7 @@
 import { randomBytes, X509Certificate as NodeX509 } from 'node:crypto';
 import { isIP } from 'node:net';
 import { PkiError } from './errors';
-import { generateKeyPair, importPrivateKey, importPublicKey, keyAlgorithmOf, toWebCryptoSigner, type KeyAlgorithm } from './keys';
+import { generateKeyPair, importPrivateKey, importPublicKey, keyAlgorithmOf, publicKeyPemOf, toWebCryptoSigner, type KeyAlgorithm } from './keys';
 import { certificateDer, toPem } from './pem';
 import { x509 } from './x509Provider';
 
@@ -44,6 +44,8 @@ export interface CreateServerCertificateOptions extends TimingOptions {
   keyAlg?: KeyAlgorithm;
   /** Also allow the certificate as a TLS client certificate (default false). */
   clientAuth?: boolean;
+  /** Certify this existing private key (PKCS#8 PEM) instead of a fresh one: a renewal that keeps the key. */
+  keyPem?: string;
 }
 
 export interface IssueLeafCertificateOptions extends TimingOptions {
@@ -100,7 +102,7 @@ export async function createIntermediateCa(opts: CreateIntermediateCaOptions): P
 
 /** TLS server certificate (serverAuth) with a fresh key and the given DNS / IP SANs. */
 export async function createServerCertificate(opts: CreateServerCertificateOptions): Promise<CertAndKey> {
-  const keys = await generateKeyPair(opts.keyAlg);
+  const keys = opts.keyPem ? { publicKeyPem: publicKeyPemOf(opts.keyPem), privateKeyPem: opts.keyPem } : await generateKeyPair(opts.keyAlg);
   const certPem = await buildCertificate({
     ...opts,
     subject: subjectName(opts.commonName),

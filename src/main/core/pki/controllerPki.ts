@@ -7,7 +7,8 @@ import { createIntermediateCa, createRootCa, createServerCertificate, type CertA
 import { PkiError } from './errors';
 import { importPrivateKey } from './keys';
 import { parseCertificate, type CertificateInfo } from './parse';
-import { fingerprintSha1 } from './pem';
+import { fingerprintSha1, splitPemBundle } from './pem';
+import { renewsAt } from './renewal';
 
 export interface ControllerPkiOptions {
   /** SPIFFE trust domain, e.g. "weft.example.com"; written as a `spiffe://<trustDomain>` URI SAN into the CAs. */
@@ -27,6 +28,11 @@ export interface ControllerPki {
   /** Signs enrollment client certificates; its key signs enrollment JWTs. */
   signing: CertAndKey;
   server: CertAndKey;
+  /**
+   * Earlier server certificates of the same key, not yet expired: renewal keeps the key, so JWTs signed before it
+   * (whose `kid` names an earlier certificate) still verify.
+   */
+  retiredServerCertPems: string[];
   /** root + intermediate + signing. */
   caBundlePem: string;
   /** server + intermediate: what the TLS server presents. */
@@ -39,7 +45,6 @@ export interface ControllerPki {
 
 const CA_VALIDITY_DAYS = 3650;
 const SERVER_VALIDITY_DAYS = 365;
-const RENEW_WITHIN_MS = 30 * 86_400_000;
 
 const FILES = {
   root: { cert: 'root-ca.cert.pem', key: 'root-ca.key.pem' },
@@ -53,6 +58,7 @@ export const CA_FILES: readonly string[] = CA_ROLES.flatMap((role) => [FILES[rol
 // Derived convenience copies for operators (e.g. `curl --cacert ca-bundle.pem`); never read back.
 const CA_BUNDLE_FILE = 'ca-bundle.pem';
 const SERVER_CHAIN_FILE = 'server-chain.pem';
+const RETIRED_SERVER_FILE = 'server-retired.cert.pem';
 const STAGING_DIR = '.staging';
 const COMMIT_MARKER = 'COMMITTED';
 
@@ -64,7 +70,7 @@ interface ServerSans {
 /**
  * Loads the controller PKI from `dir`, creating it on first use. The CA certificates are never regenerated;
  * the server certificate is reissued from the existing intermediate when it is missing, does not cover the
- * requested SANs, or expires within 30 days.
+ * requested SANs, or is due for renewal (pki/renewal.ts), with the same key when its key file is readable.
  */
 export async function loadOrCreateControllerPki(dir: string, opts: ControllerPkiOptions): Promise<ControllerPki> {
   const trustDomain = checkTrustDomain(opts.trustDomain);
@@ -89,18 +95,16 @@ export async function loadOrCreateControllerPki(dir: string, opts: ControllerPki
 
   const serverCert = await readOptional(join(dir, FILES.server.cert));
   const serverKey = await readOptional(join(dir, FILES.server.key));
+  const retired = await readOptional(join(dir, RETIRED_SERVER_FILE));
   let server = serverCert && serverKey ? { certPem: serverCert, keyPem: serverKey } : null;
+  let retiredPems = server ? stillValidOfKey(retired ? splitPemBundle(retired) : [], server.keyPem, now) : [];
   let status: ControllerPki['status'] = 'loaded';
   if (!server || !serverCertUsable(server, intermediate, sans, now)) {
-    server = await issueServer(intermediate, sans, now);
-    await commitFiles(dir, {
-      [FILES.server.key]: server.keyPem,
-      [FILES.server.cert]: server.certPem,
-      [SERVER_CHAIN_FILE]: server.certPem + intermediate.certPem,
-    });
+    const reissued = await reissueServer(dir, intermediate, server, retiredPems, sans, now);
+    ({ server, retiredPems } = reissued);
     status = 'server-reissued';
   }
-  const pki = assemble(dir, trustDomain, { root, intermediate, signing, server }, status);
+  const pki = assemble(dir, trustDomain, { root, intermediate, signing, server, retiredServerCertPems: retiredPems }, status);
   // the operators' copy, for CA files that came from elsewhere (a node adopting its network's CA)
   if ((await readOptional(join(dir, CA_BUNDLE_FILE))) !== pki.caBundlePem) await commitFiles(dir, { [CA_BUNDLE_FILE]: pki.caBundlePem });
   return pki;
@@ -114,7 +118,7 @@ async function createPki(dir: string, trustDomain: string, sans: ServerSans, now
     createIntermediateCa({ ...common, commonName: 'Weft Signing CA', issuer: root }),
   ]);
   const server = await issueServer(intermediate, sans, now);
-  const pki = assemble(dir, trustDomain, { root, intermediate, signing, server }, 'created');
+  const pki = assemble(dir, trustDomain, { root, intermediate, signing, server, retiredServerCertPems: [] }, 'created');
 
   const files: Record<string, string> = { [CA_BUNDLE_FILE]: pki.caBundlePem, [SERVER_CHAIN_FILE]: pki.serverChainPem };
   for (const role of [...CA_ROLES, 'server'] as const) {
@@ -128,7 +132,7 @@ async function createPki(dir: string, trustDomain: string, sans: ServerSans, now
 function assemble(
   dir: string,
   trustDomain: string,
-  pairs: Pick<ControllerPki, 'root' | 'intermediate' | 'signing' | 'server'>,
+  pairs: Pick<ControllerPki, 'root' | 'intermediate' | 'signing' | 'server' | 'retiredServerCertPems'>,
   status: ControllerPki['status'],
 ): ControllerPki {
   return {
@@ -142,7 +146,7 @@ function assemble(
   };
 }
 
-function issueServer(intermediate: CertAndKey, sans: ServerSans, now: Date): Promise<CertAndKey> {
+function issueServer(intermediate: CertAndKey, sans: ServerSans, now: Date, keyPem?: string): Promise<CertAndKey> {
   return createServerCertificate({
     commonName: sans.dns[0],
     issuer: intermediate,
@@ -150,7 +154,65 @@ function issueServer(intermediate: CertAndKey, sans: ServerSans, now: Date): Pro
     ipAddresses: sans.ip,
     validityDays: SERVER_VALIDITY_DAYS,
     now,
+    keyPem,
   });
+}
+
+/**
+ * A new server certificate, for the current key when it is readable (JWTs signed with it keep verifying; the old
+ * certificate joins the retired ones), committed to the directory with its chain.
+ */
+async function reissueServer(
+  dir: string,
+  intermediate: CertAndKey,
+  current: CertAndKey | null,
+  retired: string[],
+  sans: ServerSans,
+  now: Date,
+): Promise<{ server: CertAndKey; retiredPems: string[] }> {
+  const keep = current && usableKey(current.keyPem) ? current.keyPem : undefined;
+  const server = await issueServer(intermediate, sans, now, keep);
+  const retiredPems = keep && current && keyMatches(current.certPem, keep) ? stillValidOfKey([...retired, current.certPem], keep, now) : [];
+  await commitFiles(dir, {
+    [FILES.server.key]: server.keyPem,
+    [FILES.server.cert]: server.certPem,
+    [SERVER_CHAIN_FILE]: server.certPem + intermediate.certPem,
+    [RETIRED_SERVER_FILE]: retiredPems.join(''),
+  });
+  return { server, retiredPems };
+}
+
+/**
+ * Renews the server certificate of a loaded PKI when it is due (pki/renewal.ts): same key, same names, a new serial
+ * and validity. Returns the PKI with it, or undefined when nothing was due.
+ */
+export async function renewServerCertificateIfDue(pki: ControllerPki, now: Date): Promise<ControllerPki | undefined> {
+  const info = parseCertificate(pki.server.certPem);
+  if (now < renewsAt(info.notBefore, info.notAfter)) return undefined;
+  const sans = { dns: info.dnsNames, ip: info.ipAddresses };
+  const { server, retiredPems } = await reissueServer(pki.dir, pki.intermediate, pki.server, pki.retiredServerCertPems, sans, now);
+  const { root, intermediate, signing } = pki;
+  return assemble(pki.dir, pki.trustDomain, { root, intermediate, signing, server, retiredServerCertPems: retiredPems }, 'server-reissued');
+}
+
+/** The certificates of `keyPem` among `pems` that have not expired. */
+function stillValidOfKey(pems: string[], keyPem: string, now: Date): string[] {
+  return pems.filter((pem) => {
+    try {
+      return keyMatches(pem, keyPem) && parseCertificate(pem).notAfter > now;
+    } catch {
+      return false;
+    }
+  });
+}
+
+function usableKey(keyPem: string): boolean {
+  try {
+    importPrivateKey(keyPem);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Checks that the loaded CA files belong together; throws PkiError('INVALID_PKI') otherwise. */
@@ -186,7 +248,7 @@ function serverCertUsable(server: CertAndKey, intermediate: CertAndKey, sans: Se
     return (
       keyMatches(server.certPem, server.keyPem) &&
       isIssuedBy(server.certPem, intermediate.certPem) &&
-      info.notAfter.getTime() - now.getTime() > RENEW_WITHIN_MS &&
+      now < renewsAt(info.notBefore, info.notAfter) &&
       sans.dns.every((d) => dnsNames.has(d)) &&
       sans.ip.every((ip) => ips.has(ipKey(ip)))
     );

@@ -15,16 +15,20 @@ const b64url = (data: Buffer | string) => Buffer.from(data).toString('base64url'
  */
 export class JwtSigner {
   readonly kid: string;
+  /** `kid` and the fingerprints of the retired certificates of the same key: tokens naming any of them verify. */
+  readonly kids: ReadonlySet<string>;
   readonly alg: Alg;
   private readonly privateKey: KeyObject;
   private readonly publicKey: KeyObject;
 
-  /** `pair` signs; `chain` (issuers, leaf excluded) goes into the JWKS x5c. */
+  /** `pair` signs; `chain` (issuers, leaf excluded) goes into the JWKS x5c; `retired`: earlier certificates of the key. */
   constructor(
     private readonly pair: CertAndKey,
     private readonly chain: string[],
+    private readonly retired: string[] = [],
   ) {
     this.kid = fingerprintSha1(pair.certPem);
+    this.kids = new Set([this.kid, ...retired.map((pem) => fingerprintSha1(pem))]);
     this.alg = jwsAlgorithmForKey(pair.keyPem);
     this.privateKey = importPrivateKey(pair.keyPem);
     this.publicKey = createPublicKey(pair.certPem);
@@ -57,12 +61,22 @@ export class JwtSigner {
     }
   }
 
+  /** The public key verifying tokens that name `kid` (this key's current or a retired certificate), or undefined. */
+  keyFor(kid: string): KeyObject | undefined {
+    return this.kids.has(kid) ? this.publicKey : undefined;
+  }
+
+  /** The public key as JWKs: one with the current certificate chain, then one per retired certificate. */
+  jwks(): Array<Record<string, unknown>> {
+    return [this.jwk(), ...this.retired.map((pem) => this.jwk(pem))];
+  }
+
   /** The public key as a JWK with its certificate chain. */
-  jwk(): Record<string, unknown> {
-    const der = certificateDer(this.pair.certPem);
+  jwk(certPem = this.pair.certPem): Record<string, unknown> {
+    const der = certificateDer(certPem);
     return {
       ...(this.publicKey.export({ format: 'jwk' }) as Record<string, unknown>),
-      kid: this.kid,
+      kid: fingerprintSha1(der),
       alg: this.alg,
       use: 'sig',
       key_ops: ['verify'],
