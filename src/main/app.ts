@@ -82,6 +82,8 @@ export interface App {
   console?: { url: string; createLoginLink(): string };
   /** the configured event loggers (config `events`) */
   eventLoggers: RunningLogger[];
+  /** the console's metric samples, when metrics are on (tests take samples with an injected clock) */
+  metricHistory?: MetricHistory;
   /** renewal of Weft's own certificates, extension reminders and expiry warnings (certificateRenewal.ts) */
   certificates: CertificateLifecycle;
   close(): Promise<void>;
@@ -307,6 +309,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       console: consoleServer,
       eventLoggers: eventLoggers.loggers,
       certificates,
+      metricHistory: history,
       close,
     };
   } catch (e) {

@@ -36,8 +36,10 @@ export class MetricHistory {
     const at = this.clock.now().getTime();
     const now = this.totals();
     const prev = this.last;
+    // a clock that has not moved on (an injected one) keeps the interval open
+    if (prev && at <= prev.at) return;
     this.last = { at, totals: now };
-    if (!prev || at <= prev.at) return;
+    if (!prev) return;
     const seconds = (at - prev.at) / 1000;
     const rate = (k: keyof MetricTotals) => round((now[k] - prev.totals[k]) / seconds);
     this.ring.push({
