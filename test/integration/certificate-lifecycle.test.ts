@@ -28,7 +28,7 @@ import { EdgeType, Header } from '../../src/main/router/channel/wire';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, tempDir, type TestApp } from '../support/app';
 import { ManualClock } from '../support/clock';
 import { ApiClient, type ConnectWith } from '../support/client';
-import { deviceSession, enrolledDevice, RawEdge, serviceSession, type Device } from '../support/edge';
+import { deviceSession, enrolledDevice, hostsAndClientsService, RawEdge, serviceSession, type Device } from '../support/edge';
 import { csr } from '../support/pki';
 
 const DAY = 86_400_000;
@@ -190,23 +190,7 @@ describe('certificate lifecycle', () => {
   it('three simulated years: every renewal happens; logins, extensions, enrollments and dials keep working', async () => {
     const admin = client();
     await admin.login(ADMIN_USER, ADMIN_PASSWORD);
-    const serviceId = await admin.create('/services', { name: 'lifecycle-echo', encryptionRequired: false });
-    await admin.create('/service-policies', {
-      name: 'bind',
-      type: 'Bind',
-      semantic: 'AnyOf',
-      identityRoles: ['#hosts'],
-      serviceRoles: [`@${serviceId}`],
-    });
-    await admin.create('/service-policies', {
-      name: 'dial',
-      type: 'Dial',
-      semantic: 'AnyOf',
-      identityRoles: ['#clients'],
-      serviceRoles: [`@${serviceId}`],
-    });
-    await admin.create('/edge-router-policies', { name: 'erp', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] });
-    await admin.create('/service-edge-router-policies', { name: 'serp', semantic: 'AnyOf', serviceRoles: ['#all'], edgeRouterRoles: ['#all'] });
+    const serviceId = await hostsAndClientsService(admin, 'lifecycle-echo');
     await admin.close();
     const host = await enroll('lifecycle-host', ['hosts']);
     await dialThroughRouter(host, await enroll('client-0', ['clients']), serviceId);

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ChannelType, EdgeType, Flag, Header, message, str } from '../../src/main/router/channel/wire';
 import { startTestApp, tempDir, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { deviceSession, enrolledDevice, RawEdge, serviceSession, type Device } from '../support/edge';
+import { deviceSession, enrolledDevice, hostsAndClientsService, RawEdge, serviceSession, type Device } from '../support/edge';
 import { eventually } from '../support/overlay';
 
 /** Collects the app's log lines (the router logs each refused connection). */
@@ -36,23 +36,7 @@ beforeAll(async () => {
   routerId = app.router!.id;
   host = await enrolledDevice(app, admin, 'router-host', ['hosts']);
   client = await enrolledDevice(app, admin, 'router-client', ['clients']);
-  serviceId = await admin.create('/services', { name: 'router-echo', encryptionRequired: false });
-  await admin.create('/service-policies', {
-    name: 'bind',
-    type: 'Bind',
-    semantic: 'AnyOf',
-    identityRoles: ['#hosts'],
-    serviceRoles: [`@${serviceId}`],
-  });
-  await admin.create('/service-policies', {
-    name: 'dial',
-    type: 'Dial',
-    semantic: 'AnyOf',
-    identityRoles: ['#clients'],
-    serviceRoles: [`@${serviceId}`],
-  });
-  await admin.create('/edge-router-policies', { name: 'erp', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] });
-  await admin.create('/service-edge-router-policies', { name: 'serp', semantic: 'AnyOf', serviceRoles: ['#all'], edgeRouterRoles: ['#all'] });
+  serviceId = await hostsAndClientsService(admin, 'router-echo');
 });
 afterAll(async () => {
   await admin?.close();

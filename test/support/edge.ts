@@ -15,6 +15,23 @@ export interface Device {
   key: string;
 }
 
+/**
+ * A service that identities with `#hosts` may Bind and those with `#clients` may Dial, on every edge router (an
+ * edge router policy and a service edge router policy for all); returns the service's id.
+ */
+export async function hostsAndClientsService(admin: ApiClient, name: string): Promise<string> {
+  const serviceId = await admin.create('/services', { name, encryptionRequired: false });
+  for (const [policy, type, role] of [
+    ['bind', 'Bind', '#hosts'],
+    ['dial', 'Dial', '#clients'],
+  ] as const) {
+    await admin.create('/service-policies', { name: policy, type, semantic: 'AnyOf', identityRoles: [role], serviceRoles: [`@${serviceId}`] });
+  }
+  await admin.create('/edge-router-policies', { name: 'erp', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] });
+  await admin.create('/service-edge-router-policies', { name: 'serp', semantic: 'AnyOf', serviceRoles: ['#all'], edgeRouterRoles: ['#all'] });
+  return serviceId;
+}
+
 /** An identity enrolled by OTT (with role attributes). */
 export async function enrolledDevice(app: TestApp, admin: ApiClient, name: string, roleAttributes: string[] = []): Promise<Device> {
   const id = await admin.create('/identities', { name, type: 'Device', isAdmin: false, roleAttributes, enrollment: { ott: true } });
