@@ -6,12 +6,13 @@ import { certificateInventory, type CertificateEntry } from '../core/ops/index';
 import { summary } from '../core/registry';
 import { servedFromCache } from '../api/server';
 import type { HttpGroup } from './httpGroups';
+import type { RouterCounts } from '../router/edgeRouter';
 import { FastHistogram } from './histogram';
 
 /** What the metrics read at scrape time besides the core: the data plane, the control channel, the event loggers. */
 export interface MetricSources {
   core: Core;
-  router?: { status(): { connections: number; circuits: unknown[] }; traffic(): { circuits: number; bytesIn: number; bytesOut: number } };
+  router?: { counts(): RouterCounts };
   ctrl?: { connectedRouters(): string[] };
   eventLoggers?: Array<{ name: string; follower: { dropped: number } }>;
 }
@@ -192,7 +193,7 @@ export class WeftMetrics {
       registers,
       collect() {
         const r = router();
-        if (r) this.set(r.status().connections);
+        if (r) this.set(r.counts().connections);
       },
     });
     new Gauge({
@@ -201,7 +202,7 @@ export class WeftMetrics {
       registers,
       collect() {
         const r = router();
-        if (r) this.set(r.status().circuits.length);
+        if (r) this.set(r.counts().open);
       },
     });
     new Counter({
@@ -211,7 +212,7 @@ export class WeftMetrics {
       collect() {
         const r = router();
         this.reset();
-        if (r) this.inc(r.traffic().circuits);
+        if (r) this.inc(r.counts().circuits);
       },
     });
     new Counter({
@@ -223,7 +224,7 @@ export class WeftMetrics {
         const r = router();
         this.reset();
         if (!r) return;
-        const t = r.traffic();
+        const t = r.counts();
         this.inc({ direction: 'in' }, t.bytesIn);
         this.inc({ direction: 'out' }, t.bytesOut);
       },
@@ -291,13 +292,13 @@ export class WeftMetrics {
       if (key.endsWith('|success')) loginsOk += n;
       else loginsFailed += n;
     }
-    const traffic = this.sources.router?.traffic();
+    const traffic = this.sources.router?.counts();
     return {
       requests: this.totals.requests,
       serverErrors: this.totals.serverErrors,
       loginsOk,
       loginsFailed,
-      circuitsOpen: this.sources.router?.status().circuits.length ?? 0,
+      circuitsOpen: traffic?.open ?? 0,
       bytes: traffic ? traffic.bytesIn + traffic.bytesOut : 0,
     };
   }

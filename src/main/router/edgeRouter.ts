@@ -54,6 +54,14 @@ export interface EdgeRouterOptions {
 
 export type RouterStatus = LiveStatus;
 
+export interface RouterCounts {
+  connections: number;
+  open: number;
+  circuits: number;
+  bytesIn: number;
+  bytesOut: number;
+}
+
 /**
  * Weft's built-in edge router: OpenZiti's edge protocol for SDKs and tunnelers on a TLS listener. It asks the core
  * (in process) whether a connection, dial or bind is allowed, reports its terminators through the core, and reacts
@@ -71,7 +79,7 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
   private readonly conns = new Set<EdgeConnection>();
   private readonly terminators = new Map<string, LocalTerminator>();
   private readonly circuits = new Map<string, Circuit>();
-  /** circuits made, and bytes of those that closed (traffic()) */
+  /** circuits made, and bytes of those that closed (counts()) */
   private readonly closedTraffic = { circuits: 0, bytesIn: 0, bytesOut: 0 };
   private accepting = true;
   private unwatch?: () => void;
@@ -372,14 +380,14 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
     });
   }
 
-  /** Circuits made and bytes relayed since the router started (metrics), open circuits included. */
-  traffic(): { circuits: number; bytesIn: number; bytesOut: number } {
+  /** Connections and open circuits now; circuits made and bytes relayed since the router started (metrics). */
+  counts(): RouterCounts {
     let { bytesIn, bytesOut } = this.closedTraffic;
     for (const c of this.circuits.values()) {
       bytesIn += c.bytesIn;
       bytesOut += c.bytesOut;
     }
-    return { circuits: this.closedTraffic.circuits, bytesIn, bytesOut };
+    return { connections: this.conns.size, open: this.circuits.size, circuits: this.closedTraffic.circuits, bytesIn, bytesOut };
   }
 
   private async sessionsEnded(ids: Set<string>): Promise<void> {

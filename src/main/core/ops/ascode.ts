@@ -7,7 +7,7 @@ import { authPolicies } from '../entities/authPolicies';
 import { cas } from '../entities/cas';
 import { configTypes } from '../entities/configTypes';
 import { configs } from '../entities/configs';
-import { applyCreate, applyUpdate, present, type ApiObject, type ResourceDef } from '../entities/resource';
+import { applyCreate, applyUpdate, namesById, present, type ApiObject, type ResourceDef } from '../entities/resource';
 import { ApiError, unauthorized, validationError } from '../errors';
 import { ROLE_KINDS, type RoleKind } from '../kinds';
 import { can } from '../permissions';
@@ -172,8 +172,12 @@ async function exportEntry(ctx: Ctx, section: Section, item: ApiObject): Promise
   for (const f of [...ALWAYS_DROPPED, ...(section.drop ?? [])]) delete m[f];
   if (section.roleAttributes && m.roleAttributes == null) m.roleAttributes = [];
   const store = ctx.core.store;
-  const nameOf = async (table: string, id: unknown) =>
-    typeof id === 'string' && id ? (await store.getSql<{ name: string }>(`SELECT name FROM ${table} WHERE id = ?`, id))?.name : undefined;
+  /** `@name` of each id (the id itself when nothing has it), one query for the lot */
+  const refs = async (table: string, ids: string[]) => {
+    const names = await namesById(store, table, ids);
+    return ids.map((id) => '@' + (names.get(id) ?? id));
+  };
+  const nameOf = async (table: string, id: unknown) => (typeof id === 'string' && id ? (await namesById(store, table, [id])).get(id) : undefined);
   switch (section.key) {
     case 'identities': {
       if (item.disabledUntil) m.disabledUntil = item.disabledUntil;
@@ -181,9 +185,7 @@ async function exportEntry(ctx: Ctx, section: Section, item: ApiObject): Promise
       break;
     }
     case 'services': {
-      const names: string[] = [];
-      for (const id of (item.configs as string[] | null) ?? []) names.push('@' + ((await nameOf('configs', id)) ?? id));
-      m.configs = names.sort();
+      m.configs = (await refs('configs', (item.configs as string[] | null) ?? [])).sort();
       break;
     }
     case 'externalJwtSigners': {
@@ -197,11 +199,7 @@ async function exportEntry(ctx: Ctx, section: Section, item: ApiObject): Promise
     }
     case 'authPolicies': {
       const primary = structuredClone(item.primary) as { extJwt?: { allowedSigners?: string[] | null } };
-      if (primary.extJwt) {
-        const names: string[] = [];
-        for (const id of primary.extJwt.allowedSigners ?? []) names.push('@' + ((await nameOf('external_jwt_signers', id)) ?? id));
-        primary.extJwt.allowedSigners = names;
-      }
+      if (primary.extJwt) primary.extJwt.allowedSigners = await refs('external_jwt_signers', primary.extJwt.allowedSigners ?? []);
       m.primary = primary;
       const secondary = structuredClone(item.secondary) as { requireExtJwtSigner?: string | null };
       if (secondary?.requireExtJwtSigner) {

@@ -175,9 +175,10 @@ interface Parsed {
  */
 const parsedCache = perCore(() => new Map<string, Parsed>());
 
-function parsed(core: Core, pem: string): Parsed {
+function parsed(core: Core, pem: string, seen?: Set<string>): Parsed {
   const cache = parsedCache(core);
   const key = createHash('sha1').update(pem).digest('base64');
+  seen?.add(key);
   let p = cache.get(key);
   if (!p) {
     const cert = new X509Certificate(pem);
@@ -195,14 +196,13 @@ function parsed(core: Core, pem: string): Parsed {
 }
 
 /** Entries of certificates no longer held are dropped from the cache after each full inventory. */
-function pruneParsed(core: Core, pems: string[]): void {
-  const keep = new Set(pems.map((pem) => createHash('sha1').update(pem).digest('base64')));
+function pruneParsed(core: Core, keep: Set<string>): void {
   const cache = parsedCache(core);
   for (const k of cache.keys()) if (!keep.has(k)) cache.delete(k);
 }
 
-function describe(core: Core, s: Source, now: Date): CertificateEntry {
-  const c = parsed(core, s.pem);
+function describe(core: Core, s: Source, now: Date, seen?: Set<string>): CertificateEntry {
+  const c = parsed(core, s.pem, seen);
   const left = daysLeft(c.notAfter, now);
   const renews = s.renewal === 'manual' || s.renewal === 'router' ? undefined : renewsAt(c.notBefore, c.notAfter).toISOString();
   return {
@@ -233,18 +233,16 @@ export async function certificateInventory(core: Core): Promise<CertificateEntry
   const stored = await storedCertificates(core);
   const sources = [...ownCertificates(core), ...builtinRouterCertificates(core, stored.builtinRouterId), ...stored.sources];
   const out: CertificateEntry[] = [];
+  const seen = new Set<string>();
   for (const [i, s] of sources.entries()) {
     try {
-      out.push(describe(core, s, now));
+      out.push(describe(core, s, now, seen));
     } catch {
       // not a certificate: integrity checks report such rows
     }
     if (i % 500 === 499) await new Promise((resolve) => setImmediate(resolve)); // requests go on meanwhile
   }
-  pruneParsed(
-    core,
-    sources.map((s) => s.pem),
-  );
+  pruneParsed(core, seen);
   return out.sort((a, b) => a.notAfter.localeCompare(b.notAfter) || a.name.localeCompare(b.name));
 }
 
