@@ -1,20 +1,25 @@
 // The control channel stock OpenZiti routers dial, driven by a scripted router speaking OpenZiti's channel framing
 // (the project's own Channel as the dialing side): mTLS with the enrolled certificate, ALPN ziti-ctrl, the hello and
 // its result, heartbeats both ways, the edge router record online while connected, and the refusals.
-import { connect, type TLSSocket } from 'node:tls';
 import { rmSync, writeFileSync } from 'node:fs';
+import { connect, type TLSSocket } from 'node:tls';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Channel } from '../../src/main/router/channel/channel';
 import { ChannelType, getU64, Header, MAGIC, message, PREFIX_BYTES, str, u64, type Message } from '../../src/main/router/channel/wire';
 import { CtrlHeader } from '../../src/main/ctrl/routerChannel';
 import { controllerId } from '../../src/main/core/ops/index';
 import { startTestApp, tempDir, type TestApp } from '../support/app';
 import { rawSql } from '../support/rawDb';
 import type { ApiClient } from '../support/client';
+import {
+  dial as dialCtrl,
+  enrolledRouter as enrolledCtrlRouter,
+  isOnline as routerOnline,
+  ROUTER_VERSION as VERSION,
+  ScriptedRouter,
+  type Enrolled,
+} from '../support/scriptedRouter';
 import { csr, csrWithSans } from '../support/pki';
-
-const VERSION = 'v1.7.2|test|2025-01-01 00:00:00|linux|amd64';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -35,94 +40,12 @@ afterAll(async () => {
   await app?.stop();
 });
 
-interface Enrolled {
-  id: string;
-  keyPem: string;
-  certPem: string;
-}
-
-/** An edge router created through the Management API and enrolled (POST /enroll/erott) with its own key. */
 async function enrolledRouter(name: string): Promise<Enrolled> {
-  const id = (await admin.post('/edge-routers', { name, isTunnelerEnabled: false })).body.data.id as string;
-  return { id, ...(await enroll(id)) };
+  return enrolledCtrlRouter(app, admin, name);
 }
 
-async function enroll(id: string): Promise<{ keyPem: string; certPem: string }> {
-  const token = (await admin.get(`/edge-routers/${id}`)).body.data.enrollmentToken as string;
-  const client = await csr('EC-P256', id);
-  const server = await csrWithSans(id, ['localhost'], ['127.0.0.1']);
-  const r = await app.client().post('/enroll/erott', { token, certCsr: client.csrPem, serverCertCsr: server.csrPem }, { api: 'client' });
-  expect(r.status).toBe(200);
-  return { keyPem: client.keyPem, certPem: r.body.data.cert as string };
-}
-
-async function isOnline(id: string): Promise<boolean> {
-  return (await admin.get(`/edge-routers/${id}`)).body.data.isOnline as boolean;
-}
-
-/** A TLS connection to the control channel as a router makes it (its client certificate, ALPN ziti-ctrl). */
-function dial(cert?: { keyPem: string; certPem: string }, alpn = ['ziti-ctrl']): Promise<TLSSocket> {
-  const { port } = /:(?<port>\d+)$/.exec(app.urls.ctrl!)!.groups!;
-  return new Promise((resolve, reject) => {
-    const socket = connect({
-      host: '127.0.0.1',
-      port: Number(port),
-      ca: app.core.pki.caBundlePem,
-      key: cert?.keyPem,
-      cert: cert?.certPem,
-      ALPNProtocols: alpn,
-    });
-    socket.once('secureConnect', () => resolve(socket));
-    socket.once('error', reject);
-  });
-}
-
-/** A scripted router: the channel, every message it got, and a way to wait for one. */
-class ScriptedRouter {
-  readonly received: Message[] = [];
-  readonly channel: Channel;
-  readonly closed: Promise<void>;
-  private waiters: Array<() => void> = [];
-  /** answer the controller's heartbeats (header 5) as OpenZiti's heartbeater does */
-  answerHeartbeats = true;
-
-  constructor(readonly socket: TLSSocket) {
-    let done!: () => void;
-    this.closed = new Promise((r) => (done = r));
-    this.channel = new Channel(socket, 1 << 20, {
-      onData: () => undefined,
-      onMessage: (m) => {
-        this.received.push(m);
-        const beat = getU64(m.headers, Header.Heartbeat);
-        if (beat !== undefined && this.answerHeartbeats) this.channel.send(message(ChannelType.Heartbeat, [[Header.HeartbeatResponse, u64(beat)]]));
-        this.wake();
-      },
-      onClose: () => {
-        done();
-        this.wake();
-      },
-    });
-  }
-
-  private wake(): void {
-    const w = this.waiters;
-    this.waiters = [];
-    w.forEach((f) => f());
-  }
-
-  async waitFor(pred: (m: Message) => boolean): Promise<Message> {
-    for (;;) {
-      const hit = this.received.find(pred);
-      if (hit) return hit;
-      if (this.channel.closed) throw new Error('the channel closed first');
-      await new Promise<void>((r) => this.waiters.push(r));
-    }
-  }
-
-  hello(routerId: string, headers: Array<[number, Buffer]> = [[Header.HelloVersion, str(VERSION)]]): Promise<Message> {
-    return this.channel.hello(message(ChannelType.Hello, headers, routerId), 5_000);
-  }
-}
+const dial = (cert?: { keyPem: string; certPem: string }, alpn?: string[]) => dialCtrl(app, cert, alpn);
+const isOnline = (id: string) => routerOnline(admin, id);
 
 async function connectRouter(r: Enrolled, helloAs = r.id): Promise<{ router: ScriptedRouter; result: Message }> {
   const router = new ScriptedRouter(await dial(r));
@@ -153,8 +76,8 @@ describe('control channel', () => {
     expect(Number(getU64(theirs.headers, Header.Heartbeat)! / 1_000_000n)).toBeGreaterThan(Date.now() - 60_000);
     router.channel.send(message(ChannelType.Heartbeat, [[Header.Heartbeat, u64(123456789n)]]));
     await router.waitFor((m) => getU64(m.headers, Header.HeartbeatResponse) === 123456789n);
-    // a ping is answered; a content type the controller does not serve yet is ignored, the channel stays up
-    router.channel.send(message(20505, [], Buffer.from([8, 1])));
+    // a ping is answered; a content type the controller does not serve (metrics) is ignored, the channel stays up
+    router.channel.send(message(1007, [], Buffer.from([8, 1])));
     const pong = await router.channel.request(message(ChannelType.Ping), 5_000);
     expect(success(pong)).toBe(true);
     // answered heartbeats keep it connected past several unresponsive timeouts (counted on the controller's side)
@@ -162,7 +85,7 @@ describe('control channel', () => {
     const answered = ch.heartbeats.answered;
     await router.waitFor(() => ch.heartbeats.answered >= answered + 15);
     expect(router.channel.closed).toBe(false);
-    expect(ch.ignored.get(20505)).toBe(1);
+    expect(ch.ignored.get(1007)).toBe(1);
 
     router.channel.close();
     await router.closed;

@@ -4,14 +4,14 @@
 // offline. A disabled router, and a router whose certificate is no longer its record's, are refused (a certificate
 // presented under another router's id is refused too: test/integration/ctrl-channel.test.ts, which can send such a
 // hello; a stock router always names itself by its certificate's common name).
-import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, tempDir, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { eventually, openzitiTools, run, ToolProcess } from './tools';
+import { enrolledRouter as enrolledStockRouter, runRouter as runStockRouter, type RouterDir } from './stockRouters';
+import { eventually, openzitiTools, type ToolProcess } from './tools';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -44,70 +44,12 @@ afterAll(async () => {
   await app?.stop();
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-interface RouterDir {
-  id: string;
-  dir: string;
-  config: string;
-}
-
-/** An edge router created through the Management API and enrolled by `ziti router enroll` into its own folder. */
 async function enrolledRouter(name: string): Promise<RouterDir> {
-  const created = await admin.post('/edge-routers', { name, isTunnelerEnabled: false });
-  expect(created.status).toBe(201);
-  const id = created.body.data.id as string;
-  const jwt = (await admin.get(`/edge-routers/${id}`)).body.data.enrollmentJwt as string;
-  const dir = tempDir('weft-stock-router-');
-  writeFileSync(join(dir, 'router.jwt'), jwt);
-  const edgePort = await freePort();
-  const config = join(dir, 'router.yml');
-  // ctrl.endpoint names nothing that answers: the router must take its controller from the endpoints file that
-  // `ziti router enroll` writes from the JWT's ctrls
-  writeFileSync(
-    config,
-    [
-      'v: 3',
-      'identity:',
-      `  cert: ${join(dir, 'client.cert')}`,
-      `  server_cert: ${join(dir, 'server.chain.cert')}`,
-      `  key: ${join(dir, 'router.key')}`,
-      `  ca: ${join(dir, 'ca.cert')}`,
-      'ctrl:',
-      '  endpoint: tls:127.0.0.1:1',
-      'listeners:',
-      '  - binding: edge',
-      `    address: tls:127.0.0.1:${edgePort}`,
-      '    options:',
-      `      advertise: 127.0.0.1:${edgePort}`,
-      'edge:',
-      '  csr:',
-      '    country: US',
-      '    province: NC',
-      '    locality: Charlotte',
-      '    organization: Weft',
-      '    organizationalUnit: Interop',
-      '    sans:',
-      '      dns: [localhost]',
-      '      ip: ["127.0.0.1"]',
-      '',
-    ].join('\n'),
-  );
-  const enroll = await run(ziti, ['router', 'enroll', config, '--jwt', join(dir, 'router.jwt')], { cwd: dir, env: { HOME: dir } });
-  expect(enroll.code, enroll.stderr).toBe(0);
-  expect(readFileSync(join(dir, 'endpoints.yml'), 'utf8')).toContain(app.urls.ctrl!);
-  return { id, dir, config };
+  return enrolledStockRouter(ziti, admin, app.urls.ctrl!, name);
 }
 
 function runRouter(r: RouterDir): ToolProcess {
-  const p = new ToolProcess(ziti, ['router', 'run', r.config], { cwd: r.dir, env: { HOME: r.dir } });
+  const p = runStockRouter(ziti, r);
   routers.push(p);
   return p;
 }

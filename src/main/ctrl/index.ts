@@ -19,6 +19,8 @@ import { SerialQueue } from '../core/serialQueue';
 import { channelTlsServer, listenOn, replaceCertificate } from '../listen';
 import { parseDuration } from '../../shared/duration';
 import { BUILD_DATE, REVISION, WEFT_VERSION } from '../version';
+import { StockRouterFabric } from './fabric';
+import { RouterModelSync } from './modelSync';
 import { RouterControlChannel } from './routerChannel';
 import type { ControlChannelHost } from './types';
 
@@ -95,6 +97,8 @@ export class ControlChannelServer implements ControlChannelHost {
   readonly capabilities = CAPABILITIES;
   readonly heartbeatMs: number;
   readonly unresponsiveMs: number;
+  readonly sync: RouterModelSync;
+  readonly fabric: StockRouterFabric;
   private readonly server: Server;
   private readonly conns = new Set<RouterControlChannel>();
   /** router id -> its current channel (a router that connects again replaces its old channel) */
@@ -109,6 +113,13 @@ export class ControlChannelServer implements ControlChannelHost {
     this.log = opts.log;
     this.heartbeatMs = parseDuration(opts.config.heartbeat_interval);
     this.unresponsiveMs = parseDuration(opts.config.unresponsive_timeout);
+    const failed = (err: unknown, what: string) => this.log.error({ err }, `control channel: ${what} failed`);
+    this.sync = new RouterModelSync(() => this.core, WEFT_VERSION, failed);
+    this.fabric = new StockRouterFabric(
+      () => this.core,
+      (id) => this.byRouter.get(id),
+      failed,
+    );
     // the certificate is checked against the router's record after the hello (its fingerprint, see authorize)
     this.server = channelTlsServer({
       tls: opts.tls,
@@ -153,6 +164,8 @@ export class ControlChannelServer implements ControlChannelHost {
     this.controllerId = controllerId;
     this.accepting = true;
     this.unwatch = watchEdgeRouters(core, (ids) => this.routersChanged(ids));
+    this.sync.start();
+    this.fabric.start();
     this.timer = setInterval(() => this.heartbeat(), Math.max(1, this.heartbeatMs));
     this.timer.unref();
     this.log.info({ listener: this.address }, 'control channel listening');
@@ -175,10 +188,12 @@ export class ControlChannelServer implements ControlChannelHost {
 
   async disconnected(ch: RouterControlChannel): Promise<void> {
     this.conns.delete(ch);
+    this.sync.closed(ch);
     const id = ch.router?.id;
     if (id === undefined || this.byRouter.get(id) !== ch) return;
     this.byRouter.delete(id);
     await this.syncOnline(id);
+    await this.writes.run(() => this.fabric.routerGone(id));
   }
 
   /** Writes whether the router is online as it stands when the write runs (writes never overtake each other). */
@@ -218,6 +233,8 @@ export class ControlChannelServer implements ControlChannelHost {
     clearInterval(this.timer);
     this.unwatch?.();
     this.unwatch = undefined;
+    this.sync.stop();
+    this.fabric.stop();
     const closed = new Promise<void>((done) => (this.server.listening ? this.server.close(() => done()) : done()));
     const channels = [...this.conns];
     for (const ch of channels) ch.channel.close(new Error('the controller is stopping'));

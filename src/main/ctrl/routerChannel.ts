@@ -16,6 +16,7 @@ import {
   type FrameLimits,
   type Message,
 } from '../router/channel/wire';
+import { EdgeCtrl, Fabric, parseSubscribe } from './edgeMessages';
 import type { ControlChannelHost } from './types';
 
 /** OpenZiti's ctrl_pb.ControlHeaders: what a router's hello and the controller's answer carry beyond the channel's own. */
@@ -99,6 +100,25 @@ export class RouterControlChannel {
       case ChannelType.Latency:
         this.channel.result(msg, true);
         return;
+      case EdgeCtrl.SubscribeToDataModelRequest:
+        return this.detached('data model subscription', () => this.host.sync.subscribe(this, parseSubscribe(msg.body)));
+      case EdgeCtrl.CreateCircuitV2Request:
+        return this.detached('create circuit', () => this.host.fabric.createCircuit(this, msg));
+      // a router's requests about its terminators keep their order (a Bind's terminator before its removal)
+      case EdgeCtrl.CreateTerminatorV2Request:
+        return this.guarded('createTerminator', () => this.host.fabric.createTerminator(this, msg));
+      case EdgeCtrl.RemoveTerminatorRequest:
+        return this.guarded('removeTerminator', () => this.host.fabric.removeTerminator(this, msg));
+      case Fabric.RemoveTerminatorsRequest:
+        return this.guarded('removeTerminators', () => this.host.fabric.removeTerminators(this, msg));
+      case EdgeCtrl.UpdateTerminatorRequest:
+        return this.guarded('updateTerminator', () => this.host.fabric.updateTerminator(this, msg));
+      case EdgeCtrl.HealthEvent:
+        return this.guarded('healthEvent', () => this.host.fabric.healthEvent(this, msg));
+      case Fabric.Fault:
+        return this.guarded('fault', () => this.host.fabric.fault(this, msg));
+      case Fabric.CircuitConfirmation:
+        return this.guarded('circuit confirmation', () => this.host.fabric.confirm(this, msg));
       default:
         this.ignored.set(msg.contentType, (this.ignored.get(msg.contentType) ?? 0) + 1);
         this.host.log.debug({ router: this.router?.id, contentType: msg.contentType }, 'control channel: message type not served yet, ignored');
@@ -139,6 +159,24 @@ export class RouterControlChannel {
       [Header.Id, str(this.host.controllerId)],
     ]);
     this.host.log.info({ router: this.router.id, name: this.router.name, remote: this.remote, version }, 'control channel: router connected');
+    this.detached('edge sync', () => this.host.sync.hello(this));
+  }
+
+  /**
+   * Work that must not hold back the messages after it (a circuit waits for its route's result, which arrives on this
+   * channel): run beside the queue, its failure logged. A malformed body is the router's error, not a crash.
+   */
+  private detached(what: string, work: () => Promise<void>): void {
+    void this.guarded(what, work);
+  }
+
+  /** Work in the queue's order whose failure (a malformed body, a database away) is logged, the channel kept. */
+  private async guarded(what: string, work: () => void | Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (err) {
+      if (!this.channel.closed) this.host.log.warn({ err, router: this.router?.id }, `control channel: ${what} failed`);
+    }
   }
 
   /** A refused hello: a failed Result (what the router logs as the reason), then the connection ends. */

@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
 import type { ControlRouter, Core } from '../core/dataPlane/index';
+import type { StockRouterFabric } from './fabric';
+import type { RouterModelSync } from './modelSync';
 import type { RouterControlChannel } from './routerChannel';
 
 /** What a router's control channel needs of the listener that accepted it (so imports run one way). */
@@ -14,6 +16,10 @@ export interface ControlChannelHost {
   readonly capabilities: Buffer;
   readonly heartbeatMs: number;
   readonly unresponsiveMs: number;
+  /** edge sync: ServerHello/ClientHello and the router data model */
+  readonly sync: RouterModelSync;
+  /** terminators and circuits the router asks for */
+  readonly fabric: StockRouterFabric;
   /** checks a hello's router id and client certificate (throws DataPlaneRefusal) */
   authorize(routerId: string, leafDer: Buffer | undefined): Promise<ControlRouter>;
   connected(channel: RouterControlChannel): Promise<void>;

@@ -30,18 +30,27 @@ export interface SessionGrant {
  * certificates (as OpenZiti's router checks the fingerprint against the API session).
  */
 export async function authorizeChannel(core: Core, token: string, certDer: Buffer | undefined): Promise<ChannelCaller> {
+  return authorizeApiSession(core, token, certDer ? [fingerprintSha1(certDer)] : []);
+}
+
+/**
+ * The same check for a caller named by its API session token and the SHA-1 fingerprints of the certificates it
+ * presented (what a stock router sends with each request it makes for an SDK): one of them must be one of the
+ * identity's certificate authenticators or of the API session's ephemeral certificates.
+ */
+export async function authorizeApiSession(core: Core, token: string, fingerprints: readonly string[]): Promise<ChannelCaller> {
   const resolved = token ? await apiSessionsOf(core).resolve(token) : undefined;
   if (!resolved) throw new DataPlaneRefusal('invalid or expired API session');
   if (resolved.caller.partial) throw new DataPlaneRefusal('the API session still needs additional authentication (MFA)');
-  if (!certDer) throw new DataPlaneRefusal('a client certificate is required');
-  const fingerprint = fingerprintSha1(certDer);
+  if (fingerprints.length === 0) throw new DataPlaneRefusal('a client certificate is required');
   const session = resolved.session;
+  const list = JSON.stringify(fingerprints.map((f) => f.toLowerCase()));
   const known = await core.store.getSql(
-    `SELECT 1 FROM authenticators WHERE fingerprint = ? AND identity_id = ? AND method = 'cert'
-     UNION ALL SELECT 1 FROM api_session_certificates WHERE fingerprint = ? AND api_session_id = ? LIMIT 1`,
-    fingerprint,
+    `SELECT 1 FROM authenticators WHERE fingerprint IN ${core.store.sql.jsonValues('?', 'text')} AND identity_id = ? AND method = 'cert'
+     UNION ALL SELECT 1 FROM api_session_certificates WHERE fingerprint IN ${core.store.sql.jsonValues('?', 'text')} AND api_session_id = ? LIMIT 1`,
+    list,
     session.identity_id,
-    fingerprint,
+    list,
     session.id,
   );
   if (!known) throw new DataPlaneRefusal('invalid client certificate for the API session');

@@ -4,6 +4,7 @@
 export type { Core } from '../core';
 export { newId } from '../ids';
 export {
+  authorizeApiSession,
   authorizeChannel,
   authorizeServiceSession,
   authorizeTokenUpdate,
@@ -41,3 +42,13 @@ export {
   type RouterHostedService,
   type RouterTerminator,
 } from './terminators';
+export { routerModel, ROUTER_MODEL_TABLES, type RouterModel, type RouterModelIdentity } from './routerModel';
+export {
+  authorizeRouterRequest,
+  changeRouterTerminators,
+  putRouterTerminator,
+  recordRouterListeners,
+  terminatorChoices,
+  type RouterSdkRequest,
+  type TerminatorChoice,
+} from './stockRouters';

@@ -8,6 +8,8 @@ export const ROUTER_BINDINGS = ['edge', 'tunnel'] as const;
 export type RouterBinding = (typeof ROUTER_BINDINGS)[number];
 
 export interface RouterTerminator {
+  /** the id a stock router chose (OpenZiti's terminator id is the router's terminator address); new one otherwise */
+  id?: string;
   serviceId: string;
   routerId: string;
   binding: RouterBinding;
@@ -23,15 +25,20 @@ export interface RouterTerminator {
  * as the system. Returns the new terminator's id.
  */
 export async function addRouterTerminator(core: Core, t: RouterTerminator): Promise<string> {
-  return applyCreate(core.system, terminators, {
-    service: t.serviceId,
-    router: t.routerId,
-    binding: t.binding,
-    address: t.address,
-    identity: t.identity,
-    cost: t.cost,
-    precedence: t.precedence,
-  });
+  return applyCreate(
+    core.system,
+    terminators,
+    {
+      service: t.serviceId,
+      router: t.routerId,
+      binding: t.binding,
+      address: t.address,
+      identity: t.identity,
+      cost: t.cost,
+      precedence: t.precedence,
+    },
+    t.id ? { id: t.id } : {},
+  );
 }
 
 export async function updateRouterTerminator(

@@ -61,6 +61,11 @@ export class JwtSigner {
     }
   }
 
+  /** The certificates of the key, current first: each names a `kid` tokens may carry. */
+  certificatePems(): string[] {
+    return [this.pair.certPem, ...this.retired];
+  }
+
   /** The public key verifying tokens that name `kid` (this key's current or a retired certificate), or undefined. */
   keyFor(kid: string): KeyObject | undefined {
     return this.kids.has(kid) ? this.publicKey : undefined;

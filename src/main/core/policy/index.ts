@@ -40,3 +40,4 @@ export { createSession } from './sessionGrant';
 export { associateServiceConfigs, listServiceConfigOverrides, removeServiceConfigs } from './serviceConfigOverrides';
 export { configTypesOf } from './serviceView';
 export { previewServiceWizard, runServiceWizard } from './serviceWizard';
+export type { PostureCheckDetails } from './postureEvaluation';

@@ -1,0 +1,170 @@
+import type { Core } from '../core';
+import { allRows, rowShape } from '../store/rows';
+import { authorizeApiSession, authorizeServiceSession, checkSessionPosture, DataPlaneRefusal, type ChannelCaller, type SessionGrant } from './access';
+import { addRouterTerminator, removeRouterTerminator, updateRouterTerminator, type RouterTerminator } from './terminators';
+
+/**
+ * What a stock router asks for an SDK (a Bind's terminator, a Dial's circuit) names the SDK by its API session token,
+ * the fingerprints of the certificates it presented and its Dial/Bind session token. The controller checks all of it
+ * itself, as for its own router's SDKs: the router's word on who is calling is never taken.
+ */
+export interface RouterSdkRequest {
+  apiSessionToken: string;
+  sessionToken: string;
+  fingerprints: readonly string[];
+}
+
+/**
+ * The SDK's API session and certificate, its session of the given type, posture, and that its identity and the
+ * service may use this router (edge router and service edge router policies, as OpenZiti's
+ * verifyIdentityEdgeRouterAccess / the path's router). Throws DataPlaneRefusal with the reason.
+ */
+export async function authorizeRouterRequest(
+  core: Core,
+  routerId: string,
+  req: RouterSdkRequest,
+  type: 'Dial' | 'Bind',
+): Promise<{ caller: ChannelCaller; grant: SessionGrant }> {
+  const caller = await authorizeApiSession(core, req.apiSessionToken, req.fingerprints);
+  const grant = await authorizeServiceSession(core, caller, req.sessionToken, type);
+  await checkSessionPosture(core, caller, grant);
+  const allowed = await core.store.getSql(
+    `SELECT 1 FROM role_class_members r
+     JOIN identity_router_access ia ON ia.router_class = r.class_id
+     JOIN role_class_members i ON i.class_id = ia.identity_class AND i.kind = 'identity' AND i.entity_id = ?
+     JOIN service_router_access sa ON sa.router_class = r.class_id
+     JOIN role_class_members s ON s.class_id = sa.service_class AND s.kind = 'service' AND s.entity_id = ?
+     WHERE r.kind = 'edge-router' AND r.entity_id = ? LIMIT 1`,
+    caller.identityId,
+    grant.serviceId,
+    routerId,
+  );
+  if (!allowed) throw new DataPlaneRefusal(`the identity may not use this edge router for service ${grant.serviceName}`);
+  return { caller, grant };
+}
+
+/** A terminator a circuit can end at, as the controller picks among them. */
+export interface TerminatorChoice {
+  id: string;
+  routerId: string;
+  binding: string;
+  address: string;
+  identity: string;
+  cost: number;
+  precedence: 'default' | 'required' | 'failed';
+}
+
+const TERMINATOR = rowShape({
+  id: 'string',
+  router_id: 'string',
+  binding: 'string',
+  address: 'string',
+  identity: 'string',
+  cost: 'int',
+  precedence: 'string',
+});
+const RANK = { required: 0, default: 1, failed: 2 } as const;
+
+/**
+ * The terminators of a service a circuit may end at, best first: those of the given instance when one is asked
+ * for, required before default before failed (OpenZiti's precedences), cheaper first, ties in random order
+ * (spreading circuits as OpenZiti's smartrouting does among equals).
+ */
+export async function terminatorChoices(core: Core, serviceId: string, instance: string): Promise<TerminatorChoice[]> {
+  const rows = await allRows(
+    core.store,
+    TERMINATOR,
+    `SELECT id, router_id, binding, address, identity, cost, precedence FROM terminators WHERE service_id = ?${instance ? ' AND identity = ?' : ''}`,
+    ...(instance ? [serviceId, instance] : [serviceId]),
+  );
+  const keyed = rows.map((r) => ({
+    choice: {
+      id: r.id,
+      routerId: r.router_id,
+      binding: r.binding,
+      address: r.address,
+      identity: r.identity,
+      cost: r.cost,
+      precedence: (r.precedence in RANK ? r.precedence : 'default') as TerminatorChoice['precedence'],
+    },
+    tie: Math.random(),
+  }));
+  keyed.sort((a, b) => RANK[a.choice.precedence] - RANK[b.choice.precedence] || a.choice.cost - b.choice.cost || a.tie - b.tie);
+  return keyed.map((k) => k.choice);
+}
+
+/**
+ * A stock router's edge listeners, from its ClientHello (protocol -> advertised URL): what sessions and the edge
+ * router list offer SDKs (`supportedProtocols`, `hostname`), as OpenZiti's controller records them.
+ */
+export async function recordRouterListeners(core: Core, routerId: string, hostname: string, protocols: Record<string, string>): Promise<void> {
+  await core.store.runSql(
+    `UPDATE edge_routers SET hostname = ?, supported_protocols = ?, sync_status = 'SYNC_DONE', updated_at = ? WHERE id = ?`,
+    hostname,
+    JSON.stringify(protocols),
+    core.clock.now().toISOString(),
+    routerId,
+  );
+}
+
+/**
+ * A Bind's terminator on a stock router, its id the router's terminator address (as OpenZiti's): created, or its
+ * cost and precedence updated when the router asks again for the same one (a re-established bind). One transaction:
+ * an id of another router or service is refused.
+ */
+export async function putRouterTerminator(
+  core: Core,
+  routerId: string,
+  serviceId: string,
+  t: { id: string; instance: string; cost: number; precedence: RouterTerminator['precedence'] },
+): Promise<void> {
+  await core.store.tx(async () => {
+    const existing = await core.store.getSql<{ router_id: string; service_id: string }>(
+      'SELECT router_id, service_id FROM terminators WHERE id = ?',
+      t.id,
+    );
+    if (existing && (existing.router_id !== routerId || existing.service_id !== serviceId)) {
+      throw new DataPlaneRefusal('a terminator with this id exists for another router or service');
+    }
+    if (existing) await updateRouterTerminator(core, t.id, { cost: t.cost, precedence: t.precedence });
+    else {
+      await addRouterTerminator(core, {
+        id: t.id,
+        serviceId,
+        routerId,
+        binding: 'edge',
+        address: t.id,
+        identity: t.instance,
+        cost: t.cost,
+        precedence: t.precedence,
+      });
+    }
+  });
+}
+
+/**
+ * Changes a router asks of its own terminators (removal, cost, precedence), in one transaction. `strict`: a terminator
+ * that is not there or is another router's refuses the whole request (OpenZiti's verifyTerminator); otherwise such
+ * ids are skipped (a batch of removals, some already gone).
+ */
+export async function changeRouterTerminators(
+  core: Core,
+  routerId: string,
+  ids: readonly string[],
+  change: 'remove' | { cost?: number; precedence?: RouterTerminator['precedence'] },
+  strict: boolean,
+): Promise<void> {
+  await core.store.tx(async () => {
+    for (const id of ids) {
+      const row = await core.store.getSql<{ router_id: string }>('SELECT router_id FROM terminators WHERE id = ?', id);
+      if (!row || row.router_id !== routerId) {
+        if (!strict) continue;
+        throw new DataPlaneRefusal(
+          row ? `request for terminator ${id} on router ${row.router_id} came from router ${routerId}` : 'invalid terminator: not found',
+        );
+      }
+      if (change === 'remove') await removeRouterTerminator(core, id);
+      else await updateRouterTerminator(core, id, change);
+    }
+  });
+}

@@ -1,0 +1,376 @@
+// The edge and fabric control messages Weft exchanges with stock OpenZiti routers (edge_ctrl.proto, ctrl.proto,
+// common/ctrl_msg of OpenZiti v1.7.2): content types, header keys, and the encoders and decoders of their bodies.
+// Only parsing and encoding here; what they mean to the network is the core's (core/dataPlane).
+import { createHash } from 'node:crypto';
+import type { RouterModel } from '../core/dataPlane/index';
+import { getStr, type Headers } from '../router/channel/wire';
+import { ProtoReader, ProtoWriter } from './protobuf';
+
+/** edge_ctrl_pb.ContentType and ctrl_pb.ContentType values Weft sends or serves. */
+export const EdgeCtrl = {
+  ServerHello: 20000,
+  ClientHello: 20001,
+  Error: 20002,
+  UpdateTerminatorRequest: 20209,
+  UpdateTerminatorResponse: 20210,
+  RemoveTerminatorRequest: 20211,
+  RemoveTerminatorResponse: 20212,
+  HealthEvent: 20214,
+  CreateTerminatorV2Request: 20216,
+  CreateTerminatorV2Response: 20217,
+  CreateCircuitV2Request: 20218,
+  CreateCircuitV2Response: 20219,
+  DataState: 20500,
+  DataStateChangeSet: 20501,
+  SubscribeToDataModelRequest: 20505,
+} as const;
+
+export const Fabric = {
+  Fault: 1004,
+  RemoveTerminatorsRequest: 1038,
+  Route: 1005,
+  Unroute: 1006,
+  RouteResult: 1022,
+  CircuitConfirmation: 1034,
+} as const;
+
+/** Header keys: edge_ctrl_pb.Header, and ctrl_msg's create-circuit and route-result headers. */
+export const CtrlMsgHeader = {
+  RouterDataModel: 1024,
+  PeerData: 10,
+  SessionToken: 11,
+  Fingerprints: 12,
+  TerminatorInstanceId: 13,
+  ApiSessionToken: 14,
+  RespCircuitId: 11,
+  RespAddress: 12,
+  RespTags: 13,
+  RouteResultAttempt: 1101,
+  RouteResultSuccess: 1102,
+  RouteResultError: 1103,
+  RouteResultErrorCode: 1104,
+  TerminatorLocalAddress: 1110,
+  InitiatorRemoteAddress: 1113,
+} as const;
+
+/** ctrl_msg's route result error codes. */
+export const RouteErrorCode = { Generic: 0, InvalidTerminator: 1, Misconfigured: 2, DialTimedOut: 3, ConnectionRefused: 4 } as const;
+
+// ---- channel header encodings of OpenZiti's channel (message.go: EncodeStringSlice and friends), little-endian ----
+
+export function decodeStringSlice(b: Buffer | undefined): string[] {
+  if (!b || b.length === 0) return [];
+  if (b.length < 4) throw new Error('invalid string slice');
+  const n = b.readUInt32LE(0);
+  if (n > 128) throw new Error('string slice may have at most 128 entries');
+  const out: string[] = [];
+  let pos = 4;
+  for (let i = 0; i < n; i++) {
+    if (pos + 4 > b.length) throw new Error('invalid string slice');
+    const len = b.readUInt32LE(pos);
+    pos += 4;
+    if (pos + len > b.length) throw new Error('invalid string slice');
+    out.push(b.toString('utf8', pos, pos + len));
+    pos += len;
+  }
+  return out;
+}
+
+export function decodeU32BytesMap(b: Buffer | undefined): Map<number, Buffer> {
+  const out = new Map<number, Buffer>();
+  if (!b || b.length === 0) return out;
+  if (b.length < 4) throw new Error('invalid map');
+  const n = b.readUInt32LE(0);
+  let pos = 4;
+  for (let i = 0; i < n; i++) {
+    if (pos + 8 > b.length) throw new Error('invalid map');
+    const key = b.readUInt32LE(pos);
+    const len = b.readUInt32LE(pos + 4);
+    pos += 8;
+    if (pos + len > b.length) throw new Error('invalid map');
+    out.set(key, Buffer.from(b.subarray(pos, pos + len)));
+    pos += len;
+  }
+  return out;
+}
+
+export function encodeU32BytesMap(m: Map<number, Buffer>): Buffer {
+  const parts: Buffer[] = [u32le(m.size)];
+  for (const [k, v] of m) parts.push(u32le(k), u32le(v.length), v);
+  return Buffer.concat(parts);
+}
+
+export function encodeStringMap(m: Record<string, string>): Buffer {
+  const entries = Object.entries(m);
+  const parts: Buffer[] = [u32le(entries.length)];
+  for (const [k, v] of entries) {
+    const kb = Buffer.from(k);
+    const vb = Buffer.from(v);
+    parts.push(u32le(kb.length), kb, u32le(vb.length), vb);
+  }
+  return Buffer.concat(parts);
+}
+
+const u32le = (v: number): Buffer => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(v >>> 0);
+  return b;
+};
+
+// ---- edge sync ----
+
+/** ServerHello: what OpenZiti's instant sync strategy sends (sync_instant.go sendHello). */
+export function serverHello(version: string): Buffer {
+  return new ProtoWriter().bytes(1, version).map(2, { instant: 'true', routerModel: 'true' }).finish();
+}
+
+/** The router's edge listeners from its ClientHello: protocol -> advertised URL, and the advertised host name. */
+export function parseClientHello(body: Buffer): { hostname: string; protocols: Record<string, string> } {
+  const r = new ProtoReader(body);
+  const protocols: Record<string, string> = {};
+  let hostname = r.str(2);
+  for (const l of r.messages(10)) {
+    const adv = l.message(20);
+    if (!adv) continue;
+    const protocol = adv.str(20);
+    const host = adv.str(30);
+    if (!protocol || !host) continue;
+    protocols[protocol] = `${protocol}://${host.includes(':') ? `[${host}]` : host}:${adv.uint(40)}`;
+    hostname ||= host;
+  }
+  if (Object.keys(protocols).length === 0) {
+    // routers before listeners were reported (OpenZiti ≤ 0.26.3): protocols and ports beside one host name
+    const ports = r.strs(5);
+    r.strs(3).forEach((p, i) => {
+      if (hostname && ports[i]) protocols[p] = `${p}://${hostname}:${ports[i]}`;
+    });
+  }
+  return { hostname, protocols };
+}
+
+export interface Subscription {
+  currentIndex: bigint;
+  renew: boolean;
+  timelineId: string;
+}
+
+export function parseSubscribe(body: Buffer): Subscription {
+  const r = new ProtoReader(body);
+  return { currentIndex: r.bigint(1), renew: r.bool(3), timelineId: r.str(4) };
+}
+
+const PRECEDENCE: Record<string, number> = { default: 0, required: 1, failed: 2 };
+const POLICY_TYPE = { Dial: 1, Bind: 2 } as const;
+const RELATED = { service: 1, identity: 2, postureCheck: 3 } as const;
+
+/**
+ * The full router data model as one DataState, its events in the order OpenZiti's controller lists them
+ * (common/router_data_model.go getDataStateAlreadyLocked): config types, configs, identities, services, posture
+ * checks, each service policy followed by its services, posture checks and identities, then the public keys.
+ */
+export function dataState(model: RouterModel, index: bigint, timelineId: string): Buffer {
+  const w = new ProtoWriter();
+  const event = (field: number, m: ProtoWriter, synthetic = false) => w.message(1, new ProtoWriter().uint(3, synthetic).message(field, m));
+  for (const t of model.configTypes) event(17, new ProtoWriter().bytes(1, t.id).bytes(2, t.name));
+  for (const c of model.configs) event(18, new ProtoWriter().bytes(1, c.id).bytes(2, c.typeId).bytes(3, c.name).bytes(4, c.dataJson));
+  for (const i of model.identities) {
+    const precedences = Object.fromEntries(Object.entries(i.serviceHostingPrecedences).map(([k, v]) => [k, PRECEDENCE[v] ?? 0]));
+    const m = new ProtoWriter()
+      .bytes(1, i.id)
+      .bytes(2, i.name)
+      .uint(3, PRECEDENCE[i.defaultHostingPrecedence] ?? 0)
+      .uint(4, i.defaultHostingCost)
+      .uintMap(5, precedences)
+      .uintMap(6, i.serviceHostingCosts)
+      .bytes(7, i.appDataJson);
+    for (const [serviceId, configs] of Object.entries(i.serviceConfigs)) {
+      m.message(8, new ProtoWriter().bytes(1, serviceId, true).message(2, new ProtoWriter().map(1, configs)));
+    }
+    event(10, m.uint(9, i.disabled));
+  }
+  for (const s of model.services) event(11, new ProtoWriter().bytes(1, s.id).bytes(2, s.name).uint(3, s.encryptionRequired).strings(4, s.configs));
+  for (const p of model.postureChecks) event(13, postureCheck(p));
+  for (const p of model.policies) {
+    event(12, new ProtoWriter().bytes(1, p.id).bytes(2, p.name).uint(3, POLICY_TYPE[p.type]));
+    const change = (ids: string[], type: number) => event(16, new ProtoWriter().bytes(1, p.id).strings(2, ids).uint(3, type).uint(4, true));
+    change(p.services, RELATED.service);
+    change(p.postureChecks, RELATED.postureCheck);
+    if (p.identities.length) change(p.identities, RELATED.identity);
+  }
+  for (const k of model.publicKeys) {
+    const key = new ProtoWriter()
+      .bytes(1, k.der)
+      .bytes(2, createHash('sha1').update(k.der).digest('hex'))
+      .packed(
+        3,
+        k.usages.map((u) => (u === 'jwt' ? 0 : 1)),
+      )
+      .uint(4, 0);
+    event(14, key, true);
+  }
+  return w.uint(2, index).bytes(3, timelineId).finish();
+}
+
+/** DataState.PostureCheck with its type's subtype (the fields OpenZiti's routers evaluate). */
+function postureCheck(p: RouterModel['postureChecks'][number]): ProtoWriter {
+  const d = p.details;
+  const m = new ProtoWriter().bytes(1, p.id).bytes(2, p.name).bytes(4, p.typeId);
+  const process = (x: { osType: string; path: string; hashes?: string[] }, prints: string[]) =>
+    new ProtoWriter().bytes(1, x.osType).bytes(2, x.path).strings(3, x.hashes).strings(4, prints);
+  switch (p.typeId) {
+    case 'MAC':
+      return m.message(7, new ProtoWriter().strings(1, d.macAddresses));
+    case 'MFA':
+      return m.message(
+        8,
+        new ProtoWriter()
+          .uint(1, BigInt(d.timeoutSeconds ?? -1))
+          .uint(2, d.promptOnWake)
+          .uint(3, d.promptOnUnlock)
+          .uint(4, d.ignoreLegacyEndpoints),
+      );
+    case 'OS': {
+      const list = new ProtoWriter();
+      for (const os of d.operatingSystems ?? []) list.message(1, new ProtoWriter().bytes(1, os.type).strings(2, os.versions));
+      return m.message(9, list);
+    }
+    case 'PROCESS':
+      return d.process ? m.message(10, process(d.process, d.process.signerFingerprint ? [d.process.signerFingerprint] : [])) : m;
+    case 'PROCESS_MULTI': {
+      const multi = new ProtoWriter().bytes(1, d.semantic ?? 'AllOf');
+      for (const x of d.processes ?? []) multi.message(2, process(x, x.signerFingerprints ?? []));
+      return m.message(11, multi);
+    }
+    case 'DOMAIN':
+      return m.message(12, new ProtoWriter().strings(1, d.domains));
+    default:
+      return m;
+  }
+}
+
+// ---- terminators ----
+
+const PRECEDENCE_NAMES = ['default', 'required', 'failed'] as const;
+
+export interface CreateTerminatorRequest {
+  address: string;
+  sessionToken: string;
+  apiSessionToken: string;
+  fingerprints: string[];
+  cost: number;
+  precedence: (typeof PRECEDENCE_NAMES)[number];
+  instanceId: string;
+  peerData: Map<number, Buffer>;
+}
+
+export function parseCreateTerminatorV2(body: Buffer): CreateTerminatorRequest {
+  const r = new ProtoReader(body);
+  return {
+    peerData: r.u32BytesMap(4),
+    address: r.str(1),
+    sessionToken: r.str(2),
+    fingerprints: r.strs(3),
+    cost: r.uint(5),
+    precedence: PRECEDENCE_NAMES[r.uint(6)] ?? 'default',
+    instanceId: r.str(7),
+    apiSessionToken: r.str(9),
+  };
+}
+
+/** CreateTerminatorResult: Success 0, FailedIdConflict 1, FailedOther 2, FailedBusy 3, FailedInvalidSession 4. */
+export const TerminatorResult = { Success: 0, IdConflict: 1, Other: 2, Busy: 3, InvalidSession: 4 } as const;
+
+export function createTerminatorV2Response(terminatorId: string, result: number, msg = ''): Buffer {
+  return new ProtoWriter().bytes(1, terminatorId).uint(2, result).bytes(3, msg).finish();
+}
+
+/** ctrl_pb.RemoveTerminatorsRequest {terminatorIds 1}: a router's batch of its SDKs' ended terminators. */
+export function parseRemoveTerminators(body: Buffer): string[] {
+  return new ProtoReader(body).strs(1);
+}
+
+export function parseRemoveTerminator(body: Buffer): { terminatorId: string } {
+  return { terminatorId: new ProtoReader(body).str(3) };
+}
+
+export function parseUpdateTerminator(body: Buffer): {
+  terminatorId: string;
+  cost?: number;
+  precedence?: (typeof PRECEDENCE_NAMES)[number];
+} {
+  const r = new ProtoReader(body);
+  return {
+    terminatorId: r.str(3),
+    cost: r.bool(7) ? r.uint(4) : undefined,
+    precedence: r.bool(6) ? (PRECEDENCE_NAMES[r.uint(5)] ?? 'default') : undefined,
+  };
+}
+
+/** HealthEvent {sessionToken 1, fingerprints 2, terminatorId 3, checkPassed 4}. */
+export function parseHealthEvent(body: Buffer): { terminatorId: string; passed: boolean } {
+  const r = new ProtoReader(body);
+  return { terminatorId: r.str(3), passed: r.bool(4) };
+}
+
+// ---- circuits ----
+
+export function parseCreateCircuitV2(headers: Headers): {
+  sessionToken: string;
+  apiSessionToken: string;
+  fingerprints: string[];
+  instanceId: string;
+  peerData: Map<number, Buffer>;
+} {
+  return {
+    sessionToken: getStr(headers, CtrlMsgHeader.SessionToken) ?? '',
+    apiSessionToken: getStr(headers, CtrlMsgHeader.ApiSessionToken) ?? '',
+    fingerprints: decodeStringSlice(headers.get(CtrlMsgHeader.Fingerprints)),
+    instanceId: getStr(headers, CtrlMsgHeader.TerminatorInstanceId) ?? '',
+    peerData: decodeU32BytesMap(headers.get(CtrlMsgHeader.PeerData)),
+  };
+}
+
+/** ctrl_pb.DestType */
+export const DestType = { Start: 0, End: 1, Link: 2 } as const;
+
+export interface RouteSpec {
+  circuitId: string;
+  attempt: number;
+  egress?: { binding: string; address: string; destination: string; peerData: Map<number, Buffer> };
+  forwards: Array<{ src: string; dst: string; type: number }>;
+  timeoutNs: bigint;
+  tags: Record<string, string>;
+}
+
+export function route(r: RouteSpec): Buffer {
+  const w = new ProtoWriter().bytes(1, r.circuitId).uint(2, r.attempt);
+  if (r.egress) {
+    const e = r.egress;
+    w.message(3, new ProtoWriter().bytes(1, e.binding).bytes(2, e.address).bytes(3, e.destination).u32BytesMap(4, e.peerData));
+  }
+  for (const f of r.forwards) w.message(4, new ProtoWriter().bytes(1, f.src).bytes(2, f.dst).uint(3, f.type));
+  return w.uint(6, r.timeoutNs).map(7, r.tags).finish();
+}
+
+export function unroute(circuitId: string, now: boolean): Buffer {
+  return new ProtoWriter().bytes(1, circuitId).uint(2, now).finish();
+}
+
+/** ctrl_pb.FaultSubject */
+export const FaultSubject = {
+  IngressFault: 0,
+  EgressFault: 1,
+  LinkFault: 2,
+  ForwardFault: 3,
+  UnknownOwnerForwardFault: 4,
+  LinkDuplicate: 5,
+} as const;
+
+export function parseFault(body: Buffer): { subject: number; id: string } {
+  const r = new ProtoReader(body);
+  return { subject: r.uint(1), id: r.str(2) };
+}
+
+export function parseCircuitConfirmation(body: Buffer): string[] {
+  return new ProtoReader(body).strs(1);
+}

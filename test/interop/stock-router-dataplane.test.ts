@@ -1,0 +1,128 @@
+// The real OpenZiti Go SDK through a stock `ziti router run` (v1.7.2) attached to Weft's control channel: the router
+// gets the data model (it verifies the SDKs' OIDC tokens and session JWTs with Weft's keys and checks policies
+// itself), a Bind becomes a terminator on that router, a Dial a circuit Weft routes through it, and revoked access
+// closes the router's circuits. Only the stock router serves the SDKs here: the edge router policies name it alone.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
+import type { ApiClient } from '../support/client';
+import { enrolledRouter, runRouter, type RouterDir } from './stockRouters';
+import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli } from './tools';
+
+let app: TestApp;
+let admin: ApiClient;
+let cli: ZitiCli;
+let sdk: string;
+let router: RouterDir;
+let routerProc: ToolProcess;
+const files: Record<string, string> = {};
+
+async function identity(name: string, ...attrs: string[]): Promise<string> {
+  const jwt = join(cli.cwd, `${name}.jwt`);
+  const id = await cli.create('identity', name, '-o', jwt, ...(attrs.length ? ['-a', attrs.join(',')] : []));
+  files[name] = join(cli.cwd, `${name}.json`);
+  await cli.ok('edge', 'enroll', jwt, '-o', files[name]!);
+  return id;
+}
+
+const idOf = async (kind: string, name: string): Promise<string> =>
+  (await admin.get(`/${kind}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0]?.id;
+const terminatorsOf = async (service: string) =>
+  (await admin.get(`/terminators?filter=${encodeURIComponent(`service = "${await idOf('services', service)}"`)}`)).body.data as any[];
+
+async function echoServer(identityName: string, service: string): Promise<ToolProcess> {
+  const p = new ToolProcess(sdk, ['echo-server', '--identity', files[identityName]!, '--service', service]);
+  await p.waitFor((l) => l.bound === true);
+  return p;
+}
+
+beforeAll(async () => {
+  const tools = openzitiTools();
+  sdk = tools.sdkClient;
+  app = await startTestApp();
+  admin = await app.adminClient();
+  cli = new ZitiCli(tools.ziti);
+  await cli.ok('edge', 'login', app.urls.api, '-u', ADMIN_USER, '-p', ADMIN_PASSWORD, '-y');
+  await identity('host', 'hosts');
+  await identity('client', 'clients');
+  await cli.create('service', 'echo', '-e', 'ON');
+  await cli.create('service-policy', 'echo-bind', 'Bind', '--identity-roles', '#hosts', '--service-roles', '@echo');
+  await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
+  await cli.create('edge-router-policy', 'stock-only', '--identity-roles', '#all', '--edge-router-roles', '#stock');
+  await cli.create('service-edge-router-policy', 'stock-services', '--service-roles', '#all', '--edge-router-roles', '#stock');
+  router = await enrolledRouter(tools.ziti, admin, app.urls.ctrl!, 'stock-r1', { roleAttributes: ['stock'] });
+  routerProc = runRouter(tools.ziti, router);
+  // online, and its edge listener recorded from its ClientHello: what sessions offer the SDKs
+  await eventually(
+    async () => (await admin.get(`/edge-routers/${router.id}`)).body.data.supportedProtocols?.tls === `tls://127.0.0.1:${router.edgePort}`,
+    60_000,
+    'the stock router online with its edge listener',
+  );
+}, 180_000);
+
+afterAll(async () => {
+  // WEFT_ROUTER_LOG=<file>: the stock router's log, for looking into a failure
+  if (process.env.WEFT_ROUTER_LOG)
+    writeFileSync(
+      process.env.WEFT_ROUTER_LOG,
+      routerProc.lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + routerProc.stderr.join(''),
+    );
+  routerProc?.kill('SIGKILL');
+  await routerProc?.exited;
+  await admin?.close();
+  await app?.stop();
+});
+
+describe('the Go SDK through a stock router', { timeout: 180_000 }, () => {
+  it('is offered the stock router alone, with the URL of its edge listener', async () => {
+    const [probe] = await sdkClient(sdk, ['probe', '--identity', files.client!, '--service', 'echo']);
+    expect(probe!.session.edgeRouters.map((r: any) => r.name)).toEqual(['stock-r1']);
+    expect(probe!.session.edgeRouters[0].urls).toEqual({ tls: `tls://127.0.0.1:${router.edgePort}` });
+  });
+
+  it('Bind: a terminator on the stock router, gone when the host unbinds', async () => {
+    const server = await echoServer('host', 'echo');
+    const [t] = await terminatorsOf('echo');
+    expect(t).toMatchObject({ binding: 'edge', routerId: router.id });
+    server.end();
+    await server.exited;
+    await eventually(async () => (await terminatorsOf('echo')).length === 0, 20_000, 'the terminator to go after unbind');
+  });
+
+  it('Dial: a 10 MB echo comes back byte-identical, and 50 concurrent dials succeed', async () => {
+    const server = await echoServer('host', 'echo');
+    try {
+      const big = await sdkClient(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--bytes', String(10 * 1024 * 1024)], 120_000);
+      expect(big[0]).toMatchObject({ bytes: 10 * 1024 * 1024 });
+      const many = await sdkClient(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--bytes', '65536', '--count', '50'], 120_000);
+      expect(many.at(-1)).toMatchObject({ ok: 50, failed: 0 });
+      // the circuits were the controller's: routed on the stock router, then ended
+      await eventually(() => app.ctrl!.fabric.circuitsOf(router.id).length === 0, 20_000, 'the circuits to end');
+    } finally {
+      server.end();
+      await server.exited;
+    }
+  });
+
+  it('a revoked Dial policy closes the open circuit on the stock router, and new dials are refused', async () => {
+    const server = await echoServer('host', 'echo');
+    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
+    try {
+      await dialer.waitFor((l) => l.holding === true);
+      expect(app.ctrl!.fabric.circuitsOf(router.id)).toHaveLength(1);
+      const revoked = Date.now();
+      expect((await admin.del(`/service-policies/${await idOf('service-policies', 'echo-dial')}`)).status).toBe(200);
+      const line = await dialer.waitFor((l) => 'ended' in l);
+      expect(line.ended).not.toBe('stdin closed');
+      expect(Date.now() - revoked).toBeLessThan(1_000);
+      const refused = await run(sdk, ['dial', '--identity', files.client!, '--service', 'echo']);
+      expect(refused.code).not.toBe(0);
+    } finally {
+      dialer.end();
+      server.end();
+      await Promise.all([dialer.exited, server.exited]);
+      await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
+    }
+  });
+});

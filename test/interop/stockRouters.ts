@@ -1,0 +1,81 @@
+// Stock OpenZiti routers for the interop tests: an edge router created through the Management API, enrolled by the
+// real `ziti router enroll` into its own folder (whose endpoints file comes from the JWT's `ctrls`: the router's own
+// config names a dead controller address), run by `ziti router run`.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { expect } from 'vitest';
+import { tempDir } from '../support/app';
+import type { ApiClient } from '../support/client';
+import { run, ToolProcess } from './tools';
+
+export interface RouterDir {
+  id: string;
+  dir: string;
+  config: string;
+  /** the edge listener SDKs connect to */
+  edgePort: number;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function enrolledRouter(
+  ziti: string,
+  admin: ApiClient,
+  ctrlAddress: string,
+  name: string,
+  opts: { roleAttributes?: string[] } = {},
+): Promise<RouterDir> {
+  const created = await admin.post('/edge-routers', { name, isTunnelerEnabled: false, roleAttributes: opts.roleAttributes ?? [] });
+  expect(created.status).toBe(201);
+  const id = created.body.data.id as string;
+  const jwt = (await admin.get(`/edge-routers/${id}`)).body.data.enrollmentJwt as string;
+  const dir = tempDir('weft-stock-router-');
+  writeFileSync(join(dir, 'router.jwt'), jwt);
+  const edgePort = await freePort();
+  const config = join(dir, 'router.yml');
+  writeFileSync(
+    config,
+    [
+      'v: 3',
+      'identity:',
+      `  cert: ${join(dir, 'client.cert')}`,
+      `  server_cert: ${join(dir, 'server.chain.cert')}`,
+      `  key: ${join(dir, 'router.key')}`,
+      `  ca: ${join(dir, 'ca.cert')}`,
+      'ctrl:',
+      '  endpoint: tls:127.0.0.1:1',
+      'listeners:',
+      '  - binding: edge',
+      `    address: tls:127.0.0.1:${edgePort}`,
+      '    options:',
+      `      advertise: 127.0.0.1:${edgePort}`,
+      'edge:',
+      '  csr:',
+      '    country: US',
+      '    province: NC',
+      '    locality: Charlotte',
+      '    organization: Weft',
+      '    organizationalUnit: Interop',
+      '    sans:',
+      '      dns: [localhost]',
+      '      ip: ["127.0.0.1"]',
+      '',
+    ].join('\n'),
+  );
+  const enroll = await run(ziti, ['router', 'enroll', config, '--jwt', join(dir, 'router.jwt')], { cwd: dir, env: { HOME: dir } });
+  expect(enroll.code, enroll.stderr).toBe(0);
+  expect(readFileSync(join(dir, 'endpoints.yml'), 'utf8')).toContain(ctrlAddress);
+  return { id, dir, config, edgePort };
+}
+
+export function runRouter(ziti: string, r: RouterDir): ToolProcess {
+  return new ToolProcess(ziti, ['router', 'run', r.config], { cwd: r.dir, env: { HOME: r.dir } });
+}

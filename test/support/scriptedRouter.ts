@@ -1,0 +1,105 @@
+// A scripted stock router for control channel tests: an edge router enrolled through the API with its own key
+// (POST /enroll/erott), a TLS connection made as a router makes it (its client certificate, ALPN ziti-ctrl), and
+// OpenZiti's channel framing (the project's own Channel as the dialing side) with every message it got kept.
+import { connect, type TLSSocket } from 'node:tls';
+import { expect } from 'vitest';
+import { Channel } from '../../src/main/router/channel/channel';
+import { ChannelType, getU64, Header, message, str, u64, type Message } from '../../src/main/router/channel/wire';
+import type { TestApp } from './app';
+import type { ApiClient } from './client';
+import { csr, csrWithSans } from './pki';
+
+export const ROUTER_VERSION = 'v1.7.2|test|2025-01-01 00:00:00|linux|amd64';
+
+export interface Enrolled {
+  id: string;
+  keyPem: string;
+  certPem: string;
+}
+
+/** An edge router created through the Management API and enrolled (POST /enroll/erott) with its own key. */
+export async function enrolledRouter(app: TestApp, admin: ApiClient, name: string, roleAttributes: string[] = []): Promise<Enrolled> {
+  const id = (await admin.post('/edge-routers', { name, isTunnelerEnabled: false, roleAttributes })).body.data.id as string;
+  return { id, ...(await enroll(app, admin, id)) };
+}
+
+export async function enroll(app: TestApp, admin: ApiClient, id: string): Promise<{ keyPem: string; certPem: string }> {
+  const token = (await admin.get(`/edge-routers/${id}`)).body.data.enrollmentToken as string;
+  const client = await csr('EC-P256', id);
+  const server = await csrWithSans(id, ['localhost'], ['127.0.0.1']);
+  const r = await app.client().post('/enroll/erott', { token, certCsr: client.csrPem, serverCertCsr: server.csrPem }, { api: 'client' });
+  expect(r.status).toBe(200);
+  return { keyPem: client.keyPem, certPem: r.body.data.cert as string };
+}
+
+export async function isOnline(admin: ApiClient, id: string): Promise<boolean> {
+  return (await admin.get(`/edge-routers/${id}`)).body.data.isOnline as boolean;
+}
+
+/** A TLS connection to the control channel as a router makes it (its client certificate, ALPN ziti-ctrl). */
+export function dial(app: TestApp, cert?: { keyPem: string; certPem: string }, alpn = ['ziti-ctrl']): Promise<TLSSocket> {
+  const { port } = /:(?<port>\d+)$/.exec(app.urls.ctrl!)!.groups!;
+  return new Promise((resolve, reject) => {
+    const socket = connect({
+      host: '127.0.0.1',
+      port: Number(port),
+      ca: app.core.pki.caBundlePem,
+      key: cert?.keyPem,
+      cert: cert?.certPem,
+      ALPNProtocols: alpn,
+    });
+    socket.once('secureConnect', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/** A scripted router: the channel, every message it got, and a way to wait for one. */
+export class ScriptedRouter {
+  readonly received: Message[] = [];
+  readonly channel: Channel;
+  readonly closed: Promise<void>;
+  private waiters: Array<() => void> = [];
+  /** answer the controller's heartbeats (header 5) as OpenZiti's heartbeater does */
+  answerHeartbeats = true;
+  /** answers the controller's requests of a content type (a Route, the ServerHello) as the test scripts them */
+  readonly answers = new Map<number, (m: Message) => Message | undefined>();
+
+  constructor(readonly socket: TLSSocket) {
+    let done!: () => void;
+    this.closed = new Promise((r) => (done = r));
+    this.channel = new Channel(socket, 1 << 24, {
+      onData: () => undefined,
+      onMessage: (m) => {
+        this.received.push(m);
+        const beat = getU64(m.headers, Header.Heartbeat);
+        if (beat !== undefined && this.answerHeartbeats) this.channel.send(message(ChannelType.Heartbeat, [[Header.HeartbeatResponse, u64(beat)]]));
+        const answer = this.answers.get(m.contentType)?.(m);
+        if (answer) this.channel.reply(m, answer);
+        this.wake();
+      },
+      onClose: () => {
+        done();
+        this.wake();
+      },
+    });
+  }
+
+  private wake(): void {
+    const w = this.waiters;
+    this.waiters = [];
+    w.forEach((f) => f());
+  }
+
+  async waitFor(pred: (m: Message) => boolean): Promise<Message> {
+    for (;;) {
+      const hit = this.received.find(pred);
+      if (hit) return hit;
+      if (this.channel.closed) throw new Error('the channel closed first');
+      await new Promise<void>((r) => this.waiters.push(r));
+    }
+  }
+
+  hello(routerId: string, headers: Array<[number, Buffer]> = [[Header.HelloVersion, str(ROUTER_VERSION)]]): Promise<Message> {
+    return this.channel.hello(message(ChannelType.Hello, headers, routerId), 5_000);
+  }
+}
