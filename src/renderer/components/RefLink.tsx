@@ -22,7 +22,11 @@ export function IdNames({ resource, ids }: { resource: ResourceName; ids: readon
   const trpc = useTRPC();
   const sorted = [...new Set(ids)].sort();
   const found = useQuery({
-    ...trpc.resources.list.queryOptions({ resource, limit: Math.max(1, Math.min(sorted.length, 500)), filter: `id in [${sorted.map(zitiString).join(', ')}]` }),
+    ...trpc.resources.list.queryOptions({
+      resource,
+      limit: Math.max(1, Math.min(sorted.length, 500)),
+      filter: `id in [${sorted.map(zitiString).join(', ')}]`,
+    }),
     enabled: sorted.length > 0,
   });
   if (!sorted.length) return <span className="muted">—</span>;

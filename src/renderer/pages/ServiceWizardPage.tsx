@@ -237,7 +237,11 @@ export function ServiceWizardPage() {
   // every field the core names at once (its first is where the focus goes)
   const ziti = errorInfo(error).ziti;
   const fieldErrors = new Map<FieldName, string>();
-  for (const c of error ? (ziti?.causes ?? (ziti?.cause ? [ziti.cause] : [])) : problem?.field ? [{ field: problem.field, reason: problem.reason ?? '' }] : []) {
+  for (const c of error
+    ? (ziti?.causes ?? (ziti?.cause ? [ziti.cause] : []))
+    : problem?.field
+      ? [{ field: problem.field, reason: problem.reason ?? '' }]
+      : []) {
     const f = fieldOf(c.field);
     if (f && !fieldErrors.has(f)) fieldErrors.set(f, c.reason || errorInfo(error).message);
   }

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { requirePermission, type PermissionGroup } from '../permissions';
 import type { Ctx } from '../context';
-import { conflict, duplicateValue, notFound, referencedEntity, validationError } from '../errors';
+import { conflict, duplicateValue, notFound, referencedEntity } from '../errors';
 import { newId } from '../ids';
 import type { QueryFields, RefTarget } from '../query/compile';
 import { pageQuery, type ListParams, type Page } from '../query/list';
