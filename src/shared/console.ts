@@ -28,6 +28,10 @@ export interface ZitiErrorData {
   code: string;
   message: string;
   cause?: { field: string; reason: string; value?: unknown };
+  /** the error in plain words, when the core has them ("An identity named eve already exists"); then it is the reason */
+  plain?: string;
+  /** every field at fault when there are several (the first is `cause`) */
+  causes?: Array<{ field: string; reason: string; value?: unknown }>;
 }
 
 /** An entity as the management API presents it. */

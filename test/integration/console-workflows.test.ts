@@ -113,7 +113,7 @@ describe('service wizard', () => {
     const r = await ui.mutate('serviceWizard.create', { body: wizardBody('wiz-d') });
     expect(r.status).toBe(400);
     expect(r.error!.data.ziti).toMatchObject({ code: 'COULD_NOT_VALIDATE', cause: { field: 'name' } });
-    expect(r.error!.data.ziti.cause.reason).toMatch(/duplicate value 'wiz-d-bind'.*creating the service policy "wiz-d-bind"/);
+    expect(r.error!.data.ziti.cause.reason).toBe('A service policy named wiz-d-bind already exists (creating the service policy "wiz-d-bind")');
     // the configs, the service and the Dial policy created before the failing step are gone
     expect(await names('/services', 'wiz-d')).toEqual([]);
     expect(await names('/configs', 'wiz-d')).toEqual([]);
@@ -206,10 +206,11 @@ describe('service wizard', () => {
       body: { name: 'wiz-g', host: { kind: 'router', address: '127.0.0.1', port: 70000 }, dialRoles: ['#x'] },
     });
     expect(bad.error!.data.ziti.cause).toMatchObject({ field: 'host.port' });
-    const unknownIdentity = await ui.ok('query', 'serviceWizard.preview', {
+    // an @name (or id) that matches no identity is the dial field's error before anything is planned
+    const unknownIdentity = await ui.query('serviceWizard.preview', {
       body: { name: 'wiz-h', host: { kind: 'router', address: 'a', port: 1 }, dialRoles: ['@nobody'] },
     });
-    expect(unknownIdentity.problem).toMatchObject({ step: 'dial-policy', field: 'dialRoles' });
+    expect(unknownIdentity.error!.data.ziti.cause).toMatchObject({ field: 'dialRoles', reason: 'no identity has the name or id @nobody' });
   });
 });
 

@@ -58,10 +58,19 @@ export function toTrpcError(e: ApiError): TRPCError {
 export function zitiData(error: TRPCError): ZitiErrorData | undefined {
   const cause = error.cause;
   if (cause instanceof ApiError) {
+    // the console says it in plain words where the core has them (REST keeps OpenZiti's reason), and every field at fault
+    const people = cause.forPeople;
+    const fieldCause = cause.fieldCause && {
+      ...cause.fieldCause,
+      reason: people?.plain ?? cause.fieldCause.reason,
+      value: safeValue(cause.fieldCause.value),
+    };
     return {
       code: cause.code,
       message: cause.message,
-      ...(cause.fieldCause ? { cause: { ...cause.fieldCause, value: safeValue(cause.fieldCause.value) } } : {}),
+      ...(fieldCause ? { cause: fieldCause } : {}),
+      ...(people?.plain ? { plain: people.plain } : {}),
+      ...(people?.causes ? { causes: people.causes.map((c) => ({ ...c, value: safeValue(c.value) })) } : {}),
     };
   }
   // input validation by the procedure's zod schema (standard-schema issues)
@@ -139,7 +148,8 @@ const notSignedIn = () => new TRPCError({ code: 'UNAUTHORIZED', message: 'Not si
  */
 export const partialProcedure = publicProcedure.use(({ ctx, next }) => {
   if (!ctx.session) throw notSignedIn();
-  const zctx: Ctx = { ...ctx.core.ctx(ctx.session.caller), ...(ctx.pendingAudit ? { onWrite: ctx.pendingAudit.onWrite } : {}) };
+  // the console's roles may name entities by name (`@laptop-1`): the core resolves them to `@id`
+  const zctx: Ctx = { ...ctx.core.ctx(ctx.session.caller), roleNames: true, ...(ctx.pendingAudit ? { onWrite: ctx.pendingAudit.onWrite } : {}) };
   return next({ ctx: { ...ctx, session: ctx.session, zctx } });
 });
 

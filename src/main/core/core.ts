@@ -81,6 +81,11 @@ export interface Ctx {
   caller: Caller;
   /** what the request that made this ctx does with each of its writes, in their transactions (its audit entry) */
   onWrite?: WriteSubscriber<Ctx>;
+  /**
+   * Policy roles may name entities by name (`@laptop-1`), resolved to `@id` before the write (policy/roleNames.ts):
+   * the console's input. REST leaves it unset and keeps OpenZiti's `@id` roles.
+   */
+  roleNames?: boolean;
 }
 
 /**

@@ -12,6 +12,9 @@ export class ApiError extends Error {
     message: string,
     readonly fieldCause?: FieldCause,
     readonly headers?: Record<string, string>,
+    /** for people (the console): `plain` says the same in plain words; `causes` lists every field at fault, the
+     * first being `fieldCause`. The REST envelope keeps OpenZiti's message and one cause. */
+    readonly forPeople?: { plain?: string; causes?: FieldCause[] },
   ) {
     super(message);
     this.name = 'ApiError';
@@ -34,12 +37,49 @@ export function echoValue(v: unknown, max: number): unknown {
   return text.length > max ? `${text.slice(0, max)}…` : v;
 }
 
-export const validationError = (field: string, reason: string, value?: unknown) =>
-  new ApiError('COULD_NOT_VALIDATE', 400, 'The supplied request contains an invalid document', {
-    field,
-    reason,
-    value,
-  });
+export const validationError = (field: string, reason: string, value?: unknown, forPeople?: ApiError['forPeople']) =>
+  new ApiError(
+    'COULD_NOT_VALIDATE',
+    400,
+    'The supplied request contains an invalid document',
+    {
+      field,
+      reason,
+      value,
+    },
+    undefined,
+    forPeople,
+  );
+
+/** Several fields at fault at once: the first is the error's cause (what REST shows), all are listed for people. */
+export function validationErrors(causes: readonly FieldCause[]): ApiError {
+  const first = causes[0]!;
+  return validationError(first.field, first.reason, first.value, causes.length > 1 ? { causes: [...causes] } : undefined);
+}
+
+/** "identities" -> "identity", "service-edge-router-policies" -> "service edge router policy", "cas" -> "CA". */
+export function singularOf(entity: string): string {
+  if (entity === 'cas') return 'CA';
+  return entity
+    .replace(/-/g, ' ')
+    .replace(/ies$/, 'y')
+    .replace(/(?<!s)s$/, '')
+    .replace(/\bjwt\b/g, 'JWT');
+}
+
+/**
+ * OpenZiti's unique-index error (REST keeps its reason word for word), with the plain sentence the console shows:
+ * "An identity named eve already exists".
+ */
+export function duplicateValue(entity: string, field: string, value: unknown): ApiError {
+  const what = singularOf(entity);
+  const article = /^[aeiou]/i.test(what) ? 'An' : 'A';
+  const plain =
+    field === 'name'
+      ? `${article} ${what} named ${String(value)} already exists`
+      : `${article} ${what} with ${field} ${String(value)} already exists`;
+  return validationError(field, `duplicate value '${String(value)}' in unique index on ${entity} store`, value, { plain });
+}
 
 export const notFound = (what = 'resource') => new ApiError('NOT_FOUND', 404, `The ${what} requested was not found or is no longer available`);
 

@@ -1,4 +1,4 @@
-import { requireAdminRead } from './permissions';
+import { requireAdminRead, requirePermission } from './permissions';
 import { apiSessions } from './auth/apiSessions';
 import type { Ctx } from './context';
 import { authPolicies, DEFAULT_PRIMARY, DEFAULT_SECONDARY } from './entities/authPolicies';
@@ -24,6 +24,7 @@ import { serviceEdgeRouterPolicies } from './policy/serviceEdgeRouterPolicies';
 import { servicePolicies } from './policy/servicePolicies';
 import { services } from './policy/services';
 import { sessions } from './policy/sessions';
+import { describeRoleNameProblems, lookupRoleNames } from './policy/roleNames';
 import { terminators } from './entities/terminators';
 import { notFound } from './errors';
 import { auditLog } from './ops/audit';
@@ -180,12 +181,21 @@ export function listKindRoleAttributes(ctx: Ctx, kind: RoleKind, params: ListPar
  * count and the first `size` names, for the "matches as you type" preview of policy forms.
  */
 export async function previewRoles(ctx: Ctx, kind: RoleKind, given: string[], semantic: 'AllOf' | 'AnyOf', size: number) {
-  const roles = given.map((r) => r.trim()).filter(Boolean);
+  requirePermission(ctx.caller, ROLE_KIND_DEFS[kind].permission, 'read');
+  const typed = given.map((r) => r.trim()).filter(Boolean);
+  // `@name` matches as it will once saved; a name that matches nothing (or several) is said, and matches nothing
+  const names = ctx.roleNames ? await lookupRoleNames(ctx.core.store, kind, typed) : { roles: typed, problems: [] };
+  const problem = names.problems.length ? describeRoleNameProblems(kind, names.problems) : undefined;
+  const roles = names.roles.filter((r) => !names.problems.some((p) => p.role === r));
   const match = roles.length
     ? roleMatchSql(ctx.core.store.sql, kind, parseRoles(roles, 'roles'), parseSemantic(semantic))
     : { where: '1=0', params: [] };
   const page = await listResource(ctx, ROLE_KIND_DEFS[kind], { limit: size }, match);
-  return { totalCount: page.meta.pagination.totalCount, items: page.data.map((e) => ({ id: String(e.id), name: String(e.name) })) };
+  return {
+    totalCount: page.meta.pagination.totalCount,
+    items: page.data.map((e) => ({ id: String(e.id), name: String(e.name) })),
+    ...(problem ? { problem } : {}),
+  };
 }
 
 /** One association listing (`/<entity>/:id/<name>`), checked for the caller against both types. */

@@ -1,17 +1,24 @@
 import { z } from 'zod';
-import { validationError } from './errors';
+import { validationErrors, type FieldCause } from './errors';
 
-/** Parses input with a zod schema; the first problem becomes OpenZiti's COULD_NOT_VALIDATE with cause.field. */
+/**
+ * Parses input with a zod schema; the first problem becomes OpenZiti's COULD_NOT_VALIDATE with cause.field, and
+ * every problem (one per field) is listed for the console (`forPeople.causes`).
+ */
 export function parseInput<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
   const result = schema.safeParse(normalizeGoJson(schema, input));
   if (result.success) return result.data;
-  const issue = result.error.issues[0]!;
-  const path = issue.path.map(String);
-  const field = path.length ? path.join('.') : '(root)';
-  const value = valueAt(input, path);
-  let reason = issue.message;
-  if (issue.code === 'invalid_type' && value === undefined) reason = 'is required';
-  throw validationError(field, reason, value);
+  const causes: FieldCause[] = [];
+  for (const issue of result.error.issues) {
+    const path = issue.path.map(String);
+    const field = path.length ? path.join('.') : '(root)';
+    if (causes.some((c) => c.field === field)) continue;
+    const value = valueAt(input, path);
+    let reason = issue.message;
+    if (issue.code === 'invalid_type' && value === undefined) reason = 'is required';
+    causes.push({ field, reason, value });
+  }
+  throw validationErrors(causes);
 }
 
 function valueAt(input: unknown, path: string[]): unknown {

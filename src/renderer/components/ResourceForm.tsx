@@ -164,6 +164,9 @@ function FormBody(p: FormProps) {
   const fields = p.fields.filter((f) => (p.mode === 'create' || !f.createOnly) && (!f.when || f.when(values)));
   const errorPath = errorField(error);
   const errorTarget = fieldForError(flatten(fields, values), errorPath);
+  // every other field the core names at once (several role sides, say)
+  const otherCauses = (errorInfo(error).ziti?.causes ?? []).slice(1);
+  const causeFor = (name: string) => otherCauses.find((c) => fieldForError(flatten(fields, values), c.field)?.name === name)?.reason;
 
   async function submit(e: React.FormEvent) {
     e.preventDefault();
@@ -337,8 +340,9 @@ function FormBody(p: FormProps) {
   function renderField(f: FieldSpec): ReactNode {
     const id = `${formId}-${f.name.replace(/\./g, '-')}`;
     // by name: the fields of repeated items are rebuilt on every render
-    const invalid = errorTarget?.name === f.name && f.kind !== 'schemaData';
-    const reason = invalid ? errorInfo(error).ziti?.cause?.reason : undefined;
+    const other = f.kind === 'schemaData' ? undefined : causeFor(f.name);
+    const invalid = (errorTarget?.name === f.name && f.kind !== 'schemaData') || other !== undefined;
+    const reason = errorTarget?.name === f.name && f.kind !== 'schemaData' ? errorInfo(error).ziti?.cause?.reason : other;
     const describedBy = [f.help ? `${id}-help` : undefined, reason ? `${id}-error` : undefined].filter(Boolean).join(' ') || undefined;
     const grouped = f.kind === 'radio' || f.kind === 'schemaData' || f.kind === 'tags' || f.kind === 'repeat';
     const errorEl = reason && (

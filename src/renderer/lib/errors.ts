@@ -13,7 +13,8 @@ export interface ErrorInfo {
 export function errorInfo(error: unknown): ErrorInfo {
   if (error instanceof TRPCClientError) {
     const data = error.data as { code?: string; ziti?: ZitiErrorData } | undefined;
-    const message = data?.ziti?.cause ? `${data.ziti.cause.field}: ${data.ziti.cause.reason}` : error.message;
+    const ziti = data?.ziti;
+    const message = ziti?.plain ?? (ziti?.cause ? `${ziti.cause.field}: ${ziti.cause.reason}` : error.message);
     return { message: message || 'Request failed', code: data?.code, ziti: data?.ziti };
   }
   if (error instanceof Error) return { message: error.message };

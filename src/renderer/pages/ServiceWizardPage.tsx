@@ -46,7 +46,8 @@ export const INITIAL: WizardState = {
   edgeRouterPolicy: 'auto',
 };
 
-const num = (s: string): number | string => (/^\d+$/.test(s.trim()) ? Number(s.trim()) : s.trim());
+// an empty box is a missing value ("is required"), not an empty string
+const num = (s: string): number | string | undefined => (/^\d+$/.test(s.trim()) ? Number(s.trim()) : s.trim() || undefined);
 
 /** The wizard's request body (the core validates it; errors come back naming these fields). */
 export function wizardBody(s: WizardState) {
@@ -94,6 +95,23 @@ export function fieldOf(path: string | undefined): FieldName | undefined {
   if (path.startsWith('routerRoles')) return 'routerRoles';
   return undefined;
 }
+
+/** The wizard's fields as their labels read (for the summary naming every field at fault). */
+const FIELD_LABELS: Record<FieldName, string> = {
+  name: 'Name',
+  roleAttributes: 'Service attributes',
+  interceptHost: 'Host name clients use',
+  interceptPort: 'Port clients use',
+  hostKind: 'Where it lives',
+  hostAddress: 'Address',
+  hostPort: 'Port it listens on',
+  hostRoles: 'Hosting identities',
+  dialRoles: 'Who may dial',
+  routerRoles: 'Which edge routers carry it',
+};
+
+/** The preview's query (tRPC keys start with the procedure's path). */
+const isWizardPreview = (key: readonly unknown[]) => Array.isArray(key[0]) && key[0].join('.') === 'serviceWizard.preview';
 
 const KIND_LABELS: Record<string, string> = {
   'intercept-config': 'config (intercept.v1)',
@@ -216,10 +234,20 @@ export function ServiceWizardPage() {
 
   const problem = preview.data?.problem;
   const error = create.error ?? preview.error;
-  const errField = fieldOf(errorInfo(error).ziti?.cause?.field) ?? fieldOf(problem?.field);
-  const errText = error ? (errorInfo(error).ziti?.cause?.reason ?? errorInfo(error).message) : problem?.reason;
-  const errorFor = (f: FieldName) => (errField === f ? errText : undefined);
-  const invalid = (f: FieldName) => (errField === f ? true : undefined);
+  // every field the core names at once (its first is where the focus goes)
+  const ziti = errorInfo(error).ziti;
+  const fieldErrors = new Map<FieldName, string>();
+  for (const c of error
+    ? (ziti?.causes ?? (ziti?.cause ? [ziti.cause] : []))
+    : problem?.field
+      ? [{ field: problem.field, reason: problem.reason ?? '' }]
+      : []) {
+    const f = fieldOf(c.field);
+    if (f && !fieldErrors.has(f)) fieldErrors.set(f, c.reason || errorInfo(error).message);
+  }
+  const errField = fieldErrors.keys().next().value;
+  const errorFor = (f: FieldName) => fieldErrors.get(f);
+  const invalid = (f: FieldName) => (fieldErrors.has(f) ? true : undefined);
 
   useEffect(() => {
     // a field error moves focus to that field (keyboard users hear it)
@@ -229,8 +257,9 @@ export function ServiceWizardPage() {
   async function doCreate() {
     try {
       const r = await create.mutateAsync({ body: wizardBody(s) });
-      await qc.invalidateQueries();
       navigate(`/services/${encodeURIComponent(r.serviceId)}`);
+      // everything but the preview, whose dry run would now fail on what was just created
+      await qc.invalidateQueries({ predicate: (q) => !isWizardPreview(q.queryKey) });
     } catch {
       /* shown at the field */
     }
@@ -447,7 +476,7 @@ export function ServiceWizardPage() {
             label="Who may dial"
             required
             error={errorFor('dialRoles')}
-            hint="Identities (@name) or #attributes, then Enter; any of them may dial."
+            hint="Pick identities by name (@name) or #attributes; any of them may dial."
           >
             {(d) => (
               <RolesField
@@ -494,6 +523,11 @@ export function ServiceWizardPage() {
             )}
           </Field>
         </fieldset>
+        {fieldErrors.size > 1 && (
+          <div className="error-box" role="alert" data-testid="wizard-missing">
+            {`${fieldErrors.size} fields need attention: ${[...fieldErrors.keys()].map((f) => FIELD_LABELS[f]).join(', ')}.`}
+          </div>
+        )}
         {error && !errField && <ErrorBox error={error} />}
         <div className="form-actions">
           <button type="submit" disabled={preview.isFetching}>

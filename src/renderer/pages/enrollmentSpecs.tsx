@@ -90,6 +90,7 @@ export const casSpec: ResourcePageSpec = {
     identityRoles: v.identityRoles ?? [],
   }),
   properties: [{ label: 'Fingerprint', render: (e) => <code>{String(e.fingerprint ?? '')}</code> }],
+  hiddenProperties: ['fingerprint'],
   panels: (e) => (
     <>
       <Panel title="Verification">

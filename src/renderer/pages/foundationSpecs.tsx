@@ -3,6 +3,7 @@ import { nameColumn, type ResourcePageSpec } from '../components/ResourcePage';
 import type { FieldSpec } from '../components/ResourceForm';
 import type { Entity } from '../lib/types';
 import { Link } from '../router';
+import { IdNames } from '../components/RefLink';
 
 const tags: FieldSpec = { kind: 'tags', name: 'tags', label: 'Tags' };
 const refName = (field: string) => (e: Entity) => (e[field] as { name?: string } | null)?.name ?? '';
@@ -129,6 +130,10 @@ export const servicesSpec: ResourcePageSpec = {
   ],
   createInitial: { encryptionRequired: true, roleAttributes: [], configs: [] },
   toCreateBody: (v) => ({ ...v, encryptionRequired: !!v.encryptionRequired }),
+  properties: [{ label: 'Configs', render: (e) => <IdNames resource="configs" ids={(e.configs as string[] | undefined) ?? []} /> }],
+  // configs by name above; permissions and postureQueries are what a client's own view says (an admin's read
+  // carries placeholders there)
+  hiddenProperties: ['configs', 'permissions', 'postureQueries'],
 };
 
 export const apiSessionsSpec: ResourcePageSpec = {

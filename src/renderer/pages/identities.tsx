@@ -230,6 +230,8 @@ export const identitiesSpec: ResourcePageSpec = {
   }),
   toEditBody: identityBody,
   properties: [{ label: 'Auth policy', render: (e) => (e.authPolicy as { name?: string } | null)?.name ?? '' }],
+  // shown by name above
+  hiddenProperties: ['authPolicyId'],
   panels: (e) => (
     <>
       <EnrollmentPanel identity={e} />

@@ -1,6 +1,6 @@
 import { nameColumn, type ResourcePageSpec } from '../components/ResourcePage';
 import type { FieldSpec, Values } from '../components/ResourceForm';
-import type { ResourceName, RoleKind } from '../lib/types';
+import type { Entity, ResourceName, RoleKind } from '../lib/types';
 
 const tags: FieldSpec = { kind: 'tags', name: 'tags', label: 'Tags' };
 const semantic: FieldSpec = {
@@ -12,7 +12,14 @@ const semantic: FieldSpec = {
     { value: 'AnyOf', label: 'AnyOf — any one #attribute is enough' },
   ],
 };
-const rolesHelp = '#attribute selects by role attribute, @id one entity, #all everything.';
+const rolesHelp = 'Pick an entity by name (@name), a #attribute, or #all for everything.';
+
+/** A side's roles as the core shows them (`<side>Display`: `@id` as `@name`), e.g. "#staff, @laptop-1". */
+export function roleNames(e: Entity, side: string): string {
+  const shown = e[`${side}Display`] as Array<{ role: string; name: string }> | undefined;
+  const roles = (shown ?? []).map((d) => d.name);
+  return roles.length ? roles.join(', ') : '';
+}
 const withRoles =
   (...sides: string[]) =>
   (v: Values) => ({ ...v, ...Object.fromEntries(sides.map((s) => [s, v[s] ?? []])) });
@@ -44,8 +51,11 @@ function policySpec(p: {
       nameColumn(p.resource),
       ...(p.extraColumns ?? []),
       { field: 'semantic', label: 'Semantic' },
-      ...p.sides.map((side) => ({ field: side.name, label: side.label })),
+      ...p.sides.map((side) => ({ field: side.name, label: side.label, render: (e: Entity) => roleNames(e, side.name) })),
     ],
+    // each side by name (the raw `@id` roles and their `*Display` pairs are not shown as such)
+    properties: p.sides.map((side) => ({ label: side.label, render: (e: Entity) => roleNames(e, side.name) || '—' })),
+    hiddenProperties: p.sides.flatMap((side) => [side.name, `${side.name}Display`]),
     defaultSort: { field: 'name', dir: 'asc' },
     fields: [
       { kind: 'text', name: 'name', label: 'Name' },

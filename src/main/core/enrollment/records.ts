@@ -49,7 +49,11 @@ export async function insertEnrollment(ctx: Ctx, e: NewEnrollment): Promise<stri
       e.username,
       e.username,
     );
-    if (taken) throw validationError(f, `duplicate value '${e.username}' in unique index on authenticators store`, e.username);
+    if (taken) {
+      throw validationError(f, `duplicate value '${e.username}' in unique index on authenticators store`, e.username, {
+        plain: `The username ${e.username} is already taken`,
+      });
+    }
   }
   const id = newId();
   const token = randomUUID();

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { requirePermission, type PermissionGroup } from '../permissions';
 import type { Ctx } from '../context';
-import { conflict, notFound, referencedEntity, validationError } from '../errors';
+import { conflict, duplicateValue, notFound, referencedEntity } from '../errors';
 import { newId } from '../ids';
 import type { QueryFields, RefTarget } from '../query/compile';
 import { pageQuery, type ListParams, type Page } from '../query/list';
@@ -332,7 +332,7 @@ export function translateConstraint(def: ResourceDef, e: unknown, input?: Record
     const column = broken.column;
     const field = Object.entries(def.columns).find(([, s]) => s.column === column)?.[0] ?? column ?? 'unknown';
     const value = input?.[field];
-    throw validationError(field, `duplicate value '${String(value)}' in unique index on ${def.entity} store`, value);
+    throw duplicateValue(def.entity, field, value);
   }
   if (broken?.kind === 'foreign-key') {
     throw referencedEntity(`the ${def.entity} is referenced by other entities`);

@@ -6,6 +6,7 @@ import { nameSchema } from '../entities/common';
 import { defineResource, type FieldDef } from '../entities/define';
 import { namesById, type ApiObject, type ResourceDef } from '../entities/resource';
 import { conflict } from '../errors';
+import { resolveRoleFields } from './roleNames';
 import { setFromJsonArray } from '../query/compile';
 import type { Row } from '../store/db';
 import { decodeRows, json, type Json } from '../store/rows';
@@ -59,6 +60,7 @@ export function policyResource(o: PolicyResourceOptions): ResourceDef {
       guardSystem(existing, ctx, 'ENTITY_CAN_NOT_BE_UPDATED', 'updated');
       // the sides are declared from the spec, so they are not among the fields' static types
       const body = input as Record<string, string[] | undefined>;
+      if (ctx.roleNames) await resolveSideNames(ctx, spec.sides, body);
       for (const side of spec.sides) {
         const given = body[side.field];
         if (given === undefined) {
@@ -84,6 +86,16 @@ export function policyResource(o: PolicyResourceOptions): ResourceDef {
       await decorateRoleDisplays(ctx, spec.sides, items, decodeRows(sidesShape, rows));
     },
   });
+}
+
+/** Every side's `@name` roles as `@id`; the names at fault on all sides at once. */
+async function resolveSideNames(ctx: Ctx, sides: PolicySide[], body: Record<string, string[] | undefined>): Promise<void> {
+  const given = sides.filter((side) => body[side.field]);
+  const resolved = await resolveRoleFields(
+    ctx.core.store,
+    given.map((side) => ({ field: side.field, kind: side.kind, roles: body[side.field]! })),
+  );
+  given.forEach((side, i) => (body[side.field] = resolved[i]));
 }
 
 /** `<side>Display`: `{role, name}` per role, `@id` shown as `@<name>` (unknown ids are left out), attributes as is. */

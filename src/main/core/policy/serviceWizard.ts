@@ -14,6 +14,7 @@ import { getRow, rowShape, selectList, type Decoded } from '../store/rows';
 import { parseInput } from '../validation';
 import { ROLE_KINDS, type RoleKind } from '../kinds';
 import { parseRoles, roleMatchSql } from '../query/roles';
+import { resolveRoleFields, type RoleField } from './roleNames';
 
 /**
  * The service wizard: one form that makes a service usable — the service, its intercept.v1 and host.v1 configs, the
@@ -26,7 +27,7 @@ const port = z.number().int().min(1, 'must be between 1 and 65535').max(65535, '
 const role = z
   .string()
   .trim()
-  .regex(/^[#@]./s, "must be '#attribute', '@id' or '#all'");
+  .regex(/^[#@]./s, "must be '#attribute', '@name', '@id' or '#all'");
 const roles = z.array(role).max(100);
 const address = z.string().trim().min(1, 'must not be empty').max(500);
 
@@ -189,6 +190,22 @@ async function dialersNeedRouters(ctx: Ctx, identityRoles: string[], routerRoles
     : { needed: true, why: 'No identity matches the roles yet: an edge router policy is added so those that will can reach the edge routers.' };
 }
 
+/** The wizard's role fields with `@name` resolved to `@id` (every field at fault named at once, by its form field). */
+async function resolveWizardNames(ctx: Ctx, input: z.output<typeof serviceWizardSchema>): Promise<void> {
+  const host = input.host.kind === 'router' ? undefined : input.host;
+  const fields: RoleField[] = [
+    ...(host ? [{ field: 'host.identityRoles', kind: 'identity' as const, roles: host.identityRoles }] : []),
+    { field: 'dialRoles', kind: 'identity', roles: input.dialRoles },
+    ...(input.routerRoles ? [{ field: 'routerRoles', kind: 'edge-router' as const, roles: input.routerRoles }] : []),
+  ];
+  const resolved = await resolveRoleFields(ctx.core.store, fields);
+  fields.forEach((f, i) => {
+    if (f.field === 'host.identityRoles') host!.identityRoles = resolved[i]!;
+    else if (f.field === 'dialRoles') input.dialRoles = resolved[i]!;
+    else input.routerRoles = resolved[i]!;
+  });
+}
+
 /** Checks what can be checked before any write and builds the steps. Needs create rights for every kind it creates. */
 export async function planServiceWizard(ctx: Ctx, body: unknown): Promise<WizardPlan> {
   const caller = ctx.caller;
@@ -198,6 +215,7 @@ export async function planServiceWizard(ctx: Ctx, body: unknown): Promise<Wizard
   requirePermission(caller, 'identity', 'read');
   requirePermission(caller, 'router', 'read');
   const input = parseInput(serviceWizardSchema, body);
+  if (ctx.roleNames) await resolveWizardNames(ctx, input);
   if (input.intercept || input.host.kind !== 'sdk') requirePermission(caller, 'config', 'create');
   const store = ctx.core.store;
   const name = input.name;
@@ -374,11 +392,19 @@ export class WizardStepError extends ApiError {
     what: string,
   ) {
     const cause = e.fieldCause;
-    super(e.code, e.status, `${e.message} (${what})`, {
-      field: wizardField(step, cause?.field),
-      reason: `${cause?.reason ?? e.message} (${what}${cause?.field ? `, field ${cause.field}` : ''})`,
-      value: cause?.value,
-    });
+    const plain = e.forPeople?.plain;
+    super(
+      e.code,
+      e.status,
+      `${e.message} (${what})`,
+      {
+        field: wizardField(step, cause?.field),
+        reason: `${cause?.reason ?? e.message} (${what}${cause?.field ? `, field ${cause.field}` : ''})`,
+        value: cause?.value,
+      },
+      undefined,
+      plain ? { plain: `${plain} (${what})` } : undefined,
+    );
   }
 }
 
@@ -441,7 +467,7 @@ export async function previewServiceWizard(ctx: Ctx, body: unknown): Promise<Wiz
     return {
       ...plan,
       ok: false,
-      problem: { step: e.step, code: e.code, message: e.message, field: e.fieldCause?.field, reason: e.fieldCause?.reason },
+      problem: { step: e.step, code: e.code, message: e.message, field: e.fieldCause?.field, reason: e.forPeople?.plain ?? e.fieldCause?.reason },
     };
   }
 }
