@@ -16,6 +16,7 @@ export {
 export { builtinRouterId } from '../policy/index';
 export {
   markRoutersOffline,
+  coverBuiltinRouterHost,
   provisionBuiltinRouter,
   renewBuiltinRouterIfDue,
   recordBuiltinRouterStopped,
@@ -41,3 +42,11 @@ export {
   type RouterHostedService,
   type RouterTerminator,
 } from './terminators';
+export {
+  advertiseNetworkAddress,
+  isLoopbackHost,
+  networkAddressView,
+  savedNetworkAddress,
+  type AddressListeners,
+  type NetworkAddressView,
+} from './networkAddress';
