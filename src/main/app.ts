@@ -313,7 +313,10 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
         })
       : undefined;
     if (consoleServer) cleanups.push(() => consoleServer.close());
-    log.info({ api: urls.api, console: consoleServer?.url, metrics: metricsServer?.url, router: router?.url, ctrl: ctrl?.address, dataDir }, 'weft started');
+    log.info(
+      { api: urls.api, console: consoleServer?.url, metrics: metricsServer?.url, router: router?.url, ctrl: ctrl?.address, dataDir },
+      'weft started',
+    );
     return {
       core,
       config,

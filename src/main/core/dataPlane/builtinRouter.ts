@@ -140,11 +140,17 @@ export async function coverBuiltinRouterHost(core: Core, host: string): Promise<
   const chain = readFileSync(join(dir, FILES.serverChain), 'utf8');
   if (certificateCovers(chain, host, core.clock.now())) return undefined;
   const current = parseCertificate(chain);
-  const names = isIP(host) ? { dns: current.dnsNames, ip: [...current.ipAddresses, host] } : { dns: [...current.dnsNames, host], ip: current.ipAddresses };
+  const names = isIP(host)
+    ? { dns: current.dnsNames, ip: [...current.ipAddresses, host] }
+    : { dns: [...current.dnsNames, host], ip: current.ipAddresses };
   return reissueBuiltinRouter(core, row, names);
 }
 
-async function reissueBuiltinRouter(core: Core, row: { id: string; name: string }, names: { dns: string[]; ip: string[] }): Promise<BuiltinRouterTls> {
+async function reissueBuiltinRouter(
+  core: Core,
+  row: { id: string; name: string },
+  names: { dns: string[]; ip: string[] },
+): Promise<BuiltinRouterTls> {
   const dir = builtinRouterDir(core);
   const server = await createCsr({ commonName: row.id, dnsSans: names.dns, ipSans: names.ip });
   const client = await createCsr({ commonName: row.id });

@@ -119,5 +119,10 @@ export async function updateControllerApiOrigin(core: Core, origin: string): Pro
   const moved = Object.fromEntries(
     Object.entries(addresses).map(([api, list]) => [api, list.map((a) => ({ ...a, url: origin + new URL(a.url).pathname.replace(/\/$/, '') }))]),
   );
-  await core.store.runSql('UPDATE controllers SET api_addresses = ?, updated_at = ? WHERE id = ?', JSON.stringify(moved), core.clock.now().toISOString(), id);
+  await core.store.runSql(
+    'UPDATE controllers SET api_addresses = ?, updated_at = ? WHERE id = ?',
+    JSON.stringify(moved),
+    core.clock.now().toISOString(),
+    id,
+  );
 }
