@@ -87,6 +87,8 @@ export interface App {
   metricHistory?: MetricHistory;
   /** renewal of Weft's own certificates, extension reminders and expiry warnings (certificateRenewal.ts) */
   certificates: CertificateLifecycle;
+  /** the listeners behind the advertised address (networkAddress.ts) */
+  networkAddress: NetworkAddressListeners;
   close(): Promise<void>;
 }
 
@@ -329,6 +331,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       eventLoggers: eventLoggers.loggers,
       certificates,
       metricHistory: history,
+      networkAddress,
       close,
     };
   } catch (e) {
