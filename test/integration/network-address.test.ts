@@ -64,13 +64,13 @@ describe('the advertised address: from loopback to an address other devices reac
     });
     const lan = Object.values(networkInterfaces())
       .flat()
-      .filter((a) => a && !a.internal && !a.address.startsWith('127.') && !/^fe80:/i.test(a.address))
+      .filter((a) => a && !a.internal && a.family === 'IPv4' && !a.address.startsWith('127.'))
       .map((a) => a!.address);
     expect(view.candidates.map((c: { address: string }) => c.address).sort()).toEqual(lan.sort());
     expect(claims(await phoneJwt())).toMatchObject({ iss: `https://127.0.0.1:${apiPort}`, ctrls: [`https://127.0.0.1:${apiPort}`] });
   });
 
-  it('a non-admin, a malformed address, a wildcard and an address this machine lacks change nothing', async () => {
+  it('a non-admin, a malformed address, a wildcard, IPv6 and an address this machine lacks change nothing', async () => {
     await createUser(admin, 'plain', 'plain-password-1');
     const plain = await new ConsoleClient(app.urls.console!).login('plain', 'plain-password-1');
     expect((await plain.mutate('networkAddress.advertise', { host: '127.0.0.2' })).error?.data.code).toBe('UNAUTHORIZED');
@@ -81,6 +81,7 @@ describe('the advertised address: from loopback to an address other devices reac
       cause: { field: 'host', reason: 'must be an IP address of this machine' },
     });
     expect(await refused('0.0.0.0')).toMatchObject({ cause: { field: 'host', reason: 'must be one address, not a wildcard' } });
+    expect(await refused('fd00::2')).toMatchObject({ cause: { field: 'host', reason: 'must be an IPv4 address (router URLs are IPv4 only)' } });
     expect(await refused(NOT_MINE)).toMatchObject({ cause: { field: 'host', reason: 'is not an address of this machine', value: NOT_MINE } });
     expect((await console_.query('networkAddress.view')).data).toMatchObject({ api: { host: '127.0.0.1' }, saved: null });
     expect(existsSync(join(dataDir, 'network-address.json'))).toBe(false);

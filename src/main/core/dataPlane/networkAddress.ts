@@ -43,7 +43,7 @@ export interface NetworkAddressView {
   router: { url: string; host: string; loopback: boolean } | null;
   /** a device elsewhere cannot reach what is advertised */
   loopbackOnly: boolean;
-  /** this machine's addresses other devices may reach (non-loopback, no IPv6 link-local) */
+  /** this machine's addresses other devices may reach (its non-loopback IPv4 addresses) */
   candidates: Array<{ interface: string; address: string; family: 'IPv4' | 'IPv6' }>;
   /** the address chosen earlier (network-address.json), if any */
   saved: string | null;
@@ -57,12 +57,12 @@ export function isLoopbackHost(host: string): boolean {
 
 const hostOf = (url: string) => new URL(url).hostname.replace(/^\[|\]$/g, '');
 
-/** The addresses of this machine's interfaces another device may reach. */
+/** The IPv4 addresses of this machine's interfaces another device may reach. */
 export function lanAddresses(): NetworkAddressView['candidates'] {
   const out: NetworkAddressView['candidates'] = [];
   for (const [name, addrs] of Object.entries(networkInterfaces())) {
     for (const a of addrs ?? []) {
-      if (a.internal || isLoopbackHost(a.address) || /^fe80:/i.test(a.address)) continue;
+      if (a.internal || isLoopbackHost(a.address) || a.family !== 'IPv4') continue;
       out.push({ interface: name, address: a.address, family: a.family === 'IPv6' ? 'IPv6' : 'IPv4' });
     }
   }
@@ -126,6 +126,8 @@ export function advertiseNetworkAddress(ctx: Ctx, live: AddressListeners | undef
   const { host } = parseInput(changeSchema, body);
   if (!isIP(host)) throw validationError('host', 'must be an IP address of this machine', host);
   if (host === '0.0.0.0' || host === '::') throw validationError('host', 'must be one address, not a wildcard', host);
+  // SDKs are given the router as tls://host:port, which Weft offers for IPv4 only (README, The edge router)
+  if (isIP(host) === 6) throw validationError('host', 'must be an IPv4 address (router URLs are IPv4 only)', host);
   if (!live) throw conflict('INVALID_STATE', 'this Weft runs no listeners whose address could change');
   return changes(ctx.core).run(async () => {
     await applyNetworkAddress(ctx.core, live, host);
