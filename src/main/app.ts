@@ -30,6 +30,7 @@ import { WeftMetrics, type MetricSources } from './metrics/metrics';
 import { MetricHistory } from './metrics/history';
 import { httpGroups } from './metrics/httpGroups';
 import { startMetricsServer } from './metrics/server';
+import { NetworkAddressListeners } from './networkAddress';
 
 export interface StartOptions {
   dataDir?: string;
@@ -86,6 +87,8 @@ export interface App {
   metricHistory?: MetricHistory;
   /** renewal of Weft's own certificates, extension reminders and expiry warnings (certificateRenewal.ts) */
   certificates: CertificateLifecycle;
+  /** the listeners behind the advertised address (networkAddress.ts) */
+  networkAddress: NetworkAddressListeners;
   close(): Promise<void>;
 }
 
@@ -273,6 +276,15 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     const certificates = startCertificateLifecycle({ core, log, serverListeners: [listener.server, ...(ctrl ? [ctrl] : [])], router });
     cleanups.push(() => certificates.stop());
     certificates.check().catch((err: unknown) => log.warn({ err }, 'certificate check failed'));
+    // the address the operator chose in the console (network-address.json): listened on and advertised again
+    const networkAddress = new NetworkAddressListeners({
+      core,
+      api: { server: listener.server, host, port: listener.port },
+      serverListeners: [listener.server, ...(ctrl ? [ctrl] : [])],
+      router,
+    });
+    cleanups.push(() => networkAddress.close());
+    await networkAddress.restoreSaved(log);
 
     const frontend = await startPublicFrontend(core, {
       frontend: config.frontend,
@@ -283,21 +295,30 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       router: router && { url: router.url, id: router.id },
     });
     cleanups.push(() => frontend.close());
-    const urls = { api, client: api + API_BASES.client, management: api + API_BASES.management };
+    // what is advertised now (the console shows it as it changes)
+    const advertisedUrls = () => {
+      const url = core.config.apiPublicUrl;
+      return { api: url, client: url + API_BASES.client, management: url + API_BASES.management };
+    };
+    const urls = advertisedUrls();
     const consoleServer = config.console.enabled
       ? await startConsoleServer({
           core,
           address: config.console.address,
           rendererDir: opts.consoleRendererDir ?? defaultRendererDir(),
           loginLinkTtlMs: parseDuration(config.console.login_link_ttl),
-          apiUrls: () => ({ ...urls, shareUrl: frontend.urls?.shareUrl, metrics: metricsServer?.url }),
+          apiUrls: () => ({ ...advertisedUrls(), shareUrl: frontend.urls?.shareUrl, metrics: metricsServer?.url }),
           shareProviders: config.frontend?.oauth?.providers.map((p) => p.name),
           dataPlane: router,
           metricHistory: history,
+          networkAddress,
         })
       : undefined;
     if (consoleServer) cleanups.push(() => consoleServer.close());
-    log.info({ api, console: consoleServer?.url, metrics: metricsServer?.url, router: router?.url, ctrl: ctrl?.address, dataDir }, 'weft started');
+    log.info(
+      { api: urls.api, console: consoleServer?.url, metrics: metricsServer?.url, router: router?.url, ctrl: ctrl?.address, dataDir },
+      'weft started',
+    );
     return {
       core,
       config,
@@ -310,6 +331,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
       eventLoggers: eventLoggers.loggers,
       certificates,
       metricHistory: history,
+      networkAddress,
       close,
     };
   } catch (e) {

@@ -1,4 +1,4 @@
-import type { Server } from 'node:net';
+import { createServer as createNetServer, type Server } from 'node:net';
 import { createServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 
@@ -64,4 +64,14 @@ export function channelTlsServer(opts: {
  */
 export function replaceCertificate(server: TlsServer, tls: { keyPem: string; certChainPem: string }): void {
   server.setSecureContext({ key: tls.keyPem, cert: tls.certChainPem });
+}
+
+/**
+ * Another address for a TLS server: a TCP listener at host:port whose connections the server takes as its own (the
+ * TLS handshake and everything after are the server's). Closing it stops new connections there; open ones stay.
+ */
+export async function forwardingListener(target: TlsServer, host: string, port: number): Promise<Server> {
+  const extra = createNetServer((socket) => target.emit('connection', socket));
+  await listenOn(extra, host, port);
+  return extra;
 }

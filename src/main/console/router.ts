@@ -12,6 +12,7 @@ import { identityRouter } from './routers/identities';
 import { identityPostureRouter } from './routers/identityPosture';
 import { identityTracingRouter } from './routers/identityTracing';
 import { networkRouter } from './routers/network';
+import { networkAddressRouter } from './routers/networkAddress';
 import { policyRouter } from './routers/policy';
 import { rolesRouter } from './routers/roles';
 import { securityRouter } from './routers/security';
@@ -46,6 +47,7 @@ export const appRouter = router({
   events: eventsRouter,
   ascode: ascodeRouter,
   certificates: certificatesRouter,
+  networkAddress: networkAddressRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { listenOn } from '../listen';
-import type { LiveDataPlane } from '../core/dataPlane/index';
+import type { AddressListeners, LiveDataPlane } from '../core/dataPlane/index';
 import type { MetricHistorySource } from './trpc';
 import type { Core } from '../core/context';
 import { defaultAdminLogin, apiSessionsOf } from '../core/auth/index';
@@ -59,6 +59,8 @@ export interface ConsoleServerOptions {
   dataPlane?: LiveDataPlane;
   /** the last hour of metric samples, when metrics are on */
   metricHistory?: MetricHistorySource;
+  /** the listeners behind the advertised address (the lab's fix for a loopback-only address) */
+  networkAddress?: AddressListeners;
 }
 
 export interface ConsoleServer {
@@ -168,6 +170,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       shareProviders: opts.shareProviders,
       dataPlane: opts.dataPlane,
       metricHistory: opts.metricHistory,
+      networkAddress: opts.networkAddress,
       session,
       clientIp: req.socket.remoteAddress ?? '127.0.0.1',
       setSessionCookie: (t) => (cookie = sessionCookie(cookieName, t)),

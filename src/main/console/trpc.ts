@@ -2,7 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { ApiSession, Caller } from '../core/auth/index';
 import type { Ctx, Core } from '../core/context';
-import type { LiveDataPlane } from '../core/dataPlane/index';
+import type { AddressListeners, LiveDataPlane } from '../core/dataPlane/index';
 import type { MetricPoint } from '../core/ops/index';
 import { ApiError, echoValue } from '../core/errors';
 import type { ConsoleUrls, ZitiErrorData } from '../../shared/console';
@@ -27,6 +27,8 @@ export interface ConsoleContext {
   dataPlane: LiveDataPlane | undefined;
   /** the last hour of metric samples, when metrics are on */
   metricHistory?: MetricHistorySource;
+  /** the listeners behind the advertised address, when Weft runs its own */
+  networkAddress?: AddressListeners;
   /** OAuth providers of the public frontend, for share forms */
   shareProviders: string[] | undefined;
   session: ConsoleSession | undefined;

@@ -111,13 +111,27 @@ export class Core {
   constructor(
     readonly store: Store,
     readonly clock: Clock,
-    readonly config: Readonly<CoreConfig>,
+    config: Readonly<CoreConfig>,
     pki: PkiMaterial,
     readonly log: Logger,
     /** the write gate's subscribers (core/modules.ts): what every write does in its transaction */
     readonly writeSubscribers: ReadonlyArray<WriteSubscriber<Ctx>> = [],
   ) {
     this.material = pki;
+    this.settings = config;
+  }
+
+  private settings: Readonly<CoreConfig>;
+  get config(): Readonly<CoreConfig> {
+    return this.settings;
+  }
+
+  /**
+   * The API's public URL changed (the operator chose another address to advertise, ops/networkAddress.ts): what
+   * JWTs, /version and the OIDC issuer name from now on.
+   */
+  setApiPublicUrl(url: string): void {
+    this.settings = { ...this.settings, apiPublicUrl: url };
   }
 
   private material: PkiMaterial;

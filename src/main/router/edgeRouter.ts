@@ -1,3 +1,4 @@
+import type { Server as NetServer } from 'node:net';
 import type { Server } from 'node:tls';
 import type { Logger } from 'pino';
 import {
@@ -26,7 +27,7 @@ import {
   type RouterTerminator,
 } from '../core/dataPlane/index';
 import { SerialQueue } from '../core/serialQueue';
-import { channelTlsServer, listenOn, replaceCertificate } from '../listen';
+import { channelTlsServer, forwardingListener, listenOn, replaceCertificate } from '../listen';
 import { WEFT_VERSION } from '../version';
 import { Circuit, type CircuitDial, type SdkEnd } from './circuit';
 import { EdgeConnection } from './edgeConnection';
@@ -75,6 +76,8 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
   readonly name: string;
   readonly versionHeader = `${WEFT_VERSION}|weft|unknown|${process.platform}|${process.arch}`;
   url = '';
+  /** the port the listener is bound to */
+  port = 0;
   private server!: Server;
   private readonly conns = new Set<EdgeConnection>();
   private readonly terminators = new Map<string, LocalTerminator>();
@@ -129,6 +132,7 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
           }
         : undefined,
     );
+    this.port = bound;
     const port = this.opts.advertise.port ?? bound;
     this.url = tlsUrl(this.opts.advertise.host, port);
     this.unwatch = watchDataPlane(this.core, {
@@ -152,6 +156,22 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
     await this.routerChanged();
     this.sweeper = setInterval(() => this.inBackground('connection sweep', this.sweep()), Math.max(1, this.opts.heartbeatMs));
     this.sweeper.unref();
+  }
+
+  /** the host the listener is bound to */
+  get listenHost(): string {
+    return this.opts.listen.host;
+  }
+
+  /** A listener at `host` (the router's port) whose connections the router takes as its own (ops: networkAddress). */
+  listenAlsoOn(host: string): Promise<NetServer> {
+    return forwardingListener(this.server, host, this.port);
+  }
+
+  /** SDKs are told to connect to `host` from now on (sessions' router URLs); the row is the core's to update. */
+  advertiseHost(host: string): void {
+    this.opts.advertise = { ...this.opts.advertise, host };
+    this.url = tlsUrl(host, this.opts.advertise.port ?? this.port);
   }
 
   /** Another connection may not take this one's place: the hello's token and certificate are checked by the core. */

@@ -6,6 +6,7 @@ import { Link } from '../router';
 import { useTRPC } from '../trpc';
 import { AccessExplanation } from './AccessExplanation';
 import { JwtView } from './JwtPanel';
+import { ReissueEnrollment } from './ReissueEnrollment';
 import { ErrorBox } from './Status';
 import '../workflows.css';
 
@@ -67,7 +68,7 @@ export function FirstRunLab({ onClose }: { onClose(): void }) {
   }, [step]);
 
   const serviceError = createService.error ? errorInfo(createService.error) : undefined;
-  const jwt = ((identity.data as Entity | undefined)?.enrollment as { ott?: { jwt: string; expiresAt: string } } | undefined)?.ott;
+  const jwt = ((identity.data as Entity | undefined)?.enrollment as { ott?: { id: string; jwt: string; expiresAt: string } } | undefined)?.ott;
   const finish = () => {
     save({ ...lab, dismissed: true });
     onClose();
@@ -211,7 +212,10 @@ export function FirstRunLab({ onClose }: { onClose(): void }) {
             <>
               <p>{`Scan this QR code with the Ziti Mobile Edge or Desktop Edge app (add identity → scan), or load the JWT file. It is valid for three hours.`}</p>
               {jwt ? (
-                <JwtView jwt={jwt.jwt} expiresAt={jwt.expiresAt} filename={`${device || 'device'}.jwt`} what="Enrollment token" />
+                <>
+                  <ReissueEnrollment enrollmentId={jwt.id} expiresAt={jwt.expiresAt} />
+                  <JwtView jwt={jwt.jwt} expiresAt={jwt.expiresAt} filename={`${device || 'device'}.jwt`} what="Enrollment token" />
+                </>
               ) : identity.error ? (
                 <ErrorBox error={identity.error} />
               ) : (

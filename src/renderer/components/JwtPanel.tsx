@@ -1,5 +1,6 @@
 import { useId, useState } from 'react';
 import { downloadText, formatDate, relative } from '../lib/format';
+import { JwtAddress } from './NetworkAddress';
 import { QrCode } from './Qr';
 
 /** An enrollment JWT three ways: as text (copyable), as a file download and as a QR code. */
@@ -12,6 +13,7 @@ export function JwtView({ jwt, filename, expiresAt, what }: { jwt: string; filen
         <label htmlFor={id}>{`${what} (JWT)`}</label>
         <textarea id={id} className="code jwt" readOnly rows={6} value={jwt} onFocus={(e) => e.currentTarget.select()} />
         {typeof expiresAt === 'string' && <p className="hint">{`Expires ${formatDate(expiresAt)} (${relative(expiresAt)}).`}</p>}
+        <JwtAddress jwt={jwt} />
         <div className="button-row">
           <button type="button" onClick={() => downloadText(filename, jwt)}>
             Download {filename}

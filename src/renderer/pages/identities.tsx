@@ -2,6 +2,7 @@ import { useMutation } from '@tanstack/react-query';
 import { useId, useState } from 'react';
 import { JwtView } from '../components/JwtPanel';
 import { RefSelect } from '../components/inputs';
+import { enrollmentExpired, ReissueEnrollment } from '../components/ReissueEnrollment';
 import { ConfirmButton, nameColumn, useInvalidateAll, type ResourcePageSpec } from '../components/ResourcePage';
 import { ResourceTable } from '../components/ResourceTable';
 import { ErrorBox, Notice, Panel } from '../components/Status';
@@ -83,11 +84,14 @@ function EnrollmentPanel({ identity }: { identity: Entity }) {
             {e.username ? ` — username ${e.username}` : ''}
             {e.ca?.name ? ` — CA ${e.ca.name}` : ''}
           </h3>
+          <ReissueEnrollment enrollmentId={e.id} expiresAt={e.expiresAt} />
           <JwtView jwt={e.jwt} filename={`${identity.name ?? identity.id}.jwt`} expiresAt={e.expiresAt} what="Enrollment token" />
           <div className="button-row">
-            <button type="button" className="secondary" disabled={refresh.isPending} onClick={() => refresh.mutate({ id: e.id, minutes: 180 })}>
-              Refresh (new JWT, valid 3 hours)
-            </button>
+            {!enrollmentExpired(e.expiresAt) && (
+              <button type="button" className="secondary" disabled={refresh.isPending} onClick={() => refresh.mutate({ id: e.id, minutes: 180 })}>
+                Refresh (new JWT, valid 3 hours)
+              </button>
+            )}
             <ConfirmButton
               label="Delete enrollment"
               confirmLabel={`Delete the ${m} enrollment`}

@@ -107,7 +107,8 @@ const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
 // ---- issuer and discovery -------------------------------------------------------------------------------------
 
-const serverCerts = new WeakMap<Core, X509Certificate>();
+/** The parsed server certificate per core, kept while the core presents that certificate (it changes with new names). */
+const serverCerts = new WeakMap<Core, { pem: string; cert: X509Certificate }>();
 
 /**
  * The issuer a request's Host header names, as OpenZiti has one per address of the API (`https://<host:port>/oidc`,
@@ -121,8 +122,12 @@ export function oidcIssuer(core: Core, host: string | undefined): string {
   if (!m) return fallback;
   const name = m[1]!.replace(/^\[|\]$/g, '');
   if ((m[2] ?? '443') !== (advertised.port || '443')) return fallback;
-  let cert = serverCerts.get(core);
-  if (!cert) serverCerts.set(core, (cert = new X509Certificate(core.pki.server.certPem)));
+  let parsed = serverCerts.get(core);
+  if (parsed?.pem !== core.pki.server.certPem) {
+    parsed = { pem: core.pki.server.certPem, cert: new X509Certificate(core.pki.server.certPem) };
+    serverCerts.set(core, parsed);
+  }
+  const cert = parsed.cert;
   const covered = /^[\d.]+$/.test(name) || name.includes(':') ? cert.checkIP(name) !== undefined : cert.checkHost(name) !== undefined;
   return covered ? `https://${host!}/oidc` : fallback;
 }

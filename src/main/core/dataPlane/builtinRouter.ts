@@ -126,7 +126,33 @@ export async function renewBuiltinRouterIfDue(core: Core): Promise<BuiltinRouter
   const row = await builtinRouterRow(core);
   if (!row || !existsSync(join(dir, FILES.clientChain)) || !renewalDue(dir, core.clock.now())) return undefined;
   const current = parseCertificate(readFileSync(join(dir, FILES.serverChain), 'utf8'));
-  const server = await createCsr({ commonName: row.id, dnsSans: current.dnsNames, ipSans: current.ipAddresses });
+  return reissueBuiltinRouter(core, row, { dns: current.dnsNames, ip: current.ipAddresses });
+}
+
+/**
+ * The built-in router's server certificate made to cover one more host (an address the operator chose to advertise,
+ * ops/networkAddress.ts), through the same extension as a renewal; undefined when it covers `host` already.
+ */
+export async function coverBuiltinRouterHost(core: Core, host: string): Promise<BuiltinRouterTls | undefined> {
+  const dir = builtinRouterDir(core);
+  const row = await builtinRouterRow(core);
+  if (!row || !existsSync(join(dir, FILES.clientChain))) return undefined;
+  const chain = readFileSync(join(dir, FILES.serverChain), 'utf8');
+  if (certificateCovers(chain, host, core.clock.now())) return undefined;
+  const current = parseCertificate(chain);
+  const names = isIP(host)
+    ? { dns: current.dnsNames, ip: [...current.ipAddresses, host] }
+    : { dns: [...current.dnsNames, host], ip: current.ipAddresses };
+  return reissueBuiltinRouter(core, row, names);
+}
+
+async function reissueBuiltinRouter(
+  core: Core,
+  row: { id: string; name: string },
+  names: { dns: string[]; ip: string[] },
+): Promise<BuiltinRouterTls> {
+  const dir = builtinRouterDir(core);
+  const server = await createCsr({ commonName: row.id, dnsSans: names.dns, ipSans: names.ip });
   const client = await createCsr({ commonName: row.id });
   const clientDer = certificateDer(readFileSync(join(dir, FILES.clientChain), 'utf8'));
   const issued = await extendRouter(core, [clientDer], { certCsr: client.csrPem, serverCertCsr: server.csrPem });

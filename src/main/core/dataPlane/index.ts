@@ -17,6 +17,7 @@ export {
 export { builtinRouterId } from '../policy/index';
 export {
   markRoutersOffline,
+  coverBuiltinRouterHost,
   provisionBuiltinRouter,
   renewBuiltinRouterIfDue,
   recordBuiltinRouterStopped,
@@ -52,3 +53,11 @@ export {
   type RouterSdkRequest,
   type TerminatorChoice,
 } from './stockRouters';
+export {
+  advertiseNetworkAddress,
+  isLoopbackHost,
+  networkAddressView,
+  savedNetworkAddress,
+  type AddressListeners,
+  type NetworkAddressView,
+} from './networkAddress';

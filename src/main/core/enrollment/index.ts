@@ -17,7 +17,7 @@ export { enrollmentArchive, importIdentities } from './identityImport';
 export { createEnrollment, refreshEnrollment } from './records';
 export { enrollRouter, extendRouter, reEnrollRouter } from './routers';
 export { enrollToken, TOKEN_ISSUER_HEADERS } from './tokenEnroll';
-export { enrollmentJwks, networkJwt } from './jwt';
+export { enrollmentJwks, networkJwt, reissueEnrollmentJwts } from './jwt';
 
 /** The enrollment method a token belongs to (identity enrollments, then routers); undefined if unknown. */
 export async function methodOfToken(core: Core, token: string | undefined): Promise<string | undefined> {

@@ -47,3 +47,39 @@ export function enrollmentJwks(core: Core): { keys: Record<string, unknown>[] } 
 export function signNonce(core: Core, nonce: string): { algorithm: string; caPool: string; kid: string; signature: string } {
   return { algorithm: core.jwt.alg, caPool: core.pki.caBundlePem, kid: core.jwt.kid, signature: core.jwt.signBytes(nonce).toString('base64') };
 }
+
+/**
+ * The outstanding enrollment JWTs of identities and routers that name `fromIss` (the API's previous public URL), signed
+ * again naming the current one in `iss` (and in `ctrls` where they named it): same token, expiry and method, so a
+ * device enrolls at the address the network advertises now. Call inside a transaction. Returns how many changed.
+ */
+export async function reissueEnrollmentJwts(core: Core, fromIss: string): Promise<number> {
+  const iss = core.config.apiPublicUrl;
+  const resign = (jwt: string): string | undefined => {
+    let claims: Record<string, unknown>;
+    try {
+      claims = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+    } catch {
+      return undefined;
+    }
+    if (claims.iss !== fromIss) return undefined;
+    const ctrls = Array.isArray(claims.ctrls) ? claims.ctrls.map((c) => (c === fromIss ? iss : c)) : claims.ctrls;
+    return core.jwt.sign({ ...claims, iss, ctrls });
+  };
+  let changed = 0;
+  const tables = [
+    { table: 'enrollments', column: 'jwt' },
+    { table: 'edge_routers', column: 'enrollment_jwt' },
+    { table: 'routers', column: 'enrollment_jwt' },
+  ];
+  for (const { table, column } of tables) {
+    const rows = await core.store.allSql<{ id: string; jwt: string }>(`SELECT id, ${column} AS jwt FROM ${table} WHERE ${column} IS NOT NULL`);
+    for (const r of rows) {
+      const next = resign(r.jwt);
+      if (!next) continue;
+      await core.store.runSql(`UPDATE ${table} SET ${column} = ? WHERE id = ? AND ${column} = ?`, next, r.id, r.jwt);
+      changed++;
+    }
+  }
+  return changed;
+}

@@ -109,3 +109,20 @@ export async function controllerHeartbeat(core: Core): Promise<void> {
 export async function controllerStopped(core: Core): Promise<void> {
   await core.store.runSql('UPDATE controllers SET is_online = 0 WHERE id = ?', await controllerId(core));
 }
+
+/** This node's row names the API at another origin (an advertised address changed): same paths, new scheme://host:port. */
+export async function updateControllerApiOrigin(core: Core, origin: string): Promise<void> {
+  const id = await controllerId(core);
+  const row = await core.store.getSql<{ a: string | null }>('SELECT api_addresses AS a FROM controllers WHERE id = ?', id);
+  if (!row?.a) return;
+  const addresses = JSON.parse(row.a) as ControllerNode['apiAddresses'];
+  const moved = Object.fromEntries(
+    Object.entries(addresses).map(([api, list]) => [api, list.map((a) => ({ ...a, url: origin + new URL(a.url).pathname.replace(/\/$/, '') }))]),
+  );
+  await core.store.runSql(
+    'UPDATE controllers SET api_addresses = ?, updated_at = ? WHERE id = ?',
+    JSON.stringify(moved),
+    core.clock.now().toISOString(),
+    id,
+  );
+}

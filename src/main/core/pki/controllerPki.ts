@@ -195,6 +195,20 @@ export async function renewServerCertificateIfDue(pki: ControllerPki, now: Date)
   return assemble(pki.dir, pki.trustDomain, { root, intermediate, signing, server, retiredServerCertPems: retiredPems }, 'server-reissued');
 }
 
+/**
+ * The server certificate made to cover one more host name or IP address (an address the operator chose to advertise):
+ * same key, its names plus `host`. Returns the PKI with it, or undefined when the certificate covers `host` already.
+ */
+export async function coverServerHost(pki: ControllerPki, host: string, now: Date): Promise<ControllerPki | undefined> {
+  const info = parseCertificate(pki.server.certPem);
+  const current = { dns: info.dnsNames, ip: info.ipAddresses };
+  const sans = withDefaultSans(isIP(host) ? { ...current, ip: [...current.ip, host] } : { ...current, dns: [...current.dns, host] });
+  if (serverCertUsable(pki.server, pki.intermediate, sans, now)) return undefined;
+  const { server, retiredPems } = await reissueServer(pki.dir, pki.intermediate, pki.server, pki.retiredServerCertPems, sans, now);
+  const { root, intermediate, signing } = pki;
+  return assemble(pki.dir, pki.trustDomain, { root, intermediate, signing, server, retiredServerCertPems: retiredPems }, 'server-reissued');
+}
+
 /** The certificates of `keyPem` among `pems` that have not expired. */
 function stillValidOfKey(pems: string[], keyPem: string, now: Date): string[] {
   return pems.filter((pem) => {
