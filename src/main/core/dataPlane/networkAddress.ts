@@ -63,7 +63,7 @@ export function lanAddresses(): NetworkAddressView['candidates'] {
   for (const [name, addrs] of Object.entries(networkInterfaces())) {
     for (const a of addrs ?? []) {
       if (a.internal || isLoopbackHost(a.address) || a.family !== 'IPv4') continue;
-      out.push({ interface: name, address: a.address, family: a.family === 'IPv6' ? 'IPv6' : 'IPv4' });
+      out.push({ interface: name, address: a.address, family: 'IPv4' });
     }
   }
   return out;
