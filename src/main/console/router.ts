@@ -13,6 +13,7 @@ import { identityPostureRouter } from './routers/identityPosture';
 import { identityTracingRouter } from './routers/identityTracing';
 import { networkRouter } from './routers/network';
 import { policyRouter } from './routers/policy';
+import { policyTestsRouter } from './routers/policyTests';
 import { rolesRouter } from './routers/roles';
 import { securityRouter } from './routers/security';
 import { serviceConfigOverridesRouter } from './routers/serviceConfigOverrides';
@@ -46,6 +47,7 @@ export const appRouter = router({
   events: eventsRouter,
   ascode: ascodeRouter,
   certificates: certificatesRouter,
+  policyTests: policyTestsRouter,
 });
 
 export type AppRouter = typeof appRouter;

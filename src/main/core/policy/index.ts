@@ -31,6 +31,15 @@ export { ROLE_KIND_NAMES } from '../kinds';
 export { networkGraph } from './networkGraph';
 export { anyPostureChecks } from './posture';
 export { postureChecks } from './postureChecks';
+export {
+  EXPECTATIONS,
+  policyTestResults,
+  policyTests,
+  runPolicyTests,
+  watchPolicyTests,
+  type PolicyTestReport,
+  type PolicyTestResult,
+} from './policyTests';
 export { parsePostureResponses, postureDataView, revokeFailingSessions, submitPostureResponses } from './postureResponses';
 export { serviceAccessTokensOf } from './serviceAccessToken';
 export { services } from './services';
