@@ -127,8 +127,8 @@ export const REGISTRY = {
   'controller-settings': { def: controllerSettings, summary: true },
   // operations (a Weft extension, not in OpenZiti's spec): read-only, administrators and ops readers
   'audit-log': { def: auditLog, rest: { management: ['list', 'get'] }, console: readOnly },
-  // saved policy tests (Weft's own): REST under /weft/policy-tests (api/routes/management.ts), a console page of their own
-  'policy-tests': { def: policyTests, rest: { management: false }, console: false },
+  // saved policy tests (Weft's own, under /weft/): a console page of their own (policy/policyTests.ts)
+  'weft/policy-tests': { def: policyTests, console: false },
 } satisfies Record<string, RegistryEntry>;
 
 export type ResourceName = keyof typeof REGISTRY;

@@ -10,7 +10,7 @@ import {
   controllers,
 } from '../../core/registry';
 import { listCertificates } from '../../core/ops/index';
-import { policyTestResults, policyTests, ROLE_KIND_NAMES, runPolicyTests } from '../../core/policy/index';
+import { policyTestResults, ROLE_KIND_NAMES, runPolicyTests } from '../../core/policy/index';
 import type { ApiName, RouteDef } from '../registry';
 import { listParams, resourceRoutes } from './resources';
 
@@ -80,8 +80,7 @@ export function managementRoutes(_core: Core): RouteDef[] {
       summary: 'Every certificate Weft issued or trusts, soonest expiry first, with its renewal and warning state',
       handler: async (req) => ({ data: await listCertificates(req.ctx) }),
     },
-    // Weft's own: saved policy tests (each listed with its latest result), their report, and a run on demand
-    ...resourceRoutes(policyTests, { base: '/weft/policy-tests' }),
+    // Weft's own: the report of the saved policy tests (their CRUD is the registry's), and a run on demand
     {
       apis: mgmt,
       method: 'GET',

@@ -24,13 +24,11 @@ export function resourceRoutes(
     only?: Op[];
     /** list and get replies may be reused (RouteDef.cacheable): the def presents only what the database holds */
     cacheable?: boolean;
-    /** the path of the collection (default `/<entity>`), e.g. `/weft/<entity>` for Weft's own types */
-    base?: string;
   } = {},
 ): RouteDef[] {
   const apis = opts.apis ?? ['management'];
   const ops = resourceOps(def);
-  const base = opts.base ?? `/${def.entity}`;
+  const base = `/${def.entity}`;
   const all: Array<[Op, RouteDef]> = [
     [
       'list',
@@ -53,7 +51,7 @@ export function resourceRoutes(
         auth: 'session',
         summary: `Create ${def.entity}`,
         body: def.schemas.create,
-        handler: async (req) => created(await ops.create(req.ctx, req.body), base.slice(1)),
+        handler: async (req) => created(await ops.create(req.ctx, req.body), def.entity),
       },
     ],
     [

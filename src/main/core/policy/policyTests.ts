@@ -34,7 +34,7 @@ const role = z
   .regex(/^[@#]/, "must be '@<id or name>', '#<attribute>' or '#all'");
 
 export const policyTests = defineResource({
-  entity: 'policy-tests',
+  entity: 'weft/policy-tests',
   table: 'policy_tests',
   permission: 'service-policy',
   fields: {
@@ -89,6 +89,9 @@ export interface PolicyTestResult {
   serviceRole: string;
   expectation: Expectation;
   status: 'passing' | 'failing' | 'pending';
+  /** the roles as people read them: an `@id` as the entity's name */
+  identityLabel?: string;
+  serviceLabel?: string;
   /** pairs checked (up to the first that breaks the test) */
   pairs?: number;
   /** the pair that breaks the test, and why (the advice's "why" in words) */
@@ -158,13 +161,15 @@ export async function evaluatePolicyTest(
   const checkedAt = core.clock.now().toISOString();
   const ids = await selected(ctx, 'identity', t.identity_role, MAX_PAIRS + 1);
   const svcs = await selected(ctx, 'service', t.service_role, MAX_PAIRS + 1);
+  const label = (given: string, found: typeof ids) => (given.startsWith('@') && found.items[0] ? found.items[0].name : given);
+  const labels = { identityLabel: label(t.identity_role, ids), serviceLabel: label(t.service_role, svcs), checkedAt };
   if (!ids.total || !svcs.total) {
     const what = !ids.total ? `${t.identity_role} selects no identity` : `${t.service_role} selects no service`;
-    return { status: 'failing', pairs: 0, failure: { why: what }, checkedAt };
+    return { status: 'failing', pairs: 0, failure: { why: what }, ...labels };
   }
   if (ids.total * svcs.total > MAX_PAIRS) {
     const why = `selects ${ids.total} identities × ${svcs.total} services, more than ${MAX_PAIRS} pairs: narrow its roles`;
-    return { status: 'failing', pairs: 0, failure: { why }, checkedAt };
+    return { status: 'failing', pairs: 0, failure: { why }, ...labels };
   }
   let pairs = 0;
   for (const i of ids.items) {
@@ -173,10 +178,10 @@ export async function evaluatePolicyTest(
       const type = verb(t.expectation);
       const x = await explainAccess(ctx, i.id, s.id, type);
       const ok = t.expectation.startsWith('can') ? (type === 'Dial' ? x.canDial : x.canBind) : !grantedByPolicy(x, type);
-      if (!ok) return { status: 'failing', pairs, failure: { identity: x.identity, service: x.service, why: why(x, t.expectation) }, checkedAt };
+      if (!ok) return { status: 'failing', pairs, failure: { identity: x.identity, service: x.service, why: why(x, t.expectation) }, ...labels };
     }
   }
-  return { status: 'passing', pairs, checkedAt };
+  return { status: 'passing', pairs, ...labels };
 }
 
 /** Runs every test after each change that can affect access; one run at a time, changes during a run make one more. */
