@@ -156,7 +156,8 @@ function Fix({
   return (
     <li className={primary ? 'fix fix-primary' : 'fix'}>
       <span>
-        {fix.changes.length > 1 && <span className="badge badge-ok">{`complete: ${fix.changes.length} changes`}</span>}{' '}
+        {fix.changes.length > 1 && <span className="badge badge-ok">{`complete: ${fix.changes.length} changes`}</span>}
+        {fix.changes.length > 1 && ' '}
         {fix.parts.map((p, i) => (typeof p === 'string' ? <span key={i}>{p}</span> : <EntityLink key={i} r={p} />))}
         {fix.alsoGrants > 0 && (
           <span className="muted">{` (also grants up to ${fix.alsoGrants} other identit${fix.alsoGrants === 1 ? 'y' : 'ies'})`}</span>

@@ -436,6 +436,8 @@ export async function explainAccess(ctx: Ctx, identityId: string, serviceId: str
     const posture = want === 'Dial' ? dialPosture : bindPosture;
     let missing: string | undefined;
     let fixes: AccessFix[] = [];
+    /** complete fixes put before the usual ones (they do not take their places) */
+    let complete = 0;
     if (!allowed) {
       missing = `No ${want} service policy selects both the identity and the service.`;
       fixes = await grantFixes(ctx, want, identity, service, sc);
@@ -443,7 +445,8 @@ export async function explainAccess(ctx: Ctx, identityId: string, serviceId: str
         // the edge router link is missing too: a grant alone fixes half; complete fixes (grant and router) come first
         missing += ' Nor do they have an edge router in common.';
         const routes = (await routerFixes(ctx, identity, service, ic, sc)).filter((r) => r.complete);
-        const whole = routes.length ? fixes.slice(0, 3).map((g) => both(g, routes[0]!)) : [];
+        const whole = routes.length ? fixes.slice(0, 2).map((g) => both(g, routes[0]!)) : [];
+        complete = whole.length;
         for (const g of fixes) {
           g.complete = false;
           g.leaves = 'no edge router in common yet';
@@ -496,7 +499,7 @@ export async function explainAccess(ctx: Ctx, identityId: string, serviceId: str
       canDial,
       canBind,
       missing,
-      fixes: fixes.slice(0, MAX_FIXES),
+      fixes: fixes.slice(0, MAX_FIXES + complete),
     };
   });
 }
