@@ -160,7 +160,11 @@ describe('console: CSV import, bulk actions, policy advice fixes (Chromium)', ()
     await first.getByRole('link', { name: 'wiki-dial' }).waitFor();
     await fixes.getByText('(also grants up to 2 other identities)').waitFor(); // adding #contractors would
     await shot('advice-why');
+    // applying asks first, naming who would newly reach the service
     await first.getByRole('button', { name: /^Apply: Add @eve/ }).click();
+    await first.getByTestId('fix-preview').getByText('1 identity would newly dial wiki2:').waitFor();
+    await first.getByTestId('fix-preview').getByRole('link', { name: 'eve' }).waitFor();
+    await first.getByRole('button', { name: 'Confirm' }).click();
     await why.getByRole('heading', { name: 'Why eve can dial wiki2' }).waitFor();
     await why.getByTestId('chain-dial').getByRole('link', { name: 'wiki-dial' }).waitFor();
     expect((await byName('/service-policies', 'wiki-dial')).identityRoles).toEqual(['#admins', `@${eve}`]);

@@ -351,6 +351,50 @@ describe('why: the chain behind policy advice', () => {
       routers: { common: [{ id: routerId }] },
     });
   });
+
+  it('when the grant and the edge router link are both missing: complete fixes first, a preview, all or nothing', async () => {
+    const me = await admin.create('/identities', { name: 'why-both', type: 'User', isAdmin: false });
+    const svc = await admin.create('/services', { name: 'why-both-svc', encryptionRequired: true });
+    const policy = await admin.create('/service-policies', {
+      name: 'why-both-dial',
+      type: 'Dial',
+      semantic: 'AnyOf',
+      identityRoles: ['#why-both-admins'],
+      serviceRoles: [`@${svc}`],
+    });
+    const x = await ui.ok('query', 'policy.explain', { identityId: me, serviceId: svc });
+    expect(x.missing).toBe('No Dial service policy selects both the identity and the service. Nor do they have an edge router in common.');
+    // the first fix is the whole chain: the grant, an edge router policy and a service edge router policy
+    const whole = x.fixes[0];
+    expect(whole).toMatchObject({ complete: true });
+    expect(whole.changes.map((c: any) => `${c.op} ${c.resource}`)).toEqual([
+      'patch service-policies',
+      'create edge-router-policies',
+      'create service-edge-router-policies',
+    ]);
+    expect(whole.sentence).toBe(
+      'Add @why-both to the identity roles of why-both-dial, and create an edge router policy letting why-both use every edge router, and create a service edge router policy letting why-both-svc use every edge router',
+    );
+    // fixes of one link say so, after the complete ones
+    const partial = x.fixes.filter((f: any) => !f.complete);
+    expect(partial.length).toBeGreaterThan(0);
+    expect(x.fixes.findIndex((f: any) => !f.complete)).toBeGreaterThan(x.fixes.findLastIndex((f: any) => f.complete));
+    expect(partial[0].leaves).toBe('no edge router in common yet');
+    // the preview: only why-both gains, and nothing is kept
+    const preview = await ui.ok('query', 'policy.previewFix', { serviceId: svc, want: 'Dial', changes: whole.changes });
+    expect(preview).toEqual({ gains: [{ id: me, name: 'why-both' }], gainCount: 1, losses: [], lossCount: 0 });
+    expect(await byName('/edge-router-policies', 'why-both-routers')).toEqual([]);
+    expect((await admin.get(`/service-policies/${policy}`)).body.data.identityRoles).toEqual(['#why-both-admins']);
+    // all or nothing: a fix whose last write fails (a name in use) leaves the first undone
+    const clash = [whole.changes[0], { ...whole.changes[1], body: { ...whole.changes[1].body, name: 'why-lone-erp' } }];
+    const refused = await ui.mutate('policy.applyFix', { changes: clash });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect((await admin.get(`/service-policies/${policy}`)).body.data.identityRoles).toEqual(['#why-both-admins']);
+    // applied: every write at once, and the identity can dial
+    const applied = await ui.ok('mutate', 'policy.applyFix', { changes: whole.changes });
+    expect(applied.ids).toHaveLength(3);
+    expect(await ui.ok('query', 'policy.explain', { identityId: me, serviceId: svc })).toMatchObject({ canDial: true, fixes: [] });
+  });
 });
 
 describe('network graph', () => {
@@ -517,6 +561,11 @@ describe('authorization', () => {
       user.mutate('bulk.identityState', { ids: [me], disabled: true }),
       user.mutate('bulk.importIdentities', { csv: 'name\nx', dryRun: true }),
       user.mutate('bulk.enrollmentArchive', { ids: [me] }),
+      user.query('policy.previewFix', { serviceId: 'x', changes: [{ resource: 'identities', op: 'patch', id: me, body: {} }] }),
+      user.mutate('policy.applyFix', { changes: [{ resource: 'identities', op: 'patch', id: me, body: { roleAttributes: ['x'] } }] }),
+      user.query('policyTests.results'),
+      user.mutate('policyTests.create', { name: 'x', identityRole: '#all', serviceRole: '#all', expectation: 'canDial' }),
+      user.mutate('policyTests.run'),
     ];
     for (const r of await Promise.all(calls)) {
       expect(r.status).toBe(401);
@@ -526,6 +575,10 @@ describe('authorization', () => {
     expect((await reader.query('serviceWizard.preview', { body: wizardBody('wf-y') })).status).toBe(401);
     expect((await reader.mutate('bulk.importIdentities', { csv: 'name\nx', dryRun: true })).status).toBe(401);
     expect((await reader.query('network.graph', { query: {} })).status).toBe(401);
+    // a reader may preview a fix's reads, not its writes
+    expect(
+      (await reader.query('policy.previewFix', { serviceId: 'x', changes: [{ resource: 'identities', op: 'patch', id: me, body: {} }] })).status,
+    ).toBe(401);
     expect(await names('/services', 'wf-')).toEqual([]);
   });
 });

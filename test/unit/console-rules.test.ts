@@ -101,6 +101,10 @@ describe('policy advice sentence', () => {
     expect(adviceSentence({ ...base, isDialAllowed: false })).toMatch(
       /^Identity "alice" can neither dial nor bind service "web": no service policy grants it/,
     );
+    // both links missing: the sentence names both, not only the grant
+    expect(adviceSentence({ ...base, isDialAllowed: false, commonRouters: [] })).toMatch(
+      /no service policy grants it\. Nor do they have an edge router in common: add a Dial or Bind service policy matching both, and an edge router both may use/,
+    );
     expect(adviceSentence({ ...base, isBindAllowed: true })).toMatch(/can dial and bind/);
     expect(adviceSentence({ ...base, identityRouterCount: 0, commonRouters: [] })).toMatch(
       /no edge router policy gives the identity any edge router/,

@@ -17,7 +17,12 @@ export function adviceSentence(a: AdviceFacts): string {
   const who = `Identity "${a.identity.name ?? '?'}"`;
   const what = `service "${a.service.name ?? '?'}"`;
   if (!a.isDialAllowed && !a.isBindAllowed) {
-    return `${who} can neither dial nor bind ${what}: no service policy grants it. Add a Dial or Bind service policy whose identity roles match the identity and whose service roles match the service.`;
+    const grant = `${who} can neither dial nor bind ${what}: no service policy grants it.`;
+    // a grant alone would fix half when the edge router link is missing too
+    if (!a.commonRouters.length) {
+      return `${grant} Nor do they have an edge router in common: add a Dial or Bind service policy matching both, and an edge router both may use (through an edge router policy for the identity and a service edge router policy for the service).`;
+    }
+    return `${grant} Add a Dial or Bind service policy whose identity roles match the identity and whose service roles match the service.`;
   }
   const access = a.isDialAllowed && a.isBindAllowed ? 'dial and bind' : a.isDialAllowed ? 'dial' : 'bind';
   const allowed = `${who} may ${access} ${what}`;

@@ -14,6 +14,7 @@ import { identityTracingRouter } from './routers/identityTracing';
 import { networkRouter } from './routers/network';
 import { networkAddressRouter } from './routers/networkAddress';
 import { policyRouter } from './routers/policy';
+import { policyTestsRouter } from './routers/policyTests';
 import { rolesRouter } from './routers/roles';
 import { securityRouter } from './routers/security';
 import { serviceConfigOverridesRouter } from './routers/serviceConfigOverrides';
@@ -48,6 +49,7 @@ export const appRouter = router({
   ascode: ascodeRouter,
   certificates: certificatesRouter,
   networkAddress: networkAddressRouter,
+  policyTests: policyTestsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -18,6 +18,7 @@ import { sweepOidc } from './auth/oidc';
 import { sealMfaSecrets } from './auth/mfa';
 import { snapshotsOf } from './ops/snapshot';
 import { integrityOf } from './ops/integrity';
+import { policyTestsOf } from './policy/policyTests';
 
 /** What the core's start-up work needs from the composition root (app.ts). */
 export interface StartSettings {
@@ -108,6 +109,8 @@ export const CORE_MODULES: readonly CoreModule[] = [
   // identities created with enrollments get them, created routers their enrollment JWT (enrollment/onWrite.ts); after
   // the outbox, so a create's own change event comes before those of the enrollments it makes
   { name: 'enrollment', onWrite: enrollmentOnWrite },
+  // saved policy tests run at start and again after every committed change that can affect access (policy/policyTests.ts)
+  { name: 'policy tests', start: (core) => policyTestsOf(core).start(), stop: (core) => policyTestsOf(core).stop() },
 ];
 
 /** The write gate's subscribers, in module order (Core takes them when it is built). */

@@ -17,6 +17,7 @@ import { identities } from './policy/identities';
 import { identityTypes } from './entities/identityTypes';
 import { listRelated, listRoleAttributes } from './entities/listings';
 import { postureCheckTypes, postureChecks } from './policy/postureChecks';
+import { policyTests } from './policy/policyTests';
 import { listResource, type AssociationQuery, type ResourceDef } from './entities/resource';
 import { revocations } from './auth/revocations';
 import { routers } from './entities/routers';
@@ -127,6 +128,8 @@ export const REGISTRY = {
   'controller-settings': { def: controllerSettings, summary: true },
   // operations (a Weft extension, not in OpenZiti's spec): read-only, administrators and ops readers
   'audit-log': { def: auditLog, rest: { management: ['list', 'get'] }, console: readOnly },
+  // saved policy tests (Weft's own, under /weft/): a console page of their own (policy/policyTests.ts)
+  'weft/policy-tests': { def: policyTests, console: false },
 } satisfies Record<string, RegistryEntry>;
 
 export type ResourceName = keyof typeof REGISTRY;

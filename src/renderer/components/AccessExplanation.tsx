@@ -6,6 +6,7 @@ import { useTRPC } from '../trpc';
 import { useInvalidateAll } from './ResourcePage';
 import { ErrorBox, Notice, Spinner } from './Status';
 import '../workflows.css';
+import '../policyTests.css';
 
 type Explanation = RouterOutputs['policy']['explain'];
 type RefLike = { entity: string; id: string; name?: string };
@@ -71,36 +72,113 @@ function Grants({ what, grant, needed }: { what: 'Dial' | 'Bind'; grant: Explana
   );
 }
 
-/** One suggested fix: its sentence with links, and a button that makes the change. */
-function Fix({ fix, primary, onApplied }: { fix: Explanation['fixes'][number]; primary: boolean; onApplied(): void }) {
+/** Who would newly reach the service with a fix applied (its writes run in a transaction rolled back), then Confirm. */
+function FixConfirm({
+  fix,
+  serviceId,
+  serviceName,
+  want,
+  onCancel,
+  onApplied,
+}: {
+  fix: Explanation['fixes'][number];
+  serviceId: string;
+  serviceName: string;
+  want: 'Dial' | 'Bind';
+  onCancel(): void;
+  onApplied(): void;
+}) {
   const trpc = useTRPC();
-  const update = useMutation(trpc.resources.update.mutationOptions());
-  const create = useMutation(trpc.resources.create.mutationOptions());
-  const error = update.error ?? create.error;
-  const busy = update.isPending || create.isPending;
-  const c = fix.change;
-  async function apply() {
+  const preview = useQuery(trpc.policy.previewFix.queryOptions({ serviceId, want, changes: fix.changes }, { staleTime: 0, gcTime: 0 }));
+  const apply = useMutation(trpc.policy.applyFix.mutationOptions());
+  const verb = want === 'Dial' ? 'dial' : 'bind';
+  const p = preview.data;
+  async function confirm() {
     try {
-      if (c.op === 'patch') await update.mutateAsync({ resource: c.resource as never, id: c.id!, body: c.body, op: 'patch' });
-      else await create.mutateAsync({ resource: c.resource as never, body: c.body });
+      await apply.mutateAsync({ changes: fix.changes });
       onApplied();
     } catch {
       /* shown below */
     }
   }
   return (
+    <div className="fix-preview" role="group" aria-label="Confirm the change" data-testid="fix-preview">
+      {preview.isPending && <Spinner label="Working out who else gains access…" />}
+      {preview.error && <ErrorBox error={preview.error} title="Cannot preview:" />}
+      {p && (
+        <>
+          <p>
+            {p.gainCount === 0
+              ? `No identity newly reaches ${serviceName} with this change${fix.complete ? '' : ' alone'}.`
+              : `${p.gainCount} identit${p.gainCount === 1 ? 'y' : 'ies'} would newly ${verb} ${serviceName}: `}
+            {p.gains.map((g, i) => (
+              <span key={g.id}>
+                {i > 0 && ', '}
+                <EntityLink r={{ entity: 'identities', id: g.id, name: g.name }} />
+              </span>
+            ))}
+            {p.gainCount > p.gains.length && ` and ${p.gainCount - p.gains.length} more`}
+            {p.gainCount > 0 && '.'}
+          </p>
+          {p.lossCount > 0 && <p className="bad">{`${p.lossCount} would no longer ${verb} it: ${p.losses.map((l) => l.name).join(', ')}.`}</p>}
+        </>
+      )}
+      <div className="pt-actions">
+        <button type="button" disabled={!p || apply.isPending} onClick={confirm}>
+          {apply.isPending ? 'Applying…' : `Confirm${fix.changes.length > 1 ? ` (${fix.changes.length} changes)` : ''}`}
+        </button>
+        <button type="button" className="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+      </div>
+      {apply.error && <ErrorBox error={apply.error} title="Not applied:" />}
+    </div>
+  );
+}
+
+/** One suggested fix: its sentence with links, whether it is complete, and Apply (a preview, then Confirm). */
+function Fix({
+  fix,
+  primary,
+  serviceId,
+  serviceName,
+  want,
+  onApplied,
+}: {
+  fix: Explanation['fixes'][number];
+  primary: boolean;
+  serviceId: string;
+  serviceName: string;
+  want: 'Dial' | 'Bind';
+  onApplied(): void;
+}) {
+  const [asking, setAsking] = useState(false);
+  return (
     <li className={primary ? 'fix fix-primary' : 'fix'}>
       <span>
+        {fix.changes.length > 1 && <span className="badge badge-ok">{`complete: ${fix.changes.length} changes`}</span>}
+        {fix.changes.length > 1 && ' '}
         {fix.parts.map((p, i) => (typeof p === 'string' ? <span key={i}>{p}</span> : <EntityLink key={i} r={p} />))}
         {fix.alsoGrants > 0 && (
           <span className="muted">{` (also grants up to ${fix.alsoGrants} other identit${fix.alsoGrants === 1 ? 'y' : 'ies'})`}</span>
         )}
-        .
+        .{!fix.complete && <span className="bad">{` Fixes only part: ${fix.leaves ?? 'another link is still missing'}.`}</span>}
       </span>{' '}
-      <button type="button" className={primary ? undefined : 'secondary'} disabled={busy} onClick={apply} aria-label={`Apply: ${fix.sentence}`}>
-        {busy ? 'Applying…' : 'Apply'}
-      </button>
-      {error && <ErrorBox error={error} title="Not applied:" />}
+      {!asking && (
+        <button type="button" className={primary ? undefined : 'secondary'} onClick={() => setAsking(true)} aria-label={`Apply: ${fix.sentence}`}>
+          Apply…
+        </button>
+      )}
+      {asking && (
+        <FixConfirm
+          fix={fix}
+          serviceId={serviceId}
+          serviceName={serviceName}
+          want={want}
+          onCancel={() => setAsking(false)}
+          onApplied={() => (setAsking(false), onApplied())}
+        />
+      )}
     </li>
   );
 }
@@ -110,18 +188,30 @@ function Fix({ fix, primary, onApplied }: { fix: Explanation['fixes'][number]; p
  * edge router and service edge router policies behind each common router, each a link; and when access is
  * missing, the smallest change that would grant it (applicable with one button).
  */
-export function AccessExplanation({ identityId, serviceId, showSentence = true }: { identityId: string; serviceId: string; showSentence?: boolean }) {
+export function AccessExplanation({
+  identityId,
+  serviceId,
+  showSentence = true,
+  want = 'Dial',
+}: {
+  identityId: string;
+  serviceId: string;
+  showSentence?: boolean;
+  want?: 'Dial' | 'Bind';
+}) {
   const trpc = useTRPC();
   const invalidate = useInvalidateAll();
   const headingId = useId();
   const [applied, setApplied] = useState<string>();
-  const q = useQuery(trpc.policy.explain.queryOptions({ identityId, serviceId }));
+  const q = useQuery(trpc.policy.explain.queryOptions({ identityId, serviceId, want }));
   if (q.isPending) return <Spinner label="Working out why…" />;
   if (q.error) return <ErrorBox error={q.error} retry={() => q.refetch()} />;
   const x = q.data;
   return (
     <section className="explanation" aria-labelledby={headingId} data-testid="access-explanation">
-      <h3 id={headingId}>{`Why ${x.identity.name ?? x.identity.id} ${x.canDial ? 'can' : 'cannot'} dial ${x.service.name ?? x.service.id}`}</h3>
+      <h3
+        id={headingId}
+      >{`Why ${x.identity.name ?? x.identity.id} ${(want === 'Dial' ? x.canDial : x.canBind) ? 'can' : 'cannot'} ${want.toLowerCase()} ${x.service.name ?? x.service.id}`}</h3>
       {showSentence && <p className="explanation-sentence">{x.sentence}</p>}
       {applied && <Notice kind="success">{`Applied: ${applied}.`}</Notice>}
       <ol className="chain">
@@ -154,10 +244,23 @@ export function AccessExplanation({ identityId, serviceId, showSentence = true }
           <p className="bad">{`Missing: ${x.missing}`}</p>
           {x.fixes.length > 0 && (
             <>
-              <p>The smallest change that would grant it{x.fixes.length > 1 ? ', then alternatives' : ''}:</p>
+              <p>
+                {x.fixes[0]!.changes.length > 1
+                  ? 'More than one link is missing: complete fixes first (each applies the whole missing chain at once), then fixes of one link'
+                  : `The smallest change that would grant it${x.fixes.length > 1 ? ', then alternatives' : ''}`}
+                :
+              </p>
               <ol className="fix-list">
                 {x.fixes.map((f, i) => (
-                  <Fix key={f.sentence} fix={f} primary={i === 0} onApplied={() => (setApplied(f.sentence), void invalidate())} />
+                  <Fix
+                    key={f.sentence}
+                    fix={f}
+                    primary={i === 0}
+                    serviceId={serviceId}
+                    serviceName={x.service.name ?? x.service.id}
+                    want={want}
+                    onApplied={() => (setApplied(f.sentence), void invalidate())}
+                  />
                 ))}
               </ol>
             </>

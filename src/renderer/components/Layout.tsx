@@ -5,6 +5,7 @@ import { SIGNED_OUT_KEY } from '../pages/LoginPage';
 import { morePages, PAGE_GROUPS, type PageDef } from '../pages/registry';
 import { href, useLocationPath } from '../router';
 import { useTRPC } from '../trpc';
+import { PolicyTestBanner } from './PolicyTestBanner';
 
 /**
  * Header, navigation (a menu button at narrow widths) and the main region; focus moves to the page heading on
@@ -74,6 +75,7 @@ export function Layout({ me, pages, more = [], children }: { me: Me; pages: Page
         ))}
       </nav>
       <main id="main" ref={main}>
+        <PolicyTestBanner />
         {children}
       </main>
     </div>

@@ -20,6 +20,7 @@ import { LiveTrafficPage } from './LiveTrafficPage';
 import { MfaPage } from './MfaPage';
 import { NetworkPage } from './NetworkPage';
 import { PolicyAdvicePage } from './PolicyAdvicePage';
+import { PolicyTestsPage } from './PolicyTestsPage';
 import { ServiceWizardPage } from './ServiceWizardPage';
 import { postureChecksSpec } from './postureChecks';
 import { SharesPage } from './SharesPage';
@@ -66,6 +67,7 @@ export const PAGES: PageDef[] = [
   resourcePage('Policies', withBulk(serviceEdgeRouterPoliciesSpec, BULK.policies)),
   resourcePage('Policies', withBulk(postureChecksSpec, BULK.postureChecks)),
   { id: 'policy-advice', title: 'Policy advice', group: 'Policies', render: (p) => <PolicyAdvicePage key={p.join('/')} params={p} /> },
+  { id: 'policy-tests', title: 'Policy tests', group: 'Policies', render: () => <PolicyTestsPage /> },
   { id: 'network', title: 'Network map', group: 'Network', render: () => <NetworkPage /> },
   { id: 'live', title: 'Live traffic', group: 'Network', render: () => <LiveTrafficPage /> },
   resourcePage('Network', withBulk(edgeRoutersSpec, BULK.edgeRouters)),

@@ -10,7 +10,7 @@ import {
   controllers,
 } from '../../core/registry';
 import { listCertificates } from '../../core/ops/index';
-import { ROLE_KIND_NAMES } from '../../core/policy/index';
+import { policyTestResults, ROLE_KIND_NAMES, runPolicyTests } from '../../core/policy/index';
 import type { ApiName, RouteDef } from '../registry';
 import { listParams, resourceRoutes } from './resources';
 
@@ -79,6 +79,23 @@ export function managementRoutes(_core: Core): RouteDef[] {
       auth: 'session',
       summary: 'Every certificate Weft issued or trusts, soonest expiry first, with its renewal and warning state',
       handler: async (req) => ({ data: await listCertificates(req.ctx) }),
+    },
+    // Weft's own: the report of the saved policy tests (their CRUD is the registry's), and a run on demand
+    {
+      apis: mgmt,
+      method: 'GET',
+      path: '/weft/policy-test-results',
+      auth: 'session',
+      summary: 'The latest result of every policy test (after the runs the changes committed so far asked for)',
+      handler: async (req) => ({ data: await policyTestResults(req.ctx) }),
+    },
+    {
+      apis: mgmt,
+      method: 'POST',
+      path: '/weft/policy-tests/run',
+      auth: 'session',
+      summary: 'Run every policy test now and return the results',
+      handler: async (req) => ({ data: await runPolicyTests(req.ctx) }),
     },
   ];
 }

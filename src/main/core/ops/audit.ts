@@ -80,7 +80,8 @@ export class PendingAudit {
 /** Whether a write is the one a request names: of its entity type, the id it names (none: the create it makes). */
 export function coversWrite(entityType: string, entityId: string | undefined): (w: Write<Ctx>) => boolean {
   const entity = entityType.split('/')[0];
-  return (w) => w.def.entity === entity && (entityId === undefined ? w.op === 'create' : w.id === entityId);
+  // Weft's own types are named for their path under /weft/
+  return (w) => (w.def.entity === entity || w.def.entity === entityType) && (entityId === undefined ? w.op === 'create' : w.id === entityId);
 }
 
 /** Stores one entry (failing with the transaction it is part of). */

@@ -46,13 +46,31 @@ export interface CommonRouter extends Ref {
   serviceEdgeRouterPolicies: Ref[];
 }
 
-/** A suggested change: its sentence in parts (strings and links), and the write that makes it. */
+/** One write of a fix. */
+export interface FixChange {
+  resource: FixResource;
+  op: 'patch' | 'create';
+  id?: string;
+  body: Record<string, unknown>;
+}
+/** The types a fix writes. */
+export const FIX_RESOURCES = ['service-policies', 'edge-router-policies', 'service-edge-router-policies', 'identities'] as const;
+export type FixResource = (typeof FIX_RESOURCES)[number];
+
+/** A suggested change: its sentence in parts (strings and links), and the writes that make it. */
 export interface AccessFix {
   sentence: string;
   parts: Array<string | Ref>;
   /** identities (besides this one) the change would also grant, as far as it can be told; 0 = only this identity */
   alsoGrants: number;
-  change: { resource: string; op: 'patch' | 'create'; id?: string; body: Record<string, unknown> };
+  /** the first write (`changes[0]`) */
+  change: FixChange;
+  /** every write, applied together (one transaction) */
+  changes: FixChange[];
+  /** applying it grants the access by policy (false: it mends one link, another is still missing) */
+  complete: boolean;
+  /** what is still missing after it, when it is not complete */
+  leaves?: string;
 }
 
 export interface AccessExplanation {
@@ -119,8 +137,22 @@ const sideMembers = async (store: Store, policyId: string, kind: string): Promis
     kind,
   ))!.n;
 
-function fix(parts: Array<string | Ref>, alsoGrants: number, change: AccessFix['change']): AccessFix {
-  return { sentence: partsText(parts), parts, alsoGrants, change };
+function fix(parts: Array<string | Ref>, alsoGrants: number, change: FixChange, complete = true): AccessFix {
+  return { sentence: partsText(parts), parts, alsoGrants, change, changes: [change], complete };
+}
+
+/** Two fixes as one: both writes, in order, one sentence ("A, and b"). */
+function both(a: AccessFix, b: AccessFix): AccessFix {
+  const second = b.parts.map((p, i) => (i === 0 && typeof p === 'string' ? p.charAt(0).toLowerCase() + p.slice(1) : p));
+  const parts = [...a.parts, ', and ', ...second];
+  return {
+    sentence: partsText(parts),
+    parts,
+    alsoGrants: Math.max(a.alsoGrants, b.alsoGrants),
+    change: a.change,
+    changes: [...a.changes, ...b.changes],
+    complete: true,
+  };
 }
 
 /** Ways to get a Dial (or Bind) service policy to cover the identity for the service. */
@@ -279,40 +311,54 @@ async function routerFixes(ctx: Ctx, identity: Identity, service: Service, ic: n
       }),
     );
   }
-  // new policies towards a router the other side already uses
+  // new policies towards a router the other side already uses (complete only when the other side has it)
   const target = serviceRouters[0] ?? identityRouters[0];
   const routerRole = target ? `@${target.id}` : '#all';
   const routerName = target ? target.name : 'every edge router';
+  const creates: AccessFix[] = [];
   if (!identityRouters.length || !out.length) {
-    out.push(
-      fix(['Create an edge router policy letting ', identityRef, ` use ${routerName}`], 0, {
-        resource: 'edge-router-policies',
-        op: 'create',
-        body: {
-          name: `${identity.name}-routers`,
-          semantic: 'AnyOf',
-          identityRoles: [`@${identity.id}`],
-          edgeRouterRoles: [routerRole],
+    creates.push(
+      fix(
+        ['Create an edge router policy letting ', identityRef, ` use ${routerName}`],
+        0,
+        {
+          resource: 'edge-router-policies',
+          op: 'create',
+          body: {
+            name: `${identity.name}-routers`,
+            semantic: 'AnyOf',
+            identityRoles: [`@${identity.id}`],
+            edgeRouterRoles: [routerRole],
+          },
         },
-      }),
+        serviceRouters.length > 0,
+      ),
     );
   }
-  if (!serviceRouters.length || out.length < 2) {
+  if (!serviceRouters.length || out.length + creates.length < 2) {
     const forService = identityRouters[0] ?? target;
-    out.push(
-      fix(['Create a service edge router policy letting ', serviceRef, ` use ${forService ? forService.name : 'every edge router'}`], 0, {
-        resource: 'service-edge-router-policies',
-        op: 'create',
-        body: {
-          name: `${service.name}-routers`,
-          semantic: 'AnyOf',
-          serviceRoles: [`@${service.id}`],
-          edgeRouterRoles: [forService ? `@${forService.id}` : '#all'],
+    creates.push(
+      fix(
+        ['Create a service edge router policy letting ', serviceRef, ` use ${forService ? forService.name : 'every edge router'}`],
+        0,
+        {
+          resource: 'service-edge-router-policies',
+          op: 'create',
+          body: {
+            name: `${service.name}-routers`,
+            semantic: 'AnyOf',
+            serviceRoles: [`@${service.id}`],
+            edgeRouterRoles: [forService ? `@${forService.id}` : '#all'],
+          },
         },
-      }),
+        identityRouters.length > 0,
+      ),
     );
   }
-  return out;
+  // neither side has a router: only both policies together give them one in common
+  const whole = creates.length === 2 && !creates.some((c) => c.complete) ? [both(creates[0]!, creates[1]!)] : [];
+  for (const c of creates) if (!c.complete) c.leaves = 'the other side still has no edge router in common';
+  return [...whole, ...out, ...creates].sort((a, b) => Number(b.complete) - Number(a.complete));
 }
 
 /** The whole chain for one identity and one service; `want` says which access the fixes aim at. */
@@ -390,9 +436,23 @@ export async function explainAccess(ctx: Ctx, identityId: string, serviceId: str
     const posture = want === 'Dial' ? dialPosture : bindPosture;
     let missing: string | undefined;
     let fixes: AccessFix[] = [];
+    /** complete fixes put before the usual ones (they do not take their places) */
+    let complete = 0;
     if (!allowed) {
       missing = `No ${want} service policy selects both the identity and the service.`;
       fixes = await grantFixes(ctx, want, identity, service, sc);
+      if (!advice.commonRouters.length) {
+        // the edge router link is missing too: a grant alone fixes half; complete fixes (grant and router) come first
+        missing += ' Nor do they have an edge router in common.';
+        const routes = (await routerFixes(ctx, identity, service, ic, sc)).filter((r) => r.complete);
+        const whole = routes.length ? fixes.slice(0, 2).map((g) => both(g, routes[0]!)) : [];
+        complete = whole.length;
+        for (const g of fixes) {
+          g.complete = false;
+          g.leaves = 'no edge router in common yet';
+        }
+        fixes = [...whole, ...fixes];
+      }
     } else if (!advice.commonRouters.length) {
       missing =
         advice.identityRouterCount === 0
@@ -439,7 +499,7 @@ export async function explainAccess(ctx: Ctx, identityId: string, serviceId: str
       canDial,
       canBind,
       missing,
-      fixes: fixes.slice(0, MAX_FIXES),
+      fixes: fixes.slice(0, MAX_FIXES + complete),
     };
   });
 }

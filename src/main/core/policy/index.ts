@@ -3,7 +3,8 @@
 // (services, sessions, edge routers, authenticators), posture and its responses, service config overrides, policy advice
 // and its explanation, the network graph, the service wizard and the role kinds. They import policy from here, not from
 // the modules behind it.
-export { explainAccess, serviceUsers } from './accessExplain';
+export { explainAccess, FIX_RESOURCES, serviceUsers } from './accessExplain';
+export { applyAccessFix, previewAccessFix } from './accessFixes';
 export { policyAdvice } from './advice';
 export {
   callerServiceEdgeRouters,
@@ -31,6 +32,15 @@ export { ROLE_KIND_NAMES } from '../kinds';
 export { networkGraph } from './networkGraph';
 export { anyPostureChecks } from './posture';
 export { postureChecks } from './postureChecks';
+export {
+  EXPECTATIONS,
+  policyTestResults,
+  policyTests,
+  runPolicyTests,
+  watchPolicyTests,
+  type PolicyTestReport,
+  type PolicyTestResult,
+} from './policyTests';
 export { parsePostureResponses, postureDataView, revokeFailingSessions, submitPostureResponses } from './postureResponses';
 export { serviceAccessTokensOf } from './serviceAccessToken';
 export { services } from './services';
