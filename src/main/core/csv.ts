@@ -78,7 +78,7 @@ export function parseCsv(input: string): CsvRecord[] {
 }
 
 /** One CSV field as spreadsheets read it: quoted when it holds a separator, a quote or a line end. */
-function csvField(value: string): string {
+export function csvField(value: string): string {
   return /[",;\r\n]/.test(value) || /^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
 }
 

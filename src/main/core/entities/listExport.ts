@@ -34,10 +34,8 @@ export async function exportList(
     for (;;) {
       const page = await resourceOps(def).list(ctx, { ...params, limit: PAGE, offset: out.length });
       out.push(...page.data);
-      const { offset, totalCount } = page.meta.pagination;
-      // a filter's own `skip`/`limit` wins over the paging: then this one page is the whole result
-      const pagedByUs = offset === out.length - page.data.length;
-      if (!pagedByUs || page.data.length < PAGE || out.length >= totalCount) return { rows: out, truncated: false };
+      // (explicit paging wins over a filter's own skip/limit, as in every list)
+      if (page.data.length < PAGE || out.length >= page.meta.pagination.totalCount) return { rows: out, truncated: false };
       if (out.length >= EXPORT_MAX_ROWS) return { rows: out.slice(0, EXPORT_MAX_ROWS), truncated: true };
     }
   });
