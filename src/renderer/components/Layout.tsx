@@ -57,7 +57,7 @@ export function Layout({ me, pages, more = [], children }: { me: Me; pages: Page
             <select value={theme} onChange={(e) => setTheme(e.target.value as Theme)} aria-label="Theme">
               {THEMES.map((t) => (
                 <option key={t} value={t}>
-                  {t === 'system' ? 'System theme' : t === 'light' ? 'Light' : 'Dark'}
+                  {t === 'system' ? 'Auto theme' : t === 'light' ? 'Light' : 'Dark'}
                 </option>
               ))}
             </select>

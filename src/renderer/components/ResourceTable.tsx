@@ -108,6 +108,7 @@ export function ResourceTable(props: ResourceTableProps) {
   /** a new list state (a new filter, sort or page size starts at the first page) */
   function update(patch: Partial<ListState>) {
     const next = { ...state, offset: 0, ...patch };
+    setExported(undefined);
     if (urlState) setHashQuery(queryOfState(next, defaults));
     else setLocal(next);
   }

@@ -228,7 +228,11 @@ export const identitiesSpec: ResourcePageSpec = {
     },
     { field: 'disabled', label: 'Disabled' },
     { field: 'isMfaEnabled', label: 'MFA' },
-    { field: 'hasApiSession', label: 'Online', render: (e) => (e.hasApiSession ? 'Online' : 'Offline') },
+    {
+      field: 'hasApiSession',
+      label: 'Online',
+      render: (e) => (e.hasApiSession ? <span title={`Last seen ${formatDate(e.lastSeenAt)}`}>Online</span> : 'Offline'),
+    },
     { field: 'lastSeenAt', label: 'Last seen' },
     { field: 'envInfo', label: 'OS', render: (e) => osOf(e.envInfo) },
     { field: 'sdkInfo', label: 'SDK', render: (e) => sdkOf(e.sdkInfo) },
