@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useId, useState } from 'react';
+import { useEffect, useId, useState } from 'react';
 import { QrCode } from '../components/Qr';
 import { ErrorBox, Notice, Page, Panel, Spinner } from '../components/Status';
 import { downloadText } from '../lib/format';
@@ -166,7 +166,9 @@ export function MfaEnrollment({ onDone }: { onDone?(): void }) {
 export function MfaPage() {
   const trpc = useTRPC();
   const qc = useQueryClient();
-  const status = useQuery(trpc.security.mfa.status.queryOptions());
+  const [watching, setWatching] = useState(false);
+  // while a set of codes is shown, the count is checked now and then: a code used meanwhile clears the set
+  const status = useQuery(trpc.security.mfa.status.queryOptions(undefined, { refetchInterval: watching ? 5_000 : false }));
   const refreshStatus = () => qc.invalidateQueries({ queryKey: trpc.security.mfa.status.queryKey() });
   const codes = useMutation(trpc.security.mfa.recoveryCodes.mutationOptions({ onSuccess: refreshStatus }));
   const regenerate = useMutation(trpc.security.mfa.regenerateRecoveryCodes.mutationOptions({ onSuccess: refreshStatus }));
@@ -176,6 +178,7 @@ export function MfaPage() {
   // a set shown here is cleared once one of its codes has been used (the core keeps only digests of the unused
   // ones, so which one is unknown: a new set shows them all again)
   const shown = made && left !== undefined && made.length > left ? undefined : made;
+  useEffect(() => setWatching(!!shown?.length), [shown?.length]);
   return (
     <Page title="Multi-factor authentication" description="TOTP MFA of the signed-in identity: once enabled, every sign-in asks for a code.">
       {status.isPending ? (
