@@ -23,7 +23,12 @@ describe('console: lists (Chromium)', () => {
       page.on('pageerror', (e) => void errors.push(e.message));
       const admin = await app.adminClient();
       for (let i = 0; i < 30; i++) {
-        await admin.create('/identities', { name: `dev-${String(i).padStart(2, '0')}`, type: 'Device', isAdmin: false, roleAttributes: [`dept-${i % 3}`] });
+        await admin.create('/identities', {
+          name: `dev-${String(i).padStart(2, '0')}`,
+          type: 'Device',
+          isAdmin: false,
+          roleAttributes: [`dept-${i % 3}`],
+        });
       }
       await createUser(admin, 'sdk-user', 'sdk-password-1', { roleAttributes: ['dept-2'] });
       const client = app.client();
@@ -88,8 +93,14 @@ describe('console: lists (Chromium)', () => {
     expect(csv.suggestedFilename()).toMatch(/^identities-.*\.csv$/);
     const [header, ...rows] = parseCsv(readFileSync((await csv.path())!, 'utf8')).map((r) => r.fields);
     const name = header!.indexOf('name');
-    expect(rows.map((r) => r[name]).sort()).toEqual([...Array.from({ length: 10 }, (_, i) => `dev-${String(i * 3 + 2).padStart(2, '0')}`), 'sdk-user']);
-    await page.getByRole('status').filter({ hasText: /^Exported identities-.*\.csv: 11 rows\.$/ }).waitFor();
+    expect(rows.map((r) => r[name]).sort()).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => `dev-${String(i * 3 + 2).padStart(2, '0')}`),
+      'sdk-user',
+    ]);
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Exported identities-.*\.csv: 11 rows\.$/ })
+      .waitFor();
 
     const [json] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export JSON' }).click()]);
     const listed = JSON.parse(readFileSync((await json.path())!, 'utf8')) as Array<{ name: string; roleAttributes: string[] }>;
@@ -117,7 +128,8 @@ describe('console: lists (Chromium)', () => {
 
   it('every list keeps its state in the URL the same way (services, generated pages)', async () => {
     const admin = await app.adminClient();
-    for (const n of ['web', 'wiki', 'db']) await admin.create('/services', { name: n, encryptionRequired: true, roleAttributes: [n === 'db' ? 'data' : 'apps'] });
+    for (const n of ['web', 'wiki', 'db'])
+      await admin.create('/services', { name: n, encryptionRequired: true, roleAttributes: [n === 'db' ? 'data' : 'apps'] });
     await admin.close();
     await go('/services?filter=%23apps&sort=name:desc');
     const services = page.getByRole('table', { name: 'Services' });

@@ -104,7 +104,9 @@ describe('console: MFA page and CA verification from a file (Chromium)', () => {
     await go(`/cas/${id}`);
     await page.getByRole('heading', { name: 'file-ca' }).waitFor();
     const proof = await clientCert(ca, { commonName: token });
-    await page.getByLabel('Verification certificate file (PEM)').setInputFiles({ name: 'verify.pem', mimeType: 'application/x-pem-file', buffer: Buffer.from(proof.certPem) });
+    await page
+      .getByLabel('Verification certificate file (PEM)')
+      .setInputFiles({ name: 'verify.pem', mimeType: 'application/x-pem-file', buffer: Buffer.from(proof.certPem) });
     await expect.poll(() => page.getByLabel('Or paste the signed verification certificate (PEM)').inputValue()).toBe(proof.certPem);
     await screenshotBothWidths(page, 'ca-verify-file');
     await page.getByRole('button', { name: 'Verify CA' }).click();

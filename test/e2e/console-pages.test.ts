@@ -53,7 +53,11 @@ describe('console: every page at both widths, and the theme (Chromium)', () => {
         await settled();
         const name = path.slice(1).replace(/\//g, '-') || 'dashboard';
         await page.screenshot({ path: join(SCREENSHOTS, `console-all-${name}${width === 1280 ? '' : '-390'}.png`) });
-        expect({ path, width, scrollWidth: await page.evaluate(() => document.documentElement.scrollWidth) }).toEqual({ path, width, scrollWidth: width });
+        expect({ path, width, scrollWidth: await page.evaluate(() => document.documentElement.scrollWidth) }).toEqual({
+          path,
+          width,
+          scrollWidth: width,
+        });
       }
     }
     await page.setViewportSize({ width: 1280, height: 800 });

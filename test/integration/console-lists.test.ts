@@ -19,7 +19,10 @@ beforeAll(async () => {
   app = await startTestApp({ clock, consoleAddress: '127.0.0.1:0', routerListener: 'off' });
   admin = await app.adminClient();
   ui = await new ConsoleClient(app.urls.console!).login(ADMIN_USER, ADMIN_PASSWORD);
-  const csv = ['name,type,attributes,enrollment', ...Array.from({ length: ROWS }, (_, i) => `exp-${String(i).padStart(4, '0')},Device,dept-${i % 2},none`)];
+  const csv = [
+    'name,type,attributes,enrollment',
+    ...Array.from({ length: ROWS }, (_, i) => `exp-${String(i).padStart(4, '0')},Device,dept-${i % 2},none`),
+  ];
   const done = await ui.ok('mutate', 'bulk.importIdentities', { csv: csv.join('\n'), dryRun: false });
   expect(done.created).toBe(ROWS);
 }, 120_000);
@@ -60,7 +63,11 @@ describe('list export', () => {
     expect(rows[0]).toMatchObject({ name: 'exp-0000', typeId: 'Device', hasApiSession: false, lastSeenAt: null });
     expect(rows[0]).not.toHaveProperty('_links');
     // the filter's own sort orders the file; its paging gives way to the export's, as a list's explicit paging wins
-    const sorted = await ui.ok('query', 'resources.export', { resource: 'identities', filter: 'name contains "exp-" sort by name desc limit 3', format: 'json' });
+    const sorted = await ui.ok('query', 'resources.export', {
+      resource: 'identities',
+      filter: 'name contains "exp-" sort by name desc limit 3',
+      format: 'json',
+    });
     const names = JSON.parse(sorted.content).map((x: { name: string }) => x.name);
     expect(names).toHaveLength(ROWS);
     expect(names.slice(0, 2)).toEqual(['exp-0619', 'exp-0618']);
@@ -84,7 +91,11 @@ describe('what identities show of their logins', () => {
     const client = app.client();
     const envInfo = { os: 'linux', osRelease: '6.1.0', osVersion: '#1 SMP', arch: 'amd64' };
     const sdkInfo = { type: 'ziti-sdk-golang', version: 'v1.2.3', appId: 'probe' };
-    const r = await client.post('/authenticate?method=password', { username: 'sdk-user', password: 'sdk-password-1', envInfo, sdkInfo }, { api: 'client' });
+    const r = await client.post(
+      '/authenticate?method=password',
+      { username: 'sdk-user', password: 'sdk-password-1', envInfo, sdkInfo },
+      { api: 'client' },
+    );
     expect(r.status).toBe(200);
     client.token = r.body.data.token;
     const seen = (await admin.get(`/identities/${id}`)).body.data;

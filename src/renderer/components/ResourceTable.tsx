@@ -122,7 +122,6 @@ export function ResourceTable(props: ResourceTableProps) {
     if (text === applied) return;
     const t = setTimeout(() => update({ filter: text }), 350);
     return () => clearTimeout(t);
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [text, hashQuery, local]);
   useEffect(() => setText(applied), [applied]);
 
@@ -292,11 +291,13 @@ export function ResourceTable(props: ResourceTableProps) {
               <label>
                 Rows per page{' '}
                 <select value={limit} onChange={(e) => update({ limit: Number(e.target.value) })}>
-                  {[...new Set([...PAGE_SIZES, defaults.limit])].sort((a, b) => a - b).map((n) => (
-                    <option key={n} value={n}>
-                      {n}
-                    </option>
-                  ))}
+                  {[...new Set([...PAGE_SIZES, defaults.limit])]
+                    .sort((a, b) => a - b)
+                    .map((n) => (
+                      <option key={n} value={n}>
+                        {n}
+                      </option>
+                    ))}
                 </select>
               </label>
               <span className="export-buttons" role="group" aria-label={`Export ${props.label}`}>

@@ -56,7 +56,13 @@ export async function exportList(
 export function csvTable(rows: readonly ApiObject[]): string[][] {
   const columns: string[] = [];
   const seen = new Set<string>();
-  for (const row of rows) for (const k of Object.keys(row)) if (!seen.has(k)) (seen.add(k), columns.push(k));
+  for (const row of rows) {
+    for (const k of Object.keys(row)) {
+      if (seen.has(k)) continue;
+      seen.add(k);
+      columns.push(k);
+    }
+  }
   return [columns, ...rows.map((row) => columns.map((c) => csvValue(row[c])))];
 }
 
