@@ -3,6 +3,7 @@ import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { App } from './App';
 import { isUnauthorized } from './lib/errors';
+import { applyTheme, storedTheme } from './lib/theme';
 import { createClient, TRPCProvider } from './trpc';
 import './styles.css';
 
@@ -22,6 +23,7 @@ const queryClient = new QueryClient({
   },
 });
 const trpcClient = createClient();
+applyTheme(storedTheme());
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

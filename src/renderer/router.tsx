@@ -1,4 +1,4 @@
-import { useSyncExternalStore, type AnchorHTMLAttributes, type ReactNode } from 'react';
+import { useMemo, useSyncExternalStore, type AnchorHTMLAttributes, type ReactNode } from 'react';
 
 /**
  * Hash routing (`#/identities/abc`): the same bundle works from the console server and inside Electron, deep
@@ -9,7 +9,8 @@ function subscribe(onChange: () => void) {
   return () => window.removeEventListener('hashchange', onChange);
 }
 
-const currentPath = () => decodeURI(window.location.hash.replace(/^#/, '')) || '/';
+// the path of `#/identities?filter=…` is `/identities`; its query is a page's own state (see useHashQuery)
+const currentPath = () => decodeURI(window.location.hash.replace(/^#/, '').replace(/\?.*$/, '')) || '/';
 
 export function useLocationPath(): string {
   return useSyncExternalStore(subscribe, currentPath);
@@ -32,4 +33,19 @@ export function Link({ to, children, ...rest }: { to: string; children: ReactNod
       {children}
     </a>
   );
+}
+
+const currentQuery = () => window.location.hash.match(/\?(.*)$/)?.[1] ?? '';
+
+/** The query of the hash (`#/identities?sort=name` → `sort=name`): a page's state that reloads and Back restore. */
+export function useHashQuery(): URLSearchParams {
+  const query = useSyncExternalStore(subscribe, currentQuery);
+  return useMemo(() => new URLSearchParams(query), [query]);
+}
+
+/** Sets the hash query of the current page as a new history entry (Back returns to the previous state). */
+export function setHashQuery(params: URLSearchParams): void {
+  const query = params.toString();
+  if (query === currentQuery()) return;
+  window.location.hash = `${window.location.hash.replace(/^#/, '').replace(/\?.*$/, '') || '/'}${query ? `?${query}` : ''}`;
 }

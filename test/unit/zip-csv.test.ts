@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { CsvError, parseCsv } from '../../src/main/core/csv';
+import { CsvError, parseCsv, toCsv } from '../../src/main/core/csv';
+import { csvTable } from '../../src/main/core/entities/listExport';
 import { safeEntryName, zipStore } from '../../src/main/core/zip';
 
 describe('zipStore', () => {
@@ -82,5 +83,30 @@ describe('parseCsv', () => {
     expect(() => parseCsv('name\n"open')).toThrow(CsvError);
     expect(() => parseCsv('name\n"open')).toThrow(/line 2: a quoted field is not closed/);
     expect(() => parseCsv('"a"b,c')).toThrow(/unexpected text after a closing quote/);
+  });
+});
+
+describe('toCsv and the list export table', () => {
+  it('writes what parseCsv reads back: separators, quotes, line ends and edge spaces quoted', () => {
+    const rows = [
+      ['name', 'note', 'list'],
+      ['a,b', 'say "hi"', 'x; y'],
+      ['multi\nline', ' padded ', ''],
+    ];
+    const text = toCsv(rows);
+    expect(text.endsWith('\r\n')).toBe(true);
+    expect(parseCsv(text).map((r) => r.fields)).toEqual(rows);
+  });
+
+  it('makes one column per field in first-seen order; references as names, plain lists joined, the rest as JSON', () => {
+    const table = csvTable([
+      { id: '1', name: 'web', roleAttributes: ['a', 'b'], type: { id: 't', entity: 'identity-types', name: 'Device' }, tags: { env: 'prod' } },
+      { id: '2', name: 'db', extra: true, roleAttributes: [], type: null },
+    ]);
+    expect(table).toEqual([
+      ['id', 'name', 'roleAttributes', 'type', 'tags', 'extra'],
+      ['1', 'web', 'a; b', 'Device', '{"env":"prod"}', ''],
+      ['2', 'db', '', '', '', 'true'],
+    ]);
   });
 });

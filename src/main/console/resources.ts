@@ -2,6 +2,7 @@ import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import {
   bodyJsonSchema,
+  exportList,
   type JsonSchemaObject,
   filterFields,
   resourceOps,
@@ -107,6 +108,14 @@ export function resourceRouter<N extends string>(registry: Record<N, ConsoleReso
       const page = await resourceOps(r.def).list(ctx.zctx, toListParams(input));
       return { data: redact(page.data, r.redact), meta: page.meta };
     }),
+    /** The whole filtered result of a list (every page, in the list's order) as a CSV or JSON file. */
+    export: authedProcedure
+      .input(listQuerySchema.omit({ limit: true, offset: true }).extend({ resource, format: z.enum(['csv', 'json']) }))
+      .query(async ({ ctx, input }) => {
+        const r = entry(input.resource);
+        const { filter, sort, roleFilter, roleSemantic } = toListParams({ ...input, limit: 1, offset: 0 });
+        return exportList(ctx.zctx, r.def, { filter, sort, roleFilter, roleSemantic }, input.format, r.redact);
+      }),
     get: authedProcedure.input(z.object({ resource, id: idSchema })).query(async ({ ctx, input }): Promise<Entity> => {
       const r = entry(input.resource);
       return redact([await resourceOps(r.def).get(ctx.zctx, input.id)], r.redact)[0]!;

@@ -76,3 +76,13 @@ export function parseCsv(input: string): CsvRecord[] {
   }
   return records;
 }
+
+/** One CSV field as spreadsheets read it: quoted when it holds a separator, a quote or a line end. */
+export function csvField(value: string): string {
+  return /[",;\r\n]/.test(value) || /^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}
+
+/** Rows as CSV text (RFC 4180: comma separated, CRLF line ends), the inverse of parseCsv. */
+export function toCsv(rows: readonly (readonly string[])[]): string {
+  return rows.map((r) => r.map(csvField).join(',') + '\r\n').join('');
+}

@@ -50,6 +50,7 @@ export { controllers } from './entities/controllers';
 export { edgeRouters } from './policy/edgeRouters';
 export { listPublicExternalJwtSigners } from './auth/externalJwtSigners';
 export { listOpen } from './entities/listings';
+export { EXPORT_MAX_ROWS, exportList, type ExportFormat, type ListExport } from './entities/listExport';
 export { filterFields, resourceOps, type ApiObject, type ResourceDef } from './entities/resource';
 export type { ListParams } from './query/list';
 export type { Row, Store } from './store/db';

@@ -2,6 +2,8 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useRef, useState, type ReactNode } from 'react';
 import type { Me, ResourceName } from '../lib/types';
 import { SIGNED_OUT_KEY } from '../pages/LoginPage';
+import { clearSessionState } from '../lib/sessionState';
+import { THEMES, useTheme, type Theme } from '../lib/theme';
 import { morePages, PAGE_GROUPS, type PageDef } from '../pages/registry';
 import { href, useLocationPath } from '../router';
 import { useTRPC } from '../trpc';
@@ -17,9 +19,11 @@ export function Layout({ me, pages, more = [], children }: { me: Me; pages: Page
   const path = useLocationPath();
   const main = useRef<HTMLElement>(null);
   const [menuOpen, setMenuOpen] = useState(false);
+  const [theme, setTheme] = useTheme();
   const logout = useMutation(
     trpc.session.logout.mutationOptions({
       onSuccess: () => {
+        clearSessionState();
         sessionStorage.setItem(SIGNED_OUT_KEY, '1');
         return qc.resetQueries();
       },
@@ -49,6 +53,16 @@ export function Layout({ me, pages, more = [], children }: { me: Me; pages: Page
           Weft
         </a>
         <div className="user">
+          <label className="theme-select">
+            <span className="visually-hidden">Theme</span>
+            <select value={theme} onChange={(e) => setTheme(e.target.value as Theme)} aria-label="Theme">
+              {THEMES.map((t) => (
+                <option key={t} value={t}>
+                  {t === 'system' ? 'Auto theme' : t === 'light' ? 'Light' : 'Dark'}
+                </option>
+              ))}
+            </select>
+          </label>
           <span className="user-name" title={me.identity.id}>
             {me.identity.name}
             {me.identity.isAdmin ? ' (admin)' : ''}

@@ -3,10 +3,11 @@ import { useEffect, useId, useState, type ReactNode } from 'react';
 import { DEFAULT_PAGE_SIZE } from '../../shared/console';
 import { useResourceDescription } from '../lib/describe';
 import { errorInfo } from '../lib/errors';
-import { formatDate } from '../lib/format';
+import { downloadText, formatDate } from '../lib/format';
 import { toFilter } from '../lib/search';
 import type { Entity, ResourceName, SortDir } from '../lib/types';
-import { useTRPC } from '../trpc';
+import { setHashQuery, useHashQuery } from '../router';
+import { useTRPC, useTRPCClient } from '../trpc';
 import { BulkBar, type BulkConfig } from './BulkActions';
 import { ErrorBox, Spinner } from './Status';
 
@@ -36,6 +37,44 @@ export interface ResourceTableProps {
   emptyText?: string;
   /** rows can be selected (kept across pages) and acted on together */
   bulk?: BulkConfig;
+  /**
+   * Filter, sort and page live in the page's URL (`#/identities?filter=…&sort=name:desc&offset=25`), so a reload or
+   * Back restores them; default: on for a page's main list (not compact, no fixed filter). One such table per page.
+   */
+  urlState?: boolean;
+}
+
+/** What a list shows: the filter box's text, the sort, the page. */
+interface ListState {
+  filter: string;
+  sort?: { field: string; dir: SortDir };
+  offset: number;
+  limit: number;
+}
+
+const PAGE_SIZES = [10, 25, 50, 100];
+
+/** The list state a URL query names, checked (anything malformed falls back to the defaults). */
+function stateFromQuery(q: URLSearchParams, defaults: ListState): ListState {
+  const sort = q.get('sort')?.match(/^([A-Za-z_][A-Za-z0-9_.-]{0,100}):(asc|desc)$/);
+  const offset = Number(q.get('offset'));
+  const limit = Number(q.get('limit'));
+  return {
+    filter: q.get('filter') ?? defaults.filter,
+    sort: sort ? { field: sort[1]!, dir: sort[2] as SortDir } : defaults.sort,
+    offset: Number.isInteger(offset) && offset > 0 && offset <= 100_000 ? offset : 0,
+    limit: PAGE_SIZES.includes(limit) || limit === defaults.limit ? limit : defaults.limit,
+  };
+}
+
+/** The URL query of a list state: only what differs from the defaults. */
+function queryOfState(s: ListState, defaults: ListState): URLSearchParams {
+  const q = new URLSearchParams();
+  if (s.filter) q.set('filter', s.filter);
+  if (s.sort && (s.sort.field !== defaults.sort?.field || s.sort.dir !== defaults.sort?.dir)) q.set('sort', `${s.sort.field}:${s.sort.dir}`);
+  if (s.offset) q.set('offset', String(s.offset));
+  if (s.limit !== defaults.limit) q.set('limit', String(s.limit));
+  return q;
 }
 
 /** Renders a cell: the column's own renderer, or a sensible default for the value's type. */
@@ -56,22 +95,35 @@ function cell(column: Column, entity: Entity): ReactNode {
  */
 export function ResourceTable(props: ResourceTableProps) {
   const trpc = useTRPC();
+  const client = useTRPCClient();
   const filterId = useId();
   const hintId = useId();
   const errorId = useId();
-  const [text, setText] = useState('');
-  const [applied, setApplied] = useState('');
-  const [sort, setSort] = useState(props.defaultSort);
-  const [offset, setOffset] = useState(0);
-  const [limit, setLimit] = useState(props.pageSize ?? DEFAULT_PAGE_SIZE);
+  const urlState = props.urlState ?? (!props.compact && !props.fixedFilter);
+  const defaults: ListState = { filter: '', sort: props.defaultSort, offset: 0, limit: props.pageSize ?? DEFAULT_PAGE_SIZE };
+  const hashQuery = useHashQuery();
+  const [local, setLocal] = useState(defaults);
+  const state = urlState ? stateFromQuery(hashQuery, defaults) : local;
+  const { filter: applied, sort, offset, limit } = state;
+  /** a new list state (a new filter, sort or page size starts at the first page) */
+  function update(patch: Partial<ListState>) {
+    const next = { ...state, offset: 0, ...patch };
+    setExported(undefined);
+    if (urlState) setHashQuery(queryOfState(next, defaults));
+    else setLocal(next);
+  }
+  const [text, setText] = useState(applied);
   const [selected, setSelected] = useState<Map<string, string>>(() => new Map());
+  const [exported, setExported] = useState<{ message: string; error?: unknown }>();
+  const [exporting, setExporting] = useState(false);
 
-  // the filter applies while typing, once the typing pauses
+  // the filter applies while typing, once the typing pauses; Back (a new filter in the URL) refills the box
   useEffect(() => {
-    const t = setTimeout(() => setApplied(text), 350);
+    if (text === applied) return;
+    const t = setTimeout(() => update({ filter: text }), 350);
     return () => clearTimeout(t);
-  }, [text]);
-  useEffect(() => setOffset(0), [applied, sort, limit]);
+  }, [text, hashQuery, local]);
+  useEffect(() => setText(applied), [applied]);
 
   const description = useResourceDescription(props.resource);
   const filterable = description.data?.filterable;
@@ -100,13 +152,29 @@ export function ResourceTable(props: ResourceTableProps) {
   }
 
   function toggleSort(field: string) {
-    setSort((s) => (s?.field === field ? { field, dir: s.dir === 'asc' ? 'desc' : 'asc' } : { field, dir: 'asc' }));
+    update({ sort: sort?.field === field ? { field, dir: sort.dir === 'asc' ? 'desc' : 'asc' } : { field, dir: 'asc' } });
+  }
+
+  /** The whole filtered result (every page) as a file, built by the core. */
+  async function exportAs(format: 'csv' | 'json') {
+    setExporting(true);
+    try {
+      const r = await client.resources.export.query({ resource: props.resource, filter, sort, format });
+      downloadText(r.filename, r.content, r.mimeType);
+      setExported({
+        message: `${r.filename}: ${r.rows} row${r.rows === 1 ? '' : 's'}${r.truncated ? ` (only the first ${r.rows}: narrow the filter for the rest)` : ''}.`,
+      });
+    } catch (error) {
+      setExported({ message: '', error });
+    } finally {
+      setExporting(false);
+    }
   }
 
   return (
     <div className="resource-table">
       {!props.compact && !props.fixedFilter && (
-        <form className="table-filter" role="search" onSubmit={(e) => (e.preventDefault(), setApplied(text))}>
+        <form className="table-filter" role="search" onSubmit={(e) => (e.preventDefault(), update({ filter: text }))}>
           <label htmlFor={filterId}>Filter</label>
           <input
             id={filterId}
@@ -214,24 +282,41 @@ export function ResourceTable(props: ResourceTableProps) {
           {!props.compact && (
             <nav className="pager" aria-label={`${props.label} pages`}>
               <span aria-live="polite">{total ? `${offset + 1}–${Math.min(offset + limit, total)} of ${total}` : '0 of 0'}</span>
-              <button type="button" onClick={() => setOffset(Math.max(0, offset - limit))} disabled={offset === 0}>
+              <button type="button" onClick={() => update({ offset: Math.max(0, offset - limit) })} disabled={offset === 0}>
                 Previous
               </button>
-              <button type="button" onClick={() => setOffset(offset + limit)} disabled={offset + limit >= total}>
+              <button type="button" onClick={() => update({ offset: offset + limit })} disabled={offset + limit >= total}>
                 Next
               </button>
               <label>
                 Rows per page{' '}
-                <select value={limit} onChange={(e) => setLimit(Number(e.target.value))}>
-                  {[10, 25, 50, 100].map((n) => (
-                    <option key={n} value={n}>
-                      {n}
-                    </option>
-                  ))}
+                <select value={limit} onChange={(e) => update({ limit: Number(e.target.value) })}>
+                  {[...new Set([...PAGE_SIZES, defaults.limit])]
+                    .sort((a, b) => a - b)
+                    .map((n) => (
+                      <option key={n} value={n}>
+                        {n}
+                      </option>
+                    ))}
                 </select>
               </label>
+              <span className="export-buttons" role="group" aria-label={`Export ${props.label}`}>
+                <button type="button" className="secondary" disabled={exporting || !total} onClick={() => exportAs('csv')}>
+                  Export CSV
+                </button>
+                <button type="button" className="secondary" disabled={exporting || !total} onClick={() => exportAs('json')}>
+                  Export JSON
+                </button>
+              </span>
             </nav>
           )}
+          {exported?.error ? (
+            <ErrorBox error={exported.error} title="Not exported:" />
+          ) : exported ? (
+            <p className="hint" role="status">
+              {`Exported ${exported.message}`}
+            </p>
+          ) : null}
         </>
       )}
     </div>

@@ -1,7 +1,8 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { useId, useRef, useState } from 'react';
+import { useId, useRef } from 'react';
 import { ErrorBox, Notice, Page, Panel } from '../components/Status';
 import { downloadBase64, readText } from '../lib/files';
+import { useSessionState } from '../lib/sessionState';
 import type { RouterOutputs } from '../lib/types';
 import { Link } from '../router';
 import { useTRPC } from '../trpc';
@@ -61,10 +62,11 @@ export function IdentityImportPage() {
   const fileId = useId();
   const textId = useId();
   const helpId = useId();
-  const [csv, setCsv] = useState('');
-  const [preview, setPreview] = useState<Result>();
-  const [result, setResult] = useState<Result>();
-  const [archived, setArchived] = useState<string>();
+  // the CSV, its preview, the import's result and the archive's note stay when the user leaves the page and returns
+  const [csv, setCsv] = useSessionState('import.csv', '');
+  const [preview, setPreview] = useSessionState<Result | undefined>('import.preview', undefined);
+  const [result, setResult] = useSessionState<Result | undefined>('import.result', undefined);
+  const [archived, setArchived] = useSessionState<string | undefined>('import.archived', undefined);
   const resultHeading = useRef<HTMLHeadingElement>(null);
   const run = useMutation(trpc.bulk.importIdentities.mutationOptions());
   const archive = useMutation(trpc.bulk.enrollmentArchive.mutationOptions());

@@ -4,6 +4,7 @@ import { JwtView } from '../components/JwtPanel';
 import { nameColumn, useInvalidateAll, type ResourcePageSpec } from '../components/ResourcePage';
 import type { FieldSpec } from '../components/ResourceForm';
 import { ErrorBox, Notice, Panel, Spinner } from '../components/Status';
+import { readText } from '../lib/files';
 import type { Entity } from '../lib/types';
 import { useTRPC } from '../trpc';
 
@@ -29,7 +30,19 @@ function CaVerification({ ca }: { ca: Entity }) {
       <form className="inline-form" aria-label="Verify CA" onSubmit={(e) => (e.preventDefault(), verify.mutate({ id: ca.id, certPem: pem }))}>
         {verify.error && <ErrorBox error={verify.error} title="Not verified:" />}
         <div className="field">
-          <label htmlFor={pemId}>Signed verification certificate (PEM)</label>
+          <label htmlFor={`${pemId}-file`}>Verification certificate file (PEM)</label>
+          <input
+            id={`${pemId}-file`}
+            type="file"
+            accept=".pem,.crt,.cer,application/x-pem-file,text/plain"
+            onChange={async (e) => {
+              const f = e.target.files?.[0];
+              if (f) setPem(await readText(f));
+            }}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor={pemId}>Or paste the signed verification certificate (PEM)</label>
           <textarea
             id={pemId}
             className="code"

@@ -152,6 +152,21 @@ function EnrollmentPanel({ identity }: { identity: Entity }) {
   );
 }
 
+const infoOf = (v: unknown) => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
+const words = (...parts: unknown[]) => parts.filter((p) => typeof p === 'string' && p).join(' ');
+
+/** The OS an SDK reported at its last login (`envInfo`): "linux 6.1.0 (amd64)". */
+export function osOf(envInfo: unknown): string {
+  const e = infoOf(envInfo);
+  return words(e.os, e.osRelease || e.osVersion, e.arch ? `(${String(e.arch)})` : '');
+}
+
+/** The SDK an identity last logged in with (`sdkInfo`): "ziti-sdk-golang v1.2.3". */
+export function sdkOf(sdkInfo: unknown): string {
+  const s = infoOf(sdkInfo);
+  return words(s.type, s.version);
+}
+
 function StatusPanel({ identity }: { identity: Entity }) {
   const trpc = useTRPC();
   const invalidate = useInvalidateAll();
@@ -217,6 +232,14 @@ export const identitiesSpec: ResourcePageSpec = {
     },
     { field: 'disabled', label: 'Disabled' },
     { field: 'isMfaEnabled', label: 'MFA' },
+    {
+      field: 'hasApiSession',
+      label: 'Online',
+      render: (e) => (e.hasApiSession ? <span title={`Last seen ${formatDate(e.lastSeenAt)}`}>Online</span> : 'Offline'),
+    },
+    { field: 'lastSeenAt', label: 'Last seen' },
+    { field: 'envInfo', label: 'OS', render: (e) => osOf(e.envInfo) },
+    { field: 'sdkInfo', label: 'SDK', render: (e) => sdkOf(e.sdkInfo) },
     { field: 'createdAt', label: 'Created' },
   ],
   defaultSort: { field: 'name', dir: 'asc' },
@@ -233,7 +256,12 @@ export const identitiesSpec: ResourcePageSpec = {
     tags: e.tags,
   }),
   toEditBody: identityBody,
-  properties: [{ label: 'Auth policy', render: (e) => (e.authPolicy as { name?: string } | null)?.name ?? '' }],
+  properties: [
+    { label: 'Auth policy', render: (e) => (e.authPolicy as { name?: string } | null)?.name ?? '' },
+    { label: 'Online', render: (e) => (e.hasApiSession ? `Online, last seen ${formatDate(e.lastSeenAt)}` : 'Offline') },
+    { label: 'OS', render: (e) => osOf(e.envInfo) || '—' },
+    { label: 'SDK', render: (e) => sdkOf(e.sdkInfo) || '—' },
+  ],
   // shown by name above
   hiddenProperties: ['authPolicyId'],
   panels: (e) => (

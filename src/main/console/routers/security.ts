@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { disableMfa, initiateMfa, mfaStatus, regenerateRecoveryCodes, verifyMfa, viewRecoveryCodes } from '../../core/auth/index';
+import { disableMfa, initiateMfa, mfaStatus, recoveryCodesLeft, regenerateRecoveryCodes, verifyMfa, viewRecoveryCodes } from '../../core/auth/index';
 import { createSnapshot, integrityResults, startIntegrityCheck } from '../../core/ops/index';
 import type { Ctx } from '../../core/context';
 import { ApiError } from '../../core/errors';
@@ -10,7 +10,16 @@ const code = z.object({ code: z.string().min(1, 'is required').max(100) });
 /** The caller's MFA enrollment, or null when there is none. */
 async function statusOrNull(ctx: Ctx) {
   try {
-    return (await mfaStatus(ctx)) as { id: string; isVerified: boolean; provisioningUrl?: string; recoveryCodes?: string[] };
+    const status = (await mfaStatus(ctx)) as {
+      id: string;
+      isVerified: boolean;
+      provisioningUrl?: string;
+      recoveryCodes?: string[];
+      /** unused recovery codes (a completed enrollment) */
+      recoveryCodesLeft?: number;
+    };
+    if (status.isVerified) status.recoveryCodesLeft = await recoveryCodesLeft(ctx);
+    return status;
   } catch (e) {
     if (e instanceof ApiError && e.code === 'NOT_FOUND') return null;
     throw e;

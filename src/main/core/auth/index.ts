@@ -27,6 +27,7 @@ export {
   mfaCodeBody,
   mfaQrCode,
   mfaStatus,
+  recoveryCodesLeft,
   regenerateRecoveryCodes,
   removeIdentityMfa,
   verifyMfa,

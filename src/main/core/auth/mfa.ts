@@ -274,6 +274,11 @@ export async function mfaStatus(ctx: Ctx): Promise<ApiObject> {
   });
 }
 
+/** How many of the caller's recovery codes are still unused (a used one is removed), for a completed enrollment. */
+export async function recoveryCodesLeft(ctx: Ctx): Promise<number> {
+  return (await requireMfa(ctx, 'verified')).recovery_codes.length;
+}
+
 /** GET /current-identity/mfa/qr-code: the provisioning URL as a PNG, while pending. */
 export async function mfaQrCode(ctx: Ctx): Promise<Buffer> {
   const mfa = await requireMfa(ctx, 'pending');

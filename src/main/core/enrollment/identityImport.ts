@@ -1,6 +1,6 @@
 import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
-import { CsvError, parseCsv } from '../csv';
+import { CsvError, csvField, parseCsv } from '../csv';
 import { IDENTITY_TYPES, identities } from '../policy/index';
 import { applyCreate } from '../entities/resource';
 import { ApiError, validationError } from '../errors';
@@ -167,8 +167,6 @@ export async function importIdentities(ctx: Ctx, csv: string, opts: { dryRun: bo
   const created = out.filter((r) => r.ok).length;
   return { dryRun: opts.dryRun, rows: out, created, failed: out.length - created, ignoredColumns: ignored };
 }
-
-const csvField = (v: string) => (/[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
 
 /**
  * The outstanding enrollment JWTs of some identities as one ZIP archive (`<name>.jwt`, or `<name>.<method>.jwt` when

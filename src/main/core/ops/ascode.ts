@@ -90,6 +90,7 @@ const SECTIONS: readonly Section[] = [
       'defaultHostingCost',
       'defaultHostingPrecedence',
       'hasApiSession',
+      'lastSeenAt',
       'serviceHostingPrecedences',
       'enrollment',
       'appData',

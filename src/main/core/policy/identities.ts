@@ -115,10 +115,14 @@ async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Pr
     `SELECT id, identity_id, method, username, fingerprint FROM authenticators WHERE identity_id IN ${store.sql.jsonValues()}`,
     ids,
   );
-  const sessions = new Set(
+  // online: an API session; last seen: its latest activity (both gone when its sessions end or expire)
+  const sessions = new Map(
     (
-      await store.allSql<{ identity_id: string }>(`SELECT DISTINCT identity_id FROM api_sessions WHERE identity_id IN ${store.sql.jsonValues()}`, ids)
-    ).map((r) => r.identity_id),
+      await store.allSql<{ identity_id: string; last_seen: string }>(
+        `SELECT identity_id, max(last_activity_at) AS last_seen FROM api_sessions WHERE identity_id IN ${store.sql.jsonValues()} GROUP BY identity_id`,
+        ids,
+      )
+    ).map((r) => [r.identity_id, r.last_seen]),
   );
   const now = ctx.core.clock.now();
   items.forEach((item, i) => {
@@ -130,6 +134,7 @@ async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Pr
     }
     item.authenticators = authenticators;
     item.hasApiSession = sessions.has(row.id);
+    item.lastSeenAt = sessions.get(row.id) ?? null;
     item.disabled = isDisabled(row, now);
     if (!item.disabled) {
       item.disabledAt = null;
