@@ -10,6 +10,7 @@ import { startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { deviceSession, enrolledDevice, hostsAndClientsService, serviceSession, type Device } from '../support/edge';
 import { fingerprintSha1 } from '../../src/main/core/pki/index';
+import { circuitEventsOf } from '../../src/main/core/dataPlane/index';
 import { dial, enrolledRouter, ScriptedRouter, type Enrolled } from '../support/scriptedRouter';
 
 let app: TestApp;
@@ -179,6 +180,18 @@ describe('a stock router after the hello', () => {
     const unroute = await router.waitFor((m) => m.contentType === 1006);
     expect(new ProtoReader(unroute.body).str(1)).toBe(circuitId);
     expect(app.ctrl!.fabric.circuitsOf(r.id)).toEqual([]);
+    // OpenZiti's circuit events, as for the built-in router's circuits
+    await circuitEventsOf(app.core).idle();
+    const events = await app.core.store.allSql<{ op: string; after_row: string }>(
+      `SELECT op, after_row FROM outbox WHERE entity = 'event:circuit' AND entity_id = ? ORDER BY seq`,
+      circuitId,
+    );
+    expect(events.map((e) => (JSON.parse(e.after_row) as { event_type: string }).event_type)).toEqual(['created', 'deleted']);
+    expect(JSON.parse(events[0]!.after_row)).toMatchObject({
+      terminator_id: 'wire-t1',
+      path: { nodes: [r.id] },
+      tags: { clientId: client.id, hostId: host.id },
+    });
     router.channel.close();
     // the router gone: its SDKs' terminators go with it
     await expect.poll(async () => (await terminatorsOfService()).some((t) => t.id === 'wire-t1')).toBe(false);

@@ -126,3 +126,28 @@ describe('the Go SDK through a stock router', { timeout: 180_000 }, () => {
     }
   });
 });
+
+describe('a stock router that dies and comes back', { timeout: 180_000 }, () => {
+  it('killed: offline, its terminators gone, a dial fails cleanly; restarted: online, resynced, the host binds again and dials work', async () => {
+    const server = await echoServer('host', 'echo');
+    try {
+      routerProc.kill('SIGKILL');
+      await routerProc.exited;
+      await eventually(async () => !(await admin.get(`/edge-routers/${router.id}`)).body.data.isOnline, 30_000, 'the router offline');
+      await eventually(async () => (await terminatorsOf('echo')).length === 0, 30_000, 'its terminators gone');
+      const refused = await run(sdk, ['dial', '--identity', files.client!, '--service', 'echo']);
+      expect(refused.code).not.toBe(0);
+
+      routerProc = runRouter(openzitiTools().ziti, router);
+      await eventually(async () => (await admin.get(`/edge-routers/${router.id}`)).body.data.isOnline, 60_000, 'the router online again');
+      // the SDK hosting the service binds again through the restarted router (its data model resynced: the
+      // session JWTs verify), and a dial goes through
+      await eventually(async () => (await terminatorsOf('echo')).length === 1, 60_000, 'the host bound again');
+      const echoed = await sdkClient(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--bytes', '100000'], 60_000);
+      expect(echoed[0]).toMatchObject({ bytes: 100000 });
+    } finally {
+      server.end();
+      await server.exited;
+    }
+  });
+});

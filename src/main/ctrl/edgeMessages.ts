@@ -164,11 +164,11 @@ const POLICY_TYPE = { Dial: 1, Bind: 2 } as const;
 const RELATED = { service: 1, identity: 2, postureCheck: 3 } as const;
 
 /**
- * The full router data model as one DataState, its events in the order OpenZiti's controller lists them
+ * The full router data model as the events of one DataState, in the order OpenZiti's controller lists them
  * (common/router_data_model.go getDataStateAlreadyLocked): config types, configs, identities, services, posture
  * checks, each service policy followed by its services, posture checks and identities, then the public keys.
  */
-export function dataState(model: RouterModel, index: bigint, timelineId: string): Buffer {
+export function dataStateEvents(model: RouterModel): Buffer {
   const w = new ProtoWriter();
   const event = (field: number, m: ProtoWriter, synthetic = false) => w.message(1, new ProtoWriter().uint(3, synthetic).message(field, m));
   for (const t of model.configTypes) event(17, new ProtoWriter().bytes(1, t.id).bytes(2, t.name));
@@ -208,7 +208,12 @@ export function dataState(model: RouterModel, index: bigint, timelineId: string)
       .uint(4, 0);
     event(14, key, true);
   }
-  return w.uint(2, index).bytes(3, timelineId).finish();
+  return w.finish();
+}
+
+/** The DataState message: its events (dataStateEvents), the index they bring the router to, the timeline. */
+export function dataState(events: Buffer, index: bigint, timelineId: string): Buffer {
+  return Buffer.concat([events, new ProtoWriter().uint(2, index).bytes(3, timelineId).finish()]);
 }
 
 /** DataState.PostureCheck with its type's subtype (the fields OpenZiti's routers evaluate). */

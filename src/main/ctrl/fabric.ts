@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import {
   authorizeRouterRequest,
   changeRouterTerminators,
+  circuitEventsOf,
   clearRouterTerminators,
   DataPlaneRefusal,
   missingRows,
@@ -56,6 +57,10 @@ export interface StockCircuit {
   identityId: string;
   serviceId: string;
   terminatorId: string;
+  /** the terminator's instance id, its host's identity and cost (circuit events) */
+  instanceId: string;
+  hostId: string;
+  cost: number;
   createdAt: number;
 }
 
@@ -65,7 +70,7 @@ export class StockRouterFabric {
    * terminator id -> the Bind session it was created with (its end removes the terminator) and the host's peer data
    * (its public key: the dialer's end-to-end encryption is set up with it, as OpenZiti's terminator peer data)
    */
-  private readonly terminatorSessions = new Map<string, { routerId: string; sessionId: string; peerData: Map<number, Buffer> }>();
+  private readonly terminatorSessions = new Map<string, { routerId: string; sessionId: string; hostId: string; peerData: Map<number, Buffer> }>();
   private unwatch?: () => void;
 
   constructor(
@@ -105,14 +110,14 @@ export class StockRouterFabric {
       ch.channel.reply(msg, message(EdgeCtrl.CreateTerminatorV2Response, [], createTerminatorV2Response(req.address, result, text)));
     if (!req.address) return void answer(TerminatorResult.Other, 'no terminator id given');
     try {
-      const { grant } = await authorizeRouterRequest(this.core(), routerId, req, 'Bind');
+      const { caller, grant } = await authorizeRouterRequest(this.core(), routerId, req, 'Bind');
       await putRouterTerminator(this.core(), routerId, grant.serviceId, {
         id: req.address,
         instance: req.instanceId,
         cost: req.cost,
         precedence: req.precedence,
       });
-      this.terminatorSessions.set(req.address, { routerId, sessionId: grant.sessionId, peerData: req.peerData });
+      this.terminatorSessions.set(req.address, { routerId, sessionId: grant.sessionId, hostId: caller.identityId, peerData: req.peerData });
       answer(TerminatorResult.Success);
     } catch (e) {
       if (!(e instanceof DataPlaneRefusal)) this.log(e, 'create terminator');
@@ -215,6 +220,9 @@ export class StockRouterFabric {
         identityId: caller.identityId,
         serviceId: grant.serviceId,
         terminatorId: terminator.id,
+        instanceId: terminator.identity,
+        hostId: this.terminatorSessions.get(terminator.id)?.hostId ?? '',
+        cost: terminator.cost,
         createdAt: Date.now(),
       };
       // known before the route is sent: a revocation while it is under way unroutes it
@@ -225,6 +233,7 @@ export class StockRouterFabric {
       });
       if (result.contentType !== Fabric.RouteResult || !getBool(result.headers, CtrlMsgHeader.RouteResultSuccess)) {
         this.circuits.delete(circuitId);
+        this.report('failed', circuit, ROUTE_FAILURES[result.headers.get(CtrlMsgHeader.RouteResultErrorCode)?.[0] ?? 0] ?? 'ROUTER_ERR_GENERIC');
         throw new DataPlaneRefusal(getStr(result.headers, CtrlMsgHeader.RouteResultError) || 'the router could not route the circuit');
       }
       if (!this.circuits.has(circuitId)) throw new DataPlaneRefusal('access ended while the circuit was being routed');
@@ -243,6 +252,7 @@ export class StockRouterFabric {
           [CtrlMsgHeader.RespTags, encodeStringMap(tags)],
         ]),
       );
+      this.report('created', circuit);
     } catch (e) {
       if (!(e instanceof DataPlaneRefusal)) this.log(e, 'create circuit');
       ch.channel.result(msg, false, refusalText(e));
@@ -296,15 +306,43 @@ export class StockRouterFabric {
     for (const c of [...this.circuits.values()]) {
       if (!which(c)) continue;
       this.circuits.delete(c.id);
+      this.report('deleted', c);
       const ch = this.channelOf(c.routerId);
       if (ch) this.send(ch, c.id);
     }
+  }
+
+  /** OpenZiti's circuit events (created, deleted, failed), as the built-in router's circuits report them. */
+  private report(eventType: 'created' | 'deleted' | 'failed', c: StockCircuit, failureCause?: string): void {
+    circuitEventsOf(this.core()).report({
+      eventType,
+      circuitId: c.id,
+      sessionId: c.sessionId,
+      serviceId: c.serviceId,
+      terminatorId: c.terminatorId,
+      instanceId: c.instanceId,
+      routerId: c.routerId,
+      clientIdentityId: c.identityId,
+      hostId: c.hostId,
+      elapsedMs: Date.now() - c.createdAt,
+      ...(eventType !== 'deleted' && { cost: c.cost }),
+      ...(failureCause && { failureCause }),
+    });
   }
 
   private send(ch: RouterControlChannel, circuitId: string): void {
     ch.channel.send(message(Fabric.Unroute, [], unroute(circuitId, true)));
   }
 }
+
+/** OpenZiti's failure causes for a route result's error code (ctrl_msg ErrorType*). */
+const ROUTE_FAILURES: Record<number, string> = {
+  0: 'ROUTER_ERR_GENERIC',
+  1: 'ROUTER_ERR_INVALID_TERMINATOR',
+  2: 'ROUTER_ERR_MISCONFIGURED_TERMINATOR',
+  3: 'ROUTER_ERR_DIAL_TIMED_OUT',
+  4: 'ROUTER_ERR_CONN_REFUSED',
+};
 
 /** The terminator's side's peer data in a route result (its headers beyond the channel's and the result's own). */
 function peerDataOf(result: Message): Map<number, Buffer> {

@@ -4,10 +4,10 @@
 // again after every committed change that alters it (coalesced: one build at a time, the last change always
 // followed by a build), with a higher index each time: the router replaces its model, and the controller checks
 // every terminator and circuit again anyway.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { recordRouterListeners, routerModel, ROUTER_MODEL_TABLES, type Core } from '../core/dataPlane/index';
 import { bool, message } from '../router/channel/wire';
-import { CtrlMsgHeader, dataState, EdgeCtrl, parseClientHello, serverHello, type Subscription } from './edgeMessages';
+import { CtrlMsgHeader, dataState, dataStateEvents, EdgeCtrl, parseClientHello, serverHello, type Subscription } from './edgeMessages';
 import type { RouterControlChannel } from './routerChannel';
 
 /** How long a router may take to answer the ServerHello with its ClientHello. */
@@ -21,6 +21,8 @@ export class RouterModelSync {
   private readonly subscribed = new Set<RouterControlChannel>();
   private building?: Promise<void>;
   private stale = true;
+  /** the model's digest (without its index): an unchanged model is not sent again */
+  private digest = '';
   private pushing = false;
   private unwatch?: () => void;
 
@@ -74,9 +76,13 @@ export class RouterModelSync {
     this.building ??= (async () => {
       this.stale = false;
       try {
-        const model = await routerModel(this.core());
+        const events = dataStateEvents(await routerModel(this.core()));
+        // a write that changed nothing the routers hold (a login's sdkInfo, a policy's tags) sends nothing
+        const digest = createHash('sha256').update(events).digest('hex');
+        if (this.current && digest === this.digest) return;
+        this.digest = digest;
         this.index++;
-        this.current = { index: this.index, body: dataState(model, this.index, this.timelineId) };
+        this.current = { index: this.index, body: dataState(events, this.index, this.timelineId) };
       } catch (err) {
         this.stale = true;
         throw err;
@@ -95,7 +101,9 @@ export class RouterModelSync {
     void (async () => {
       try {
         while (this.stale) {
+          const before = this.current?.index;
           const state = await this.state();
+          if (state.index === before) continue;
           for (const ch of this.subscribed) if (!ch.channel.closed) ch.channel.send(message(EdgeCtrl.DataState, [], state.body));
         }
       } catch (err) {
