@@ -112,7 +112,6 @@ type Row = { id: string; name: string; identity_role: string; service_role: stri
 
 /** The tables whose committed writes can change what a test finds. */
 const WATCHED = [
-  'policy_tests',
   'service_policies',
   'edge_router_policies',
   'service_edge_router_policies',
@@ -200,7 +199,14 @@ class PolicyTestRunner {
 
   start(): void {
     const store = this.core.store;
-    this.off = [store.watchTables(WATCHED, () => this.schedule()), store.watchGaps(() => this.schedule())];
+    // with no tests saved, the network's writes cost nothing here (a write to the tests themselves always runs them)
+    this.off = [
+      store.watchTables(['policy_tests'], () => this.schedule()),
+      store.watchTables(WATCHED, () => {
+        if (this.report.run === 0 || this.report.tests.length > 0 || this.report.error) this.schedule();
+      }),
+      store.watchGaps(() => this.schedule()),
+    ];
     this.schedule();
   }
 
