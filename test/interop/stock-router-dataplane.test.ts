@@ -3,11 +3,13 @@
 // itself), a Bind becomes a terminator on that router, a Dial a circuit Weft routes through it, and revoked access
 // closes the router's circuits. Only the stock router serves the SDKs here: the edge router policies name it alone.
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { enrolledRouter, runRouter, type RouterDir } from './stockRouters';
+import { enrolledRouter, freePort, runRouter, type RouterDir } from './stockRouters';
 import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli } from './tools';
 
 let app: TestApp;
@@ -123,6 +125,46 @@ describe('the Go SDK through a stock router', { timeout: 180_000 }, () => {
       server.end();
       await Promise.all([dialer.exited, server.exited]);
       await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
+    }
+  });
+});
+
+describe('ziti tunnel through a stock router', { timeout: 180_000 }, () => {
+  it('ziti tunnel host hosts a plain HTTP server that ziti tunnel proxy reaches, both through the stock router', async () => {
+    const http = createServer((req, res) => res.end(`hello through the stock router: ${req.url}`));
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const httpPort = (http.address() as AddressInfo).port;
+    await identity('tunnel-host');
+    await cli.create('config', 'web-host', 'host.v1', JSON.stringify({ protocol: 'tcp', address: '127.0.0.1', port: httpPort }));
+    await cli.create('service', 'web', '--configs', 'web-host');
+    await cli.create('service-policy', 'web-bind', 'Bind', '--identity-roles', '@tunnel-host', '--service-roles', '@web');
+    await cli.create('service-policy', 'web-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@web');
+    const host = new ToolProcess(cli.bin, ['tunnel', 'host', '-i', files['tunnel-host']!], { cwd: cli.cwd });
+    const proxyPort = await freePort();
+    const proxy = new ToolProcess(cli.bin, ['tunnel', 'proxy', `web:${proxyPort}`, '-i', files.client!], { cwd: cli.cwd });
+    try {
+      await eventually(
+        async () => (await terminatorsOf('web')).some((t) => t.routerId === router.id),
+        30_000,
+        'ziti tunnel host to bind at the stock router',
+      );
+      const url = `http://127.0.0.1:${proxyPort}/path?q=1`;
+      const body = await eventually(
+        async () =>
+          await fetch(url).then(
+            (r) => (r.ok ? r.text() : undefined),
+            () => undefined,
+          ),
+        30_000,
+        'ziti tunnel proxy',
+      );
+      expect(body).toBe('hello through the stock router: /path?q=1');
+    } finally {
+      proxy.kill();
+      host.kill();
+      await Promise.all([proxy.exited, host.exited]);
+      http.closeAllConnections();
+      await new Promise((r) => http.close(r));
     }
   });
 });
