@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createNetServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -9,6 +10,8 @@ import { Agent, request } from 'undici';
 import { openzitiStamp } from '../scripts/openziti-stamp.mjs';
 import { createCsr } from '../src/main/core/pki/index';
 import { benchConfigFile, cpuMicros, printColumns, startChild, type Child } from './lib';
+import { zitiBinary } from './openziti';
+import { enrollStockRouter, writeStockRouterConfig } from './stockRouter';
 
 /**
  * The data plane: the real OpenZiti Go SDK (weft-sdk-client `dial` against `echo-server`) through Weft's built-in
@@ -16,6 +19,8 @@ import { benchConfigFile, cpuMicros, printColumns, startChild, type Child } from
  * node:tls relay (the floor): one dial's echo stream, 50 concurrent dials, and dial setup latency.
  * The service has encryptionRequired=false, so both paths carry the same bytes (TLS on each hop, no SDK
  * end-to-end encryption). Every process is its own: Weft, the relay, the Go servers and each Go client run.
+ * With the pinned `ziti` built, the same runs go through a stock `ziti router run` attached to Weft's control channel
+ * too (OpenZiti's own data plane), and the built-in router is checked against it.
  * WEFT_BENCH_CPU_PROF=DIR writes a V8 CPU profile of the Weft process into DIR (node --cpu-prof).
  */
 
@@ -272,6 +277,83 @@ async function setupLatency(bin: string, dialArgs: string[], dials: number): Pro
 
 const ms = (x: number) => x.toFixed(2);
 
+/**
+ * A stock `ziti router run` attached to Weft's control channel, serving a second echo service of its own (its
+ * service edge router policy names only it), the host bound through it: the dial target for the stock router rows.
+ * Skipped (with the reason) when the pinned `ziti` is not built.
+ */
+async function stockRouterTarget(
+  http: Http,
+  dir: string,
+  bin: string,
+  host: string,
+  client: string,
+  stops: Array<() => Promise<void>>,
+): Promise<{ target?: Target; missing?: string }> {
+  const ziti = zitiBinary();
+  if ('missing' in ziti) return { missing: ziti.missing };
+  const service = 'bench-echo-stock';
+  const serviceId = await http.create('services', { name: service, encryptionRequired: false });
+  for (const [type, role] of [
+    ['Bind', '#bench-hosts'],
+    ['Dial', '#bench-clients'],
+  ] as const) {
+    await http.create('service-policies', {
+      name: `bench-stock-${type}`,
+      type,
+      semantic: 'AnyOf',
+      identityRoles: [role],
+      serviceRoles: [`@${serviceId}`],
+    });
+  }
+  await http.create('service-edge-router-policies', {
+    name: 'bench-stock-services',
+    semantic: 'AnyOf',
+    serviceRoles: [`@${serviceId}`],
+    edgeRouterRoles: ['#bench-stock'],
+  });
+  const routerId = await http.create('edge-routers', { name: 'bench-stock', roleAttributes: ['bench-stock'], isTunnelerEnabled: false });
+  const routerDir = join(dir, 'stock-router');
+  mkdirSync(routerDir, { recursive: true });
+  const jwtFile = join(routerDir, 'router.jwt');
+  writeFileSync(jwtFile, (await http.call('GET', `/edge/management/v1/edge-routers/${routerId}`)).data.enrollmentJwt);
+  const edgePort = await freePort();
+  const config = writeStockRouterConfig(routerDir, edgePort);
+  await enrollStockRouter(ziti.bin, routerDir, config, jwtFile);
+  const proc = spawn(ziti.bin, ['router', 'run', config], { cwd: routerDir, env: { ...process.env, HOME: routerDir }, stdio: 'ignore' });
+  stops.push(async () => {
+    const exited = new Promise((r) => proc.once('exit', r));
+    proc.kill('SIGTERM');
+    await exited;
+  });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const er = (await http.call('GET', `/edge/management/v1/edge-routers/${routerId}`)).data;
+    if (er.isOnline && er.supportedProtocols?.tls) break;
+    if (Date.now() > deadline || proc.exitCode !== null) throw new Error('the stock router did not come online in 60 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const echo = await startServerTool(bin, ['echo-server', '--identity', host, '--service', service]);
+  stops.push(() => echo.stop());
+  return {
+    target: {
+      name: 'stock',
+      relayPid: proc.pid,
+      serverPid: echo.proc.pid,
+      dialArgs: ['dial', '--identity', client, '--service', service, '--cache-posture'],
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createNetServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
 // ---- the scenario ---------------------------------------------------------------------------------------------------
 
 /**
@@ -332,17 +414,20 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
         serviceRoles: [`@${serviceId}`],
       });
       await http.create('edge-router-policies', { name: 'bench-routers', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] });
+      // each service on its own router: the built-in one here, a stock router's below
+      const builtinId = (await http.call('GET', `/edge/management/v1/edge-routers?filter=${encodeURIComponent('name = "er-builtin"')}`)).data[0].id;
       await http.create('service-edge-router-policies', {
         name: 'bench-services',
         semantic: 'AnyOf',
-        serviceRoles: ['#all'],
-        edgeRouterRoles: ['#all'],
+        serviceRoles: [`@${serviceId}`],
+        edgeRouterRoles: [`@${builtinId}`],
       });
       const host = await enrolledIdentity(http, dir, 'bench-host', ['bench-hosts']);
       const client = await enrolledIdentity(http, dir, 'bench-client', ['bench-clients']);
 
       const weftEcho = await startServerTool(bin, ['echo-server', '--identity', host, '--service', service]);
       stops.push(() => weftEcho.stop());
+      const stock = await stockRouterTarget(http, dir, bin, host, client, stops);
 
       // the floor: the same Go pair over plain TLS (Weft's own server certificate), through a bare node:tls relay
       const certFile = join(pki, 'server-chain.pem');
@@ -370,6 +455,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       };
       const WEFT = 'weft router (Go SDK ↔ Go SDK)';
       const FLOOR = 'floor (Go TLS ↔ node:tls relay ↔ Go TLS)';
+      const STOCK = 'stock ziti router on Weft (Go SDK ↔ Go SDK)';
 
       // throughput: one stream, then 50 concurrent dials; each round runs Weft then the floor back to back
       const cases = [
@@ -377,7 +463,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
         { scenario: `${many} concurrent dials × ${manyBytes / MiB} MiB`, bytes: manyBytes, count: many, rounds: 3 },
       ];
       for (const c of cases) {
-        const [w, f] = await pairedRounds(bin, [weftTarget, floorTarget], c.bytes, c.count, c.rounds);
+        const [w, f, st] = await pairedRounds(bin, [weftTarget, floorTarget, ...(stock.target ? [stock.target] : [])], c.bytes, c.count, c.rounds);
         const ws = summarize(w!);
         const fs = summarize(f!);
         // for concurrent dials, p50/p99 are each connection's time from dial to its whole echo back
@@ -393,6 +479,18 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
             .join('; ');
         rows.push({ scenario: c.scenario, target: WEFT, mibps: ws.mibps, ...p(w!), note: note(ws, 'router') });
         rows.push({ scenario: c.scenario, target: FLOOR, mibps: fs.mibps, ...p(f!), note: note(fs, 'relay') });
+        if (st) {
+          const ss = summarize(st);
+          rows.push({ scenario: c.scenario, target: STOCK, mibps: ss.mibps, ...p(st), note: note(ss, 'stock router') });
+          const vsStock = median(w!.runs.map((r, i) => r.mibps / st.runs[i]!.mibps));
+          rows.push({
+            scenario: c.scenario,
+            target: 'check',
+            note:
+              `built-in router at ${vsStock.toFixed(2)}× the stock OpenZiti router (median of paired rounds; the stock router's ` +
+              `throughput does not depend on its controller once a circuit exists); goal ≥ 1× ${vsStock >= 1 ? 'MET' : 'NOT MET'}`,
+          });
+        } else rows.push({ scenario: c.scenario, target: STOCK, note: `skipped: ${stock.missing}` });
         const ratios = w!.runs.map((r, i) => r.mibps / f!.runs[i]!.mibps).sort((a, b) => a - b);
         const ratio = median(ratios);
         const cpuRatio = ws.cpu && fs.cpu ? `; router CPU per MiB ${(ws.cpu.relay / fs.cpu.relay).toFixed(2)}× the relay's` : '';
@@ -410,6 +508,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       const shipped = await setupLatency(bin, weftDial, dials);
       const cached = await setupLatency(bin, weftTarget.dialArgs, dials);
       const fl = await setupLatency(bin, floorTarget.dialArgs, dials);
+      const viaStock = stock.target ? await setupLatency(bin, stock.target.dialArgs, dials) : undefined;
       const firstEcho = (x: { firstEcho: number[] }) => `first echo p50 ${ms(median(x.firstEcho))} / p99 ${ms(percentile(x.firstEcho, 0.99))} ms`;
       rows.push({
         scenario,
@@ -425,6 +524,15 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
         p99Ms: percentile(cached.setup, 0.99),
         note: `Dial → router → hosting SDK → StateConnected, over the open router connection; ${firstEcho(cached)}`,
       });
+      if (viaStock) {
+        rows.push({
+          scenario,
+          target: `${STOCK}, posture cached`,
+          p50Ms: median(viaStock.setup),
+          p99Ms: percentile(viaStock.setup, 0.99),
+          note: `Dial → stock router → CreateCircuitV2 to Weft → Route → hosting SDK; ${firstEcho(viaStock)}`,
+        });
+      }
       rows.push({
         scenario,
         target: FLOOR,

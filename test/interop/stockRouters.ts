@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { tempDir } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { run, ToolProcess } from './tools';
+import { enrollStockRouter, writeStockRouterConfig } from '../../bench/stockRouter';
+import { ToolProcess } from './tools';
 
 export interface RouterDir {
   id: string;
@@ -40,38 +41,8 @@ export async function enrolledRouter(
   const dir = tempDir('weft-stock-router-');
   writeFileSync(join(dir, 'router.jwt'), jwt);
   const edgePort = await freePort();
-  const config = join(dir, 'router.yml');
-  writeFileSync(
-    config,
-    [
-      'v: 3',
-      'identity:',
-      `  cert: ${join(dir, 'client.cert')}`,
-      `  server_cert: ${join(dir, 'server.chain.cert')}`,
-      `  key: ${join(dir, 'router.key')}`,
-      `  ca: ${join(dir, 'ca.cert')}`,
-      'ctrl:',
-      '  endpoint: tls:127.0.0.1:1',
-      'listeners:',
-      '  - binding: edge',
-      `    address: tls:127.0.0.1:${edgePort}`,
-      '    options:',
-      `      advertise: 127.0.0.1:${edgePort}`,
-      'edge:',
-      '  csr:',
-      '    country: US',
-      '    province: NC',
-      '    locality: Charlotte',
-      '    organization: Weft',
-      '    organizationalUnit: Interop',
-      '    sans:',
-      '      dns: [localhost]',
-      '      ip: ["127.0.0.1"]',
-      '',
-    ].join('\n'),
-  );
-  const enroll = await run(ziti, ['router', 'enroll', config, '--jwt', join(dir, 'router.jwt')], { cwd: dir, env: { HOME: dir } });
-  expect(enroll.code, enroll.stderr).toBe(0);
+  const config = writeStockRouterConfig(dir, edgePort);
+  await enrollStockRouter(ziti, dir, config, join(dir, 'router.jwt'));
   expect(readFileSync(join(dir, 'endpoints.yml'), 'utf8')).toContain(ctrlAddress);
   return { id, dir, config, edgePort };
 }
