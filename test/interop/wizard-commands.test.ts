@@ -29,7 +29,10 @@ async function fresh(consoleAddress?: string): Promise<Net> {
 }
 
 beforeAll(async () => {
-  [wizard, viaCli, viaRest] = await Promise.all([fresh('127.0.0.1:0'), fresh(), fresh()]);
+  // one after the other: PostgreSQL creates one database from its template at a time
+  wizard = await fresh('127.0.0.1:0');
+  viaCli = await fresh();
+  viaRest = await fresh();
   ui = await new ConsoleClient(wizard.app.urls.console!).login(ADMIN_USER, ADMIN_PASSWORD);
   cli = new ZitiCli(openzitiTools().ziti);
   await cli.ok('edge', 'login', viaCli.app.urls.api, '-u', ADMIN_USER, '-p', ADMIN_PASSWORD, '-y');
@@ -95,11 +98,10 @@ async function replay(
     for (const e of await all(from, path)) names.set(e.id, `${path} ${e.name}`);
   }
   const vars = new Map<string, string>();
-  let text = '';
   for (const r of requests) {
     expect(r.method).toBe('POST');
     expect(r.path.startsWith('/edge/management/v1/')).toBe(true);
-    text = JSON.stringify(r.body)
+    const text = JSON.stringify(r.body)
       .replace(/\$\{([A-Z_]+)\}/g, (_, v: string) => vars.get(v) ?? `missing ${v}`)
       .replace(/"@([A-Za-z0-9._-]+)"/g, (m, id: string) => (names.has(id) ? `"@${byName.get(names.get(id)!)}"` : m));
     vars.set(r.saveIdAs, await to.create(r.path.slice('/edge/management/v1'.length), JSON.parse(text)));

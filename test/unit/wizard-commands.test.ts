@@ -101,7 +101,7 @@ describe('wizard commands', () => {
     expect(out.split('\n').slice(0, -1)).toEqual(words);
   });
 
-  it('writes one POST per step; ids an earlier step creates are ${STEP_ID} variables, existing ids stay', () => {
+  it('writes one POST per step; ids an earlier step creates are $STEP_ID variables, existing ids stay', () => {
     const { rest } = wizardCommands(plan);
     expect(rest.map((r) => [r.method, r.path, r.saveIdAs])).toEqual([
       ['POST', '/edge/management/v1/configs', 'INTERCEPT_CONFIG_ID'],
@@ -116,9 +116,9 @@ describe('wizard commands', () => {
       name: 'web app',
       encryptionRequired: false,
       roleAttributes: ['a,b', 'web'],
-      configs: ['${INTERCEPT_CONFIG_ID}', '${HOST_CONFIG_ID}'],
+      configs: [`\${INTERCEPT_CONFIG_ID}`, `\${HOST_CONFIG_ID}`],
     });
-    expect(rest[3]!.body).toMatchObject({ identityRoles: ['#users', '@id1'], serviceRoles: ['@${SERVICE_ID}'] });
+    expect(rest[3]!.body).toMatchObject({ identityRoles: ['#users', '@id1'], serviceRoles: [`@\${SERVICE_ID}`] });
     expect(rest[0]!.body).toEqual(plan.steps[0]!.body);
   });
 

@@ -175,7 +175,7 @@ export function CommandsView({ commands }: { commands: Preview['commands'] }) {
       <CopyBlock
         title="REST requests"
         testId="wizard-rest"
-        hint="Management API requests, in order, each with the admin's zt-session header; a ${…_ID} is the id an earlier request returned."
+        hint={`Management API requests, in order, each with the admin's zt-session header; a \${…_ID} is the id an earlier request returned.`}
         text={restText(commands.rest)}
       />
     </section>
