@@ -50,4 +50,5 @@ export { createSession } from './sessionGrant';
 export { associateServiceConfigs, listServiceConfigOverrides, removeServiceConfigs } from './serviceConfigOverrides';
 export { configTypesOf } from './serviceView';
 export { previewServiceWizard, runServiceWizard } from './serviceWizard';
+export { wizardCommands, shellQuote, idVariable, MANAGEMENT_API_BASE, type WizardCommands, type RestRequest } from './wizardCommands';
 export type { PostureCheckDetails } from './postureEvaluation';

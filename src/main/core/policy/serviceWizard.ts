@@ -15,6 +15,10 @@ import { parseInput } from '../validation';
 import { ROLE_KINDS, type RoleKind } from '../kinds';
 import { parseRoles, roleMatchSql } from '../query/roles';
 import { resolveRoleFields, type RoleField } from './roleNames';
+import { wizardCommands, type WizardCommands } from './wizardCommands';
+import type { StepKey, WizardPlan, WizardStep, RoleDisplay } from './wizardPlan';
+
+export type { StepKey, WizardPlan, WizardStep, RoleDisplay } from './wizardPlan';
 
 /**
  * The service wizard: one form that makes a service usable — the service, its intercept.v1 and host.v1 configs, the
@@ -70,9 +74,6 @@ export const serviceWizardSchema = z.object({
 });
 export type ServiceWizardInput = z.input<typeof serviceWizardSchema>;
 
-export type StepKey =
-  'intercept-config' | 'host-config' | 'service' | 'dial-policy' | 'bind-policy' | 'service-edge-router-policy' | 'edge-router-policy';
-
 const STEP_DEFS: Record<StepKey, ResourceDef> = {
   'intercept-config': configs,
   'host-config': configs,
@@ -82,33 +83,6 @@ const STEP_DEFS: Record<StepKey, ResourceDef> = {
   'service-edge-router-policy': serviceEdgeRouterPolicies,
   'edge-router-policy': edgeRouterPolicies,
 };
-
-/** A role as shown: `#attr` as is, `@id` with the entity's name (`(new)` for what the plan itself creates). */
-export interface RoleDisplay {
-  role: string;
-  name: string;
-}
-
-export interface WizardStep {
-  key: StepKey;
-  /** the console resource (and REST collection) the step creates in */
-  resource: string;
-  name: string;
-  /** one sentence: what it is for */
-  summary: string;
-  /** the create body; `$<step>` stands for the id a previous step created (`@$service` in roles) */
-  body: Record<string, unknown>;
-  /** role sides shown with names */
-  roles?: Record<string, RoleDisplay[]>;
-  /** how many entities each role side matches now */
-  matches?: Record<string, number>;
-}
-
-export interface WizardPlan {
-  steps: WizardStep[];
-  /** facts the preview states: which router hosts it, why an edge router policy is or is not created */
-  notes: string[];
-}
 
 const REF = /^(@?)\$([a-z-]+)$/;
 
@@ -431,6 +405,8 @@ export interface WizardPreview extends WizardPlan {
   ok: boolean;
   /** the step that failed in the dry run, and why (the same error a create would give) */
   problem?: { step: StepKey; code: string; message: string; field?: string; reason?: string };
+  /** the same plan as `ziti edge create` commands and Management API requests */
+  commands: WizardCommands;
 }
 
 async function execute(ctx: Ctx, plan: WizardPlan, dryRun: boolean): Promise<CreatedEntity[]> {
@@ -459,13 +435,15 @@ async function execute(ctx: Ctx, plan: WizardPlan, dryRun: boolean): Promise<Cre
 /** The plan and a dry run of it (nothing is kept). Input and permission errors throw; a failing step is reported. */
 export async function previewServiceWizard(ctx: Ctx, body: unknown): Promise<WizardPreview> {
   const plan = await planServiceWizard(ctx, body);
+  const commands = wizardCommands(plan);
   try {
     await execute(ctx, plan, true);
-    return { ...plan, ok: true };
+    return { ...plan, ok: true, commands };
   } catch (e) {
     if (!(e instanceof WizardStepError)) throw e;
     return {
       ...plan,
+      commands,
       ok: false,
       problem: { step: e.step, code: e.code, message: e.message, field: e.fieldCause?.field, reason: e.forPeople?.plain ?? e.fieldCause?.reason },
     };
