@@ -382,6 +382,14 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
     return c;
   }
 
+  /** Ends one of the router's circuits (the fabric API's delete); false when it has none by that id. */
+  closeCircuit(id: string): boolean {
+    const c = this.circuits.get(id);
+    if (!c) return false;
+    c.close('the circuit was deleted');
+    return true;
+  }
+
   /** A circuit event (created, deleted, failed) for the event loggers (written in the background). */
   reportCircuit(eventType: CircuitReport['eventType'], circuitId: string, info: CircuitDial, elapsedMs: number, failureCause?: string): void {
     circuitEventsOf(this.core).report({
