@@ -64,9 +64,29 @@ describe.each(STORE_KINDS)('fabric API on %s', (kind) => {
     const svcs = await fabric(admin, '/services?filter=' + encodeURIComponent('name = "svc-1"'));
     expect(svcs.body.data).toEqual([expect.objectContaining({ id: ids.svc, name: 'svc-1', terminatorStrategy: expect.any(String) })]);
     expect((await fabric(admin, `/services/${ids.svc}`)).body.data.name).toBe('svc-1');
+    const tid = await admin.create('/terminators', {
+      service: ids.svc,
+      router: ids.edge,
+      binding: 'transport',
+      address: 'tcp:127.0.0.1:1',
+      identity: 'i-1',
+    });
     const terms = await fabric(admin, '/terminators?filter=' + encodeURIComponent('limit none'));
     expect(terms.status).toBe(200);
-    expect(terms.body.meta.pagination.totalCount).toBe(terms.body.data.length);
+    expect(terms.body.meta.pagination).toMatchObject({ limit: 500, offset: 0, totalCount: terms.body.data.length });
+    expect(terms.body.data.find((t: any) => t.id === tid)).toMatchObject({
+      serviceId: ids.svc,
+      service: { id: ids.svc, name: 'svc-1' },
+      routerId: ids.edge,
+      router: { id: ids.edge, name: 'er-1' },
+      binding: 'transport',
+      instanceId: 'i-1',
+      hostId: '',
+      cost: 0,
+      dynamicCost: 0,
+      precedence: 'default',
+    });
+    expect((await fabric(admin, `/terminators/${tid}`)).body.data.id).toBe(tid);
   });
 
   it('answers unknown ids with 404 and bad filters with 400 in the envelope', async () => {
