@@ -14,7 +14,8 @@ export function fabricLive(parts: { ctrl?: ControlChannelServer; router?: () => 
     versions() {
       const out = new Map<string, string>();
       const r = router();
-      if (r) out.set(r.id, `${WEFT_VERSION}|${REVISION}|${BUILD_DATE}|${process.platform}|${process.arch}`);
+      // Weft's own version header (the control channel's, with Go's names for the architecture)
+      if (r) out.set(r.id, ctrl?.versionHeader ?? `${WEFT_VERSION}|${REVISION}|${BUILD_DATE}|${process.platform}|${process.arch}`);
       for (const id of ctrl?.connectedRouters() ?? []) {
         const version = ctrl?.channelOf(id)?.version;
         if (version) out.set(id, version);
