@@ -7,6 +7,7 @@ import type { ApiClient } from '../support/client';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import { STORE_KINDS } from '../support/bothStores';
 import { createUser, login } from '../support/users';
+import { listFabricCircuits, type FabricCircuit, type FabricLive } from '../../src/main/core/dataPlane/index';
 
 let server: PostgresServer | undefined;
 afterAll(async () => server?.stop());
@@ -87,6 +88,35 @@ describe.each(STORE_KINDS)('fabric API on %s', (kind) => {
       precedence: 'default',
     });
     expect((await fabric(admin, `/terminators/${tid}`)).body.data.id).toBe(tid);
+  });
+
+  it('filters, sorts and pages the circuits the routers hold as any list', async () => {
+    // what the routers of a node hold in memory (the interop test has real ones: test/interop/fabric-cli.test.ts)
+    const held: FabricCircuit[] = [0, 1, 2].map((i) => ({
+      id: `c-${i}`,
+      routerId: ids.edge!,
+      serviceId: ids.svc!,
+      terminatorId: `t-${i}`,
+      clientId: i === 1 ? 'someone' : 'other',
+      createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)),
+    }));
+    const live: FabricLive = { versions: () => new Map(), circuits: () => held, endCircuit: () => false };
+    const all = await listFabricCircuits(app.core.system, live, { filter: 'sort by createdAt desc limit 2' });
+    expect(all.data.map((c: any) => c.id)).toEqual(['c-2', 'c-1']);
+    expect(all.meta.pagination).toEqual({ limit: 2, offset: 0, totalCount: 3 });
+    const one = await listFabricCircuits(app.core.system, live, { filter: 'clientId = "someone"' });
+    expect(one.data).toEqual([
+      expect.objectContaining({
+        id: 'c-1',
+        clientId: 'someone',
+        service: expect.objectContaining({ id: ids.svc, name: 'svc-1' }),
+        terminator: expect.objectContaining({ id: 't-1' }),
+        path: { nodes: [expect.objectContaining({ id: ids.edge, name: 'er-1' })], links: [] },
+        createdAt: '2026-01-01T00:00:01.000Z',
+      }),
+    ]);
+    const after = await listFabricCircuits(app.core.system, live, { filter: 'createdAt > datetime(2026-01-01T00:00:00Z)' });
+    expect(after.meta.pagination.totalCount).toBe(2);
   });
 
   it('answers unknown ids with 404 and bad filters with 400 in the envelope', async () => {

@@ -10,6 +10,7 @@ import { pageQuery, type ListParams, type Page } from '../query/list';
 import { scalar } from '../query/fields';
 import type { QueryFields } from '../query/compile';
 import type { Store } from '../store/db';
+import type { SqlDialect } from '../store/sqlDialect';
 
 /** A circuit as a router of this node holds it. */
 export interface FabricCircuit {
@@ -155,14 +156,18 @@ interface CircuitRow {
   created_at: string;
 }
 
-/** The circuits held in memory as an SQL source (alias t), so ZitiQL filters, sorts and pages them like any list. */
-function circuitSource(circuits: FabricCircuit[]): { sql: string; args: unknown[] } {
-  const row = CIRCUIT_COLUMNS.map((c) => `CAST(? AS TEXT) AS ${c}`).join(', ');
-  if (!circuits.length) return { sql: `(SELECT ${row} WHERE 1=0)`, args: CIRCUIT_COLUMNS.map(() => null) };
-  return {
-    sql: `(${circuits.map(() => `SELECT ${row}`).join(' UNION ALL ')})`,
-    args: circuits.flatMap((c) => [c.id, c.clientId, c.serviceId, c.terminatorId, c.routerId, c.createdAt.toISOString()]),
-  };
+/** The circuits held in memory as an SQL source (alias t) from one JSON parameter, so ZitiQL filters, sorts and pages them. */
+function circuitSource(sql: SqlDialect, circuits: FabricCircuit[]): { sql: string; args: unknown[] } {
+  const columns = CIRCUIT_COLUMNS.map((c) => `${sql.jsonExtract('e.value', `$.${c}`)} AS ${c}`).join(', ');
+  const rows: CircuitRow[] = circuits.map((c) => ({
+    id: c.id,
+    client_id: c.clientId,
+    service_id: c.serviceId,
+    terminator_id: c.terminatorId,
+    router_id: c.routerId,
+    created_at: c.createdAt.toISOString(),
+  }));
+  return { sql: `(SELECT ${columns} FROM ${sql.jsonEach('?', 'e')})`, args: [JSON.stringify(rows)] };
 }
 
 function checkCircuitRead(ctx: Ctx): void {
@@ -197,7 +202,7 @@ async function presentCircuits(ctx: Ctx, rows: CircuitRow[]) {
 export async function listFabricCircuits(ctx: Ctx, live: FabricLive = NONE, params: ListParams): Promise<Page<object>> {
   checkCircuitRead(ctx);
   const store = ctx.core.store;
-  const source = circuitSource(live.circuits());
+  const source = circuitSource(store.sql, live.circuits());
   const { rows, meta } = await listFrom<CircuitRow>(store, source.sql, source.args, CIRCUIT_FIELDS, params, 't.created_at ASC, t.id ASC');
   return { data: await presentCircuits(ctx, rows), meta };
 }
