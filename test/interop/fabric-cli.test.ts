@@ -1,5 +1,5 @@
 // The real `ziti fabric` commands (v1.7.2) against Weft's /fabric/v1: routers (the built-in router and a stock
-// `ziti router run` on the control channel, both connected), links (none), terminators, circuits of both routers
+// `ziti router run` on the control channel, both connected), links (none), services, terminators, circuits of both routers
 // with their path, and `ziti fabric delete circuit` ending a held dial; `ziti edge validate service-hosting`.
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,11 +83,15 @@ describe('ziti fabric against Weft', { timeout: 180_000 }, () => {
     expect(table).toContain('v1.7.2 on');
   });
 
-  it('lists no links', async () => {
+  it('lists no links, and the services', async () => {
     const r = await cli.json('fabric', 'list', 'links');
     expect(r.data).toEqual([]);
     expect(r.meta.pagination.totalCount).toBe(0);
     await cli.ok('fabric', 'list', 'links');
+    const services = await cli.json('fabric', 'list', 'services', 'name contains "echo" sort by name');
+    expect(services.data.map((s: any) => s.name)).toEqual(['echo-builtin', 'echo-stock']);
+    expect(await cli.ok('fabric', 'list', 'services')).toContain('echo-stock');
+    expect(await cli.fails('fabric', 'list', 'routers', 'name = = 1')).toMatch(/INVALID_FILTER|400/);
   });
 
   it('lists terminators and circuits of both routers with their path, and deletes circuits', async () => {
