@@ -31,6 +31,7 @@ import { MetricHistory } from './metrics/history';
 import { httpGroups } from './metrics/httpGroups';
 import { startMetricsServer } from './metrics/server';
 import { NetworkAddressListeners } from './networkAddress';
+import { fabricLive } from './fabricLive';
 
 export interface StartOptions {
   dataDir?: string;
@@ -246,7 +247,9 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     cleanups.push(eventLoggers.stop);
     await prepareShares(core);
 
-    const routes = buildRoutes(core);
+    // the built-in router starts after the API: the fabric API finds it once it is there
+    let router: EdgeRouter | undefined;
+    const routes = buildRoutes(core, { fabric: fabricLive({ ctrl, router: () => router }) });
     const rootRoutes = buildRootRoutes(core);
     // metrics read the router and control channel when scraped (set once they exist)
     const sources: MetricSources = { core, ctrl, eventLoggers: eventLoggers.loggers };
@@ -266,7 +269,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     ctrl?.start(core, await controllerId(core));
     // at stop, the control channel closes first: no router is accepted once the rest starts going
     if (ctrl) cleanups.push(() => ctrl.close());
-    const router = config.router.enabled ? await startBuiltinRouter(core, config.router, dataDir, log) : undefined;
+    router = config.router.enabled ? await startBuiltinRouter(core, config.router, dataDir, log) : undefined;
     if (router) cleanups.push(() => router.close());
     sources.router = router;
     const history = metrics && new MetricHistory(() => metrics.runningTotals(), clock).start();

@@ -4,12 +4,13 @@ import type { z } from 'zod';
 import type { Ctx } from '../core/context';
 import type { ApiSession } from '../core/auth/index';
 
-export type ApiName = 'client' | 'management';
+export type ApiName = 'client' | 'management' | 'fabric';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export const API_BASES: Record<ApiName, string> = {
   client: '/edge/client/v1',
   management: '/edge/management/v1',
+  fabric: '/fabric/v1',
 };
 
 /**

@@ -64,3 +64,8 @@ export function requirePermission(caller: Caller, group: PermissionGroup, action
 export function requireAdminRead(caller: Caller): void {
   if (caller.partial || !(caller.isAdmin || caller.permissions.has('admin_readonly'))) throw unauthorized();
 }
+
+/** Operations reserved for administrators (e.g. ending another identity's circuit through the fabric API). */
+export function requireAdmin(caller: Caller): void {
+  if (caller.partial || !caller.isAdmin) throw unauthorized();
+}

@@ -134,6 +134,7 @@ export class Circuit {
       serviceName: this.info.serviceName,
       terminatorId: this.info.terminatorId,
       caller: this.info.caller,
+      callerId: this.info.callerId,
       hostKind: this.host?.kind ?? 'sdk',
       createdAt: this.createdAt.toISOString(),
       bytesIn: this.bytesIn,

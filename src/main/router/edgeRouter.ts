@@ -265,6 +265,7 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
       identity: t.identity,
       cost: t.cost,
       precedence: t.precedence,
+      hostId: hostIdentityId,
     });
     this.terminators.set(id, { ...t, id });
     return id;
@@ -360,7 +361,16 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
       const identity = listen.identity ?? '';
       const address = s.host.forwardAddress || s.host.forwardPort ? 'tcp:forwarded' : `tcp:${s.host.address}:${s.host.port}`;
       const { result: id, ended } = await this.noteEnded(() =>
-        addRouterTerminator(this.core, { serviceId: s.serviceId, routerId: this.id, binding: 'tunnel', address, identity, cost, precedence }),
+        addRouterTerminator(this.core, {
+          serviceId: s.serviceId,
+          routerId: this.id,
+          binding: 'tunnel',
+          address,
+          identity,
+          cost,
+          precedence,
+          hostId: this.id,
+        }),
       );
       // deleted by someone else before it was held: made again at the next sync
       if (ended.has(id)) this.hostingDirty = true;
@@ -380,6 +390,14 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
     this.circuits.set(c.id, c);
     this.closedTraffic.circuits++;
     return c;
+  }
+
+  /** Ends one of the router's circuits (the fabric API's delete); false when it has none by that id. */
+  closeCircuit(id: string): boolean {
+    const c = this.circuits.get(id);
+    if (!c) return false;
+    c.close('the circuit was deleted');
+    return true;
   }
 
   /** A circuit event (created, deleted, failed) for the event loggers (written in the background). */

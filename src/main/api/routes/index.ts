@@ -1,6 +1,8 @@
 import type { Core } from '../../core/context';
 import type { RouteDef } from '../registry';
+import type { FabricLive } from '../../core/dataPlane/index';
 import { ascodeRoutes } from './ascode';
+import { fabricRoutes } from './fabric';
 import { certMethod, enrollmentRoutes } from './enrollment';
 import { informationalRoutes } from './informational';
 import { managementRoutes } from './management';
@@ -14,8 +16,8 @@ export function authenticationMethods(): Record<string, Authenticator> {
   return { password: passwordMethod, cert: certMethod, 'ext-jwt': extJwtMethod };
 }
 
-/** The whole route table of both APIs, assembled from each module's routes. */
-export function buildRoutes(core: Core): RouteDef[] {
+/** The whole route table of the APIs, assembled from each module's routes; `fabric`: what the routers hold in memory. */
+export function buildRoutes(core: Core, live: { fabric?: FabricLive } = {}): RouteDef[] {
   const routes: RouteDef[] = [];
   routes.push(
     ...informationalRoutes(core, () => routes),
@@ -25,6 +27,7 @@ export function buildRoutes(core: Core): RouteDef[] {
     ...policyRoutes(core),
     ...securityRoutes(core),
     ...ascodeRoutes(core),
+    ...fabricRoutes(live.fabric),
   );
   return routes;
 }

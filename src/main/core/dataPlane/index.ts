@@ -61,3 +61,14 @@ export {
   type AddressListeners,
   type NetworkAddressView,
 } from './networkAddress';
+export {
+  deleteFabricCircuit,
+  getFabricCircuit,
+  getFabricLink,
+  getFabricRouter,
+  listFabricCircuits,
+  listFabricLinks,
+  listFabricRouters,
+  type FabricCircuit,
+  type FabricLive,
+} from './fabric';

@@ -15,6 +15,8 @@ export interface LiveStatus {
     serviceName: string;
     terminatorId: string;
     caller: string;
+    /** the dialing identity's id */
+    callerId: string;
     hostKind: 'sdk' | 'tcp';
     createdAt: string;
     bytesIn: number;

@@ -18,6 +18,8 @@ export interface RouterTerminator {
   identity: string;
   cost: number;
   precedence: 'default' | 'required' | 'failed';
+  /** the hosting identity: the SDK that bound, or the router for services it hosts itself */
+  hostId?: string;
 }
 
 /**
@@ -37,7 +39,7 @@ export async function addRouterTerminator(core: Core, t: RouterTerminator): Prom
       cost: t.cost,
       precedence: t.precedence,
     },
-    t.id ? { id: t.id } : {},
+    { ...(t.id ? { id: t.id } : {}), columns: { host_id: t.hostId ?? '' } },
   );
 }
 

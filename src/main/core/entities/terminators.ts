@@ -25,6 +25,8 @@ export const terminators = defineResource({
     cost: { codec: 'int', schema: costSchema, zero: 0, filter: true },
     precedence: { codec: 'string', schema: precedenceSchema, zero: 'default', filter: true },
     identity: { codec: 'string', schema: z.string(), zero: '', filter: true },
+    // the hosting identity, as its router reported it ('' for terminators created through the API)
+    hostId: { codec: 'string', filter: true },
     // never shown
     identitySecret: { codec: 'string', schema: z.base64(), shown: false },
   },
@@ -71,6 +73,8 @@ export const terminators = defineResource({
       const id = rows[i]!.router_id!;
       item.router = edge.has(id) ? ref('edge-routers', id, edge.get(id)) : ref('transit-routers', id, transit.get(id));
       item.dynamicCost = item.cost;
+      // OpenZiti's fabric name for the instance id
+      item.instanceId = item.identity;
     });
   },
 });

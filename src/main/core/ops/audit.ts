@@ -10,7 +10,7 @@ import { defineResource } from '../entities/define';
  * path), the core stores and lists. Entries name the caller, the source address, the action and the entity, and the
  * outcome with the error code; never a secret — no passwords, tokens, codes or request bodies.
  */
-export type AuditSource = 'management' | 'client' | 'console';
+export type AuditSource = 'management' | 'client' | 'fabric' | 'console';
 export type AuditOutcome = 'success' | 'failure';
 
 export interface AuditEntry {

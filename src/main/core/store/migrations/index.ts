@@ -14,6 +14,7 @@ import * as m012 from './012_controller_router';
 import * as m013 from './013_oidc';
 import * as m014 from './014_outbox';
 import * as m015 from './015_events';
+import * as m016 from './016_terminator_hosts';
 
 export type { Migration, MigrationTarget } from '../db';
 
@@ -40,4 +41,5 @@ export const migrations: Migration[] = [
   { version: 13, name: 'oidc', up: m013.up },
   { version: 14, name: 'outbox', up: m014.up },
   { version: 15, name: 'events', up: m015.up },
+  { version: 16, name: 'terminator hosts', up: m016.up },
 ];
