@@ -93,7 +93,7 @@ const createCircuit = (c: { apiSessionToken: string; sessionToken: string; finge
   ]);
 
 const terminatorsOfService = async () =>
-  (await admin.get(`/services/${serviceId}/terminators?limit=500`)).body.data as Array<{ id: string; routerId: string }>;
+  (await admin.get(`/services/${serviceId}/terminators?limit=500`)).body.data as Array<{ id: string; routerId: string; hostId: string }>;
 
 describe('a stock router after the hello', () => {
   it('gets a ServerHello; its ClientHello listener becomes the supported protocol SDKs are offered', async () => {
@@ -141,7 +141,7 @@ describe('a stock router after the hello', () => {
     const reply = await router.channel.request(createTerminator('wire-t1', await credentials(host, 'Bind'), new Map([[1003, hostKey]])), 10_000);
     expect(reply.contentType).toBe(20217);
     expect(new ProtoReader(reply.body).uint(2)).toBe(0);
-    expect((await terminatorsOfService()).find((t) => t.id === 'wire-t1')).toMatchObject({ routerId: r.id });
+    expect((await terminatorsOfService()).find((t) => t.id === 'wire-t1')).toMatchObject({ routerId: r.id, hostId: host.id });
 
     // the router answers the Route as OpenZiti's does: a RouteResult, success, the attempt
     let routed: Message | undefined;

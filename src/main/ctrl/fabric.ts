@@ -114,6 +114,7 @@ export class StockRouterFabric {
       await putRouterTerminator(this.core(), routerId, grant.serviceId, {
         id: req.address,
         instance: req.instanceId,
+        hostId: caller.identityId,
         cost: req.cost,
         precedence: req.precedence,
       });

@@ -116,7 +116,7 @@ export async function putRouterTerminator(
   core: Core,
   routerId: string,
   serviceId: string,
-  t: { id: string; instance: string; cost: number; precedence: RouterTerminator['precedence'] },
+  t: { id: string; instance: string; hostId: string; cost: number; precedence: RouterTerminator['precedence'] },
 ): Promise<void> {
   await core.store.tx(async () => {
     const existing = await core.store.getSql<{ router_id: string; service_id: string }>(
@@ -135,6 +135,7 @@ export async function putRouterTerminator(
         binding: 'edge',
         address: t.id,
         identity: t.instance,
+        hostId: t.hostId,
         cost: t.cost,
         precedence: t.precedence,
       });
