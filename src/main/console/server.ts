@@ -11,7 +11,7 @@ import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
 import { LOGIN_LINK_FAILED_PARAM, LOGIN_LINK_PATH, SSO_CALLBACK_PATH, SSO_START_PATH, type ConsoleUrls } from '../../shared/console';
 import { allowedHosts, csrfProblem, expiredCookie, LoginLinks, readCookie, resolveConsoleSession, sessionCookie, sessionCookieName } from './auth';
 import { recordLinkLogin } from './audit';
-import { ConsoleSso, SsoFailed } from './sso';
+import type { ConsoleSso } from './sso';
 import { appRouter } from './router';
 import { serveStatic } from './static';
 import type { ConsoleContext } from './trpc';
@@ -248,15 +248,18 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       plain(res, 405, 'Method not allowed', { allow: 'GET' });
       return;
     }
+    // loaded at the first use: it pulls in openid-client (as the share frontend's providers do)
+    const { ConsoleSso, SsoFailed } = await import('./sso');
+    sso ??= new ConsoleSso(core, () => url, `${cookieName}-sso`);
     const ip = req.socket.remoteAddress ?? '127.0.0.1';
     const via = { route: `GET ${requestUrl.pathname}`, authMethod: 'ext-jwt' };
     try {
       if (requestUrl.pathname === SSO_START_PATH) {
-        const started = await sso!.start(requestUrl.searchParams.get('signer') ?? '');
+        const started = await sso.start(requestUrl.searchParams.get('signer') ?? '');
         redirect(started.location, [started.cookie]);
         return;
       }
-      const done = await sso!.complete(requestUrl, req.headers.cookie, ip);
+      const done = await sso.complete(requestUrl, req.headers.cookie, ip);
       await recordLinkLogin(core, { caller: (await resolveConsoleSession(core, done.token))?.caller }, ip, via);
       const previous = await resolveConsoleSession(core, readCookie(req.headers.cookie, cookieName));
       if (previous) await apiSessionsOf(core).remove(previous.session.id);
@@ -310,7 +313,6 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   hosts = allowedHosts(host, port);
   cookieName = sessionCookieName(port);
   url = `http://${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
-  sso = new ConsoleSso(core, () => url, `${cookieName}-sso`);
 
   return {
     url,
