@@ -72,3 +72,19 @@ export const MAX_PAGE_SIZE = 500;
 
 /** A ZitiQL string literal (the console's searches and the server's role-attribute lookups quote with it). */
 export const zitiString = (v: string) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+
+/** Sign-in through an external JWT signer's IdP: `/login/sso?signer=<id>` starts it, the IdP returns to the callback. */
+export const SSO_START_PATH = '/login/sso';
+export const SSO_CALLBACK_PATH = '/login/sso/callback';
+/** What the server adds to `/?login=` when a sign-in through an IdP did not succeed (the login page says why). */
+export const SSO_FAILURES = [
+  'sso-signer',
+  'sso-unavailable',
+  'sso-state',
+  'sso-idp',
+  'sso-unknown-identity',
+  'sso-policy',
+  'sso-disabled',
+  'sso-refused',
+] as const;
+export type SsoFailure = (typeof SSO_FAILURES)[number];

@@ -18,7 +18,8 @@ export interface OidcAccount {
 
 export interface OidcClientRegistration {
   clientId: string;
-  clientSecret: string;
+  /** none for a public client (tokenEndpointAuthMethod 'none': PKCE instead of a secret) */
+  clientSecret?: string;
   redirectUris: string[];
   /** Where RP-initiated logout may send the browser back (post_logout_redirect_uri). */
   postLogoutRedirectUris?: string[];
@@ -26,7 +27,7 @@ export interface OidcClientRegistration {
    * How the client must authenticate at the token and revocation endpoints. oidc-provider itself takes either
    * for a client registered with one of them; with this set, the other method is refused (invalid_client).
    */
-  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post';
+  tokenEndpointAuthMethod?: 'client_secret_basic' | 'client_secret_post' | 'none';
   /**
    * Compare Basic credentials as sent, without undoing their form-encoding (RFC 6749 2.3.1), as some providers
    * do: then an id or secret holding any of -_.!~*'() fails with client_secret_basic.
@@ -84,7 +85,7 @@ export async function startOidcProvider(opts: {
   const provider = new Provider(issuer, {
     clients: opts.clients.map((c) => ({
       client_id: c.clientId,
-      client_secret: c.clientSecret,
+      ...(c.clientSecret !== undefined ? { client_secret: c.clientSecret } : {}),
       redirect_uris: c.redirectUris,
       ...(c.postLogoutRedirectUris ? { post_logout_redirect_uris: c.postLogoutRedirectUris } : {}),
       response_types: ['code'],
@@ -122,7 +123,13 @@ export async function startOidcProvider(opts: {
   provider.use(async (ctx, next) => {
     await next();
     const registration = registrations.get(ctx.oidc?.client?.clientId);
-    if (!registration || ctx.method !== 'POST' || !['token', 'revocation'].includes(ctx.oidc.route)) return;
+    if (
+      !registration ||
+      registration.tokenEndpointAuthMethod === 'none' ||
+      ctx.method !== 'POST' ||
+      !['token', 'revocation'].includes(ctx.oidc.route)
+    )
+      return;
     const authorization = String(ctx.headers.authorization ?? '');
     const used = authorization ? 'client_secret_basic' : 'client_secret_post';
     const rawBasic = Buffer.from(authorization.replace(/^Basic /i, ''), 'base64').toString('utf8');

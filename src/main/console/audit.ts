@@ -135,16 +135,22 @@ export async function recordConsoleMutation(core: Core, m: ConsoleMutation): Pro
   else await recordAudit(core, entry);
 }
 
-/** The one-time login link (not a tRPC call): a login of the default admin. */
-export async function recordLinkLogin(core: Core, outcome: { caller?: Caller; errorCode?: string }, sourceAddress: string): Promise<void> {
+/** The one-time login link (not a tRPC call): a login of the default admin; also the sign-in through an IdP (`via`). */
+export async function recordLinkLogin(
+  core: Core,
+  outcome: { caller?: Caller; errorCode?: string },
+  sourceAddress: string,
+  /** a login by another route than the one-time link (an IdP's callback) */
+  via: { route: string; authMethod: string } = { route: `GET ${LOGIN_LINK_PATH}`, authMethod: 'link' },
+): Promise<void> {
   await recordAudit(core, {
     source: 'console',
     action: 'login',
     entityType: 'api-sessions',
     entityId: outcome.caller?.apiSessionId,
-    route: `GET ${LOGIN_LINK_PATH}`,
+    route: via.route,
     caller: outcome.caller,
-    authMethod: 'link',
+    authMethod: via.authMethod,
     sourceAddress,
     outcome: outcome.errorCode ? 'failure' : 'success',
     errorCode: outcome.errorCode,

@@ -8,9 +8,10 @@ import { ApiError } from '../core/errors';
 import { isIP } from 'node:net';
 import { fetchRequestHandler } from '@trpc/server/adapters/fetch';
 import { incomingMessageToRequest } from '@trpc/server/adapters/node-http';
-import { LOGIN_LINK_FAILED_PARAM, LOGIN_LINK_PATH, type ConsoleUrls } from '../../shared/console';
+import { LOGIN_LINK_FAILED_PARAM, LOGIN_LINK_PATH, SSO_CALLBACK_PATH, SSO_START_PATH, type ConsoleUrls } from '../../shared/console';
 import { allowedHosts, csrfProblem, expiredCookie, LoginLinks, readCookie, resolveConsoleSession, sessionCookie, sessionCookieName } from './auth';
 import { recordLinkLogin } from './audit';
+import type { ConsoleSso } from './sso';
 import { appRouter } from './router';
 import { serveStatic } from './static';
 import type { ConsoleContext } from './trpc';
@@ -150,6 +151,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
   let hosts = new Set<string>();
   let cookieName = '';
   let url = '';
+  let sso: ConsoleSso | undefined;
   const urls = (): ConsoleUrls => ({ ...opts.apiUrls(), console: url });
 
   async function handleTrpc(req: IncomingMessage, res: ServerResponse, requestHost: string, pathname: string): Promise<void> {
@@ -235,6 +237,41 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     redirect('/', sessionCookie(cookieName, token));
   }
 
+  /** Sign-in through an external JWT signer's IdP: the start sends the browser there, the callback signs it in. */
+  async function handleSso(req: IncomingMessage, res: ServerResponse, requestUrl: URL): Promise<void> {
+    const redirect = (location: string, cookies: Array<string | undefined>) => {
+      const setCookie = cookies.filter((c): c is string => !!c);
+      res.writeHead(303, { ...SECURITY_HEADERS, location, 'cache-control': 'no-store', ...(setCookie.length ? { 'set-cookie': setCookie } : {}) });
+      res.end();
+    };
+    if (req.method !== 'GET') {
+      plain(res, 405, 'Method not allowed', { allow: 'GET' });
+      return;
+    }
+    // loaded at the first use: it pulls in openid-client (as the share frontend's providers do)
+    const { ConsoleSso, SsoFailed } = await import('./sso');
+    sso ??= new ConsoleSso(core, () => url, `${cookieName}-sso`);
+    const ip = req.socket.remoteAddress ?? '127.0.0.1';
+    const via = { route: `GET ${requestUrl.pathname}`, authMethod: 'ext-jwt' };
+    try {
+      if (requestUrl.pathname === SSO_START_PATH) {
+        const started = await sso.start(requestUrl.searchParams.get('signer') ?? '');
+        redirect(started.location, [started.cookie]);
+        return;
+      }
+      const done = await sso.complete(requestUrl, req.headers.cookie, ip);
+      await recordLinkLogin(core, { caller: (await resolveConsoleSession(core, done.token))?.caller }, ip, via);
+      const previous = await resolveConsoleSession(core, readCookie(req.headers.cookie, cookieName));
+      if (previous) await apiSessionsOf(core).remove(previous.session.id);
+      redirect('/', [done.clearCookie, sessionCookie(cookieName, done.token)]);
+    } catch (e) {
+      if (!(e instanceof SsoFailed)) throw e;
+      core.log.warn({ code: e.code, detail: e.message }, 'console: sign-in through an IdP refused');
+      if (requestUrl.pathname === SSO_CALLBACK_PATH) await recordLinkLogin(core, { errorCode: 'INVALID_AUTH' }, ip, via);
+      redirect(`/?${LOGIN_LINK_FAILED_PARAM}=${e.code}`, [e.clearCookie]);
+    }
+  }
+
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestHost = (req.headers.host ?? '').toLowerCase();
     if (!hosts.has(requestHost)) {
@@ -244,6 +281,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
     const requestUrl = new URL(req.url ?? '/', `http://${requestHost}`);
     if (requestUrl.pathname.startsWith('/trpc/')) return handleTrpc(req, res, requestHost, requestUrl.pathname);
     if (requestUrl.pathname === LOGIN_LINK_PATH) return handleLoginLink(req, res, requestUrl);
+    if (requestUrl.pathname === SSO_START_PATH || requestUrl.pathname === SSO_CALLBACK_PATH) return handleSso(req, res, requestUrl);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       plain(res, 405, 'Method not allowed', { allow: 'GET, HEAD' });
       return;

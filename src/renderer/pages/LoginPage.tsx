@@ -1,6 +1,6 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState } from 'react';
-import { LOGIN_LINK_FAILED_PARAM } from '../../shared/console';
+import { LOGIN_LINK_FAILED_PARAM, SSO_START_PATH, type SsoFailure } from '../../shared/console';
 import { ErrorBox, Notice } from '../components/Status';
 import { errorInfo } from '../lib/errors';
 import type { Me } from '../lib/types';
@@ -9,8 +9,22 @@ import { MfaEnrollment } from './MfaPage';
 
 export const SIGNED_OUT_KEY = 'weft-console-signed-out';
 
+/** Why a sign-in through an identity provider came back without a session (console/sso.ts). */
+const SSO_FAILURE_TEXT: Record<SsoFailure, string> = {
+  'sso-signer': 'That identity provider is no longer offered for signing in (its signer was disabled or changed).',
+  'sso-unavailable': 'The identity provider could not be reached. Try again later, or sign in with your username and password.',
+  'sso-state':
+    'The sign-in through your identity provider could not be verified: it expired, was already used, or was started in another browser. Start it again.',
+  'sso-idp': 'Your identity provider did not complete the sign-in (it refused it or reported an error).',
+  'sso-unknown-identity': 'Your identity provider account matches no identity in this network. An administrator can set your identity’s external ID.',
+  'sso-policy': 'Your identity’s auth policy does not allow signing in with this identity provider.',
+  'sso-disabled': 'Your identity is disabled.',
+  'sso-refused': 'The network refused the token of your identity provider (its issuer or audience does not match the signer).',
+};
+
 function reasonText(): { text: string; kind: 'info' | 'warning' } | undefined {
   const param = new URLSearchParams(window.location.search).get(LOGIN_LINK_FAILED_PARAM);
+  if (param && Object.hasOwn(SSO_FAILURE_TEXT, param)) return { kind: 'warning', text: `Sign-in refused: ${SSO_FAILURE_TEXT[param as SsoFailure]}` };
   if (param === 'link-invalid')
     return { kind: 'warning', text: 'That login link has expired or was already used. Sign in with your username and password.' };
   if (param === 'link-refused')
@@ -19,7 +33,7 @@ function reasonText(): { text: string; kind: 'info' | 'warning' } | undefined {
   return undefined;
 }
 
-/** Username and password (the console's login link signs in without it). */
+/** Username and password, or an identity provider of the network's external JWT signers (the login link needs neither). */
 export function LoginPage({ sessionEnded }: { sessionEnded: boolean }) {
   const trpc = useTRPC();
   const qc = useQueryClient();
@@ -28,6 +42,7 @@ export function LoginPage({ sessionEnded }: { sessionEnded: boolean }) {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [reason] = useState(reasonText);
+  const signers = useQuery(trpc.session.ssoSigners.queryOptions());
   const login = useMutation(
     trpc.session.login.mutationOptions({
       onSuccess: async () => {
@@ -81,6 +96,16 @@ export function LoginPage({ sessionEnded }: { sessionEnded: boolean }) {
         <button type="submit" disabled={login.isPending}>
           {login.isPending ? 'Signing in…' : 'Sign in'}
         </button>
+        {!!signers.data?.length && (
+          <div className="sso-signers" role="group" aria-label="Sign in through an identity provider">
+            <p className="sso-or">or</p>
+            {signers.data.map((s) => (
+              <a key={s.id} className="button secondary" href={`${SSO_START_PATH}?signer=${encodeURIComponent(s.id)}`}>
+                {`Sign in with ${s.name}`}
+              </a>
+            ))}
+          </div>
+        )}
         <p className="hint">
           <code>npm start</code> prints a one-time login link; the first start also prints the admin password.
         </p>

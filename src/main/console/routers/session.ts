@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { authenticateMfa, apiSessionsOf } from '../../core/auth/index';
+import { authenticateMfa, apiSessionsOf, loginSigners } from '../../core/auth/index';
 import { invalidAuth } from '../../core/errors';
 import { passwordLogin } from '../auth';
 import { partialProcedure, publicProcedure, router, type ConsoleContext } from '../trpc';
@@ -19,6 +19,9 @@ async function me(ctx: ConsoleContext) {
 
 export const sessionRouter = router({
   me: publicProcedure.query(({ ctx }) => me(ctx)),
+
+  /** The external JWT signers one can sign in with through their IdP (as the Client API shows them to anyone). */
+  ssoSigners: publicProcedure.query(async ({ ctx }) => (await loginSigners(ctx.core)).map((s) => ({ id: s.id, name: s.name }))),
 
   /** Username and password, as `POST /authenticate?method=password` (auth policy, lockout, MFA all apply). */
   login: publicProcedure

@@ -77,3 +77,9 @@ export async function recordingFailures<T>(core: Core, method: string, client: {
     throw e;
   }
 }
+
+/** Why a login was refused (what its failure event records), for a caller that explains it to the person signing in. */
+export function refusalReason(e: unknown): string | undefined {
+  const details = e instanceof ApiError ? refusals.get(e) : undefined;
+  return details && details !== 'recorded' ? details.reason : undefined;
+}

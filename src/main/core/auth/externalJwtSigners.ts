@@ -6,7 +6,7 @@ import { referencedEntity, validationError } from '../errors';
 import { parseCertificate } from '../pki/index';
 import { nameSchema } from '../entities/common';
 import { defineResource } from '../entities/define';
-import { decodeRow, rowShape } from '../store/rows';
+import { allRows, decodeRow, json, rowShape } from '../store/rows';
 import { extJwtVerifierOf } from './extJwt';
 
 /** An http(s) URL; '' means none, as OpenZiti's CLI sends for an unset URL. */
@@ -120,4 +120,53 @@ export const clientExternalJwtSigners = defineResource({
 /** The enabled signers as the Client API shows them to anyone (before login: which IdPs a client may use). */
 export async function listPublicExternalJwtSigners(core: Core, params: ListParams) {
   return listResource(core.system, clientExternalJwtSigners, params, { where: 't.enabled = 1' });
+}
+
+const LOGIN_SIGNER = rowShape({
+  id: 'string',
+  name: 'string',
+  issuer: 'string',
+  client_id: 'string',
+  external_auth_url: 'string',
+  scopes: json<unknown>('?'),
+  target_token: 'string?',
+});
+
+/** An enabled signer that people can sign in with through its IdP (it has an `externalAuthUrl` and a `clientId`). */
+export interface LoginSigner {
+  id: string;
+  name: string;
+  issuer: string;
+  clientId: string;
+  externalAuthUrl: string;
+  scopes: string[];
+  /** which token of the IdP's answer the signer verifies */
+  targetToken: 'ACCESS' | 'ID';
+}
+
+/**
+ * The enabled signers with an `externalAuthUrl` and a `clientId`, by name: what a login page offers as "Sign in with
+ * <name>" (the Client API shows the same to anyone). With `id`, that one only.
+ */
+export async function loginSigners(core: Core, id?: string): Promise<LoginSigner[]> {
+  const rows = await allRows(
+    core.store,
+    LOGIN_SIGNER,
+    `SELECT id, name, issuer, client_id, external_auth_url, scopes, target_token FROM external_jwt_signers
+      WHERE enabled = 1 AND client_id IS NOT NULL AND client_id <> '' AND external_auth_url IS NOT NULL AND external_auth_url <> ''
+      ${id === undefined ? '' : 'AND id = ?'} ORDER BY name`,
+    ...(id === undefined ? [] : [id]),
+  );
+  return rows.map((row) => {
+    const scopes = Array.isArray(row.scopes) ? row.scopes.filter((s): s is string => typeof s === 'string') : [];
+    return {
+      id: row.id,
+      name: row.name,
+      issuer: row.issuer,
+      clientId: row.client_id,
+      externalAuthUrl: row.external_auth_url,
+      scopes,
+      targetToken: row.target_token === 'ID' ? 'ID' : 'ACCESS',
+    };
+  });
 }

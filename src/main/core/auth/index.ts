@@ -15,7 +15,8 @@ export {
 export { authenticateCert, EXTERNAL_ID_AUTHENTICATOR } from './certAuth';
 export { isDisabled } from './disabled';
 export { authenticateExtJwt, extJwtVerifierOf, type VerifiedJwt } from './extJwt';
-export { externalJwtSigners } from './externalJwtSigners';
+export { refusalReason } from './authEvents';
+export { externalJwtSigners, loginSigners, type LoginSigner } from './externalJwtSigners';
 export { disableBody, disableIdentity, enableIdentity } from './lifecycle';
 export { decorateMfaEnabled, isTotpEnrolled } from './mfaRecords';
 export {
