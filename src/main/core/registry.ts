@@ -18,6 +18,7 @@ import { identityTypes } from './entities/identityTypes';
 import { listRelated, listRoleAttributes } from './entities/listings';
 import { postureCheckTypes, postureChecks } from './policy/postureChecks';
 import { policyTests } from './policy/policyTests';
+import { setupKeys } from './enrollment/setupKeys';
 import { listResource, type AssociationQuery, type ResourceDef } from './entities/resource';
 import { revocations } from './auth/revocations';
 import { routers } from './entities/routers';
@@ -131,6 +132,8 @@ export const REGISTRY = {
   'audit-log': { def: auditLog, rest: { management: ['list', 'get'] }, console: readOnly },
   // saved policy tests (Weft's own, under /weft/): a console page of their own (policy/policyTests.ts)
   'weft/policy-tests': { def: policyTests, console: false },
+  // setup keys (Weft's own): made by POST /weft/setup-keys (the key shown once), redeemed on the Client API (enrollment/setupKeys.ts)
+  'weft/setup-keys': { def: setupKeys, rest: { management: ['list', 'get', 'update', 'patch', 'delete'] }, console: false },
 } satisfies Record<string, RegistryEntry>;
 
 export type ResourceName = keyof typeof REGISTRY;

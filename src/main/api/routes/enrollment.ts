@@ -20,6 +20,8 @@ import {
   networkJwt,
   reEnrollRouter,
   refreshEnrollment,
+  createSetupKey,
+  redeemSetupKey,
 } from '../../core/enrollment/index';
 import {
   apiSessionCertificates,
@@ -58,6 +60,26 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
   });
   return [
     // ---- enrollment (Client API, no session) ----
+    {
+      // Weft's own: a setup key traded for a new Device identity and its OTT enrollment JWT (core/enrollment/setupKeys.ts)
+      apis: client,
+      method: 'POST',
+      path: '/weft/setup-keys/redeem',
+      auth: 'none',
+      summary: "Redeem a setup key ({key, name?}): a new Device identity with the key's role attributes and its enrollment JWT",
+      handler: async (req) => ({ status: 201, data: await redeemSetupKey(core, req.body) }),
+    },
+    {
+      apis: mgmt,
+      method: 'POST',
+      path: '/weft/setup-keys',
+      auth: 'session',
+      summary: 'Make a setup key; the reply holds the key itself, shown this once',
+      handler: async (req) => {
+        const { id, key } = await createSetupKey(req.ctx, req.body);
+        return { status: 201, data: { id, key, _links: { self: { href: `./weft/setup-keys/${id}` } } } };
+      },
+    },
     {
       apis: client,
       method: 'POST',
