@@ -56,6 +56,8 @@ const ROUTES: Record<string, (input: Input, data: unknown) => Target> = {
   'policyTests.create': (_i, d) => ({ route: 'POST /weft/policy-tests', entityId: field(d, 'id') }),
   'policyTests.delete': (i) => ({ route: 'DELETE /weft/policy-tests/:id', entityId: str(i.id) }),
   'policyTests.run': () => ({ route: 'POST /weft/policy-tests/run', action: 'read' }),
+  'setupKeys.create': (_i, d) => ({ route: 'POST /weft/setup-keys', entityId: field(d, 'id') }),
+  'setupKeys.revoke': (i) => ({ route: 'PATCH /weft/setup-keys/:id', entityId: str(i.id) }),
   'shares.create': (_i, d) => ({ route: 'POST /shares', entityId: field(d, 'serviceId') }),
   'shares.remove': (i) => ({ route: 'DELETE /shares/:id', entityId: str(i.configId) }),
   'session.login': () => ({ action: 'login', entityType: 'api-sessions' }),

@@ -15,6 +15,7 @@ import { networkRouter } from './routers/network';
 import { networkAddressRouter } from './routers/networkAddress';
 import { policyRouter } from './routers/policy';
 import { policyTestsRouter } from './routers/policyTests';
+import { setupKeysRouter } from './routers/setupKeys';
 import { rolesRouter } from './routers/roles';
 import { securityRouter } from './routers/security';
 import { serviceConfigOverridesRouter } from './routers/serviceConfigOverrides';
@@ -50,6 +51,7 @@ export const appRouter = router({
   certificates: certificatesRouter,
   networkAddress: networkAddressRouter,
   policyTests: policyTestsRouter,
+  setupKeys: setupKeysRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -18,6 +18,7 @@ import { IdentityImportPage } from './IdentityImportPage';
 import { apiSessionsSpec, authPoliciesSpec, configsSpec, configTypesSpec } from './foundationSpecs';
 import { LiveTrafficPage } from './LiveTrafficPage';
 import { MfaPage } from './MfaPage';
+import { SetupKeysPage } from './SetupKeysPage';
 import { NetworkPage } from './NetworkPage';
 import { PolicyAdvicePage } from './PolicyAdvicePage';
 import { PolicyTestsPage } from './PolicyTestsPage';
@@ -53,6 +54,7 @@ export const PAGES: PageDef[] = [
   { id: 'dashboard', title: 'Dashboard', group: 'Overview', render: () => <DashboardPage pageOf={pageOfType} /> },
   resourcePage('Access', withBulk(identitiesDetailSpec, BULK.identities, identityListActions)),
   { id: 'identity-import', title: 'Import from CSV', group: 'Access', render: () => <IdentityImportPage /> },
+  { id: 'setup-keys', title: 'Setup keys', group: 'Access', render: () => <SetupKeysPage /> },
   resourcePage('Access', authPoliciesSpec),
   resourcePage('Access', externalJwtSignersSpec),
   resourcePage('Access', casSpec),

@@ -17,7 +17,7 @@ export { enrollmentArchive, importIdentities } from './identityImport';
 export { createEnrollment, refreshEnrollment } from './records';
 export { enrollRouter, extendRouter, reEnrollRouter } from './routers';
 export { enrollToken, TOKEN_ISSUER_HEADERS } from './tokenEnroll';
-export { createSetupKey, redeemSetupKey } from './setupKeys';
+export { createSetupKey, redeemSetupKey, setupKeys } from './setupKeys';
 export { enrollmentJwks, networkJwt, reissueEnrollmentJwts } from './jwt';
 
 /** The enrollment method a token belongs to (identity enrollments, then routers); undefined if unknown. */
