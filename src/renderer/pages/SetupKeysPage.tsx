@@ -157,7 +157,7 @@ export function SetupKeysPage() {
         {list.error && <ErrorBox error={list.error} retry={() => list.refetch()} />}
         {list.data && list.data.length === 0 && <p>No setup keys yet.</p>}
         {list.data && list.data.length > 0 && (
-          <div className="table-scroll">
+          <div className="table-scroll resource-table">
             <table aria-label="Setup keys">
               <thead>
                 <tr>
