@@ -1,12 +1,11 @@
 // Weft's built-in edge router carrying traffic for the real OpenZiti Go SDK and `ziti tunnel`, against `npm start`
 // on port 0: binds become terminators, dials echo bytes back, policy and session state refuse or end connections.
 import { createServer, type Server } from 'node:http';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { startWeftProcess, type WeftProcess } from '../support/weftProcess';
-import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli } from './tools';
+import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer } from './tools';
 
 const PASSWORD = 'interop-admin-password-1';
 let weft: WeftProcess;
@@ -18,10 +17,8 @@ const files: Record<string, string> = {};
 
 /** An identity enrolled with the CLI; returns its id. */
 async function identity(name: string, ...attrs: string[]): Promise<string> {
-  const jwt = join(cli.cwd, `${name}.jwt`);
-  const id = await cli.create('identity', name, '-o', jwt, ...(attrs.length ? ['-a', attrs.join(',')] : []));
-  files[name] = join(cli.cwd, `${name}.json`);
-  await cli.ok('edge', 'enroll', jwt, '-o', files[name]!);
+  const { id, file } = await cli.enrolledIdentity(name, attrs);
+  files[name] = file;
   return id;
 }
 
@@ -31,11 +28,7 @@ const idOf = async (kind: string, name: string): Promise<string> =>
   (await admin.get(`/${kind}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0]?.id;
 
 /** `weft-sdk-client echo-server` for a service, once its terminator is established. */
-async function echoServer(identityName: string, service: string): Promise<ToolProcess> {
-  const p = new ToolProcess(sdk, ['echo-server', '--identity', files[identityName]!, '--service', service]);
-  await p.waitFor((l) => l.bound === true);
-  return p;
-}
+const echoServer = (identityName: string, service: string): Promise<ToolProcess> => startEchoServer(sdk, files[identityName]!, service);
 
 beforeAll(async () => {
   const tools = openzitiTools();

@@ -1,12 +1,11 @@
 // The real `ziti fabric` commands (v1.7.2) against Weft's /fabric/v1: routers (the built-in router and a stock
 // `ziti router run` on the control channel, both connected), links (none), services, terminators, circuits of both routers
 // with their path, and `ziti fabric delete circuit` ending a held dial; `ziti edge validate service-hosting`.
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { enrolledRouter, runRouter, type RouterDir } from './stockRouters';
-import { eventually, openzitiTools, ToolProcess, ZitiCli } from './tools';
+import { eventually, openzitiTools, ToolProcess, ZitiCli, echoServer as startEchoServer } from './tools';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -17,18 +16,12 @@ let routerProc: ToolProcess;
 const files: Record<string, string> = {};
 
 async function identity(name: string, ...attrs: string[]): Promise<string> {
-  const jwt = join(cli.cwd, `${name}.jwt`);
-  const id = await cli.create('identity', name, '-o', jwt, ...(attrs.length ? ['-a', attrs.join(',')] : []));
-  files[name] = join(cli.cwd, `${name}.json`);
-  await cli.ok('edge', 'enroll', jwt, '-o', files[name]!);
+  const { id, file } = await cli.enrolledIdentity(name, attrs);
+  files[name] = file;
   return id;
 }
 
-async function echoServer(service: string): Promise<ToolProcess> {
-  const p = new ToolProcess(sdk, ['echo-server', '--identity', files.host!, '--service', service]);
-  await p.waitFor((l) => l.bound === true);
-  return p;
-}
+const echoServer = (service: string): Promise<ToolProcess> => startEchoServer(sdk, files.host!, service);
 
 async function heldDial(service: string): Promise<ToolProcess> {
   const p = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', service, '--hold']);

@@ -5,12 +5,11 @@
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { enrolledRouter, freePort, runRouter, type RouterDir } from './stockRouters';
-import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli } from './tools';
+import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer } from './tools';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -21,10 +20,8 @@ let routerProc: ToolProcess;
 const files: Record<string, string> = {};
 
 async function identity(name: string, ...attrs: string[]): Promise<string> {
-  const jwt = join(cli.cwd, `${name}.jwt`);
-  const id = await cli.create('identity', name, '-o', jwt, ...(attrs.length ? ['-a', attrs.join(',')] : []));
-  files[name] = join(cli.cwd, `${name}.json`);
-  await cli.ok('edge', 'enroll', jwt, '-o', files[name]!);
+  const { id, file } = await cli.enrolledIdentity(name, attrs);
+  files[name] = file;
   return id;
 }
 
@@ -33,11 +30,7 @@ const idOf = async (kind: string, name: string): Promise<string> =>
 const terminatorsOf = async (service: string) =>
   (await admin.get(`/terminators?filter=${encodeURIComponent(`service = "${await idOf('services', service)}"`)}`)).body.data as any[];
 
-async function echoServer(identityName: string, service: string): Promise<ToolProcess> {
-  const p = new ToolProcess(sdk, ['echo-server', '--identity', files[identityName]!, '--service', service]);
-  await p.waitFor((l) => l.bound === true);
-  return p;
-}
+const echoServer = (identityName: string, service: string): Promise<ToolProcess> => startEchoServer(sdk, files[identityName]!, service);
 
 beforeAll(async () => {
   const tools = openzitiTools();

@@ -80,6 +80,15 @@ export class ZitiCli {
     return JSON.parse(await this.ok(...args, '-j')) as T;
   }
 
+  /** An identity created and enrolled with the CLI (`ziti edge create identity` + `ziti edge enroll`): its id and identity file. */
+  async enrolledIdentity(name: string, attrs: string[] = []): Promise<{ id: string; file: string }> {
+    const jwt = join(this.cwd, `${name}.jwt`);
+    const id = await this.create('identity', name, '-o', jwt, ...(attrs.length ? ['-a', attrs.join(',')] : []));
+    const file = join(this.cwd, `${name}.json`);
+    await this.ok('edge', 'enroll', jwt, '-o', file);
+    return { id, file };
+  }
+
   /** The id a `ziti edge create ...` printed ("... created with id: X", or the bare id). */
   async create(...args: string[]): Promise<string> {
     const out = await this.ok('edge', 'create', ...args);
@@ -98,6 +107,13 @@ export async function sdkClient(bin: string, args: string[], timeoutMs = 60_000)
     .split('\n')
     .filter(Boolean)
     .map((l) => JSON.parse(l) as Record<string, any>);
+}
+
+/** `weft-sdk-client echo-server` for a service, once its terminator is established. */
+export async function echoServer(sdk: string, identityFile: string, service: string): Promise<ToolProcess> {
+  const p = new ToolProcess(sdk, ['echo-server', '--identity', identityFile, '--service', service]);
+  await p.waitFor((l) => l.bound === true);
+  return p;
 }
 
 /** A long-running tool process: its stdout lines (JSON parsed when possible), waits on them, stdin and signals. */

@@ -157,16 +157,18 @@ interface CircuitRow {
 }
 
 /** The circuits held in memory as an SQL source (alias t) from one JSON parameter, so ZitiQL filters, sorts and pages them. */
+const circuitRow = (c: FabricCircuit): CircuitRow => ({
+  id: c.id,
+  client_id: c.clientId,
+  service_id: c.serviceId,
+  terminator_id: c.terminatorId,
+  router_id: c.routerId,
+  created_at: c.createdAt.toISOString(),
+});
+
 function circuitSource(sql: SqlDialect, circuits: FabricCircuit[]): { sql: string; args: unknown[] } {
   const columns = CIRCUIT_COLUMNS.map((c) => `${sql.jsonExtract('e.value', `$.${c}`)} AS ${c}`).join(', ');
-  const rows: CircuitRow[] = circuits.map((c) => ({
-    id: c.id,
-    client_id: c.clientId,
-    service_id: c.serviceId,
-    terminator_id: c.terminatorId,
-    router_id: c.routerId,
-    created_at: c.createdAt.toISOString(),
-  }));
+  const rows = circuits.map(circuitRow);
   return { sql: `(SELECT ${columns} FROM ${sql.jsonEach('?', 'e')})`, args: [JSON.stringify(rows)] };
 }
 
@@ -211,16 +213,7 @@ export async function getFabricCircuit(ctx: Ctx, live: FabricLive = NONE, id: st
   checkCircuitRead(ctx);
   const c = live.circuits().find((x) => x.id === id);
   if (!c) throw notFound('circuit');
-  const [one] = await presentCircuits(ctx, [
-    {
-      id: c.id,
-      client_id: c.clientId,
-      service_id: c.serviceId,
-      terminator_id: c.terminatorId,
-      router_id: c.routerId,
-      created_at: c.createdAt.toISOString(),
-    },
-  ]);
+  const [one] = await presentCircuits(ctx, [circuitRow(c)]);
   return one!;
 }
 
