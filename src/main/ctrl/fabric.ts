@@ -68,7 +68,8 @@ export class StockRouterFabric {
   readonly circuits = new Map<string, StockCircuit>();
   /**
    * terminator id -> the Bind session it was created with (its end removes the terminator) and the host's peer data
-   * (its public key: the dialer's end-to-end encryption is set up with it, as OpenZiti's terminator peer data)
+   * (its public key: the dialer's end-to-end encryption is set up with it, as OpenZiti's terminator peer data).
+   * An entry leaves when its terminator's row does (the change feed's terminatorsDeleted), whoever deleted it.
    */
   private readonly terminatorSessions = new Map<string, { routerId: string; sessionId: string; hostId: string; peerData: Map<number, Buffer> }>();
   private unwatch?: () => void;
@@ -131,7 +132,6 @@ export class StockRouterFabric {
     await this.onOwnTerminator(ch, msg, EdgeCtrl.RemoveTerminatorResponse, () =>
       changeRouterTerminators(this.core(), ch.router!.id, [terminatorId], 'remove', true),
     );
-    this.terminatorSessions.delete(terminatorId);
   }
 
   /** A batch of the router's ended terminators (RemoveTerminatorsRequest): those of another router are left alone. */
@@ -139,7 +139,6 @@ export class StockRouterFabric {
     const ids = parseRemoveTerminators(msg.body);
     try {
       await changeRouterTerminators(this.core(), ch.router!.id, ids, 'remove', false);
-      for (const id of ids) if (this.terminatorSessions.get(id)?.routerId === ch.router!.id) this.terminatorSessions.delete(id);
       ch.channel.result(msg, true);
     } catch (e) {
       this.log(e, 'remove terminators');
