@@ -34,6 +34,7 @@ export function fabricLive(parts: { ctrl?: ControlChannelServer; router?: () => 
             terminatorId: c.terminatorId,
             clientId: c.callerId,
             createdAt: new Date(c.createdAt),
+            path: [r.id],
           });
         }
       }
@@ -45,9 +46,13 @@ export function fabricLive(parts: { ctrl?: ControlChannelServer; router?: () => 
           terminatorId: c.terminatorId,
           clientId: c.identityId,
           createdAt: new Date(c.createdAt),
+          path: [c.routerId],
         });
       }
       return out;
+    },
+    links() {
+      return [];
     },
     endCircuit(id) {
       if (router()?.closeCircuit(id)) return true;

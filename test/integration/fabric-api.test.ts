@@ -99,8 +99,9 @@ describe.each(STORE_KINDS)('fabric API on %s', (kind) => {
       terminatorId: `t-${i}`,
       clientId: i === 1 ? 'someone' : 'other',
       createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)),
+      path: [ids.edge!],
     }));
-    const live: FabricLive = { versions: () => new Map(), circuits: () => held, endCircuit: () => false };
+    const live: FabricLive = { versions: () => new Map(), circuits: () => held, links: () => [], endCircuit: () => false };
     const all = await listFabricCircuits(app.core.system, live, { filter: 'sort by createdAt desc limit 2' });
     expect(all.data.map((c: any) => c.id)).toEqual(['c-2', 'c-1']);
     expect(all.meta.pagination).toEqual({ limit: 2, offset: 0, totalCount: 3 });

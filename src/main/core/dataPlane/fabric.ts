@@ -21,6 +21,18 @@ export interface FabricCircuit {
   /** the dialing identity */
   clientId: string;
   createdAt: Date;
+  /** the routers the circuit crosses, ingress first, egress last (one router when both ends are on it) */
+  path: string[];
+}
+
+/** A link between two routers as its dialing router reports it. */
+export interface FabricLink {
+  id: string;
+  srcRouterId: string;
+  dstRouterId: string;
+  protocol: string;
+  cost: number;
+  state: 'connected' | 'failed';
 }
 
 /** What the routers of this node (the built-in one and the stock routers on the control channel) hold in memory. */
@@ -28,11 +40,12 @@ export interface FabricLive {
   /** the version header (version|revision|build date|os|arch) of each router connected to this node */
   versions(): Map<string, string>;
   circuits(): FabricCircuit[];
+  links(): FabricLink[];
   /** ends a circuit (its router unroutes it, the SDKs' connections close); false when no router here has it */
   endCircuit(id: string): boolean;
 }
 
-const NONE: FabricLive = { versions: () => new Map(), circuits: () => [], endCircuit: () => false };
+const NONE: FabricLive = { versions: () => new Map(), circuits: () => [], links: () => [], endCircuit: () => false };
 
 // ---- routers ----
 

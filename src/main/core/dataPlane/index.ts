@@ -70,5 +70,6 @@ export {
   listFabricLinks,
   listFabricRouters,
   type FabricCircuit,
+  type FabricLink,
   type FabricLive,
 } from './fabric';
