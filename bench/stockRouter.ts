@@ -5,7 +5,8 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export function writeStockRouterConfig(dir: string, edgePort: number): string {
+/** With a link port the router accepts links from other routers there (and dials theirs). */
+export function writeStockRouterConfig(dir: string, edgePort: number, linkPort?: number): string {
   const config = join(dir, 'router.yml');
   writeFileSync(
     config,
@@ -23,6 +24,17 @@ export function writeStockRouterConfig(dir: string, edgePort: number): string {
       `    address: tls:127.0.0.1:${edgePort}`,
       '    options:',
       `      advertise: 127.0.0.1:${edgePort}`,
+      ...(linkPort
+        ? [
+            'link:',
+            '  listeners:',
+            '    - binding: transport',
+            `      bind: tls:127.0.0.1:${linkPort}`,
+            `      advertise: tls:127.0.0.1:${linkPort}`,
+            '  dialers:',
+            '    - binding: transport',
+          ]
+        : []),
       'edge:',
       '  csr:',
       '    country: US',

@@ -46,13 +46,33 @@ export function fabricLive(parts: { ctrl?: ControlChannelServer; router?: () => 
           terminatorId: c.terminatorId,
           clientId: c.identityId,
           createdAt: new Date(c.createdAt),
-          path: [c.routerId],
+          path: c.path,
+          links: c.links,
         });
       }
       return out;
     },
     links() {
-      return [];
+      return [...(ctrl?.mesh.links.values() ?? [])].map((l) => ({
+        id: l.id,
+        srcRouterId: l.srcRouterId,
+        dstRouterId: l.destRouterId,
+        protocol: l.protocol,
+        cost: l.cost,
+        state: 'connected' as const,
+        iteration: l.iteration,
+        createdAt: new Date(l.createdAt),
+      }));
+    },
+    linkListeners() {
+      const out = new Map<string, Array<{ address: string; protocol: string }>>();
+      for (const id of ctrl?.connectedRouters() ?? []) {
+        out.set(
+          id,
+          ctrl!.mesh.listenersOf(id).map((l) => ({ address: l.address, protocol: l.protocol })),
+        );
+      }
+      return out;
     },
     endCircuit(id) {
       if (router()?.closeCircuit(id)) return true;

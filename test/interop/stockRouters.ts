@@ -16,6 +16,8 @@ export interface RouterDir {
   config: string;
   /** the edge listener SDKs connect to */
   edgePort: number;
+  /** where it accepts links from other routers (when asked for) */
+  linkPort?: number;
 }
 
 export function freePort(): Promise<number> {
@@ -32,7 +34,7 @@ export async function enrolledRouter(
   admin: ApiClient,
   ctrlAddress: string,
   name: string,
-  opts: { roleAttributes?: string[] } = {},
+  opts: { roleAttributes?: string[]; links?: boolean } = {},
 ): Promise<RouterDir> {
   const created = await admin.post('/edge-routers', { name, isTunnelerEnabled: false, roleAttributes: opts.roleAttributes ?? [] });
   expect(created.status).toBe(201);
@@ -41,10 +43,11 @@ export async function enrolledRouter(
   const dir = tempDir('weft-stock-router-');
   writeFileSync(join(dir, 'router.jwt'), jwt);
   const edgePort = await freePort();
-  const config = writeStockRouterConfig(dir, edgePort);
+  const linkPort = opts.links ? await freePort() : undefined;
+  const config = writeStockRouterConfig(dir, edgePort, linkPort);
   await enrollStockRouter(ziti, dir, config, join(dir, 'router.jwt'));
   expect(readFileSync(join(dir, 'endpoints.yml'), 'utf8')).toContain(ctrlAddress);
-  return { id, dir, config, edgePort };
+  return { id, dir, config, edgePort, ...(linkPort && { linkPort }) };
 }
 
 export function runRouter(ziti: string, r: RouterDir): ToolProcess {

@@ -371,9 +371,13 @@ export const FaultSubject = {
   LinkDuplicate: 5,
 } as const;
 
-export function parseFault(body: Buffer): { subject: number; id: string } {
+export function parseFault(body: Buffer): { subject: number; id: string; iteration: number } {
   const r = new ProtoReader(body);
-  return { subject: r.uint(1), id: r.str(2) };
+  return { subject: r.uint(1), id: r.str(2), iteration: r.uint(3) };
+}
+
+export function linkFault(linkId: string, iteration: number): Buffer {
+  return new ProtoWriter().uint(1, FaultSubject.LinkFault).bytes(2, linkId).uint(3, iteration).finish();
 }
 
 export function parseCircuitConfirmation(body: Buffer): string[] {

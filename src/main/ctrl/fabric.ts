@@ -1,9 +1,10 @@
 // Terminators and circuits of stock routers. A Bind on a router becomes a terminator (CreateTerminatorV2, id = the
 // router's terminator address, as OpenZiti's); a Dial becomes a circuit (CreateCircuitV2): the controller checks the
-// SDK's API session, certificate, session and policies itself, picks a terminator, sends the router its Route
-// (ingress and egress on the same router: no links between routers yet) and answers with the circuit's ingress
-// address. Circuits end with an Unroute when their session, API session or terminator goes (revoked access closes
-// them at once) or when the router reports a fault.
+// SDK's API session, certificate, session and policies itself, picks a terminator by precedence and cost plus the
+// cost of the path to its router (links between routers: links.ts), sends every router on the path its Route and
+// answers with the circuit's ingress address. Circuits end with an Unroute to every router on their path when their
+// session, API session, terminator, a link or a router of the path goes (revoked access closes them at once) or when a
+// router reports a fault.
 import { randomUUID } from 'node:crypto';
 import {
   authorizeRouterRequest,
@@ -17,6 +18,7 @@ import {
   terminatorChoices,
   watchDataPlane,
   type Core,
+  type TerminatorChoice,
 } from '../core/dataPlane/index';
 import { getBool, getStr, message, type Message } from '../router/channel/wire';
 import {
@@ -38,8 +40,10 @@ import {
   parseUpdateTerminator,
   route,
   TerminatorResult,
+  type RouteSpec,
   unroute,
 } from './edgeMessages';
+import type { LinkMesh, RouterPath } from './links';
 import type { RouterControlChannel } from './routerChannel';
 
 /** The edge's PublicKey header (edge_client_pb.HeaderId): a peer data key of the dialer's and the host's keys. */
@@ -51,7 +55,13 @@ const ROUTE_TIMEOUT_MS = 10_000;
 /** A circuit through a stock router, as the controller keeps it. */
 export interface StockCircuit {
   id: string;
+  /** the ingress router (where the dialing SDK is) */
   routerId: string;
+  /** the routers of its path, ingress first, and the links between them */
+  path: string[];
+  links: string[];
+  /** what its routes were built from: the ingress address, the egress (the terminator) and the tags */
+  route: RouteParts;
   sessionId: string;
   apiSessionId: string;
   identityId: string;
@@ -77,6 +87,7 @@ export class StockRouterFabric {
   constructor(
     private readonly core: () => Core,
     private readonly channelOf: (routerId: string) => RouterControlChannel | undefined,
+    private readonly mesh: LinkMesh,
     private readonly log: (err: unknown, what: string) => void,
   ) {}
 
@@ -189,32 +200,26 @@ export class StockRouterFabric {
       }
       const choices = await terminatorChoices(this.core(), grant.serviceId, req.instanceId);
       if (choices.length === 0) throw new DataPlaneRefusal(`service ${grant.serviceName} has no terminators`);
-      // without links between routers a circuit starts and ends on the same router
-      const terminator = choices.find((t) => t.routerId === routerId);
-      if (!terminator)
-        throw new DataPlaneRefusal(`service ${grant.serviceName} has no terminators on this router (circuits across routers are not supported yet)`);
+      const picked = this.pick(routerId, choices);
+      if (!picked) throw new DataPlaneRefusal(`service ${grant.serviceName} has no terminators reachable from this router`);
+      const { terminator, path } = picked;
       const circuitId = randomUUID();
       const ingress = randomUUID();
       const egress = randomUUID();
       const tags = { clientId: caller.identityId, serviceId: grant.serviceId };
-      const routeMsg = message(
-        Fabric.Route,
-        [],
-        route({
-          circuitId,
-          attempt: 0,
-          egress: { binding: terminator.binding, address: egress, destination: terminator.address, peerData: req.peerData },
-          forwards: [
-            { src: ingress, dst: egress, type: DestType.End },
-            { src: egress, dst: ingress, type: DestType.Start },
-          ],
-          timeoutNs: BigInt(ROUTE_TIMEOUT_MS) * 1_000_000n,
-          tags,
-        }),
-      );
+      const parts: RouteParts = {
+        circuitId,
+        ingress,
+        egress: { binding: terminator.binding, address: egress, destination: terminator.address, peerData: req.peerData },
+        tags,
+      };
+      const routes = routeMessages(path, parts);
       const circuit: StockCircuit = {
         id: circuitId,
         routerId,
+        path: path.routers,
+        links: path.links,
+        route: parts,
         sessionId: grant.sessionId,
         apiSessionId: caller.apiSessionId,
         identityId: caller.identityId,
@@ -225,17 +230,23 @@ export class StockRouterFabric {
         cost: terminator.cost,
         createdAt: Date.now(),
       };
-      // known before the route is sent: a revocation while it is under way unroutes it
+      // known before the routes are sent: a revocation while they are under way unroutes it
       this.circuits.set(circuitId, circuit);
-      const result = await ch.channel.request(routeMsg, ROUTE_TIMEOUT_MS + 1_000).catch((e: Error) => {
-        this.circuits.delete(circuitId);
-        throw e;
-      });
-      if (result.contentType !== Fabric.RouteResult || !getBool(result.headers, CtrlMsgHeader.RouteResultSuccess)) {
-        this.circuits.delete(circuitId);
-        this.report('failed', circuit, ROUTE_FAILURES[result.headers.get(CtrlMsgHeader.RouteResultErrorCode)?.[0] ?? 0] ?? 'ROUTER_ERR_GENERIC');
-        throw new DataPlaneRefusal(getStr(result.headers, CtrlMsgHeader.RouteResultError) || 'the router could not route the circuit');
+      // every router of the path at once (OpenZiti's routeSender); the egress router's result carries the host's peer data
+      const results = await Promise.allSettled(path.routers.map((r, i) => this.routeOn(r, routes[i]!, r === routerId ? ch : undefined)));
+      const failed = results.find((x) => x.status === 'rejected' || !routed(x.value));
+      if (failed) {
+        // the routers that did route it unroute it again
+        this.endCircuits((c) => c.id === circuitId, false);
+        const result = failed.status === 'fulfilled' ? failed.value : undefined;
+        this.report('failed', circuit, ROUTE_FAILURES[result?.headers.get(CtrlMsgHeader.RouteResultErrorCode)?.[0] ?? 0] ?? 'ROUTER_ERR_GENERIC');
+        if (failed.status === 'rejected' && !(failed.reason instanceof DataPlaneRefusal)) throw failed.reason;
+        throw new DataPlaneRefusal(
+          (failed.status === 'rejected' ? (failed.reason as Error).message : getStr(result!.headers, CtrlMsgHeader.RouteResultError)) ||
+            'the router could not route the circuit',
+        );
       }
+      const result = (results.at(-1) as PromiseFulfilledResult<Message>).value;
       if (!this.circuits.has(circuitId)) throw new DataPlaneRefusal('access ended while the circuit was being routed');
       // the terminator's static peer data (the host's public key), then what the route's egress reported
       const peerData = new Map([...(this.terminatorSessions.get(terminator.id)?.peerData ?? []), ...peerDataOf(result)]);
@@ -259,13 +270,72 @@ export class StockRouterFabric {
     }
   }
 
-  /** A router's fault: an ingress or egress fault names a circuit that broke there; it ends. */
+  /**
+   * The terminator to dial and the path to it: by precedence, then the terminator's cost plus the path's (OpenZiti's
+   * biased route cost), the random order among equals kept; terminators on routers with no path are passed over.
+   */
+  private pick(from: string, choices: TerminatorChoice[]): { terminator: TerminatorChoice; path: RouterPath } | undefined {
+    const paths = new Map<string, RouterPath | undefined>();
+    const reachable: Array<{ terminator: TerminatorChoice; path: RouterPath }> = [];
+    for (const t of choices) {
+      if (!paths.has(t.routerId)) paths.set(t.routerId, this.mesh.path(from, t.routerId));
+      const path = paths.get(t.routerId);
+      if (path) reachable.push({ terminator: t, path });
+    }
+    const rank = (x: (typeof reachable)[number]) => PRECEDENCE_RANK[x.terminator.precedence];
+    // a stable sort: choices came in random order among equals
+    reachable.sort((a, b) => rank(a) - rank(b) || a.terminator.cost + a.path.cost - (b.terminator.cost + b.path.cost));
+    return reachable[0];
+  }
+
+  /** A router's fault: an ingress, egress or forward fault names a circuit that broke there (it ends), a link fault a link. */
   fault(ch: RouterControlChannel, msg: Message): void {
-    const { subject, id } = parseFault(msg.body);
-    const c = this.circuits.get(id);
-    if (!c || c.routerId !== ch.router!.id) return;
-    if (subject === FaultSubject.IngressFault || subject === FaultSubject.EgressFault || subject === FaultSubject.ForwardFault)
-      this.endCircuits((x) => x.id === id);
+    const { subject, id, iteration } = parseFault(msg.body);
+    const routerId = ch.router!.id;
+    if (subject === FaultSubject.LinkFault || subject === FaultSubject.LinkDuplicate) {
+      const link = this.mesh.faulted(routerId, id, iteration);
+      // beside the channel's queue: the routes' results arrive on these channels
+      if (link) void this.rerouteOver(link.id).catch((err) => this.log(err, 'reroute'));
+      return;
+    }
+    if (subject !== FaultSubject.IngressFault && subject !== FaultSubject.EgressFault && subject !== FaultSubject.ForwardFault) return;
+    // a forward fault names the circuits it could not forward, separated by spaces
+    const ids = new Set(id.split(' '));
+    this.endCircuits((c) => ids.has(c.id) && c.path.includes(routerId));
+  }
+
+  /**
+   * The circuits over a link that went take the cheapest path left between their ingress and egress routers (OpenZiti's
+   * smart reroute: new forwards, no new dial at the egress); the routers left behind unroute them. No path: they end.
+   */
+  private async rerouteOver(linkId: string): Promise<void> {
+    for (const c of [...this.circuits.values()]) {
+      if (!c.links.includes(linkId)) continue;
+      const path = this.mesh.path(c.path[0]!, c.path.at(-1)!);
+      if (!path) {
+        this.endCircuits((x) => x === c);
+        continue;
+      }
+      const left = c.path.filter((r) => !path.routers.includes(r));
+      c.path = path.routers;
+      c.links = path.links;
+      const routes = routeMessages(path, c.route, SMART_REROUTE_ATTEMPT);
+      const results = await Promise.allSettled(path.routers.map((r, i) => this.routeOn(r, routes[i]!)));
+      if (!this.circuits.has(c.id)) continue;
+      if (results.some((x) => x.status === 'rejected' || !routed(x.value))) {
+        this.endCircuits((x) => x === c);
+        continue;
+      }
+      for (const r of left) {
+        const rch = this.channelOf(r);
+        if (rch) this.send(rch, c.id);
+      }
+    }
+  }
+
+  private routeOn(routerId: string, spec: RouteSpec, ch = this.channelOf(routerId)): Promise<Message> {
+    if (!ch) return Promise.reject(new DataPlaneRefusal(`router ${routerId} of the path went away`));
+    return ch.channel.request(message(Fabric.Route, [], route(spec)), ROUTE_TIMEOUT_MS + 1_000);
   }
 
   /** The router's list of circuits it still forwards: those the controller no longer has are unrouted. */
@@ -273,9 +343,12 @@ export class StockRouterFabric {
     for (const id of parseCircuitConfirmation(msg.body)) if (!this.circuits.has(id)) this.send(ch, id);
   }
 
-  /** A router's control channel went: its circuits are gone with it, its SDKs' terminators too (they bind again). */
+  /**
+   * A router's control channel went: the circuits through it end (the other routers of their paths unroute them), its
+   * SDKs' terminators go too (they bind again).
+   */
   async routerGone(routerId: string): Promise<void> {
-    for (const [id, c] of this.circuits) if (c.routerId === routerId) this.circuits.delete(id);
+    this.endCircuits((c) => c.path.includes(routerId));
     for (const [id, t] of this.terminatorSessions) if (t.routerId === routerId) this.terminatorSessions.delete(id);
     await clearRouterTerminators(this.core(), routerId);
   }
@@ -301,14 +374,16 @@ export class StockRouterFabric {
     this.endCircuits((c) => gone.has(c.sessionId));
   }
 
-  /** Ends circuits: forgotten here, unrouted on their router (which closes the SDKs' connections). */
-  endCircuits(which: (c: StockCircuit) => boolean): void {
+  /** Ends circuits: forgotten here, unrouted on every router of their path (which closes the SDKs' connections). */
+  endCircuits(which: (c: StockCircuit) => boolean, report = true): void {
     for (const c of [...this.circuits.values()]) {
       if (!which(c)) continue;
       this.circuits.delete(c.id);
-      this.report('deleted', c);
-      const ch = this.channelOf(c.routerId);
-      if (ch) this.send(ch, c.id);
+      if (report) this.report('deleted', c);
+      for (const r of c.path) {
+        const ch = this.channelOf(r);
+        if (ch) this.send(ch, c.id);
+      }
     }
   }
 
@@ -333,6 +408,74 @@ export class StockRouterFabric {
   private send(ch: RouterControlChannel, circuitId: string): void {
     ch.channel.send(message(Fabric.Unroute, [], unroute(circuitId, true)));
   }
+}
+
+/** What a circuit's routes are built from. */
+export interface RouteParts {
+  circuitId: string;
+  ingress: string;
+  egress: NonNullable<RouteSpec['egress']>;
+  tags: Record<string, string>;
+}
+
+/** The attempt number of a route that moves an existing circuit to a new path (OpenZiti's SmartRerouteAttempt). */
+const SMART_REROUTE_ATTEMPT = 99969996;
+
+const PRECEDENCE_RANK = { required: 0, default: 1, failed: 2 } as const;
+
+/** Whether a router answered a Route with a successful RouteResult. */
+const routed = (result: Message): boolean => result.contentType === Fabric.RouteResult && getBool(result.headers, CtrlMsgHeader.RouteResultSuccess);
+
+/**
+ * The Route for each router of a path, in the path's order (OpenZiti's CreateRouteMessages): one router forwards
+ * between the ingress and egress addresses; across links the ingress router forwards to the first link, each transit
+ * router from link to link, the egress router from the last link to the terminator's egress.
+ */
+export function routeMessages(path: Pick<RouterPath, 'routers' | 'links'>, c: RouteParts, attempt = 0): RouteSpec[] {
+  const spec = (forwards: RouteSpec['forwards'], egress?: RouteSpec['egress']): RouteSpec => ({
+    circuitId: c.circuitId,
+    attempt,
+    ...(egress && { egress }),
+    forwards,
+    timeoutNs: BigInt(ROUTE_TIMEOUT_MS) * 1_000_000n,
+    tags: c.tags,
+  });
+  const [ingress, egress] = [c.ingress, c.egress.address];
+  const { links } = path;
+  if (links.length === 0)
+    return [
+      spec(
+        [
+          { src: ingress, dst: egress, type: DestType.End },
+          { src: egress, dst: ingress, type: DestType.Start },
+        ],
+        c.egress,
+      ),
+    ];
+  const out = [
+    spec([
+      { src: ingress, dst: links[0]!, type: DestType.Link },
+      { src: links[0]!, dst: ingress, type: DestType.Start },
+    ]),
+  ];
+  for (let i = 0; i < links.length - 1; i++)
+    out.push(
+      spec([
+        { src: links[i]!, dst: links[i + 1]!, type: DestType.Link },
+        { src: links[i + 1]!, dst: links[i]!, type: DestType.Link },
+      ]),
+    );
+  out.push(
+    spec(
+      [
+        { src: egress, dst: links.at(-1)!, type: DestType.Link },
+        { src: links.at(-1)!, dst: egress, type: DestType.End },
+      ],
+      // a reroute changes forwards only: the egress has its connection to the host already
+      attempt === SMART_REROUTE_ATTEMPT ? undefined : c.egress,
+    ),
+  );
+  return out;
 }
 
 /** OpenZiti's failure causes for a route result's error code (ctrl_msg ErrorType*). */

@@ -20,6 +20,7 @@ import { channelTlsServer, listenOn, replaceCertificate } from '../listen';
 import { parseDuration } from '../../shared/duration';
 import { BUILD_DATE, REVISION, WEFT_VERSION } from '../version';
 import { StockRouterFabric } from './fabric';
+import { LinkMesh } from './links';
 import { RouterModelSync } from './modelSync';
 import { RouterControlChannel } from './routerChannel';
 import type { ControlChannelHost } from './types';
@@ -99,6 +100,7 @@ export class ControlChannelServer implements ControlChannelHost {
   readonly unresponsiveMs: number;
   readonly sync: RouterModelSync;
   readonly fabric: StockRouterFabric;
+  readonly mesh: LinkMesh;
   private readonly server: Server;
   private readonly conns = new Set<RouterControlChannel>();
   /** router id -> its current channel (a router that connects again replaces its old channel) */
@@ -115,11 +117,9 @@ export class ControlChannelServer implements ControlChannelHost {
     this.unresponsiveMs = parseDuration(opts.config.unresponsive_timeout);
     const failed = (err: unknown, what: string) => this.log.error({ err }, `control channel: ${what} failed`);
     this.sync = new RouterModelSync(() => this.core, WEFT_VERSION, failed);
-    this.fabric = new StockRouterFabric(
-      () => this.core,
-      (id) => this.byRouter.get(id),
-      failed,
-    );
+    const channelOf = (id: string) => this.byRouter.get(id);
+    this.mesh = new LinkMesh(channelOf);
+    this.fabric = new StockRouterFabric(() => this.core, channelOf, this.mesh, failed);
     // the certificate is checked against the router's record after the hello (its fingerprint, see authorize)
     this.server = channelTlsServer({
       tls: opts.tls,
@@ -192,6 +192,7 @@ export class ControlChannelServer implements ControlChannelHost {
     const id = ch.router?.id;
     if (id === undefined || this.byRouter.get(id) !== ch) return;
     this.byRouter.delete(id);
+    this.mesh.disconnected(id);
     await this.syncOnline(id);
     await this.writes.run(() => this.fabric.routerGone(id));
   }

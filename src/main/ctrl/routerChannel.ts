@@ -1,5 +1,5 @@
 import type { TLSSocket } from 'node:tls';
-import { DataPlaneRefusal, newId, type ControlRouter } from '../core/dataPlane/index';
+import { DataPlaneRefusal, newId, verifyRouterFingerprints, type ControlRouter } from '../core/dataPlane/index';
 import { SerialQueue } from '../core/serialQueue';
 import { Channel } from '../router/channel/channel';
 import {
@@ -17,6 +17,7 @@ import {
   type Message,
 } from '../router/channel/wire';
 import { EdgeCtrl, Fabric, parseSubscribe } from './edgeMessages';
+import { LinkMsg, parseListeners, parseRouterLinks, parseVerifyRouter, type LinkListener } from './linkMessages';
 import type { ControlChannelHost } from './types';
 
 /** OpenZiti's ctrl_pb.ControlHeaders: what a router's hello and the controller's answer carry beyond the channel's own. */
@@ -119,10 +120,29 @@ export class RouterControlChannel {
         return this.guarded('fault', () => this.host.fabric.fault(this, msg));
       case Fabric.CircuitConfirmation:
         return this.guarded('circuit confirmation', () => this.host.fabric.confirm(this, msg));
+      case LinkMsg.RouterLinks:
+        return this.guarded('router links', () => this.host.mesh.reported(this.router!.id, parseRouterLinks(msg.body)));
+      case LinkMsg.VerifyRouter:
+        return this.detached('verify router', () => this.verifyRouter(msg));
+      case LinkMsg.LinkState:
+        // a link's connections changed: nothing Weft shows yet
+        return;
       default:
         this.ignored.set(msg.contentType, (this.ignored.get(msg.contentType) ?? 0) + 1);
         this.host.log.debug({ router: this.router?.id, contentType: msg.contentType }, 'control channel: message type not served yet, ignored');
         return;
+    }
+  }
+
+  /** A router accepting a link from another asks whether the dialer's certificate is that router's. */
+  private async verifyRouter(msg: Message): Promise<void> {
+    const { routerId, fingerprints } = parseVerifyRouter(msg.body);
+    try {
+      await verifyRouterFingerprints(this.host.core, routerId, fingerprints);
+      this.channel.result(msg, true, 'router verified');
+    } catch (e) {
+      if (!(e instanceof DataPlaneRefusal)) throw e;
+      this.channel.result(msg, false, e.message);
     }
   }
 
@@ -136,6 +156,12 @@ export class RouterControlChannel {
     if (!version) return this.refuse(msg, 'no version info header, not accepting router connection');
     if (version.split('|').length !== 5) return this.refuse(msg, 'could not parse version info from router hello');
     const routerId = msg.body.toString('utf8');
+    let linkListeners: LinkListener[];
+    try {
+      linkListeners = parseListeners(msg.headers.get(CtrlHeader.Listeners));
+    } catch {
+      return this.refuse(msg, 'unable to parse the listeners header');
+    }
     try {
       this.router = await this.host.authorize(routerId, this.socket.getPeerCertificate()?.raw);
     } catch (e) {
@@ -159,6 +185,8 @@ export class RouterControlChannel {
       [Header.Id, str(this.host.controllerId)],
     ]);
     this.host.log.info({ router: this.router.id, name: this.router.name, remote: this.remote, version }, 'control channel: router connected');
+    // where the other routers accept links, and where this one does to them
+    this.host.mesh.connected(this.router.id, version, linkListeners);
     this.detached('edge sync', () => this.host.sync.hello(this));
   }
 

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { ControlRouter, Core } from '../core/dataPlane/index';
 import type { StockRouterFabric } from './fabric';
+import type { LinkMesh } from './links';
 import type { RouterModelSync } from './modelSync';
 import type { RouterControlChannel } from './routerChannel';
 
@@ -20,6 +21,8 @@ export interface ControlChannelHost {
   readonly sync: RouterModelSync;
   /** terminators and circuits the router asks for */
   readonly fabric: StockRouterFabric;
+  /** the links between routers */
+  readonly mesh: LinkMesh;
   /** checks a hello's router id and client certificate (throws DataPlaneRefusal) */
   authorize(routerId: string, leafDer: Buffer | undefined): Promise<ControlRouter>;
   connected(channel: RouterControlChannel): Promise<void>;

@@ -30,8 +30,8 @@ export function fabricRoutes(live: FabricLive | undefined): RouteDef[] {
   return [
     route('GET', '/routers', 'List routers (edge and transit)', (req) => listFabricRouters(req.ctx, live, listParams(req))),
     route('GET', '/routers/:id', 'Get one router', async (req) => ({ data: await getFabricRouter(req.ctx, live, req.params.id!) })),
-    route('GET', '/links', 'List links between routers', (req) => listFabricLinks(req.ctx, listParams(req))),
-    route('GET', '/links/:id', 'Get one link', (req) => getFabricLink(req.ctx, req.params.id!)),
+    route('GET', '/links', 'List links between routers', (req) => listFabricLinks(req.ctx, live, listParams(req))),
+    route('GET', '/links/:id', 'Get one link', async (req) => ({ data: await getFabricLink(req.ctx, live, req.params.id!) })),
     route('GET', '/circuits', 'List circuits', (req) => listFabricCircuits(req.ctx, live, listParams(req))),
     route('GET', '/circuits/:id', 'Get one circuit', async (req) => ({ data: await getFabricCircuit(req.ctx, live, req.params.id!) })),
     route('DELETE', '/circuits/:id', 'End a circuit', (req) => (deleteFabricCircuit(req.ctx, live, req.params.id!), {})),

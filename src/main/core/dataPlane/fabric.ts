@@ -1,5 +1,5 @@
 // OpenZiti's fabric management API (/fabric/v1) as the core answers it: routers (edge and transit routers as one
-// list, as OpenZiti's fabric presents them), links (none: routers are not linked yet), and circuits — which live in
+// list, as OpenZiti's fabric presents them), the links between stock routers and the circuits — which live in
 // memory, in the control channel (stock routers) and the built-in router, and reach the core through FabricLive.
 // Terminators and services are the registry's own types (the routes reuse their generic operations).
 import { requireAdmin, requirePermission } from '../permissions';
@@ -23,6 +23,8 @@ export interface FabricCircuit {
   createdAt: Date;
   /** the routers the circuit crosses, ingress first, egress last (one router when both ends are on it) */
   path: string[];
+  /** the links between them */
+  links?: string[];
 }
 
 /** A link between two routers as its dialing router reports it. */
@@ -33,6 +35,8 @@ export interface FabricLink {
   protocol: string;
   cost: number;
   state: 'connected' | 'failed';
+  iteration?: number;
+  createdAt?: Date;
 }
 
 /** What the routers of this node (the built-in one and the stock routers on the control channel) hold in memory. */
@@ -41,6 +45,8 @@ export interface FabricLive {
   versions(): Map<string, string>;
   circuits(): FabricCircuit[];
   links(): FabricLink[];
+  /** where each connected router accepts links (its hello's link listeners) */
+  linkListeners?(): Map<string, Array<{ address: string; protocol: string }>>;
   /** ends a circuit (its router unroutes it, the SDKs' connections close); false when no router here has it */
   endCircuit(id: string): boolean;
 }
@@ -96,7 +102,8 @@ async function listFrom<R>(store: Store, source: string, sourceArgs: unknown[], 
 
 const VERSION_KEYS = ['version', 'revision', 'buildDate', 'os', 'arch'] as const;
 
-function presentRouter(r: RouterRow, versions: Map<string, string>) {
+function presentRouter(r: RouterRow, live: FabricLive) {
+  const versions = live.versions();
   const version = versions.get(r.id)?.split('|');
   const listeners = JSON.parse(r.ctrl_chan_listeners || '{}') as Record<string, string[]>;
   return {
@@ -107,8 +114,8 @@ function presentRouter(r: RouterRow, versions: Map<string, string>) {
     cost: Number(r.cost),
     noTraversal: Boolean(Number(r.no_traversal)),
     disabled: Boolean(Number(r.disabled)),
-    // link listeners: no router listens for links yet
-    listenerAddresses: [],
+    // where it accepts links from other routers (stock routers' link listeners)
+    listenerAddresses: live.linkListeners?.().get(r.id) ?? [],
     ctrlChanListeners: listeners,
     ...(version?.length === 5 ? { versionInfo: Object.fromEntries(VERSION_KEYS.map((k, i) => [k, version[i]!])) } : {}),
     createdAt: r.created_at,
@@ -122,31 +129,94 @@ export async function listFabricRouters(ctx: Ctx, live: FabricLive = NONE, param
   requirePermission(ctx.caller, 'router', 'read');
   const store = ctx.core.store;
   const { rows, meta } = await store.read(() => listFrom<RouterRow>(store, ROUTERS_SQL, [], ROUTER_FIELDS, params, 't.name ASC, t.id ASC'));
-  const versions = live.versions();
-  return { data: rows.map((r) => presentRouter(r, versions)), meta };
+  return { data: rows.map((r) => presentRouter(r, live)), meta };
 }
 
 export async function getFabricRouter(ctx: Ctx, live: FabricLive = NONE, id: string): Promise<object> {
   requirePermission(ctx.caller, 'router', 'read');
   const row = await ctx.core.store.getSql<RouterRow>(`SELECT t.* FROM ${ROUTERS_SQL} t WHERE t.id = ?`, id);
   if (!row) throw notFound('router');
-  return presentRouter(row, live.versions());
+  return presentRouter(row, live);
 }
 
 // ---- links ----
 
-const LINK_FIELDS: QueryFields = { id: scalar('string', 't.id') };
+const LINK_COLUMNS = ['id', 'src_router_id', 'dst_router_id', 'protocol', 'cost', 'state', 'iteration', 'created_at'] as const;
+type LinkRow = Record<Exclude<(typeof LINK_COLUMNS)[number], 'cost' | 'iteration'>, string> & { cost: number; iteration: number };
+const LINK_FIELDS: QueryFields = {
+  id: scalar('string', 't.id'),
+  sourceRouter: scalar('string', 't.src_router_id'),
+  destRouter: scalar('string', 't.dst_router_id'),
+  protocol: scalar('string', 't.protocol'),
+  cost: scalar('number', 't.cost'),
+  state: scalar('string', 't.state'),
+  createdAt: scalar('datetime', 't.created_at'),
+};
 
-/** Links between routers: none exist (routers are not linked yet); the filter and paging are still checked. */
-export function listFabricLinks(ctx: Ctx, params: ListParams): Page<object> {
-  requirePermission(ctx.caller, 'router', 'read');
-  const { limit, offset } = pageQuery(params, LINK_FIELDS, { sql: ctx.core.store.sql });
-  return { data: [], meta: { pagination: { limit, offset, totalCount: 0 }, filterableFields: Object.keys(LINK_FIELDS) } };
+const linkRow = (l: FabricLink): LinkRow => ({
+  id: l.id,
+  src_router_id: l.srcRouterId,
+  dst_router_id: l.dstRouterId,
+  protocol: l.protocol,
+  cost: l.cost,
+  state: l.state,
+  iteration: l.iteration ?? 0,
+  created_at: (l.createdAt ?? new Date(0)).toISOString(),
+});
+
+async function presentLinks(ctx: Ctx, rows: LinkRow[]) {
+  const names = await routerNames(
+    ctx.core.store,
+    rows.flatMap((r) => [r.src_router_id, r.dst_router_id]),
+  );
+  // as OpenZiti's LinkDetail: Weft does not measure link latency (both 0), the full cost is the static cost
+  return rows.map((r) => ({
+    id: r.id,
+    sourceRouter: ref('routers', r.src_router_id, names.get(r.src_router_id)),
+    destRouter: ref('routers', r.dst_router_id, names.get(r.dst_router_id)),
+    protocol: r.protocol,
+    staticCost: Number(r.cost),
+    cost: Number(r.cost),
+    sourceLatency: 0,
+    destLatency: 0,
+    state: r.state === 'connected' ? 'Connected' : 'Failed',
+    down: r.state !== 'connected',
+    iteration: Number(r.iteration),
+    connections: [],
+    _links: { self: { href: `./links/${r.id}` } },
+  }));
 }
 
-export function getFabricLink(ctx: Ctx, _id: string): never {
+/** Links between stock routers, as their dialing routers reported them. */
+export async function listFabricLinks(ctx: Ctx, live: FabricLive = NONE, params: ListParams): Promise<Page<object>> {
   requirePermission(ctx.caller, 'router', 'read');
-  throw notFound('link');
+  const store = ctx.core.store;
+  const source = memorySource(store.sql, LINK_COLUMNS, live.links().map(linkRow));
+  const { rows, meta } = await listFrom<LinkRow>(store, source.sql, source.args, LINK_FIELDS, params, 't.created_at ASC, t.id ASC');
+  return { data: await presentLinks(ctx, rows), meta };
+}
+
+export async function getFabricLink(ctx: Ctx, live: FabricLive = NONE, id: string): Promise<object> {
+  requirePermission(ctx.caller, 'router', 'read');
+  const l = live.links().find((x) => x.id === id);
+  if (!l) throw notFound('link');
+  const [one] = await presentLinks(ctx, [linkRow(l)]);
+  return one!;
+}
+
+/** The names of routers of both tables by id. */
+async function routerNames(store: Store, ids: string[]): Promise<Map<string, string>> {
+  const rows = await store.allSql<{ id: string; name: string }>(
+    `SELECT t.id, t.name FROM ${ROUTERS_SQL} t WHERE t.id IN ${store.sql.jsonValues()}`,
+    JSON.stringify([...new Set(ids)]),
+  );
+  return new Map(rows.map((r) => [r.id, r.name]));
+}
+
+/** Rows held in memory as an SQL source (alias t) from one JSON parameter, so ZitiQL filters, sorts and pages them. */
+function memorySource(sql: SqlDialect, columns: readonly string[], rows: object[]): { sql: string; args: unknown[] } {
+  const select = columns.map((c) => `${sql.jsonExtract('e.value', `$.${c}`)} AS ${c}`).join(', ');
+  return { sql: `(SELECT ${select} FROM ${sql.jsonEach('?', 'e')})`, args: [JSON.stringify(rows)] };
 }
 
 // ---- circuits ----
@@ -159,17 +229,10 @@ const CIRCUIT_FIELDS: QueryFields = {
   routerId: scalar('string', 't.router_id'),
   createdAt: scalar('datetime', 't.created_at'),
 };
-const CIRCUIT_COLUMNS = ['id', 'client_id', 'service_id', 'terminator_id', 'router_id', 'created_at'] as const;
-interface CircuitRow {
-  id: string;
-  client_id: string;
-  service_id: string;
-  terminator_id: string;
-  router_id: string;
-  created_at: string;
-}
+const CIRCUIT_COLUMNS = ['id', 'client_id', 'service_id', 'terminator_id', 'router_id', 'created_at', 'path', 'links'] as const;
+/** A circuit as a row; path and links are JSON arrays of ids. */
+type CircuitRow = Record<(typeof CIRCUIT_COLUMNS)[number], string>;
 
-/** The circuits held in memory as an SQL source (alias t) from one JSON parameter, so ZitiQL filters, sorts and pages them. */
 const circuitRow = (c: FabricCircuit): CircuitRow => ({
   id: c.id,
   client_id: c.clientId,
@@ -177,13 +240,9 @@ const circuitRow = (c: FabricCircuit): CircuitRow => ({
   terminator_id: c.terminatorId,
   router_id: c.routerId,
   created_at: c.createdAt.toISOString(),
+  path: JSON.stringify(c.path),
+  links: JSON.stringify(c.links ?? []),
 });
-
-function circuitSource(sql: SqlDialect, circuits: FabricCircuit[]): { sql: string; args: unknown[] } {
-  const columns = CIRCUIT_COLUMNS.map((c) => `${sql.jsonExtract('e.value', `$.${c}`)} AS ${c}`).join(', ');
-  const rows = circuits.map(circuitRow);
-  return { sql: `(SELECT ${columns} FROM ${sql.jsonEach('?', 'e')})`, args: [JSON.stringify(rows)] };
-}
 
 function checkCircuitRead(ctx: Ctx): void {
   requirePermission(ctx.caller, 'router', 'read');
@@ -192,21 +251,21 @@ function checkCircuitRead(ctx: Ctx): void {
 
 async function presentCircuits(ctx: Ctx, rows: CircuitRow[]) {
   const store = ctx.core.store;
-  const [services, routers] = await Promise.all([
+  const paths = new Map(rows.map((r) => [r.id, JSON.parse(r.path) as string[]]));
+  const [services, names] = await Promise.all([
     namesById(store, 'services', [...new Set(rows.map((r) => r.service_id))]),
-    store.allSql<{ id: string; name: string }>(
-      `SELECT t.id, t.name FROM ${ROUTERS_SQL} t WHERE t.id IN ${store.sql.jsonValues()}`,
-      JSON.stringify([...new Set(rows.map((r) => r.router_id))]),
-    ),
+    routerNames(store, [...paths.values()].flat()),
   ]);
-  const routerNames = new Map(routers.map((r) => [r.id, r.name]));
   return rows.map((r) => ({
     id: r.id,
     clientId: r.client_id,
     service: ref('services', r.service_id, services.get(r.service_id)),
     terminator: ref('terminators', r.terminator_id, r.terminator_id),
-    // ingress and egress on one router: no links between routers yet
-    path: { nodes: [ref('routers', r.router_id, routerNames.get(r.router_id))], links: [] },
+    // the routers from ingress to egress and the links between them
+    path: {
+      nodes: paths.get(r.id)!.map((id) => ref('routers', id, names.get(id))),
+      links: (JSON.parse(r.links) as string[]).map((id) => ref('links', id, id)),
+    },
     createdAt: r.created_at,
     updatedAt: r.created_at,
     tags: {},
@@ -217,7 +276,7 @@ async function presentCircuits(ctx: Ctx, rows: CircuitRow[]) {
 export async function listFabricCircuits(ctx: Ctx, live: FabricLive = NONE, params: ListParams): Promise<Page<object>> {
   checkCircuitRead(ctx);
   const store = ctx.core.store;
-  const source = circuitSource(store.sql, live.circuits());
+  const source = memorySource(store.sql, CIRCUIT_COLUMNS, live.circuits().map(circuitRow));
   const { rows, meta } = await listFrom<CircuitRow>(store, source.sql, source.args, CIRCUIT_FIELDS, params, 't.created_at ASC, t.id ASC');
   return { data: await presentCircuits(ctx, rows), meta };
 }

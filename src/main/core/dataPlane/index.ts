@@ -29,7 +29,13 @@ export {
 } from './builtinRouter';
 export { circuitEventsOf, type CircuitReport } from './circuitEvents';
 export { missingRows, watchDataPlane, watchEdgeRouters, type DataPlaneEvents } from './events';
-export { authorizeRouterControl, routerControlStillValid, setControlRouterOnline, type ControlRouter } from './routerControl';
+export {
+  authorizeRouterControl,
+  routerControlStillValid,
+  setControlRouterOnline,
+  verifyRouterFingerprints,
+  type ControlRouter,
+} from './routerControl';
 export { dataPlaneView, networkLive, type LiveDataPlane, type LiveStatus, type NetworkLive } from './status';
 export {
   addRouterTerminator,

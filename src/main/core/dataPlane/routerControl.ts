@@ -49,3 +49,14 @@ export async function setControlRouterOnline(core: Core, id: string, online: boo
   const now = core.clock.now().toISOString();
   await core.store.runSql(`UPDATE edge_routers SET is_online = ?, updated_at = ? WHERE id = ? AND is_online = ?`, online, now, id, !online);
 }
+
+/**
+ * A router accepting a link asks whether the dialing router is who it says (OpenZiti's VerifyRouter): one of the
+ * fingerprints of the certificates it presented must be the one the named router enrolled with.
+ */
+export async function verifyRouterFingerprints(core: Core, routerId: string, fingerprints: string[]): Promise<void> {
+  const row = await getRow(core.store, CONTROL, `SELECT ${selectList(CONTROL)} FROM edge_routers WHERE id = ?`, routerId);
+  if (!row) throw new DataPlaneRefusal(`no router with id ${routerId}`);
+  if (!row.fingerprint) throw new DataPlaneRefusal(`invalid router ${routerId}, not yet enrolled`);
+  if (!fingerprints.includes(row.fingerprint)) throw new DataPlaneRefusal(`could not verify fingerprint for router ${routerId}`);
+}

@@ -1,0 +1,154 @@
+// Two stock `ziti router run` (v1.7.2) attached to Weft with link listeners: Weft tells each where the other accepts
+// links, they link, and a circuit from an SDK at one router to a host at the other is routed over the link (2 hops).
+// The hosting SDK may only use router B and the dialing SDK only router A (edge router policies), so every dial
+// crosses the link. Revocation cuts the 2-hop circuit on both routers; router B killed takes its link and circuits
+// with it and dials are refused cleanly; restarted, it links again and traffic flows.
+import { writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
+import type { ApiClient } from '../support/client';
+import { enrolledRouter, runRouter, type RouterDir } from './stockRouters';
+import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer } from './tools';
+
+let app: TestApp;
+let admin: ApiClient;
+let cli: ZitiCli;
+let sdk: string;
+let ziti: string;
+let ra: RouterDir;
+let rb: RouterDir;
+const procs: Record<string, ToolProcess> = {};
+const files: Record<string, string> = {};
+
+const fabric = (path: string) => admin.get(`/fabric/v1${path}`, { api: 'root' });
+const idOf = async (kind: string, name: string): Promise<string> =>
+  (await admin.get(`/${kind}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0]?.id;
+const links = async () => (await fabric('/links')).body.data as any[];
+const circuits = async () => (await fabric('/circuits')).body.data as any[];
+const online = async (r: RouterDir) => (await admin.get(`/edge-routers/${r.id}`)).body.data.isOnline === true;
+
+beforeAll(async () => {
+  const tools = openzitiTools();
+  sdk = tools.sdkClient;
+  ziti = tools.ziti;
+  app = await startTestApp();
+  admin = await app.adminClient();
+  cli = new ZitiCli(ziti);
+  await cli.ok('edge', 'login', app.urls.api, '-u', ADMIN_USER, '-p', ADMIN_PASSWORD, '-y');
+  for (const [name, attr] of [
+    ['host', 'hosts'],
+    ['client', 'clients'],
+  ]) {
+    files[name] = (await cli.enrolledIdentity(name, [attr!])).file;
+  }
+  await cli.create('service', 'echo', '-e', 'ON');
+  await cli.create('service-policy', 'echo-bind', 'Bind', '--identity-roles', '#hosts', '--service-roles', '@echo');
+  await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
+  await cli.create('edge-router-policy', 'clients-at-a', '--identity-roles', '#clients', '--edge-router-roles', '#site-a');
+  await cli.create('edge-router-policy', 'hosts-at-b', '--identity-roles', '#hosts', '--edge-router-roles', '#site-b');
+  await cli.create('service-edge-router-policy', 'stock-services', '--service-roles', '#all', '--edge-router-roles', '#stock');
+  ra = await enrolledRouter(ziti, admin, app.urls.ctrl!, 'stock-a', { roleAttributes: ['stock', 'site-a'], links: true });
+  rb = await enrolledRouter(ziti, admin, app.urls.ctrl!, 'stock-b', { roleAttributes: ['stock', 'site-b'], links: true });
+  procs.a = runRouter(ziti, ra);
+  procs.b = runRouter(ziti, rb);
+  await eventually(async () => (await online(ra)) && (await online(rb)), 60_000, 'both stock routers online');
+}, 180_000);
+
+afterAll(async () => {
+  // WEFT_ROUTER_LOG=<prefix>: the stock routers' logs, for looking into a failure
+  for (const [name, p] of Object.entries(procs)) {
+    if (process.env.WEFT_ROUTER_LOG)
+      writeFileSync(
+        `${process.env.WEFT_ROUTER_LOG}.${name}`,
+        p.lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + p.stderr.join(''),
+      );
+    p.kill('SIGKILL');
+    await p.exited;
+  }
+  await admin?.close();
+  await app?.stop();
+});
+
+describe('two stock routers linked through Weft', { timeout: 180_000 }, () => {
+  it('link: the routers learn where the other listens, link, and the fabric API and `ziti fabric list links` show it', async () => {
+    // both routers may dial at once: the duplicate is faulted away and one link stays (the CLI lists it)
+    await eventually(
+      async () => {
+        const l = await links();
+        return l.length === 1 && (await cli.ok('fabric', 'list', 'links')).includes(l[0].id);
+      },
+      60_000,
+      'one link between the routers, listed by the CLI',
+    );
+    const [link] = await links();
+    expect([link.sourceRouter.name, link.destRouter.name].sort()).toEqual(['stock-a', 'stock-b']);
+    expect(link).toMatchObject({ protocol: 'tls', state: 'Connected', down: false });
+    expect((await fabric(`/links/${link.id}`)).body.data.id).toBe(link.id);
+    const router = (await fabric(`/routers/${rb.id}`)).body.data;
+    expect(router.listenerAddresses).toEqual([{ address: `tls:127.0.0.1:${rb.linkPort}`, protocol: 'tls' }]);
+    expect(await cli.ok('fabric', 'list', 'links')).toMatch(/stock-[ab] +│ stock-[ab] +│ +1 │.*│ Connected │ +up │/);
+  });
+
+  it('a dial at router A reaches the host at router B over the link: 10 MB byte-identical, the circuit shows its 2-hop path', async () => {
+    const server = await startEchoServer(sdk, files.host!, 'echo');
+    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
+    try {
+      await eventually(
+        async () => ((await admin.get(`/terminators?filter=${encodeURIComponent(`router = "${rb.id}"`)}`)).body.data as any[]).length === 1,
+        30_000,
+        'the host bound at router B',
+      );
+      const big = await sdkClient(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--bytes', String(10 * 1024 * 1024)], 120_000);
+      expect(big[0]).toMatchObject({ bytes: 10 * 1024 * 1024 });
+      await dialer.waitFor((l) => l.holding === true);
+      const [held] = await circuits();
+      expect(held.path.nodes.map((n: any) => n.name)).toEqual(['stock-a', 'stock-b']);
+      expect(held.path.links.map((l: any) => l.id)).toEqual([(await links())[0].id]);
+      expect(await cli.ok('fabric', 'list', 'circuits')).toContain(held.id);
+
+      // revoked: the circuit ends on both routers (the dialer's connection closes) within a second
+      const revoked = Date.now();
+      expect((await admin.del(`/service-policies/${await idOf('service-policies', 'echo-dial')}`)).status).toBe(200);
+      const line = await dialer.waitFor((l) => 'ended' in l);
+      expect(line.ended).not.toBe('stdin closed');
+      expect(Date.now() - revoked).toBeLessThan(1_000);
+      expect(await circuits()).toEqual([]);
+    } finally {
+      dialer.end();
+      server.end();
+      await Promise.all([dialer.exited, server.exited]);
+      await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
+    }
+  });
+
+  it('router B killed: offline, the link and circuits gone, dials refused cleanly; restarted: linked again, dials work', async () => {
+    const server = await startEchoServer(sdk, files.host!, 'echo');
+    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
+    try {
+      await dialer.waitFor((l) => l.holding === true);
+      procs.b!.kill('SIGKILL');
+      await procs.b!.exited;
+      await eventually(async () => !(await online(rb)), 30_000, 'router B offline');
+      // its link and the circuit over it are gone, router A unrouted it (the dialer's connection closed)
+      expect(await links()).toEqual([]);
+      await dialer.waitFor((l) => 'ended' in l);
+      expect(await circuits()).toEqual([]);
+      const refused = await run(sdk, ['dial', '--identity', files.client!, '--service', 'echo']);
+      expect(refused.code).not.toBe(0);
+
+      procs.b = runRouter(ziti, rb);
+      await eventually(async () => (await online(rb)) && (await links()).length === 1, 60_000, 'router B back and linked');
+      await eventually(
+        async () => ((await admin.get(`/terminators?filter=${encodeURIComponent(`router = "${rb.id}"`)}`)).body.data as any[]).length === 1,
+        60_000,
+        'the host bound again at router B',
+      );
+      const echoed = await sdkClient(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--bytes', '100000'], 60_000);
+      expect(echoed[0]).toMatchObject({ bytes: 100000 });
+    } finally {
+      dialer.end();
+      server.end();
+      await Promise.all([dialer.exited, server.exited]);
+    }
+  });
+});
