@@ -8,10 +8,9 @@ import { ProtoReader, ProtoWriter } from '../../src/main/ctrl/protobuf';
 import { ChannelType, Header, message, type Message } from '../../src/main/router/channel/wire';
 import { startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { deviceSession, enrolledDevice, hostsAndClientsService, serviceSession, type Device } from '../support/edge';
-import { fingerprintSha1 } from '../../src/main/core/pki/index';
+import { enrolledDevice, hostsAndClientsService, type Device } from '../support/edge';
 import { circuitEventsOf } from '../../src/main/core/dataPlane/index';
-import { dial, enrolledRouter, ScriptedRouter, type Enrolled } from '../support/scriptedRouter';
+import { connectedRouter, createCircuit, createTerminator, enrolledRouter, sdkCredentials, u32le, type Enrolled } from '../support/scriptedRouter';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -31,66 +30,9 @@ afterAll(async () => {
   await app?.stop();
 });
 
-const clientHello = (port: number) =>
-  new ProtoWriter()
-    .bytes(1, 'v1.7.2')
-    .message(
-      10,
-      new ProtoWriter()
-        .message(10, new ProtoWriter().bytes(10, `tls:0.0.0.0:${port}`).bytes(20, 'tls').bytes(30, '0.0.0.0').uint(40, port))
-        .message(20, new ProtoWriter().bytes(10, `tls:router.example:${port}`).bytes(20, 'tls').bytes(30, 'router.example').uint(40, port)),
-    )
-    .finish();
-
 /** A router connected, its ServerHello answered with an edge listener on `port`. */
-async function connected(r: Enrolled, port = 3022): Promise<ScriptedRouter> {
-  const router = new ScriptedRouter(await dial(app, r));
-  router.answers.set(20000, () => message(20001, [[1024, Buffer.from([1])]], clientHello(port)));
-  const result = await router.hello(r.id);
-  expect(result.headers.get(Header.ResultSuccess)?.[0]).toBe(1);
-  await router.waitFor((m) => m.contentType === 20000);
-  return router;
-}
-
-/** What an SDK's Bind or Dial makes the router send: its real API session token, session token and certificate's fingerprint. */
-async function credentials(device: Device, type: 'Dial' | 'Bind') {
-  const { client: api, token } = await deviceSession(app, device);
-  const session = await serviceSession(api, serviceId, type);
-  await api.close();
-  return { apiSessionToken: token, sessionToken: session.token, fingerprint: fingerprintSha1(device.cert) };
-}
-
-const createTerminator = (
-  address: string,
-  c: { apiSessionToken: string; sessionToken: string; fingerprint: string },
-  peerData?: Map<number, Buffer>,
-) =>
-  message(
-    20216,
-    [],
-    new ProtoWriter()
-      .bytes(1, address)
-      .bytes(2, c.sessionToken)
-      .strings(3, [c.fingerprint])
-      .u32BytesMap(4, peerData)
-      .bytes(9, c.apiSessionToken)
-      .finish(),
-  );
-
-/** The channel's string slice header encoding (count, then length-prefixed strings, little-endian). */
-const stringSlice = (values: string[]) => Buffer.concat([u32le(values.length), ...values.flatMap((v) => [u32le(v.length), Buffer.from(v)])]);
-const u32le = (n: number) => {
-  const b = Buffer.alloc(4);
-  b.writeUInt32LE(n);
-  return b;
-};
-
-const createCircuit = (c: { apiSessionToken: string; sessionToken: string; fingerprint: string }) =>
-  message(20218, [
-    [11, Buffer.from(c.sessionToken)],
-    [14, Buffer.from(c.apiSessionToken)],
-    [12, stringSlice([c.fingerprint])],
-  ]);
+const connected = (r: Enrolled, port = 3022) => connectedRouter(app, r, port);
+const credentials = (device: Device, type: 'Dial' | 'Bind') => sdkCredentials(app, device, serviceId, type);
 
 const terminatorsOfService = async () =>
   (await admin.get(`/services/${serviceId}/terminators?limit=500`)).body.data as Array<{ id: string; routerId: string; hostId: string }>;

@@ -5,7 +5,10 @@ import { connect, type TLSSocket } from 'node:tls';
 import { expect } from 'vitest';
 import { Channel } from '../../src/main/router/channel/channel';
 import { ChannelType, getU64, Header, message, str, u64, type Message } from '../../src/main/router/channel/wire';
+import { ProtoReader, ProtoWriter } from '../../src/main/ctrl/protobuf';
+import { fingerprintSha1 } from '../../src/main/core/pki/index';
 import type { TestApp } from './app';
+import { deviceSession, serviceSession, type Device } from './edge';
 import type { ApiClient } from './client';
 import { csr, csrWithSans } from './pki';
 
@@ -103,3 +106,79 @@ export class ScriptedRouter {
     return this.channel.hello(message(ChannelType.Hello, headers, routerId), 5_000);
   }
 }
+
+// ---- what a router sends for its SDKs (edge_ctrl.proto), and how it answers the controller ----
+
+const clientHello = (port: number) =>
+  new ProtoWriter()
+    .bytes(1, 'v1.7.2')
+    .message(
+      10,
+      new ProtoWriter()
+        .message(10, new ProtoWriter().bytes(10, `tls:0.0.0.0:${port}`).bytes(20, 'tls').bytes(30, '0.0.0.0').uint(40, port))
+        .message(20, new ProtoWriter().bytes(10, `tls:router.example:${port}`).bytes(20, 'tls').bytes(30, 'router.example').uint(40, port)),
+    )
+    .finish();
+
+/** A router connected (extra hello headers: its link listeners), its ServerHello answered with an edge listener on `port`. */
+export async function connectedRouter(app: TestApp, r: Enrolled, port = 3022, headers: Array<[number, Buffer]> = []): Promise<ScriptedRouter> {
+  const router = new ScriptedRouter(await dial(app, r));
+  router.answers.set(20000, () => message(20001, [[1024, Buffer.from([1])]], clientHello(port)));
+  const result = await router.hello(r.id, [[Header.HelloVersion, str(ROUTER_VERSION)], ...headers]);
+  expect(result.headers.get(Header.ResultSuccess)?.[0]).toBe(1);
+  await router.waitFor((m) => m.contentType === 20000);
+  return router;
+}
+
+export interface SdkCredentials {
+  apiSessionToken: string;
+  sessionToken: string;
+  fingerprint: string;
+}
+
+/** What an SDK's Bind or Dial makes the router send: its real API session token, session token and certificate's fingerprint. */
+export async function sdkCredentials(app: TestApp, device: Device, serviceId: string, type: 'Dial' | 'Bind'): Promise<SdkCredentials> {
+  const { client: api, token } = await deviceSession(app, device);
+  const session = await serviceSession(api, serviceId, type);
+  await api.close();
+  return { apiSessionToken: token, sessionToken: session.token, fingerprint: fingerprintSha1(device.cert) };
+}
+
+export const createTerminator = (address: string, c: SdkCredentials, peerData?: Map<number, Buffer>) =>
+  message(
+    20216,
+    [],
+    new ProtoWriter()
+      .bytes(1, address)
+      .bytes(2, c.sessionToken)
+      .strings(3, [c.fingerprint])
+      .u32BytesMap(4, peerData)
+      .bytes(9, c.apiSessionToken)
+      .finish(),
+  );
+
+export const u32le = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32LE(n);
+  return b;
+};
+/** The channel's string slice header encoding (count, then length-prefixed strings, little-endian). */
+const stringSlice = (values: string[]) => Buffer.concat([u32le(values.length), ...values.flatMap((v) => [u32le(v.length), Buffer.from(v)])]);
+
+export const createCircuit = (c: SdkCredentials) =>
+  message(20218, [
+    [11, Buffer.from(c.sessionToken)],
+    [14, Buffer.from(c.apiSessionToken)],
+    [12, stringSlice([c.fingerprint])],
+  ]);
+
+/** A successful RouteResult for a Route, as OpenZiti's router answers (its attempt, success). */
+export const routeResult = (route: Message) =>
+  message(
+    1022,
+    [
+      [1101, u32le(new ProtoReader(route.body).uint(2))],
+      [1102, Buffer.from([1])],
+    ],
+    new ProtoReader(route.body).str(1),
+  );

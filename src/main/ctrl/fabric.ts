@@ -397,6 +397,7 @@ export class StockRouterFabric {
       terminatorId: c.terminatorId,
       instanceId: c.instanceId,
       routerId: c.routerId,
+      path: { routers: c.path, links: c.links, ingressId: c.route.ingress, egressId: c.route.egress.address },
       clientIdentityId: c.identityId,
       hostId: c.hostId,
       elapsedMs: Date.now() - c.createdAt,

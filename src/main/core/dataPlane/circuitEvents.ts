@@ -12,6 +12,8 @@ export interface CircuitReport {
   /** the terminator's instance id ('' for none) */
   instanceId: string;
   routerId: string;
+  /** across routers: the routers from ingress to egress and the links between them (else the one router) */
+  path?: { routers: string[]; links: string[]; ingressId: string; egressId: string };
   /** the dialing identity and the hosting one (tags clientId and hostId) */
   clientIdentityId: string;
   hostId: string;
@@ -40,8 +42,10 @@ export function circuitEventFields(r: CircuitReport): Record<string, unknown> {
     terminator_id: r.terminatorId,
     instance_id: r.instanceId,
     ...(r.eventType !== 'deleted' && { creation_timespan: NS(r.elapsedMs) }),
-    path: { nodes: [r.routerId], links: null, ingress_id: '', egress_id: '' },
-    link_count: 0,
+    path: r.path
+      ? { nodes: r.path.routers, links: r.path.links.length ? r.path.links : null, ingress_id: r.path.ingressId, egress_id: r.path.egressId }
+      : { nodes: [r.routerId], links: null, ingress_id: '', egress_id: '' },
+    link_count: r.path?.links.length ?? 0,
     ...(r.cost !== undefined && (created || r.eventType === 'failed') && { path_cost: r.cost }),
     ...(r.failureCause && { failure_cause: r.failureCause }),
     ...(r.eventType === 'deleted' && { duration: NS(r.elapsedMs) }),
