@@ -5,8 +5,14 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** With a link port the router accepts links from other routers there (and dials theirs). */
-export function writeStockRouterConfig(dir: string, edgePort: number, linkPort?: number): string {
+/** How a tunneler-enabled router's own tunnel runs: hosting only, or also proxying services on local ports (name:port). */
+export type TunnelMode = { mode: 'host' } | { mode: 'proxy'; services: string[] };
+
+/**
+ * With a link port the router accepts links from other routers there (and dials theirs); with a tunnel mode it runs its
+ * tunnel binding (the router must be created tunneler-enabled).
+ */
+export function writeStockRouterConfig(dir: string, edgePort: number, linkPort?: number, tunnel?: TunnelMode): string {
   const config = join(dir, 'router.yml');
   writeFileSync(
     config,
@@ -24,6 +30,14 @@ export function writeStockRouterConfig(dir: string, edgePort: number, linkPort?:
       `    address: tls:127.0.0.1:${edgePort}`,
       '    options:',
       `      advertise: 127.0.0.1:${edgePort}`,
+      ...(tunnel
+        ? [
+            '  - binding: tunnel',
+            '    options:',
+            `      mode: ${tunnel.mode}`,
+            ...(tunnel.mode === 'proxy' ? [`      services: [${tunnel.services.map((x) => JSON.stringify(x)).join(', ')}]`] : []),
+          ]
+        : []),
       ...(linkPort
         ? [
             'link:',

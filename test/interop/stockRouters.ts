@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { tempDir } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { enrollStockRouter, writeStockRouterConfig } from '../../bench/stockRouter';
+import { enrollStockRouter, writeStockRouterConfig, type TunnelMode } from '../../bench/stockRouter';
 import { ToolProcess } from './tools';
 
 export interface RouterDir {
@@ -34,9 +34,9 @@ export async function enrolledRouter(
   admin: ApiClient,
   ctrlAddress: string,
   name: string,
-  opts: { roleAttributes?: string[]; links?: boolean } = {},
+  opts: { roleAttributes?: string[]; links?: boolean; tunnel?: TunnelMode } = {},
 ): Promise<RouterDir> {
-  const created = await admin.post('/edge-routers', { name, isTunnelerEnabled: false, roleAttributes: opts.roleAttributes ?? [] });
+  const created = await admin.post('/edge-routers', { name, isTunnelerEnabled: !!opts.tunnel, roleAttributes: opts.roleAttributes ?? [] });
   expect(created.status).toBe(201);
   const id = created.body.data.id as string;
   const jwt = (await admin.get(`/edge-routers/${id}`)).body.data.enrollmentJwt as string;
@@ -44,7 +44,7 @@ export async function enrolledRouter(
   writeFileSync(join(dir, 'router.jwt'), jwt);
   const edgePort = await freePort();
   const linkPort = opts.links ? await freePort() : undefined;
-  const config = writeStockRouterConfig(dir, edgePort, linkPort);
+  const config = writeStockRouterConfig(dir, edgePort, linkPort, opts.tunnel);
   await enrollStockRouter(ziti, dir, config, join(dir, 'router.jwt'));
   expect(readFileSync(join(dir, 'endpoints.yml'), 'utf8')).toContain(ctrlAddress);
   return { id, dir, config, edgePort, ...(linkPort && { linkPort }) };

@@ -20,6 +20,13 @@ export const EdgeCtrl = {
   CreateTerminatorV2Response: 20217,
   CreateCircuitV2Request: 20218,
   CreateCircuitV2Response: 20219,
+  CreateTunnelCircuitV2Request: 20220,
+  CreateTunnelCircuitV2Response: 20221,
+  UpdateTunnelTerminatorRequest: 20408,
+  UpdateTunnelTerminatorResponse: 20409,
+  TunnelHealthEvent: 20412,
+  CreateTunnelTerminatorRequestV2: 20413,
+  CreateTunnelTerminatorResponseV2: 20414,
   DataState: 20500,
   DataStateChangeSet: 20501,
   SubscribeToDataModelRequest: 20505,
@@ -36,6 +43,8 @@ export const Fabric = {
 
 /** Header keys: edge_ctrl_pb.Header, and ctrl_msg's create-circuit and route-result headers. */
 export const CtrlMsgHeader = {
+  TerminatorId: 1022,
+  CheckPassed: 1023,
   RouterDataModel: 1024,
   PeerData: 10,
   SessionToken: 11,
@@ -317,7 +326,59 @@ export function parseHealthEvent(body: Buffer): { terminatorId: string; passed: 
   return { terminatorId: r.str(3), passed: r.bool(4) };
 }
 
+// ---- a tunneler-enabled router's own terminators (its tunnel binding hosting host.v1 services) ----
+
+/** CreateTunnelTerminatorRequestV2 {serviceId 1, address 2, peerData 3, cost 4, precedence 5, instanceId 6, …}. */
+export function parseCreateTunnelTerminatorV2(body: Buffer) {
+  const r = new ProtoReader(body);
+  return {
+    serviceId: r.str(1),
+    address: r.str(2),
+    peerData: r.u32BytesMap(3),
+    cost: r.uint(4),
+    precedence: PRECEDENCE_NAMES[r.uint(5)] ?? 'default',
+    instanceId: r.str(6),
+    startTime: r.bigint(8),
+  };
+}
+
+/** CreateTunnelTerminatorResponseV2 {terminatorId 1, startTime 2, result 3, msg 4}. */
+export function createTunnelTerminatorV2Response(terminatorId: string, startTime: bigint, result: number, msg = ''): Buffer {
+  return new ProtoWriter().bytes(1, terminatorId).uint(2, startTime).uint(3, result).bytes(4, msg).finish();
+}
+
+/** UpdateTunnelTerminatorRequest {terminatorId 1, cost 2, precedence 3, updatePrecedence 4, updateCost 5}. */
+export function parseUpdateTunnelTerminator(body: Buffer): ReturnType<typeof parseUpdateTerminator> {
+  const r = new ProtoReader(body);
+  return {
+    terminatorId: r.str(1),
+    cost: r.bool(5) ? r.uint(2) : undefined,
+    precedence: r.bool(4) ? (PRECEDENCE_NAMES[r.uint(3)] ?? 'default') : undefined,
+  };
+}
+
+/** TunnelHealthEvent: no body, the terminator id and the check's result in headers. */
+export function parseTunnelHealthEvent(headers: Headers): { terminatorId: string; passed: boolean } {
+  return { terminatorId: getStr(headers, CtrlMsgHeader.TerminatorId) ?? '', passed: headers.get(CtrlMsgHeader.CheckPassed)?.[0] === 1 };
+}
+
 // ---- circuits ----
+
+/** CreateTunnelCircuitV2Request {serviceName 1, terminatorInstanceId 2, peerData 3}. */
+export function parseCreateTunnelCircuitV2(body: Buffer): { serviceName: string; instanceId: string; peerData: Map<number, Buffer> } {
+  const r = new ProtoReader(body);
+  return { serviceName: r.str(1), instanceId: r.str(2), peerData: r.u32BytesMap(3) };
+}
+
+/** CreateTunnelCircuitV2Response {circuitId 1, address 2, peerData 3, tags 4}. */
+export function createTunnelCircuitV2Response(c: {
+  circuitId: string;
+  ingress: string;
+  peerData: Map<number, Buffer>;
+  tags: Record<string, string>;
+}): Buffer {
+  return new ProtoWriter().bytes(1, c.circuitId).bytes(2, c.ingress).u32BytesMap(3, c.peerData).map(4, c.tags).finish();
+}
 
 export function parseCreateCircuitV2(headers: Headers): {
   sessionToken: string;

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   authorizeRouterRequest,
+  authorizeRouterTunnel,
   changeRouterTerminators,
   circuitEventsOf,
   clearRouterTerminators,
@@ -16,13 +17,18 @@ import {
   putRouterTerminator,
   removeRouterTerminator,
   terminatorChoices,
+  tunnelTerminatorsOf,
   watchDataPlane,
   type Core,
+  type ChannelCaller,
+  type SessionGrant,
   type TerminatorChoice,
 } from '../core/dataPlane/index';
 import { getBool, getStr, message, type Message } from '../router/channel/wire';
 import {
   createTerminatorV2Response,
+  createTunnelCircuitV2Response,
+  createTunnelTerminatorV2Response,
   CtrlMsgHeader,
   DestType,
   EdgeCtrl,
@@ -33,17 +39,22 @@ import {
   parseCircuitConfirmation,
   parseCreateCircuitV2,
   parseCreateTerminatorV2,
+  parseCreateTunnelCircuitV2,
+  parseCreateTunnelTerminatorV2,
   parseFault,
   parseHealthEvent,
   parseRemoveTerminator,
   parseRemoveTerminators,
+  parseTunnelHealthEvent,
   parseUpdateTerminator,
+  parseUpdateTunnelTerminator,
   route,
   TerminatorResult,
   type RouteSpec,
   unroute,
 } from './edgeMessages';
 import type { LinkMesh, RouterPath } from './links';
+import { ProtoError } from './protobuf';
 import type { RouterControlChannel } from './routerChannel';
 
 /** The edge's PublicKey header (edge_client_pb.HeaderId): a peer data key of the dialer's and the host's keys. */
@@ -83,11 +94,13 @@ export class StockRouterFabric {
    */
   private readonly terminatorSessions = new Map<string, { routerId: string; sessionId: string; hostId: string; peerData: Map<number, Buffer> }>();
   private unwatch?: () => void;
+  private readonly tunnelCheck = { running: false, again: false };
 
   constructor(
     private readonly core: () => Core,
     private readonly channelOf: (routerId: string) => RouterControlChannel | undefined,
     private readonly mesh: LinkMesh,
+    private readonly connectedRouters: () => string[],
     private readonly log: (err: unknown, what: string) => void,
   ) {}
 
@@ -103,8 +116,8 @@ export class StockRouterFabric {
         for (const id of ids) this.terminatorSessions.delete(id);
         this.endCircuits((c) => gone.has(c.terminatorId));
       },
-      routersChanged: () => undefined,
-      hostingMayHaveChanged: () => undefined,
+      routersChanged: () => this.tunnelAccessMayHaveChanged(),
+      hostingMayHaveChanged: () => this.tunnelAccessMayHaveChanged(),
       changesMissed: () => void this.recheck().catch((err) => this.log(err, 'circuit check')),
     });
   }
@@ -165,6 +178,55 @@ export class StockRouterFabric {
     );
   }
 
+  /**
+   * A tunneler-enabled router hosting a service itself (host.v1, its tunnel binding): a terminator of binding `tunnel`
+   * whose host is the router's own identity, which must hold a Bind policy for the service.
+   */
+  async createTunnelTerminator(ch: RouterControlChannel, msg: Message): Promise<void> {
+    const routerId = ch.router!.id;
+    let req: ReturnType<typeof parseCreateTunnelTerminatorV2>;
+    try {
+      req = parseCreateTunnelTerminatorV2(msg.body);
+    } catch (e) {
+      return void ch.channel.reply(msg, message(EdgeCtrl.Error, [], `invalid request: ${(e as Error).message}`));
+    }
+    const answer = (result: number, text = '') =>
+      ch.channel.reply(
+        msg,
+        message(EdgeCtrl.CreateTunnelTerminatorResponseV2, [], createTunnelTerminatorV2Response(req.address, req.startTime, result, text)),
+      );
+    if (!req.address) return void answer(TerminatorResult.Other, 'no terminator id given');
+    if (req.cost > 0xffff) return void answer(TerminatorResult.Other, `invalid cost ${req.cost}. cost must be between 0 and 65535 inclusive`);
+    try {
+      const { grant } = await authorizeRouterTunnel(this.core(), routerId, { id: req.serviceId }, 'Bind');
+      await putRouterTerminator(this.core(), routerId, grant.serviceId, {
+        id: req.address,
+        instance: req.instanceId,
+        hostId: routerId,
+        cost: req.cost,
+        precedence: req.precedence,
+        binding: 'tunnel',
+      });
+      answer(TerminatorResult.Success);
+    } catch (e) {
+      if (!(e instanceof DataPlaneRefusal)) this.log(e, 'create tunnel terminator');
+      answer(TerminatorResult.Other, refusalText(e));
+    }
+  }
+
+  async updateTunnelTerminator(ch: RouterControlChannel, msg: Message): Promise<void> {
+    const { terminatorId, cost, precedence } = parseUpdateTunnelTerminator(msg.body);
+    const change = { ...(cost !== undefined ? { cost } : {}), ...(precedence ? { precedence } : {}) };
+    await this.onOwnTerminator(ch, msg, EdgeCtrl.UpdateTunnelTerminatorResponse, () =>
+      changeRouterTerminators(this.core(), ch.router!.id, [terminatorId], change, true),
+    );
+  }
+
+  async tunnelHealthEvent(ch: RouterControlChannel, msg: Message): Promise<void> {
+    const { terminatorId, passed } = parseTunnelHealthEvent(msg.headers);
+    await changeRouterTerminators(this.core(), ch.router!.id, [terminatorId], { precedence: passed ? 'default' : 'failed' }, false);
+  }
+
   /** A host's health check: a failing terminator is chosen last (precedence failed), a passing one goes back to default. */
   async healthEvent(ch: RouterControlChannel, msg: Message): Promise<void> {
     const { terminatorId, passed } = parseHealthEvent(msg.body);
@@ -194,80 +256,108 @@ export class StockRouterFabric {
     }
     try {
       if (!req.sessionToken) throw new DataPlaneRefusal('no session token provided in create circuit request');
-      const { caller, grant } = await authorizeRouterRequest(this.core(), routerId, req, 'Dial');
-      if (grant.encryptionRequired && !req.peerData.has(PUBLIC_KEY)) {
-        throw new DataPlaneRefusal('encryption required on service, initiator did not send public header');
-      }
-      const choices = await terminatorChoices(this.core(), grant.serviceId, req.instanceId);
-      if (choices.length === 0) throw new DataPlaneRefusal(`service ${grant.serviceName} has no terminators`);
-      const picked = this.pick(routerId, choices);
-      if (!picked) throw new DataPlaneRefusal(`service ${grant.serviceName} has no terminators reachable from this router`);
-      const { terminator, path } = picked;
-      const circuitId = randomUUID();
-      const ingress = randomUUID();
-      const egress = randomUUID();
-      const tags = { clientId: caller.identityId, serviceId: grant.serviceId };
-      const parts: RouteParts = {
-        circuitId,
-        ingress,
-        egress: { binding: terminator.binding, address: egress, destination: terminator.address, peerData: req.peerData },
-        tags,
-      };
-      const routes = routeMessages(path, parts);
-      const circuit: StockCircuit = {
-        id: circuitId,
-        routerId,
-        path: path.routers,
-        links: path.links,
-        route: parts,
-        sessionId: grant.sessionId,
-        apiSessionId: caller.apiSessionId,
-        identityId: caller.identityId,
-        serviceId: grant.serviceId,
-        terminatorId: terminator.id,
-        instanceId: terminator.identity,
-        hostId: this.terminatorSessions.get(terminator.id)?.hostId ?? '',
-        cost: terminator.cost,
-        createdAt: Date.now(),
-      };
-      // known before the routes are sent: a revocation while they are under way unroutes it
-      this.circuits.set(circuitId, circuit);
-      // every router of the path at once (OpenZiti's routeSender); the egress router's result carries the host's peer data
-      const results = await Promise.allSettled(path.routers.map((r, i) => this.routeOn(r, routes[i]!, r === routerId ? ch : undefined)));
-      const failed = results.find((x) => x.status === 'rejected' || !routed(x.value));
-      if (failed) {
-        // the routers that did route it unroute it again
-        this.endCircuits((c) => c.id === circuitId, false);
-        const result = failed.status === 'fulfilled' ? failed.value : undefined;
-        this.report('failed', circuit, ROUTE_FAILURES[result?.headers.get(CtrlMsgHeader.RouteResultErrorCode)?.[0] ?? 0] ?? 'ROUTER_ERR_GENERIC');
-        if (failed.status === 'rejected' && !(failed.reason instanceof DataPlaneRefusal)) throw failed.reason;
-        throw new DataPlaneRefusal(
-          (failed.status === 'rejected' ? (failed.reason as Error).message : getStr(result!.headers, CtrlMsgHeader.RouteResultError)) ||
-            'the router could not route the circuit',
-        );
-      }
-      const result = (results.at(-1) as PromiseFulfilledResult<Message>).value;
-      if (!this.circuits.has(circuitId)) throw new DataPlaneRefusal('access ended while the circuit was being routed');
-      // the terminator's static peer data (the host's public key), then what the route's egress reported
-      const peerData = new Map([...(this.terminatorSessions.get(terminator.id)?.peerData ?? []), ...peerDataOf(result)]);
-      if (grant.encryptionRequired && !peerData.has(PUBLIC_KEY)) {
-        this.endCircuits((c) => c.id === circuitId);
-        throw new DataPlaneRefusal('encryption required on service, terminator did not send public header');
-      }
+      const access = await authorizeRouterRequest(this.core(), routerId, req, 'Dial');
+      const c = await this.routeCircuit(ch, access, req.instanceId, req.peerData);
       ch.channel.reply(
         msg,
         message(EdgeCtrl.CreateCircuitV2Response, [
-          [CtrlMsgHeader.RespCircuitId, Buffer.from(circuitId)],
-          [CtrlMsgHeader.RespAddress, Buffer.from(ingress)],
-          [CtrlMsgHeader.PeerData, encodeU32BytesMap(peerData)],
-          [CtrlMsgHeader.RespTags, encodeStringMap(tags)],
+          [CtrlMsgHeader.RespCircuitId, Buffer.from(c.circuitId)],
+          [CtrlMsgHeader.RespAddress, Buffer.from(c.ingress)],
+          [CtrlMsgHeader.PeerData, encodeU32BytesMap(c.peerData)],
+          [CtrlMsgHeader.RespTags, encodeStringMap(c.tags)],
         ]),
       );
-      this.report('created', circuit);
     } catch (e) {
       if (!(e instanceof DataPlaneRefusal)) this.log(e, 'create circuit');
       ch.channel.result(msg, false, refusalText(e));
     }
+  }
+
+  /** A tunneler-enabled router's own dial (an intercepted connection): its identity's Dial policy is checked. */
+  async createTunnelCircuit(ch: RouterControlChannel, msg: Message): Promise<void> {
+    try {
+      const req = parseCreateTunnelCircuitV2(msg.body);
+      const access = await authorizeRouterTunnel(this.core(), ch.router!.id, { name: req.serviceName }, 'Dial');
+      const c = await this.routeCircuit(ch, access, req.instanceId, req.peerData);
+      ch.channel.reply(msg, message(EdgeCtrl.CreateTunnelCircuitV2Response, [], createTunnelCircuitV2Response(c)));
+    } catch (e) {
+      if (!(e instanceof DataPlaneRefusal) && !(e instanceof ProtoError)) this.log(e, 'create tunnel circuit');
+      const text = e instanceof ProtoError ? `invalid request: ${e.message}` : refusalText(e);
+      ch.channel.reply(msg, message(EdgeCtrl.Error, [], text));
+    }
+  }
+
+  /**
+   * A circuit for an authorized dial at a router: a terminator and the path to it picked, every router of the path
+   * routed, and what the dialer needs back (the circuit id, its ingress address, the host's peer data, the tags).
+   */
+  private async routeCircuit(
+    ch: RouterControlChannel,
+    { caller, grant }: { caller: ChannelCaller; grant: SessionGrant },
+    instanceId: string,
+    dialerPeerData: Map<number, Buffer>,
+  ): Promise<{ circuitId: string; ingress: string; peerData: Map<number, Buffer>; tags: Record<string, string> }> {
+    const routerId = ch.router!.id;
+    if (grant.encryptionRequired && !dialerPeerData.has(PUBLIC_KEY)) {
+      throw new DataPlaneRefusal('encryption required on service, initiator did not send public header');
+    }
+    const choices = await terminatorChoices(this.core(), grant.serviceId, instanceId);
+    if (choices.length === 0) throw new DataPlaneRefusal(`service ${grant.serviceName} has no terminators`);
+    const picked = this.pick(routerId, choices);
+    if (!picked) throw new DataPlaneRefusal(`service ${grant.serviceName} has no terminators reachable from this router`);
+    const { terminator, path } = picked;
+    const circuitId = randomUUID();
+    const ingress = randomUUID();
+    const tags = { clientId: caller.identityId, serviceId: grant.serviceId };
+    const parts: RouteParts = {
+      circuitId,
+      ingress,
+      egress: { binding: terminator.binding, address: randomUUID(), destination: terminator.address, peerData: dialerPeerData },
+      tags,
+    };
+    const routes = routeMessages(path, parts);
+    const circuit: StockCircuit = {
+      id: circuitId,
+      routerId,
+      path: path.routers,
+      links: path.links,
+      route: parts,
+      sessionId: grant.sessionId,
+      apiSessionId: caller.apiSessionId,
+      identityId: caller.identityId,
+      serviceId: grant.serviceId,
+      terminatorId: terminator.id,
+      instanceId: terminator.identity,
+      hostId: terminator.hostId || (this.terminatorSessions.get(terminator.id)?.hostId ?? ''),
+      cost: terminator.cost,
+      createdAt: Date.now(),
+    };
+    // known before the routes are sent: a revocation while they are under way unroutes it
+    this.circuits.set(circuitId, circuit);
+    // every router of the path at once (OpenZiti's routeSender); the egress router's result carries the host's peer data
+    const results = await Promise.allSettled(path.routers.map((r, i) => this.routeOn(r, routes[i]!, r === routerId ? ch : undefined)));
+    const failed = results.find((x) => x.status === 'rejected' || !routed(x.value));
+    if (failed) {
+      // the routers that did route it unroute it again
+      this.endCircuits((c) => c.id === circuitId, false);
+      const result = failed.status === 'fulfilled' ? failed.value : undefined;
+      this.report('failed', circuit, ROUTE_FAILURES[result?.headers.get(CtrlMsgHeader.RouteResultErrorCode)?.[0] ?? 0] ?? 'ROUTER_ERR_GENERIC');
+      if (failed.status === 'rejected' && !(failed.reason instanceof DataPlaneRefusal)) throw failed.reason;
+      throw new DataPlaneRefusal(
+        (failed.status === 'rejected' ? (failed.reason as Error).message : getStr(result!.headers, CtrlMsgHeader.RouteResultError)) ||
+          'the router could not route the circuit',
+      );
+    }
+    const result = (results.at(-1) as PromiseFulfilledResult<Message>).value;
+    if (!this.circuits.has(circuitId)) throw new DataPlaneRefusal('access ended while the circuit was being routed');
+    // the terminator's static peer data (the host's public key), then what the route's egress reported
+    const peerData = new Map([...(this.terminatorSessions.get(terminator.id)?.peerData ?? []), ...peerDataOf(result)]);
+    if (grant.encryptionRequired && !peerData.has(PUBLIC_KEY)) {
+      this.endCircuits((c) => c.id === circuitId);
+      throw new DataPlaneRefusal('encryption required on service, terminator did not send public header');
+    }
+    this.report('created', circuit);
+    return { circuitId, ingress, peerData, tags };
   }
 
   /**
@@ -356,6 +446,49 @@ export class StockRouterFabric {
   /** Circuits of the router, for the live view and the fabric API. */
   circuitsOf(routerId: string): StockCircuit[] {
     return [...this.circuits.values()].filter((c) => c.routerId === routerId);
+  }
+
+  /**
+   * Policies, services or routers changed: the tunnel circuits (a router's own dials, no session to end with them)
+   * whose router identity lost its Dial end, and the tunnel terminators whose router identity lost its Bind go. One
+   * check at a time; a change during one is followed by another.
+   */
+  private tunnelAccessMayHaveChanged(): void {
+    if (this.tunnelCheck.running) {
+      this.tunnelCheck.again = true;
+      return;
+    }
+    this.tunnelCheck.running = true;
+    void (async () => {
+      try {
+        do {
+          this.tunnelCheck.again = false;
+          await this.recheckTunnels();
+        } while (this.tunnelCheck.again);
+      } catch (err) {
+        this.log(err, 'tunnel access check');
+      } finally {
+        this.tunnelCheck.running = false;
+      }
+    })();
+  }
+
+  private async recheckTunnels(): Promise<void> {
+    const core = this.core();
+    const refused = async (routerId: string, serviceId: string, type: 'Dial' | 'Bind') =>
+      authorizeRouterTunnel(core, routerId, { id: serviceId }, type).then(
+        () => false,
+        (e: unknown) => {
+          if (e instanceof DataPlaneRefusal) return true;
+          throw e;
+        },
+      );
+    for (const c of [...this.circuits.values()]) {
+      if (c.sessionId === '' && (await refused(c.routerId, c.serviceId, 'Dial'))) this.endCircuits((x) => x === c);
+    }
+    for (const t of await tunnelTerminatorsOf(core, [...this.connectedRouters()])) {
+      if (await refused(t.routerId, t.serviceId, 'Bind')) await removeRouterTerminator(core, t.id);
+    }
   }
 
   private sessionsEnded(ids: string[]): void {

@@ -119,7 +119,13 @@ export class ControlChannelServer implements ControlChannelHost {
     this.sync = new RouterModelSync(() => this.core, WEFT_VERSION, failed);
     const channelOf = (id: string) => this.byRouter.get(id);
     this.mesh = new LinkMesh(channelOf);
-    this.fabric = new StockRouterFabric(() => this.core, channelOf, this.mesh, failed);
+    this.fabric = new StockRouterFabric(
+      () => this.core,
+      channelOf,
+      this.mesh,
+      () => this.connectedRouters(),
+      failed,
+    );
     // the certificate is checked against the router's record after the hello (its fingerprint, see authorize)
     this.server = channelTlsServer({
       tls: opts.tls,

@@ -105,6 +105,14 @@ export class RouterControlChannel {
         return this.detached('data model subscription', () => this.host.sync.subscribe(this, parseSubscribe(msg.body)));
       case EdgeCtrl.CreateCircuitV2Request:
         return this.detached('create circuit', () => this.host.fabric.createCircuit(this, msg));
+      case EdgeCtrl.CreateTunnelCircuitV2Request:
+        return this.detached('create tunnel circuit', () => this.host.fabric.createTunnelCircuit(this, msg));
+      case EdgeCtrl.CreateTunnelTerminatorRequestV2:
+        return this.guarded('createTunnelTerminator', () => this.host.fabric.createTunnelTerminator(this, msg));
+      case EdgeCtrl.UpdateTunnelTerminatorRequest:
+        return this.guarded('updateTunnelTerminator', () => this.host.fabric.updateTunnelTerminator(this, msg));
+      case EdgeCtrl.TunnelHealthEvent:
+        return this.guarded('tunnelHealthEvent', () => this.host.fabric.tunnelHealthEvent(this, msg));
       // a router's requests about its terminators keep their order (a Bind's terminator before its removal)
       case EdgeCtrl.CreateTerminatorV2Request:
         return this.guarded('createTerminator', () => this.host.fabric.createTerminator(this, msg));

@@ -52,10 +52,12 @@ export {
 export { routerModel, ROUTER_MODEL_TABLES, type RouterModel, type RouterModelIdentity } from './routerModel';
 export {
   authorizeRouterRequest,
+  authorizeRouterTunnel,
   changeRouterTerminators,
   putRouterTerminator,
   recordRouterListeners,
   terminatorChoices,
+  tunnelTerminatorsOf,
   type RouterSdkRequest,
   type TerminatorChoice,
 } from './stockRouters';

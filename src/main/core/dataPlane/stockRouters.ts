@@ -1,4 +1,5 @@
 import type { Core } from '../core';
+import { isDisabled } from '../auth/index';
 import { allRows, rowShape } from '../store/rows';
 import { authorizeApiSession, authorizeServiceSession, checkSessionPosture, DataPlaneRefusal, type ChannelCaller, type SessionGrant } from './access';
 import { addRouterTerminator, removeRouterTerminator, updateRouterTerminator, type RouterTerminator } from './terminators';
@@ -28,6 +29,12 @@ export async function authorizeRouterRequest(
   const caller = await authorizeApiSession(core, req.apiSessionToken, req.fingerprints);
   const grant = await authorizeServiceSession(core, caller, req.sessionToken, type);
   await checkSessionPosture(core, caller, grant);
+  await checkRouterAccess(core, routerId, caller.identityId, grant);
+  return { caller, grant };
+}
+
+/** That an identity and a service may use a router (edge router and service edge router policies). */
+async function checkRouterAccess(core: Core, routerId: string, identityId: string, service: { serviceId: string; serviceName: string }) {
   const allowed = await core.store.getSql(
     `SELECT 1 FROM role_class_members r
      JOIN identity_router_access ia ON ia.router_class = r.class_id
@@ -35,12 +42,57 @@ export async function authorizeRouterRequest(
      JOIN service_router_access sa ON sa.router_class = r.class_id
      JOIN role_class_members s ON s.class_id = sa.service_class AND s.kind = 'service' AND s.entity_id = ?
      WHERE r.kind = 'edge-router' AND r.entity_id = ? LIMIT 1`,
-    caller.identityId,
-    grant.serviceId,
+    identityId,
+    service.serviceId,
     routerId,
   );
-  if (!allowed) throw new DataPlaneRefusal(`the identity may not use this edge router for service ${grant.serviceName}`);
-  return { caller, grant };
+  if (!allowed) throw new DataPlaneRefusal(`the identity may not use this edge router for service ${service.serviceName}`);
+}
+
+const TUNNEL_SERVICE = rowShape({ id: 'string', name: 'string', encryption_required: 'bool' });
+const ROUTER_IDENTITY = rowShape({ name: 'string', disabled: 'bool', disabled_until: 'string?' });
+
+/**
+ * A tunneler-enabled stock router hosting or dialing a service itself (its tunnel binding): the router's own identity
+ * (same id, created with the router) must exist and be enabled, hold a Bind or Dial policy for the service, and the
+ * identity and service may use this router — as OpenZiti's verifyEdgeRouterServiceBindAccess / tunnel circuit checks.
+ * The service is named by id (terminators) or name (circuits).
+ */
+export async function authorizeRouterTunnel(
+  core: Core,
+  routerId: string,
+  service: { id: string } | { name: string },
+  type: 'Dial' | 'Bind',
+): Promise<{ caller: ChannelCaller; grant: SessionGrant }> {
+  const byId = 'id' in service;
+  const [row] = await allRows(
+    core.store,
+    TUNNEL_SERVICE,
+    `SELECT id, name, encryption_required FROM services WHERE ${byId ? 'id' : 'name'} = ?`,
+    byId ? service.id : service.name,
+  );
+  if (!row) throw new DataPlaneRefusal(`service ${byId ? service.id : service.name} not found`);
+  const [identity] = await allRows(
+    core.store,
+    ROUTER_IDENTITY,
+    `SELECT name, disabled, disabled_until FROM identities WHERE id = ? AND type_id = 'Router'`,
+    routerId,
+  );
+  if (!identity) throw new DataPlaneRefusal('the router is not tunneler-enabled');
+  if (isDisabled(identity, core.clock.now())) throw new DataPlaneRefusal("the router's identity is disabled");
+  const allowed = await core.store.getSql(
+    `SELECT 1 FROM role_class_members i
+     JOIN service_access a ON a.identity_class = i.class_id AND a.${type === 'Bind' ? 'bind' : 'dial'} > 0
+     JOIN role_class_members s ON s.class_id = a.service_class AND s.kind = 'service' AND s.entity_id = ?
+     WHERE i.kind = 'identity' AND i.entity_id = ? LIMIT 1`,
+    row.id,
+    routerId,
+  );
+  if (!allowed) throw new DataPlaneRefusal(`the router's identity has no ${type} policy for service ${row.name}`);
+  const grant: SessionGrant = { sessionId: '', serviceId: row.id, serviceName: row.name, encryptionRequired: row.encryption_required };
+  await checkRouterAccess(core, routerId, routerId, grant);
+  // the router's own identity, no API session (OpenZiti's tunnel requests carry none in the data model's mode)
+  return { caller: { identityId: routerId, identityName: identity.name, apiSessionId: '', apiSessionToken: '' }, grant };
 }
 
 /** A terminator a circuit can end at, as the controller picks among them. */
@@ -50,6 +102,8 @@ export interface TerminatorChoice {
   binding: string;
   address: string;
   identity: string;
+  /** the hosting identity ('' when unknown) */
+  hostId: string;
   cost: number;
   precedence: 'default' | 'required' | 'failed';
 }
@@ -60,6 +114,7 @@ const TERMINATOR = rowShape({
   binding: 'string',
   address: 'string',
   identity: 'string',
+  host_id: 'string?',
   cost: 'int',
   precedence: 'string',
 });
@@ -74,7 +129,7 @@ export async function terminatorChoices(core: Core, serviceId: string, instance:
   const rows = await allRows(
     core.store,
     TERMINATOR,
-    `SELECT id, router_id, binding, address, identity, cost, precedence FROM terminators WHERE service_id = ?${instance ? ' AND identity = ?' : ''}`,
+    `SELECT id, router_id, binding, address, identity, host_id, cost, precedence FROM terminators WHERE service_id = ?${instance ? ' AND identity = ?' : ''}`,
     ...(instance ? [serviceId, instance] : [serviceId]),
   );
   const keyed = rows.map((r) => ({
@@ -84,6 +139,7 @@ export async function terminatorChoices(core: Core, serviceId: string, instance:
       binding: r.binding,
       address: r.address,
       identity: r.identity,
+      hostId: r.host_id ?? '',
       cost: r.cost,
       precedence: (r.precedence in RANK ? r.precedence : 'default') as TerminatorChoice['precedence'],
     },
@@ -116,7 +172,7 @@ export async function putRouterTerminator(
   core: Core,
   routerId: string,
   serviceId: string,
-  t: { id: string; instance: string; hostId: string; cost: number; precedence: RouterTerminator['precedence'] },
+  t: { id: string; instance: string; hostId: string; cost: number; precedence: RouterTerminator['precedence']; binding?: 'edge' | 'tunnel' },
 ): Promise<void> {
   await core.store.tx(async () => {
     const existing = await core.store.getSql<{ router_id: string; service_id: string }>(
@@ -132,7 +188,7 @@ export async function putRouterTerminator(
         id: t.id,
         serviceId,
         routerId,
-        binding: 'edge',
+        binding: t.binding ?? 'edge',
         address: t.id,
         identity: t.instance,
         hostId: t.hostId,
@@ -168,4 +224,14 @@ export async function changeRouterTerminators(
       else await updateRouterTerminator(core, id, change);
     }
   });
+}
+
+/** The tunnel terminators of the given routers (their tunneler-enabled hosting), for a check of their access. */
+export async function tunnelTerminatorsOf(core: Core, routerIds: string[]): Promise<Array<{ id: string; routerId: string; serviceId: string }>> {
+  if (routerIds.length === 0) return [];
+  const rows = await core.store.allSql<{ id: string; router_id: string; service_id: string }>(
+    `SELECT id, router_id, service_id FROM terminators WHERE binding = 'tunnel' AND router_id IN ${core.store.sql.jsonValues()}`,
+    JSON.stringify(routerIds),
+  );
+  return rows.map((r) => ({ id: r.id, routerId: r.router_id, serviceId: r.service_id }));
 }

@@ -1,0 +1,135 @@
+// Tunneler-enabled stock routers (`ziti router run` v1.7.2 with its tunnel binding, which reads services and policies
+// from the router data model Weft sends): router H hosts a plain TCP echo server through its host.v1 config (a
+// `tunnel` terminator whose host is H's own identity), router P proxies the service on a local port (its own dial,
+// CreateTunnelCircuitV2, checked against P's identity's Dial policy). A Go SDK at P and P's proxy port both reach the
+// server across the link P → H, byte-identical; P's Dial policy revoked closes its proxied connection.
+import { writeFileSync } from 'node:fs';
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
+import type { ApiClient } from '../support/client';
+import { enrolledRouter, freePort, runRouter, type RouterDir } from './stockRouters';
+import { eventually, openzitiTools, sdkClient, ToolProcess, ZitiCli } from './tools';
+
+let app: TestApp;
+let admin: ApiClient;
+let cli: ZitiCli;
+let sdk: string;
+let echo: Server;
+let proxyPort: number;
+let rh: RouterDir;
+let rp: RouterDir;
+const procs: Record<string, ToolProcess> = {};
+const files: Record<string, string> = {};
+
+const idOf = async (kind: string, name: string): Promise<string> =>
+  (await admin.get(`/${kind}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0]?.id;
+const tunnelTerminators = async () =>
+  ((await admin.get(`/terminators?filter=${encodeURIComponent('binding = "tunnel"')}`)).body.data as any[]).filter((t) => t.routerId === rh.id);
+
+/** Bytes through a TCP connection to the proxy port and back, once all have come back (no half-close: the proxy closes both ways on one). */
+function echoThrough(port: number, payload: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let got = 0;
+    const s = connect(port, '127.0.0.1', () => s.write(payload));
+    s.on('data', (d: Buffer) => {
+      chunks.push(d);
+      got += d.length;
+      if (got >= payload.length) s.destroy();
+    });
+    s.on('close', () => resolve(Buffer.concat(chunks)));
+    s.on('error', reject);
+  });
+}
+
+beforeAll(async () => {
+  const tools = openzitiTools();
+  sdk = tools.sdkClient;
+  app = await startTestApp();
+  admin = await app.adminClient();
+  cli = new ZitiCli(tools.ziti);
+  await cli.ok('edge', 'login', app.urls.api, '-u', ADMIN_USER, '-p', ADMIN_PASSWORD, '-y');
+  echo = createServer((s: Socket) => s.pipe(s));
+  await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+  const echoPort = (echo.address() as AddressInfo).port;
+  files.client = (await cli.enrolledIdentity('client', ['clients'])).file;
+  await cli.create('config', 'echo-host', 'host.v1', JSON.stringify({ protocol: 'tcp', address: '127.0.0.1', port: echoPort }));
+  await cli.create('service', 'tcp-echo', '--configs', 'echo-host');
+  await cli.create('edge-router-policy', 'clients-at-p', '--identity-roles', '#clients', '--edge-router-roles', '#site-p');
+  await cli.create('service-edge-router-policy', 'all-services', '--service-roles', '#all', '--edge-router-roles', '#all');
+  proxyPort = await freePort();
+  rh = await enrolledRouter(tools.ziti, admin, app.urls.ctrl!, 'stock-h', { roleAttributes: ['site-h'], links: true, tunnel: { mode: 'host' } });
+  rp = await enrolledRouter(tools.ziti, admin, app.urls.ctrl!, 'stock-p', {
+    roleAttributes: ['site-p'],
+    links: true,
+    tunnel: { mode: 'proxy', services: [`tcp-echo:${proxyPort}`] },
+  });
+  // the routers' own identities (named as the routers) exist once the routers do
+  await cli.create('service-policy', 'echo-bind', 'Bind', '--identity-roles', '@stock-h', '--service-roles', '@tcp-echo');
+  await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients,@stock-p', '--service-roles', '@tcp-echo');
+  procs.h = runRouter(tools.ziti, rh);
+  procs.p = runRouter(tools.ziti, rp);
+  await eventually(
+    async () => (await admin.get('/fabric/v1/links', { api: 'root' })).body.data.length === 1 && (await tunnelTerminators()).length === 1,
+    60_000,
+    'the routers linked, router H hosting the service',
+  );
+}, 180_000);
+
+afterAll(async () => {
+  for (const [name, p] of Object.entries(procs)) {
+    if (process.env.WEFT_ROUTER_LOG)
+      writeFileSync(
+        `${process.env.WEFT_ROUTER_LOG}.${name}`,
+        p.lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + p.stderr.join(''),
+      );
+    p.kill('SIGKILL');
+    await p.exited;
+  }
+  await admin?.close();
+  await app?.stop();
+  echo?.close();
+});
+
+describe('tunneler-enabled stock routers', { timeout: 180_000 }, () => {
+  it('router H hosts the host.v1 service: a tunnel terminator whose host is its own identity', async () => {
+    const [t] = await tunnelTerminators();
+    expect(t).toMatchObject({ binding: 'tunnel', routerId: rh.id, hostId: rh.id });
+  });
+
+  it('a Go SDK at router P reaches the TCP server hosted by router H: 10 MB byte-identical over the link', async () => {
+    const big = await sdkClient(sdk, ['dial', '--identity', files.client!, '--service', 'tcp-echo', '--bytes', String(10 * 1024 * 1024)], 120_000);
+    expect(big[0]).toMatchObject({ bytes: 10 * 1024 * 1024 });
+  });
+
+  it('router P proxies the service on a local port (its own dial), and its revoked Dial policy closes the connection', async () => {
+    const payload = randomBytes(1024 * 1024);
+    const back = await eventually(
+      async () => {
+        const b = await echoThrough(proxyPort, payload).catch(() => undefined);
+        return b?.length === payload.length ? b : undefined;
+      },
+      30_000,
+      'the proxy port to echo',
+    );
+    expect(back.equals(payload)).toBe(true);
+    const circuits = (await admin.get('/fabric/v1/circuits', { api: 'root' })).body.data as any[];
+    expect(circuits).toEqual([]);
+
+    // a held connection through the proxy: its circuit is P's own, ended when P may no longer dial
+    const held = connect(proxyPort, '127.0.0.1');
+    const closed = new Promise<void>((r) => held.once('close', () => r()));
+    held.write('hello');
+    await new Promise<void>((r) => held.once('data', () => r()));
+    const [circuit] = (await admin.get('/fabric/v1/circuits', { api: 'root' })).body.data as any[];
+    expect(circuit.clientId).toBe(rp.id);
+    expect(circuit.path.nodes.map((n: any) => n.name)).toEqual(['stock-p', 'stock-h']);
+    await cli.ok('edge', 'update', 'service-policy', 'echo-dial', '--identity-roles', '#clients');
+    const revoked = Date.now();
+    await closed;
+    expect(Date.now() - revoked).toBeLessThan(1_000);
+    expect(await idOf('service-policies', 'echo-dial')).toBeTruthy();
+  });
+});
