@@ -85,6 +85,7 @@ export const SSO_FAILURES = [
   'sso-unknown-identity',
   'sso-policy',
   'sso-disabled',
+  'sso-audience',
   'sso-refused',
 ] as const;
 export type SsoFailure = (typeof SSO_FAILURES)[number];

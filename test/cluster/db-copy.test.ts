@@ -48,6 +48,13 @@ describe('moving a network between databases', { timeout: 240_000 }, () => {
       identityRoles: ['#movers'],
       serviceRoles: ['#moved'],
     });
+    // the user was seen: its session ended, its last seen time stays (and moves with the database)
+    const seen = lab.client();
+    await seen.login('mover', 'mover-password-1', 'client');
+    expect((await seen.del('/current-api-session', { api: 'client' })).status).toBe(200);
+    await seen.close();
+    const lastSeenAt = (await admin.get(`/identities/${userId}`)).body.data.lastSeenAt as string;
+    expect(lastSeenAt).toMatch(/^\d{4}-/);
     // what the network holds (API sessions come and go with each login)
     const counts = async (c: ApiClient) =>
       Object.fromEntries(Object.entries((await c.get('/summary')).body.data as Record<string, number>).filter(([k]) => !/session/i.test(k)));
@@ -71,7 +78,7 @@ describe('moving a network between databases', { timeout: 240_000 }, () => {
     try {
       const admin2 = await moved.adminClient();
       expect(await counts(admin2)).toEqual(before);
-      expect((await admin2.get(`/identities/${userId}`)).body.data).toMatchObject({ name: 'mover', roleAttributes: ['movers'] });
+      expect((await admin2.get(`/identities/${userId}`)).body.data).toMatchObject({ name: 'mover', roleAttributes: ['movers'], lastSeenAt });
       const user = moved.client();
       expect((await user.login('mover', 'mover-password-1')).status).toBe(200);
       const services = (await user.get('/services', { api: 'client' })).body.data as Array<{ id: string }>;
@@ -99,6 +106,12 @@ describe('moving a network between databases', { timeout: 240_000 }, () => {
     try {
       const admin3 = await again.adminClient();
       expect(await counts(admin3)).toEqual(before);
+      // the kept time came back (the user's later login on PostgreSQL is a live session, newer still)
+      const kept = await again.core.store.getSql<{ last_seen_at: string }>(
+        'SELECT last_seen_at FROM identity_last_seen WHERE identity_id = ?',
+        userId,
+      );
+      expect(kept?.last_seen_at).toBe(lastSeenAt);
       await admin3.close();
     } finally {
       await again.stop();

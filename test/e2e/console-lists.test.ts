@@ -1,6 +1,6 @@
 // Console lists in Chromium: filter (`#attr`), sort and page kept in the URL (a reload and Back restore them), the
-// whole filtered result exported as CSV and JSON, the identities' online / last seen / OS / SDK columns, and the CSV
-// import's result kept when the user leaves the page and comes back.
+// whole filtered result exported as CSV and JSON, the identities' online / last seen / OS / SDK columns (last seen
+// kept once a session ended), and the CSV import's result kept when the user leaves the page and comes back.
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
@@ -44,6 +44,12 @@ describe('console: lists (Chromium)', () => {
       );
       expect(r.status).toBe(200);
       await client.close();
+      // a user whose session ended: offline, still with its last seen time
+      await createUser(admin, 'gone-user', 'gone-password-1');
+      const gone = app.client();
+      await gone.login('gone-user', 'gone-password-1', 'client');
+      expect((await gone.del('/current-api-session', { api: 'client' })).status).toBe(200);
+      await gone.close();
       await admin.close();
     },
     { routerListener: 'off' },
@@ -83,7 +89,7 @@ describe('console: lists (Chromium)', () => {
     await page.goBack();
     await expect.poll(hash).toBe('#/identities');
     await expect.poll(() => page.getByLabel('Filter').inputValue()).toBe('');
-    await expect.poll(() => pager().textContent()).toContain('of 32'); // 31 made here and the default admin
+    await expect.poll(() => pager().textContent()).toContain('of 33'); // 32 made here and the default admin
   });
 
   it('exports the whole filtered result, not the page, as CSV and JSON', async () => {
@@ -123,6 +129,16 @@ describe('console: lists (Chromium)', () => {
     await offline.waitFor();
     expect(await offline.locator('td[data-label="Online"]').textContent()).toBe('Offline');
     expect(await offline.locator('td[data-label="OS"]').textContent()).toBe('');
+    expect(await offline.locator('td[data-label="Last seen"]').textContent()).toBe('');
+    // its session ended: offline, last seen kept, in the list and on its page
+    await go('/identities?filter=gone-user');
+    const gone = table().locator('tbody tr').filter({ hasText: 'gone-user' });
+    await gone.waitFor();
+    expect(await gone.locator('td[data-label="Online"]').textContent()).toBe('Offline');
+    const lastSeen = await gone.locator('td[data-label="Last seen"]').textContent();
+    expect(lastSeen).not.toBe('');
+    await gone.getByRole('link', { name: 'gone-user' }).click();
+    await page.getByText(`Offline, last seen ${lastSeen}`).waitFor();
     await screenshotBothWidths(page, 'lists-identities-sdk');
   });
 

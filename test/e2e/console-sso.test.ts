@@ -1,8 +1,9 @@
 // Sign-in to the console through the network's external JWT signers, in Chromium against a real OpenID Provider
 // (oidc-provider): an admin signs in at the IdP (authorization code flow with PKCE, the ID token then logs in as
-// `POST /authenticate?method=ext-jwt` does); a non-admin whose auth policy forbids ext-jwt logins, an IdP account that
-// matches no identity, a cancelled sign-in at the IdP, and a tampered or replayed state come back to the login page
-// with a message.
+// `POST /authenticate?method=ext-jwt` does); through a signer whose target token is the access token, with a second
+// IdP issuing JWT access tokens for an API (its audience), and refused with the reason when the signer expects another
+// audience; a non-admin whose auth policy forbids ext-jwt logins, an IdP account that matches no identity, a cancelled
+// sign-in at the IdP, and a tampered or replayed state come back to the login page with a message.
 import { mkdirSync } from 'node:fs';
 import type { ConsoleMessage, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,9 +15,14 @@ import { SCREENSHOTS, screenshotBothWidths } from '../support/consoleBrowser';
 import { signInAtOidcProvider, signInWithBrowser, startOidcProvider, type TestOidcProvider } from '../support/oidcProvider';
 
 const CLIENT_ID = 'weft-console';
+/** The API the second IdP issues its JWT access tokens for (their `aud`). */
+const RESOURCE = 'https://weft.example.test/network';
 
 describe('console: sign in through an external JWT signer (Chromium + oidc-provider)', () => {
   let idp: TestOidcProvider;
+  /** an IdP issuing JWT access tokens for RESOURCE (with the account's email in them) */
+  let apiIdp: TestOidcProvider;
+  let apiSigner = '';
   let app: TestApp;
   let browser: LaunchedBrowser;
   let consoleUrl = '';
@@ -35,11 +41,14 @@ describe('console: sign in through an external JWT signer (Chromium + oidc-provi
     return { page };
   }
 
-  async function signInAs(login: string): Promise<{ page: Page; callback: string }> {
+  async function signInAs(
+    login: string,
+    through: { name: string; idp: TestOidcProvider } = { name: 'Company IdP', idp },
+  ): Promise<{ page: Page; callback: string }> {
     const { page } = await loginPage();
     const callback = page.waitForRequest((r) => r.url().startsWith(`${consoleUrl}${SSO_CALLBACK_PATH}`));
-    await page.getByRole('link', { name: 'Sign in with Company IdP' }).click();
-    await signInWithBrowser(page, login, idp.issuer);
+    await page.getByRole('link', { name: `Sign in with ${through.name}` }).click();
+    await signInWithBrowser(page, login, through.idp.issuer);
     const url = (await callback).url();
     await page.waitForURL((u) => u.href.startsWith(consoleUrl) && !u.pathname.startsWith('/login/'));
     return { page, callback: url };
@@ -51,6 +60,10 @@ describe('console: sign in through an external JWT signer (Chromium + oidc-provi
     const port = await freePort();
     idp = await startOidcProvider({
       clients: [{ clientId: CLIENT_ID, tokenEndpointAuthMethod: 'none', redirectUris: [`http://127.0.0.1:${port}${SSO_CALLBACK_PATH}`] }],
+    });
+    apiIdp = await startOidcProvider({
+      clients: [{ clientId: CLIENT_ID, tokenEndpointAuthMethod: 'none', redirectUris: [`http://127.0.0.1:${port}${SSO_CALLBACK_PATH}`] }],
+      jwtAccessTokens: { resource: RESOURCE, scope: 'network', claims: ['email'] },
     });
     app = await startTestApp({ consoleAddress: `127.0.0.1:${port}`, routerListener: 'off' });
     consoleUrl = app.urls.console!;
@@ -67,6 +80,20 @@ describe('console: sign in through an external JWT signer (Chromium + oidc-provi
       clientId: CLIENT_ID,
       scopes: ['openid', 'email'],
       targetToken: 'ID',
+    });
+    // verifies the access token: a JWT for RESOURCE naming the identity by its email claim (the ID token has none)
+    apiSigner = await admin.create('/external-jwt-signers', {
+      name: 'Company API',
+      enabled: true,
+      issuer: apiIdp.issuer,
+      audience: RESOURCE,
+      jwksEndpoint: `${apiIdp.issuer}/jwks`,
+      claimsProperty: 'email',
+      useExternalId: true,
+      externalAuthUrl: apiIdp.issuer,
+      clientId: CLIENT_ID,
+      scopes: ['openid', 'network'],
+      targetToken: 'ACCESS',
     });
     // not offered: disabled, or without a client id
     await admin.create('/external-jwt-signers', {
@@ -104,6 +131,7 @@ describe('console: sign in through an external JWT signer (Chromium + oidc-provi
     });
     await admin.create('/identities', { name: 'Alice Admin', type: 'User', isAdmin: true, externalId: 'alice' });
     await admin.create('/identities', { name: 'Bob', type: 'User', isAdmin: false, externalId: 'bob', authPolicyId: noSso });
+    await admin.create('/identities', { name: 'Bea Admin', type: 'User', isAdmin: true, externalId: 'bea@example.test' });
     await admin.close();
     browser = await launchChromium();
   });
@@ -112,12 +140,13 @@ describe('console: sign in through an external JWT signer (Chromium + oidc-provi
     await browser?.close();
     await app?.stop();
     await idp?.close();
+    await apiIdp?.close();
   });
 
   it('lists the enabled signers with a client id and signs an admin in through the IdP', async () => {
     const { page: login } = await loginPage();
     const offered = login.getByRole('group', { name: 'Sign in through an identity provider' }).getByRole('link');
-    expect(await offered.allTextContents()).toEqual(['Sign in with Company IdP']);
+    expect(await offered.allTextContents()).toEqual(['Sign in with Company API', 'Sign in with Company IdP']);
     await screenshotBothWidths(login, 'login-sso');
     await login.close();
 
@@ -134,6 +163,27 @@ describe('console: sign in through an external JWT signer (Chromium + oidc-provi
     expect(listed.length).toBe(1);
     const signer = (await admin.get('/external-jwt-signers?filter=' + encodeURIComponent('name = "Company IdP"'))).body.data[0];
     expect(listed[0].authenticatorId).toBe(signer.id);
+    await admin.close();
+  });
+
+  it('signs in through a signer of access tokens (a JWT access token of the IdP); another audience is refused, saying so', async () => {
+    const through = { name: 'Company API', idp: apiIdp };
+    const { page } = await signInAs('bea', through);
+    await page.getByRole('heading', { name: 'Dashboard' }).waitFor();
+    await expect.poll(() => page.getByRole('banner').textContent()).toContain('Bea Admin (admin)');
+    await page.close();
+    const admin = await app.adminClient();
+    const listed = (await admin.get('/api-sessions?filter=' + encodeURIComponent('identity.name = "Bea Admin"'))).body.data;
+    expect(listed.map((x: { authenticatorId: string }) => x.authenticatorId)).toEqual([apiSigner]);
+
+    // the signer expects the client id (an ID token's audience) while it verifies access tokens
+    expect((await admin.patch(`/external-jwt-signers/${apiSigner}`, { audience: CLIENT_ID })).status).toBe(200);
+    const refused = await signInAs('bea', through);
+    await refused.page.getByText('Sign-in refused: The token of your identity provider is not for this network', { exact: false }).waitFor();
+    expect(await refused.page.getByRole('heading', { name: 'Sign in to Weft' }).count()).toBe(1);
+    await screenshotBothWidths(refused.page, 'login-sso-audience');
+    await refused.page.close();
+    expect((await admin.patch(`/external-jwt-signers/${apiSigner}`, { audience: RESOURCE })).status).toBe(200);
     await admin.close();
   });
 

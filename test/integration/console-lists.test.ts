@@ -86,7 +86,7 @@ describe('list export', () => {
 });
 
 describe('what identities show of their logins', () => {
-  it('records envInfo and sdkInfo at login; online with its last activity while an API session lasts', async () => {
+  it('records envInfo and sdkInfo at login; online with its last activity while an API session lasts, last seen after it', async () => {
     const id = await createUser(admin, 'sdk-user', 'sdk-password-1');
     const client = app.client();
     const envInfo = { os: 'linux', osRelease: '6.1.0', osVersion: '#1 SMP', arch: 'amd64' };
@@ -104,9 +104,11 @@ describe('what identities show of their logins', () => {
     const page = await ui.ok('query', 'resources.list', { resource: 'identities', filter: 'name = "sdk-user"' });
     expect(page.data[0]).toMatchObject({ envInfo, hasApiSession: true, lastSeenAt: clock.now().toISOString() });
 
+    clock.advance(5_000);
     expect((await client.del('/current-api-session', { api: 'client' })).status).toBe(200);
+    // offline; last seen stays: the logout was its last activity
     const after = (await admin.get(`/identities/${id}`)).body.data;
-    expect(after).toMatchObject({ envInfo, hasApiSession: false, lastSeenAt: null });
+    expect(after).toMatchObject({ envInfo, hasApiSession: false, lastSeenAt: clock.now().toISOString() });
     await client.close();
   });
 });

@@ -68,6 +68,12 @@ export async function startOidcProvider(opts: {
   extraClaims?: string[];
   /** put the email scope's claims in the ID token too (default: only in userinfo) */
   idTokenClaims?: boolean;
+  /**
+   * A resource server (RFC 8707 resource indicators) whose access tokens are JWTs signed with the provider's key:
+   * `resource` is their audience and every authorization request's default resource, `scope` the scopes it accepts,
+   * `claims` account claims (OidcAccount) copied into its access tokens.
+   */
+  jwtAccessTokens?: { resource: string; scope: string; claims?: string[] };
 }): Promise<TestOidcProvider> {
   const { default: Provider } = (await import(OIDC_PROVIDER_MODULE)) as { default: ProviderConstructor };
   const accounts = new Map<string, OidcAccount>(Object.entries(opts.accounts ?? {}));
@@ -81,6 +87,12 @@ export async function startOidcProvider(opts: {
 
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const signingJwk = { ...(await exportJWK(privateKey)), alg: 'RS256', use: 'sig', kid: 'test-key' };
+
+  const accountClaims = (id: string): Record<string, unknown> => {
+    const account = accounts.get(id) ?? { email: `${id}@example.test`, emailVerified: true };
+    return { sub: id, email: account.email, email_verified: account.emailVerified, ...(account.claims ?? {}) };
+  };
+  const resourceServer = opts.jwtAccessTokens;
 
   const provider = new Provider(issuer, {
     clients: opts.clients.map((c) => ({
@@ -98,8 +110,7 @@ export async function startOidcProvider(opts: {
       return {
         accountId: id,
         async claims() {
-          const account = accounts.get(id) ?? { email: `${id}@example.test`, emailVerified: true };
-          return { sub: id, email: account.email, email_verified: account.emailVerified, ...(account.claims ?? {}) };
+          return accountClaims(id);
         },
       };
     },
@@ -111,7 +122,30 @@ export async function startOidcProvider(opts: {
     features: {
       devInteractions: { enabled: true },
       revocation: { enabled: true, allowedPolicy: async () => true },
+      ...(resourceServer
+        ? {
+            resourceIndicators: {
+              enabled: true,
+              defaultResource: async () => resourceServer.resource,
+              // the code's resource also at the token endpoint when the client names none
+              useGrantedResource: async () => true,
+              getResourceServerInfo: async (_ctx: unknown, indicator: string) => {
+                if (indicator !== resourceServer.resource) throw new Error(`unknown resource ${indicator}`);
+                return { scope: resourceServer.scope, audience: resourceServer.resource, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } };
+              },
+            },
+          }
+        : {}),
     },
+    ...(resourceServer?.claims
+      ? {
+          extraTokenClaims: async (_ctx: unknown, token: { accountId?: string }) => {
+            if (!token.accountId) return undefined;
+            const claims = accountClaims(token.accountId);
+            return Object.fromEntries(resourceServer.claims!.map((c) => [c, claims[c]]));
+          },
+        }
+      : {}),
     pkce: { required: () => false },
     rotateRefreshToken: true,
     jwks: { keys: [signingJwk] },

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import * as client from 'openid-client';
-import { authenticateExtJwt, loginSigners, markUsedOnce, refusalReason, type LoginSigner } from '../core/auth/index';
+import { authenticateExtJwt, loginSigners, markUsedOnce, refusalReason, WRONG_AUDIENCE, type LoginSigner } from '../core/auth/index';
 import type { Core } from '../core/context';
 import { ApiError } from '../core/errors';
 import { isLoopbackHost } from '../frontend/address';
@@ -124,6 +124,7 @@ export class ConsoleSso {
 /** What the login page says for a refusal of the ext-jwt login (core/auth: extJwt.ts, authenticate.ts). */
 function refusalCode(reason: string): SsoFailure {
   if (reason === 'the JWT names no identity') return 'sso-unknown-identity';
+  if (reason === WRONG_AUDIENCE) return 'sso-audience';
   if (reason.startsWith('the auth policy does not allow')) return 'sso-policy';
   if (reason.startsWith('the identity is disabled') || reason.startsWith('the identity was disabled')) return 'sso-disabled';
   return 'sso-refused';

@@ -19,6 +19,8 @@ const SSO_FAILURE_TEXT: Record<SsoFailure, string> = {
   'sso-unknown-identity': 'Your identity provider account matches no identity in this network. An administrator can set your identity’s external ID.',
   'sso-policy': 'Your identity’s auth policy does not allow signing in with this identity provider.',
   'sso-disabled': 'Your identity is disabled.',
+  'sso-audience':
+    'The token of your identity provider is not for this network: its audience is not the one the signer expects. An administrator can set the signer’s audience to the token’s (an ID token’s is the client ID; an access token’s, the API it was issued for).',
   'sso-refused': 'The network refused the token of your identity provider (its issuer or audience does not match the signer).',
 };
 

@@ -235,7 +235,10 @@ export const identitiesSpec: ResourcePageSpec = {
     {
       field: 'hasApiSession',
       label: 'Online',
-      render: (e) => (e.hasApiSession ? <span title={`Last seen ${formatDate(e.lastSeenAt)}`}>Online</span> : 'Offline'),
+      render: (e) => {
+        const state = e.hasApiSession ? 'Online' : 'Offline';
+        return e.lastSeenAt ? <span title={`Last seen ${formatDate(e.lastSeenAt)}`}>{state}</span> : state;
+      },
     },
     { field: 'lastSeenAt', label: 'Last seen' },
     { field: 'envInfo', label: 'OS', render: (e) => osOf(e.envInfo) },
@@ -258,7 +261,10 @@ export const identitiesSpec: ResourcePageSpec = {
   toEditBody: identityBody,
   properties: [
     { label: 'Auth policy', render: (e) => (e.authPolicy as { name?: string } | null)?.name ?? '' },
-    { label: 'Online', render: (e) => (e.hasApiSession ? `Online, last seen ${formatDate(e.lastSeenAt)}` : 'Offline') },
+    {
+      label: 'Online',
+      render: (e) => `${e.hasApiSession ? 'Online' : 'Offline'}${e.lastSeenAt ? `, last seen ${formatDate(e.lastSeenAt)}` : ''}`,
+    },
     { label: 'OS', render: (e) => osOf(e.envInfo) || '—' },
     { label: 'SDK', render: (e) => sdkOf(e.sdkInfo) || '—' },
   ],

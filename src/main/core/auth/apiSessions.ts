@@ -289,17 +289,33 @@ export class ApiSessionService {
    */
   private async removeIdle(id: string, now: Date): Promise<boolean> {
     const cutoff = new Date(now.getTime() - this.timeoutMs).toISOString();
-    const gone =
-      (
-        await this.core.store.runSql(
-          'DELETE FROM api_sessions WHERE id = ? AND ((expires_at IS NULL AND last_activity_at <= ?) OR expires_at <= ?)',
-          id,
-          cutoff,
-          now.toISOString(),
-        )
-      ).changes > 0;
+    const gone = await this.core.store.tx(async () => {
+      await this.keepActivity([id]);
+      const r = await this.core.store.runSql(
+        'DELETE FROM api_sessions WHERE id = ? AND ((expires_at IS NULL AND last_activity_at <= ?) OR expires_at <= ?)',
+        id,
+        cutoff,
+        now.toISOString(),
+      );
+      return r.changes > 0;
+    });
     if (gone) this.activity.delete(id);
     return gone;
+  }
+
+  /**
+   * Writes the activity seen here that the rows do not hold yet (it is written through at most once a second), just
+   * before they are deleted: the trigger of migration 019 keeps a deleted session's last activity as its identity's
+   * last seen time. Inside the delete's transaction. A session idle past the timeout stays so: its activity here is
+   * no newer than the check that found it idle.
+   */
+  private async keepActivity(ids: string[]): Promise<void> {
+    for (const id of ids) {
+      const t = this.activity.get(id);
+      if (t === undefined) continue;
+      const at = new Date(t).toISOString();
+      await this.core.store.touchSql('UPDATE api_sessions SET last_activity_at = ? WHERE id = ? AND last_activity_at < ?', at, id, at);
+    }
   }
 
   private readonly resolved = new Map<
@@ -320,14 +336,20 @@ export class ApiSessionService {
   }
 
   async remove(id: string): Promise<void> {
+    await this.core.store.tx(async () => {
+      await this.keepActivity([id]);
+      await this.core.store.runSql('DELETE FROM api_sessions WHERE id = ?', id);
+    });
     this.activity.delete(id);
-    await this.core.store.runSql('DELETE FROM api_sessions WHERE id = ?', id);
   }
 
   async removeForIdentity(identityId: string): Promise<void> {
-    const ids = await this.core.store.allSql<{ id: string }>('SELECT id FROM api_sessions WHERE identity_id = ?', identityId);
-    for (const { id } of ids) this.activity.delete(id);
-    await this.core.store.runSql('DELETE FROM api_sessions WHERE identity_id = ?', identityId);
+    await this.core.store.tx(async () => {
+      const ids = (await this.core.store.allSql<{ id: string }>('SELECT id FROM api_sessions WHERE identity_id = ?', identityId)).map((r) => r.id);
+      await this.keepActivity(ids);
+      await this.core.store.runSql('DELETE FROM api_sessions WHERE identity_id = ?', identityId);
+      for (const id of ids) this.activity.delete(id);
+    });
   }
 
   /** Deletes sessions idle past the timeout, and OIDC sessions past their end (in SQL; cached activity newer than the row is honoured). */

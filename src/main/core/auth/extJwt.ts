@@ -19,6 +19,8 @@ import { LOGIN_IDENTITY, type LoginIdentity } from './disabled';
 import { completeLogin, parseAuthenticateBody, type ClientInfo, type LoginOptions } from './authenticate';
 import { recordingFailures, refused } from './authEvents';
 
+/** The refusal reason of a JWT whose `aud` does not name the signer's audience. */
+export const WRONG_AUDIENCE = 'the JWT is not for the signer’s audience';
 const ALGORITHMS: JWSAlgorithm[] = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 /** Allowed clock skew for exp/nbf, in seconds. */
 const CLOCK_TOLERANCE_S = 30;
@@ -126,6 +128,10 @@ export class ExtJwtVerifier {
       }
     } catch (e) {
       if (e instanceof ApiError) throw e;
+      if (e instanceof joseErrors.JWTClaimValidationFailed && e.claim === 'aud') {
+        // the usual mistake with access tokens: the signer's audience is the client id, the token's the API's
+        throw fail(WRONG_AUDIENCE, { signerId: signer.id, audience: signer.audience, tokenAudience: e.payload.aud });
+      }
       throw fail((e as Error).message, { signerId: signer.id, code: (e as { code?: string }).code });
     }
     const claim = payload[signer.claims_property || 'sub'];

@@ -14,7 +14,7 @@ export {
 } from './authenticators';
 export { authenticateCert, EXTERNAL_ID_AUTHENTICATOR } from './certAuth';
 export { isDisabled } from './disabled';
-export { authenticateExtJwt, extJwtVerifierOf, type VerifiedJwt } from './extJwt';
+export { authenticateExtJwt, extJwtVerifierOf, WRONG_AUDIENCE, type VerifiedJwt } from './extJwt';
 export { refusalReason } from './authEvents';
 export { externalJwtSigners, loginSigners, type LoginSigner } from './externalJwtSigners';
 export { disableBody, disableIdentity, enableIdentity } from './lifecycle';

@@ -93,6 +93,7 @@ export const identities = defineResource({
   },
 });
 
+const SEEN = rowShape({ identity_id: 'string', last_seen: 'datetime', live: 'int' });
 const DISABLED_STATE = rowShape({ id: 'string', disabled: 'bool', disabled_until: 'datetime?' });
 const AUTHENTICATOR_VIEW = rowShape({ id: 'string', identity_id: 'string', method: 'string', username: 'string?', fingerprint: 'string?' });
 const ENROLLMENT = rowShape({
@@ -115,14 +116,22 @@ async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Pr
     `SELECT id, identity_id, method, username, fingerprint FROM authenticators WHERE identity_id IN ${store.sql.jsonValues()}`,
     ids,
   );
-  // online: an API session; last seen: its latest activity (both gone when its sessions end or expire)
-  const sessions = new Map(
+  // online: an API session; last seen: the latest activity of its live sessions and of those that ended (kept in
+  // identity_last_seen by a trigger when a session row goes: migration 019)
+  const seen = new Map(
     (
-      await store.allSql<{ identity_id: string; last_seen: string }>(
-        `SELECT identity_id, max(last_activity_at) AS last_seen FROM api_sessions WHERE identity_id IN ${store.sql.jsonValues()} GROUP BY identity_id`,
+      await allRows(
+        store,
+        SEEN,
+        `SELECT seen.identity_id AS identity_id, max(seen.at) AS last_seen, max(seen.live) AS live FROM (
+           SELECT identity_id, last_activity_at AS at, 1 AS live FROM api_sessions WHERE identity_id IN ${store.sql.jsonValues()}
+           UNION ALL
+           SELECT identity_id, last_seen_at AS at, 0 AS live FROM identity_last_seen WHERE identity_id IN ${store.sql.jsonValues()}
+         ) seen GROUP BY seen.identity_id`,
+        ids,
         ids,
       )
-    ).map((r) => [r.identity_id, r.last_seen]),
+    ).map((r) => [r.identity_id, r]),
   );
   const now = ctx.core.clock.now();
   items.forEach((item, i) => {
@@ -133,8 +142,8 @@ async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Pr
       if (a.method === 'cert') authenticators.cert = { id: a.id, fingerprint: a.fingerprint };
     }
     item.authenticators = authenticators;
-    item.hasApiSession = sessions.has(row.id);
-    item.lastSeenAt = sessions.get(row.id) ?? null;
+    item.hasApiSession = seen.get(row.id)?.live === 1;
+    item.lastSeenAt = seen.get(row.id)?.last_seen ?? null;
     item.disabled = isDisabled(row, now);
     if (!item.disabled) {
       item.disabledAt = null;
