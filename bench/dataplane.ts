@@ -277,29 +277,15 @@ async function setupLatency(bin: string, dialArgs: string[], dials: number): Pro
 
 const ms = (x: number) => x.toFixed(2);
 
-/**
- * A stock `ziti router run` attached to Weft's control channel, serving a second echo service of its own (its
- * service edge router policy names only it), the host bound through it: the dial target for the stock router rows.
- * Skipped (with the reason) when the pinned `ziti` is not built.
- */
-async function stockRouterTarget(
-  http: Http,
-  dir: string,
-  bin: string,
-  host: string,
-  client: string,
-  stops: Array<() => Promise<void>>,
-): Promise<{ target?: Target; missing?: string }> {
-  const ziti = zitiBinary();
-  if ('missing' in ziti) return { missing: ziti.missing };
-  const service = 'bench-echo-stock';
-  const serviceId = await http.create('services', { name: service, encryptionRequired: false });
+/** An echo service of its own: Bind for one role, Dial for another, served by the routers named (service edge router policy). */
+async function echoService(http: Http, name: string, roles: { bind: string; dial: string }, routerIds: string[]): Promise<string> {
+  const serviceId = await http.create('services', { name, encryptionRequired: false });
   for (const [type, role] of [
-    ['Bind', '#bench-hosts'],
-    ['Dial', '#bench-clients'],
+    ['Bind', roles.bind],
+    ['Dial', roles.dial],
   ] as const) {
     await http.create('service-policies', {
-      name: `bench-stock-${type}`,
+      name: `${name}-${type}`,
       type,
       semantic: 'AnyOf',
       identityRoles: [role],
@@ -307,20 +293,24 @@ async function stockRouterTarget(
     });
   }
   await http.create('service-edge-router-policies', {
-    name: 'bench-stock-services',
+    name: `${name}-routers`,
     semantic: 'AnyOf',
     serviceRoles: [`@${serviceId}`],
-    edgeRouterRoles: ['#bench-stock'],
+    edgeRouterRoles: routerIds.map((id) => `@${id}`),
   });
-  const routerId = await http.create('edge-routers', { name: 'bench-stock', roleAttributes: ['bench-stock'], isTunnelerEnabled: false });
-  const routerDir = join(dir, 'stock-router');
+  return serviceId;
+}
+
+/** A stock `ziti router run` created, enrolled and attached to Weft's control channel (with a link listener: it links). */
+async function stockRouter(http: Http, dir: string, zitiBin: string, name: string, stops: Array<() => Promise<void>>, links = false) {
+  const routerId = await http.create('edge-routers', { name, roleAttributes: [], isTunnelerEnabled: false });
+  const routerDir = join(dir, name);
   mkdirSync(routerDir, { recursive: true });
   const jwtFile = join(routerDir, 'router.jwt');
   writeFileSync(jwtFile, (await http.call('GET', `/edge/management/v1/edge-routers/${routerId}`)).data.enrollmentJwt);
-  const edgePort = await freePort();
-  const config = writeStockRouterConfig(routerDir, edgePort);
-  await enrollStockRouter(ziti.bin, routerDir, config, jwtFile);
-  const proc = spawn(ziti.bin, ['router', 'run', config], { cwd: routerDir, env: { ...process.env, HOME: routerDir }, stdio: 'ignore' });
+  const config = writeStockRouterConfig(routerDir, await freePort(), links ? await freePort() : undefined);
+  await enrollStockRouter(zitiBin, routerDir, config, jwtFile);
+  const proc = spawn(zitiBin, ['router', 'run', config], { cwd: routerDir, env: { ...process.env, HOME: routerDir }, stdio: 'ignore' });
   stops.push(async () => {
     const exited = new Promise((r) => proc.once('exit', r));
     proc.kill('SIGTERM');
@@ -330,17 +320,72 @@ async function stockRouterTarget(
   for (;;) {
     const er = (await http.call('GET', `/edge/management/v1/edge-routers/${routerId}`)).data;
     if (er.isOnline && er.supportedProtocols?.tls) break;
-    if (Date.now() > deadline || proc.exitCode !== null) throw new Error('the stock router did not come online in 60 s');
+    if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`the stock router ${name} did not come online in 60 s`);
     await new Promise((r) => setTimeout(r, 100));
   }
-  const echo = await startServerTool(bin, ['echo-server', '--identity', host, '--service', service]);
-  stops.push(() => echo.stop());
+  return { routerId, proc };
+}
+
+/**
+ * Stock `ziti router run`s attached to Weft's control channel, for the stock router rows: one serving an echo service
+ * of its own (its service edge router policy names only it, the host bound through it); and two linked ones, the
+ * dialing SDK allowed only the first and the host only the second (edge router policies), so every dial crosses the
+ * link (2 hops). Skipped (with the reason) when the pinned `ziti` is not built.
+ */
+async function stockRouterTargets(
+  http: Http,
+  dir: string,
+  bin: string,
+  ids: { host: string; client: string },
+  stops: Array<() => Promise<void>>,
+): Promise<{ one?: Target; twoHops?: Target; missing?: string }> {
+  const ziti = zitiBinary();
+  if ('missing' in ziti) return { missing: ziti.missing };
+  const one = await stockRouter(http, dir, ziti.bin, 'bench-stock', stops);
+  const a = await stockRouter(http, dir, ziti.bin, 'bench-stock-a', stops, true);
+  const b = await stockRouter(http, dir, ziti.bin, 'bench-stock-b', stops, true);
+  const single = 'bench-echo-stock';
+  await echoService(http, single, { bind: '#bench-hosts', dial: '#bench-clients' }, [one.routerId]);
+  const linked = 'bench-echo-2hops';
+  await echoService(http, linked, { bind: '#bench-hosts-b', dial: '#bench-clients-a' }, [a.routerId, b.routerId]);
+  await http.create('edge-router-policies', {
+    name: 'bench-at-a',
+    semantic: 'AnyOf',
+    identityRoles: ['#bench-clients-a'],
+    edgeRouterRoles: [`@${a.routerId}`],
+  });
+  await http.create('edge-router-policies', {
+    name: 'bench-at-b',
+    semantic: 'AnyOf',
+    identityRoles: ['#bench-hosts-b'],
+    edgeRouterRoles: [`@${b.routerId}`],
+  });
+  const hostB = await enrolledIdentity(http, dir, 'bench-host-b', ['bench-hosts-b']);
+  const clientA = await enrolledIdentity(http, dir, 'bench-client-a', ['bench-clients-a']);
+  const deadline = Date.now() + 60_000;
+  while ((await http.call('GET', '/fabric/v1/links')).data.length === 0) {
+    if (Date.now() > deadline) throw new Error('the stock routers did not link in 60 s');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const echo = await startServerTool(bin, ['echo-server', '--identity', ids.host, '--service', single]);
+  const echoB = await startServerTool(bin, ['echo-server', '--identity', hostB, '--service', linked]);
+  stops.push(
+    () => echo.stop(),
+    () => echoB.stop(),
+  );
   return {
-    target: {
+    one: {
       name: 'stock',
-      relayPid: proc.pid,
+      relayPid: one.proc.pid,
       serverPid: echo.proc.pid,
-      dialArgs: ['dial', '--identity', client, '--service', service, '--cache-posture'],
+      dialArgs: ['dial', '--identity', ids.client, '--service', single, '--cache-posture'],
+    },
+    twoHops: {
+      name: 'stock-2hops',
+      // the dialer's router: its CPU is the ingress half of the path
+      relayPid: a.proc.pid,
+      serverPid: echoB.proc.pid,
+      dialArgs: ['dial', '--identity', clientA, '--service', linked, '--cache-posture'],
     },
   };
 }
@@ -413,7 +458,12 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
         identityRoles: ['#bench-clients'],
         serviceRoles: [`@${serviceId}`],
       });
-      await http.create('edge-router-policies', { name: 'bench-routers', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] });
+      await http.create('edge-router-policies', {
+        name: 'bench-routers',
+        semantic: 'AnyOf',
+        identityRoles: ['#bench-hosts', '#bench-clients'],
+        edgeRouterRoles: ['#all'],
+      });
       // each service on its own router: the built-in one here, a stock router's below
       const builtinId = (await http.call('GET', `/edge/management/v1/edge-routers?filter=${encodeURIComponent('name = "er-builtin"')}`)).data[0].id;
       await http.create('service-edge-router-policies', {
@@ -427,7 +477,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
 
       const weftEcho = await startServerTool(bin, ['echo-server', '--identity', host, '--service', service]);
       stops.push(() => weftEcho.stop());
-      const stock = await stockRouterTarget(http, dir, bin, host, client, stops);
+      const stock = await stockRouterTargets(http, dir, bin, { host, client }, stops);
 
       // the floor: the same Go pair over plain TLS (Weft's own server certificate), through a bare node:tls relay
       const certFile = join(pki, 'server-chain.pem');
@@ -456,6 +506,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       const WEFT = 'weft router (Go SDK ↔ Go SDK)';
       const FLOOR = 'floor (Go TLS ↔ node:tls relay ↔ Go TLS)';
       const STOCK = 'stock ziti router on Weft (Go SDK ↔ Go SDK)';
+      const STOCK2 = 'two linked stock ziti routers on Weft, 2 hops (Go SDK ↔ Go SDK)';
 
       // throughput: one stream, then 50 concurrent dials; each round runs Weft then the floor back to back
       const cases = [
@@ -463,7 +514,13 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
         { scenario: `${many} concurrent dials × ${manyBytes / MiB} MiB`, bytes: manyBytes, count: many, rounds: 3 },
       ];
       for (const c of cases) {
-        const [w, f, st] = await pairedRounds(bin, [weftTarget, floorTarget, ...(stock.target ? [stock.target] : [])], c.bytes, c.count, c.rounds);
+        const [w, f, st, st2] = await pairedRounds(
+          bin,
+          [weftTarget, floorTarget, ...(stock.one && stock.twoHops ? [stock.one, stock.twoHops] : [])],
+          c.bytes,
+          c.count,
+          c.rounds,
+        );
         const ws = summarize(w!);
         const fs = summarize(f!);
         // for concurrent dials, p50/p99 are each connection's time from dial to its whole echo back
@@ -479,9 +536,11 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
             .join('; ');
         rows.push({ scenario: c.scenario, target: WEFT, mibps: ws.mibps, ...p(w!), note: note(ws, 'router') });
         rows.push({ scenario: c.scenario, target: FLOOR, mibps: fs.mibps, ...p(f!), note: note(fs, 'relay') });
-        if (st) {
+        if (st && st2) {
           const ss = summarize(st);
           rows.push({ scenario: c.scenario, target: STOCK, mibps: ss.mibps, ...p(st), note: note(ss, 'stock router') });
+          const s2 = summarize(st2);
+          rows.push({ scenario: c.scenario, target: STOCK2, mibps: s2.mibps, ...p(st2), note: note(s2, 'ingress stock router') });
           const vsStock = median(w!.runs.map((r, i) => r.mibps / st.runs[i]!.mibps));
           rows.push({
             scenario: c.scenario,
@@ -508,7 +567,8 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       const shipped = await setupLatency(bin, weftDial, dials);
       const cached = await setupLatency(bin, weftTarget.dialArgs, dials);
       const fl = await setupLatency(bin, floorTarget.dialArgs, dials);
-      const viaStock = stock.target ? await setupLatency(bin, stock.target.dialArgs, dials) : undefined;
+      const viaStock = stock.one ? await setupLatency(bin, stock.one.dialArgs, dials) : undefined;
+      const viaTwo = stock.twoHops ? await setupLatency(bin, stock.twoHops.dialArgs, dials) : undefined;
       const firstEcho = (x: { firstEcho: number[] }) => `first echo p50 ${ms(median(x.firstEcho))} / p99 ${ms(percentile(x.firstEcho, 0.99))} ms`;
       rows.push({
         scenario,
@@ -531,6 +591,15 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
           p50Ms: median(viaStock.setup),
           p99Ms: percentile(viaStock.setup, 0.99),
           note: `Dial → stock router → CreateCircuitV2 to Weft → Route → hosting SDK; ${firstEcho(viaStock)}`,
+        });
+      }
+      if (viaTwo) {
+        rows.push({
+          scenario,
+          target: `${STOCK2}, posture cached`,
+          p50Ms: median(viaTwo.setup),
+          p99Ms: percentile(viaTwo.setup, 0.99),
+          note: `Dial → router A → CreateCircuitV2 to Weft → Routes to A and B → hosting SDK at B; ${firstEcho(viaTwo)}`,
         });
       }
       rows.push({
