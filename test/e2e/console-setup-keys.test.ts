@@ -35,9 +35,13 @@ describe('console: setup keys (Chromium)', () => {
     await form.getByRole('button', { name: 'Make setup key' }).click();
     const shown = page.getByTestId('setup-key-secret');
     await shown.waitFor();
-    const key = await shown.getByLabel('Setup key').inputValue();
+    const key = await shown.getByLabel('Setup key', { exact: true }).inputValue();
     expect(key).toMatch(/^wsk_/);
-    expect(await shown.getByLabel('On a device: redeem it and enroll').inputValue()).toContain(`"key":"${key}"`);
+    expect(await shown.getByLabel('Or redeem the key over HTTP, then enroll').inputValue()).toContain(`"key":"${key}"`);
+    // the key's own enrollment JWT (its jti is the key) as text, a download and a QR code
+    const jwt = await shown.getByLabel('Setup key enrollment (JWT)').inputValue();
+    expect(JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString())).toMatchObject({ em: 'ott', jti: key });
+    await shown.getByRole('img', { name: 'QR code of the setup key enrollment JWT' }).waitFor();
     const row = page.getByTestId('setup-key').filter({ hasText: 'office laptops' });
     await row.getByText('0 of 3').waitFor();
     await expect.poll(() => row.getAttribute('data-state')).toBe('active');

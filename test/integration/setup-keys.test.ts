@@ -9,6 +9,7 @@ import { ManualClock, MINUTE } from '../support/clock';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import { STORE_KINDS } from '../support/bothStores';
 import { createUser, login } from '../support/users';
+import { csr } from '../support/pki';
 
 let server: PostgresServer | undefined;
 afterAll(async () => server?.stop());
@@ -88,6 +89,33 @@ describe.each(STORE_KINDS)('setup keys on %s', (kind) => {
     expect(new Set(ok.map((r) => r.body.data.identityId)).size).toBe(5);
     expect(await count('/identities', 'anyOf(roleAttributes) = "burst"')).toBe(5);
     expect((await admin.get(`/weft/setup-keys/${id}`)).body.data.uses).toBe(5);
+  });
+
+  it("enrolls with the key's own JWT: each enrollment a new device; 8 at once against 3 uses, a bad CSR among them, leave 3", async () => {
+    const made = await admin.post('/weft/setup-keys', { name: 'jwt-key', expiresAt: inAnHour(), maxUses: 3, roleAttributes: ['by-jwt'] });
+    expect(made.status, made.text).toBe(201);
+    const { id, key, enrollmentJwt } = made.body.data as { id: string; key: string; enrollmentJwt: string };
+    // OpenZiti's enrollment JWT, as stock enrollers read it: em ott, the key as jti, the key's expiry
+    expect(payloadOf(enrollmentJwt)).toMatchObject({ em: 'ott', jti: key, sub: id, exp: Math.floor(Date.parse(inAnHour()) / 1000) });
+    const enroll = (csrPem: string) =>
+      anon.req('POST', `/enroll?method=ott&token=${encodeURIComponent(key)}`, undefined, {
+        api: 'client',
+        raw: csrPem,
+        contentType: 'application/x-pem-file',
+        headers: { accept: 'application/json' },
+      });
+    const csrs = await Promise.all(Array.from({ length: 8 }, (_, i) => csr('EC-P256', `jwt-device-${i}`)));
+    // a CSR that is no CSR: refused, and it neither makes an identity nor spends a use
+    const replies = await Promise.all([enroll('not a csr'), ...csrs.map((c) => enroll(c.csrPem))]);
+    expect(replies[0]!.status).toBe(400);
+    const ok = replies.filter((r) => r.status === 200);
+    expect(ok.length).toBe(3);
+    for (const r of replies.slice(1).filter((x) => x.status !== 200)) expect(r.body.error.code).toBe('SETUP_KEY_USED_UP');
+    expect((await admin.get(`/weft/setup-keys/${id}`)).body.data.uses).toBe(3);
+    // three enrolled devices with the key's attributes, no enrollment left pending
+    const devices = (await admin.get(`/identities?filter=${encodeURIComponent('anyOf(roleAttributes) = "by-jwt"')}`)).body.data as any[];
+    expect(devices.length).toBe(3);
+    for (const d of devices) expect(d).toMatchObject({ type: { name: 'Device' }, enrollment: {}, authenticators: { cert: {} } });
   });
 
   it('refuses expired, revoked and unknown keys, and unknown and revoked alike', async () => {

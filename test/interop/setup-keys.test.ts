@@ -1,5 +1,6 @@
 // A setup key redeemed over the Client API gives an enrollment JWT the stock `ziti edge enroll` (v1.7.2) takes: the
-// identity file it writes holds a certificate for the new identity, and the spent token cannot be used again.
+// identity file it writes holds a certificate for the new identity, and the spent token cannot be used again. The
+// key's own JWT enrolls directly, a new device each time, until the key is used up.
 import { X509Certificate } from 'node:crypto';
 import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -47,5 +48,25 @@ describe('setup keys with the ziti CLI', { timeout: 120_000 }, () => {
     const after = (await admin.get(`/identities/${identityId}`)).body.data;
     expect(after).toMatchObject({ name: 'cli-device', roleAttributes: ['cli'], enrollment: {} });
     expect(await cli.fails('edge', 'enroll', copy, '-o', join(cli.cwd, 'again.json'))).toMatch(/enroll error|INVALID_ENROLLMENT_TOKEN|40[04]/);
+  });
+
+  it("ziti edge enroll takes the key's own JWT: a new device each time, refused once the key is used up", async () => {
+    const expiresAt = new Date(Date.now() + 3_600_000).toISOString();
+    const made = await admin.post('/weft/setup-keys', { name: 'fleet', expiresAt, maxUses: 2, roleAttributes: ['fleet'] });
+    expect(made.status, made.text).toBe(201);
+    const jwt = join(cli.cwd, 'fleet.jwt');
+    const certs: string[] = [];
+    for (const n of [1, 2]) {
+      const file = join(cli.cwd, `fleet-${n}.json`);
+      // the same JWT on every device (the CLI moves it into the identity file: written again each time)
+      writeFileSync(jwt, made.body.data.enrollmentJwt);
+      await cli.ok('edge', 'enroll', jwt, '-o', file);
+      certs.push(JSON.parse(readFileSync(file, 'utf8')).id.cert);
+    }
+    expect(new Set(certs).size).toBe(2);
+    const devices = (await admin.get(`/identities?filter=${encodeURIComponent('anyOf(roleAttributes) = "fleet"')}`)).body.data as any[];
+    expect(devices.map((d) => d.name)).toHaveLength(2);
+    writeFileSync(jwt, made.body.data.enrollmentJwt);
+    expect(await cli.fails('edge', 'enroll', jwt, '-o', join(cli.cwd, 'fleet-3.json'))).toMatch(/SETUP_KEY_USED_UP|410|used as many times/);
   });
 });

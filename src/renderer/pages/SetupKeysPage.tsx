@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useId, useState, type FormEvent } from 'react';
 import { ConfirmButton } from '../components/ConfirmButton';
+import { JwtView } from '../components/JwtPanel';
 import { ErrorBox, Notice, Page, Panel, Spinner } from '../components/Status';
 import { formatDate } from '../lib/format';
 import type { RouterOutputs } from '../lib/types';
@@ -22,8 +23,8 @@ function stateOf(k: SetupKey): { label: string; className: string } {
   return { label: 'active', className: 'badge badge-ok' };
 }
 
-/** The key just made: shown this once, with the commands that redeem it and enroll. */
-function NewKeyShown({ name, secret, apiUrl }: { name: string; secret: string; apiUrl?: string }) {
+/** The key just made: shown this once, as its enrollment JWT (file, QR code) and as the key for the redeem endpoint. */
+function NewKeyShown({ name, secret, jwt, expiresAt, apiUrl }: { name: string; secret: string; jwt: string; expiresAt: string; apiUrl?: string }) {
   const keyId = useId();
   const cmdId = useId();
   const url = `${apiUrl ?? 'https://<controller>'}/edge/client/v1/weft/setup-keys/redeem`;
@@ -31,12 +32,17 @@ function NewKeyShown({ name, secret, apiUrl }: { name: string; secret: string; a
   return (
     <div className="setup-key-secret" data-testid="setup-key-secret">
       <Notice kind="success">{`Setup key "${name}" made. Copy it now: it is shown only this once.`}</Notice>
+      <p className="hint">
+        Every device enrolls with the same JWT (<code>ziti edge enroll {name}.jwt</code>, or scan it with a Ziti app): each enrollment makes a new
+        Device identity with this key&apos;s attributes, until the key expires, is used up or revoked.
+      </p>
+      <JwtView jwt={jwt} filename={`${name}.jwt`} expiresAt={expiresAt} what="Setup key enrollment" />
       <div className="field">
         <label htmlFor={keyId}>Setup key</label>
         <input id={keyId} className="code" readOnly value={secret} onFocus={(e) => e.currentTarget.select()} />
       </div>
       <div className="field">
-        <label htmlFor={cmdId}>On a device: redeem it and enroll</label>
+        <label htmlFor={cmdId}>Or redeem the key over HTTP, then enroll</label>
         <textarea id={cmdId} className="code" readOnly rows={4} value={command} onFocus={(e) => e.currentTarget.select()} />
         <p className="hint">
           Each redeem makes a new Device identity with this key&apos;s attributes and gives its one-time enrollment JWT, which{' '}
@@ -56,7 +62,7 @@ function NewKey({ apiUrl }: { apiUrl?: string }) {
   const [maxUses, setMaxUses] = useState('');
   const [attrs, setAttrs] = useState('');
   const [prefix, setPrefix] = useState('');
-  const [made, setMade] = useState<{ name: string; key: string }>();
+  const [made, setMade] = useState<{ name: string; key: string; jwt: string; expiresAt: string }>();
   const create = useMutation(trpc.setupKeys.create.mutationOptions());
   async function submit(e: FormEvent) {
     e.preventDefault();
@@ -73,7 +79,7 @@ function NewKey({ apiUrl }: { apiUrl?: string }) {
           .filter(Boolean),
         identityNamePrefix: prefix.trim() || null,
       });
-      setMade({ name, key: r.key });
+      setMade({ name, key: r.key, jwt: r.enrollmentJwt, expiresAt: at.toISOString() });
       setName('');
       await qc.invalidateQueries({ queryKey: trpc.setupKeys.list.queryKey() });
     } catch {
@@ -108,7 +114,7 @@ function NewKey({ apiUrl }: { apiUrl?: string }) {
         </button>
       </div>
       {create.error && <ErrorBox error={create.error} title="Not made:" />}
-      {made && !create.error && <NewKeyShown name={made.name} secret={made.key} apiUrl={apiUrl} />}
+      {made && !create.error && <NewKeyShown name={made.name} secret={made.key} jwt={made.jwt} expiresAt={made.expiresAt} apiUrl={apiUrl} />}
     </form>
   );
 }
@@ -147,7 +153,7 @@ export function SetupKeysPage() {
   return (
     <Page
       title="Setup keys"
-      description="Reusable keys that expire: each redeem (POST /edge/client/v1/weft/setup-keys/redeem) makes a new Device identity with the key's attributes and returns its one-time enrollment JWT for ziti edge enroll."
+      description="Reusable keys that expire: every enrollment with a key's JWT (ziti edge enroll, a Ziti app's QR scan) or redeem of the key (POST /edge/client/v1/weft/setup-keys/redeem) makes a new Device identity with the key's attributes."
     >
       <Panel title="New setup key">
         <NewKey apiUrl={address.data?.api.url} />

@@ -21,6 +21,8 @@ import {
   reEnrollRouter,
   refreshEnrollment,
   createSetupKey,
+  enrollWithSetupKey,
+  isSetupKey,
   redeemSetupKey,
 } from '../../core/enrollment/index';
 import {
@@ -76,8 +78,8 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       auth: 'session',
       summary: 'Make a setup key; the reply holds the key itself, shown this once',
       handler: async (req) => {
-        const { id, key } = await createSetupKey(req.ctx, req.body);
-        return { status: 201, data: { id, key, _links: { self: { href: `./weft/setup-keys/${id}` } } } };
+        const { id, key, enrollmentJwt } = await createSetupKey(req.ctx, req.body);
+        return { status: 201, data: { id, key, enrollmentJwt, _links: { self: { href: `./weft/setup-keys/${id}` } } } };
       },
     },
     {
@@ -104,7 +106,11 @@ export function enrollmentRoutes(core: Core): RouteDef[] {
       path: '/enroll/ott',
       auth: 'none',
       summary: 'Enroll by one-time token with a PEM CSR ({token, clientCsr})',
-      handler: async (req) => ({ data: await enrollOtt(core, tokenOf(req), bodyField(req, 'clientCsr')) }),
+      handler: async (req) => {
+        const token = tokenOf(req);
+        const csr = bodyField(req, 'clientCsr');
+        return { data: await (isSetupKey(token) ? enrollWithSetupKey(core, token, csr, 'clientCsr') : enrollOtt(core, token, csr)) };
+      },
     },
     {
       apis: client,

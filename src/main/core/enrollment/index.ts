@@ -17,7 +17,8 @@ export { enrollmentArchive, importIdentities } from './identityImport';
 export { createEnrollment, refreshEnrollment } from './records';
 export { enrollRouter, extendRouter, reEnrollRouter } from './routers';
 export { enrollToken, TOKEN_ISSUER_HEADERS } from './tokenEnroll';
-export { createSetupKey, redeemSetupKey, setupKeys } from './setupKeys';
+import { enrollWithSetupKey, isSetupKey } from './setupKeys';
+export { createSetupKey, enrollWithSetupKey, isSetupKey, redeemSetupKey, setupKeys } from './setupKeys';
 export { enrollmentJwks, networkJwt, reissueEnrollmentJwts } from './jwt';
 
 /** The enrollment method a token belongs to (identity enrollments, then routers); undefined if unknown. */
@@ -47,16 +48,13 @@ export async function legacyEnroll(core: Core, r: LegacyEnrollRequest): Promise<
   const json = r.body && typeof r.body === 'object' ? (r.body as Record<string, unknown>) : {};
   const token = r.token ?? json.token;
   switch (method) {
-    case 'ott':
-      return {
-        method,
-        result: await enrollOtt(
-          core,
-          token,
-          typeof r.body === 'string' ? r.body : json.clientCsr,
-          typeof r.body === 'string' ? '(body)' : 'clientCsr',
-        ),
-      };
+    case 'ott': {
+      const csr = typeof r.body === 'string' ? r.body : json.clientCsr;
+      const field = typeof r.body === 'string' ? '(body)' : 'clientCsr';
+      // a setup key's JWT: a new device for each enrollment
+      if (isSetupKey(token)) return { method, result: await enrollWithSetupKey(core, token, csr, field) };
+      return { method, result: await enrollOtt(core, token, csr, field) };
+    }
     case 'ottca':
       return { method, result: await enrollOttCa(core, token, r.peerCertificates) };
     case 'updb':

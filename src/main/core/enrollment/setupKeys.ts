@@ -10,12 +10,16 @@ import { requirePermission, SYSTEM } from '../permissions';
 import { identities } from '../policy/index';
 import { sqlMigration } from '../store/migrations/index';
 import { parseInput } from '../validation';
+import { enrollOtt, type EnrollmentCerts } from './identityEnroll';
+import { signEnrollmentJwt } from './jwt';
 
 /**
  * Setup keys (Weft's own, like NetBird's): a reusable, expiring secret that anyone holding it trades for a new Device
  * identity with the key's role attributes and a one-time-token (OTT) enrollment, which a stock `ziti edge enroll`
- * takes. The key is shown once when it is made; only its SHA-256 digest is kept. A redeem counts a use with one
- * conditional UPDATE in the transaction that creates the identity, so `maxUses` holds however many redeem at once.
+ * takes. The key is shown once when it is made, with an enrollment JWT (`em: ott`, `jti` = the key, `exp` = the key's
+ * expiry) that stock enrollers take directly: each enrollment with it makes a new device and enrolls it in one
+ * transaction. Only the key's SHA-256 digest is kept. A redeem counts a use with one conditional UPDATE in the
+ * transaction that creates the identity, so `maxUses` holds however many redeem at once.
  */
 
 const digestOf = (key: string) => createHash('sha256').update(key, 'utf8').digest('hex');
@@ -59,12 +63,30 @@ export const setupKeys = defineResource({
   },
 });
 
-/** Makes a setup key: its id and the key itself, which is shown this once. */
-export async function createSetupKey(ctx: Ctx, body: unknown): Promise<{ id: string; key: string }> {
+const KEY_PREFIX = 'wsk_';
+
+/** Whether an enrollment token is a setup key (its JWT's jti) rather than an enrollment's own token. */
+export const isSetupKey = (token: unknown): token is string => typeof token === 'string' && token.startsWith(KEY_PREFIX);
+
+/** Makes a setup key: its id, the key itself and its enrollment JWT, which are shown this once. */
+export async function createSetupKey(ctx: Ctx, body: unknown): Promise<{ id: string; key: string; enrollmentJwt: string }> {
   requirePermission(ctx.caller, 'identity', 'create');
-  const key = `wsk_${randomBytes(24).toString('base64url')}`;
+  const key = `${KEY_PREFIX}${randomBytes(24).toString('base64url')}`;
   const id = await applyCreate(ctx, setupKeys, body, { columns: { digest: digestOf(key), uses: 0, revoked: 0 } });
-  return { id, key };
+  const row = (await ctx.core.store.getSql<{ expires_at: string }>('SELECT expires_at FROM setup_keys WHERE id = ?', id))!;
+  const enrollmentJwt = signEnrollmentJwt(ctx.core, { em: 'ott', sub: id, jti: key, exp: new Date(row.expires_at) });
+  return { id, key, enrollmentJwt };
+}
+
+/**
+ * A stock enroller (`ziti edge enroll`, an SDK) with a setup key's JWT: a new device made from the key and enrolled
+ * with the CSR in one transaction — a refused CSR leaves no identity and counts no use.
+ */
+export async function enrollWithSetupKey(core: Core, key: string, csrPem: unknown, field: string): Promise<EnrollmentCerts> {
+  return core.store.tx(async () => {
+    const { token } = await redeem(core, { key });
+    return enrollOtt(core, token, csrPem, field);
+  });
 }
 
 const redeemSchema = z.object({
@@ -81,6 +103,11 @@ const keyUsedUp = () => new ApiError('SETUP_KEY_USED_UP', 410, 'The setup key ha
  * conditional UPDATE (no read-then-write), the identity and its enrollment are written through the generic path.
  */
 export async function redeemSetupKey(core: Core, body: unknown): Promise<{ identityId: string; enrollmentJwt: string }> {
+  const { identityId, enrollmentJwt } = await redeem(core, body);
+  return { identityId, enrollmentJwt };
+}
+
+async function redeem(core: Core, body: unknown): Promise<{ identityId: string; enrollmentJwt: string; token: string }> {
   const input = parseInput(redeemSchema, body);
   const digest = digestOf(input.key);
   const ctx: Ctx = { core, caller: SYSTEM };
@@ -113,7 +140,10 @@ export async function redeemSetupKey(core: Core, body: unknown): Promise<{ ident
       enrollment: { ott: true },
       tags: { setupKey: key.name },
     });
-    const e = await store.getSql<{ jwt: string }>("SELECT jwt FROM enrollments WHERE identity_id = ? AND method = 'ott'", identityId);
-    return { identityId, enrollmentJwt: e!.jwt };
+    const e = await store.getSql<{ jwt: string; token: string }>(
+      "SELECT jwt, token FROM enrollments WHERE identity_id = ? AND method = 'ott'",
+      identityId,
+    );
+    return { identityId, enrollmentJwt: e!.jwt, token: e!.token };
   });
 }
