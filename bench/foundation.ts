@@ -60,7 +60,7 @@ async function record(origin: string, ca: string, paths: string[], headers: Reco
 const GOALS = { version: 1.5, list: 2, containsPageMs: 2, containsRps: 500 } as const;
 
 /**
- * Issue 2's table: GET /version and identity lists (no filter, `name =`, `name contains`) at 100,000 identities,
+ * Issue 2's table: GET /version and identity lists (no filter, `name =`, `name contains`, `name icontains`) at 100,000 identities,
  * against the floor server (same bytes, same certificate) and the same SQL run directly on better-sqlite3.
  * Weft keeps the serialized replies of reads while nothing is written (api/replyCache.ts), so repeating one URL
  * measures that path; the "every request a miss" rows add a query parameter that changes with every request
@@ -80,7 +80,13 @@ export async function foundationBench(workDir: string, opts: { identities: numbe
     const auth = { 'zt-session': token };
     const target = `identity-${String(Math.floor(opts.identities / 2)).padStart(6, '0')}`;
     const needle = String(Math.floor(opts.identities / 3)).padStart(6, '0');
-    const filters = { none: undefined, 'name =': `name = "${target}"`, 'name contains': `name contains "${needle}"` };
+    const filters = {
+      none: undefined,
+      'name =': `name = "${target}"`,
+      'name contains': `name contains "${needle}"`,
+      // mixed case: icontains folds it; the index is case-folding, the exact predicate re-checks
+      'name icontains': `name icontains "Ity-${needle.slice(0, 5)}"`,
+    };
     const cases: Array<{ name: string; path: string; filter?: string }> = [
       { name: 'GET /version', path: '/edge/client/v1/version' },
       ...Object.entries(filters).map(([k, f]) => ({

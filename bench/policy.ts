@@ -41,6 +41,8 @@ const USER_PASSWORD = 'bench-user-password';
 const GOALS = { services: 1.5, sessions: 1.5, advice: 2 } as const;
 const GOAL_UPDATE_MS = 1000;
 const GOAL_RSS_MIB = 400;
+/** POST /sessions: Weft's cost per request in floors (the floor serving the same reply), at every model */
+const GOAL_SESSION_FLOORS = 3;
 
 interface Seeded {
   sampleIdentity: string;
@@ -343,6 +345,16 @@ export async function policyBench(workDir: string, opts: { quick: boolean; durat
         c === CASES[1] && r.pairs && r.pairs.used > r.pairs.available ? `${r.pairs.used - r.pairs.available} requests repeated a pair` : undefined;
       rows.push(rowOf(`${label} ${c}`, 'weft', r.weft[c]!, [`${r.bytes[c]} B reply`, repeated].filter(Boolean).join('; ')));
       rows.push(rowOf(`${label} ${c}`, 'floor (node:https, same bytes)', r.floor[c]!));
+      if (c === CASES[1]) {
+        rows.push(
+          checkRow(
+            `${label} ${c}`,
+            `${r.floors[c].toFixed(2)}× the floor per request`,
+            `≤ ${GOAL_SESSION_FLOORS}×`,
+            r.floors[c] <= GOAL_SESSION_FLOORS,
+          ),
+        );
+      }
       if (r === base) {
         rows.push({
           scenario: `${label} ${c}`,

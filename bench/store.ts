@@ -76,6 +76,18 @@ export async function storeBench(workDir: string, opts: { identities: number; du
           }),
         },
         {
+          // the trigram indexes: FTS5 on SQLite, pg_trgm GIN on PostgreSQL (a needle of ~10 rows)
+          name: 'list identities limit=10 (name icontains …), every request a miss',
+          spec: (s) => ({
+            ...t[s],
+            path: '',
+            next: () => ({
+              path: `/edge/management/v1/identities?limit=10&filter=${encodeURIComponent(`name icontains "Ity-${String(n++ % Math.floor(opts.identities / 10)).padStart(5, '0')}"`)}`,
+              headers: { 'zt-session': tokens[s] },
+            }),
+          }),
+        },
+        {
           name: 'create a service (POST /services)',
           spec: (s) => ({
             ...t[s],

@@ -94,6 +94,35 @@ describe('sessions', () => {
     expect((await c.post('/sessions', { serviceId: bindOnly, type: 'Other' }, { api: 'client' })).body.error.cause.field).toBe('type');
   });
 
+  it('shows the edge routers as they are at each creation: a router or policy change shows in the next session', async () => {
+    const me = await net.identity('rt-me', ['rt-eng']);
+    const services = await Promise.all(['rt-a', 'rt-b', 'rt-c', 'rt-d'].map((n) => net.service(n, ['rt-web'])));
+    await net.servicePolicy('rt-p', 'Dial', ['#rt-eng'], ['#rt-web']);
+    const c = await net.login(me);
+    const open = async (svc: string) => {
+      const r = await c.post('/sessions', { serviceId: svc }, { api: 'client' });
+      expect(r.status).toBe(201);
+      return r.body.data.edgeRouters.map((e: any) => `${e.name}:${e.isOnline ? 'online' : 'offline'}`);
+    };
+    const opened = (await net.admin.get(`/edge-routers?filter=${encodeURIComponent('name = "sess-open"')}`)).body.data[0].id as string;
+    expect(await open(services[0]!)).toEqual(['sess-open:online']);
+    await net.app.core.store.runSql('UPDATE edge_routers SET is_online = 0 WHERE id = ?', opened);
+    try {
+      expect(await open(services[1]!)).toEqual(['sess-open:offline']);
+      const extra = await net.router('rt-extra', ['rt-extra'], { online: true });
+      await net.edgeRouterPolicy('rt-extra-erp', ['#rt-eng'], ['#rt-extra']);
+      await net.serviceEdgeRouterPolicy('rt-extra-serp', ['#rt-web'], ['#rt-extra']);
+      // online first
+      expect(await open(services[2]!)).toEqual(['rt-extra:online', 'sess-open:offline']);
+      await net.admin.patch(`/edge-routers/${extra}`, { name: 'rt-renamed' });
+      expect(await open(services[3]!)).toEqual(['rt-renamed:online', 'sess-open:offline']);
+      // a repeated request shows the same
+      expect(await open(services[3]!)).toEqual(['rt-renamed:online', 'sess-open:offline']);
+    } finally {
+      await net.app.core.store.runSql('UPDATE edge_routers SET is_online = 1 WHERE id = ?', opened);
+    }
+  });
+
   it('sessions die with their API session, their service, and the access that allowed them', async () => {
     const me = await net.identity('sd-me', ['sd-eng']);
     const a = await net.service('sd-a', ['sd-web']);

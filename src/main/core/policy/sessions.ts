@@ -68,6 +68,11 @@ const EDGE_ROUTER_VIEW = rowShape({
   sync_status: 'string',
 });
 
+/** The columns EDGE_ROUTER_VIEW reads, as a select list over `r` (only these: a router row's certificate and enrollment are large). */
+const EDGE_ROUTER_VIEW_COLUMNS = Object.keys(EDGE_ROUTER_VIEW)
+  .map((c) => `r.${c}`)
+  .join(', ');
+
 /** The edge router fields shown to an identity (sessions, service edge routers, current identity's routers). */
 export function edgeRouterView(row: Row): ApiObject {
   const r = decodeRow(EDGE_ROUTER_VIEW, row);
@@ -87,10 +92,11 @@ export function edgeRouterView(row: Row): ApiObject {
 /**
  * The routers an identity class may use for a service class (reachable by both), online first then by name,
  * at most SESSION_EDGE_ROUTER_LIMIT: walks edge routers in that order (index from migration 003) and stops early.
+ * The rows hold the columns edgeRouterView shows.
  */
 export async function commonRouters(store: Store, identityClass: number, serviceClass: number): Promise<Row[]> {
   return store.allSql<Row>(
-    `SELECT r.* FROM edge_routers r
+    `SELECT ${EDGE_ROUTER_VIEW_COLUMNS} FROM edge_routers r
      WHERE (SELECT class_id FROM role_class_members WHERE kind = 'edge-router' AND entity_id = r.id) IN (
        SELECT router_class FROM identity_router_access WHERE identity_class = ?
        INTERSECT SELECT router_class FROM service_router_access WHERE service_class = ?)
@@ -111,7 +117,7 @@ export async function commonRoutersForPairs(store: Store, pairs: Array<[number, 
     `WITH pairs(ic, sc) AS (
        SELECT CAST(${sql.jsonExtract('e.value', '$[0]')} AS BIGINT), CAST(${sql.jsonExtract('e.value', '$[1]')} AS BIGINT) FROM ${sql.jsonEach('?', 'e')})
      SELECT * FROM (
-       SELECT p.ic, p.sc, r.*, row_number() OVER (PARTITION BY p.ic, p.sc ORDER BY r.is_online DESC, r.name, r.id) AS rn
+       SELECT p.ic, p.sc, ${EDGE_ROUTER_VIEW_COLUMNS}, row_number() OVER (PARTITION BY p.ic, p.sc ORDER BY r.is_online DESC, r.name, r.id) AS rn
        FROM pairs p
        JOIN identity_router_access ia ON ia.identity_class = p.ic
        JOIN service_router_access sa ON sa.service_class = p.sc AND sa.router_class = ia.router_class
@@ -124,6 +130,37 @@ export async function commonRoutersForPairs(store: Store, pairs: Array<[number, 
   for (const r of rows) {
     const key = `${r.ic}:${r.sc}`;
     out.set(key, [...(out.get(key) ?? []), r]);
+  }
+  return out;
+}
+
+/**
+ * commonRoutersForPairs' answers kept while the store's generation stays the same: session writes leave it alone, so a
+ * burst of session creations reads each pair's routers once; any other write (a router's online state, a policy, an
+ * attribute) starts over. Kept only when no write came in between reading and keeping. Bounded.
+ */
+const routersOfPairs = new WeakMap<Store, { generation: number; pairs: Map<string, Row[]> }>();
+const MAX_KEPT_PAIRS = 4096;
+
+async function keptCommonRouters(store: Store, pairs: Array<[number, number]>): Promise<Map<string, Row[]>> {
+  let kept = routersOfPairs.get(store);
+  if (!kept || kept.generation !== store.generation) routersOfPairs.set(store, (kept = { generation: store.generation, pairs: new Map() }));
+  const out = new Map<string, Row[]>();
+  const missing = pairs.filter((p) => {
+    const hit = kept.pairs.get(p.join(':'));
+    if (hit) out.set(p.join(':'), hit);
+    return !hit;
+  });
+  if (!missing.length) return out;
+  const generation = store.generation;
+  const read = await commonRoutersForPairs(store, missing);
+  const keep = store.generation === generation && kept.generation === generation;
+  if (keep && kept.pairs.size + missing.length > MAX_KEPT_PAIRS) kept.pairs.clear();
+  for (const p of missing) {
+    const key = p.join(':');
+    const rows = read.get(key) ?? [];
+    out.set(key, rows);
+    if (keep) kept.pairs.set(key, rows);
   }
   return out;
 }
@@ -142,7 +179,7 @@ async function sessionEdgeRouters(ctx: Ctx, rows: SessionGrant[]): Promise<Map<s
     const p = pairOf(r);
     if (p) pairs.set(p.join(':'), p);
   }
-  const routers = await commonRoutersForPairs(store, [...pairs.values()]);
+  const routers = await keptCommonRouters(store, [...pairs.values()]);
   const out = new Map<string, ApiObject[]>();
   for (const r of rows) {
     const p = pairOf(r);

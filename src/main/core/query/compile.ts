@@ -350,7 +350,8 @@ class Compiler {
   /**
    * `contains` / `icontains` on an indexed field: the index narrows the rows to its candidates, the exact predicate
    * decides (so case rules, NULLs and every character mean what they mean without the index). Negations are not
-   * narrowed (they hold for most rows). Needles under 3 characters have no trigram: undefined, a scan.
+   * narrowed (they hold for most rows). Needles under 3 characters have no trigram: undefined, a scan. SQLite: the
+   * field's FTS5 table through `rowid IN (… MATCH …)`; PostgreSQL: a LIKE / ILIKE its pg_trgm index serves.
    */
   private indexedContains(field: ScalarField, e: Comparison): Sql | undefined {
     if (!field.text || e.kind !== 'compare' || (e.op !== 'contains' && e.op !== 'icontains')) return undefined;
@@ -359,6 +360,16 @@ class Compiler {
     const ix = field.text;
     const use = this.options.useTextIndex ? this.options.useTextIndex(ix, needle) : true;
     if (use === false || (use !== true && !use.length)) return undefined;
+    if (this.d.name === 'postgres') {
+      // pg_trgm's GIN index on the column (migration 018) serves LIKE / ILIKE with the needle's own %, _ and \ escaped
+      const pattern = `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      return cat(
+        `(${field.sql} ${e.op === 'icontains' ? 'ILIKE' : 'LIKE'} ? ESCAPE '\\' AND `,
+        sql('', pattern),
+        predicate(this.d, field.sql, field.type, e, ''),
+        ')',
+      );
+    }
     if (!SQL_NAME.test(ix.fts) || !SQL_NAME.test(ix.column)) throw new Error(`invalid text index ${ix.fts}.${ix.column}`);
     const phrase = (text: string) => `"${text.replace(/"/g, '""')}"`;
     const match = `{${ix.column}} : ${use === true ? phrase(needle) : `(${use.map(phrase).join(' AND ')})`}`;

@@ -59,9 +59,10 @@ export async function textIndexChooser(
   filter: string | undefined,
   fields: QueryFields,
   options: Pick<CompileOptions, 'tagsSql' | 'refs'> = {},
-): Promise<(index: TextIndex, needle: string) => false | readonly string[]> {
-  // the FTS5 tables are SQLite's; PostgreSQL scans (its trigram GIN indexes serve ILIKE, not this)
-  if (store.dialect !== 'sqlite') return () => false;
+): Promise<(index: TextIndex, needle: string) => boolean | readonly string[]> {
+  // the FTS5 tables are SQLite's; on PostgreSQL the LIKE / ILIKE its pg_trgm indexes serve is always written, and its
+  // planner (with the column's statistics) chooses between the index and a scan
+  if (store.dialect !== 'sqlite') return () => true;
   // only `contains` / `icontains` terms ask: a filter without the word needs no look-ahead compile
   if (!filter || !/contains/i.test(filter)) return () => false;
   const asked: Array<[TextIndex, string]> = [];

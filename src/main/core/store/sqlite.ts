@@ -41,6 +41,11 @@ export class SqliteStore implements Store {
   private readonly holders = new Holders<undefined>(this.connection);
   /** savepoints opened so far (their names) */
   private savepoints = 0;
+  /**
+   * Names of savepoints released, used again: the control statements are prepared once per name, so fresh names for
+   * every savepoint would compile three statements each time and keep them all.
+   */
+  private readonly freeSavepoints: string[] = [];
   private readonly controls = new Map<string, Database.Statement>();
 
   constructor(readonly file: string) {
@@ -166,15 +171,19 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** A savepoint inside the running transaction (named uniquely); the changes recorded inside it go with it. */
+  /**
+   * A savepoint inside the running transaction (its name unique among the savepoints open); the changes recorded
+   * inside it go with it.
+   */
   private async savepoint<T>(fn: () => Promise<T>): Promise<T> {
-    const name = `weft_${++this.savepoints}`;
+    const name = this.freeSavepoints.pop() ?? `weft_${++this.savepoints}`;
     const outer = this.changed;
     this.changed = new Map();
     this.control(`SAVEPOINT ${name}`);
     try {
       const out = await fn();
       await this.act(() => this.control(`RELEASE ${name}`));
+      this.freeSavepoints.push(name);
       for (const [key, ids] of this.changed) {
         const into = outer.get(key);
         if (into) for (const id of ids) into.add(id);
@@ -188,6 +197,7 @@ export class SqliteStore implements Store {
         this.control(`ROLLBACK TO ${name}`);
         this.control(`RELEASE ${name}`);
       });
+      this.freeSavepoints.push(name);
       throw e;
     } finally {
       this.changed = outer;

@@ -9,7 +9,7 @@ import type { MigrationTarget } from '../db';
  * the exact condition (core/query/compile.ts), so the index only narrows the candidates.
  * The runtime list of indexed columns is core/query/textIndex.ts (a test checks both agree).
  */
-const INDEXES: Record<string, string[]> = {
+export const INDEXES: Readonly<Record<string, readonly string[]>> = {
   identities: ['name', 'external_id'],
   services: ['name'],
   edge_routers: ['name'],
@@ -23,7 +23,7 @@ const INDEXES: Record<string, string[]> = {
 };
 
 export function up(db: MigrationTarget): void {
-  // FTS5 is SQLite's: on PostgreSQL `contains` filters scan (core/query/textIndex.ts chooses no index there)
+  // FTS5 is SQLite's: PostgreSQL's trigram indexes are pg_trgm's (018_text_search_postgres)
   if (db.dialect !== 'sqlite') return;
   for (const [table, columns] of Object.entries(INDEXES)) {
     const fts = `${table}_fts`;

@@ -15,6 +15,7 @@ import * as m013 from './013_oidc';
 import * as m014 from './014_outbox';
 import * as m015 from './015_events';
 import * as m016 from './016_terminator_hosts';
+import * as m018 from './018_text_search_postgres';
 import * as m019 from './019_identity_last_seen';
 
 export type { Migration, MigrationTarget } from '../db';
@@ -43,5 +44,6 @@ export const migrations: Migration[] = [
   { version: 14, name: 'outbox', up: m014.up },
   { version: 15, name: 'events', up: m015.up },
   { version: 16, name: 'terminator hosts', up: m016.up },
+  { version: 18, name: 'text search on postgres', up: m018.up },
   { version: 19, name: 'identity last seen', up: m019.up },
 ];
