@@ -2,7 +2,7 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { ApiSession, Caller } from '../core/auth/index';
 import type { Ctx, Core } from '../core/context';
-import type { AddressListeners, LiveDataPlane } from '../core/dataPlane/index';
+import type { AddressListeners, FabricLive, LiveDataPlane } from '../core/dataPlane/index';
 import type { MetricPoint } from '../core/ops/index';
 import { ApiError, echoValue } from '../core/errors';
 import type { ConsoleUrls, ZitiErrorData } from '../../shared/console';
@@ -25,6 +25,8 @@ export interface ConsoleContext {
   urls: () => ConsoleUrls;
   /** the running router's live state (terminators, circuits), when Weft runs one */
   dataPlane: LiveDataPlane | undefined;
+  /** what the routers of this node (built-in and stock) hold live: circuits with their paths, links */
+  fabric?: FabricLive;
   /** the last hour of metric samples, when metrics are on */
   metricHistory?: MetricHistorySource;
   /** the listeners behind the advertised address, when Weft runs its own */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { networkLive } from '../../core/dataPlane/index';
+import { fabricView, networkLive } from '../../core/dataPlane/index';
 import { networkGraph } from '../../core/policy/index';
 import { authedProcedure, router } from '../trpc';
 
@@ -8,4 +8,6 @@ export const networkRouter = router({
   graph: authedProcedure.input(z.object({ query: z.unknown() })).query(({ ctx, input }) => networkGraph(ctx.zctx, input.query ?? {})),
   /** The live overlay (router state, terminators, circuits with the classes involved); polled by the network page. */
   live: authedProcedure.query(({ ctx }) => networkLive(ctx.zctx, ctx.dataPlane)),
+  /** Every router (built-in and stock) with its state, the links between routers, every live circuit with its path; polled. */
+  fabric: authedProcedure.query(({ ctx }) => fabricView(ctx.zctx, ctx.fabric, ctx.dataPlane)),
 });

@@ -31,6 +31,7 @@ export { circuitEventsOf, type CircuitReport } from './circuitEvents';
 export { missingRows, watchDataPlane, watchEdgeRouters, type DataPlaneEvents } from './events';
 export { authorizeRouterControl, routerControlStillValid, setControlRouterOnline, type ControlRouter } from './routerControl';
 export { dataPlaneView, networkLive, type LiveDataPlane, type LiveStatus, type NetworkLive } from './status';
+export { fabricView, type FabricView } from './fabricView';
 export {
   addRouterTerminator,
   clearRouterTerminators,
