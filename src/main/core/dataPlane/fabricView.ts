@@ -5,7 +5,7 @@ import { requirePermission } from '../permissions';
 import type { Ctx } from '../context';
 import { namesById } from '../entities/resource';
 import { builtinRouterId } from '../policy/index';
-import type { FabricLive } from './fabric';
+import type { FabricCircuit, FabricLive } from './fabric';
 import type { LiveDataPlane } from './status';
 
 /** At most this many routers are listed (online ones first); `totalRouters` says how many there are. */
@@ -55,6 +55,56 @@ export interface FabricView {
   circuits: FabricViewCircuit[];
 }
 
+/** Names of routers (edge routers, then transit routers); an unknown id is named by itself. */
+async function routerNames(ctx: Ctx, ids: string[], known = new Map<string, string>()): Promise<(id: string) => { id: string; name: string }> {
+  const names = new Map(known);
+  for (const table of ['edge_routers', 'routers']) {
+    const missing = [...new Set(ids)].filter((id) => !names.has(id));
+    for (const [id, name] of await namesById(ctx.core.store, table, missing)) names.set(id, name);
+  }
+  return (id) => ({ id, name: names.get(id) ?? id });
+}
+
+/**
+ * Live circuits as the console shows them, oldest first: service and dialing identity by name, the path as router
+ * names, and the built-in router's byte counters on its own circuits. `known` names routers already read.
+ */
+export async function presentLiveCircuits(
+  ctx: Ctx,
+  circuits: FabricCircuit[],
+  builtin: LiveDataPlane | undefined,
+  known?: Map<string, string>,
+): Promise<FabricViewCircuit[]> {
+  const store = ctx.core.store;
+  const own = new Map((builtin?.status().circuits ?? []).map((c) => [c.id, c]));
+  const [services, identities, router] = await Promise.all([
+    namesById(store, 'services', [...new Set(circuits.map((c) => c.serviceId))]),
+    namesById(store, 'identities', [...new Set(circuits.map((c) => c.clientId))]),
+    routerNames(
+      ctx,
+      circuits.flatMap((c) => c.path),
+      known,
+    ),
+  ]);
+  const now = ctx.core.clock.now().getTime();
+  return circuits
+    .map((c) => {
+      const mine = own.get(c.id);
+      return {
+        id: c.id,
+        service: { id: c.serviceId, name: services.get(c.serviceId) ?? mine?.serviceName ?? c.serviceId },
+        identity: { id: c.clientId, name: identities.get(c.clientId) ?? mine?.caller ?? c.clientId },
+        terminatorId: c.terminatorId,
+        path: c.path.map(router),
+        hops: Math.max(0, c.path.length - 1),
+        createdAt: c.createdAt.toISOString(),
+        ageSeconds: Math.max(0, Math.round((now - c.createdAt.getTime()) / 1000)),
+        ...(mine ? { bytesIn: mine.bytesIn, bytesOut: mine.bytesOut, hostKind: mine.hostKind } : {}),
+      };
+    })
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
+}
+
 /**
  * The fabric of this node for the console's network map and live view: needs read access to routers and
  * terminators (as the other live views). `builtin` adds the built-in router's byte counters to its circuits.
@@ -65,9 +115,7 @@ export async function fabricView(ctx: Ctx, live: FabricLive | undefined, builtin
   const store = ctx.core.store;
   const circuits = live?.circuits() ?? [];
   const links = live?.links() ?? [];
-  const builtinCircuits = new Map((builtin?.status().circuits ?? []).map((c) => [c.id, c]));
   const builtinId = await builtinRouterId(ctx.core);
-
   const { rows, total } = await store.read(async () => ({
     rows: await store.allSql<{ id: string; name: string; is_online: number | boolean }>(
       'SELECT id, name, is_online FROM edge_routers ORDER BY is_online DESC, name ASC, id ASC LIMIT ?',
@@ -75,24 +123,17 @@ export async function fabricView(ctx: Ctx, live: FabricLive | undefined, builtin
     ),
     total: Number((await store.getSql<{ n: number }>('SELECT count(*) AS n FROM edge_routers'))!.n),
   }));
-  // routers named by circuits and links that are not listed (transit routers, or past the cap)
-  const names = new Map(rows.map((r) => [r.id, r.name]));
-  const unlisted = [...new Set([...circuits.flatMap((c) => c.path), ...links.flatMap((l) => [l.srcRouterId, l.dstRouterId])])].filter(
-    (id) => !names.has(id),
-  );
-  for (const table of ['edge_routers', 'routers']) {
-    const missing = unlisted.filter((id) => !names.has(id));
-    for (const [id, name] of await namesById(store, table, missing)) names.set(id, name);
-  }
-  const [services, identities] = await Promise.all([
-    namesById(store, 'services', [...new Set(circuits.map((c) => c.serviceId))]),
-    namesById(store, 'identities', [...new Set(circuits.map((c) => c.clientId))]),
+  const listed = new Map(rows.map((r) => [r.id, r.name]));
+  const [router, presented] = await Promise.all([
+    routerNames(
+      ctx,
+      links.flatMap((l) => [l.srcRouterId, l.dstRouterId]),
+      listed,
+    ),
+    presentLiveCircuits(ctx, circuits, builtin, listed),
   ]);
-  const router = (id: string) => ({ id, name: names.get(id) ?? id });
-
   const crossing = new Map<string, number>();
   for (const c of circuits) for (const id of new Set(c.path)) crossing.set(id, (crossing.get(id) ?? 0) + 1);
-  const now = ctx.core.clock.now().getTime();
   return {
     routers: rows.map((r) => ({
       id: r.id,
@@ -110,21 +151,6 @@ export async function fabricView(ctx: Ctx, live: FabricLive | undefined, builtin
       cost: l.cost,
       protocol: l.protocol,
     })),
-    circuits: circuits
-      .map((c) => {
-        const own = builtinCircuits.get(c.id);
-        return {
-          id: c.id,
-          service: { id: c.serviceId, name: services.get(c.serviceId) ?? own?.serviceName ?? c.serviceId },
-          identity: { id: c.clientId, name: identities.get(c.clientId) ?? own?.caller ?? c.clientId },
-          terminatorId: c.terminatorId,
-          path: c.path.map(router),
-          hops: Math.max(0, c.path.length - 1),
-          createdAt: c.createdAt.toISOString(),
-          ageSeconds: Math.max(0, Math.round((now - c.createdAt.getTime()) / 1000)),
-          ...(own ? { bytesIn: own.bytesIn, bytesOut: own.bytesOut, hostKind: own.hostKind } : {}),
-        };
-      })
-      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id)),
+    circuits: presented,
   };
 }
