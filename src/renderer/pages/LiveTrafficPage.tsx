@@ -31,7 +31,7 @@ export function LiveTrafficPage() {
             <p className="muted">No edge router yet.</p>
           ) : (
             <div className="table-scroll">
-              <table aria-label="Edge routers">
+              <table className="resource-table" aria-label="Edge routers">
                 <thead>
                   <tr>
                     <th scope="col">Router</th>
@@ -43,14 +43,14 @@ export function LiveTrafficPage() {
                 <tbody>
                   {f.routers.map((r) => (
                     <tr key={r.id} data-testid="fabric-router">
-                      <td>
+                      <td data-label="Router">
                         <Link to={`/edge-routers/${encodeURIComponent(r.id)}`}>{r.name}</Link>
                       </td>
-                      <td>
+                      <td data-label="State">
                         <span className={`badge ${r.isOnline ? 'badge-ok' : 'badge-off'}`}>{r.isOnline ? 'online' : 'offline'}</span>
                       </td>
-                      <td>{r.builtin ? 'built-in' : 'stock'}</td>
-                      <td>{r.circuits}</td>
+                      <td data-label="Kind">{r.builtin ? 'built-in' : 'stock'}</td>
+                      <td data-label="Open circuits">{r.circuits}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -68,7 +68,7 @@ export function LiveTrafficPage() {
             <p className="muted">No links between routers: each circuit stays on one router.</p>
           ) : (
             <div className="table-scroll">
-              <table aria-label="Links between routers">
+              <table className="resource-table" aria-label="Links between routers">
                 <thead>
                   <tr>
                     <th scope="col">From</th>
@@ -81,13 +81,13 @@ export function LiveTrafficPage() {
                 <tbody>
                   {f.links.map((l) => (
                     <tr key={l.id} data-testid="fabric-link">
-                      <td>{l.src.name}</td>
-                      <td>{l.dst.name}</td>
-                      <td>
+                      <td data-label="From">{l.src.name}</td>
+                      <td data-label="To">{l.dst.name}</td>
+                      <td data-label="State">
                         <span className={`badge ${l.state === 'connected' ? 'badge-ok' : 'badge-off'}`}>{l.state}</span>
                       </td>
-                      <td>{l.cost}</td>
-                      <td>{l.protocol}</td>
+                      <td data-label="Cost">{l.cost}</td>
+                      <td data-label="Protocol">{l.protocol}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -167,7 +167,7 @@ export function LiveTrafficPage() {
             <p className="muted">No circuit is open.</p>
           ) : (
             <div className="table-scroll">
-              <table aria-label="Open circuits">
+              <table className="resource-table" aria-label="Open circuits">
                 <thead>
                   <tr>
                     <th scope="col">Dialer</th>
@@ -183,20 +183,22 @@ export function LiveTrafficPage() {
                 <tbody>
                   {f.circuits.map((c) => (
                     <tr key={c.id} data-testid="circuit">
-                      <td>{c.identity.name}</td>
-                      <td>
+                      <td data-label="Dialer">{c.identity.name}</td>
+                      <td data-label="Service">
                         <Link to={`/services/${encodeURIComponent(c.service.id)}`}>{c.service.name}</Link>
                       </td>
-                      <td data-testid="circuit-path">{c.path.map((r) => r.name).join(' → ')}</td>
-                      <td>{c.hops}</td>
-                      <td>
+                      <td data-label="Path" data-testid="circuit-path">
+                        {c.path.map((r) => r.name).join(' → ')}
+                      </td>
+                      <td data-label="Hops">{c.hops}</td>
+                      <td data-label="Terminator">
                         <Link to={`/terminators/${encodeURIComponent(c.terminatorId)}`}>
                           {c.hostKind === 'tcp' ? 'router-hosted' : c.terminatorId}
                         </Link>
                       </td>
-                      <td>{c.bytesIn === undefined ? '—' : formatBytes(c.bytesIn)}</td>
-                      <td>{c.bytesOut === undefined ? '—' : formatBytes(c.bytesOut)}</td>
-                      <td>{formatAge(c.ageSeconds)}</td>
+                      <td data-label="Bytes in">{c.bytesIn === undefined ? '—' : formatBytes(c.bytesIn)}</td>
+                      <td data-label="Bytes out">{c.bytesOut === undefined ? '—' : formatBytes(c.bytesOut)}</td>
+                      <td data-label="Age">{formatAge(c.ageSeconds)}</td>
                     </tr>
                   ))}
                 </tbody>

@@ -459,7 +459,7 @@ export function NetworkPage() {
           </p>
         ) : (
           <div className="table-scroll">
-            <table aria-label="Open circuits">
+            <table className="resource-table" aria-label="Open circuits">
               <thead>
                 <tr>
                   <th scope="col">Dialer</th>
@@ -474,15 +474,17 @@ export function NetworkPage() {
               <tbody>
                 {circuits.map((c) => (
                   <tr key={c.id} data-testid="network-circuit">
-                    <td>{c.identityId ? <Link to={`/identities/${encodeURIComponent(c.identityId)}`}>{c.identityName}</Link> : c.identityName}</td>
-                    <td>
+                    <td data-label="Dialer">
+                      {c.identityId ? <Link to={`/identities/${encodeURIComponent(c.identityId)}`}>{c.identityName}</Link> : c.identityName}
+                    </td>
+                    <td data-label="Service">
                       <Link to={`/services/${encodeURIComponent(c.serviceId)}`}>{c.serviceName}</Link>
                     </td>
-                    <td>{c.path.join(' → ')}</td>
-                    <td>{c.hops}</td>
-                    <td>{c.bytesIn === undefined ? '—' : formatBytes(c.bytesIn)}</td>
-                    <td>{c.bytesOut === undefined ? '—' : formatBytes(c.bytesOut)}</td>
-                    <td>{formatAge(c.ageSeconds)}</td>
+                    <td data-label="Path">{c.path.join(' → ')}</td>
+                    <td data-label="Hops">{c.hops}</td>
+                    <td data-label="Bytes in">{c.bytesIn === undefined ? '—' : formatBytes(c.bytesIn)}</td>
+                    <td data-label="Bytes out">{c.bytesOut === undefined ? '—' : formatBytes(c.bytesOut)}</td>
+                    <td data-label="Age">{formatAge(c.ageSeconds)}</td>
                   </tr>
                 ))}
               </tbody>
