@@ -6,9 +6,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
+import { ConsoleClient } from '../support/consoleTrpc';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import { STORE_KINDS } from '../support/bothStores';
-import { fabricView, type FabricCircuit, type FabricLink, type FabricLive, type LiveDataPlane } from '../../src/main/core/dataPlane/index';
+import {
+  fabricView,
+  networkLive,
+  type FabricCircuit,
+  type FabricLink,
+  type FabricLive,
+  type LiveDataPlane,
+} from '../../src/main/core/dataPlane/index';
 
 let server: PostgresServer | undefined;
 afterAll(async () => server?.stop());
@@ -24,7 +32,7 @@ describe.each(STORE_KINDS)('console fabric view on %s', (kind) => {
       server ??= await startPostgres();
       database = await server.createDatabase();
     }
-    app = await startTestApp({ database });
+    app = await startTestApp({ database, consoleAddress: '127.0.0.1:0' });
     admin = await app.adminClient();
     ids.a = await admin.create('/edge-routers', { name: 'er-a' });
     ids.b = await admin.create('/edge-routers', { name: 'er-b' });
@@ -161,6 +169,38 @@ describe.each(STORE_KINDS)('console fabric view on %s', (kind) => {
     const none = await fabricView(app.core.system, undefined);
     expect(none).toMatchObject({ links: [], circuits: [], totalRouters: 3 });
     expect(none.routers.every((r) => r.circuits === 0)).toBe(true);
+  });
+
+  it("puts every router's circuits with their paths on the network map's live overlay, identities linked only for identity readers", async () => {
+    const { live, own } = held();
+    const overlay = await networkLive(app.core.system, own, live);
+    expect(overlay.router).toMatchObject({ id: app.router!.id, isOnline: true, connections: 2 });
+    expect(overlay.circuits).toEqual([
+      expect.objectContaining({
+        id: 'c-far',
+        serviceName: 'svc-far',
+        identityId: ids.alice,
+        identityName: 'alice',
+        path: ['er-a', 'tr-mid', 'er-b'],
+        hops: 2,
+        bytesIn: undefined,
+        ageSeconds: 90,
+      }),
+      expect.objectContaining({ id: 'c-near', identityName: 'bob', path: [expect.any(String)], hops: 0, bytesIn: 1234, bytesOut: 5678 }),
+    ]);
+    const routerReader = app.core.ctx({ identityId: 'x', identityName: 'x', isAdmin: false, permissions: new Set(['router', 'terminator']) });
+    const plain = await networkLive(routerReader, own, live);
+    expect(plain.circuits.map((c) => [c.identityName, c.identityId])).toEqual([
+      ['alice', undefined],
+      ['bob', undefined],
+    ]);
+  });
+
+  it("answers the console's network.fabric procedure from the app's own routers", async () => {
+    const ui = await new ConsoleClient(app.urls.console!).login('admin', 'admin-password-1');
+    const view = await ui.ok('query', 'network.fabric');
+    expect(view.routers).toEqual(expect.arrayContaining([expect.objectContaining({ id: app.router!.id, isOnline: true, builtin: true })]));
+    expect(view).toMatchObject({ links: [], circuits: [], totalRouters: 3 });
   });
 
   it('refuses a caller without router read or without terminator read', async () => {
