@@ -4,7 +4,8 @@ import type { ApiSession, Caller } from '../core/auth/index';
 import type { Ctx, Core } from '../core/context';
 import type { AddressListeners, FabricLive, LiveDataPlane } from '../core/dataPlane/index';
 import type { MetricPoint } from '../core/ops/index';
-import { ApiError, echoValue } from '../core/errors';
+import { ApiError, echoValue, unavailable } from '../core/errors';
+import { isStoreUnavailable } from '../core/ops/index';
 import type { ConsoleUrls, ZitiErrorData } from '../../shared/console';
 import { pendingConsoleAudit, recordConsoleMutation, type AuditNote } from './audit';
 
@@ -109,6 +110,8 @@ const t = initTRPC.context<ConsoleContext>().create({
 const mapErrors = t.middleware(async ({ next }) => {
   const result = await next();
   if (!result.ok && result.error.cause instanceof ApiError) throw toTrpcError(result.error.cause);
+  // the store cannot serve right now (PostgreSQL away, SQLite busy): 503, as the REST API answers, not an internal error
+  if (!result.ok && isStoreUnavailable(result.error.cause)) throw toTrpcError(unavailable());
   return result;
 });
 
