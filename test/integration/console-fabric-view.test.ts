@@ -167,7 +167,7 @@ describe.each(STORE_KINDS)('console fabric view on %s', (kind) => {
       hops: 0,
     });
     const none = await fabricView(app.core.system, undefined);
-    expect(none).toMatchObject({ links: [], circuits: [], totalRouters: 3 });
+    expect(none).toMatchObject({ links: [], circuits: [], totalRouters: 3, totalCircuits: 0 });
     expect(none.routers.every((r) => r.circuits === 0)).toBe(true);
   });
 
@@ -201,6 +201,27 @@ describe.each(STORE_KINDS)('console fabric view on %s', (kind) => {
     const view = await ui.ok('query', 'network.fabric');
     expect(view.routers).toEqual(expect.arrayContaining([expect.objectContaining({ id: app.router!.id, isOnline: true, builtin: true })]));
     expect(view).toMatchObject({ links: [], circuits: [], totalRouters: 3 });
+  });
+
+  it('lists the newest 500 circuits of many, and counts them all', async () => {
+    const start = app.core.clock.now().getTime() - 600_000;
+    const many: FabricCircuit[] = Array.from({ length: 501 }, (_, i) => ({
+      id: `m-${String(i).padStart(3, '0')}`,
+      routerId: ids.a!,
+      serviceId: ids.svc!,
+      terminatorId: 't',
+      clientId: ids.alice!,
+      createdAt: new Date(start + i * 1000),
+      path: [ids.a!],
+    }));
+    const live: FabricLive = { versions: () => new Map(), circuits: () => many, links: () => [], endCircuit: () => false };
+    const view = await fabricView(app.core.system, live);
+    expect(view.totalCircuits).toBe(501);
+    expect(view.circuits).toHaveLength(500);
+    expect([view.circuits[0]!.id, view.circuits.at(-1)!.id]).toEqual(['m-001', 'm-500']);
+    expect(view.routers.find((r) => r.id === ids.a)!.circuits).toBe(501);
+    const overlay = await networkLive(app.core.system, undefined, live);
+    expect([overlay.totalCircuits, overlay.circuits.length]).toEqual([501, 500]);
   });
 
   it('refuses a caller without router read or without terminator read', async () => {

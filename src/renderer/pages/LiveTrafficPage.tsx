@@ -162,7 +162,8 @@ export function LiveTrafficPage() {
         </>
       )}
       {f && (
-        <Panel title={`Open circuits (${f.circuits.length})`}>
+        <Panel title={`Open circuits (${f.totalCircuits})`}>
+          {f.totalCircuits > f.circuits.length && <p className="hint">{`The newest ${f.circuits.length} of ${f.totalCircuits} circuits.`}</p>}
           {f.circuits.length === 0 ? (
             <p className="muted">No circuit is open.</p>
           ) : (

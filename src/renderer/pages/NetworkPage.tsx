@@ -274,7 +274,7 @@ export function NetworkPage() {
           <p className="hint" aria-live="polite" data-testid="network-summary">
             {`${KINDS.map((k) => `${g.nodes.filter((n) => n.kind === k).length} ${ROLE_KINDS[k].label} nodes (of ${g.totals[k]} ${ROLE_KINDS[k].plural})`).join(', ')}; ${g.edges.length} connections.`}
             {live.data?.router
-              ? ` Router ${live.data.router.name} is ${live.data.router.isOnline ? 'online' : 'offline'}; ${circuits.length} open circuit${circuits.length === 1 ? '' : 's'}.`
+              ? ` Router ${live.data.router.name} is ${live.data.router.isOnline ? 'online' : 'offline'}; ${live.data.totalCircuits} open circuit${live.data.totalCircuits === 1 ? '' : 's'}.`
               : ''}
           </p>
           {g.truncated && <Notice kind="warning">{g.truncated}</Notice>}
@@ -452,7 +452,10 @@ export function NetworkPage() {
         {fabric.error && <ErrorBox error={fabric.error} retry={() => fabric.refetch()} />}
         {fabric.data ? <RouterMesh fabric={fabric.data} /> : !fabric.error && <Spinner />}
       </Panel>
-      <Panel title={`Open circuits (${circuits.length})`}>
+      <Panel title={`Open circuits (${live.data?.totalCircuits ?? 0})`}>
+        {(live.data?.totalCircuits ?? 0) > circuits.length && (
+          <p className="hint">{`The newest ${circuits.length} of ${live.data!.totalCircuits} circuits.`}</p>
+        )}
         {circuits.length === 0 ? (
           <p className="muted">
             {live.data?.router === null && !fabric.data?.routers.length ? 'This Weft runs no edge router.' : 'No circuit is open.'}

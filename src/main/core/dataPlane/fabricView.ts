@@ -10,6 +10,8 @@ import type { LiveDataPlane } from './status';
 
 /** At most this many routers are listed (online ones first); `totalRouters` says how many there are. */
 export const FABRIC_VIEW_MAX_ROUTERS = 200;
+/** At most this many circuits are listed (the newest); `totalCircuits` says how many are open. */
+export const FABRIC_VIEW_MAX_CIRCUITS = 500;
 
 export interface FabricViewRouter {
   id: string;
@@ -51,6 +53,7 @@ export interface FabricViewCircuit {
 export interface FabricView {
   routers: FabricViewRouter[];
   totalRouters: number;
+  totalCircuits: number;
   links: FabricViewLink[];
   circuits: FabricViewCircuit[];
 }
@@ -66,7 +69,7 @@ async function routerNames(ctx: Ctx, ids: string[], known = new Map<string, stri
 }
 
 /**
- * Live circuits as the console shows them, oldest first: service and dialing identity by name, the path as router
+ * Live circuits as the console shows them, the newest FABRIC_VIEW_MAX_CIRCUITS oldest first: service and dialing identity by name, the path as router
  * names, and the built-in router's byte counters on its own circuits. `known` names routers already read.
  */
 export async function presentLiveCircuits(
@@ -77,6 +80,9 @@ export async function presentLiveCircuits(
 ): Promise<FabricViewCircuit[]> {
   const store = ctx.core.store;
   const own = new Map((builtin?.status().circuits ?? []).map((c) => [c.id, c]));
+  circuits = [...circuits]
+    .sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime() || b.id.localeCompare(a.id))
+    .slice(0, FABRIC_VIEW_MAX_CIRCUITS);
   const [services, identities, router] = await Promise.all([
     namesById(store, 'services', [...new Set(circuits.map((c) => c.serviceId))]),
     namesById(store, 'identities', [...new Set(circuits.map((c) => c.clientId))]),
@@ -152,5 +158,6 @@ export async function fabricView(ctx: Ctx, live: FabricLive | undefined, builtin
       protocol: l.protocol,
     })),
     circuits: presented,
+    totalCircuits: circuits.length,
   };
 }

@@ -73,8 +73,9 @@ export interface NetworkLive {
   router: { id: string; name: string; isOnline: boolean; connections: number } | null;
   /** terminators bound on the built-in router, per service */
   terminators: Array<{ serviceId: string; serviceClass?: number; count: number }>;
-  /** the open circuits of every router of this node (fabric), else of the built-in router */
+  /** the open circuits of every router of this node (fabric), else of the built-in router (the newest 500) */
   circuits: LiveCircuit[];
+  totalCircuits: number;
 }
 
 /** The built-in router's circuits as the fabric has them (when no fabric is given). */
@@ -98,9 +99,10 @@ export async function networkLive(ctx: Ctx, live: LiveDataPlane | undefined, fab
   requirePermission(ctx.caller, 'router', 'read');
   requirePermission(ctx.caller, 'terminator', 'read');
   const s = live?.status();
-  if (!s && !fabric) return { router: null, terminators: [], circuits: [] };
+  if (!s && !fabric) return { router: null, terminators: [], circuits: [], totalCircuits: 0 };
   const store = ctx.core.store;
-  const circuits = await presentLiveCircuits(ctx, fabric ? fabric.circuits() : ownCircuits(s!), live);
+  const open = fabric ? fabric.circuits() : ownCircuits(s!);
+  const circuits = await presentLiveCircuits(ctx, open, live);
   const identityRead = can(ctx.caller, 'identity', 'read');
   const identityIds = [...new Set(circuits.map((c) => c.identity.id))];
   const identityClasses =
@@ -148,5 +150,6 @@ export async function networkLive(ctx: Ctx, live: LiveDataPlane | undefined, fab
       hostKind: c.hostKind,
       ageSeconds: c.ageSeconds,
     })),
+    totalCircuits: open.length,
   };
 }
