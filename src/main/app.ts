@@ -249,7 +249,8 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
 
     // the built-in router starts after the API: the fabric API finds it once it is there
     let router: EdgeRouter | undefined;
-    const routes = buildRoutes(core, { fabric: fabricLive({ ctrl, router: () => router }) });
+    const fabric = fabricLive({ ctrl, router: () => router });
+    const routes = buildRoutes(core, { fabric });
     const rootRoutes = buildRootRoutes(core);
     // metrics read the router and control channel when scraped (set once they exist)
     const sources: MetricSources = { core, ctrl, eventLoggers: eventLoggers.loggers };
@@ -313,6 +314,7 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
           apiUrls: () => ({ ...advertisedUrls(), shareUrl: frontend.urls?.shareUrl, metrics: metricsServer?.url }),
           shareProviders: config.frontend?.oauth?.providers.map((p) => p.name),
           dataPlane: router,
+          fabric,
           metricHistory: history,
           networkAddress,
         })

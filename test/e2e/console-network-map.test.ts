@@ -88,15 +88,23 @@ describe('console: network map with live state (Chromium, OpenZiti Go SDK)', () 
       await dialer.waitFor((l) => l.holding === true);
       const circuit = page.getByTestId('network-circuit');
       await circuit.waitFor({ timeout: 30_000 });
-      // dialer, service, bytes in and out (the SDK client echoed 1,024 bytes, plus end-to-end encryption's
-      // overhead), and an age as formatAge writes it ("42s", "3m 5s")
+      // dialer, service, its path (the built-in router alone: no hop), bytes in and out (the SDK client echoed 1,024
+      // bytes, plus end-to-end encryption's overhead), and an age as formatAge writes it ("42s", "3m 5s")
       const cells = () => circuit.locator('td').allTextContents();
       await expect
         .poll(cells, { timeout: 10_000 })
-        .toEqual(['map-client', 'map-echo', expect.stringMatching(KIB_ABOUT_1), expect.stringMatching(KIB_ABOUT_1), expect.stringMatching(AGE)]);
+        .toEqual([
+          'map-client',
+          'map-echo',
+          'er-builtin',
+          '0',
+          expect.stringMatching(KIB_ABOUT_1),
+          expect.stringMatching(KIB_ABOUT_1),
+          expect.stringMatching(AGE),
+        ]);
       // the age grows while the page polls, without a reload
-      const age0 = ageSeconds((await cells())[4]!);
-      await expect.poll(async () => ageSeconds((await cells())[4]!), { timeout: 15_000 }).toBeGreaterThan(age0);
+      const age0 = ageSeconds((await cells())[6]!);
+      await expect.poll(async () => ageSeconds((await cells())[6]!), { timeout: 15_000 }).toBeGreaterThan(age0);
       await node(/^identity map-client .*1 open circuit/).waitFor();
       await node(/^service map-echo.*1 terminator, 1 open circuit/).waitFor();
       await page.getByTestId('live-edge').first().waitFor({ state: 'attached' });

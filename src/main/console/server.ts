@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { listenOn } from '../listen';
-import type { AddressListeners, LiveDataPlane } from '../core/dataPlane/index';
+import type { AddressListeners, FabricLive, LiveDataPlane } from '../core/dataPlane/index';
 import type { MetricHistorySource } from './trpc';
 import type { Core } from '../core/context';
 import { defaultAdminLogin, apiSessionsOf } from '../core/auth/index';
@@ -58,6 +58,8 @@ export interface ConsoleServerOptions {
   shareProviders?: string[];
   /** the built-in router's live state, when it runs */
   dataPlane?: LiveDataPlane;
+  /** the circuits and links of every router of this node (built-in and stock) */
+  fabric?: FabricLive;
   /** the last hour of metric samples, when metrics are on */
   metricHistory?: MetricHistorySource;
   /** the listeners behind the advertised address (the lab's fix for a loopback-only address) */
@@ -171,6 +173,7 @@ export async function startConsoleServer(opts: ConsoleServerOptions): Promise<Co
       urls,
       shareProviders: opts.shareProviders,
       dataPlane: opts.dataPlane,
+      fabric: opts.fabric,
       metricHistory: opts.metricHistory,
       networkAddress: opts.networkAddress,
       session,

@@ -2,9 +2,10 @@ import { initTRPC, TRPCError } from '@trpc/server';
 import type { TRPC_ERROR_CODE_KEY } from '@trpc/server/rpc';
 import type { ApiSession, Caller } from '../core/auth/index';
 import type { Ctx, Core } from '../core/context';
-import type { AddressListeners, LiveDataPlane } from '../core/dataPlane/index';
+import type { AddressListeners, FabricLive, LiveDataPlane } from '../core/dataPlane/index';
 import type { MetricPoint } from '../core/ops/index';
-import { ApiError, echoValue } from '../core/errors';
+import { ApiError, echoValue, unavailable } from '../core/errors';
+import { isStoreUnavailable } from '../core/ops/index';
 import type { ConsoleUrls, ZitiErrorData } from '../../shared/console';
 import { pendingConsoleAudit, recordConsoleMutation, type AuditNote } from './audit';
 
@@ -25,6 +26,8 @@ export interface ConsoleContext {
   urls: () => ConsoleUrls;
   /** the running router's live state (terminators, circuits), when Weft runs one */
   dataPlane: LiveDataPlane | undefined;
+  /** what the routers of this node (built-in and stock) hold live: circuits with their paths, links */
+  fabric?: FabricLive;
   /** the last hour of metric samples, when metrics are on */
   metricHistory?: MetricHistorySource;
   /** the listeners behind the advertised address, when Weft runs its own */
@@ -107,6 +110,8 @@ const t = initTRPC.context<ConsoleContext>().create({
 const mapErrors = t.middleware(async ({ next }) => {
   const result = await next();
   if (!result.ok && result.error.cause instanceof ApiError) throw toTrpcError(result.error.cause);
+  // the store cannot serve right now (PostgreSQL away, SQLite busy): 503, as the REST API answers, not an internal error
+  if (!result.ok && isStoreUnavailable(result.error.cause)) throw toTrpcError(unavailable());
   return result;
 });
 

@@ -6,25 +6,100 @@ import { formatAge, formatBytes } from '../lib/format';
 import { livePolling } from '../lib/polling';
 
 /**
- * The built-in edge router live: whether it is online, the terminators bound on it and the open circuits (who dials
- * which service through which terminator, bytes each way, age). Polled every 2 s; after failures the interval
- * doubles up to 30 s.
+ * The routers of this node live: every edge router (Weft's built-in one and the stock routers) with its state, the
+ * links between routers, the built-in router's details and bound terminators, and the open circuits of every router
+ * (who dials which service, the routers the circuit crosses, bytes each way where the router reports them, age).
+ * Polled every 2 s; after failures the interval doubles up to 30 s.
  */
 export function LiveTrafficPage() {
   const trpc = useTRPC();
   const live = useQuery(trpc.dataPlane.live.queryOptions(undefined, livePolling));
+  const fabric = useQuery(trpc.network.fabric.queryOptions(undefined, livePolling));
   const d = live.data;
+  const f = fabric.data;
   return (
     <Page
       title="Live traffic"
-      description="The built-in edge router: its state, the terminators bound on it and the circuits open through it, updated every few seconds."
+      description="The edge routers (the built-in one and stock routers): their state, the links between them, the terminators bound on the built-in router and the circuits open through every router, updated every few seconds."
     >
       {live.error && <ErrorBox error={live.error} retry={() => live.refetch()} />}
-      {!d && !live.error && <Spinner />}
-      {d && !d.router && <Notice kind="warning">This Weft runs no edge router (router.enabled is false).</Notice>}
+      {fabric.error && <ErrorBox error={fabric.error} retry={() => fabric.refetch()} />}
+      {((!d && !live.error) || (!f && !fabric.error)) && <Spinner />}
+      {f && (
+        <Panel title={`Edge routers (${f.totalRouters})`}>
+          {f.routers.length === 0 ? (
+            <p className="muted">No edge router yet.</p>
+          ) : (
+            <div className="table-scroll">
+              <table className="resource-table" aria-label="Edge routers">
+                <thead>
+                  <tr>
+                    <th scope="col">Router</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Kind</th>
+                    <th scope="col">Open circuits</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {f.routers.map((r) => (
+                    <tr key={r.id} data-testid="fabric-router">
+                      <td data-label="Router">
+                        <Link to={`/edge-routers/${encodeURIComponent(r.id)}`}>{r.name}</Link>
+                      </td>
+                      <td data-label="State">
+                        <span className={`badge ${r.isOnline ? 'badge-ok' : 'badge-off'}`}>{r.isOnline ? 'online' : 'offline'}</span>
+                      </td>
+                      <td data-label="Kind">{r.builtin ? 'built-in' : 'stock'}</td>
+                      <td data-label="Open circuits">{r.circuits}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          {f.totalRouters > f.routers.length && (
+            <p className="hint">{`The first ${f.routers.length} of ${f.totalRouters} routers, online ones first.`}</p>
+          )}
+        </Panel>
+      )}
+      {f && (
+        <Panel title={`Links between routers (${f.links.length})`}>
+          {f.links.length === 0 ? (
+            <p className="muted">No links between routers: each circuit stays on one router.</p>
+          ) : (
+            <div className="table-scroll">
+              <table className="resource-table" aria-label="Links between routers">
+                <thead>
+                  <tr>
+                    <th scope="col">From</th>
+                    <th scope="col">To</th>
+                    <th scope="col">State</th>
+                    <th scope="col">Cost</th>
+                    <th scope="col">Protocol</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {f.links.map((l) => (
+                    <tr key={l.id} data-testid="fabric-link">
+                      <td data-label="From">{l.src.name}</td>
+                      <td data-label="To">{l.dst.name}</td>
+                      <td data-label="State">
+                        <span className={`badge ${l.state === 'connected' ? 'badge-ok' : 'badge-off'}`}>{l.state}</span>
+                      </td>
+                      <td data-label="Cost">{l.cost}</td>
+                      <td data-label="Protocol">{l.protocol}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </Panel>
+      )}
+      {d && !d.router && <Notice kind="info">This Weft runs no built-in edge router (router.enabled is false).</Notice>}
       {d?.router && (
         <>
-          <Panel title="Edge router">
+          <Panel title="Built-in edge router">
             <dl className="properties">
               <div className="property">
                 <dt>Router</dt>
@@ -84,45 +159,54 @@ export function LiveTrafficPage() {
               </div>
             )}
           </Panel>
-          <Panel title={`Open circuits (${d.circuits.length})`}>
-            {d.circuits.length === 0 ? (
-              <p className="muted">No circuit is open.</p>
-            ) : (
-              <div className="table-scroll">
-                <table aria-label="Open circuits">
-                  <thead>
-                    <tr>
-                      <th scope="col">Dialer</th>
-                      <th scope="col">Service</th>
-                      <th scope="col">Terminator</th>
-                      <th scope="col">Bytes in</th>
-                      <th scope="col">Bytes out</th>
-                      <th scope="col">Age</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {d.circuits.map((c) => (
-                      <tr key={c.id} data-testid="circuit">
-                        <td>{c.caller}</td>
-                        <td>
-                          <Link to={`/services/${encodeURIComponent(c.serviceId)}`}>{c.serviceName}</Link>
-                        </td>
-                        <td>
-                          <Link to={`/terminators/${encodeURIComponent(c.terminatorId)}`}>
-                            {c.hostKind === 'tcp' ? 'router-hosted' : c.terminatorId}
-                          </Link>
-                        </td>
-                        <td>{formatBytes(c.bytesIn)}</td>
-                        <td>{formatBytes(c.bytesOut)}</td>
-                        <td>{formatAge(c.ageSeconds)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-            )}
-          </Panel>
         </>
+      )}
+      {f && (
+        <Panel title={`Open circuits (${f.totalCircuits})`}>
+          {f.totalCircuits > f.circuits.length && <p className="hint">{`The newest ${f.circuits.length} of ${f.totalCircuits} circuits.`}</p>}
+          {f.circuits.length === 0 ? (
+            <p className="muted">No circuit is open.</p>
+          ) : (
+            <div className="table-scroll">
+              <table className="resource-table" aria-label="Open circuits">
+                <thead>
+                  <tr>
+                    <th scope="col">Dialer</th>
+                    <th scope="col">Service</th>
+                    <th scope="col">Path</th>
+                    <th scope="col">Hops</th>
+                    <th scope="col">Terminator</th>
+                    <th scope="col">Bytes in</th>
+                    <th scope="col">Bytes out</th>
+                    <th scope="col">Age</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {f.circuits.map((c) => (
+                    <tr key={c.id} data-testid="circuit">
+                      <td data-label="Dialer">{c.identity.name}</td>
+                      <td data-label="Service">
+                        <Link to={`/services/${encodeURIComponent(c.service.id)}`}>{c.service.name}</Link>
+                      </td>
+                      <td data-label="Path" data-testid="circuit-path">
+                        {c.path.map((r) => r.name).join(' → ')}
+                      </td>
+                      <td data-label="Hops">{c.hops}</td>
+                      <td data-label="Terminator">
+                        <Link to={`/terminators/${encodeURIComponent(c.terminatorId)}`}>
+                          {c.hostKind === 'tcp' ? 'router-hosted' : c.terminatorId}
+                        </Link>
+                      </td>
+                      <td data-label="Bytes in">{c.bytesIn === undefined ? '—' : formatBytes(c.bytesIn)}</td>
+                      <td data-label="Bytes out">{c.bytesOut === undefined ? '—' : formatBytes(c.bytesOut)}</td>
+                      <td data-label="Age">{formatAge(c.ageSeconds)}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+        </Panel>
       )}
     </Page>
   );

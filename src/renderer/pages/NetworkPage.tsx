@@ -1,6 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useId, useMemo, useState, type KeyboardEvent } from 'react';
 import { RefSelect } from '../components/inputs';
+import { RouterMesh } from '../components/RouterMesh';
 import { ErrorBox, Notice, Page, Panel, Spinner } from '../components/Status';
 import { ROLE_KINDS } from '../../shared/roleKinds';
 import type { RouterOutputs } from '../lib/types';
@@ -14,6 +15,7 @@ type Graph = RouterOutputs['network']['graph'];
 type GraphNode = Graph['nodes'][number];
 type GraphEdge = Graph['edges'][number];
 type Live = RouterOutputs['network']['live'];
+type Fabric = RouterOutputs['network']['fabric'];
 type Kind = GraphNode['kind'];
 
 const GRAPH_REFRESH_MS = 15_000;
@@ -51,7 +53,7 @@ interface LiveOnNodes {
 }
 
 /** Where live state lands: the entity's own node when it is shown, else the group node holding its class. */
-function liveOnNodes(graph: Graph | undefined, live: Live | undefined): LiveOnNodes {
+function liveOnNodes(graph: Graph | undefined, live: Live | undefined, fabric: Fabric | undefined): LiveOnNodes {
   const out: LiveOnNodes = { circuits: new Map(), terminators: new Map(), edges: new Map(), routerOnline: new Map() };
   if (!graph || !live) return out;
   const byEntity = new Map(graph.nodes.filter((n) => n.id).map((n) => [`${n.kind}:${n.id}`, n.key]));
@@ -67,10 +69,15 @@ function liveOnNodes(graph: Graph | undefined, live: Live | undefined): LiveOnNo
     add(out.circuits, s);
     if (i && s) {
       const e = out.edges.get(`${i}>${s}`) ?? { circuits: 0, bytes: 0 };
-      out.edges.set(`${i}>${s}`, { circuits: e.circuits + 1, bytes: e.bytes + c.bytesIn + c.bytesOut });
+      out.edges.set(`${i}>${s}`, { circuits: e.circuits + 1, bytes: e.bytes + (c.bytesIn ?? 0) + (c.bytesOut ?? 0) });
     }
   }
   for (const t of live.terminators) add(out.terminators, find('service', t.serviceId, t.serviceClass), t.count);
+  // every router's state (the stock routers' too), the built-in router's own report last
+  for (const r of fabric?.routers ?? []) {
+    const k = byEntity.get(`edge-router:${r.id}`);
+    if (k) out.routerOnline.set(k, r.isOnline);
+  }
   if (live.router) {
     const k = byEntity.get(`edge-router:${live.router.id}`);
     if (k) out.routerOnline.set(k, live.router.isOnline);
@@ -117,8 +124,9 @@ export function NetworkPage() {
   };
   const graph = useQuery(trpc.network.graph.queryOptions({ query }, { placeholderData: keepPreviousData, refetchInterval: GRAPH_REFRESH_MS }));
   const live = useQuery(trpc.network.live.queryOptions(undefined, livePolling));
+  const fabric = useQuery(trpc.network.fabric.queryOptions(undefined, livePolling));
   const g = graph.data;
-  const onNodes = useMemo(() => liveOnNodes(g, live.data), [g, live.data]);
+  const onNodes = useMemo(() => liveOnNodes(g, live.data, fabric.data), [g, live.data, fabric.data]);
 
   const layout = useMemo(() => {
     const pos = new Map<string, { x: number; y: number; w: number }>();
@@ -197,7 +205,7 @@ export function NetworkPage() {
   return (
     <Page
       title="Network map"
-      description="Identities, services and edge routers joined by the policies that connect them, with the router's live state. Groups share role attributes: activate one to expand it."
+      description="Identities, services and edge routers joined by the policies that connect them, with the routers' live state, the links between routers and the circuits open through them. Groups share role attributes: activate one to expand it."
     >
       <form
         className="network-filter"
@@ -266,7 +274,7 @@ export function NetworkPage() {
           <p className="hint" aria-live="polite" data-testid="network-summary">
             {`${KINDS.map((k) => `${g.nodes.filter((n) => n.kind === k).length} ${ROLE_KINDS[k].label} nodes (of ${g.totals[k]} ${ROLE_KINDS[k].plural})`).join(', ')}; ${g.edges.length} connections.`}
             {live.data?.router
-              ? ` Router ${live.data.router.name} is ${live.data.router.isOnline ? 'online' : 'offline'}; ${circuits.length} open circuit${circuits.length === 1 ? '' : 's'}.`
+              ? ` Router ${live.data.router.name} is ${live.data.router.isOnline ? 'online' : 'offline'}; ${live.data.totalCircuits} open circuit${live.data.totalCircuits === 1 ? '' : 's'}.`
               : ''}
           </p>
           {g.truncated && <Notice kind="warning">{g.truncated}</Notice>}
@@ -440,16 +448,27 @@ export function NetworkPage() {
           )}
         </>
       )}
-      <Panel title={`Open circuits (${circuits.length})`}>
+      <Panel title="Routers and links">
+        {fabric.error && <ErrorBox error={fabric.error} retry={() => fabric.refetch()} />}
+        {fabric.data ? <RouterMesh fabric={fabric.data} /> : !fabric.error && <Spinner />}
+      </Panel>
+      <Panel title={`Open circuits (${live.data?.totalCircuits ?? 0})`}>
+        {(live.data?.totalCircuits ?? 0) > circuits.length && (
+          <p className="hint">{`The newest ${circuits.length} of ${live.data!.totalCircuits} circuits.`}</p>
+        )}
         {circuits.length === 0 ? (
-          <p className="muted">{live.data?.router === null ? 'This Weft runs no edge router.' : 'No circuit is open.'}</p>
+          <p className="muted">
+            {live.data?.router === null && !fabric.data?.routers.length ? 'This Weft runs no edge router.' : 'No circuit is open.'}
+          </p>
         ) : (
           <div className="table-scroll">
-            <table aria-label="Open circuits">
+            <table className="resource-table" aria-label="Open circuits">
               <thead>
                 <tr>
                   <th scope="col">Dialer</th>
                   <th scope="col">Service</th>
+                  <th scope="col">Path</th>
+                  <th scope="col">Hops</th>
                   <th scope="col">Bytes in</th>
                   <th scope="col">Bytes out</th>
                   <th scope="col">Age</th>
@@ -458,13 +477,17 @@ export function NetworkPage() {
               <tbody>
                 {circuits.map((c) => (
                   <tr key={c.id} data-testid="network-circuit">
-                    <td>{c.identityId ? <Link to={`/identities/${encodeURIComponent(c.identityId)}`}>{c.identityName}</Link> : c.identityName}</td>
-                    <td>
+                    <td data-label="Dialer">
+                      {c.identityId ? <Link to={`/identities/${encodeURIComponent(c.identityId)}`}>{c.identityName}</Link> : c.identityName}
+                    </td>
+                    <td data-label="Service">
                       <Link to={`/services/${encodeURIComponent(c.serviceId)}`}>{c.serviceName}</Link>
                     </td>
-                    <td>{formatBytes(c.bytesIn)}</td>
-                    <td>{formatBytes(c.bytesOut)}</td>
-                    <td>{formatAge(c.ageSeconds)}</td>
+                    <td data-label="Path">{c.path.join(' → ')}</td>
+                    <td data-label="Hops">{c.hops}</td>
+                    <td data-label="Bytes in">{c.bytesIn === undefined ? '—' : formatBytes(c.bytesIn)}</td>
+                    <td data-label="Bytes out">{c.bytesOut === undefined ? '—' : formatBytes(c.bytesOut)}</td>
+                    <td data-label="Age">{formatAge(c.ageSeconds)}</td>
                   </tr>
                 ))}
               </tbody>

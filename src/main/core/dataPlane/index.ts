@@ -37,6 +37,7 @@ export {
   type ControlRouter,
 } from './routerControl';
 export { dataPlaneView, networkLive, type LiveDataPlane, type LiveStatus, type NetworkLive } from './status';
+export { fabricView, type FabricView } from './fabricView';
 export {
   addRouterTerminator,
   clearRouterTerminators,
