@@ -3,11 +3,10 @@
 // The hosting SDK may only use router B and the dialing SDK only router A (edge router policies), so every dial
 // crosses the link. Revocation cuts the 2-hop circuit on both routers; router B killed takes its link and circuits
 // with it and dials are refused cleanly; restarted, it links again and traffic flows.
-import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { enrolledRouter, runRouter, type RouterDir } from './stockRouters';
+import { enrolledRouter, runRouter, stopRouters, type RouterDir } from './stockRouters';
 import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer } from './tools';
 
 let app: TestApp;
@@ -55,16 +54,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  // WEFT_ROUTER_LOG=<prefix>: the stock routers' logs, for looking into a failure
-  for (const [name, p] of Object.entries(procs)) {
-    if (process.env.WEFT_ROUTER_LOG)
-      writeFileSync(
-        `${process.env.WEFT_ROUTER_LOG}.${name}`,
-        p.lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + p.stderr.join(''),
-      );
-    p.kill('SIGKILL');
-    await p.exited;
-  }
+  await stopRouters(procs);
   await admin?.close();
   await app?.stop();
 });

@@ -3,13 +3,12 @@
 // `tunnel` terminator whose host is H's own identity), router P proxies the service on a local port (its own dial,
 // CreateTunnelCircuitV2, checked against P's identity's Dial policy). A Go SDK at P and P's proxy port both reach the
 // server across the link P → H, byte-identical; P's Dial policy revoked closes its proxied connection.
-import { writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { enrolledRouter, freePort, runRouter, type RouterDir } from './stockRouters';
+import { enrolledRouter, freePort, runRouter, stopRouters, type RouterDir } from './stockRouters';
 import { eventually, openzitiTools, sdkClient, ToolProcess, ZitiCli } from './tools';
 
 let app: TestApp;
@@ -79,15 +78,7 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  for (const [name, p] of Object.entries(procs)) {
-    if (process.env.WEFT_ROUTER_LOG)
-      writeFileSync(
-        `${process.env.WEFT_ROUTER_LOG}.${name}`,
-        p.lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + p.stderr.join(''),
-      );
-    p.kill('SIGKILL');
-    await p.exited;
-  }
+  await stopRouters(procs);
   await admin?.close();
   await app?.stop();
   echo?.close();

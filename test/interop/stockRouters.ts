@@ -53,3 +53,17 @@ export async function enrolledRouter(
 export function runRouter(ziti: string, r: RouterDir): ToolProcess {
   return new ToolProcess(ziti, ['router', 'run', r.config], { cwd: r.dir, env: { HOME: r.dir } });
 }
+
+/** Stops stock routers (SIGKILL); WEFT_ROUTER_LOG=<prefix> keeps each one's log in <prefix>.<name> for looking into a failure. */
+export async function stopRouters(procs: Record<string, ToolProcess | undefined>): Promise<void> {
+  for (const [name, p] of Object.entries(procs)) {
+    if (!p) continue;
+    if (process.env.WEFT_ROUTER_LOG)
+      writeFileSync(
+        `${process.env.WEFT_ROUTER_LOG}.${name}`,
+        p.lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + p.stderr.join(''),
+      );
+    p.kill('SIGKILL');
+    await p.exited;
+  }
+}
