@@ -10,7 +10,7 @@ import { Agent, request } from 'undici';
 import { openzitiStamp } from '../scripts/openziti-stamp.mjs';
 import { createCsr } from '../src/main/core/pki/index';
 import { benchConfigFile, cpuMicros, printColumns, startChild, type Child } from './lib';
-import { zitiBinary } from './openziti';
+import { startOpenZiti, zitiBinary } from './openziti';
 import { enrollStockRouter, writeStockRouterConfig } from './stockRouter';
 
 /**
@@ -152,7 +152,7 @@ class Http {
   token?: string;
   constructor(
     readonly origin: string,
-    ca: string,
+    readonly ca: string,
   ) {
     this.agent = new Agent({ connect: { ca } });
   }
@@ -186,7 +186,11 @@ async function enrolledIdentity(http: Http, dir: string, name: string, roleAttri
   const file = join(dir, `${name}.json`);
   writeFileSync(
     file,
-    JSON.stringify({ ztAPI: `${http.origin}/edge/client/v1`, id: { cert: `pem:${enrolled.cert}`, key: `pem:${keyPem}`, ca: `pem:${enrolled.ca}` } }),
+    // OpenZiti's /enroll/ott answers the certificate alone: the CA bundle is the controller's
+    JSON.stringify({
+      ztAPI: `${http.origin}/edge/client/v1`,
+      id: { cert: `pem:${enrolled.cert}`, key: `pem:${keyPem}`, ca: `pem:${enrolled.ca ?? http.ca}` },
+    }),
   );
   return file;
 }
@@ -292,12 +296,13 @@ async function echoService(http: Http, name: string, roles: { bind: string; dial
       serviceRoles: [`@${serviceId}`],
     });
   }
-  await http.create('service-edge-router-policies', {
-    name: `${name}-routers`,
-    semantic: 'AnyOf',
-    serviceRoles: [`@${serviceId}`],
-    edgeRouterRoles: routerIds.map((id) => `@${id}`),
-  });
+  if (routerIds.length > 0)
+    await http.create('service-edge-router-policies', {
+      name: `${name}-routers`,
+      semantic: 'AnyOf',
+      serviceRoles: [`@${serviceId}`],
+      edgeRouterRoles: routerIds.map((id) => `@${id}`),
+    });
   return serviceId;
 }
 
@@ -390,6 +395,51 @@ async function stockRouterTargets(
   };
 }
 
+/**
+ * The real OpenZiti controller with its own router (`ziti edge quickstart`), the same echo service, policies and Go
+ * ends as on Weft: the peer for "built-in router ≥ 1× OpenZiti's router" and for circuit setup through the controller.
+ */
+async function openZitiTarget(bin: string, dir: string, stops: Array<() => Promise<void>>): Promise<{ target?: Target; missing?: string }> {
+  const ziti = zitiBinary();
+  if ('missing' in ziti) return { missing: ziti.missing };
+  const ctrl = await startOpenZiti(ziti.bin, join(dir, 'openziti'), ADMIN.password, await freePort());
+  stops.push(() => ctrl.stop());
+  const http = new Http(ctrl.origin, ctrl.ca);
+  try {
+    http.token = (
+      await http.call('POST', '/edge/management/v1/authenticate?method=password', { username: 'admin', password: ADMIN.password })
+    ).data.token;
+    // the quickstart's router, online
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const routers = (await http.call('GET', '/edge/management/v1/edge-routers')).data as Array<{ id: string; isOnline: boolean }>;
+      if (routers.some((r) => r.isOnline)) break;
+      if (Date.now() > deadline) throw new Error("the OpenZiti quickstart's router did not come online in 60 s");
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const service = 'bench-echo';
+    await echoService(http, service, { bind: '#bench-hosts', dial: '#bench-clients' }, []);
+    await http.create('service-edge-router-policies', { name: 'bench-all', semantic: 'AnyOf', serviceRoles: ['#all'], edgeRouterRoles: ['#all'] });
+    await http.create('edge-router-policies', { name: 'bench-all', semantic: 'AnyOf', identityRoles: ['#all'], edgeRouterRoles: ['#all'] });
+    const ozDir = join(dir, 'openziti-ids');
+    mkdirSync(ozDir, { recursive: true });
+    const host = await enrolledIdentity(http, ozDir, 'oz-host', ['bench-hosts']);
+    const client = await enrolledIdentity(http, ozDir, 'oz-client', ['bench-clients']);
+    const echo = await startServerTool(bin, ['echo-server', '--identity', host, '--service', service]);
+    stops.push(() => echo.stop());
+    return {
+      target: {
+        name: 'openziti',
+        relayPid: ctrl.proc.pid,
+        serverPid: echo.proc.pid,
+        dialArgs: ['dial', '--identity', client, '--service', service, '--cache-posture'],
+      },
+    };
+  } finally {
+    await http.close();
+  }
+}
+
 function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const srv = createNetServer().listen(0, '127.0.0.1', () => {
@@ -478,6 +528,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       const weftEcho = await startServerTool(bin, ['echo-server', '--identity', host, '--service', service]);
       stops.push(() => weftEcho.stop());
       const stock = await stockRouterTargets(http, dir, bin, { host, client }, stops);
+      const openziti = await openZitiTarget(bin, dir, stops);
 
       // the floor: the same Go pair over plain TLS (Weft's own server certificate), through a bare node:tls relay
       const certFile = join(pki, 'server-chain.pem');
@@ -507,6 +558,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       const FLOOR = 'floor (Go TLS ↔ node:tls relay ↔ Go TLS)';
       const STOCK = 'stock ziti router on Weft (Go SDK ↔ Go SDK)';
       const STOCK2 = 'two linked stock ziti routers on Weft, 2 hops (Go SDK ↔ Go SDK)';
+      const OZ = 'OpenZiti controller + its router, quickstart (Go SDK ↔ Go SDK)';
 
       // throughput: one stream, then 50 concurrent dials; each round runs Weft then the floor back to back
       const cases = [
@@ -514,13 +566,16 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
         { scenario: `${many} concurrent dials × ${manyBytes / MiB} MiB`, bytes: manyBytes, count: many, rounds: 3 },
       ];
       for (const c of cases) {
-        const [w, f, st, st2] = await pairedRounds(
-          bin,
-          [weftTarget, floorTarget, ...(stock.one && stock.twoHops ? [stock.one, stock.twoHops] : [])],
-          c.bytes,
-          c.count,
-          c.rounds,
-        );
+        const targets = [
+          weftTarget,
+          floorTarget,
+          ...(stock.one && stock.twoHops ? [stock.one, stock.twoHops] : []),
+          ...(openziti.target ? [openziti.target] : []),
+        ];
+        const series = await pairedRounds(bin, targets, c.bytes, c.count, c.rounds);
+        const [w, f] = series;
+        const [st, st2] = stock.one ? series.slice(2, 4) : [];
+        const oz = openziti.target ? series.at(-1) : undefined;
         const ws = summarize(w!);
         const fs = summarize(f!);
         // for concurrent dials, p50/p99 are each connection's time from dial to its whole echo back
@@ -550,6 +605,16 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
               `throughput does not depend on its controller once a circuit exists); goal ≥ 1× ${vsStock >= 1 ? 'MET' : 'NOT MET'}`,
           });
         } else rows.push({ scenario: c.scenario, target: STOCK, note: `skipped: ${stock.missing}` });
+        if (oz) {
+          const os = summarize(oz);
+          rows.push({ scenario: c.scenario, target: OZ, mibps: os.mibps, ...p(oz), note: note(os, 'OpenZiti controller+router') });
+          const vsOz = median(w!.runs.map((r, i) => r.mibps / oz.runs[i]!.mibps));
+          rows.push({
+            scenario: c.scenario,
+            target: 'check',
+            note: `built-in router at ${vsOz.toFixed(2)}× OpenZiti's own router on its controller (median of paired rounds); goal ≥ 1× ${vsOz >= 1 ? 'MET' : 'NOT MET'}`,
+          });
+        } else rows.push({ scenario: c.scenario, target: OZ, note: `skipped: ${openziti.missing}` });
         const ratios = w!.runs.map((r, i) => r.mibps / f!.runs[i]!.mibps).sort((a, b) => a - b);
         const ratio = median(ratios);
         const cpuRatio = ws.cpu && fs.cpu ? `; router CPU per MiB ${(ws.cpu.relay / fs.cpu.relay).toFixed(2)}× the relay's` : '';
@@ -569,6 +634,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       const fl = await setupLatency(bin, floorTarget.dialArgs, dials);
       const viaStock = stock.one ? await setupLatency(bin, stock.one.dialArgs, dials) : undefined;
       const viaTwo = stock.twoHops ? await setupLatency(bin, stock.twoHops.dialArgs, dials) : undefined;
+      const viaOz = openziti.target ? await setupLatency(bin, openziti.target.dialArgs, dials) : undefined;
       const firstEcho = (x: { firstEcho: number[] }) => `first echo p50 ${ms(median(x.firstEcho))} / p99 ${ms(percentile(x.firstEcho, 0.99))} ms`;
       rows.push({
         scenario,
@@ -600,6 +666,27 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
           p50Ms: median(viaTwo.setup),
           p99Ms: percentile(viaTwo.setup, 0.99),
           note: `Dial → router A → CreateCircuitV2 to Weft → Routes to A and B → hosting SDK at B; ${firstEcho(viaTwo)}`,
+        });
+      }
+      if (viaOz) {
+        rows.push({
+          scenario,
+          target: `${OZ}, posture cached`,
+          p50Ms: median(viaOz.setup),
+          p99Ms: percentile(viaOz.setup, 0.99),
+          note: `Dial → OpenZiti's router → its controller → Route → hosting SDK; ${firstEcho(viaOz)}`,
+        });
+      }
+      if (viaStock && viaOz) {
+        // sequential dials: the rate one dialer gets is 1000 / the mean setup time
+        const rate = (x: { setup: number[] }) => 1000 / (x.setup.reduce((a, b) => a + b, 0) / x.setup.length);
+        const ratio = rate(viaStock) / rate(viaOz);
+        rows.push({
+          scenario,
+          target: 'check',
+          note:
+            `circuit setup through the controller with a stock router: Weft ${rate(viaStock).toFixed(0)} dials/s vs the OpenZiti ` +
+            `controller ${rate(viaOz).toFixed(0)} dials/s (${ratio.toFixed(2)}×); goal ≥ 1× ${ratio >= 1 ? 'MET' : 'NOT MET'}`,
         });
       }
       rows.push({

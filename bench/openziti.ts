@@ -40,15 +40,16 @@ async function freePort(): Promise<number> {
 }
 
 /**
- * The real OpenZiti controller: `ziti edge quickstart` (controller only, no router) on loopback, with its own
- * home folder; ready once its Client API answers /version.
+ * The real OpenZiti controller: `ziti edge quickstart` on loopback (controller only, or with its own router listening
+ * for SDKs on `routerPort`), with its own home folder; ready once its Client API answers /version.
  */
-export async function startOpenZiti(bin: string, home: string, adminPassword: string): Promise<OpenZitiController> {
+export async function startOpenZiti(bin: string, home: string, adminPassword: string, routerPort?: number): Promise<OpenZitiController> {
   mkdirSync(home, { recursive: true });
   const port = await freePort();
+  const router = routerPort ? ['--router-address', '127.0.0.1', '--router-port', String(routerPort)] : ['--no-router'];
   const proc = spawn(
     bin,
-    ['edge', 'quickstart', '--home', home, '--ctrl-address', '127.0.0.1', '--ctrl-port', String(port), '--no-router', '-p', adminPassword],
+    ['edge', 'quickstart', '--home', home, '--ctrl-address', '127.0.0.1', '--ctrl-port', String(port), ...router, '-p', adminPassword],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
       env: { ...process.env, HOME: home, ZITI_CONFIG_DIR: join(home, 'cli') },
