@@ -6,7 +6,7 @@ import type { Ctx } from '../context';
 import { namesById } from '../entities/resource';
 import { builtinRouterId } from '../policy/index';
 import type { FabricCircuit, FabricLive } from './fabric';
-import type { LiveDataPlane } from './status';
+import type { LiveDataPlane } from './liveStatus';
 
 /** At most this many routers are listed (online ones first); `totalRouters` says how many there are. */
 export const FABRIC_VIEW_MAX_ROUTERS = 200;

@@ -3,32 +3,9 @@ import type { Ctx } from '../context';
 import { namesById, ref } from '../entities/resource';
 import type { FabricCircuit, FabricLive } from './fabric';
 import { presentLiveCircuits } from './fabricView';
+import type { LiveDataPlane, LiveStatus } from './liveStatus';
 
-/** What a running router reports about itself (implemented by the built-in edge router). */
-export interface LiveStatus {
-  id: string;
-  url: string;
-  online: boolean;
-  connections: number;
-  terminators: Array<{ id: string; serviceId: string; kind: 'sdk' | 'host'; identity: string; caller?: string; cost: number; precedence: string }>;
-  circuits: Array<{
-    id: string;
-    serviceId: string;
-    serviceName: string;
-    terminatorId: string;
-    caller: string;
-    /** the dialing identity's id */
-    callerId: string;
-    hostKind: 'sdk' | 'tcp';
-    createdAt: string;
-    bytesIn: number;
-    bytesOut: number;
-  }>;
-}
-
-export interface LiveDataPlane {
-  status(): LiveStatus;
-}
+export type { LiveDataPlane, LiveStatus } from './liveStatus';
 
 /**
  * The live data plane as an operator sees it (console): the router, its terminators and open circuits with
