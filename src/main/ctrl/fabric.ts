@@ -16,6 +16,7 @@ import {
   missingRows,
   putRouterTerminator,
   removeRouterTerminator,
+  PRECEDENCE_RANK,
   terminatorChoices,
   tunnelTerminatorsOf,
   watchDataPlane,
@@ -454,6 +455,8 @@ export class StockRouterFabric {
    * check at a time; a change during one is followed by another.
    */
   private tunnelAccessMayHaveChanged(): void {
+    // no stock router connected: no tunnel circuit or terminator of one to check (a write's hot path stays free)
+    if (this.connectedRouters().length === 0) return;
     if (this.tunnelCheck.running) {
       this.tunnelCheck.again = true;
       return;
@@ -554,8 +557,6 @@ export interface RouteParts {
 
 /** The attempt number of a route that moves an existing circuit to a new path (OpenZiti's SmartRerouteAttempt). */
 const SMART_REROUTE_ATTEMPT = 99969996;
-
-const PRECEDENCE_RANK = { required: 0, default: 1, failed: 2 } as const;
 
 /** Whether a router answered a Route with a successful RouteResult. */
 const routed = (result: Message): boolean => result.contentType === Fabric.RouteResult && getBool(result.headers, CtrlMsgHeader.RouteResultSuccess);

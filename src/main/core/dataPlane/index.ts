@@ -57,6 +57,7 @@ export {
   changeRouterTerminators,
   putRouterTerminator,
   recordRouterListeners,
+  PRECEDENCE_RANK,
   terminatorChoices,
   tunnelTerminatorsOf,
   type RouterSdkRequest,

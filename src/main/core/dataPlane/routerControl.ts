@@ -14,6 +14,7 @@ export interface ControlRouter {
 
 /** What the control channel checks of a router's record. */
 const CONTROL = rowShape({ name: 'string', fingerprint: 'string?', disabled: 'bool' });
+const controlRow = (core: Core, id: string) => getRow(core.store, CONTROL, `SELECT ${selectList(CONTROL)} FROM edge_routers WHERE id = ?`, id);
 
 /**
  * A control channel's hello (OpenZiti's controller does the same in handler_ctrl/connect.go): the hello's body names
@@ -24,7 +25,7 @@ const CONTROL = rowShape({ name: 'string', fingerprint: 'string?', disabled: 'bo
 export async function authorizeRouterControl(core: Core, routerId: string, leafDer: Buffer | undefined): Promise<ControlRouter> {
   if (!routerId) throw new DataPlaneRefusal('the hello names no router');
   if (!leafDer || leafDer.length === 0) throw new DataPlaneRefusal('a client certificate is required');
-  const row = await getRow(core.store, CONTROL, `SELECT ${selectList(CONTROL)} FROM edge_routers WHERE id = ?`, routerId);
+  const row = await controlRow(core, routerId);
   if (!row) throw new DataPlaneRefusal(`unknown/unenrolled router, routerId: ${routerId}`);
   if (!row.fingerprint) throw new DataPlaneRefusal(`router enrollment incomplete, routerId: ${routerId}`);
   const fingerprint = fingerprintSha1(leafDer);
@@ -37,7 +38,7 @@ export async function authorizeRouterControl(core: Core, routerId: string, leafD
 
 /** Whether a connected router may stay: its record is still there, enabled, with the certificate it connected with. */
 export async function routerControlStillValid(core: Core, router: ControlRouter): Promise<boolean> {
-  const row = await getRow(core.store, CONTROL, `SELECT ${selectList(CONTROL)} FROM edge_routers WHERE id = ?`, router.id);
+  const row = await controlRow(core, router.id);
   return !!row && !row.disabled && row.fingerprint === router.fingerprint;
 }
 
@@ -55,7 +56,7 @@ export async function setControlRouterOnline(core: Core, id: string, online: boo
  * fingerprints of the certificates it presented must be the one the named router enrolled with.
  */
 export async function verifyRouterFingerprints(core: Core, routerId: string, fingerprints: string[]): Promise<void> {
-  const row = await getRow(core.store, CONTROL, `SELECT ${selectList(CONTROL)} FROM edge_routers WHERE id = ?`, routerId);
+  const row = await controlRow(core, routerId);
   if (!row) throw new DataPlaneRefusal(`no router with id ${routerId}`);
   if (!row.fingerprint) throw new DataPlaneRefusal(`invalid router ${routerId}, not yet enrolled`);
   if (!fingerprints.includes(row.fingerprint)) throw new DataPlaneRefusal(`could not verify fingerprint for router ${routerId}`);

@@ -118,7 +118,8 @@ const TERMINATOR = rowShape({
   cost: 'int',
   precedence: 'string',
 });
-const RANK = { required: 0, default: 1, failed: 2 } as const;
+/** OpenZiti's terminator precedences, best first: what circuits pick by before cost. */
+export const PRECEDENCE_RANK = { required: 0, default: 1, failed: 2 } as const;
 
 /**
  * The terminators of a service a circuit may end at, best first: those of the given instance when one is asked
@@ -141,11 +142,11 @@ export async function terminatorChoices(core: Core, serviceId: string, instance:
       identity: r.identity,
       hostId: r.host_id ?? '',
       cost: r.cost,
-      precedence: (r.precedence in RANK ? r.precedence : 'default') as TerminatorChoice['precedence'],
+      precedence: (r.precedence in PRECEDENCE_RANK ? r.precedence : 'default') as TerminatorChoice['precedence'],
     },
     tie: Math.random(),
   }));
-  keyed.sort((a, b) => RANK[a.choice.precedence] - RANK[b.choice.precedence] || a.choice.cost - b.choice.cost || a.tie - b.tie);
+  keyed.sort((a, b) => PRECEDENCE_RANK[a.choice.precedence] - PRECEDENCE_RANK[b.choice.precedence] || a.choice.cost - b.choice.cost || a.tie - b.tie);
   return keyed.map((k) => k.choice);
 }
 
