@@ -40,6 +40,27 @@ export const hasFlag = (flags: number, flag: number): boolean => (flags & flag) 
 export const ControlType = { TraceRoute: 1, TraceRouteResponse: 2 } as const;
 export const ControlHeader = { HopCount: 20, HopType: 21, HopId: 22, Timestamp: 23, UserVal: 24, Error: 25 } as const;
 
+/**
+ * Link hello headers (router/xlink_transport/factory.go; 7, 9-11 from channel v4 message.go). 0-6 re-use channel
+ * header numbers: on a link hello they are not HelloVersion/Heartbeat.
+ */
+export const LinkHeader = {
+  LinkHeaderConnId: 0,
+  LinkHeaderType: 1,
+  LinkHeaderRouterId: 2,
+  LinkHeaderRouterVersion: 3,
+  LinkHeaderBinding: 4,
+  LinkHeaderIteration: 5,
+  LinkDialedRouterId: 6,
+  TypeHeader: 7,
+  IsGroupedHeader: 9,
+  GroupSecretHeader: 10,
+  IsFirstGroupConnection: 11,
+} as const;
+
+/** LinkHeaderType values of a split link's two connections. */
+export const LinkChannelType = { PayloadChannel: 1, AckChannel: 2 } as const;
+
 /** Receive buffer size an ack without header 2259 stands for (UnmarshallAcknowledgement: MaxUint32). */
 export const UNKNOWN_RECV_BUFFER = 0xffffffff;
 
