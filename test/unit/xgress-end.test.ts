@@ -263,8 +263,9 @@ describe('xgress sender and receiver details', () => {
   function lone(originator: Originator = 'Initiator') {
     const time = new ManualTime();
     const sent: Payload[] = [];
-    const sender = new XgressSender({ circuitId: 'c1', originator, time, send: (p) => sent.push(p) });
-    return { time, sent, sender };
+    const closed: number[] = [];
+    const sender = new XgressSender({ circuitId: 'c1', originator, time, send: (p) => sent.push(p), onClosed: () => closed.push(time.nowMs()) });
+    return { time, sent, sender, closed };
   }
   const ackOf = (seq: number[], rtt: number, recvBufferSize = 0): Acknowledgement => ({
     circuitId: 'c1',
@@ -308,6 +309,46 @@ describe('xgress sender and receiver details', () => {
     expect(sent).toHaveLength(3); // closed: no retransmit timer left
     sender.write(Buffer.from('late'));
     expect(sent).toHaveLength(3);
+  });
+
+  it('closeWhenEmpty: CircuitEnd 5 s after the last ack, or after 30 s with payloads still unacked', () => {
+    const { time, sent, sender, closed } = lone();
+    const t0 = time.nowMs();
+    sender.write(Buffer.from('x'));
+    sender.eof();
+    sender.closeWhenEmpty();
+    sender.ack(ackOf([0, 1], 0));
+    time.advance(5_000);
+    expect(closed).toEqual([]);
+    time.advance(100);
+    expect(closed).toEqual([t0 + 5_100]);
+    expect(sent.at(-1)).toMatchObject({ sequence: 2, flags: PayloadFlag.PayloadFlagCircuitEnd });
+
+    const other = lone();
+    other.sender.write(Buffer.from('never acked'));
+    other.sender.closeWhenEmpty();
+    other.time.advance(30_000);
+    expect(other.closed).toEqual([]);
+    other.time.advance(100);
+    expect(other.closed).toHaveLength(1);
+    expect(other.sent.at(-1)).toMatchObject({ sequence: 1, flags: PayloadFlag.PayloadFlagCircuitEnd });
+  });
+
+  it('a WriteFailed payload is reported on arrival, even out of order, once', () => {
+    let failed = 0;
+    const rx = new XgressReceiver({ circuitId: 'c1', originator: 'Initiator', sendAck: () => {}, deliver: () => {}, onWriteFailed: () => failed++ });
+    const wf: Payload = {
+      circuitId: 'c1',
+      sequence: 5,
+      flags: PayloadFlag.PayloadFlagOriginator | PayloadFlag.PayloadFlagWriteFailed,
+      rtt: 0,
+      headers: new Map(),
+      data: Buffer.alloc(0),
+    };
+    rx.receive(wf);
+    rx.receive(wf);
+    expect(failed).toBe(1);
+    expect(rx.writeFailed).toBe(true);
   });
 
   it('the receiver acks duplicates and out-of-order payloads, drops its own originator’s, stops after CircuitEnd', () => {

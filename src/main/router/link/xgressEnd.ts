@@ -34,6 +34,9 @@ export const XGRESS_DEFAULTS = {
   /** the retransmit ticker (LinkSendBuffer.run) and the least time between two scans */
   retxTickMs: 100,
   retxMinIntervalMs: 64,
+  /** closeWhenEmpty: close once empty this long (checkForClose), or after MaxCloseWait whatever is left */
+  emptyCloseMs: 5_000,
+  maxCloseWaitMs: 30_000,
 } as const;
 
 /** A u16 millisecond clock, as the RTT header carries it (uint16(info.NowInMilliseconds())). */
@@ -52,6 +55,8 @@ export interface SenderOptions {
   send(p: Payload): void;
   /** called when a blocked sender can take data again (resume reading the edge peer) */
   onWritable?(): void;
+  /** called once when closeWhenEmpty() has closed the sender (after sending CircuitEnd) */
+  onClosed?(): void;
   windowBytes?: number;
   retxStartMs?: number;
 }
@@ -69,12 +74,17 @@ export class XgressSender {
   private lastRetransmit = -Infinity;
   private wasBlocked = false;
   private readonly stopTicker: () => void;
+  /** when closeWhenEmpty() was called */
+  private closingSince: number | undefined;
   retransmits = 0;
   closed = false;
 
   constructor(private readonly o: SenderOptions) {
     this.retxThreshold = o.retxStartMs ?? XGRESS_DEFAULTS.retxStartMs;
-    this.stopTicker = o.time.every(XGRESS_DEFAULTS.retxTickMs, () => this.retransmit());
+    this.stopTicker = o.time.every(XGRESS_DEFAULTS.retxTickMs, () => {
+      this.retransmit();
+      this.checkForClose();
+    });
   }
 
   private get now(): number {
@@ -130,6 +140,28 @@ export class XgressSender {
     this.stopTicker();
   }
 
+  /**
+   * The edge peer is gone (after eof()): once every payload is acked and 5 s have passed — or only EOF is left
+   * unacked after 5 s, or 30 s have passed — send CircuitEnd and close (LinkSendBuffer.CloseWhenEmpty/checkForClose).
+   * Queued payloads are no longer held back by the windows meanwhile.
+   */
+  closeWhenEmpty(): void {
+    if (this.closed || this.closingSince !== undefined) return;
+    this.closingSince = this.now;
+    this.pump();
+  }
+
+  private checkForClose(): void {
+    if (this.closingSince === undefined || this.closed) return;
+    const waited = this.now - this.closingSince;
+    const left = [...this.unacked.values()];
+    const onlyEnd = this.queued.length === 0 && left.length === 1 && hasFlag(left[0]!.payload.flags, PayloadFlag.PayloadFlagEOF);
+    if (((this.pending === 0 || onlyEnd) && waited > XGRESS_DEFAULTS.emptyCloseMs) || waited > XGRESS_DEFAULTS.maxCloseWaitMs) {
+      this.circuitEnd();
+      this.o.onClosed?.();
+    }
+  }
+
   /** LinkSendBuffer.receiveAcknowledgement; unknown sequences are duplicate acks (ignored). */
   ack(a: Acknowledgement): void {
     for (const seq of a.sequences) {
@@ -162,7 +194,7 @@ export class XgressSender {
 
   /** Sends queued payloads while not blocked; blocked with nothing unacked still lets one through (run()). */
   private pump(): void {
-    while (this.queued.length > 0 && !this.closed && (!this.blocked || this.unackedBytes === 0)) {
+    while (this.queued.length > 0 && !this.closed && (!this.blocked || this.unackedBytes === 0 || this.closingSince !== undefined)) {
       const p = this.queued.shift()!;
       p.rtt = rttNow(this.o.time.clock);
       this.unacked.set(p.sequence, { payload: p, sentAt: this.now });
@@ -198,6 +230,8 @@ export interface ReceiverOptions {
   sendAck(a: Acknowledgement): void;
   /** the next payload in sequence order (data, CircuitStart, EOF, WriteFailed, CircuitEnd); its bytes count as held until release() */
   deliver(p: Payload): void;
+  /** a WriteFailed payload arrived (in any order): the peer cannot write, stop sending (Xgress.SendPayload) */
+  onWriteFailed?(): void;
   rxBufferBytes?: number;
 }
 
@@ -211,6 +245,8 @@ export class XgressReceiver {
   private lastReported = 0;
   /** EOF or CircuitEnd delivered: nothing after it is delivered (Xgress.tx) */
   ended = false;
+  /** a WriteFailed payload has arrived */
+  writeFailed = false;
   duplicates = 0;
   dropped = 0;
 
@@ -218,6 +254,10 @@ export class XgressReceiver {
 
   receive(p: Payload): void {
     if (originatorOf(p.flags) === this.o.originator) return void this.dropped++;
+    if (hasFlag(p.flags, PayloadFlag.PayloadFlagWriteFailed) && !this.writeFailed) {
+      this.writeFailed = true;
+      this.o.onWriteFailed?.();
+    }
     if (p.sequence <= this.delivered) {
       this.duplicates++;
     } else if (this.buffered > (this.o.rxBufferBytes ?? XGRESS_DEFAULTS.rxBufferBytes) && p.sequence > this.maxSeen) {
