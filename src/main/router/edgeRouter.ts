@@ -81,6 +81,8 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
   private server!: Server;
   private readonly conns = new Set<EdgeConnection>();
   private readonly terminators = new Map<string, LocalTerminator>();
+  /** ids of the SDK terminators bound with each listener id: a re-Bind finds those it replaces without a scan */
+  private readonly byListener = new Map<string, Set<string>>();
   private readonly circuits = new Map<string, Circuit>();
   /** circuits made, and bytes of those that closed (counts()) */
   private readonly closedTraffic = { circuits: 0, bytesIn: 0, bytesOut: 0 };
@@ -244,9 +246,10 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
     // a re-Bind of the same listener (e.g. after a reconnect) replaces its old terminator
     if (t.listenerId) {
       const replaced: string[] = [];
-      for (const old of this.terminators.values()) {
+      for (const oldId of [...(this.byListener.get(t.listenerId) ?? [])]) {
+        const old = this.terminators.get(oldId);
         if (
-          old.kind === 'sdk' &&
+          old?.kind === 'sdk' &&
           old.listenerId === t.listenerId &&
           old.serviceId === t.serviceId &&
           old.conn.caller?.identityId === hostIdentityId
@@ -268,6 +271,10 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
       hostId: hostIdentityId,
     });
     this.terminators.set(id, { ...t, id });
+    if (t.listenerId) {
+      const ids = this.byListener.get(t.listenerId) ?? new Set<string>();
+      this.byListener.set(t.listenerId, ids.add(id));
+    }
     return id;
   }
 
@@ -294,6 +301,11 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
       const t = this.terminators.get(id);
       if (!t) continue;
       this.terminators.delete(id);
+      if (t.kind === 'sdk' && t.listenerId) {
+        const ids = this.byListener.get(t.listenerId);
+        ids?.delete(id);
+        if (!ids?.size) this.byListener.delete(t.listenerId);
+      }
       if (t.kind === 'sdk' && external) t.conn.dropBind(t.bindConnId, 'terminator removed');
       forgotten.push(id);
     }

@@ -1,6 +1,6 @@
-import { X509Certificate } from 'node:crypto';
+import { X509Certificate, type KeyObject } from 'node:crypto';
 import type { Core } from '../core';
-import { decodePemOrBase64, PkiError, parseCertificate, signCsr, verifyCsr, x509, type CertificateUsage } from '../pki/index';
+import { decodePemOrBase64, issueLeafCertificateDetails, PkiError, verifyCsr, x509, type CertificateUsage } from '../pki/index';
 import { couldNotProcessCsr, missingCsr } from '../enrollmentErrors';
 
 /** Client certificates issued at enrollment (and extension) are valid for one year. */
@@ -42,11 +42,14 @@ export interface IssuedCertificate {
 }
 
 /** Checks a CSR (RSA >= 2048, EC P-256/P-384, valid self-signature); bad ones become COULD_NOT_PROCESS_CSR. */
-export async function checkCsr(csrPem: unknown, field: string): Promise<{ commonName: string; publicKeyPem: string; pem: string }> {
+export async function checkCsr(
+  csrPem: unknown,
+  field: string,
+): Promise<{ commonName: string; publicKeyPem: string; publicKey: KeyObject; pem: string }> {
   if (typeof csrPem !== 'string' || !csrPem.trim()) throw missingCsr({ field, reason: 'a PEM encoded CSR is required', value: csrPem ?? null });
   try {
     const info = await verifyCsr(csrPem);
-    return { commonName: info.commonName, publicKeyPem: info.publicKeyPem, pem: csrPem };
+    return { commonName: info.commonName, publicKeyPem: info.publicKeyPem, publicKey: info.publicKey, pem: csrPem };
   } catch (e) {
     if (e instanceof PkiError) throw couldNotProcessCsr({ field, reason: e.message });
     throw e;
@@ -60,32 +63,26 @@ export async function issueFromCsr(core: Core, opts: IssueOptions): Promise<Issu
   const validityDays = opts.notAfter
     ? Math.max(0, opts.notAfter.getTime() - now.getTime() + 5 * 60_000) / DAY_MS
     : (opts.validityDays ?? CLIENT_CERT_VALIDITY_DAYS);
-  let certPem: string;
+  const commonName = opts.commonName || csr.commonName || opts.fallbackCommonName;
+  if (!commonName) throw couldNotProcessCsr({ field: opts.field, reason: 'CSR has no common name and none was given' });
   try {
-    ({ certPem } = await signCsr({
-      csrPem: csr.pem,
+    // the CSR was verified above: its key is certified as signCsr would, without parsing and verifying it again
+    const issued = await issueLeafCertificateDetails({
+      publicKey: csr.publicKey,
+      commonName,
       issuer: core.pki.signing,
       validityDays,
-      commonName: opts.commonName || csr.commonName || opts.fallbackCommonName,
       uriSans: opts.uriSans,
       dnsSans: opts.dnsSans,
       ipSans: opts.ipSans,
       usage: opts.usage ?? 'client',
       now,
-    }));
+    });
+    return { ...issued, chainPem: issued.certPem + core.pki.signing.certPem };
   } catch (e) {
     if (e instanceof PkiError) throw couldNotProcessCsr({ field: opts.field, reason: e.message });
     throw e;
   }
-  const info = parseCertificate(certPem);
-  return {
-    certPem,
-    chainPem: certPem + core.pki.signing.certPem,
-    fingerprint: info.fingerprint,
-    subject: info.subject,
-    notBefore: info.notBefore,
-    notAfter: info.notAfter,
-  };
 }
 
 /** DNS / IP SANs a CSR asks for (routers' server certificates keep them; client certificates never do). */

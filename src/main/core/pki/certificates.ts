@@ -1,8 +1,17 @@
-import { randomBytes, X509Certificate as NodeX509 } from 'node:crypto';
+import { KeyObject, randomBytes, X509Certificate as NodeX509 } from 'node:crypto';
 import { isIP } from 'node:net';
 import { PkiError } from './errors';
-import { generateKeyPair, importPrivateKey, importPublicKey, keyAlgorithmOf, publicKeyPemOf, toWebCryptoSigner, type KeyAlgorithm } from './keys';
-import { certificateDer, toPem } from './pem';
+import {
+  generateKeyPair,
+  importPrivateKey,
+  importPublicKey,
+  keyAlgorithmOf,
+  publicKeyPemOf,
+  toWebCryptoSigner,
+  type KeyAlgorithm,
+  type WebCryptoSigner,
+} from './keys';
+import { certificateDer, fingerprintSha1, toPem } from './pem';
 import { x509 } from './x509Provider';
 
 const DAY_MS = 86_400_000;
@@ -49,8 +58,8 @@ export interface CreateServerCertificateOptions extends TimingOptions {
 }
 
 export interface IssueLeafCertificateOptions extends TimingOptions {
-  /** Subject public key, SPKI PEM or DER. */
-  publicKey: string | Uint8Array;
+  /** Subject public key, SPKI PEM or DER (or imported already). */
+  publicKey: string | Uint8Array | KeyObject;
   commonName: string;
   issuer: CertAndKey;
   usage: CertificateUsage;
@@ -62,8 +71,8 @@ export interface IssueLeafCertificateOptions extends TimingOptions {
 
 interface BuildParams extends TimingOptions {
   subject: x509.JsonName;
-  /** SPKI DER of the subject key. */
-  spki: Uint8Array<ArrayBuffer>;
+  /** the subject's public key */
+  subjectKey: KeyObject;
   /** Absent for a self-signed certificate, whose signer is then `selfKeyPem`. */
   issuer?: CertAndKey;
   selfKeyPem?: string;
@@ -78,7 +87,7 @@ export async function createRootCa(opts: CreateRootCaOptions): Promise<CertAndKe
   const certPem = await buildCertificate({
     ...opts,
     subject: subjectName(opts.commonName, opts.organization),
-    spki: spkiDer(keys.publicKeyPem),
+    subjectKey: subjectKeyOf(keys.publicKeyPem),
     selfKeyPem: keys.privateKeyPem,
     ca: { pathLength: opts.pathLength ?? 1 },
     sans: { uri: opts.uriSans },
@@ -92,7 +101,7 @@ export async function createIntermediateCa(opts: CreateIntermediateCaOptions): P
   const certPem = await buildCertificate({
     ...opts,
     subject: subjectName(opts.commonName, opts.organization),
-    spki: spkiDer(keys.publicKeyPem),
+    subjectKey: subjectKeyOf(keys.publicKeyPem),
     ca: { pathLength: opts.pathLength ?? 0 },
     sans: { uri: opts.uriSans },
     validityDays: opts.validityDays ?? 3650,
@@ -106,7 +115,7 @@ export async function createServerCertificate(opts: CreateServerCertificateOptio
   const certPem = await buildCertificate({
     ...opts,
     subject: subjectName(opts.commonName),
-    spki: spkiDer(keys.publicKeyPem),
+    subjectKey: subjectKeyOf(keys.publicKeyPem),
     usage: opts.clientAuth ? 'client-server' : 'server',
     sans: { dns: opts.dnsNames, ip: opts.ipAddresses },
     validityDays: opts.validityDays ?? 365,
@@ -116,12 +125,27 @@ export async function createServerCertificate(opts: CreateServerCertificateOptio
 
 /** Issues an end-entity certificate for an existing public key (signCsr builds on this). Returns the PEM. */
 export async function issueLeafCertificate(opts: IssueLeafCertificateOptions): Promise<string> {
-  return buildCertificate({
+  return (await issueLeafCertificateDetails(opts)).certPem;
+}
+
+/** issueLeafCertificate, with what callers record of the new certificate (no parsing it again). */
+export async function issueLeafCertificateDetails(
+  opts: IssueLeafCertificateOptions,
+): Promise<{ certPem: string; fingerprint: string; subject: string; notBefore: Date; notAfter: Date }> {
+  const cert = await buildX509({
     ...opts,
     subject: subjectName(opts.commonName),
-    spki: spkiDer(opts.publicKey),
+    subjectKey: subjectKeyOf(opts.publicKey),
     sans: { dns: opts.dnsSans, ip: opts.ipSans, uri: opts.uriSans },
   });
+  const der = Buffer.from(cert.rawData);
+  return {
+    certPem: toPem(der, 'CERTIFICATE'),
+    fingerprint: fingerprintSha1(der),
+    subject: cert.subject,
+    notBefore: cert.notBefore,
+    notAfter: cert.notAfter,
+  };
 }
 
 function subjectName(commonName: string, organization?: string): x509.JsonName {
@@ -129,25 +153,59 @@ function subjectName(commonName: string, organization?: string): x509.JsonName {
   return organization ? [{ CN: [commonName] }, { O: [organization] }] : [{ CN: [commonName] }];
 }
 
-function spkiDer(publicKey: string | Uint8Array): Uint8Array<ArrayBuffer> {
-  return new Uint8Array(importPublicKey(publicKey).export({ type: 'spki', format: 'der' }));
+function subjectKeyOf(publicKey: string | Uint8Array | KeyObject): KeyObject {
+  return publicKey instanceof KeyObject ? publicKey : importPublicKey(publicKey);
 }
 
 async function buildCertificate(p: BuildParams): Promise<string> {
-  const issuerCert = p.issuer ? checkedIssuer(p.issuer) : undefined;
-  const signer = await toWebCryptoSigner(p.issuer?.keyPem ?? p.selfKeyPem!);
+  return toPem((await buildX509(p)).rawData, 'CERTIFICATE');
+}
+
+/** What signing with an issuer needs: its checked certificate, its key in WebCrypto and its key id. */
+interface IssuerMaterial {
+  cert: x509.X509Certificate;
+  signer: WebCryptoSigner;
+  keyId: string;
+}
+
+/**
+ * Issuers already checked and imported, by certificate and key (both immutable text): issuing many certificates with
+ * one CA (enrollment bursts) parses its certificate, checks its key and imports it into WebCrypto once. A few
+ * entries: the controller's CAs, and renewed ones while the old ones are still in use.
+ */
+const issuers = new Map<string, Promise<IssuerMaterial>>();
+const MAX_ISSUERS = 8;
+
+function issuerMaterial(issuer: CertAndKey): Promise<IssuerMaterial> {
+  const key = `${issuer.certPem}\0${issuer.keyPem}`;
+  let material = issuers.get(key);
+  if (!material) {
+    const cert = checkedIssuer(issuer);
+    material = (async () => ({
+      cert,
+      signer: await toWebCryptoSigner(issuer.keyPem),
+      keyId: cert.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId ?? (await x509.SubjectKeyIdentifierExtension.create(cert.publicKey)).keyId,
+    }))();
+    if (issuers.size >= MAX_ISSUERS) issuers.delete(issuers.keys().next().value!);
+    issuers.set(key, material);
+    material.catch(() => issuers.delete(key));
+  }
+  return material;
+}
+
+async function buildX509(p: BuildParams): Promise<x509.X509Certificate> {
+  const issuer = p.issuer ? await issuerMaterial(p.issuer) : undefined;
+  const issuerCert = issuer?.cert;
+  const signer = issuer?.signer ?? (await toWebCryptoSigner(p.selfKeyPem!));
 
   const notBefore = new Date(Math.floor(((p.now ?? new Date()).getTime() - CLOCK_SKEW_MS) / 1000) * 1000);
   let notAfter = new Date(notBefore.getTime() + p.validityDays * DAY_MS);
   // A certificate cannot usefully outlive its issuer.
   if (issuerCert && notAfter > issuerCert.notAfter) notAfter = issuerCert.notAfter;
 
-  const publicKey = new x509.PublicKey(p.spki);
+  const publicKey = new x509.PublicKey(new Uint8Array(p.subjectKey.export({ type: 'spki', format: 'der' })));
   const ski = await x509.SubjectKeyIdentifierExtension.create(publicKey);
-  const akiKeyId = issuerCert
-    ? (issuerCert.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId ??
-      (await x509.SubjectKeyIdentifierExtension.create(issuerCert.publicKey)).keyId)
-    : ski.keyId;
+  const akiKeyId = issuer ? issuer.keyId : ski.keyId;
 
   const extensions: x509.Extension[] = [ski, new x509.AuthorityKeyIdentifierExtension(akiKeyId)];
   if (p.ca) {
@@ -159,7 +217,7 @@ async function buildCertificate(p: BuildParams): Promise<string> {
     );
   } else {
     const usage = p.usage ?? 'client';
-    const rsa = keyAlgorithmOf(importPublicKey(p.spki)).startsWith('RSA');
+    const rsa = keyAlgorithmOf(p.subjectKey).startsWith('RSA');
     const { KeyUsageFlags: F, ExtendedKeyUsage: E } = x509;
     extensions.push(
       new x509.BasicConstraintsExtension(false, undefined, true),
@@ -172,7 +230,7 @@ async function buildCertificate(p: BuildParams): Promise<string> {
   if (sans.length) extensions.push(new x509.SubjectAlternativeNameExtension(sans));
 
   const subject = new x509.Name(p.subject);
-  const cert = await x509.X509CertificateGenerator.create({
+  return x509.X509CertificateGenerator.create({
     serialNumber: randomSerial(),
     subject,
     // The issuer's own parsed subject, so the issuer name matches it exactly.
@@ -184,7 +242,6 @@ async function buildCertificate(p: BuildParams): Promise<string> {
     signingAlgorithm: signer.signingAlgorithm,
     extensions,
   });
-  return toPem(cert.rawData, 'CERTIFICATE');
 }
 
 /** Parses the issuer and checks it is a CA whose certificate matches its key. */

@@ -26,6 +26,8 @@ export interface CsrInfo {
   publicKeyAlgorithm: string;
   /** SPKI PEM of the requested key. */
   publicKeyPem: string;
+  /** the requested key */
+  publicKey: KeyObject;
 }
 
 const CSR_LABELS = ['CERTIFICATE REQUEST', 'NEW CERTIFICATE REQUEST'];
@@ -71,6 +73,7 @@ export async function verifyCsr(csrPem: string): Promise<CsrInfo> {
     commonName: csr.subjectName.getField('CN')[0] ?? '',
     publicKeyAlgorithm: alg,
     publicKeyPem: pemOf(key, 'spki'),
+    publicKey: key,
   };
 }
 
@@ -83,7 +86,7 @@ export async function signCsr(opts: SignCsrOptions): Promise<{ certPem: string }
   const commonName = opts.commonName ?? csr.commonName;
   if (!commonName) throw new PkiError('INVALID_CSR', 'CSR has no common name and none was given');
   const certPem = await issueLeafCertificate({
-    publicKey: csr.publicKeyPem,
+    publicKey: csr.publicKey,
     commonName,
     issuer: opts.issuer,
     usage: opts.usage,

@@ -15,6 +15,7 @@ export {
   createRootCa,
   createServerCertificate,
   issueLeafCertificate,
+  issueLeafCertificateDetails,
   type CertAndKey,
   type CertificateUsage,
   type CreateIntermediateCaOptions,
