@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { consoleBench } from './console';
 import { dataplaneBench } from './dataplane';
 import { foundationBench } from './foundation';
 import { frontendBench } from './frontend';
@@ -29,6 +30,7 @@ const scenarios: Record<string, () => Promise<unknown[]>> = {
   policy: () => policyBench(workDir, { quick, durationMs: quick ? 1200 : 3000 }),
   peer: () => peerBench(workDir, { quick, durationMs: quick ? 1200 : 3000 }),
   dataplane: () => dataplaneBench(workDir, { quick }),
+  console: () => consoleBench(workDir, { quick, samples: quick ? 30 : 50 }),
   store: () => storeBench(workDir, { identities: quick ? 10_000 : 50_000, durationMs: quick ? 1200 : 3000, rounds: quick ? 2 : 3 }),
 };
 if (values.only && !(values.only in scenarios)) {
