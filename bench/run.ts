@@ -3,6 +3,7 @@ import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { burstBench } from './burst';
+import { consoleBench } from './console';
 import { dataplaneBench } from './dataplane';
 import { foundationBench } from './foundation';
 import { frontendBench } from './frontend';
@@ -31,6 +32,7 @@ const scenarios: Record<string, () => Promise<unknown[]>> = {
   peer: () => peerBench(workDir, { quick, durationMs: quick ? 1200 : 3000 }),
   dataplane: () => dataplaneBench(workDir, { quick }),
   burst: () => burstBench(workDir, { enrollments: 250, binds: quick ? 2_000 : 40_000, imports: quick ? 2_000 : 10_000 }),
+  console: () => consoleBench(workDir, { quick, samples: quick ? 30 : 50 }),
   store: () => storeBench(workDir, { identities: quick ? 10_000 : 50_000, durationMs: quick ? 1200 : 3000, rounds: quick ? 2 : 3 }),
 };
 if (values.only && !(values.only in scenarios)) {
