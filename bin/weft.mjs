@@ -1,6 +1,16 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI directly (no build step) through tsx's loader.
-import { register } from 'tsx/esm/api';
-register();
-const { main } = await import('../src/main/cli.ts');
-await main(process.argv.slice(2));
+// Runs the CLI: the prebuilt bundle while it is current (npm start builds it), else the TypeScript sources
+// through tsx's loader (no build step needed while developing).
+import { CLI_BUNDLE, SHIM_BUNDLE, isCliBundleFresh } from '../scripts/cli-bundle.mjs';
+import { pathToFileURL } from 'node:url';
+
+let cli;
+if (isCliBundleFresh()) {
+  await import(pathToFileURL(SHIM_BUNDLE).href);
+  cli = await import(pathToFileURL(CLI_BUNDLE).href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  cli = await import('../src/main/cli.ts');
+}
+await cli.main(process.argv.slice(2));

@@ -1,32 +1,13 @@
 // Builds the console renderer into out/renderer (`node --import tsx scripts/build-renderer.ts [--if-stale]`).
 // Progress goes to stderr: stdout belongs to the CLI that may run after it (npm start).
-import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { isRendererStale, RENDERER_OUT } from './freshness.mjs';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const OUT = join(ROOT, 'out', 'renderer');
-const SOURCES = [
-  join(ROOT, 'src', 'renderer'),
-  join(ROOT, 'src', 'shared'),
-  join(ROOT, 'scripts', 'renderer-config.ts'),
-  join(ROOT, 'package-lock.json'),
-];
-
-function newestMtime(path: string): number {
-  if (!existsSync(path)) return 0;
-  const info = statSync(path);
-  if (!info.isDirectory()) return info.mtimeMs;
-  return Math.max(info.mtimeMs, ...readdirSync(path).map((name) => newestMtime(join(path, name))));
-}
-
-/** True when out/renderer is missing or older than a renderer source. */
-export function isRendererStale(): boolean {
-  const index = join(OUT, 'index.html');
-  if (!existsSync(index)) return true;
-  const built = statSync(index).mtimeMs;
-  return SOURCES.some((s) => newestMtime(s) > built);
-}
+const OUT = RENDERER_OUT;
+export { isRendererStale };
 
 export async function buildRenderer(): Promise<void> {
   const started = Date.now();

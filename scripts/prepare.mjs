@@ -1,27 +1,34 @@
-// Runs before npm start and npm test: puts back Node's native builds if a packaging run left Electron's in
-// node_modules, and builds the console renderer when it is missing or older than its sources (quick otherwise).
-// Before npm test (--test) it also builds the pinned OpenZiti tools the interop tests drive when Go is available
-// and they are missing or stale (the first build takes minutes; later runs reuse it).
+// Runs before npm start and npm test (plain JS, so the quick path compiles no TypeScript): puts back Node's native
+// builds if a packaging run left Electron's in node_modules, builds the console renderer and the CLI bundle when
+// they are missing or older than their sources. Before npm test (--test) it also builds the pinned OpenZiti tools
+// the interop tests drive when Go is available and they are missing or stale (the first build takes minutes;
+// later runs reuse it).
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { buildRenderer, isRendererStale } from './build-renderer';
+import { buildCliBundle, isCliBundleFresh } from './cli-bundle.mjs';
+import { isRendererStale } from './freshness.mjs';
 import { openzitiDir, openzitiStamp } from './openziti-stamp.mjs';
 
-const require = createRequire(import.meta.url);
-const { restoreNodeBuilds } = require('./native-backup.cjs') as { restoreNodeBuilds(): boolean };
+const { restoreNodeBuilds } = createRequire(import.meta.url)('./native-backup.cjs');
 
 try {
   if (restoreNodeBuilds()) process.stderr.write("weft: restored Node's native module builds after an interrupted packaging run\n");
-  if (isRendererStale()) await buildRenderer();
+  if (isRendererStale()) {
+    const { register } = await import('tsx/esm/api');
+    register();
+    const { buildRenderer } = await import('./build-renderer.ts');
+    await buildRenderer();
+  }
+  if (!isCliBundleFresh()) await buildCliBundle();
   if (process.argv.includes('--test')) prepareOpenzitiTools();
 } catch (e) {
-  process.stderr.write(`weft: preparing failed: ${(e as Error).stack ?? e}\n`);
+  process.stderr.write(`weft: preparing failed: ${e?.stack ?? e}\n`);
   process.exit(1);
 }
 
-function prepareOpenzitiTools(): void {
+function prepareOpenzitiTools() {
   const stamp = join(openzitiDir(), 'stamp');
   if (existsSync(stamp) && readFileSync(stamp, 'utf8').trim() === openzitiStamp()) return;
   if (spawnSync('go', ['version'], { stdio: 'ignore' }).status !== 0) {
