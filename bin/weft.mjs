@@ -1,9 +1,14 @@
 #!/usr/bin/env node
-// Runs the CLI: the prebuilt bundle while it is current (npm start builds it), else the TypeScript sources
+// Runs the CLI: the prebuilt bundle while it is current (npm start builds it first), else the TypeScript sources
 // through tsx's loader (no build step needed while developing).
 import { CLI_BUNDLE, SHIM_BUNDLE, isCliBundleFresh } from '../scripts/cli-bundle.mjs';
 import { pathToFileURL } from 'node:url';
 
+// npm start prepares first in this process (a second process for a prestart script cost a third of a start)
+if (process.env.npm_lifecycle_event === 'start') {
+  const { prepare } = await import('../scripts/prepare.mjs');
+  await prepare();
+}
 let cli;
 if (isCliBundleFresh()) {
   await import(pathToFileURL(SHIM_BUNDLE).href);
