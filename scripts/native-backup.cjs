@@ -1,7 +1,7 @@
 // electron-builder's npmRebuild rebuilds native modules for Electron inside the project's own node_modules, which
 // would leave npm start and npm test with binaries Node cannot load. These hooks keep a copy of Node's builds
-// before that rebuild and put them back after packaging; npm start/test (scripts/prepare.mjs) restore them too if packaging was
-// interrupted (scripts/prepare.ts).
+// before that rebuild and put them back after packaging; npm start and npm test restore them too if packaging
+// was interrupted (scripts/prepare.mjs).
 const { cpSync, existsSync, mkdirSync, rmSync } = require('node:fs');
 const { dirname, join } = require('node:path');
 
