@@ -14,7 +14,7 @@ import { EdgeType, Header, message, str, u32 } from '../src/main/router/channel/
 import { ConsoleClient } from '../test/support/consoleTrpc';
 import { RawEdge } from '../test/support/edge';
 import { csr } from '../test/support/pki';
-import { benchConfigFile, checkRow, printTable, startChild, weftNodeArgs, type Row } from './lib';
+import { benchConfigFile, checkRow, inBatches, printTable, startChild, weftNodeArgs, type Row } from './lib';
 import { Http } from './policy';
 
 /**
@@ -66,14 +66,7 @@ async function seed(dataDir: string, sizes: BurstSizes): Promise<Seeded> {
   const hosts = Math.ceil(sizes.binds / SERVICES_PER_HOST);
   const groups = Math.ceil(hosts / HOSTS_PER_SERVICE);
   const serviceCount = groups * SERVICES_PER_HOST;
-  const batches = async <T>(n: number, make: (i: number) => Promise<T>): Promise<T[]> => {
-    const out: T[] = [];
-    for (let i = 0; i < n; i += 2000)
-      await store.tx(async () => {
-        for (let j = i; j < Math.min(n, i + 2000); j++) out.push(await make(j));
-      });
-    return out;
-  };
+  const batches = <T>(n: number, make: (i: number) => Promise<T>) => inBatches(store, n, make);
   const serviceIds = await batches(serviceCount, (i) =>
     createResource(ctx, services, { name: `burst-svc-${i}`, encryptionRequired: false, roleAttributes: [`burst-svc-${i % groups}`] }),
   );

@@ -24,6 +24,17 @@ const GOAL_COLD_START_MS = 1500;
 const GOAL_RSS_MIB = 300;
 const CSRF = { 'x-weft-console': '1' };
 
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
 /** The list pages of the console: each loads the resource's description and its first page (ResourceTable). */
 const LIST_PAGES = [
   'identities',
@@ -36,17 +47,6 @@ const LIST_PAGES = [
   'sessions',
   'terminators',
 ] as const;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 interface Started {
   proc: ChildProcess;
@@ -249,17 +249,7 @@ export async function consoleBench(workDir: string, opts: { quick: boolean; samp
       body: JSON.stringify(ADMIN),
     });
     const token = ((await auth.body.json()) as any).data.token as string;
-    for (const path of [
-      'identities',
-      'services',
-      'service-policies',
-      'edge-router-policies',
-      'service-edge-router-policies',
-      'edge-routers',
-      'api-sessions',
-      'sessions',
-      'terminators',
-    ])
+    for (const path of LIST_PAGES)
       for (const q of [
         'limit=100',
         'limit=100&offset=500',

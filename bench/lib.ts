@@ -294,3 +294,13 @@ export function benchConfigFile(dir: string, extraYaml = ''): string {
   writeFileSync(file, `rate_limits:\n  per_client:\n    enabled: false\n  auth:\n    enabled: false\n${extraYaml}`);
   return file;
 }
+
+/** Runs `make(0…n-1)` in transactions of 2,000 (seeding through the core), the results in order. */
+export async function inBatches<T>(store: { tx<R>(fn: () => Promise<R>): Promise<R> }, n: number, make: (i: number) => Promise<T>): Promise<T[]> {
+  const out: T[] = [];
+  for (let i = 0; i < n; i += 2000)
+    await store.tx(async () => {
+      for (let j = i; j < Math.min(n, i + 2000); j++) out.push(await make(j));
+    });
+  return out;
+}

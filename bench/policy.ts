@@ -15,6 +15,7 @@ import { services } from '../src/main/core/policy/services';
 import {
   benchConfigFile,
   checkRow,
+  inBatches,
   interleaved,
   medianRatio,
   memoryMiB,
@@ -78,14 +79,7 @@ export async function seedWeft(dataDir: string, plan: ModelPlan, opts: { onlineR
   });
   const ctx = app.core.system;
   const store = app.core.store;
-  const batches = async <T>(n: number, make: (i: number) => Promise<T>): Promise<T[]> => {
-    const out: T[] = [];
-    for (let i = 0; i < n; i += 2000)
-      await store.tx(async () => {
-        for (let j = i; j < Math.min(n, i + 2000); j++) out.push(await make(j));
-      });
-    return out;
-  };
+  const batches = <T>(n: number, make: (i: number) => Promise<T>) => inBatches(store, n, make);
   const ids: Record<EntityKind, string[]> = {
     service: await batches(plan.services.length, (i) => createResource(ctx, services, { ...plan.services[i]!, encryptionRequired: true })),
     identity: await batches(plan.identities.length, (i) =>
