@@ -156,7 +156,8 @@ export async function foundationBench(workDir: string, opts: { identities: numbe
             ),
           );
         }
-        rows.push(checkRow(c.name, measured, `≤ ${GOALS.list}×`, floors <= GOALS.list));
+        // the goal is for the uncached path: a list computed afresh (the reply cache only helps a repeated URL)
+        rows.push(checkRow(c.name, measured, `≤ ${GOALS.list}× when every request is a miss`, missFloors <= GOALS.list));
       }
     } finally {
       db.close();
