@@ -7,7 +7,12 @@ import { pathToFileURL } from 'node:url';
 // npm start prepares first in this process (a second process for a prestart script cost a third of a start)
 if (process.env.npm_lifecycle_event === 'start') {
   const { prepare } = await import('../scripts/prepare.mjs');
-  await prepare();
+  try {
+    await prepare();
+  } catch (e) {
+    process.stderr.write(`weft: preparing failed: ${e?.stack ?? e}\n`);
+    process.exit(1);
+  }
 }
 let cli;
 if (isCliBundleFresh()) {
