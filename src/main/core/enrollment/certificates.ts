@@ -1,6 +1,6 @@
 import { X509Certificate, type KeyObject } from 'node:crypto';
 import type { Core } from '../core';
-import { decodePemOrBase64, issueLeafCertificateDetails, PkiError, verifyCsr, x509, type CertificateUsage } from '../pki/index';
+import { certifyCsr, decodePemOrBase64, PkiError, verifyCsr, x509, type CertificateUsage } from '../pki/index';
 import { couldNotProcessCsr, missingCsr } from '../enrollmentErrors';
 
 /** Client certificates issued at enrollment (and extension) are valid for one year. */
@@ -63,21 +63,19 @@ export async function issueFromCsr(core: Core, opts: IssueOptions): Promise<Issu
   const validityDays = opts.notAfter
     ? Math.max(0, opts.notAfter.getTime() - now.getTime() + 5 * 60_000) / DAY_MS
     : (opts.validityDays ?? CLIENT_CERT_VALIDITY_DAYS);
-  const commonName = opts.commonName || csr.commonName || opts.fallbackCommonName;
-  if (!commonName) throw couldNotProcessCsr({ field: opts.field, reason: 'CSR has no common name and none was given' });
   try {
-    // the CSR was verified above: its key is certified as signCsr would, without parsing and verifying it again
-    const issued = await issueLeafCertificateDetails({
-      publicKey: csr.publicKey,
-      commonName,
-      issuer: core.pki.signing,
-      validityDays,
-      uriSans: opts.uriSans,
-      dnsSans: opts.dnsSans,
-      ipSans: opts.ipSans,
-      usage: opts.usage ?? 'client',
-      now,
-    });
+    const issued = await certifyCsr(
+      { publicKey: csr.publicKey, commonName: opts.commonName || csr.commonName || opts.fallbackCommonName || '' },
+      {
+        issuer: core.pki.signing,
+        validityDays,
+        uriSans: opts.uriSans,
+        dnsSans: opts.dnsSans,
+        ipSans: opts.ipSans,
+        usage: opts.usage ?? 'client',
+        now,
+      },
+    );
     return { ...issued, chainPem: issued.certPem + core.pki.signing.certPem };
   } catch (e) {
     if (e instanceof PkiError) throw couldNotProcessCsr({ field: opts.field, reason: e.message });

@@ -128,10 +128,17 @@ export async function issueLeafCertificate(opts: IssueLeafCertificateOptions): P
   return (await issueLeafCertificateDetails(opts)).certPem;
 }
 
+/** A new end-entity certificate with what callers record of it. */
+export interface IssuedLeaf {
+  certPem: string;
+  fingerprint: string;
+  subject: string;
+  notBefore: Date;
+  notAfter: Date;
+}
+
 /** issueLeafCertificate, with what callers record of the new certificate (no parsing it again). */
-export async function issueLeafCertificateDetails(
-  opts: IssueLeafCertificateOptions,
-): Promise<{ certPem: string; fingerprint: string; subject: string; notBefore: Date; notAfter: Date }> {
+export async function issueLeafCertificateDetails(opts: IssueLeafCertificateOptions): Promise<IssuedLeaf> {
   const cert = await buildX509({
     ...opts,
     subject: subjectName(opts.commonName),

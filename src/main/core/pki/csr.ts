@@ -1,6 +1,6 @@
 import type { KeyObject } from 'node:crypto';
 import { PkiError } from './errors';
-import { issueLeafCertificate, type CertAndKey, type CertificateUsage } from './certificates';
+import { issueLeafCertificateDetails, type CertAndKey, type CertificateUsage, type IssuedLeaf } from './certificates';
 import { generateKeyPair, importPublicKey, keyAlgorithmOf, pemOf, toWebCryptoSigner, type KeyAlgorithm } from './keys';
 import { decodePemOrBase64, toPem } from './pem';
 import { x509 } from './x509Provider';
@@ -81,11 +81,15 @@ export async function verifyCsr(csrPem: string): Promise<CsrInfo> {
  * Issues a certificate for a verified CSR. Only the CSR's key and (by default) CN are used: other subject fields
  * and any requested extensions are ignored, so SANs come only from the caller.
  */
-export async function signCsr(opts: SignCsrOptions): Promise<{ certPem: string }> {
-  const csr = await verifyCsr(opts.csrPem);
+export async function signCsr(opts: SignCsrOptions): Promise<IssuedLeaf> {
+  return certifyCsr(await verifyCsr(opts.csrPem), opts);
+}
+
+/** signCsr for a CSR already checked with verifyCsr: its key is certified without parsing and verifying it again. */
+export async function certifyCsr(csr: Pick<CsrInfo, 'commonName' | 'publicKey'>, opts: Omit<SignCsrOptions, 'csrPem'>): Promise<IssuedLeaf> {
   const commonName = opts.commonName ?? csr.commonName;
   if (!commonName) throw new PkiError('INVALID_CSR', 'CSR has no common name and none was given');
-  const certPem = await issueLeafCertificate({
+  return issueLeafCertificateDetails({
     publicKey: csr.publicKey,
     commonName,
     issuer: opts.issuer,
@@ -96,7 +100,6 @@ export async function signCsr(opts: SignCsrOptions): Promise<{ certPem: string }
     uriSans: opts.uriSans,
     now: opts.now,
   });
-  return { certPem };
 }
 
 /** Creates a key pair and a CSR for it (tests, and the controller acting as its own client). */

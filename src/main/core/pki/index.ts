@@ -15,7 +15,6 @@ export {
   createRootCa,
   createServerCertificate,
   issueLeafCertificate,
-  issueLeafCertificateDetails,
   type CertAndKey,
   type CertificateUsage,
   type CreateIntermediateCaOptions,
@@ -23,7 +22,7 @@ export {
   type CreateServerCertificateOptions,
   type IssueLeafCertificateOptions,
 } from './certificates';
-export { createCsr, signCsr, verifyCsr, type CsrInfo, type SignCsrOptions } from './csr';
+export { certifyCsr, createCsr, signCsr, verifyCsr, type CsrInfo, type SignCsrOptions } from './csr';
 export { parseCertificate, type CertificateInfo } from './parse';
 export { certificateDer, decodePemOrBase64, fingerprintSha1, peerPems, splitPemBundle, toPem } from './pem';
 export { chainToAnchor, isCurrentlyValid, isIssuedBy, verifyChain, type VerifyChainOptions, type VerifyChainResult } from './chain';
