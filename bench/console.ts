@@ -1,12 +1,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { benchConfigFile, checkRow, memoryMiB, weftNodeArgs, type Row } from './lib';
 import { describeModel, LARGE, planModel, scaled } from './model';
 import { seedWeft } from './policy';
+import { freePort } from '../test/support/freePort';
 
 /**
  * Issue 27's rows: the operator console at OpenZiti's large reference model. The model is seeded through the
@@ -23,17 +23,6 @@ const GOAL_PAGE_P95_MS = 300;
 const GOAL_COLD_START_MS = 1500;
 const GOAL_RSS_MIB = 300;
 const CSRF = { 'x-weft-console': '1' };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** The list pages of the console: each loads the resource's description and its first page (ResourceTable). */
 const LIST_PAGES = [

@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer as createNetServer } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -12,6 +11,7 @@ import { createCsr } from '../src/main/core/pki/index';
 import { benchConfigFile, cpuMicros, printColumns, startChild, type Child } from './lib';
 import { startOpenZiti, zitiBinary } from './openziti';
 import { enrollStockRouter, writeStockRouterConfig } from './stockRouter';
+import { freePort } from '../test/support/freePort';
 
 /**
  * The data plane: the real OpenZiti Go SDK (weft-sdk-client `dial` against `echo-server`) through Weft's built-in
@@ -438,15 +438,6 @@ async function openZitiTarget(bin: string, dir: string, stops: Array<() => Promi
   } finally {
     await http.close();
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createNetServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 // ---- the scenario ---------------------------------------------------------------------------------------------------

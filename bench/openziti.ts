@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { openzitiDir, openzitiStamp } from '../scripts/openziti-stamp.mjs';
 import { pkcs7ToPems } from '../src/main/core/pki/index';
 import { resolveRoles, type EntityKind, type ModelPlan, type PolicyPlan } from './model';
+import { freePort } from '../test/support/freePort';
 
 /** The command that builds the pinned OpenZiti programs (scripts/openziti-tools.sh). */
 export const INSTALL_COMMAND = 'npm run openziti-tools';
@@ -27,16 +27,6 @@ export interface OpenZitiController {
   ca: string;
   proc: ChildProcess;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const port = (server.address() as { port: number }).port;
-  server.close();
-  await once(server, 'close');
-  return port;
 }
 
 /**

@@ -2,7 +2,6 @@
 // real `ziti router enroll` into its own folder (whose endpoints file comes from the JWT's `ctrls`: the router's own
 // config names a dead controller address), run by `ziti router run`.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { tempDir } from '../support/app';
@@ -20,14 +19,8 @@ export interface RouterDir {
   linkPort?: number;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../support/freePort';
+export { freePort };
 
 export async function enrolledRouter(
   ziti: string,

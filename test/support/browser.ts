@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pino, { type Logger } from 'pino';
@@ -331,13 +331,8 @@ export async function startEchoBackend(): Promise<EchoBackend> {
 // Frontend under test
 
 /** A free loopback port, for listeners whose URL must be known before they start (endpoint_url). */
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { freePort } from './freePort';
+export { freePort };
 
 export const SIGNING_KEY = 'test-signing-key-0123456789abcdef-0123';
 export const ENCRYPTION_KEY = 'test-encryption-key-0123456789';

@@ -1,9 +1,9 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort } from './freePort';
 
 /**
  * A throwaway PostgreSQL server from Debian's package (`postgresql`): a fresh cluster in a temp directory on a free
@@ -31,17 +31,6 @@ export function postgresBinDir(): string {
     : undefined;
   if (!version) throw new Error('PostgreSQL is not installed (Debian package "postgresql"; .ci/run installs it)');
   return join(root, version, 'bin');
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startPostgres(): Promise<PostgresServer> {
