@@ -129,6 +129,17 @@ describe.each(STORE_KINDS)('fabric API on %s', (kind) => {
     }
     const del = await admin.req('DELETE', '/fabric/v1/circuits/nope', { immediate: false }, { api: 'root' });
     expect(del.status).toBe(404);
+    // a Fabric API write is audited as the Management API's are, failures too
+    const audited = await admin.get(`/audit-log?filter=${encodeURIComponent('entityId = "nope" and source = "fabric"')}`);
+    expect(audited.body.data).toEqual([
+      expect.objectContaining({
+        action: 'delete',
+        entityType: 'circuits',
+        route: 'DELETE /circuits/:id',
+        outcome: 'failure',
+        errorCode: 'NOT_FOUND',
+      }),
+    ]);
     for (const path of ['/routers', '/circuits', '/links', '/terminators', '/services']) {
       const r = await fabric(admin, `${path}?filter=${encodeURIComponent('name = = 1')}`);
       expect(r.status, path).toBe(400);

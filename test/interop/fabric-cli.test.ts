@@ -120,6 +120,11 @@ describe('ziti fabric against Weft', { timeout: 180_000 }, () => {
         expect(line.ended).not.toBe('stdin closed');
       }
       await eventually(async () => (await cli.json('fabric', 'list', 'circuits')).data.length === 0, 20_000, 'no circuits left');
+      // each deletion is in the audit log with the CLI's caller
+      const audited = (await admin.get(`/audit-log?filter=${encodeURIComponent('source = "fabric" and action = "delete" and outcome = "success"')}`))
+        .body.data as any[];
+      expect(audited.map((e) => e.entityId).sort()).toEqual([stock.id, builtin.id].sort());
+      expect(audited[0]).toMatchObject({ entityType: 'circuits', identityName: expect.any(String) });
       expect(await cli.fails('fabric', 'delete', 'circuit', stock.id)).toMatch(/NOT_FOUND|404/);
     } finally {
       for (const p of [...dials, ...hosts]) p.end();

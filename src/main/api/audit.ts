@@ -6,8 +6,8 @@ import { coversWrite, PendingAudit, recordAudit, routeAction, type AuditEntry } 
 import type { ApiName, ApiRequest, RouteDef } from './registry';
 
 /**
- * What the REST adapter records in the audit log (core/ops/audit.ts): every Management API write (POST, PUT, PATCH,
- * DELETE, whatever the route) and every authentication (POST /authenticate, /authenticate/mfa) on either API,
+ * What the REST adapter records in the audit log (core/ops/audit.ts): every Management and Fabric API write (POST,
+ * PUT, PATCH, DELETE, whatever the route: e.g. ending a circuit) and every authentication (POST /authenticate, /authenticate/mfa) on either API,
  * successful or not. Decided once per route when it is registered; undefined = not recorded.
  */
 export interface RestAuditTarget {
@@ -23,7 +23,7 @@ export function auditTarget(api: ApiName, route: RouteDef): RestAuditTarget | un
   const described = routeAction(route.method, route.path);
   if (route.method === 'POST' && route.path === '/authenticate') return { ...described, kind: 'login', action: 'login', entityType: 'api-sessions' };
   if (route.method === 'POST' && route.path === '/authenticate/mfa') return { ...described, kind: 'mfa', action: 'mfa', entityType: 'api-sessions' };
-  if (api !== 'management' || route.method === 'GET') return undefined;
+  if (api === 'client' || route.method === 'GET') return undefined;
   return { ...described, kind: 'write' };
 }
 
