@@ -84,6 +84,11 @@ const routerSchema = z
       .optional(),
     /** connections that do not answer a ping within this interval are closed (their terminators removed) */
     heartbeat_interval: duration.default('30s'),
+    /**
+     * where stock routers dial to link with the built-in router (tls:host:port; port 0 = a free port), advertised with
+     * the router's advertised host; unset: the built-in router takes no part in the stock routers' mesh
+     */
+    link_listener: tlsAddress.optional(),
   })
   .strict();
 

@@ -27,6 +27,8 @@ export function fabricLive(parts: { ctrl?: ControlChannelServer; router?: () => 
       const r = router();
       if (r) {
         for (const c of r.status().circuits) {
+          // a circuit dialed at a stock router that ends here is the controller's (below, with its whole path)
+          if (ctrl?.fabric.circuits.has(c.id)) continue;
           out.push({
             id: c.id,
             routerId: r.id,
@@ -66,6 +68,8 @@ export function fabricLive(parts: { ctrl?: ControlChannelServer; router?: () => 
     },
     linkListeners() {
       const out = new Map<string, Array<{ address: string; protocol: string }>>();
+      const r = router();
+      if (r?.linkAddress) out.set(r.id, [{ address: r.linkAddress, protocol: 'tls' }]);
       for (const id of ctrl?.connectedRouters() ?? []) {
         out.set(
           id,
@@ -75,10 +79,11 @@ export function fabricLive(parts: { ctrl?: ControlChannelServer; router?: () => 
       return out;
     },
     endCircuit(id) {
-      if (router()?.closeCircuit(id)) return true;
-      if (!ctrl?.fabric.circuits.has(id)) return false;
-      ctrl.fabric.endCircuits((c) => c.id === id);
-      return true;
+      if (ctrl?.fabric.circuits.has(id)) {
+        ctrl.fabric.endCircuits((c) => c.id === id);
+        return true;
+      }
+      return router()?.closeCircuit(id) ?? false;
     },
   };
 }

@@ -1,4 +1,4 @@
-import { createServer as createNetServer, type Server } from 'node:net';
+import { createServer as createNetServer, isIP, type Server } from 'node:net';
 import { createServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 
@@ -75,3 +75,6 @@ export async function forwardingListener(target: TlsServer, host: string, port: 
   await listenOn(extra, host, port);
   return extra;
 }
+
+/** tls:host:port (IPv6 in brackets), the form OpenZiti writes control channel and link addresses in. */
+export const tlsAddress = (host: string, port: number): string => `tls:${isIP(host) === 6 ? `[${host}]` : host}:${port}`;

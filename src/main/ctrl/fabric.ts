@@ -25,13 +25,14 @@ import {
   type SessionGrant,
   type TerminatorChoice,
 } from '../core/dataPlane/index';
-import { getBool, getStr, message, type Message } from '../router/channel/wire';
+import { bool, getBool, getStr, message, str, type Message } from '../router/channel/wire';
 import {
   createTerminatorV2Response,
   createTunnelCircuitV2Response,
   createTunnelTerminatorV2Response,
   CtrlMsgHeader,
   DestType,
+  RouteErrorCode,
   EdgeCtrl,
   encodeStringMap,
   encodeU32BytesMap,
@@ -55,6 +56,7 @@ import {
   unroute,
 } from './edgeMessages';
 import type { LinkMesh, RouterPath } from './links';
+import type { LocalRoute, LocalRouteResult } from '../router/link/linkCircuits';
 import { ProtoError } from './protobuf';
 import type { RouterControlChannel } from './routerChannel';
 
@@ -96,6 +98,8 @@ export class StockRouterFabric {
   private readonly terminatorSessions = new Map<string, { routerId: string; sessionId: string; hostId: string; peerData: Map<number, Buffer> }>();
   private unwatch?: () => void;
   private readonly tunnelCheck = { running: false, again: false };
+  /** the built-in router, while it takes part in the mesh (see attachBuiltin) */
+  private builtin?: BuiltinRouterPeer;
 
   constructor(
     private readonly core: () => Core,
@@ -104,6 +108,12 @@ export class StockRouterFabric {
     private readonly connectedRouters: () => string[],
     private readonly log: (err: unknown, what: string) => void,
   ) {}
+
+  /** The built-in router routes circuits over its links from now on (or, with undefined, no more). */
+  attachBuiltin(peer: BuiltinRouterPeer | undefined): void {
+    if (this.builtin && this.builtin !== peer) this.endCircuits((c) => c.path.includes(this.builtin!.id));
+    this.builtin = peer;
+  }
 
   start(): void {
     this.unwatch = watchDataPlane(this.core(), {
@@ -336,7 +346,11 @@ export class StockRouterFabric {
     // known before the routes are sent: a revocation while they are under way unroutes it
     this.circuits.set(circuitId, circuit);
     // every router of the path at once (OpenZiti's routeSender); the egress router's result carries the host's peer data
-    const results = await Promise.allSettled(path.routers.map((r, i) => this.routeOn(r, routes[i]!, r === routerId ? ch : undefined)));
+    const builtin: BuiltinDial = {
+      terminatorId: terminator.id,
+      dial: { serviceName: grant.serviceName, sessionId: grant.sessionId, caller: caller.identityName, callerId: caller.identityId, instanceId },
+    };
+    const results = await Promise.allSettled(path.routers.map((r, i) => this.routeOn(r, routes[i]!, r === routerId ? ch : undefined, builtin)));
     const failed = results.find((x) => x.status === 'rejected' || !routed(x.value));
     if (failed) {
       // the routers that did route it unroute it again
@@ -417,16 +431,48 @@ export class StockRouterFabric {
         this.endCircuits((x) => x === c);
         continue;
       }
-      for (const r of left) {
-        const rch = this.channelOf(r);
-        if (rch) this.send(rch, c.id);
-      }
+      for (const r of left) this.unrouteOn(r, c.id);
     }
   }
 
-  private routeOn(routerId: string, spec: RouteSpec, ch = this.channelOf(routerId)): Promise<Message> {
+  private routeOn(routerId: string, spec: RouteSpec, ch = this.channelOf(routerId), builtin?: BuiltinDial): Promise<Message> {
+    if (this.builtin?.id === routerId) return this.routeBuiltin(this.builtin, spec, builtin);
     if (!ch) return Promise.reject(new DataPlaneRefusal(`router ${routerId} of the path went away`));
     return ch.channel.request(message(Fabric.Route, [], route(spec)), ROUTE_TIMEOUT_MS + 1_000);
+  }
+
+  /**
+   * The built-in router's route, in process: it can be a circuit's egress (its terminator, reached over a link), not
+   * yet a transit hop or a moved path's end. Its outcome as the RouteResult a stock router would send.
+   */
+  private async routeBuiltin(peer: BuiltinRouterPeer, spec: RouteSpec, builtin: BuiltinDial | undefined): Promise<Message> {
+    const linkId = spec.forwards.find((f) => f.type === DestType.Link)?.dst;
+    const r =
+      spec.egress && builtin && linkId
+        ? await peer.route({
+            circuitId: spec.circuitId,
+            linkId,
+            terminatorId: builtin.terminatorId,
+            peerData: spec.egress.peerData,
+            dial: builtin.dial,
+          })
+        : ({ failure: 'the built-in router is not a transit router', cause: 'invalid link' } as const);
+    if ('peerData' in r) return message(Fabric.RouteResult, [[CtrlMsgHeader.RouteResultSuccess, bool(true)], ...r.peerData]);
+    return message(Fabric.RouteResult, [
+      [CtrlMsgHeader.RouteResultSuccess, bool(false)],
+      [CtrlMsgHeader.RouteResultError, str(r.failure)],
+      [
+        CtrlMsgHeader.RouteResultErrorCode,
+        Buffer.from([r.cause === 'invalid terminator' ? RouteErrorCode.InvalidTerminator : RouteErrorCode.Generic]),
+      ],
+    ]);
+  }
+
+  /** A router of a circuit's path lets it go (Unroute; the built-in router in process). */
+  private unrouteOn(routerId: string, circuitId: string): void {
+    if (this.builtin?.id === routerId) return this.builtin.unroute(circuitId);
+    const ch = this.channelOf(routerId);
+    if (ch) this.send(ch, circuitId);
   }
 
   /** The router's list of circuits it still forwards: those the controller no longer has are unrouted. */
@@ -516,10 +562,7 @@ export class StockRouterFabric {
       if (!which(c)) continue;
       this.circuits.delete(c.id);
       if (report) this.report('deleted', c);
-      for (const r of c.path) {
-        const ch = this.channelOf(r);
-        if (ch) this.send(ch, c.id);
-      }
+      for (const r of c.path) this.unrouteOn(r, c.id);
     }
   }
 
@@ -545,6 +588,19 @@ export class StockRouterFabric {
   private send(ch: RouterControlChannel, circuitId: string): void {
     ch.channel.send(message(Fabric.Unroute, [], unroute(circuitId, true)));
   }
+}
+
+/** The built-in router as a router of the mesh (router.link_listener): routed in process, not over a channel. */
+export interface BuiltinRouterPeer {
+  id: string;
+  route(r: LocalRoute): Promise<LocalRouteResult>;
+  unroute(circuitId: string): void;
+}
+
+/** What the built-in router needs to know of a circuit beyond its route (its terminator, who dialed what). */
+interface BuiltinDial {
+  terminatorId: string;
+  dial: LocalRoute['dial'];
 }
 
 /** What a circuit's routes are built from. */

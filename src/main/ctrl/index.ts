@@ -2,7 +2,6 @@
 // certificate, ALPN ziti-ctrl, OpenZiti's channel framing (src/main/router/channel), the hello and its result, and
 // heartbeats both ways. While a router's channel is up its edge router record is online. What a router asks beyond
 // that (edge sync, terminators, circuits, links) is docs/router-control-channel.md.
-import { isIP } from 'node:net';
 import type { Server } from 'node:tls';
 import type { Logger } from 'pino';
 import type { WeftConfig } from '../config';
@@ -16,9 +15,10 @@ import {
   type Core,
 } from '../core/dataPlane/index';
 import { SerialQueue } from '../core/serialQueue';
-import { channelTlsServer, listenOn, replaceCertificate } from '../listen';
+import { channelTlsServer, listenOn, replaceCertificate, tlsAddress } from '../listen';
 import { parseDuration } from '../../shared/duration';
 import { BUILD_DATE, REVISION, WEFT_VERSION } from '../version';
+import type { LinkCircuits } from '../router/link/linkCircuits';
 import { StockRouterFabric } from './fabric';
 import { LinkMesh } from './links';
 import { RouterModelSync } from './modelSync';
@@ -49,14 +49,16 @@ export function capabilityMask(bits: number[]): Buffer {
   return Buffer.from(hex, 'hex');
 }
 
+/** The OpenZiti router version whose links the built-in router speaks (stock dialers pick their link mode by it). */
+const BUILTIN_LINK_VERSION = 'v1.7.2';
+
 /** What OpenZiti v1.7.2's controller sends by default (the router data model is on by default). */
 const CAPABILITIES = capabilityMask(Object.values(Capability));
 
 /** Go's GOARCH names for Node's process.arch (the version header is read by Go). */
 const GO_ARCH: Record<string, string> = { x64: 'amd64', ia32: '386', arm64: 'arm64', arm: 'arm' };
 
-/** tls:host:port (IPv6 in brackets), the form OpenZiti writes control channel addresses in. */
-export const tlsAddress = (host: string, port: number): string => `tls:${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+export { tlsAddress };
 
 /**
  * Where the control channel listens (the default address falls back to a free port when taken) and what it
@@ -222,6 +224,18 @@ export class ControlChannelServer implements ControlChannelHost {
 
   private heartbeat(): void {
     for (const ch of this.conns) if (!ch.beat()) ch.channel.close(new Error('heartbeat not answered in time'));
+  }
+
+  /**
+   * The built-in router takes part in the stock routers' mesh (router.link_listener): they learn where it accepts links
+   * (announced as the OpenZiti version whose link protocol it speaks), and circuits dialed at them may end at its
+   * terminators. Not a transit router yet.
+   */
+  attachBuiltin(router: { id: string; linkAddress: string; links: LinkCircuits }): void {
+    router.links.onEnded = (id) => this.fabric.endCircuits((c) => c.id === id);
+    this.fabric.attachBuiltin({ id: router.id, route: (r) => router.links.route(r), unroute: (id) => router.links.unroute(id) });
+    const listener = { address: router.linkAddress, protocol: 'tls', costTags: [], groups: ['default'], localBinding: '' };
+    this.mesh.connected(router.id, BUILTIN_LINK_VERSION, [listener], { transit: false });
   }
 
   /** The routers connected now (their ids). */

@@ -28,7 +28,7 @@ export interface RouterPath {
 
 export class LinkMesh {
   /** connected routers: their version (for the peers' PeerStateChange) and link listeners */
-  private readonly peers = new Map<string, { version: string; listeners: LinkListener[] }>();
+  private readonly peers = new Map<string, { version: string; listeners: LinkListener[]; transit: boolean }>();
   readonly links = new Map<string, MeshLink>();
 
   constructor(private readonly channelOf: (routerId: string) => RouterControlChannel | undefined) {}
@@ -37,10 +37,13 @@ export class LinkMesh {
     return this.peers.get(routerId)?.listeners ?? [];
   }
 
-  /** A router's channel is up: the others learn where it accepts links, it learns where they do. */
-  connected(routerId: string, version: string | undefined, listeners: LinkListener[]): void {
+  /**
+   * A router's channel is up: the others learn where it accepts links, it learns where they do. `transit: false`: paths
+   * may start or end at it, never cross it (the built-in router).
+   */
+  connected(routerId: string, version: string | undefined, listeners: LinkListener[], { transit = true } = {}): void {
     const others = [...this.peers.keys()].filter((id) => id !== routerId);
-    this.peers.set(routerId, { version: version?.split('|')[0] ?? '', listeners });
+    this.peers.set(routerId, { version: version?.split('|')[0] ?? '', listeners, transit });
     const me = this.stateOf(routerId);
     for (const other of others) this.send(other, [me]);
     if (others.length > 0)
@@ -107,6 +110,7 @@ export class LinkMesh {
       for (const r of open) if (dist.has(r) && (u === undefined || dist.get(r)! < dist.get(u)!)) u = r;
       if (u === undefined || u === to) break;
       open.delete(u);
+      if (u !== from && !this.peers.get(u)!.transit) continue;
       for (const [v, l] of edges.get(u) ?? []) {
         if (!open.has(v)) continue;
         const alt = dist.get(u)! + l.cost + MIN_ROUTER_COST;

@@ -12,8 +12,23 @@ export interface CircuitConnection {
 
 /** An SDK connection's edge conn id as one end of a circuit. */
 export type SdkEnd = { kind: 'sdk'; conn: CircuitConnection; connId: number };
-/** One end of a circuit: an SDK connection's edge conn id, or a TCP socket the router dialed (router hosting). */
-export type CircuitEnd = SdkEnd | { kind: 'tcp'; socket: Socket };
+
+/** The far end of a circuit that crosses a router link (link/linkEnd.ts): it takes and gives edge Data frames. */
+export interface LinkCircuitEnd {
+  /** a Data frame for the far end; false = back off until drained() */
+  write(frame: Buffer): boolean;
+  drained(): Promise<void>;
+  /** frames from the far end wait until `until` settles (the near end is full) */
+  holdUntil(until: Promise<unknown>): void;
+  /** the circuit ended; `told`: the far end ended it (nothing to tell it) */
+  close(reason: string, told: boolean): void;
+}
+export type LinkEnd = { kind: 'link'; end: LinkCircuitEnd };
+/** The dialing end: an SDK connection here, or the far end of a link (an SDK at another router dialed). */
+export type DialerEnd = SdkEnd | LinkEnd;
+/** The hosting end: an SDK connection's edge conn id, or a TCP socket the router dialed (router hosting). */
+export type HostEnd = SdkEnd | { kind: 'tcp'; socket: Socket };
+export type CircuitEnd = DialerEnd | HostEnd;
 export type Side = 'dialer' | 'host';
 
 /** What a circuit is for: the dial's service, terminator and session, and who dialed. */
@@ -53,12 +68,12 @@ export class Circuit {
   private state: 'dialing' | 'open' | 'closed' = 'dialing';
   /** frames the host sent before the dialer was told it is connected */
   private early: Buffer[] = [];
-  host?: CircuitEnd;
+  host?: HostEnd;
 
   constructor(
     readonly id: string,
     readonly info: CircuitDial,
-    readonly dialer: SdkEnd,
+    readonly dialer: DialerEnd,
     private readonly onClosed: (c: Circuit) => void,
   ) {}
 
@@ -66,7 +81,7 @@ export class Circuit {
     return this.state === 'closed';
   }
 
-  attachHost(host: CircuitEnd): void {
+  attachHost(host: HostEnd): void {
     this.host = host;
     if (host.kind === 'tcp') this.pipeTcp(host.socket);
   }
@@ -100,6 +115,8 @@ export class Circuit {
       frame.writeUInt32LE(to.connId, connId.offset);
       writable = to.conn.channel.write(frame) || to.conn.channel.socket.writableLength < RELAY_BUFFER_BYTES;
       if (!writable) backOff(source, () => to.conn.channel.drain());
+    } else if (to.kind === 'link') {
+      if (!to.end.write(frame)) backOff(source, () => to.end.drained());
     } else {
       writable = (body.length > 0 ? to.socket.write(body) : true) || to.socket.writableLength < RELAY_BUFFER_BYTES;
       if (hasFin(frame)) to.socket.end();
@@ -120,6 +137,8 @@ export class Circuit {
       if (end.kind === 'sdk') {
         end.conn.forget(end.connId);
         if (side !== from) end.conn.channel.send(message(EdgeType.StateClosed, [[Header.ConnId, u32(end.connId)]], str(reason)));
+      } else if (end.kind === 'link') {
+        end.end.close(reason, side === from);
       } else if (side !== from) {
         end.socket.end(() => end.socket.destroy());
       }
@@ -144,8 +163,9 @@ export class Circuit {
 
   /** Bytes from the router-dialed TCP socket go to the dialer as Data; its half-close as an empty FIN Data. */
   private pipeTcp(socket: Socket): void {
-    const header = (flags: number) =>
-      [[Header.ConnId, u32(this.dialer.connId)], ...(flags ? [[Header.Flags, u32(flags)]] : [])] as Array<[number, Buffer]>;
+    // a link's far end takes no conn id (the frame's is replaced on the way)
+    const connId = this.dialer.kind === 'sdk' ? this.dialer.connId : 0;
+    const header = (flags: number) => [[Header.ConnId, u32(connId)], ...(flags ? [[Header.Flags, u32(flags)]] : [])] as Array<[number, Buffer]>;
     socket.on('data', (chunk: Buffer) => {
       if (this.state === 'closed') return;
       this.relay('host', encode(message(EdgeType.Data, header(0), chunk)));
@@ -160,6 +180,7 @@ export class Circuit {
 
 /** Pauses the sending side until the receiver has room again. */
 function backOff(source: CircuitEnd, drained: () => Promise<unknown>): void {
+  if (source.kind === 'link') return source.end.holdUntil(drained());
   const socket = source.kind === 'sdk' ? source.conn.channel.socket : source.socket;
   if (socket.isPaused()) return;
   socket.pause();

@@ -1,4 +1,3 @@
-import { connect as tcpConnect } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import {
   authorizeServiceSession,
@@ -31,7 +30,7 @@ import {
   type Message,
 } from './channel/wire';
 import type { Circuit, CircuitDial } from './circuit';
-import { hostTarget } from './hostTargets';
+import { dialHost } from './hostDial';
 import type { BindingConnection, ConnectionRouter, SdkTerminator } from './types';
 
 /** SDKs send each write as one Data frame, however large (io.Copy: 32 KiB; a single 10 MB write: 10 MB). */
@@ -39,8 +38,6 @@ export const MAX_FRAME = 64 * 1024 * 1024;
 /** After the hello: bodies may be large, headers (conn ids, tokens, keys) never are. */
 const LIMITS: FrameLimits = { maxHeaders: 64 * 1024, maxFrame: MAX_FRAME };
 const HELLO_TIMEOUT_MS = 15_000;
-/** How long a hosting SDK (or a router-dialed server) may take to accept a dial. */
-const DIAL_TIMEOUT_MS = 15_000;
 /** Conn ids the router hands out for incoming dials start in the upper half (SDKs use the lower half). */
 const ROUTER_CONN_IDS = 0x80000000;
 
@@ -265,62 +262,9 @@ export class EdgeConnection implements BindingConnection {
       circuit.close(reason, 'dialer');
       this.refuse(msg, reason);
     };
-    let hostKey: Buffer | undefined;
-    if (terminator.kind === 'sdk') {
-      const host = terminator.conn;
-      const hostConnId = host.acceptCircuit(circuit);
-      circuit.attachHost({ kind: 'sdk', conn: host, connId: hostConnId });
-      const dial = message(
-        EdgeType.Dial,
-        [
-          [Header.ConnId, u32(terminator.bindConnId)],
-          [Header.RouterProvidedConnId, u32(hostConnId)],
-          [Header.CallerId, str(getStr(msg.headers, Header.CallerId) ?? this.caller!.identityName)],
-          [Header.CircuitId, str(circuit.id)],
-        ],
-        terminator.token,
-      );
-      for (const h of [Header.PublicKey, Header.AppData, Header.ConnectionMarker]) {
-        const v = msg.headers.get(h);
-        if (v) dial.headers.set(h, Buffer.from(v));
-      }
-      const answer = host.channel.request(dial, DIAL_TIMEOUT_MS);
-      release();
-      let reply: Message;
-      try {
-        reply = await answer;
-      } catch (e) {
-        return fail(`failed to establish connection with terminator ${terminator.id}: ${(e as Error).message}`, 'ROUTER_ERR_DIAL_TIMED_OUT');
-      }
-      if (reply.contentType !== EdgeType.DialSuccess) {
-        return fail(
-          `failed to establish connection with terminator ${terminator.id}: ${reply.body.toString('utf8') || 'dial failed'}`,
-          'ROUTER_ERR_GENERIC',
-        );
-      }
-      hostKey = terminator.publicKey;
-    } else {
-      const target = hostTarget(terminator.host, msg.headers.get(Header.AppData));
-      if (typeof target === 'string') return fail(target, 'ROUTER_ERR_MISCONFIGURED_TERMINATOR');
-      const socket = tcpConnect({ host: target.host, port: target.port });
-      const connecting = new Promise<Error | undefined>((resolve) => {
-        const timer = setTimeout(() => resolve(new Error('timed out')), DIAL_TIMEOUT_MS);
-        socket.once('connect', () => (clearTimeout(timer), resolve(undefined)));
-        socket.once('error', (e) => (clearTimeout(timer), resolve(e)));
-      });
-      release();
-      const connected = await connecting;
-      if (connected) {
-        socket.destroy();
-        const refused = (connected as NodeJS.ErrnoException).code === 'ECONNREFUSED';
-        return fail(
-          `failed to dial ${target.host}:${target.port}: ${connected.message}`,
-          refused ? 'ROUTER_ERR_CONN_REFUSED' : 'ROUTER_ERR_DIAL_TIMED_OUT',
-        );
-      }
-      if (circuit.closed) return void socket.destroy();
-      circuit.attachHost({ kind: 'tcp', socket });
-    }
+    const dialed = await dialHost(terminator, circuit, getStr(msg.headers, Header.CallerId) ?? this.caller!.identityName, msg.headers, release);
+    if ('failure' in dialed) return fail(dialed.failure, dialed.cause);
+    const hostKey = dialed.hostKey;
     if (circuit.closed) return; // the dialer gave up, or the session ended meanwhile
     this.channel.reply(
       msg,

@@ -27,10 +27,12 @@ import {
   type RouterTerminator,
 } from '../core/dataPlane/index';
 import { SerialQueue } from '../core/serialQueue';
-import { channelTlsServer, forwardingListener, listenOn, replaceCertificate } from '../listen';
+import { channelTlsServer, forwardingListener, listenOn, replaceCertificate, tlsAddress } from '../listen';
 import { WEFT_VERSION } from '../version';
-import { Circuit, type CircuitDial, type SdkEnd } from './circuit';
+import { Circuit, type CircuitDial, type DialerEnd } from './circuit';
 import { EdgeConnection } from './edgeConnection';
+import { LinkCircuits } from './link/linkCircuits';
+import { LinkListener } from './link/linkListener';
 import type { ConnectionRouter, LocalTerminator, SdkTerminator } from './types';
 
 /** How soon a hosting sync that failed is tried again. */
@@ -50,6 +52,8 @@ export interface EdgeRouterOptions {
    * after which TCP keepalive probes a silent peer (a vanished one is dropped by the operating system)
    */
   heartbeatMs: number;
+  /** where stock routers dial to link with this one (none: the router is not part of their mesh) */
+  linkListener?: { listen: { host: string; port: number }; advertiseHost: string };
   log: Logger;
 }
 
@@ -79,6 +83,11 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
   /** the port the listener is bound to */
   port = 0;
   private server!: Server;
+  /** circuits over links from stock routers, and the listener they dial (router.link_listener) */
+  readonly links: LinkCircuits;
+  private linkListener?: LinkListener;
+  /** tls:host:port stock routers are told to link to (empty without a link listener) */
+  linkAddress = '';
   private readonly conns = new Set<EdgeConnection>();
   private readonly terminators = new Map<string, LocalTerminator>();
   /** ids of the SDK terminators bound with each listener id: a re-Bind finds those it replaces without a scan */
@@ -106,6 +115,7 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
     this.id = opts.id;
     this.name = opts.name;
     this.log = opts.log;
+    this.links = new LinkCircuits(this, opts.log);
   }
 
   /** The router's renewed certificate for new connections (certificateRenewal.ts); open connections keep theirs. */
@@ -156,8 +166,27 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
       changesMissed: () => this.inBackground('resync', this.resync()),
     });
     await this.routerChanged();
+    if (this.opts.linkListener) await this.listenForLinks(this.opts.linkListener);
     this.sweeper = setInterval(() => this.inBackground('connection sweep', this.sweep()), Math.max(1, this.opts.heartbeatMs));
     this.sweeper.unref();
+  }
+
+  private async listenForLinks(config: NonNullable<EdgeRouterOptions['linkListener']>): Promise<void> {
+    const links = this.links;
+    this.linkListener = new LinkListener(
+      {
+        core: this.core,
+        routerId: this.id,
+        log: this.log,
+        linked: (link) => links.linked(link),
+        xgress: (link, msg) => links.xgress(link, msg),
+        unlinked: (link) => links.unlinked(link),
+      },
+      this.opts.tls,
+    );
+    const port = await this.linkListener.listen(config.listen.host, config.listen.port);
+    this.linkAddress = tlsAddress(config.advertiseHost, port);
+    this.log.info({ listener: this.linkAddress }, 'edge router: link listener up');
   }
 
   /** the host the listener is bound to */
@@ -392,12 +421,13 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
 
   // ---- circuits --------------------------------------------------------------------------------------------
 
-  newCircuit(info: CircuitDial, dialer: SdkEnd): Circuit {
-    const c = new Circuit(newId(), info, dialer, (done) => {
+  newCircuit(info: CircuitDial, dialer: DialerEnd, id = newId()): Circuit {
+    const c = new Circuit(id, info, dialer, (done) => {
       this.circuits.delete(done.id);
       this.closedTraffic.bytesIn += done.bytesIn;
       this.closedTraffic.bytesOut += done.bytesOut;
-      if (done.openedAt !== undefined) this.reportCircuit('deleted', done.id, done.info, Date.now() - done.openedAt);
+      // a circuit dialed at another router is the controller's to report
+      if (done.openedAt !== undefined && done.dialer.kind === 'sdk') this.reportCircuit('deleted', done.id, done.info, Date.now() - done.openedAt);
     });
     this.circuits.set(c.id, c);
     this.closedTraffic.circuits++;
@@ -533,6 +563,8 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
     // a change of the router's row under way finishes first (it could otherwise mark the router online again)
     await this.routerChanges.settled();
     this.accepting = false;
+    this.links.close();
+    await this.linkListener?.close();
     for (const c of [...this.circuits.values()]) c.close('the router is stopping');
     // end() flushes what is queued (the StateClosed just sent) before the connection goes; peers that do not
     // close their side in time are cut off

@@ -44,6 +44,7 @@ export async function startBuiltinRouter(core: Core, config: WeftConfig['router'
     advertise,
     tls,
     heartbeatMs: parseDuration(config.heartbeat_interval),
+    ...(config.link_listener && { linkListener: { listen: splitTlsAddress(config.link_listener), advertiseHost: advertise.host } }),
     log,
   });
   await router.start();

@@ -4,7 +4,7 @@
 // (the EdgeConnection implements it); a circuit knows its connections as CircuitConnections (circuit.ts).
 import type { Logger } from 'pino';
 import type { ChannelCaller, Core, HostV1, RouterTerminator } from '../core/dataPlane/index';
-import type { Circuit, CircuitConnection, CircuitDial, SdkEnd } from './circuit';
+import type { Circuit, CircuitConnection, CircuitDial, DialerEnd } from './circuit';
 
 /** A terminator bound by an SDK on one of the router's connections. */
 export interface SdkTerminator {
@@ -68,7 +68,7 @@ export interface ConnectionRouter {
   updateTerminator(id: string, change: { cost?: number; precedence?: RouterTerminator['precedence'] }): Promise<void>;
   removeTerminator(id: string, external: boolean): Promise<void>;
   removeTerminators(ids: readonly string[], external: boolean): Promise<void>;
-  newCircuit(info: CircuitDial, dialer: SdkEnd): Circuit;
+  newCircuit(info: CircuitDial, dialer: DialerEnd, id?: string): Circuit;
   /** a circuit event for the event loggers (created, deleted, failed) */
   reportCircuit(eventType: 'created' | 'deleted' | 'failed', circuitId: string, info: CircuitDial, elapsedMs: number, failureCause?: string): void;
   /** the connection is gone (its clean-up under way) */

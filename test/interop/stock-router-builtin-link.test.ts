@@ -1,0 +1,124 @@
+// The built-in router in the stock routers' mesh (router.link_listener): a stock `ziti router run` (v1.7.2) learns
+// where the built-in router accepts links and links to it, and a circuit dialed by an SDK at the stock router ends
+// at a host SDK bound at the built-in router, carried over the link as xgress payloads (2 hops). The host may use the
+// built-in router only and the dialer the stock router only (edge router policies), so every dial crosses the link.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, tempDir, type TestApp } from '../support/app';
+import type { ApiClient } from '../support/client';
+import { enrolledRouter, runRouter, stopRouters, type RouterDir } from './stockRouters';
+import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer } from './tools';
+
+let app: TestApp;
+let admin: ApiClient;
+let cli: ZitiCli;
+let sdk: string;
+let ziti: string;
+let ra: RouterDir;
+const procs: Record<string, ToolProcess> = {};
+const files: Record<string, string> = {};
+
+const fabric = (path: string) => admin.get(`/fabric/v1${path}`, { api: 'root' });
+const links = async () => (await fabric('/links')).body.data as any[];
+const circuits = async () => (await fabric('/circuits')).body.data as any[];
+
+beforeAll(async () => {
+  const tools = openzitiTools();
+  sdk = tools.sdkClient;
+  ziti = tools.ziti;
+  const dir = tempDir('weft-builtin-link-');
+  const configFile = join(dir, 'weft.yml');
+  writeFileSync(configFile, 'router:\n  link_listener: tls:127.0.0.1:0\n');
+  app = await startTestApp({ configFile });
+  admin = await app.adminClient();
+  cli = new ZitiCli(ziti);
+  await cli.ok('edge', 'login', app.urls.api, '-u', ADMIN_USER, '-p', ADMIN_PASSWORD, '-y');
+  for (const [name, attr] of [
+    ['host', 'hosts'],
+    ['client', 'clients'],
+  ]) {
+    files[name] = (await cli.enrolledIdentity(name, [attr!])).file;
+  }
+  await cli.create('service', 'echo', '-e', 'ON');
+  await cli.create('service-policy', 'echo-bind', 'Bind', '--identity-roles', '#hosts', '--service-roles', '@echo');
+  await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
+  const builtin = (await admin.get(`/edge-routers/${app.router!.id}`)).body.data.name as string;
+  await cli.create('edge-router-policy', 'clients-at-a', '--identity-roles', '#clients', '--edge-router-roles', '#site-a');
+  await cli.create('edge-router-policy', 'hosts-at-builtin', '--identity-roles', '#hosts', '--edge-router-roles', `@${builtin}`);
+  await cli.create('service-edge-router-policy', 'all-routers', '--service-roles', '#all', '--edge-router-roles', '#all');
+  ra = await enrolledRouter(ziti, admin, app.urls.ctrl!, 'stock-a', { roleAttributes: ['site-a'], links: true });
+  procs.a = runRouter(ziti, ra);
+  await eventually(async () => (await admin.get(`/edge-routers/${ra.id}`)).body.data.isOnline === true, 60_000, 'the stock router online');
+}, 180_000);
+
+afterAll(async () => {
+  await stopRouters(procs);
+  await admin?.close();
+  await app?.stop();
+});
+
+describe('the built-in router linked with a stock router', { timeout: 180_000 }, () => {
+  it('the stock router links to the built-in router: the fabric API and `ziti fabric list links` show it', async () => {
+    await eventually(async () => (await links()).length === 1, 60_000, 'a link from the stock router to the built-in router');
+    const [link] = await links();
+    expect(link.sourceRouter.id).toBe(ra.id);
+    expect(link.destRouter.id).toBe(app.router!.id);
+    expect(await cli.ok('fabric', 'list', 'links')).toContain(link.id);
+    const router = (await fabric(`/routers/${app.router!.id}`)).body.data;
+    expect(router.listenerAddresses).toEqual([{ address: app.router!.linkAddress, protocol: 'tls' }]);
+  });
+
+  it('an SDK at the stock router reaches the host bound at the built-in router: 10 MB byte-identical over the link', async () => {
+    const server = await startEchoServer(sdk, files.host!, 'echo');
+    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
+    try {
+      const big = await sdkClient(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--bytes', String(10 * 1024 * 1024)], 120_000);
+      expect(big[0]).toMatchObject({ bytes: 10 * 1024 * 1024 });
+      await dialer.waitFor((l) => l.holding === true);
+      const [held] = await eventually(
+        async () => {
+          const live = await circuits();
+          return live.length === 1 ? live : undefined;
+        },
+        15_000,
+        'the held circuit alone',
+      );
+      expect(held.path.nodes.map((n: any) => n.id)).toEqual([ra.id, app.router!.id]);
+      expect(held.path.links.map((l: any) => l.id)).toEqual([(await links())[0].id]);
+      // the built-in router shows it in its live view too, as one circuit
+      expect(app.router!.status().circuits.map((c) => c.id)).toEqual([held.id]);
+
+      // the held dial ends at the dialer: the circuit ends on both routers
+      dialer.end();
+      await dialer.exited;
+      await eventually(async () => (await circuits()).length === 0 && app.router!.status().circuits.length === 0, 30_000, 'the circuit gone');
+    } finally {
+      dialer.end();
+      server.end();
+      await Promise.all([dialer.exited, server.exited]);
+    }
+  });
+
+  it('a revoked Dial policy closes the circuit at both ends within a second', async () => {
+    const server = await startEchoServer(sdk, files.host!, 'echo');
+    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
+    try {
+      await dialer.waitFor((l) => l.holding === true);
+      const revoked = Date.now();
+      const policy = (await admin.get(`/service-policies?filter=${encodeURIComponent('name = "echo-dial"')}`)).body.data[0].id;
+      expect((await admin.del(`/service-policies/${policy}`)).status).toBe(200);
+      const line = await dialer.waitFor((l) => 'ended' in l);
+      expect(line.ended).not.toBe('stdin closed');
+      expect(Date.now() - revoked).toBeLessThan(1_000);
+      await eventually(() => app.router!.status().circuits.length === 0, 5_000, 'the built-in end gone');
+      const refused = await run(sdk, ['dial', '--identity', files.client!, '--service', 'echo']);
+      expect(refused.code).not.toBe(0);
+    } finally {
+      dialer.end();
+      server.end();
+      await Promise.all([dialer.exited, server.exited]);
+      await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
+    }
+  });
+});
