@@ -39,9 +39,9 @@ export async function isOnline(admin: ApiClient, id: string): Promise<boolean> {
   return (await admin.get(`/edge-routers/${id}`)).body.data.isOnline as boolean;
 }
 
-/** A TLS connection to the control channel as a router makes it (its client certificate, ALPN ziti-ctrl). */
-export function dial(app: TestApp, cert?: { keyPem: string; certPem: string }, alpn = ['ziti-ctrl']): Promise<TLSSocket> {
-  const { port } = /:(?<port>\d+)$/.exec(app.urls.ctrl!)!.groups!;
+/** A TLS connection to the control channel (or another tls:host:port) as a router makes it (its client certificate, ALPN ziti-ctrl). */
+export function dial(app: TestApp, cert?: { keyPem: string; certPem: string }, alpn = ['ziti-ctrl'], address = app.urls.ctrl!): Promise<TLSSocket> {
+  const { port } = /:(?<port>\d+)$/.exec(address)!.groups!;
   return new Promise((resolve, reject) => {
     const socket = connect({
       host: '127.0.0.1',
