@@ -2,6 +2,7 @@
 // where the built-in router accepts links and links to it, and a circuit dialed by an SDK at the stock router ends
 // at a host SDK bound at the built-in router, carried over the link as xgress payloads (2 hops). The host may use the
 // built-in router only and the dialer the stock router only (edge router policies), so every dial crosses the link.
+// The stock router killed takes the link and its circuits with it; restarted, it links again.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -93,6 +94,29 @@ describe('the built-in router linked with a stock router', { timeout: 180_000 },
       dialer.end();
       await dialer.exited;
       await eventually(async () => (await circuits()).length === 0 && app.router!.status().circuits.length === 0, 30_000, 'the circuit gone');
+    } finally {
+      dialer.end();
+      server.end();
+      await Promise.all([dialer.exited, server.exited]);
+    }
+  });
+
+  it('the stock router killed mid-circuit: the host hears the end, the link and circuit go; restarted, it links again', async () => {
+    const server = await startEchoServer(sdk, files.host!, 'echo');
+    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
+    try {
+      await dialer.waitFor((l) => l.holding === true);
+      expect(app.router!.status().circuits).toHaveLength(1);
+      procs.a!.kill('SIGKILL');
+      await procs.a!.exited;
+      // the link closed under it: the built-in end closes (its host told), the controller ends the circuit
+      await eventually(async () => app.router!.status().circuits.length === 0 && (await circuits()).length === 0, 30_000, 'the circuit gone');
+      await eventually(async () => (await links()).length === 0 && app.router!.links.linkIds().length === 0, 30_000, 'the link gone');
+
+      procs.a = runRouter(ziti, ra);
+      await eventually(async () => (await links()).length === 1, 60_000, 'linked again');
+      const again = await sdkClient(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--bytes', String(1024 * 1024)], 60_000);
+      expect(again[0]).toMatchObject({ bytes: 1024 * 1024 });
     } finally {
       dialer.end();
       server.end();
