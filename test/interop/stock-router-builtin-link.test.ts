@@ -2,7 +2,8 @@
 // where the built-in router accepts links and links to it, and a circuit dialed by an SDK at the stock router ends
 // at a host SDK bound at the built-in router, carried over the link as xgress payloads (2 hops). The host may use the
 // built-in router only and the dialer the stock router only (edge router policies), so every dial crosses the link.
-// The stock router killed takes the link and its circuits with it; restarted, it links again.
+// The other way too: an SDK at the built-in router dials a host at the stock router. The stock router killed takes
+// the link and its circuits with it; restarted, it links again.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,6 +24,8 @@ const files: Record<string, string> = {};
 const fabric = (path: string) => admin.get(`/fabric/v1${path}`, { api: 'root' });
 const links = async () => (await fabric('/links')).body.data as any[];
 const circuits = async () => (await fabric('/circuits')).body.data as any[];
+const idOf = async (kind: string, name: string): Promise<string> =>
+  (await admin.get(`/${kind}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0]?.id;
 
 beforeAll(async () => {
   const tools = openzitiTools();
@@ -38,6 +41,8 @@ beforeAll(async () => {
   for (const [name, attr] of [
     ['host', 'hosts'],
     ['client', 'clients'],
+    ['far-host', 'far-hosts'],
+    ['near-client', 'near-clients'],
   ]) {
     files[name] = (await cli.enrolledIdentity(name, [attr!])).file;
   }
@@ -48,6 +53,12 @@ beforeAll(async () => {
   await cli.create('edge-router-policy', 'clients-at-a', '--identity-roles', '#clients', '--edge-router-roles', '#site-a');
   await cli.create('edge-router-policy', 'hosts-at-builtin', '--identity-roles', '#hosts', '--edge-router-roles', `@${builtin}`);
   await cli.create('service-edge-router-policy', 'all-routers', '--service-roles', '#all', '--edge-router-roles', '#all');
+  // the other way: a host at the stock router, a dialer at the built-in router
+  await cli.create('service', 'echo-far', '-e', 'ON');
+  await cli.create('service-policy', 'far-bind', 'Bind', '--identity-roles', '#far-hosts', '--service-roles', '@echo-far');
+  await cli.create('service-policy', 'far-dial', 'Dial', '--identity-roles', '#near-clients', '--service-roles', '@echo-far');
+  await cli.create('edge-router-policy', 'far-hosts-at-a', '--identity-roles', '#far-hosts', '--edge-router-roles', '#site-a');
+  await cli.create('edge-router-policy', 'near-clients-at-builtin', '--identity-roles', '#near-clients', '--edge-router-roles', `@${builtin}`);
   ra = await enrolledRouter(ziti, admin, app.urls.ctrl!, 'stock-a', { roleAttributes: ['site-a'], links: true });
   procs.a = runRouter(ziti, ra);
   await eventually(async () => (await admin.get(`/edge-routers/${ra.id}`)).body.data.isOnline === true, 60_000, 'the stock router online');
@@ -91,6 +102,38 @@ describe('the built-in router linked with a stock router', { timeout: 180_000 },
       expect(app.router!.status().circuits.map((c) => c.id)).toEqual([held.id]);
 
       // the held dial ends at the dialer: the circuit ends on both routers
+      dialer.end();
+      await dialer.exited;
+      await eventually(async () => (await circuits()).length === 0 && app.router!.status().circuits.length === 0, 30_000, 'the circuit gone');
+    } finally {
+      dialer.end();
+      server.end();
+      await Promise.all([dialer.exited, server.exited]);
+    }
+  });
+
+  it('an SDK at the built-in router reaches a host bound at the stock router: 10 MB byte-identical over the link', async () => {
+    const server = await startEchoServer(sdk, files['far-host']!, 'echo-far');
+    const dialer = new ToolProcess(sdk, ['dial', '--identity', files['near-client']!, '--service', 'echo-far', '--hold']);
+    try {
+      const big = await sdkClient(
+        sdk,
+        ['dial', '--identity', files['near-client']!, '--service', 'echo-far', '--bytes', String(10 * 1024 * 1024)],
+        120_000,
+      );
+      expect(big[0]).toMatchObject({ bytes: 10 * 1024 * 1024 });
+      await dialer.waitFor((l) => l.holding === true);
+      const [held] = await eventually(
+        async () => {
+          const live = await circuits();
+          return live.length === 1 ? live : undefined;
+        },
+        15_000,
+        'the held circuit alone',
+      );
+      expect(held.path.nodes.map((n: any) => n.id)).toEqual([app.router!.id, ra.id]);
+      expect(held.clientId).toBe(await idOf('identities', 'near-client'));
+      // the dialer ends it: gone on both routers
       dialer.end();
       await dialer.exited;
       await eventually(async () => (await circuits()).length === 0 && app.router!.status().circuits.length === 0, 30_000, 'the circuit gone');

@@ -56,7 +56,7 @@ import {
   unroute,
 } from './edgeMessages';
 import type { LinkMesh, RouterPath } from './links';
-import type { LocalRoute, LocalRouteResult } from '../router/link/linkCircuits';
+import type { LinkDialRequest, LocalRoute, LocalRouteResult } from '../router/link/linkCircuits';
 import { ProtoError } from './protobuf';
 import type { RouterControlChannel } from './routerChannel';
 
@@ -108,6 +108,22 @@ export class StockRouterFabric {
     private readonly connectedRouters: () => string[],
     private readonly log: (err: unknown, what: string) => void,
   ) {}
+
+  /**
+   * A dial at the built-in router (already authorized by it) for a service it holds no terminator of: a terminator at a
+   * stock router reachable over a link, every router of the path routed as for a dial at a stock router.
+   */
+  async routeFromBuiltin(req: LinkDialRequest): Promise<{ peerData: Map<number, Buffer> } | { failure: string }> {
+    const peer = this.builtin;
+    if (!peer) return { failure: 'the built-in router is not linked with other routers' };
+    try {
+      const c = await this.routeCircuit(peer.id, undefined, req, req.instanceId, req.peerData, req);
+      return { peerData: c.peerData };
+    } catch (e) {
+      if (!(e instanceof DataPlaneRefusal)) this.log(e, 'route a circuit from the built-in router');
+      return { failure: refusalText(e) };
+    }
+  }
 
   /** The built-in router routes circuits over its links from now on (or, with undefined, no more). */
   attachBuiltin(peer: BuiltinRouterPeer | undefined): void {
@@ -268,7 +284,7 @@ export class StockRouterFabric {
     try {
       if (!req.sessionToken) throw new DataPlaneRefusal('no session token provided in create circuit request');
       const access = await authorizeRouterRequest(this.core(), routerId, req, 'Dial');
-      const c = await this.routeCircuit(ch, access, req.instanceId, req.peerData);
+      const c = await this.routeCircuit(ch.router!.id, ch, access, req.instanceId, req.peerData);
       ch.channel.reply(
         msg,
         message(EdgeCtrl.CreateCircuitV2Response, [
@@ -289,7 +305,7 @@ export class StockRouterFabric {
     try {
       const req = parseCreateTunnelCircuitV2(msg.body);
       const access = await authorizeRouterTunnel(this.core(), ch.router!.id, { name: req.serviceName }, 'Dial');
-      const c = await this.routeCircuit(ch, access, req.instanceId, req.peerData);
+      const c = await this.routeCircuit(ch.router!.id, ch, access, req.instanceId, req.peerData);
       ch.channel.reply(msg, message(EdgeCtrl.CreateTunnelCircuitV2Response, [], createTunnelCircuitV2Response(c)));
     } catch (e) {
       if (!(e instanceof DataPlaneRefusal) && !(e instanceof ProtoError)) this.log(e, 'create tunnel circuit');
@@ -303,21 +319,23 @@ export class StockRouterFabric {
    * routed, and what the dialer needs back (the circuit id, its ingress address, the host's peer data, the tags).
    */
   private async routeCircuit(
-    ch: RouterControlChannel,
+    routerId: string,
+    ch: RouterControlChannel | undefined,
     { caller, grant }: { caller: ChannelCaller; grant: SessionGrant },
     instanceId: string,
     dialerPeerData: Map<number, Buffer>,
+    fromBuiltin?: Pick<LinkDialRequest, 'circuitId' | 'install'>,
   ): Promise<{ circuitId: string; ingress: string; peerData: Map<number, Buffer>; tags: Record<string, string> }> {
-    const routerId = ch.router!.id;
     if (grant.encryptionRequired && !dialerPeerData.has(PUBLIC_KEY)) {
       throw new DataPlaneRefusal('encryption required on service, initiator did not send public header');
     }
-    const choices = await terminatorChoices(this.core(), grant.serviceId, instanceId);
+    // a dial at the built-in router comes here for terminators it does not hold itself
+    const choices = (await terminatorChoices(this.core(), grant.serviceId, instanceId)).filter((t) => !fromBuiltin || t.routerId !== routerId);
     if (choices.length === 0) throw new DataPlaneRefusal(`service ${grant.serviceName} has no terminators`);
     const picked = this.pick(routerId, choices);
     if (!picked) throw new DataPlaneRefusal(`service ${grant.serviceName} has no terminators reachable from this router`);
     const { terminator, path } = picked;
-    const circuitId = randomUUID();
+    const circuitId = fromBuiltin?.circuitId ?? randomUUID();
     const ingress = randomUUID();
     const tags = { clientId: caller.identityId, serviceId: grant.serviceId };
     const parts: RouteParts = {
@@ -347,6 +365,7 @@ export class StockRouterFabric {
     this.circuits.set(circuitId, circuit);
     // every router of the path at once (OpenZiti's routeSender); the egress router's result carries the host's peer data
     const builtin: BuiltinDial = {
+      install: fromBuiltin?.install,
       terminatorId: terminator.id,
       dial: { serviceName: grant.serviceName, sessionId: grant.sessionId, caller: caller.identityName, callerId: caller.identityId, instanceId },
     };
@@ -447,16 +466,17 @@ export class StockRouterFabric {
    */
   private async routeBuiltin(peer: BuiltinRouterPeer, spec: RouteSpec, builtin: BuiltinDial | undefined): Promise<Message> {
     const linkId = spec.forwards.find((f) => f.type === DestType.Link)?.dst;
-    const r =
-      spec.egress && builtin && linkId
-        ? await peer.route({
-            circuitId: spec.circuitId,
-            linkId,
-            terminatorId: builtin.terminatorId,
-            peerData: spec.egress.peerData,
-            dial: builtin.dial,
-          })
-        : ({ failure: 'the built-in router is not a transit router', cause: 'invalid link' } as const);
+    const notTransit = { failure: 'the built-in router is not a transit router', cause: 'invalid link' } as const;
+    let r: LocalRouteResult = notTransit;
+    if (builtin && linkId && spec.egress)
+      r = await peer.route({
+        circuitId: spec.circuitId,
+        linkId,
+        terminatorId: builtin.terminatorId,
+        peerData: spec.egress.peerData,
+        dial: builtin.dial,
+      });
+    else if (builtin?.install && linkId) r = builtin.install(spec.circuitId, linkId);
     if ('peerData' in r) return message(Fabric.RouteResult, [[CtrlMsgHeader.RouteResultSuccess, bool(true)], ...r.peerData]);
     return message(Fabric.RouteResult, [
       [CtrlMsgHeader.RouteResultSuccess, bool(false)],
@@ -601,6 +621,8 @@ export interface BuiltinRouterPeer {
 interface BuiltinDial {
   terminatorId: string;
   dial: LocalRoute['dial'];
+  /** a dial at the built-in router: its end of the circuit, on the link the path starts with */
+  install?: LinkDialRequest['install'];
 }
 
 /** What a circuit's routes are built from. */

@@ -228,11 +228,12 @@ export class ControlChannelServer implements ControlChannelHost {
 
   /**
    * The built-in router takes part in the stock routers' mesh (router.link_listener): they learn where it accepts links
-   * (announced as the OpenZiti version whose link protocol it speaks), and circuits dialed at them may end at its
-   * terminators. Not a transit router yet.
+   * (announced as the OpenZiti version whose link protocol it speaks); circuits dialed at them may end at its
+   * terminators, and its dials for services it holds no terminator of may end at theirs. Not a transit router yet.
    */
   attachBuiltin(router: { id: string; linkAddress: string; links: LinkCircuits }): void {
     router.links.onEnded = (id) => this.fabric.endCircuits((c) => c.id === id);
+    router.links.remote = (req) => this.fabric.routeFromBuiltin(req);
     this.fabric.attachBuiltin({ id: router.id, route: (r) => router.links.route(r), unroute: (id) => router.links.unroute(id) });
     const listener = { address: router.linkAddress, protocol: 'tls', costTags: [], groups: ['default'], localBinding: '' };
     this.mesh.connected(router.id, BUILTIN_LINK_VERSION, [listener], { transit: false });

@@ -26,8 +26,8 @@ export interface LinkCircuitEnd {
 export type LinkEnd = { kind: 'link'; end: LinkCircuitEnd };
 /** The dialing end: an SDK connection here, or the far end of a link (an SDK at another router dialed). */
 export type DialerEnd = SdkEnd | LinkEnd;
-/** The hosting end: an SDK connection's edge conn id, or a TCP socket the router dialed (router hosting). */
-export type HostEnd = SdkEnd | { kind: 'tcp'; socket: Socket };
+/** The hosting end: an SDK connection's edge conn id, a TCP socket the router dialed (router hosting), a link. */
+export type HostEnd = SdkEnd | { kind: 'tcp'; socket: Socket } | LinkEnd;
 export type CircuitEnd = DialerEnd | HostEnd;
 export type Side = 'dialer' | 'host';
 
@@ -154,7 +154,7 @@ export class Circuit {
       terminatorId: this.info.terminatorId,
       caller: this.info.caller,
       callerId: this.info.callerId,
-      hostKind: this.host?.kind ?? 'sdk',
+      hostKind: this.host?.kind === 'tcp' ? 'tcp' : 'sdk',
       createdAt: this.createdAt.toISOString(),
       bytesIn: this.bytesIn,
       bytesOut: this.bytesOut,

@@ -249,7 +249,10 @@ export class EdgeConnection implements BindingConnection {
       instanceId: instance,
       cost: terminator?.cost ?? 0,
     };
-    if (!terminator) {
+    // none here: with the router in the stock routers' mesh, the controller may route it to one at another router
+    // (and reports the circuit's events itself)
+    const overLink = !terminator && this.router.links.remote !== undefined;
+    if (!terminator && !overLink) {
       this.router.reportCircuit('failed', newId(), info, Date.now() - started, 'NO_TERMINATORS');
       return this.refuse(msg, `service ${grant.serviceName} has no terminators${instance ? ` for instance ${instance}` : ''}`);
     }
@@ -257,12 +260,15 @@ export class EdgeConnection implements BindingConnection {
     this.endpoints.set(connId, { circuit, side: 'dialer' });
     const fail = (reason: string, cause: string) => {
       if (circuit.closed) return;
-      this.router.reportCircuit('failed', circuit.id, info, Date.now() - started, cause);
+      if (!overLink) this.router.reportCircuit('failed', circuit.id, info, Date.now() - started, cause);
       this.endpoints.delete(connId);
       circuit.close(reason, 'dialer');
       this.refuse(msg, reason);
     };
-    const dialed = await dialHost(terminator, circuit, getStr(msg.headers, Header.CallerId) ?? this.caller!.identityName, msg.headers, release);
+    if (overLink) release();
+    const dialed = terminator
+      ? await dialHost(terminator, circuit, getStr(msg.headers, Header.CallerId) ?? this.caller!.identityName, msg.headers, release)
+      : await this.router.links.dial(circuit, { caller: this.caller!, grant, instanceId: instance }, msg.headers);
     if ('failure' in dialed) return fail(dialed.failure, dialed.cause);
     const hostKey = dialed.hostKey;
     if (circuit.closed) return; // the dialer gave up, or the session ended meanwhile
@@ -275,7 +281,7 @@ export class EdgeConnection implements BindingConnection {
       ]),
     );
     circuit.open();
-    this.router.reportCircuit('created', circuit.id, info, Date.now() - started);
+    if (!overLink) this.router.reportCircuit('created', circuit.id, info, Date.now() - started);
   }
 
   /** A host binds a service: a terminator on this router, then the StateConnected answer (see the hello: no BindSuccess). */

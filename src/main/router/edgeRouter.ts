@@ -426,8 +426,9 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
       this.circuits.delete(done.id);
       this.closedTraffic.bytesIn += done.bytesIn;
       this.closedTraffic.bytesOut += done.bytesOut;
-      // a circuit dialed at another router is the controller's to report
-      if (done.openedAt !== undefined && done.dialer.kind === 'sdk') this.reportCircuit('deleted', done.id, done.info, Date.now() - done.openedAt);
+      // a circuit over a link is the controller's to report
+      if (done.openedAt !== undefined && done.dialer.kind === 'sdk' && done.host?.kind !== 'link')
+        this.reportCircuit('deleted', done.id, done.info, Date.now() - done.openedAt);
     });
     this.circuits.set(c.id, c);
     this.closedTraffic.circuits++;

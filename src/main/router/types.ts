@@ -5,6 +5,7 @@
 import type { Logger } from 'pino';
 import type { ChannelCaller, Core, HostV1, RouterTerminator } from '../core/dataPlane/index';
 import type { Circuit, CircuitConnection, CircuitDial, DialerEnd } from './circuit';
+import type { LinkCircuits } from './link/linkCircuits';
 
 /** A terminator bound by an SDK on one of the router's connections. */
 export interface SdkTerminator {
@@ -69,6 +70,8 @@ export interface ConnectionRouter {
   removeTerminator(id: string, external: boolean): Promise<void>;
   removeTerminators(ids: readonly string[], external: boolean): Promise<void>;
   newCircuit(info: CircuitDial, dialer: DialerEnd, id?: string): Circuit;
+  /** circuits over links with stock routers (dials here for terminators elsewhere among them) */
+  readonly links: LinkCircuits;
   /** a circuit event for the event loggers (created, deleted, failed) */
   reportCircuit(eventType: 'created' | 'deleted' | 'failed', circuitId: string, info: CircuitDial, elapsedMs: number, failureCause?: string): void;
   /** the connection is gone (its clean-up under way) */

@@ -3,14 +3,15 @@
 // the host, relays between the host and the link (link/linkEnd.ts), and tells the controller when the circuit ended
 // on its side. Payloads and acks arriving on a link go to their circuit's end by circuit id.
 import type { Logger } from 'pino';
-import { Header, type Message } from '../channel/wire';
-import type { CircuitDial } from '../circuit';
-import { dialHost } from '../hostDial';
+import type { ChannelCaller, SessionGrant } from '../../core/dataPlane/index';
+import { Header, str, type Headers, type Message } from '../channel/wire';
+import type { Circuit, CircuitDial } from '../circuit';
+import { dialHost, type HostDial } from '../hostDial';
 import type { ConnectionRouter } from '../types';
 import type { RouterLink } from './linkListener';
 import { LinkEnd } from './linkEnd';
 import { systemXgressTime, type XgressTime } from './xgressEnd';
-import { decodeXgress, XgressWireError } from './xgressWire';
+import { decodeXgress, XgressWireError, type Originator } from './xgressWire';
 
 /** What the controller asks the built-in router to do for a circuit (a Route's content, ctrl/edgeMessages.ts RouteSpec). */
 export interface LocalRoute {
@@ -28,12 +29,31 @@ export interface LocalRoute {
 /** A route's outcome: the host's peer data on success (its public key), or why not and OpenZiti's failure cause. */
 export type LocalRouteResult = { peerData: Map<number, Buffer> } | { failure: string; cause: 'invalid link' | 'invalid terminator' | 'dial failed' };
 
+/** A dial at this router that the controller routes to a terminator at another router (ctrl/fabric.ts routeFromBuiltin). */
+export interface LinkDialRequest {
+  circuitId: string;
+  caller: ChannelCaller;
+  grant: SessionGrant;
+  instanceId: string;
+  /** the dialer's peer data (edge header numbers: public key, app data, marker, caller id) */
+  peerData: Map<number, Buffer>;
+  /** makes this router's end of the circuit on the link the path starts with */
+  install(circuitId: string, linkId: string): LocalRouteResult;
+}
+
+/** What the dialer's Dial passes on to the host at the other end (OpenZiti's edge peer data). */
+const PEER_DATA = [Header.PublicKey, Header.AppData, Header.ConnectionMarker] as const;
+
 export class LinkCircuits {
   private readonly links = new Map<string, RouterLink>();
   private readonly ends = new Map<string, LinkEnd>();
+  /** circuits dialed here whose route the controller has not answered yet */
+  private readonly dialing = new Set<string>();
   private readonly time: XgressTime;
   /** told when a circuit ended on this router's side (the controller ends it everywhere) */
   onEnded: (circuitId: string, reason: string) => void = () => undefined;
+  /** the controller's routing of a dial here to a terminator elsewhere (set while the router is part of the mesh) */
+  remote?: (req: LinkDialRequest) => Promise<{ peerData: Map<number, Buffer> } | { failure: string }>;
 
   constructor(
     private readonly router: ConnectionRouter,
@@ -74,16 +94,7 @@ export class LinkCircuits {
     if (!link) return { failure: `invalid link destination ${r.linkId}`, cause: 'invalid link' };
     const terminator = this.router.terminator(r.terminatorId);
     if (!terminator) return { failure: `invalid terminator ${r.terminatorId}`, cause: 'invalid terminator' };
-    const end = new LinkEnd({
-      circuitId: r.circuitId,
-      link,
-      originator: 'Terminator',
-      time: this.time,
-      ended: (id, reason) => {
-        if (this.ends.get(id) === end) this.ends.delete(id);
-        this.onEnded(id, reason);
-      },
-    });
+    const end = this.endFor(r.circuitId, link, 'Terminator');
     const info: CircuitDial = {
       ...r.dial,
       serviceId: terminator.serviceId,
@@ -93,7 +104,6 @@ export class LinkCircuits {
     };
     const circuit = this.router.newCircuit(info, { kind: 'link', end }, r.circuitId);
     end.attach(circuit);
-    this.ends.set(r.circuitId, end);
     const callerId = r.peerData.get(Header.CallerId)?.toString('utf8') ?? r.dial.caller;
     const dialed = await dialHost(terminator, circuit, callerId, r.peerData, () => undefined);
     if ('failure' in dialed || circuit.closed) {
@@ -105,12 +115,64 @@ export class LinkCircuits {
     return { peerData: new Map(dialed.hostKey ? [[Header.PublicKey, dialed.hostKey]] : []) };
   }
 
+  /**
+   * A dial at this router for a service it holds no terminator of: the controller picks one at another router and
+   * routes the path; this router's end goes on the path's first link and, once routed, starts the circuit. Resolves
+   * with the host's public key, or why not.
+   */
+  async dial(circuit: Circuit, req: Omit<LinkDialRequest, 'circuitId' | 'install' | 'peerData'>, dialer: Headers): Promise<HostDial> {
+    if (!this.remote) return { failure: `service ${req.grant.serviceName} has no terminators`, cause: 'NO_TERMINATORS' };
+    let end: LinkEnd | undefined;
+    const install = (circuitId: string, linkId: string): LocalRouteResult => {
+      const link = this.links.get(linkId);
+      if (!link) return { failure: `invalid link destination ${linkId}`, cause: 'invalid link' };
+      if (circuit.closed) return { failure: 'the dialer went away', cause: 'dial failed' };
+      end = this.endFor(circuitId, link, 'Initiator');
+      end.attach(circuit);
+      circuit.attachHost({ kind: 'link', end });
+      return { peerData: new Map() };
+    };
+    const peerData = new Map<number, Buffer>([[Header.CallerId, str(req.caller.identityName)]]);
+    for (const h of PEER_DATA) {
+      const v = dialer.get(h);
+      if (v) peerData.set(h, Buffer.from(v));
+    }
+    // until the controller has answered, an unroute (a failed route elsewhere on the path) leaves the dial to fail
+    this.dialing.add(circuit.id);
+    const routed = await this.remote({ ...req, circuitId: circuit.id, peerData, install }).finally(() => this.dialing.delete(circuit.id));
+    if ('failure' in routed) {
+      if (end && this.ends.get(circuit.id) === end) this.ends.delete(circuit.id);
+      end?.sender.close();
+      return { failure: routed.failure, cause: 'ROUTER_ERR_GENERIC' };
+    }
+    // every router of the path has its route now: the circuit starts (the stock Terminator reads its host from here on)
+    end?.sender.circuitStart();
+    return { hostKey: routed.peerData.get(Header.PublicKey) };
+  }
+
+  /** A circuit's end on a link, known by its circuit id until it has ended. */
+  private endFor(circuitId: string, link: RouterLink, originator: Originator): LinkEnd {
+    const end: LinkEnd = new LinkEnd({
+      circuitId,
+      link,
+      originator,
+      time: this.time,
+      ended: (id, reason) => {
+        if (this.ends.get(id) === end) this.ends.delete(id);
+        this.onEnded(id, reason);
+      },
+    });
+    this.ends.set(circuitId, end);
+    return end;
+  }
+
   /** The controller ended the circuit: its host is told, nothing more goes on the link. */
   unroute(circuitId: string): void {
     const end = this.ends.get(circuitId);
     if (!end) return;
     this.ends.delete(circuitId);
-    end.unrouted();
+    if (this.dialing.has(circuitId)) end.sender.close();
+    else end.unrouted();
   }
 
   /** Every link end stops (the router is stopping). */

@@ -3,20 +3,20 @@
 // the body as is, the edge UUID header as xgress header 0, the edge flags — FIN included — as xgress header 0x10;
 // conn ids and edge sequence numbers stay on their side).
 import { encode, EdgeType, Header, findHeader, bodyOf, message, u32, type Headers } from '../channel/wire';
-import type { Circuit, LinkCircuitEnd } from '../circuit';
+import type { Circuit, LinkCircuitEnd, Side } from '../circuit';
 import type { RouterLink } from './linkListener';
 import { XgressReceiver, XgressSender, type XgressTime } from './xgressEnd';
-import { encodeAck, encodePayload, hasFlag, PayloadFlag, XgressHeader, XgressKey, type Originator, type Payload } from './xgressWire';
+import { encodeAck, encodePayload, hasFlag, PayloadFlag, XgressKey, type Originator, type Payload } from './xgressWire';
 
 /** The edge UUID header (edge.UUIDHeader), carried as xgress header 0. */
 const EDGE_UUID = 128;
-const UUID_KEY = XgressHeader.MinHeaderKey + XgressKey.UUID;
-const FLAGS_KEY = XgressHeader.MinHeaderKey + XgressKey.EdgeFlags;
+const UUID_KEY = XgressKey.UUID;
+const FLAGS_KEY = XgressKey.EdgeFlags;
 
 export interface LinkEndOptions {
   circuitId: string;
   link: RouterLink;
-  /** which end of the circuit this router is (the built-in router as egress: Terminator) */
+  /** which end of the circuit this router is: the egress (Terminator; the link is the circuit's dialer) or the ingress */
   originator: Originator;
   time: XgressTime;
   /** the circuit is over here and nothing more will come or go on the link: the controller is told */
@@ -31,8 +31,11 @@ export class LinkEnd implements LinkCircuitEnd {
   private readonly waiting: Payload[] = [];
   private writableWaiters: Array<() => void> = [];
   private done = false;
+  /** the circuit's side the link is: its dialer when this router is the egress, its host when the ingress */
+  private readonly side: Side;
 
   constructor(private readonly o: LinkEndOptions) {
+    this.side = o.originator === 'Terminator' ? 'dialer' : 'host';
     const send = (p: Payload) => o.link.channel.send(encodePayload(p));
     this.sender = new XgressSender({
       circuitId: o.circuitId,
@@ -40,14 +43,14 @@ export class LinkEnd implements LinkCircuitEnd {
       time: o.time,
       send,
       onWritable: () => this.wake(),
-      onClosed: () => this.finish('the hosting side closed'),
+      onClosed: () => this.finish('this side closed'),
     });
     this.receiver = new XgressReceiver({
       circuitId: o.circuitId,
       originator: o.originator,
       sendAck: (a) => o.link.channel.send(encodeAck(a)),
       deliver: (p) => this.deliver(p),
-      onWriteFailed: () => this.circuit?.close('the dialing side could not write', 'dialer'),
+      onWriteFailed: () => this.circuit?.close('the far end could not write', this.side),
     });
   }
 
@@ -84,7 +87,7 @@ export class LinkEnd implements LinkCircuitEnd {
       this.sender.close();
       return this.finish(reason);
     }
-    // the host ended it: what it sent goes out first, then the circuit ends (OpenZiti's closeWhenEmpty)
+    // this side ended it: what it sent goes out first, then the circuit ends (OpenZiti's closeWhenEmpty)
     this.sender.eof();
     this.sender.closeWhenEmpty();
   }
@@ -93,13 +96,13 @@ export class LinkEnd implements LinkCircuitEnd {
   unrouted(): void {
     this.done = true;
     this.sender.close();
-    this.circuit?.close('the circuit was unrouted', 'dialer');
+    this.circuit?.close('the circuit was unrouted', this.side);
   }
 
   /** The link went: nothing more can come or go. */
   linkLost(): void {
     this.sender.close();
-    this.circuit?.close('the link to the dialing router closed', 'dialer');
+    this.circuit?.close('the link to the other router closed', this.side);
     this.finish('the link closed');
   }
 
@@ -126,7 +129,8 @@ export class LinkEnd implements LinkCircuitEnd {
     void held.then(() => {
       if (this.held !== held) return;
       this.held = undefined;
-      for (let p = this.waiting.shift(); p && !this.held; p = this.waiting.shift()) this.relay(p);
+      // in order, until a relay holds them again (what is left waits for that hold)
+      while (this.waiting.length > 0 && !this.held) this.relay(this.waiting.shift()!);
     });
   }
 
@@ -138,9 +142,10 @@ export class LinkEnd implements LinkCircuitEnd {
   private relay(p: Payload): void {
     const circuit = this.circuit;
     if (!circuit) return;
+    // the Initiator's first payload: the Terminator's host may be heard from now on
     if (hasFlag(p.flags, PayloadFlag.PayloadFlagCircuitStart)) return circuit.open();
     if (hasFlag(p.flags, PayloadFlag.PayloadFlagEOF) || hasFlag(p.flags, PayloadFlag.PayloadFlagCircuitEnd)) {
-      circuit.close('the dialing side closed', 'dialer');
+      circuit.close(this.side === 'dialer' ? 'the dialing side closed' : 'the hosting side closed', this.side);
       return;
     }
     const headers: Array<[number, Buffer]> = [[Header.ConnId, u32(0)]];
@@ -148,7 +153,7 @@ export class LinkEnd implements LinkCircuitEnd {
     const flags = p.headers.get(FLAGS_KEY);
     if (uuid) headers.push([EDGE_UUID, uuid]);
     if (flags) headers.push([Header.Flags, flags]);
-    circuit.relay('dialer', encode(message(EdgeType.Data, headers, p.data)));
+    circuit.relay(this.side, encode(message(EdgeType.Data, headers, p.data)));
     this.receiver.release(p.data.length);
   }
 }
