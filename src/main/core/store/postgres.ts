@@ -7,6 +7,7 @@ import {
   storeParam,
   StoreUnavailableError,
   writeEffect,
+  type BatchStatement,
   type ChangeListener,
   type ChangeOp,
   type ColumnInfo,
@@ -79,6 +80,8 @@ interface Transaction {
   locked: boolean;
   /** whether it made stable writes (they announce themselves when it commits) */
   stable: boolean;
+  /** whether it wrote anything (volatile and touching writes too) */
+  wrote: boolean;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -87,6 +90,8 @@ type Queryable = pg.Pool | pg.PoolClient;
 interface Connection {
   client: pg.PoolClient;
   lost?: Error;
+  /** a read transaction's COMMIT still under way: the connection goes back to the pool once it has ended */
+  ending?: Promise<unknown>;
 }
 
 /**
@@ -131,7 +136,7 @@ export class PostgresStore implements Store {
   private readonly listeners = new ChangeListeners((_key, table, what) => this.installTrigger(table, what));
 
   constructor(readonly url: string) {
-    this.pool = new pg.Pool({ ...connectionOptions(url), max: POOL_SIZE });
+    this.pool = new pg.Pool({ ...connectionOptions(url), pipeline: true, max: POOL_SIZE });
     this.slots = new Slots(POOL_SIZE);
     // A pooled connection that breaks while idle is dropped by the pool; one that breaks while taken (the server
     // stopped, its backend terminated) fails its next statement, which is answered 503 and drops it. Either way
@@ -202,6 +207,7 @@ export class PostgresStore implements Store {
     const values = params.map(toParam);
     await this.installing;
     const f = this.holders.current();
+    if (f && s.effect !== 'read') f.data.wrote = true;
     if (s.effect !== 'stable' || !f) {
       // a write of the policy index's tables (through triggers too) takes the write lock like any transaction
       if (s.effect === 'stable') return this.tx(() => this.exec(sql, params));
@@ -219,9 +225,17 @@ export class PostgresStore implements Store {
     return r;
   }
 
-  /** One statement (a prepared one, or a script of several without parameters); connection failures become 503s. */
+  /**
+   * One statement (a prepared one, or a script of several without parameters); connection failures become 503s.
+   *
+   * The pool's connections pipeline (pg's `pipeline` mode): a statement goes to the server at once, without waiting
+   * for the answers to those sent before it on the same connection, so the statements a transaction issues together
+   * (`batch`, or any Promise.all) cost one round trip, the BEGIN before them included. The messages written in one
+   * turn of the event loop leave in one write (the socket is corked until the turn ends).
+   */
   private async query(on: Queryable, s: Statement | string, values: unknown[] = []): Promise<{ rows: Row[]; rowCount: number }> {
     if (this.closed) throw new StoreUnavailableError('the PostgreSQL store is closed');
+    if (on !== this.pool) corkForThisTurn(on as pg.PoolClient);
     try {
       const r = (await (typeof s === 'string'
         ? on.query(s, values.length ? values : undefined)
@@ -245,8 +259,15 @@ export class PostgresStore implements Store {
     return { changes: (await this.exec(sql, params)).rowCount };
   }
 
+  async batch(statements: readonly BatchStatement[]): Promise<Row[][]> {
+    // issued in the same turn: inside a transaction they share one round trip (see query)
+    return Promise.all(statements.map(({ sql, params = [] }) => this.allSql(sql, ...params)));
+  }
+
   async touchSql(sql: string, ...params: unknown[]): Promise<RunResult> {
     await this.installing;
+    const f = this.holders.current();
+    if (f) f.data.wrote = true;
     return { changes: (await this.onConnection(this.statement(sql), params.map(toParam))).rowCount };
   }
 
@@ -307,8 +328,12 @@ export class PostgresStore implements Store {
       if (e instanceof StoreUnavailableError) c.lost ??= e;
       throw e;
     } finally {
-      client.release(c.lost);
-      this.slots.give();
+      const release = () => {
+        client.release(c.lost);
+        this.slots.give();
+      };
+      if (c.ending) void c.ending.then(release);
+      else release();
     }
   }
 
@@ -317,19 +342,18 @@ export class PostgresStore implements Store {
     try {
       return await observed(this.observeTransactions, locked ? 'write' : 'read', (started) =>
         this.withConnection(async (c) => {
-          const frame = this.holders.root({ client: c.client, locked, stable: false });
+          const frame = this.holders.root({ client: c.client, locked, stable: false, wrote: false });
           try {
             // committed writes tell every node (the notification goes out with the commit, or not at all)
             return await this.holders.run(frame, () =>
               this.bracket(
                 c,
                 begin,
-                () => {
-                  started();
-                  return fn();
-                },
+                fn,
                 () => (frame.data.stable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT'),
                 (sql) => this.onConnection(sql),
+                started,
+                () => !frame.data.locked && !frame.data.wrote,
               ),
             );
           } finally {
@@ -346,6 +370,14 @@ export class PostgresStore implements Store {
   /**
    * BEGIN, `fn`, then COMMIT (the statement `commit` gives), or ROLLBACK when `fn` or the commit fails, each through
    * `on` (in a transaction's frame: when its turn comes, so a savepoint still open inside it ends first).
+   *
+   * `fn` starts at once, without waiting for BEGIN's answer: its first statements follow BEGIN on the pipelined
+   * connection (one round trip for both). Should BEGIN (or the write lock taken with it) fail, the server refuses
+   * every statement after it in the aborted transaction, so none of them runs outside it; BEGIN's error is the one
+   * raised. `begun`: told when BEGIN (and the lock) has been granted.
+   *
+   * When `readOnly` says the transaction wrote nothing, its result does not wait for COMMIT's answer (a snapshot's
+   * reads are what they are whatever the COMMIT does): the connection goes back to the pool once it has come.
    */
   private async bracket<T>(
     c: Connection,
@@ -353,16 +385,29 @@ export class PostgresStore implements Store {
     fn: () => Promise<T>,
     commit: () => string = () => 'COMMIT',
     on: (sql: string) => Promise<unknown> = (sql) => this.query(c.client, sql),
+    begun: () => void = () => undefined,
+    readOnly: () => boolean = () => false,
   ): Promise<T> {
-    await on(begin);
+    const beginning = on(begin).then(begun);
+    // its failure is raised below, once `fn` has ended too (not as an unhandled rejection meanwhile)
+    const beginFailure = beginning.then(
+      () => undefined,
+      (e: unknown) => ({ e }),
+    );
     try {
       const out = await fn();
+      await beginning;
+      if (readOnly()) {
+        c.ending = on(commit()).catch((lost: Error) => (c.lost = lost));
+        return out;
+      }
       await on(commit());
       return out;
     } catch (e) {
+      const failed = await beginFailure;
       // a connection that cannot even roll back is dropped, not given back to the pool
       await on('ROLLBACK').catch((lost: Error) => (c.lost = lost));
-      throw e;
+      throw failed ? failed.e : e;
     }
   }
 
@@ -556,6 +601,20 @@ function connectionOptions(url: string): pg.ClientConfig {
     lock_timeout: STATEMENT_TIMEOUT_MS - 5_000,
     application_name: 'weft',
   };
+}
+
+const corked = new WeakSet<object>();
+
+/** Holds `client`'s writes until the current turn of the event loop ends, so what it sends in this turn leaves together. */
+function corkForThisTurn(client: pg.PoolClient): void {
+  const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
+  if (!stream?.cork || !stream.uncork || corked.has(stream)) return;
+  stream.cork();
+  corked.add(stream);
+  process.nextTick(() => {
+    corked.delete(stream);
+    stream.uncork!();
+  });
 }
 
 /** Connection-level failures: the server is down, restarting or unreachable (class 08, 57P0x, 53300 too many clients). */
