@@ -188,6 +188,38 @@ describe.each(STORE_KINDS)('%s store: transactions started in the same tick', (k
     expect(await ids()).toEqual([...expected].sort());
   });
 
+  it('queued writes: read in their place by what follows; one that fails fails its transaction with its own error, even as the last statement before COMMIT', async () => {
+    await insert('taken');
+    // read by the statement after it
+    await store.tx(async () => {
+      await store.queueSql('INSERT INTO items (id, owner) VALUES (?, ?)', 'q1', 'q');
+      expect(await store.allSql('SELECT id FROM items WHERE owner = ?', 'q')).toEqual([{ id: 'q1' }]);
+    });
+    const failing = (last: boolean) =>
+      store.tx(async () => {
+        await insert(`${last}-before`);
+        await store.queueSql('INSERT INTO items (id, owner) VALUES (?, ?)', 'taken', 'dup');
+        // the failure is raised here (in place of the refusals it causes), or, queued last, at COMMIT
+        if (!last) await store.getSql('SELECT count(*) AS n FROM items');
+      });
+    const outcomes = await Promise.allSettled([
+      failing(true),
+      failing(false),
+      store.tx(() => store.queueSql('INSERT INTO items (id, owner) VALUES (?, ?)', 'q2', 'q')),
+    ]);
+    for (const o of outcomes.slice(0, 2)) expect(o.status === 'rejected' && constraintBroken(o.reason)?.kind).toBe('unique');
+    expect(outcomes[2]!.status).toBe('fulfilled');
+    expect(await ids()).toEqual(['q1', 'q2', 'taken']);
+    // and in a savepoint it is waited for: the savepoint fails alone
+    await store.tx(async () => {
+      await expect(store.tx(() => store.queueSql('INSERT INTO items (id, owner) VALUES (?, ?)', 'taken', 'dup'))).rejects.toSatisfy(
+        (e: unknown) => constraintBroken(e)?.kind === 'unique',
+      );
+      await store.queueSql('INSERT INTO items (id, owner) VALUES (?, ?)', 'q3', 'q');
+    });
+    expect(await ids()).toEqual(['q1', 'q2', 'q3', 'taken']);
+  });
+
   it('many transactions in one tick writing batches, some failing mid-batch on a constraint: those roll back whole, the others commit, the store goes on', async () => {
     await insert('taken');
     const random = seededRandom(20261128);

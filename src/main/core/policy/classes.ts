@@ -37,10 +37,11 @@ export async function classify(store: Store, kind: RoleKind, entityId: string): 
   const to =
     (await store.getSql<{ id: number }>('SELECT id FROM role_classes WHERE kind = ? AND key = ?', kind, key))?.id ??
     (await createClass(store, kind, key, attrs, refs));
+  // queued: what follows reads them in order, on PostgreSQL in the same round trip
   if (from === undefined) {
-    await store.runSql('INSERT INTO role_class_members (kind, entity_id, class_id) VALUES (?, ?, ?)', kind, entityId, to);
+    await store.queueSql('INSERT INTO role_class_members (kind, entity_id, class_id) VALUES (?, ?, ?)', kind, entityId, to);
   } else if (from !== to) {
-    await store.runSql('UPDATE role_class_members SET class_id = ? WHERE kind = ? AND entity_id = ?', to, kind, entityId);
+    await store.queueSql('UPDATE role_class_members SET class_id = ? WHERE kind = ? AND entity_id = ?', to, kind, entityId);
   }
   return { from, to };
 }

@@ -105,6 +105,13 @@ export interface Store {
    * PostgreSQL, inside a transaction, they go to the server together: one round trip. SQLite runs them in turn.
    */
   batch(statements: readonly BatchStatement[]): Promise<Row[][]>;
+  /**
+   * A write whose result the code does not need, in its place among the transaction's statements: on PostgreSQL, in a
+   * transaction (not in a savepoint), it is not waited for — it goes to the server with the statements after it, or
+   * with COMMIT — and its failure fails the transaction (raised in place of the errors it causes after it). Elsewhere,
+   * and on SQLite, it runs as `runSql` does.
+   */
+  queueSql(sql: string, ...params: unknown[]): Promise<void>;
   /** a write that changes nothing a cached computation presents: it leaves `generation` alone */
   touchSql(sql: string, ...params: unknown[]): Promise<RunResult>;
   /** a group of reads on one consistent snapshot */

@@ -82,6 +82,8 @@ interface Transaction {
   stable: boolean;
   /** whether it wrote anything (volatile and touching writes too) */
   wrote: boolean;
+  /** its queued writes (`queueSql`): handed to the connection, and settled (the first failure kept) */
+  queued: { handed: Promise<void>[]; settled: Promise<void>[]; failure?: { e: unknown } };
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -202,7 +204,8 @@ export class PostgresStore implements Store {
     return this.holders.act(f, () => this.query(f.data.client, s, values)) as Promise<{ rows: Row[]; rowCount: number }>;
   }
 
-  private async exec(sql: string, params: unknown[]): Promise<{ rows: Row[]; rowCount: number }> {
+  /** `handed`: told once the statement is handed to its connection (issued, or in line behind its frame's turn) */
+  private async exec(sql: string, params: unknown[], handed?: () => void): Promise<{ rows: Row[]; rowCount: number }> {
     const s = this.statement(sql);
     const values = params.map(toParam);
     await this.installing;
@@ -210,8 +213,10 @@ export class PostgresStore implements Store {
     if (f && s.effect !== 'read') f.data.wrote = true;
     if (s.effect !== 'stable' || !f) {
       // a write of the policy index's tables (through triggers too) takes the write lock like any transaction
-      if (s.effect === 'stable') return this.tx(() => this.exec(sql, params));
-      return this.onConnection(s, values);
+      if (s.effect === 'stable') return this.tx(() => this.exec(sql, params, handed));
+      const r = this.onConnection(s, values);
+      handed?.();
+      return r;
     }
     const t = f.data;
     if (!t.locked) {
@@ -220,8 +225,10 @@ export class PostgresStore implements Store {
       t.locked = true;
     }
     this.stableWrites++;
-    const r = await this.onConnection(s, values);
+    // before the answer: a queued write's transaction may commit before it comes, and must announce it
     t.stable = true;
+    const r = this.onConnection(s, values);
+    handed?.();
     return r;
   }
 
@@ -262,6 +269,24 @@ export class PostgresStore implements Store {
   async batch(statements: readonly BatchStatement[]): Promise<Row[][]> {
     // issued in the same turn: inside a transaction they share one round trip (see query)
     return Promise.all(statements.map(({ sql, params = [] }) => this.allSql(sql, ...params)));
+  }
+
+  async queueSql(sql: string, ...params: unknown[]): Promise<void> {
+    const f = this.holders.current();
+    // outside a transaction, or in a savepoint (whose failure is its own, caught inside it): waited for
+    if (!f || f.parent) return void (await this.exec(sql, params));
+    const q = f.data.queued;
+    let handed!: () => void;
+    q.handed.push(new Promise<void>((r) => (handed = r)));
+    q.settled.push(
+      this.exec(sql, params, handed).then(
+        () => undefined,
+        (e: unknown) => {
+          handed();
+          q.failure ??= { e };
+        },
+      ),
+    );
   }
 
   async touchSql(sql: string, ...params: unknown[]): Promise<RunResult> {
@@ -342,20 +367,40 @@ export class PostgresStore implements Store {
     try {
       return await observed(this.observeTransactions, locked ? 'write' : 'read', (started) =>
         this.withConnection(async (c) => {
-          const frame = this.holders.root({ client: c.client, locked, stable: false, wrote: false });
+          const frame = this.holders.root({
+            client: c.client,
+            locked,
+            stable: false,
+            wrote: false,
+            queued: { handed: [], settled: [] },
+          });
+          const queued = frame.data.queued;
           try {
             // committed writes tell every node (the notification goes out with the commit, or not at all)
-            return await this.holders.run(frame, () =>
+            const out = await this.holders.run(frame, () =>
               this.bracket(
                 c,
                 begin,
-                fn,
+                async () => {
+                  const out = await fn();
+                  // the queued writes go out before COMMIT, with it (no round trip of their own)
+                  await Promise.all(queued.handed);
+                  return out;
+                },
                 () => (frame.data.stable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT'),
                 (sql) => this.onConnection(sql),
                 started,
                 () => !frame.data.locked && !frame.data.wrote,
               ),
             );
+            // a queued write that failed aborted the transaction: its COMMIT rolled back (and answered no error)
+            await Promise.all(queued.settled);
+            if (queued.failure) throw queued.failure.e;
+            return out;
+          } catch (e) {
+            // the statements after a failed queued write were refused for it: its error is the one raised
+            await Promise.all(queued.settled);
+            throw queued.failure ? queued.failure.e : e;
           } finally {
             this.holders.leave(frame);
           }

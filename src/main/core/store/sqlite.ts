@@ -302,6 +302,10 @@ export class SqliteStore implements Store {
     return this.act(() => this.run(sql, params));
   }
 
+  async queueSql(sql: string, ...params: unknown[]): Promise<void> {
+    await this.runSql(sql, ...params);
+  }
+
   async batch(statements: readonly BatchStatement[]): Promise<Row[][]> {
     const out: Row[][] = [];
     for (const { sql, params = [] } of statements) {
