@@ -242,13 +242,12 @@ export class PostgresStore implements Store {
    */
   private async query(on: Queryable, s: Statement | string, values: unknown[] = []): Promise<{ rows: Row[]; rowCount: number }> {
     if (this.closed) throw new StoreUnavailableError('the PostgreSQL store is closed');
-    if (on !== this.pool) corkForThisTurn(on as pg.PoolClient);
     try {
+      if (on !== this.pool) return await pipelined(on as pg.PoolClient, s, values);
       const r = (await (typeof s === 'string'
         ? on.query(s, values.length ? values : undefined)
         : on.query({ name: s.name, text: s.text, values }))) as pg.QueryResult | pg.QueryResult[];
-      const last = Array.isArray(r) ? r[r.length - 1]! : r;
-      return { rows: last.rows ?? [], rowCount: last.rowCount ?? 0 };
+      return resultOf(r);
     } catch (e) {
       throw unavailable(e) ? new StoreUnavailableError(`PostgreSQL is unavailable: ${(e as Error).message}`) : e;
     }
@@ -648,18 +647,115 @@ function connectionOptions(url: string): pg.ClientConfig {
   };
 }
 
-const corked = new WeakSet<object>();
+type Result = { rows: Row[]; rowCount: number };
 
-/** Holds `client`'s writes until the current turn of the event loop ends, so what it sends in this turn leaves together. */
-function corkForThisTurn(client: pg.PoolClient): void {
-  const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
-  if (!stream?.cork || !stream.uncork || corked.has(stream)) return;
-  stream.cork();
-  corked.add(stream);
-  process.nextTick(() => {
-    corked.delete(stream);
-    stream.uncork!();
+function resultOf(r: pg.QueryResult | pg.QueryResult[]): Result {
+  const last = Array.isArray(r) ? r[r.length - 1]! : r;
+  return { rows: last.rows ?? [], rowCount: last.rowCount ?? 0 };
+}
+
+/** A statement waiting for the end of the turn to be sent on its transaction's connection. */
+interface Pending {
+  s: Statement | string;
+  values: unknown[];
+  resolve: (r: Result) => void;
+  reject: (e: unknown) => void;
+}
+
+/** What pg keeps of a connection (the statements it has prepared there, the socket). */
+interface PgConnection {
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements: Record<string, string>;
+  stream: { cork?(): void; uncork?(): void };
+  bind(config: { statement: string; values: unknown[] }): void;
+  describe(config: { type: 'P'; name: string }): void;
+  execute(config: { portal: string }): void;
+  sync(): void;
+}
+
+const pending = new WeakMap<pg.PoolClient, Pending[]>();
+
+/**
+ * A statement on a transaction's connection: sent when the current turn of the event loop ends, with every other
+ * statement issued on that connection in the same turn, in order, in one write. Runs of prepared statements the
+ * connection has already prepared go as one extended-protocol batch with a single Sync (one answer from the server,
+ * one round trip; the first failure ends the batch, and every statement of it fails with that error — inside a
+ * transaction, which the failure aborts, none of them would count anyway). Others go as pg sends them, pipelined.
+ */
+function pipelined(client: pg.PoolClient, s: Statement | string, values: unknown[]): Promise<Result> {
+  return new Promise<Result>((resolve, reject) => {
+    let queue = pending.get(client);
+    if (!queue) {
+      pending.set(client, (queue = []));
+      process.nextTick(() => {
+        pending.delete(client);
+        send(client, queue!);
+      });
+    }
+    queue.push({ s, values, resolve, reject });
   });
+}
+
+function send(client: pg.PoolClient, queue: Pending[]): void {
+  const connection = (client as unknown as { connection: PgConnection }).connection;
+  const one = (p: Pending) =>
+    (typeof p.s === 'string'
+      ? client.query(p.s, p.values.length ? p.values : undefined)
+      : client.query({ name: p.s.name, text: p.s.text, values: p.values })
+    ).then((r) => p.resolve(resultOf(r as pg.QueryResult | pg.QueryResult[])), p.reject);
+  let run: Array<Pending & { s: Statement }> = [];
+  const flush = () => {
+    if (run.length > 1) void client.query(new BatchQuery(run) as unknown as pg.QueryConfig);
+    else run.forEach((p) => void one(p));
+    run = [];
+  };
+  connection.stream.cork?.();
+  try {
+    for (const p of queue) {
+      const s = p.s;
+      const ready =
+        typeof s !== 'string' &&
+        (connection.parsedStatements[s.name] ?? connection.submittedNamedStatements[s.name]) === s.text &&
+        p.values.every((v) => v === null || v === undefined || typeof v === 'string' || typeof v === 'number');
+      if (ready) run.push(p as Pending & { s: Statement });
+      else {
+        flush();
+        void one(p);
+      }
+    }
+    flush();
+  } finally {
+    connection.stream.uncork?.();
+  }
+}
+
+/**
+ * Prepared statements run as one batch: Bind, Describe and Execute of each, then one Sync. pg's Query gathers the
+ * results (one per statement, as for a script of several); the batch is one query to pg's pipelined connection.
+ */
+class BatchQuery extends (pg.Query as unknown as new (config: pg.QueryConfig) => {
+  callback?: (err: Error | null, res?: pg.QueryResult | pg.QueryResult[]) => void;
+}) {
+  constructor(private readonly items: Array<Pending & { s: Statement }>) {
+    super({ text: 'batch' });
+    this.callback = (err, res) => {
+      if (err) for (const p of items) p.reject(err);
+      else {
+        const results = Array.isArray(res) ? res : [res!];
+        items.forEach((p, i) => p.resolve(resultOf(results[i]!)));
+      }
+    };
+  }
+
+  submit(connection: PgConnection): null {
+    for (const p of this.items) {
+      connection.bind({ statement: p.s.name, values: p.values.map((v) => (v === null || v === undefined ? null : String(v))) });
+      connection.describe({ type: 'P', name: '' });
+      connection.execute({ portal: '' });
+    }
+    connection.sync();
+    return null;
+  }
 }
 
 /** Connection-level failures: the server is down, restarting or unreachable (class 08, 57P0x, 53300 too many clients). */
