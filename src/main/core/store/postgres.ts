@@ -387,7 +387,9 @@ export class PostgresStore implements Store {
                   return out;
                 },
                 () => (frame.data.stable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT'),
-                (sql) => this.onConnection(sql),
+                // BEGIN, the lock, the notification, COMMIT: prepared statements each, so that they join the batch
+                // of the statements sent with them (one Sync)
+                (script) => Promise.all(script.split('; ').map((sql) => this.onConnection(this.statement(sql)))),
                 started,
                 () => !frame.data.locked && !frame.data.wrote,
               ),
@@ -735,16 +737,24 @@ function send(client: pg.PoolClient, queue: Pending[]): void {
  */
 class BatchQuery extends (pg.Query as unknown as new (config: pg.QueryConfig) => {
   callback?: (err: Error | null, res?: pg.QueryResult | pg.QueryResult[]) => void;
+  handleCommandComplete(msg: unknown, connection: unknown): void;
+  _results: pg.QueryResult | pg.QueryResult[];
 }) {
+  /** statements that completed (those before a failure ran: theirs are answered, the rest fail with it) */
+  private completed = 0;
+
   constructor(private readonly items: Array<Pending & { s: Statement }>) {
     super({ text: 'batch' });
     this.callback = (err, res) => {
-      if (err) for (const p of items) p.reject(err);
-      else {
-        const results = Array.isArray(res) ? res : [res!];
-        items.forEach((p, i) => p.resolve(resultOf(results[i]!)));
-      }
+      const results = err ? this._results : res!;
+      const list = Array.isArray(results) ? results : [results];
+      items.forEach((p, i) => (err && i >= this.completed ? p.reject(err) : p.resolve(resultOf(list[i]!))));
     };
+  }
+
+  override handleCommandComplete(msg: unknown, connection: unknown): void {
+    super.handleCommandComplete(msg, connection);
+    this.completed++;
   }
 
   submit(connection: PgConnection): null {
