@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { StoreUnavailableError, type Migration, type Store } from '../../src/main/core/store/db';
+import { constraintBroken, StoreUnavailableError, type Migration, type Store } from '../../src/main/core/store/db';
 import { PostgresStore } from '../../src/main/core/store/postgres';
 import { rng as seededRandom } from '../support/policyModel';
 import { STORE_KINDS, useBothStores } from '../support/bothStores';
@@ -187,6 +187,81 @@ describe.each(STORE_KINDS)('%s store: transactions started in the same tick', (k
     await Promise.all(work);
     expect(await ids()).toEqual([...expected].sort());
   });
+
+  it('queued writes: read in their place by what follows; one that fails fails its transaction with its own error, even as the last statement before COMMIT', async () => {
+    await insert('taken');
+    // read by the statement after it
+    await store.tx(async () => {
+      await store.queueSql('INSERT INTO items (id, owner) VALUES (?, ?)', 'q1', 'q');
+      expect(await store.allSql('SELECT id FROM items WHERE owner = ?', 'q')).toEqual([{ id: 'q1' }]);
+    });
+    const failing = (last: boolean) =>
+      store.tx(async () => {
+        await insert(`${last}-before`);
+        await store.queueSql('INSERT INTO items (id, owner) VALUES (?, ?)', 'taken', 'dup');
+        // the failure is raised here (in place of the refusals it causes), or, queued last, at COMMIT
+        if (!last) await store.getSql('SELECT count(*) AS n FROM items');
+      });
+    const outcomes = await Promise.allSettled([
+      failing(true),
+      failing(false),
+      store.tx(() => store.queueSql('INSERT INTO items (id, owner) VALUES (?, ?)', 'q2', 'q')),
+    ]);
+    for (const o of outcomes.slice(0, 2)) expect(o.status === 'rejected' && constraintBroken(o.reason)?.kind).toBe('unique');
+    expect(outcomes[2]!.status).toBe('fulfilled');
+    expect(await ids()).toEqual(['q1', 'q2', 'taken']);
+    // and in a savepoint it is waited for: the savepoint fails alone
+    await store.tx(async () => {
+      await expect(store.tx(() => store.queueSql('INSERT INTO items (id, owner) VALUES (?, ?)', 'taken', 'dup'))).rejects.toSatisfy(
+        (e: unknown) => constraintBroken(e)?.kind === 'unique',
+      );
+      await store.queueSql('INSERT INTO items (id, owner) VALUES (?, ?)', 'q3', 'q');
+    });
+    expect(await ids()).toEqual(['q1', 'q2', 'q3', 'taken']);
+  });
+
+  it('many transactions in one tick writing batches, some failing mid-batch on a constraint: those roll back whole, the others commit, the store goes on', async () => {
+    await insert('taken');
+    const random = seededRandom(20261128);
+    const expected = new Set(['taken']);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 40 }, (_, t) => {
+        const name = `b${String(t).padStart(2, '0')}`;
+        const fails = random() < 0.35;
+        const rows = [`${name}-a`, fails ? 'taken' : `${name}-b`, `${name}-c`];
+        return store
+          .tx(async () => {
+            // a read batch first (on PostgreSQL it goes out with BEGIN), then the writes and a read of them together
+            const [before] = await store.batch([{ sql: 'SELECT count(*) AS n FROM items' }, { sql: 'SELECT 1 AS one' }]);
+            expect(Number(before![0]!.n)).toBeGreaterThan(0);
+            const out = await store.batch([
+              ...rows.map((id) => ({ sql: 'INSERT INTO items (id, owner) VALUES (?, ?)', params: [id, name] })),
+              { sql: 'SELECT id FROM items WHERE owner = ? ORDER BY id', params: [name] },
+            ]);
+            return out[3]!.map((r) => r.id);
+          })
+          .then((seen) => {
+            expect(fails).toBe(false);
+            expect(seen).toEqual(rows);
+            rows.forEach((id) => expected.add(id));
+          })
+          .catch((e: unknown) => {
+            // the statement at fault is the one reported, not one refused after it
+            expect(fails).toBe(true);
+            expect(constraintBroken(e)?.kind).toBe('unique');
+          });
+      }),
+    );
+    expect(outcomes.every((o) => o.status === 'fulfilled')).toBe(true);
+    expect(await ids()).toEqual([...expected].sort());
+    // no connection was left in a failed transaction: every one of them still commits
+    await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        store.tx(() => store.batch([{ sql: 'INSERT INTO items (id, owner) VALUES (?, ?)', params: [`after-${i}`, 'after'] }])),
+      ),
+    );
+    expect((await ids()).filter((id) => id.startsWith('after-'))).toHaveLength(12);
+  });
 });
 
 describe('postgres store: more callers than connections', () => {
@@ -263,6 +338,39 @@ describe('postgres store: the database goes away mid-work', () => {
     await Promise.all([other.done, reader.done]);
     await insert('next');
     expect(await ids()).toEqual(['next', 'unaffected', 'unaffected-after']);
+  });
+
+  it('a backend terminated in the middle of a batch: a clean unavailable error, nothing of the transaction stays, the next one works', async () => {
+    // the batch's second statement waits for a lock the test holds, so the backend is terminated with it under way
+    await admin.query('SELECT pg_advisory_lock(4242)');
+    let pid!: number;
+    const doomed = store.tx(async () => {
+      await insert('before-batch');
+      pid = (await store.getSql<{ pid: number }>('SELECT pg_backend_pid() AS pid'))!.pid;
+      await store.batch([
+        { sql: 'INSERT INTO items (id, owner) VALUES (?, ?)', params: ['in-batch-1', 'x'] },
+        { sql: 'SELECT pg_advisory_xact_lock(4242)' },
+        { sql: 'INSERT INTO items (id, owner) VALUES (?, ?)', params: ['in-batch-2', 'x'] },
+      ]);
+    });
+    try {
+      // waits for the condition: the backend blocked on the test's lock
+      for (;;) {
+        const r = await admin.query("SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242 AND NOT granted");
+        if (r.rowCount) break;
+        await new Promise((r) => setImmediate(r));
+      }
+      await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+      await expect(doomed).rejects.toBeInstanceOf(StoreUnavailableError);
+    } finally {
+      await admin.query('SELECT pg_advisory_unlock(4242)');
+    }
+    expect(await ids()).toEqual([]);
+    await store.tx(() => store.batch([{ sql: 'INSERT INTO items (id, owner) VALUES (?, ?)', params: ['next', 'next'] }]));
+    expect(await store.read(() => store.batch([{ sql: 'SELECT id FROM items' }, { sql: 'SELECT count(*) AS n FROM items' }]))).toEqual([
+      [{ id: 'next' }],
+      [{ n: 1 }],
+    ]);
   });
 
   it('the change feed lost: once it is back, watchers are told of the gap and caches are dropped', async () => {

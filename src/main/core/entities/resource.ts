@@ -205,11 +205,14 @@ function columnList(def: ResourceDef) {
  */
 export async function present(ctx: Ctx, def: ResourceDef, rows: Row[]): Promise<ApiObject[]> {
   const refs = Object.entries(def.refs ?? {});
-  const refNames = new Map<string, Map<string, string>>();
-  for (const [field, spec] of refs) {
-    const ids = [...new Set(rows.map((r) => r[spec.column]).filter((v): v is string => typeof v === 'string'))];
-    refNames.set(field, await namesById(ctx.core.store, spec.table, ids));
-  }
+  // the referenced names are looked up together with what `decorate` reads (one round trip on PostgreSQL); the refs
+  // are in the items from the start, their names filled in once known
+  const refNames = Promise.all(
+    refs.map(([, spec]) =>
+      namesById(ctx.core.store, spec.table, [...new Set(rows.map((r) => r[spec.column]).filter((v): v is string => typeof v === 'string'))]),
+    ),
+  );
+  const named: Array<{ ref: { name?: string }; refIndex: number; refId: string }> = [];
   const columns = columnList(def);
   const items = rows.map((row) => {
     const id = String(row.id);
@@ -231,13 +234,15 @@ export async function present(ctx: Ctx, def: ResourceDef, rows: Row[]): Promise<
       const v = read(c.codec, row[c.column]);
       item[c.field] = v === null && !c.nullable ? c.whenNull : v;
     }
-    for (const [field, spec] of refs) {
+    refs.forEach(([field, spec], refIndex) => {
       const refId = row[spec.column];
-      item[field] = typeof refId === 'string' && refId ? ref(spec.entity, refId, refNames.get(field)!.get(refId)) : null;
-    }
+      if (typeof refId === 'string' && refId) named.push({ ref: (item[field] = ref(spec.entity, refId, undefined)), refIndex, refId });
+      else item[field] = null;
+    });
     return item;
   });
-  await def.decorate?.(items, rows, ctx);
+  const [names] = await Promise.all([refNames, def.decorate?.(items, rows, ctx)]);
+  for (const n of named) n.ref.name = names[n.refIndex]!.get(n.refId);
   return items;
 }
 
@@ -291,12 +296,15 @@ export async function listSql(def: ResourceDef, params: ListParams, extra: ListE
   };
 }
 
-/** Pages rows in SQL: count and page in two statements. */
+/** Pages rows in SQL: count and page in two statements, sent together. */
 export async function listRows(ctx: Ctx, def: ResourceDef, params: ListParams, extra: ListExtra = {}) {
   const store = ctx.core.store;
   const q = await listSql(def, params, extra, store);
-  const totalCount = (await store.getSql<{ n: number }>(q.countSql, ...q.args))!.n;
-  const rows = await store.allSql<Row>(q.pageSql, ...q.args, q.limit, q.offset);
+  const [count, rows] = await store.batch([
+    { sql: q.countSql, params: q.args },
+    { sql: q.pageSql, params: [...q.args, q.limit, q.offset] },
+  ]);
+  const totalCount = (count![0] as { n: number }).n;
   return { rows, meta: { pagination: { limit: q.limit, offset: q.offset, totalCount }, filterableFields: q.filterableFields } };
 }
 
@@ -340,13 +348,14 @@ export function translateConstraint(def: ResourceDef, e: unknown, input?: Record
   throw e;
 }
 
-export async function insertRow(ctx: Ctx, def: ResourceDef, values: Record<string, unknown>, input?: Record<string, unknown>): Promise<void> {
+/** Inserts a row of `def`'s table; returns it as stored (defaults and triggers' changes included). */
+export async function insertRow(ctx: Ctx, def: ResourceDef, values: Record<string, unknown>, input?: Record<string, unknown>): Promise<Row> {
   try {
     const names = Object.keys(values);
-    await ctx.core.store.runSql(
-      `INSERT INTO ${def.table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')})`,
+    return (await ctx.core.store.getSql<Row>(
+      `INSERT INTO ${def.table} (${names.join(', ')}) VALUES (${names.map(() => '?').join(', ')}) RETURNING *`,
       ...Object.values(values),
-    );
+    ))!;
   } catch (e) {
     translateConstraint(def, e, input);
   }
@@ -385,8 +394,13 @@ async function writeCreate(ctx: Ctx, def: ResourceDef, input: Record<string, unk
     const id = system.id ?? (input.id as string | undefined) ?? newId();
     const extra = (await def.beforeWrite?.('create', input, undefined, ctx)) ?? {};
     const now = ctx.core.clock.now().toISOString();
-    await insertRow(ctx, def, { id, created_at: now, updated_at: now, tags: '{}', ...columnValues(def, input), ...extra, ...system.columns }, input);
-    const written = await gate(ctx, def, 'create', id, undefined, input);
+    const row = await insertRow(
+      ctx,
+      def,
+      { id, created_at: now, updated_at: now, tags: '{}', ...columnValues(def, input), ...extra, ...system.columns },
+      input,
+    );
+    const written = await gate(ctx, def, 'create', id, undefined, input, row);
     await def.afterWrite?.('create', id, input, undefined, ctx, written!);
     return id;
   });
@@ -451,8 +465,10 @@ async function gate(
   id: string,
   before: Row | undefined,
   input?: Record<string, unknown>,
+  /** the row as written, when the write returned it */
+  written?: Row,
 ): Promise<Row | undefined> {
-  const after = op === 'delete' ? undefined : await ctx.core.store.getSql<Row>(`SELECT * FROM ${def.table} WHERE id = ?`, id);
+  const after = op === 'delete' ? undefined : (written ?? (await ctx.core.store.getSql<Row>(`SELECT * FROM ${def.table} WHERE id = ?`, id)));
   const write = { ctx, def, op, id, before, after, input };
   await passGate(ctx.core.writeSubscribers, write);
   if (ctx.onWrite) await ctx.onWrite(write);

@@ -89,7 +89,8 @@ async function insertAudit(core: Core, id: string, e: AuditEntry): Promise<void>
   const now = core.clock.now().toISOString();
   // the system itself (unauthenticated routes run as it) is no caller worth naming
   const caller = e.caller?.identityId === 'system' ? undefined : e.caller;
-  await core.store.runSql(
+  // queued: inside a transaction, on PostgreSQL, it goes out with what follows (at the latest with COMMIT)
+  await core.store.queueSql(
     `INSERT INTO audit_log (id, source, action, entity_type, entity_id, route, identity_id, identity_name, api_session_id, principal,
          auth_method, source_address, outcome, error_code, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

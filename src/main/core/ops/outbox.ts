@@ -19,7 +19,8 @@ export const outboxOnWrite: WriteSubscriber<Ctx> = async ({ ctx, def, op, id, be
   // recorded by the outbox triggers with the row (migration 015)
   if (ROW_EVENT_TABLES.has(def.table)) return;
   const caller = ctx.caller;
-  await ctx.core.store.runSql(
+  // queued: on PostgreSQL it goes out with what follows (at the latest with COMMIT), in its place
+  await ctx.core.store.queueSql(
     'INSERT INTO outbox (entity, op, entity_id, before_row, after_row, node, author, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     def.entity,
     op,

@@ -44,8 +44,9 @@ export class AccessChanges {
     if (!this.identityClasses.size && !this.identities.size && !this.services.size) return;
     const store = core.store;
     const now = core.clock.now().toISOString();
+    // queued (their results are not needed): on PostgreSQL they go out with the statements after them
     if (this.identityClasses.size) {
-      await store.runSql(
+      await store.queueSql(
         `INSERT INTO class_service_changes (class_id, changed_at)
          SELECT CAST(value AS BIGINT), ? FROM ${store.sql.jsonEach('?', 'e')} WHERE CAST(value AS BIGINT) IN (SELECT id FROM role_classes) AND true
          ON CONFLICT (class_id) DO UPDATE SET changed_at = excluded.changed_at`,
@@ -54,7 +55,7 @@ export class AccessChanges {
       );
     }
     if (this.identities.size) {
-      await store.runSql(
+      await store.queueSql(
         `INSERT INTO identity_service_changes (identity_id, changed_at)
          SELECT value, ? FROM ${store.sql.jsonEach('?', 'e')} WHERE value IN (SELECT id FROM identities) AND true
          ON CONFLICT (identity_id) DO UPDATE SET changed_at = excluded.changed_at`,
@@ -81,7 +82,7 @@ async function revokeUnpermittedSessions(store: Store, scope: AccessChanges): Pr
   if (!(await store.getSql('SELECT 1 FROM sessions LIMIT 1'))) return;
   const del = async (where: string, values: Iterable<unknown>) => {
     const list = [...values];
-    if (list.length) await store.runSql(`DELETE FROM sessions AS s WHERE ${where} AND ${UNPERMITTED}`, JSON.stringify(list));
+    if (list.length) await store.queueSql(`DELETE FROM sessions AS s WHERE ${where} AND ${UNPERMITTED}`, JSON.stringify(list));
   };
   await del(`s.identity_id IN ${store.sql.jsonValues()}`, scope.identities);
   await del(`s.service_id IN ${store.sql.jsonValues()}`, scope.services);

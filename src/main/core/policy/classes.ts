@@ -21,25 +21,27 @@ export interface Reclassified {
 
 /** Moves an entity into the class of its current attributes and `@id` references; creates the class if new. */
 export async function classify(store: Store, kind: RoleKind, entityId: string): Promise<Reclassified> {
-  const attrs = (
-    await store.allSql<{ attr: string }>('SELECT attr FROM role_attributes WHERE entity_type = ? AND entity_id = ? ORDER BY attr', kind, entityId)
-  ).map((r) => r.attr);
-  const refs = (
-    await store.allSql<{ policy_id: string }>(
+  // read together (one round trip on PostgreSQL)
+  const [attrRows, refRows, from] = await Promise.all([
+    store.allSql<{ attr: string }>('SELECT attr FROM role_attributes WHERE entity_type = ? AND entity_id = ? ORDER BY attr', kind, entityId),
+    store.allSql<{ policy_id: string }>(
       "SELECT policy_id FROM policy_side_roles WHERE kind = ? AND role_type = 'id' AND value = ? ORDER BY policy_id",
       kind,
       entityId,
-    )
-  ).map((r) => r.policy_id);
+    ),
+    classOf(store, kind, entityId),
+  ]);
+  const attrs = attrRows.map((r) => r.attr);
+  const refs = refRows.map((r) => r.policy_id);
   const key = JSON.stringify([attrs, refs]);
-  const from = await classOf(store, kind, entityId);
   const to =
     (await store.getSql<{ id: number }>('SELECT id FROM role_classes WHERE kind = ? AND key = ?', kind, key))?.id ??
     (await createClass(store, kind, key, attrs, refs));
+  // queued: what follows reads them in order, on PostgreSQL in the same round trip
   if (from === undefined) {
-    await store.runSql('INSERT INTO role_class_members (kind, entity_id, class_id) VALUES (?, ?, ?)', kind, entityId, to);
+    await store.queueSql('INSERT INTO role_class_members (kind, entity_id, class_id) VALUES (?, ?, ?)', kind, entityId, to);
   } else if (from !== to) {
-    await store.runSql('UPDATE role_class_members SET class_id = ? WHERE kind = ? AND entity_id = ?', to, kind, entityId);
+    await store.queueSql('UPDATE role_class_members SET class_id = ? WHERE kind = ? AND entity_id = ?', to, kind, entityId);
   }
   return { from, to };
 }

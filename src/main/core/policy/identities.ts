@@ -110,7 +110,16 @@ const ENROLLMENT = rowShape({
 async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Promise<void> {
   const store = ctx.core.store;
   const ids = JSON.stringify(rows.map((r) => r.id));
-  const auths = await allRows(
+  // the view's fields in their order; what is read for them is read together (one round trip on PostgreSQL)
+  for (const item of items) {
+    item.authenticators = {};
+    item.hasApiSession = false;
+    item.lastSeenAt = null;
+    item.disabled = false;
+    item.enrollment = {};
+    item.isMfaEnabled = false;
+  }
+  const authsRead = allRows(
     store,
     AUTHENTICATOR_VIEW,
     `SELECT id, identity_id, method, username, fingerprint FROM authenticators WHERE identity_id IN ${store.sql.jsonValues()}`,
@@ -118,21 +127,24 @@ async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Pr
   );
   // online: an API session; last seen: the latest activity of its live sessions and of those that ended (kept in
   // identity_last_seen by a trigger when a session row goes: migration 019)
-  const seen = new Map(
-    (
-      await allRows(
-        store,
-        SEEN,
-        `SELECT seen.identity_id AS identity_id, max(seen.at) AS last_seen, max(seen.live) AS live FROM (
+  const seenRead = allRows(
+    store,
+    SEEN,
+    `SELECT seen.identity_id AS identity_id, max(seen.at) AS last_seen, max(seen.live) AS live FROM (
            SELECT identity_id, last_activity_at AS at, 1 AS live FROM api_sessions WHERE identity_id IN ${store.sql.jsonValues()}
            UNION ALL
            SELECT identity_id, last_seen_at AS at, 0 AS live FROM identity_last_seen WHERE identity_id IN ${store.sql.jsonValues()}
          ) seen GROUP BY seen.identity_id`,
-        ids,
-        ids,
-      )
-    ).map((r) => [r.identity_id, r]),
+    ids,
+    ids,
   );
+  const [auths, seenRows] = await Promise.all([
+    authsRead,
+    seenRead,
+    decorateIdentityEnrollments(ctx, items, rows),
+    decorateMfaEnabled(ctx, items, rows),
+  ]);
+  const seen = new Map(seenRows.map((r) => [r.identity_id, r]));
   const now = ctx.core.clock.now();
   items.forEach((item, i) => {
     const row = decodeRow(DISABLED_STATE, rows[i]!);
@@ -149,13 +161,9 @@ async function decorateIdentities(ctx: Ctx, items: ApiObject[], rows: Row[]): Pr
       item.disabledAt = null;
       item.disabledUntil = null;
     }
-    item.enrollment = {};
-    item.isMfaEnabled = false;
     item.hasEdgeRouterConnection = false;
     item.edgeRouterConnectionStatus = 'offline';
   });
-  await decorateIdentityEnrollments(ctx, items, rows);
-  await decorateMfaEnabled(ctx, items, rows);
 }
 
 /** Fills the identity view's `enrollment` ({ott, ottca, updb}) for a page of identities: one query per page. */

@@ -117,8 +117,11 @@ async function collectIdentityClasses(store: Store, policyId: string, changes: A
  * posture queries of the identities its policies reach.
  */
 export async function reclassifyEntity(store: Store, changes: AccessChanges, kind: RoleKind, entityId: string): Promise<void> {
-  if (!(await store.getSql(`SELECT 1 FROM ${ROLE_KINDS[kind].table} WHERE id = ?`, entityId))) return;
-  const before = await classOf(store, kind, entityId);
+  const [exists, before] = await Promise.all([
+    store.getSql(`SELECT 1 FROM ${ROLE_KINDS[kind].table} WHERE id = ?`, entityId),
+    classOf(store, kind, entityId),
+  ]);
+  if (!exists) return;
   const audienceBefore = new AccessChanges();
   if (kind === 'service') await audienceBefore.addServiceClassAudience(store, [before]);
   if (kind === 'posture-check') await audienceBefore.addPostureClassAudience(store, [before]);

@@ -39,6 +39,12 @@ export interface Migration {
   up(db: MigrationTarget): void;
 }
 
+/** One statement of a `batch`: SQL as `allSql` takes it, and its parameters. */
+export interface BatchStatement {
+  sql: string;
+  params?: readonly unknown[];
+}
+
 export interface RunResult {
   /** rows inserted, updated or deleted by the statement */
   changes: number;
@@ -93,6 +99,19 @@ export interface Store {
   allSql<T = Row>(sql: string, ...params: unknown[]): Promise<T[]>;
   getSql<T = Row>(sql: string, ...params: unknown[]): Promise<T | undefined>;
   runSql(sql: string, ...params: unknown[]): Promise<RunResult>;
+  /**
+   * Statements that do not depend on each other's results, run as `allSql` runs each (their rows, in order); the
+   * first failure rejects the batch (inside a transaction, the transaction fails as with any failed statement). On
+   * PostgreSQL, inside a transaction, they go to the server together: one round trip. SQLite runs them in turn.
+   */
+  batch(statements: readonly BatchStatement[]): Promise<Row[][]>;
+  /**
+   * A write whose result the code does not need, in its place among the transaction's statements: on PostgreSQL, in a
+   * transaction (not in a savepoint), it is not waited for — it goes to the server with the statements after it, or
+   * with COMMIT — and its failure fails the transaction (raised in place of the errors it causes after it). Elsewhere,
+   * and on SQLite, it runs as `runSql` does.
+   */
+  queueSql(sql: string, ...params: unknown[]): Promise<void>;
   /** a write that changes nothing a cached computation presents: it leaves `generation` alone */
   touchSql(sql: string, ...params: unknown[]): Promise<RunResult>;
   /** a group of reads on one consistent snapshot */

@@ -7,6 +7,7 @@ import {
   storeParam,
   StoreUnavailableError,
   writeEffect,
+  type BatchStatement,
   type ChangeListener,
   type ChangeOp,
   type ColumnInfo,
@@ -79,6 +80,10 @@ interface Transaction {
   locked: boolean;
   /** whether it made stable writes (they announce themselves when it commits) */
   stable: boolean;
+  /** whether it wrote anything (volatile and touching writes too) */
+  wrote: boolean;
+  /** its queued writes (`queueSql`): handed to the connection, and settled (the first failure kept) */
+  queued: { handed: Promise<void>[]; settled: Promise<void>[]; failure?: { e: unknown } };
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -87,6 +92,8 @@ type Queryable = pg.Pool | pg.PoolClient;
 interface Connection {
   client: pg.PoolClient;
   lost?: Error;
+  /** a read transaction's COMMIT still under way: the connection goes back to the pool once it has ended */
+  ending?: Promise<unknown>;
 }
 
 /**
@@ -131,7 +138,7 @@ export class PostgresStore implements Store {
   private readonly listeners = new ChangeListeners((_key, table, what) => this.installTrigger(table, what));
 
   constructor(readonly url: string) {
-    this.pool = new pg.Pool({ ...connectionOptions(url), max: POOL_SIZE });
+    this.pool = new pg.Pool({ ...connectionOptions(url), pipeline: true, max: POOL_SIZE });
     this.slots = new Slots(POOL_SIZE);
     // A pooled connection that breaks while idle is dropped by the pool; one that breaks while taken (the server
     // stopped, its backend terminated) fails its next statement, which is answered 503 and drops it. Either way
@@ -197,15 +204,19 @@ export class PostgresStore implements Store {
     return this.holders.act(f, () => this.query(f.data.client, s, values)) as Promise<{ rows: Row[]; rowCount: number }>;
   }
 
-  private async exec(sql: string, params: unknown[]): Promise<{ rows: Row[]; rowCount: number }> {
+  /** `handed`: told once the statement is handed to its connection (issued, or in line behind its frame's turn) */
+  private async exec(sql: string, params: unknown[], handed?: () => void): Promise<{ rows: Row[]; rowCount: number }> {
     const s = this.statement(sql);
     const values = params.map(toParam);
     await this.installing;
     const f = this.holders.current();
+    if (f && s.effect !== 'read') f.data.wrote = true;
     if (s.effect !== 'stable' || !f) {
       // a write of the policy index's tables (through triggers too) takes the write lock like any transaction
-      if (s.effect === 'stable') return this.tx(() => this.exec(sql, params));
-      return this.onConnection(s, values);
+      if (s.effect === 'stable') return this.tx(() => this.exec(sql, params, handed));
+      const r = this.onConnection(s, values);
+      handed?.();
+      return r;
     }
     const t = f.data;
     if (!t.locked) {
@@ -214,20 +225,29 @@ export class PostgresStore implements Store {
       t.locked = true;
     }
     this.stableWrites++;
-    const r = await this.onConnection(s, values);
+    // before the answer: a queued write's transaction may commit before it comes, and must announce it
     t.stable = true;
+    const r = this.onConnection(s, values);
+    handed?.();
     return r;
   }
 
-  /** One statement (a prepared one, or a script of several without parameters); connection failures become 503s. */
+  /**
+   * One statement (a prepared one, or a script of several without parameters); connection failures become 503s.
+   *
+   * The pool's connections pipeline (pg's `pipeline` mode): a statement goes to the server at once, without waiting
+   * for the answers to those sent before it on the same connection, so the statements a transaction issues together
+   * (`batch`, or any Promise.all) cost one round trip, the BEGIN before them included. The messages written in one
+   * turn of the event loop leave in one write (the socket is corked until the turn ends).
+   */
   private async query(on: Queryable, s: Statement | string, values: unknown[] = []): Promise<{ rows: Row[]; rowCount: number }> {
     if (this.closed) throw new StoreUnavailableError('the PostgreSQL store is closed');
     try {
+      if (on !== this.pool) return await pipelined(on as pg.PoolClient, s, values);
       const r = (await (typeof s === 'string'
         ? on.query(s, values.length ? values : undefined)
         : on.query({ name: s.name, text: s.text, values }))) as pg.QueryResult | pg.QueryResult[];
-      const last = Array.isArray(r) ? r[r.length - 1]! : r;
-      return { rows: last.rows ?? [], rowCount: last.rowCount ?? 0 };
+      return resultOf(r);
     } catch (e) {
       throw unavailable(e) ? new StoreUnavailableError(`PostgreSQL is unavailable: ${(e as Error).message}`) : e;
     }
@@ -245,8 +265,33 @@ export class PostgresStore implements Store {
     return { changes: (await this.exec(sql, params)).rowCount };
   }
 
+  async batch(statements: readonly BatchStatement[]): Promise<Row[][]> {
+    // issued in the same turn: inside a transaction they share one round trip (see query)
+    return Promise.all(statements.map(({ sql, params = [] }) => this.allSql(sql, ...params)));
+  }
+
+  async queueSql(sql: string, ...params: unknown[]): Promise<void> {
+    const f = this.holders.current();
+    // outside a transaction, or in a savepoint (whose failure is its own, caught inside it): waited for
+    if (!f || f.parent) return void (await this.exec(sql, params));
+    const q = f.data.queued;
+    let handed!: () => void;
+    q.handed.push(new Promise<void>((r) => (handed = r)));
+    q.settled.push(
+      this.exec(sql, params, handed).then(
+        () => undefined,
+        (e: unknown) => {
+          handed();
+          q.failure ??= { e };
+        },
+      ),
+    );
+  }
+
   async touchSql(sql: string, ...params: unknown[]): Promise<RunResult> {
     await this.installing;
+    const f = this.holders.current();
+    if (f) f.data.wrote = true;
     return { changes: (await this.onConnection(this.statement(sql), params.map(toParam))).rowCount };
   }
 
@@ -307,8 +352,12 @@ export class PostgresStore implements Store {
       if (e instanceof StoreUnavailableError) c.lost ??= e;
       throw e;
     } finally {
-      client.release(c.lost);
-      this.slots.give();
+      const release = () => {
+        client.release(c.lost);
+        this.slots.give();
+      };
+      if (c.ending) void c.ending.then(release);
+      else release();
     }
   }
 
@@ -317,21 +366,42 @@ export class PostgresStore implements Store {
     try {
       return await observed(this.observeTransactions, locked ? 'write' : 'read', (started) =>
         this.withConnection(async (c) => {
-          const frame = this.holders.root({ client: c.client, locked, stable: false });
+          const frame = this.holders.root({
+            client: c.client,
+            locked,
+            stable: false,
+            wrote: false,
+            queued: { handed: [], settled: [] },
+          });
+          const queued = frame.data.queued;
           try {
             // committed writes tell every node (the notification goes out with the commit, or not at all)
-            return await this.holders.run(frame, () =>
+            const out = await this.holders.run(frame, () =>
               this.bracket(
                 c,
                 begin,
-                () => {
-                  started();
-                  return fn();
+                async () => {
+                  const out = await fn();
+                  // the queued writes go out before COMMIT, with it (no round trip of their own)
+                  await Promise.all(queued.handed);
+                  return out;
                 },
                 () => (frame.data.stable ? `SELECT pg_notify('${GENERATION}', ''); COMMIT` : 'COMMIT'),
-                (sql) => this.onConnection(sql),
+                // BEGIN, the lock, the notification, COMMIT: prepared statements each, so that they join the batch
+                // of the statements sent with them (one Sync)
+                (script) => Promise.all(script.split('; ').map((sql) => this.onConnection(this.statement(sql)))),
+                started,
+                () => !frame.data.locked && !frame.data.wrote,
               ),
             );
+            // a queued write that failed aborted the transaction: its COMMIT rolled back (and answered no error)
+            await Promise.all(queued.settled);
+            if (queued.failure) throw queued.failure.e;
+            return out;
+          } catch (e) {
+            // the statements after a failed queued write were refused for it: its error is the one raised
+            await Promise.all(queued.settled);
+            throw queued.failure ? queued.failure.e : e;
           } finally {
             this.holders.leave(frame);
           }
@@ -346,6 +416,14 @@ export class PostgresStore implements Store {
   /**
    * BEGIN, `fn`, then COMMIT (the statement `commit` gives), or ROLLBACK when `fn` or the commit fails, each through
    * `on` (in a transaction's frame: when its turn comes, so a savepoint still open inside it ends first).
+   *
+   * `fn` starts at once, without waiting for BEGIN's answer: its first statements follow BEGIN on the pipelined
+   * connection (one round trip for both). Should BEGIN (or the write lock taken with it) fail, the server refuses
+   * every statement after it in the aborted transaction, so none of them runs outside it; BEGIN's error is the one
+   * raised. `begun`: told when BEGIN (and the lock) has been granted.
+   *
+   * When `readOnly` says the transaction wrote nothing, its result does not wait for COMMIT's answer (a snapshot's
+   * reads are what they are whatever the COMMIT does): the connection goes back to the pool once it has come.
    */
   private async bracket<T>(
     c: Connection,
@@ -353,16 +431,29 @@ export class PostgresStore implements Store {
     fn: () => Promise<T>,
     commit: () => string = () => 'COMMIT',
     on: (sql: string) => Promise<unknown> = (sql) => this.query(c.client, sql),
+    begun: () => void = () => undefined,
+    readOnly: () => boolean = () => false,
   ): Promise<T> {
-    await on(begin);
+    const beginning = on(begin).then(begun);
+    // its failure is raised below, once `fn` has ended too (not as an unhandled rejection meanwhile)
+    const beginFailure = beginning.then(
+      () => undefined,
+      (e: unknown) => ({ e }),
+    );
     try {
       const out = await fn();
+      await beginning;
+      if (readOnly()) {
+        c.ending = on(commit()).catch((lost: Error) => (c.lost = lost));
+        return out;
+      }
       await on(commit());
       return out;
     } catch (e) {
+      const failed = await beginFailure;
       // a connection that cannot even roll back is dropped, not given back to the pool
       await on('ROLLBACK').catch((lost: Error) => (c.lost = lost));
-      throw e;
+      throw failed ? failed.e : e;
     }
   }
 
@@ -556,6 +647,125 @@ function connectionOptions(url: string): pg.ClientConfig {
     lock_timeout: STATEMENT_TIMEOUT_MS - 5_000,
     application_name: 'weft',
   };
+}
+
+type Result = { rows: Row[]; rowCount: number };
+
+function resultOf(r: pg.QueryResult | pg.QueryResult[]): Result {
+  const last = Array.isArray(r) ? r[r.length - 1]! : r;
+  return { rows: last.rows ?? [], rowCount: last.rowCount ?? 0 };
+}
+
+/** A statement waiting for the end of the turn to be sent on its transaction's connection. */
+interface Pending {
+  s: Statement | string;
+  values: unknown[];
+  resolve: (r: Result) => void;
+  reject: (e: unknown) => void;
+}
+
+/** What pg keeps of a connection (the statements it has prepared there, the socket). */
+interface PgConnection {
+  parsedStatements: Record<string, string>;
+  submittedNamedStatements: Record<string, string>;
+  stream: { cork?(): void; uncork?(): void };
+  bind(config: { statement: string; values: unknown[] }): void;
+  describe(config: { type: 'P'; name: string }): void;
+  execute(config: { portal: string }): void;
+  sync(): void;
+}
+
+const pending = new WeakMap<pg.PoolClient, Pending[]>();
+
+/**
+ * A statement on a transaction's connection: sent when the current turn of the event loop ends, with every other
+ * statement issued on that connection in the same turn, in order, in one write. Runs of prepared statements the
+ * connection has already prepared go as one extended-protocol batch with a single Sync (one answer from the server,
+ * one round trip; the first failure ends the batch, and every statement of it fails with that error — inside a
+ * transaction, which the failure aborts, none of them would count anyway). Others go as pg sends them, pipelined.
+ */
+function pipelined(client: pg.PoolClient, s: Statement | string, values: unknown[]): Promise<Result> {
+  return new Promise<Result>((resolve, reject) => {
+    let queue = pending.get(client);
+    if (!queue) {
+      pending.set(client, (queue = []));
+      process.nextTick(() => {
+        pending.delete(client);
+        send(client, queue!);
+      });
+    }
+    queue.push({ s, values, resolve, reject });
+  });
+}
+
+function send(client: pg.PoolClient, queue: Pending[]): void {
+  const connection = (client as unknown as { connection: PgConnection }).connection;
+  const one = (p: Pending) =>
+    (typeof p.s === 'string'
+      ? client.query(p.s, p.values.length ? p.values : undefined)
+      : client.query({ name: p.s.name, text: p.s.text, values: p.values })
+    ).then((r) => p.resolve(resultOf(r as pg.QueryResult | pg.QueryResult[])), p.reject);
+  let run: Array<Pending & { s: Statement }> = [];
+  const flush = () => {
+    if (run.length > 1) void client.query(new BatchQuery(run) as unknown as pg.QueryConfig);
+    else run.forEach((p) => void one(p));
+    run = [];
+  };
+  connection.stream.cork?.();
+  try {
+    for (const p of queue) {
+      const s = p.s;
+      const ready =
+        typeof s !== 'string' &&
+        (connection.parsedStatements[s.name] ?? connection.submittedNamedStatements[s.name]) === s.text &&
+        p.values.every((v) => v === null || v === undefined || typeof v === 'string' || typeof v === 'number');
+      if (ready) run.push(p as Pending & { s: Statement });
+      else {
+        flush();
+        void one(p);
+      }
+    }
+    flush();
+  } finally {
+    connection.stream.uncork?.();
+  }
+}
+
+/**
+ * Prepared statements run as one batch: Bind, Describe and Execute of each, then one Sync. pg's Query gathers the
+ * results (one per statement, as for a script of several); the batch is one query to pg's pipelined connection.
+ */
+class BatchQuery extends (pg.Query as unknown as new (config: pg.QueryConfig) => {
+  callback?: (err: Error | null, res?: pg.QueryResult | pg.QueryResult[]) => void;
+  handleCommandComplete(msg: unknown, connection: unknown): void;
+  _results: pg.QueryResult | pg.QueryResult[];
+}) {
+  /** statements that completed (those before a failure ran: theirs are answered, the rest fail with it) */
+  private completed = 0;
+
+  constructor(private readonly items: Array<Pending & { s: Statement }>) {
+    super({ text: 'batch' });
+    this.callback = (err, res) => {
+      const results = err ? this._results : res!;
+      const list = Array.isArray(results) ? results : [results];
+      items.forEach((p, i) => (err && i >= this.completed ? p.reject(err) : p.resolve(resultOf(list[i]!))));
+    };
+  }
+
+  override handleCommandComplete(msg: unknown, connection: unknown): void {
+    super.handleCommandComplete(msg, connection);
+    this.completed++;
+  }
+
+  submit(connection: PgConnection): null {
+    for (const p of this.items) {
+      connection.bind({ statement: p.s.name, values: p.values.map((v) => (v === null || v === undefined ? null : String(v))) });
+      connection.describe({ type: 'P', name: '' });
+      connection.execute({ portal: '' });
+    }
+    connection.sync();
+    return null;
+  }
 }
 
 /** Connection-level failures: the server is down, restarting or unreachable (class 08, 57P0x, 53300 too many clients). */

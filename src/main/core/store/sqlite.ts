@@ -6,6 +6,7 @@ import {
   quoteIdent as quote,
   storeParam,
   writeEffect,
+  type BatchStatement,
   type ChangeListener,
   type ChangeOp,
   type ColumnInfo,
@@ -299,6 +300,27 @@ export class SqliteStore implements Store {
   }
   async runSql(sql: string, ...params: unknown[]): Promise<RunResult> {
     return this.act(() => this.run(sql, params));
+  }
+
+  async queueSql(sql: string, ...params: unknown[]): Promise<void> {
+    await this.runSql(sql, ...params);
+  }
+
+  async batch(statements: readonly BatchStatement[]): Promise<Row[][]> {
+    const out: Row[][] = [];
+    for (const { sql, params = [] } of statements) {
+      out.push(
+        await this.act(() => {
+          const p = this.prepared(sql);
+          const values = params.map(storeParam);
+          if (p.st.reader) return this.rows(p, values);
+          p.st.run(...values);
+          this.flushChanges();
+          return [];
+        }),
+      );
+    }
+    return out;
   }
 
   private run(sql: string, params: unknown[]): RunResult {
