@@ -27,6 +27,46 @@ const circuits = async () => (await fabric('/circuits')).body.data as any[];
 const idOf = async (kind: string, name: string): Promise<string> =>
   (await admin.get(`/${kind}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0]?.id;
 
+/** A host SDK bound to `service` and a client holding a dial to it, for `body`; both stopped afterwards. */
+async function withHeldDial(host: string, client: string, service: string, body: (dialer: ToolProcess) => Promise<void>): Promise<void> {
+  const server = await startEchoServer(sdk, files[host]!, service);
+  const dialer = new ToolProcess(sdk, ['dial', '--identity', files[client]!, '--service', service, '--hold']);
+  try {
+    await dialer.waitFor((l) => l.holding === true);
+    await body(dialer);
+  } finally {
+    dialer.end();
+    server.end();
+    await Promise.all([dialer.exited, server.exited]);
+  }
+}
+
+/** One dial echoing `bytes`, byte-identical (the tool checks). */
+async function echoes(client: string, service: string, bytes: number): Promise<void> {
+  const out = await sdkClient(sdk, ['dial', '--identity', files[client]!, '--service', service, '--bytes', String(bytes)], 120_000);
+  expect(out[0]).toMatchObject({ bytes });
+}
+
+/** The held dial's circuit, once the finished dials' circuits have ended (their routers report it asynchronously). */
+async function heldCircuit(): Promise<any> {
+  const [held] = await eventually(
+    async () => {
+      const live = await circuits();
+      return live.length === 1 ? live : undefined;
+    },
+    15_000,
+    'the held circuit alone',
+  );
+  return held;
+}
+
+/** The dialer ends its held dial: the circuit is gone on both routers. */
+async function endsEverywhere(dialer: ToolProcess): Promise<void> {
+  dialer.end();
+  await dialer.exited;
+  await eventually(async () => (await circuits()).length === 0 && app.router!.status().circuits.length === 0, 30_000, 'the circuit gone');
+}
+
 beforeAll(async () => {
   const tools = openzitiTools();
   sdk = tools.sdkClient;
@@ -82,73 +122,29 @@ describe('the built-in router linked with a stock router', { timeout: 180_000 },
   });
 
   it('an SDK at the stock router reaches the host bound at the built-in router: 10 MB byte-identical over the link', async () => {
-    const server = await startEchoServer(sdk, files.host!, 'echo');
-    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
-    try {
-      const big = await sdkClient(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--bytes', String(10 * 1024 * 1024)], 120_000);
-      expect(big[0]).toMatchObject({ bytes: 10 * 1024 * 1024 });
-      await dialer.waitFor((l) => l.holding === true);
-      const [held] = await eventually(
-        async () => {
-          const live = await circuits();
-          return live.length === 1 ? live : undefined;
-        },
-        15_000,
-        'the held circuit alone',
-      );
+    await withHeldDial('host', 'client', 'echo', async (dialer) => {
+      await echoes('client', 'echo', 10 * 1024 * 1024);
+      const held = await heldCircuit();
       expect(held.path.nodes.map((n: any) => n.id)).toEqual([ra.id, app.router!.id]);
       expect(held.path.links.map((l: any) => l.id)).toEqual([(await links())[0].id]);
       // the built-in router shows it in its live view too, as one circuit
       expect(app.router!.status().circuits.map((c) => c.id)).toEqual([held.id]);
-
-      // the held dial ends at the dialer: the circuit ends on both routers
-      dialer.end();
-      await dialer.exited;
-      await eventually(async () => (await circuits()).length === 0 && app.router!.status().circuits.length === 0, 30_000, 'the circuit gone');
-    } finally {
-      dialer.end();
-      server.end();
-      await Promise.all([dialer.exited, server.exited]);
-    }
+      await endsEverywhere(dialer);
+    });
   });
 
   it('an SDK at the built-in router reaches a host bound at the stock router: 10 MB byte-identical over the link', async () => {
-    const server = await startEchoServer(sdk, files['far-host']!, 'echo-far');
-    const dialer = new ToolProcess(sdk, ['dial', '--identity', files['near-client']!, '--service', 'echo-far', '--hold']);
-    try {
-      const big = await sdkClient(
-        sdk,
-        ['dial', '--identity', files['near-client']!, '--service', 'echo-far', '--bytes', String(10 * 1024 * 1024)],
-        120_000,
-      );
-      expect(big[0]).toMatchObject({ bytes: 10 * 1024 * 1024 });
-      await dialer.waitFor((l) => l.holding === true);
-      const [held] = await eventually(
-        async () => {
-          const live = await circuits();
-          return live.length === 1 ? live : undefined;
-        },
-        15_000,
-        'the held circuit alone',
-      );
+    await withHeldDial('far-host', 'near-client', 'echo-far', async (dialer) => {
+      await echoes('near-client', 'echo-far', 10 * 1024 * 1024);
+      const held = await heldCircuit();
       expect(held.path.nodes.map((n: any) => n.id)).toEqual([app.router!.id, ra.id]);
       expect(held.clientId).toBe(await idOf('identities', 'near-client'));
-      // the dialer ends it: gone on both routers
-      dialer.end();
-      await dialer.exited;
-      await eventually(async () => (await circuits()).length === 0 && app.router!.status().circuits.length === 0, 30_000, 'the circuit gone');
-    } finally {
-      dialer.end();
-      server.end();
-      await Promise.all([dialer.exited, server.exited]);
-    }
+      await endsEverywhere(dialer);
+    });
   });
 
   it('the stock router killed mid-circuit: the host hears the end, the link and circuit go; restarted, it links again', async () => {
-    const server = await startEchoServer(sdk, files.host!, 'echo');
-    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
-    try {
-      await dialer.waitFor((l) => l.holding === true);
+    await withHeldDial('host', 'client', 'echo', async () => {
       expect(app.router!.status().circuits).toHaveLength(1);
       procs.a!.kill('SIGKILL');
       await procs.a!.exited;
@@ -158,20 +154,12 @@ describe('the built-in router linked with a stock router', { timeout: 180_000 },
 
       procs.a = runRouter(ziti, ra);
       await eventually(async () => (await links()).length === 1, 60_000, 'linked again');
-      const again = await sdkClient(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--bytes', String(1024 * 1024)], 60_000);
-      expect(again[0]).toMatchObject({ bytes: 1024 * 1024 });
-    } finally {
-      dialer.end();
-      server.end();
-      await Promise.all([dialer.exited, server.exited]);
-    }
+      await echoes('client', 'echo', 1024 * 1024);
+    });
   });
 
   it('a revoked Dial policy closes the circuit at both ends within a second', async () => {
-    const server = await startEchoServer(sdk, files.host!, 'echo');
-    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
-    try {
-      await dialer.waitFor((l) => l.holding === true);
+    await withHeldDial('host', 'client', 'echo', async (dialer) => {
       const revoked = Date.now();
       const policy = (await admin.get(`/service-policies?filter=${encodeURIComponent('name = "echo-dial"')}`)).body.data[0].id;
       expect((await admin.del(`/service-policies/${policy}`)).status).toBe(200);
@@ -181,11 +169,6 @@ describe('the built-in router linked with a stock router', { timeout: 180_000 },
       await eventually(() => app.router!.status().circuits.length === 0, 5_000, 'the built-in end gone');
       const refused = await run(sdk, ['dial', '--identity', files.client!, '--service', 'echo']);
       expect(refused.code).not.toBe(0);
-    } finally {
-      dialer.end();
-      server.end();
-      await Promise.all([dialer.exited, server.exited]);
-      await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
-    }
+    }).finally(() => cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo'));
   });
 });
