@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { generateKeyPairSync, X509Certificate, type KeyPairKeyObjectResult } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, X509Certificate, type KeyPairKeyObjectResult } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -162,10 +162,9 @@ describe('leaf certificates (DER writer)', () => {
 
   /** What @peculiar/x509's generator wrote for this leaf (the builder used before), with the same serial and times. */
   async function peculiarTbs(leafDer: Buffer, issuer: CertAndKey, publicKeyPem: string, usage: CertificateUsage, sans: x509.JsonGeneralName[]) {
-    const leaf = new x509.X509Certificate(leafDer);
-    const issuerCert = new x509.X509Certificate(derOf(issuer.certPem));
-    const pair = { privateKey: issuer.keyPem };
-    const key = (await import('node:crypto')).createPrivateKey(pair.privateKey);
+    const leaf = new x509.X509Certificate(new Uint8Array(leafDer));
+    const issuerCert = new x509.X509Certificate(new Uint8Array(derOf(issuer.certPem)));
+    const key = createPrivateKey(issuer.keyPem);
     const curve = key.asymmetricKeyDetails?.namedCurve;
     const importAlg = curve
       ? { name: 'ECDSA', namedCurve: curve === 'prime256v1' ? 'P-256' : 'P-384' }

@@ -2,7 +2,7 @@ import { constants, createPublicKey, verify, type KeyObject } from 'node:crypto'
 import { children, DerError, expectTlv, oidText, stringValue, TAG, value, whole, type Tlv } from './der';
 import { PkiError } from './errors';
 import { issueLeafCertificateDetails, type CertAndKey, type CertificateUsage, type IssuedLeaf } from './certificates';
-import { generateKeyPair, importPublicKey, keyAlgorithmOf, pemOf, toWebCryptoSigner, type KeyAlgorithm } from './keys';
+import { generateKeyPair, importPublicKey, keyAlgorithmOf, toWebCryptoSigner, type KeyAlgorithm } from './keys';
 import { decodePemOrBase64, toPem } from './pem';
 import { x509 } from './x509Provider';
 
