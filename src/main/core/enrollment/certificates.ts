@@ -45,11 +45,11 @@ export interface IssuedCertificate {
 export async function checkCsr(
   csrPem: unknown,
   field: string,
-): Promise<{ commonName: string; publicKeyPem: string; publicKey: KeyObject; pem: string }> {
+): Promise<{ commonName: string; publicKeyPem: string; publicKey: KeyObject; spki: Buffer; pem: string }> {
   if (typeof csrPem !== 'string' || !csrPem.trim()) throw missingCsr({ field, reason: 'a PEM encoded CSR is required', value: csrPem ?? null });
   try {
     const info = await verifyCsr(csrPem);
-    return { commonName: info.commonName, publicKeyPem: info.publicKeyPem, publicKey: info.publicKey, pem: csrPem };
+    return { commonName: info.commonName, publicKeyPem: info.publicKeyPem, publicKey: info.publicKey, spki: info.spki, pem: csrPem };
   } catch (e) {
     if (e instanceof PkiError) throw couldNotProcessCsr({ field, reason: e.message });
     throw e;
@@ -65,7 +65,7 @@ export async function issueFromCsr(core: Core, opts: IssueOptions): Promise<Issu
     : (opts.validityDays ?? CLIENT_CERT_VALIDITY_DAYS);
   try {
     const issued = await certifyCsr(
-      { publicKey: csr.publicKey, commonName: opts.commonName || csr.commonName || opts.fallbackCommonName || '' },
+      { publicKey: csr.publicKey, spki: csr.spki, commonName: opts.commonName || csr.commonName || opts.fallbackCommonName || '' },
       {
         issuer: core.pki.signing,
         validityDays,

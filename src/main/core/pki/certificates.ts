@@ -11,6 +11,7 @@ import {
   type KeyAlgorithm,
   type WebCryptoSigner,
 } from './keys';
+import { leafIssuer, writeLeafCertificate, type LeafIssuer } from './leafCertificate';
 import { certificateDer, fingerprintSha1, toPem } from './pem';
 import { x509 } from './x509Provider';
 
@@ -60,6 +61,8 @@ export interface CreateServerCertificateOptions extends TimingOptions {
 export interface IssueLeafCertificateOptions extends TimingOptions {
   /** Subject public key, SPKI PEM or DER (or imported already). */
   publicKey: string | Uint8Array | KeyObject;
+  /** the same key's SPKI DER as it exports it, when the caller has it already (saves exporting it again) */
+  publicKeyDer?: Buffer;
   commonName: string;
   issuer: CertAndKey;
   usage: CertificateUsage;
@@ -137,22 +140,31 @@ export interface IssuedLeaf {
   notAfter: Date;
 }
 
-/** issueLeafCertificate, with what callers record of the new certificate (no parsing it again). */
+/**
+ * issueLeafCertificate, with what callers record of the new certificate (no parsing it again). Written with a small
+ * DER writer and signed with node:crypto directly (enrollment issues one per request); the certificate has the same
+ * fields and extensions as the CA and server certificates @peculiar/x509 builds (see leafCertificate.ts).
+ */
 export async function issueLeafCertificateDetails(opts: IssueLeafCertificateOptions): Promise<IssuedLeaf> {
-  const cert = await buildX509({
-    ...opts,
-    subject: subjectName(opts.commonName),
-    subjectKey: subjectKeyOf(opts.publicKey),
+  subjectName(opts.commonName);
+  const subjectKey = subjectKeyOf(opts.publicKey);
+  const issuer = await issuerMaterial(opts.issuer);
+  const notBefore = new Date(Math.floor(((opts.now ?? new Date()).getTime() - CLOCK_SKEW_MS) / 1000) * 1000);
+  let notAfter = new Date(notBefore.getTime() + opts.validityDays * DAY_MS);
+  if (notAfter > issuer.cert.notAfter) notAfter = issuer.cert.notAfter;
+  notAfter = new Date(Math.floor(notAfter.getTime() / 1000) * 1000);
+  const leaf = writeLeafCertificate({
+    serial: Buffer.from(randomSerial(), 'hex'),
+    issuer: issuer.leafSigner,
+    commonName: opts.commonName,
+    notBefore,
+    notAfter,
+    spki: opts.publicKeyDer ?? subjectKey.export({ type: 'spki', format: 'der' }),
+    rsaKey: keyAlgorithmOf(subjectKey).startsWith('RSA'),
+    usage: opts.usage,
     sans: { dns: opts.dnsSans, ip: opts.ipSans, uri: opts.uriSans },
   });
-  const der = Buffer.from(cert.rawData);
-  return {
-    certPem: toPem(der, 'CERTIFICATE'),
-    fingerprint: fingerprintSha1(der),
-    subject: cert.subject,
-    notBefore: cert.notBefore,
-    notAfter: cert.notAfter,
-  };
+  return { certPem: toPem(leaf.der, 'CERTIFICATE'), fingerprint: fingerprintSha1(leaf.der), subject: leaf.subject, notBefore, notAfter };
 }
 
 function subjectName(commonName: string, organization?: string): x509.JsonName {
@@ -173,6 +185,8 @@ interface IssuerMaterial {
   cert: x509.X509Certificate;
   signer: WebCryptoSigner;
   keyId: string;
+  /** the same issuer for writeLeafCertificate */
+  leafSigner: LeafIssuer;
 }
 
 /**
@@ -188,11 +202,13 @@ function issuerMaterial(issuer: CertAndKey): Promise<IssuerMaterial> {
   let material = issuers.get(key);
   if (!material) {
     const cert = checkedIssuer(issuer);
-    material = (async () => ({
-      cert,
-      signer: await toWebCryptoSigner(issuer.keyPem),
-      keyId: cert.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId ?? (await x509.SubjectKeyIdentifierExtension.create(cert.publicKey)).keyId,
-    }))();
+    material = (async () => {
+      const signer = await toWebCryptoSigner(issuer.keyPem);
+      const keyId =
+        cert.getExtension(x509.SubjectKeyIdentifierExtension)?.keyId ?? (await x509.SubjectKeyIdentifierExtension.create(cert.publicKey)).keyId;
+      const leafSigner = leafIssuer(importPrivateKey(issuer.keyPem), Buffer.from(cert.subjectName.toArrayBuffer()), Buffer.from(keyId, 'hex'));
+      return { cert, signer, keyId, leafSigner };
+    })();
     if (issuers.size >= MAX_ISSUERS) issuers.delete(issuers.keys().next().value!);
     issuers.set(key, material);
     material.catch(() => issuers.delete(key));
