@@ -78,25 +78,14 @@ beforeAll(async () => {
   admin = await app.adminClient();
   cli = new ZitiCli(ziti);
   await cli.ok('edge', 'login', app.urls.api, '-u', ADMIN_USER, '-p', ADMIN_PASSWORD, '-y');
-  for (const [name, attr] of [
-    ['host', 'hosts'],
-    ['client', 'clients'],
-    ['far-host', 'far-hosts'],
-    ['near-client', 'near-clients'],
-  ]) {
-    files[name] = (await cli.enrolledIdentity(name, [attr!])).file;
-  }
-  await cli.create('service', 'echo', '-e', 'ON');
-  await cli.create('service-policy', 'echo-bind', 'Bind', '--identity-roles', '#hosts', '--service-roles', '@echo');
-  await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
+  Object.assign(files, await cli.enrolledIdentities({ host: 'hosts', client: 'clients', 'far-host': 'far-hosts', 'near-client': 'near-clients' }));
+  await cli.hostedService('echo', 'hosts', 'clients');
   const builtin = (await admin.get(`/edge-routers/${app.router!.id}`)).body.data.name as string;
   await cli.create('edge-router-policy', 'clients-at-a', '--identity-roles', '#clients', '--edge-router-roles', '#site-a');
   await cli.create('edge-router-policy', 'hosts-at-builtin', '--identity-roles', '#hosts', '--edge-router-roles', `@${builtin}`);
   await cli.create('service-edge-router-policy', 'all-routers', '--service-roles', '#all', '--edge-router-roles', '#all');
   // the other way: a host at the stock router, a dialer at the built-in router
-  await cli.create('service', 'echo-far', '-e', 'ON');
-  await cli.create('service-policy', 'far-bind', 'Bind', '--identity-roles', '#far-hosts', '--service-roles', '@echo-far');
-  await cli.create('service-policy', 'far-dial', 'Dial', '--identity-roles', '#near-clients', '--service-roles', '@echo-far');
+  await cli.hostedService('echo-far', 'far-hosts', 'near-clients');
   await cli.create('edge-router-policy', 'far-hosts-at-a', '--identity-roles', '#far-hosts', '--edge-router-roles', '#site-a');
   await cli.create('edge-router-policy', 'near-clients-at-builtin', '--identity-roles', '#near-clients', '--edge-router-roles', `@${builtin}`);
   ra = await enrolledRouter(ziti, admin, app.urls.ctrl!, 'stock-a', { roleAttributes: ['site-a'], links: true });

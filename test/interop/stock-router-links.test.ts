@@ -34,15 +34,8 @@ beforeAll(async () => {
   admin = await app.adminClient();
   cli = new ZitiCli(ziti);
   await cli.ok('edge', 'login', app.urls.api, '-u', ADMIN_USER, '-p', ADMIN_PASSWORD, '-y');
-  for (const [name, attr] of [
-    ['host', 'hosts'],
-    ['client', 'clients'],
-  ]) {
-    files[name] = (await cli.enrolledIdentity(name, [attr!])).file;
-  }
-  await cli.create('service', 'echo', '-e', 'ON');
-  await cli.create('service-policy', 'echo-bind', 'Bind', '--identity-roles', '#hosts', '--service-roles', '@echo');
-  await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
+  Object.assign(files, await cli.enrolledIdentities({ host: 'hosts', client: 'clients' }));
+  await cli.hostedService('echo', 'hosts', 'clients');
   await cli.create('edge-router-policy', 'clients-at-a', '--identity-roles', '#clients', '--edge-router-roles', '#site-a');
   await cli.create('edge-router-policy', 'hosts-at-b', '--identity-roles', '#hosts', '--edge-router-roles', '#site-b');
   await cli.create('service-edge-router-policy', 'stock-services', '--service-roles', '#all', '--edge-router-roles', '#stock');

@@ -89,6 +89,20 @@ export class ZitiCli {
     return { id, file };
   }
 
+  /** Identities enrolled with the CLI, one role attribute each (name → attribute): their identity files by name. */
+  async enrolledIdentities(attrs: Record<string, string>): Promise<Record<string, string>> {
+    const files: Record<string, string> = {};
+    for (const [name, attr] of Object.entries(attrs)) files[name] = (await this.enrolledIdentity(name, [attr])).file;
+    return files;
+  }
+
+  /** A service (end-to-end encryption on) that `#hosts` may Bind and `#clients` Dial: policies <service>-bind and -dial. */
+  async hostedService(service: string, hosts: string, clients: string): Promise<void> {
+    await this.create('service', service, '-e', 'ON');
+    await this.create('service-policy', `${service}-bind`, 'Bind', '--identity-roles', `#${hosts}`, '--service-roles', `@${service}`);
+    await this.create('service-policy', `${service}-dial`, 'Dial', '--identity-roles', `#${clients}`, '--service-roles', `@${service}`);
+  }
+
   /** The id a `ziti edge create ...` printed ("... created with id: X", or the bare id). */
   async create(...args: string[]): Promise<string> {
     const out = await this.ok('edge', 'create', ...args);

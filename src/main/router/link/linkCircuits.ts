@@ -1,7 +1,9 @@
-// The built-in router's part in circuits over links: the controller routes it in process (a Route spec, as a stock
-// router gets in a Route message) when a circuit dialed at a stock router ends at one of its terminators. It dials
-// the host, relays between the host and the link (link/linkEnd.ts), and tells the controller when the circuit ended
-// on its side. Payloads and acks arriving on a link go to their circuit's end by circuit id.
+// The built-in router's part in circuits over links. The controller routes it in process (a Route spec, as a stock
+// router gets in a Route message) when a circuit dialed at a stock router ends at one of its terminators: it dials
+// the host and relays between the host and the link (link/linkEnd.ts). A dial at the built-in router for a service
+// it holds no terminator of goes to the controller, which routes it to one at a stock router; the built-in router's
+// end then goes on the path's first link. Either way the controller is told when the circuit ended on this side.
+// Payloads and acks arriving on a link go to their circuit's end by circuit id.
 import type { Logger } from 'pino';
 import type { ChannelCaller, SessionGrant } from '../../core/dataPlane/index';
 import { Header, str, type Headers, type Message } from '../channel/wire';
