@@ -11,7 +11,7 @@ import {
   type KeyAlgorithm,
   type WebCryptoSigner,
 } from './keys';
-import { leafIssuer, writeLeafCertificate, type LeafIssuer } from './leafCertificate';
+import { leafIssuer, writeLeafCertificate, type CertificateUsage, type LeafIssuer } from './leafCertificate';
 import { certificateDer, fingerprintSha1, toPem } from './pem';
 import { x509 } from './x509Provider';
 
@@ -25,7 +25,7 @@ export interface CertAndKey {
   keyPem: string;
 }
 
-export type CertificateUsage = 'client' | 'server' | 'client-server';
+export type { CertificateUsage };
 
 interface TimingOptions {
   validityDays?: number;

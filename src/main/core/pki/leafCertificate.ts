@@ -3,7 +3,9 @@ import { isIP } from 'node:net';
 import { BOOLEAN_TRUE, bitString, octetString, oid, readTlv, seq, TAG, time, tlv, unsignedInteger } from './der';
 import { PkiError } from './errors';
 import { keyAlgorithmOf } from './keys';
-import type { CertificateUsage } from './certificates';
+
+/** What a leaf certificate is for (its key usages and extended key usages). */
+export type CertificateUsage = 'client' | 'server' | 'client-server';
 
 /** An issuing CA as writeLeafCertificate uses it (made once per CA: see the issuer cache in certificates.ts). */
 export interface LeafIssuer {
