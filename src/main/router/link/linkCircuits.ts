@@ -109,10 +109,11 @@ export class LinkCircuits {
     const callerId = r.peerData.get(Header.CallerId)?.toString('utf8') ?? r.dial.caller;
     const dialed = await dialHost(terminator, circuit, callerId, r.peerData, () => undefined);
     if ('failure' in dialed || circuit.closed) {
+      const failure = 'failure' in dialed ? dialed.failure : 'the circuit ended while its host was dialed';
+      // the route's answer tells the controller: the end closes without ending the circuit there as well
       this.ends.delete(r.circuitId);
-      end.sender.close();
-      circuit.close('failure' in dialed ? dialed.failure : 'the circuit ended while its host was dialed', 'dialer');
-      return { failure: 'failure' in dialed ? dialed.failure : 'the circuit ended while its host was dialed', cause: 'dial failed' };
+      end.unrouted(failure);
+      return { failure, cause: 'dial failed' };
     }
     return { peerData: new Map(dialed.hostKey ? [[Header.PublicKey, dialed.hostKey]] : []) };
   }

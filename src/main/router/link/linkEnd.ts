@@ -92,11 +92,11 @@ export class LinkEnd implements LinkCircuitEnd {
     this.sender.closeWhenEmpty();
   }
 
-  /** The controller ended the circuit: the host is told, the controller not again. */
-  unrouted(): void {
+  /** The controller ended the circuit, or is told otherwise (a failed route): this side is told, the controller not again. */
+  unrouted(reason = 'the circuit was unrouted'): void {
     this.done = true;
     this.sender.close();
-    this.circuit?.close('the circuit was unrouted', this.side);
+    this.circuit?.close(reason, this.side);
   }
 
   /** The link went: nothing more can come or go. */

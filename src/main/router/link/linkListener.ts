@@ -91,11 +91,6 @@ export class LinkListener {
     return this.port;
   }
 
-  /** The links up now. */
-  get connections(): RouterLink[] {
-    return [...this.links].flatMap((c) => (c.link ? [c.link] : []));
-  }
-
   async close(): Promise<void> {
     this.accepting = false;
     clearInterval(this.timer);
