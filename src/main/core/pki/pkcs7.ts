@@ -1,10 +1,10 @@
+import { oid, tlv } from './der';
 import { PkiError } from './errors';
 import { certificateDer, decodePemOrBase64, splitPemBundle, toPem } from './pem';
 import { x509 } from './x509Provider';
 
-// DER-encoded OBJECT IDENTIFIERs: pkcs7-signedData (1.2.840.113549.1.7.2) and pkcs7-data (1.2.840.113549.1.7.1).
-const OID_SIGNED_DATA = Buffer.from('06092a864886f70d010702', 'hex');
-const OID_DATA = Buffer.from('06092a864886f70d010701', 'hex');
+const OID_SIGNED_DATA = oid('1.2.840.113549.1.7.2');
+const OID_DATA = oid('1.2.840.113549.1.7.1');
 
 /**
  * DER of a degenerate ("certs-only") PKCS#7 SignedData, byte-identical to `openssl crl2pkcs7 -nocrl`: version 1,
@@ -43,18 +43,4 @@ export function pkcs7ToPems(input: string | Uint8Array): string[] {
   } catch (err) {
     throw new PkiError('INVALID_ARGUMENT', 'not a PKCS#7 SignedData structure', { cause: err });
   }
-}
-
-/** One DER tag-length-value (definite length). */
-function tlv(tag: number, ...content: Buffer[]): Buffer {
-  const body = Buffer.concat(content);
-  let length: Buffer;
-  if (body.length < 0x80) {
-    length = Buffer.from([body.length]);
-  } else {
-    const hex = body.length.toString(16);
-    const bytes = Buffer.from(hex.length % 2 ? `0${hex}` : hex, 'hex');
-    length = Buffer.concat([Buffer.from([0x80 | bytes.length]), bytes]);
-  }
-  return Buffer.concat([Buffer.from([tag]), length, body]);
 }
