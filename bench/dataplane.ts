@@ -341,9 +341,9 @@ async function stockRouterTargets(
   http: Http,
   dir: string,
   bin: string,
-  ids: { host: string; client: string },
+  ids: { host: string; client: string; builtinId: string; builtinPid?: number },
   stops: Array<() => Promise<void>>,
-): Promise<{ one?: Target; twoHops?: Target; missing?: string }> {
+): Promise<{ one?: Target; twoHops?: Target; toBuiltin?: Target; missing?: string }> {
   const ziti = zitiBinary();
   if ('missing' in ziti) return { missing: ziti.missing };
   const one = await stockRouter(http, dir, ziti.bin, 'bench-stock', stops);
@@ -365,18 +365,34 @@ async function stockRouterTargets(
     identityRoles: ['#bench-hosts-b'],
     edgeRouterRoles: [`@${b.routerId}`],
   });
+  // stock router A → the built-in router: a host allowed the built-in router only, the same dialer at A
+  const toBuiltin = 'bench-echo-a-builtin';
+  await echoService(http, toBuiltin, { bind: '#bench-hosts-builtin', dial: '#bench-clients-a' }, [a.routerId, ids.builtinId]);
+  await http.create('edge-router-policies', {
+    name: 'bench-at-builtin',
+    semantic: 'AnyOf',
+    identityRoles: ['#bench-hosts-builtin'],
+    edgeRouterRoles: [`@${ids.builtinId}`],
+  });
   const hostB = await enrolledIdentity(http, dir, 'bench-host-b', ['bench-hosts-b']);
+  const hostBuiltin = await enrolledIdentity(http, dir, 'bench-host-builtin', ['bench-hosts-builtin']);
   const clientA = await enrolledIdentity(http, dir, 'bench-client-a', ['bench-clients-a']);
   const deadline = Date.now() + 60_000;
-  while ((await http.call('GET', '/fabric/v1/links')).data.length === 0) {
-    if (Date.now() > deadline) throw new Error('the stock routers did not link in 60 s');
+  const hasLink = async (x: string, y: string) =>
+    ((await http.call('GET', '/fabric/v1/links')).data as Array<{ sourceRouter: { id: string }; destRouter: { id: string } }>).some(
+      (l) => [l.sourceRouter.id, l.destRouter.id].sort().join() === [x, y].sort().join(),
+    );
+  while (!(await hasLink(a.routerId, b.routerId)) || !(await hasLink(a.routerId, ids.builtinId))) {
+    if (Date.now() > deadline) throw new Error('the stock routers did not link (with each other and the built-in router) in 60 s');
     await new Promise((r) => setTimeout(r, 100));
   }
   const echo = await startServerTool(bin, ['echo-server', '--identity', ids.host, '--service', single]);
   const echoB = await startServerTool(bin, ['echo-server', '--identity', hostB, '--service', linked]);
+  const echoBuiltin = await startServerTool(bin, ['echo-server', '--identity', hostBuiltin, '--service', toBuiltin]);
   stops.push(
     () => echo.stop(),
     () => echoB.stop(),
+    () => echoBuiltin.stop(),
   );
   return {
     one: {
@@ -391,6 +407,13 @@ async function stockRouterTargets(
       relayPid: a.proc.pid,
       serverPid: echoB.proc.pid,
       dialArgs: ['dial', '--identity', clientA, '--service', linked, '--cache-posture'],
+    },
+    toBuiltin: {
+      name: 'stock-to-builtin',
+      // the built-in router's CPU: the egress half, in place of router B's
+      relayPid: ids.builtinPid,
+      serverPid: echoBuiltin.proc.pid,
+      dialArgs: ['dial', '--identity', clientA, '--service', toBuiltin, '--cache-posture'],
     },
   };
 }
@@ -463,7 +486,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
   const dials = opts.quick ? 40 : 200;
 
   const profDir = process.env.WEFT_BENCH_CPU_PROF;
-  const config = benchConfigFile(dir, 'router:\n  listener: tls:127.0.0.1:0\nconsole:\n  enabled: false\n');
+  const config = benchConfigFile(dir, 'router:\n  listener: tls:127.0.0.1:0\n  link_listener: tls:127.0.0.1:0\nconsole:\n  enabled: false\n');
   const stops: Array<() => Promise<void>> = [];
   const rows: DataplaneRow[] = [];
   try {
@@ -518,7 +541,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
 
       const weftEcho = await startServerTool(bin, ['echo-server', '--identity', host, '--service', service]);
       stops.push(() => weftEcho.stop());
-      const stock = await stockRouterTargets(http, dir, bin, { host, client }, stops);
+      const stock = await stockRouterTargets(http, dir, bin, { host, client, builtinId, builtinPid: weft.proc.pid }, stops);
       const openziti = await openZitiTarget(bin, dir, stops);
 
       // the floor: the same Go pair over plain TLS (Weft's own server certificate), through a bare node:tls relay
@@ -549,6 +572,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       const FLOOR = 'floor (Go TLS ↔ node:tls relay ↔ Go TLS)';
       const STOCK = 'stock ziti router on Weft (Go SDK ↔ Go SDK)';
       const STOCK2 = 'two linked stock ziti routers on Weft, 2 hops (Go SDK ↔ Go SDK)';
+      const TO_BUILTIN = 'stock ziti router → built-in router, 2 hops (Go SDK ↔ Go SDK)';
       const OZ = 'OpenZiti controller + its router, quickstart (Go SDK ↔ Go SDK)';
 
       // throughput: one stream, then 50 concurrent dials; each round runs Weft then the floor back to back
@@ -560,12 +584,12 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
         const targets = [
           weftTarget,
           floorTarget,
-          ...(stock.one && stock.twoHops ? [stock.one, stock.twoHops] : []),
+          ...(stock.one && stock.twoHops && stock.toBuiltin ? [stock.one, stock.twoHops, stock.toBuiltin] : []),
           ...(openziti.target ? [openziti.target] : []),
         ];
         const series = await pairedRounds(bin, targets, c.bytes, c.count, c.rounds);
         const [w, f] = series;
-        const [st, st2] = stock.one ? series.slice(2, 4) : [];
+        const [st, st2, stb] = stock.one ? series.slice(2, 5) : [];
         const oz = openziti.target ? series.at(-1) : undefined;
         const ws = summarize(w!);
         const fs = summarize(f!);
@@ -582,11 +606,21 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
             .join('; ');
         rows.push({ scenario: c.scenario, target: WEFT, mibps: ws.mibps, ...p(w!), note: note(ws, 'router') });
         rows.push({ scenario: c.scenario, target: FLOOR, mibps: fs.mibps, ...p(f!), note: note(fs, 'relay') });
-        if (st && st2) {
+        if (st && st2 && stb) {
           const ss = summarize(st);
           rows.push({ scenario: c.scenario, target: STOCK, mibps: ss.mibps, ...p(st), note: note(ss, 'stock router') });
           const s2 = summarize(st2);
           rows.push({ scenario: c.scenario, target: STOCK2, mibps: s2.mibps, ...p(st2), note: note(s2, 'ingress stock router') });
+          const sb = summarize(stb);
+          rows.push({ scenario: c.scenario, target: TO_BUILTIN, mibps: sb.mibps, ...p(stb), note: note(sb, 'Weft (egress)') });
+          const vsTwo = median(stb.runs.map((r, i) => r.mibps / st2.runs[i]!.mibps));
+          rows.push({
+            scenario: c.scenario,
+            target: 'check',
+            note:
+              `stock router → built-in router at ${vsTwo.toFixed(2)}× two linked stock routers (median of paired rounds; the ` +
+              `built-in router as the second hop in place of a stock one); goal ≥ 1× ${vsTwo >= 1 ? 'MET' : 'NOT MET'}`,
+          });
           const vsStock = median(w!.runs.map((r, i) => r.mibps / st.runs[i]!.mibps));
           rows.push({
             scenario: c.scenario,
@@ -625,6 +659,7 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
       const fl = await setupLatency(bin, floorTarget.dialArgs, dials);
       const viaStock = stock.one ? await setupLatency(bin, stock.one.dialArgs, dials) : undefined;
       const viaTwo = stock.twoHops ? await setupLatency(bin, stock.twoHops.dialArgs, dials) : undefined;
+      const viaToBuiltin = stock.toBuiltin ? await setupLatency(bin, stock.toBuiltin.dialArgs, dials) : undefined;
       const viaOz = openziti.target ? await setupLatency(bin, openziti.target.dialArgs, dials) : undefined;
       const firstEcho = (x: { firstEcho: number[] }) => `first echo p50 ${ms(median(x.firstEcho))} / p99 ${ms(percentile(x.firstEcho, 0.99))} ms`;
       rows.push({
@@ -657,6 +692,15 @@ export async function dataplaneBench(workDir: string, opts: { quick: boolean }):
           p50Ms: median(viaTwo.setup),
           p99Ms: percentile(viaTwo.setup, 0.99),
           note: `Dial → router A → CreateCircuitV2 to Weft → Routes to A and B → hosting SDK at B; ${firstEcho(viaTwo)}`,
+        });
+      }
+      if (viaToBuiltin) {
+        rows.push({
+          scenario,
+          target: `${TO_BUILTIN}, posture cached`,
+          p50Ms: median(viaToBuiltin.setup),
+          p99Ms: percentile(viaToBuiltin.setup, 0.99),
+          note: `Dial → router A → CreateCircuitV2 to Weft → Route to A, the built-in router's route in process → hosting SDK at the built-in router; ${firstEcho(viaToBuiltin)}`,
         });
       }
       if (viaOz) {

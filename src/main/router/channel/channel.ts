@@ -26,6 +26,7 @@ export class Channel {
   private handlers: ChannelHandlers;
   closed = false;
   private corked = false;
+  private draining?: Promise<void>;
   /** when the last frame arrived (ms since the epoch) */
   lastRead = Date.now();
 
@@ -98,17 +99,20 @@ export class Channel {
     return this.socket.write(frame);
   }
 
+  /** Resolves once the socket's buffer has drained (or it closed); every circuit backing off shares one wait. */
   drain(): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.closed || !this.socket.writableNeedDrain) return resolve();
+    if (this.closed || !this.socket.writableNeedDrain) return Promise.resolve();
+    this.draining ??= new Promise((resolve) => {
       const done = () => {
         this.socket.off('drain', done);
         this.socket.off('close', done);
+        this.draining = undefined;
         resolve();
       };
       this.socket.once('drain', done);
       this.socket.once('close', done);
     });
+    return this.draining;
   }
 
   request(msg: Message, timeoutMs: number): Promise<Message> {
