@@ -272,8 +272,8 @@ export async function startApp(opts: StartOptions = {}): Promise<App> {
     if (ctrl) cleanups.push(() => ctrl.close());
     router = config.router.enabled ? await startBuiltinRouter(core, config.router, dataDir, log) : undefined;
     if (router) cleanups.push(() => router.close());
-    // with a link listener the built-in router is a router of the stock routers' mesh
-    if (ctrl && router?.linkAddress) ctrl.attachBuiltin(router);
+    // the built-in router is a router of the stock routers' mesh (it dials their link listeners, or they dial its own)
+    if (ctrl && router) ctrl.attachBuiltin(router);
     sources.router = router;
     const history = metrics && new MetricHistory(() => metrics.runningTotals(), clock).start();
     if (history) cleanups.push(() => history.stop());

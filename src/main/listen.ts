@@ -78,3 +78,10 @@ export async function forwardingListener(target: TlsServer, host: string, port: 
 
 /** tls:host:port (IPv6 in brackets), the form OpenZiti writes control channel and link addresses in. */
 export const tlsAddress = (host: string, port: number): string => `tls:${isIP(host) === 6 ? `[${host}]` : host}:${port}`;
+
+/** Splits tls:host:port (IPv6 in brackets). */
+export function splitTlsAddress(address: string): { host: string; port: number } {
+  const rest = address.slice('tls:'.length);
+  const i = rest.lastIndexOf(':');
+  return { host: rest.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(rest.slice(i + 1)) };
+}

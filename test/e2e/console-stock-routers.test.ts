@@ -2,7 +2,8 @@
 // Chromium: the live view lists them online beside the built-in router, the link between them, and the circuit the
 // real Go SDK opens from the first to a host at the second with its path (2 routers: 1 hop; no bytes, which a stock
 // router does not report); the network map draws them online with the link as an edge and the circuit's path; the
-// second killed, it shows offline, its link and the circuit go, without a reload. Screenshots at 1280×800 and 390 px.
+// second killed, it shows offline, its links and the circuit go, without a reload. The built-in router, with no link
+// listener of its own, links to both (it dials theirs): those links are listed and drawn too. Screenshots at 1280×800 and 390 px.
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { enrolledRouter, runRouter } from '../interop/stockRouters';
@@ -43,8 +44,9 @@ describe('console: linked stock routers and their circuits (Chromium, ziti route
       let server: ToolProcess | undefined;
       let dialer: ToolProcess | undefined;
       try {
+        // their link, and the built-in router's to each of them (it dials their link listeners)
         await eventually(
-          async () => (await admin.get('/fabric/v1/links', { api: 'root' })).body.data.length === 1,
+          async () => (await admin.get('/fabric/v1/links', { api: 'root' })).body.data.length === 3,
           60_000,
           'the stock routers online and linked',
         );
@@ -58,9 +60,13 @@ describe('console: linked stock routers and their circuits (Chromium, ziti route
         await expect.poll(() => cells('stock-r1'), { timeout: 15_000 }).toEqual(['stock-r1', 'online', 'stock', '0']);
         await expect.poll(() => cells('stock-r2')).toEqual(['stock-r2', 'online', 'stock', '0']);
         await expect.poll(() => cells('er-builtin')).toEqual(['er-builtin', 'online', 'built-in', '0']);
-        const link = page.getByRole('table', { name: 'Links between routers' }).getByTestId('fabric-link');
+        const linkRows = page.getByRole('table', { name: 'Links between routers' }).getByTestId('fabric-link');
+        const link = linkRows.filter({ hasNotText: 'er-builtin' });
         await expect.poll(async () => (await link.locator('td').allTextContents()).slice(2)).toEqual(['connected', '1', 'tls']);
         expect((await link.locator('td').allTextContents()).slice(0, 2).sort()).toEqual(['stock-r1', 'stock-r2']);
+        const builtinLinks = async () =>
+          (await linkRows.filter({ hasText: 'er-builtin' }).allTextContents()).map((t) => t.replace(/connected.*/, '')).sort();
+        await expect.poll(builtinLinks).toEqual(['er-builtinstock-r1', 'er-builtinstock-r2']);
         await page.getByText('No circuit is open.').waitFor();
 
         // the Go SDK hosts and dials through the stock router: its circuit appears without a reload
@@ -94,6 +100,7 @@ describe('console: linked stock routers and their circuits (Chromium, ziti route
         await mesh.getByRole('img', { name: 'router stock-r1, online, stock router, 1 open circuit' }).waitFor({ timeout: 15_000 });
         await mesh.getByRole('img', { name: "router er-builtin, online, Weft's built-in router" }).waitFor();
         await mesh.getByRole('img', { name: /^link stock-r[12] → stock-r[12], connected, cost 1$/ }).waitFor();
+        await mesh.getByRole('img', { name: 'link er-builtin → stock-r2, connected, cost 1' }).waitFor();
         const mapCircuit = page.getByTestId('network-circuit');
         await expect
           .poll(() => mapCircuit.locator('td').allTextContents(), { timeout: 10_000 })
@@ -107,10 +114,13 @@ describe('console: linked stock routers and their circuits (Chromium, ziti route
         await mesh.getByRole('img', { name: 'router stock-r2, offline, stock router' }).waitFor({ timeout: 30_000 });
         await page.getByRole('button', { name: /^edge router stock-r2 \(.*\), offline/ }).waitFor();
         await page.getByText('No circuit is open.').waitFor();
-        expect(await mesh.getByTestId('mesh-link').count()).toBe(0);
+        // what is left: the built-in router's link to stock-r1
+        await expect.poll(() => mesh.getByTestId('mesh-link').count()).toBe(1);
+        await mesh.getByRole('img', { name: 'link er-builtin → stock-r1, connected, cost 1' }).waitFor();
         await go('/live');
         await expect.poll(() => cells('stock-r2'), { timeout: 15_000 }).toEqual(['stock-r2', 'offline', 'stock', '0']);
-        await page.getByText('No links between routers').waitFor();
+        await expect.poll(builtinLinks).toEqual(['er-builtinstock-r1']);
+        expect(await link.count()).toBe(0);
       } finally {
         dialer?.end();
         server?.end();

@@ -79,13 +79,15 @@ const C = () => routers.c!;
 
 describe('links between stock routers', () => {
   it('each router hears where the others accept links', async () => {
-    // a came first: it hears of b, then of c; c hears of both at once
+    // a came first: it hears of b, then of c; c hears of both at once, and of the built-in router (it accepts no
+    // links: without a link listener of its own it dials theirs)
     await A().ch.waitFor((m) => m.contentType === 1050 && peerChanges(m)[0]!.id === C().enrolled.id);
     const toC = await C().ch.waitFor((m) => m.contentType === 1050);
     expect(peerChanges(toC).sort((x, y) => x.id.localeCompare(y.id))).toEqual(
       [
         { id: A().enrolled.id, state: 0, listeners: [{ address: 'tls:127.0.0.1:10080', protocol: 'tls', groups: ['default'] }] },
         { id: B().enrolled.id, state: 0, listeners: [{ address: 'tls:127.0.0.1:10081', protocol: 'tls', groups: ['default'] }] },
+        { id: app.router!.id, state: 0, listeners: [] },
       ].sort((x, y) => x.id.localeCompare(y.id)),
     );
     const routerB = (await admin.get(`/fabric/v1/routers/${B().enrolled.id}`, { api: 'root' })).body.data;

@@ -22,7 +22,14 @@ const files: Record<string, string> = {};
 const fabric = (path: string) => admin.get(`/fabric/v1${path}`, { api: 'root' });
 const idOf = async (kind: string, name: string): Promise<string> =>
   (await admin.get(`/${kind}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0]?.id;
-const links = async () => (await fabric('/links')).body.data as any[];
+/** Links between the two stock routers (the built-in router dials each of them too). */
+const links = async () => ((await fabric('/links')).body.data as any[]).filter((l) => ![l.sourceRouter.id, l.destRouter.id].includes(app.router!.id));
+/** The stock routers the built-in router has dialed a link to. */
+const builtinLinkedTo = async () =>
+  ((await fabric('/links')).body.data as any[])
+    .filter((l) => l.sourceRouter.id === app.router!.id)
+    .map((l) => l.destRouter.name as string)
+    .sort();
 const circuits = async () => (await fabric('/circuits')).body.data as any[];
 const online = async (r: RouterDir) => (await admin.get(`/edge-routers/${r.id}`)).body.data.isOnline === true;
 
@@ -70,6 +77,8 @@ describe('two stock routers linked through Weft', { timeout: 180_000 }, () => {
     const router = (await fabric(`/routers/${rb.id}`)).body.data;
     expect(router.listenerAddresses).toEqual([{ address: `tls:127.0.0.1:${rb.linkPort}`, protocol: 'tls' }]);
     expect(await cli.ok('fabric', 'list', 'links')).toMatch(/stock-[ab] +│ stock-[ab] +│ +1 │.*│ Connected │ +up │/);
+    // the built-in router, without a link listener of its own, dials each of theirs
+    await eventually(async () => (await builtinLinkedTo()).join() === 'stock-a,stock-b', 60_000, 'the built-in router linked to both');
   });
 
   it('a dial at router A reaches the host at router B over the link: 10 MB byte-identical, the circuit shows its 2-hop path', async () => {
@@ -120,8 +129,9 @@ describe('two stock routers linked through Weft', { timeout: 180_000 }, () => {
       procs.b!.kill('SIGKILL');
       await procs.b!.exited;
       await eventually(async () => !(await online(rb)), 30_000, 'router B offline');
-      // its link and the circuit over it are gone, router A unrouted it (the dialer's connection closed)
+      // its links and the circuit over them are gone, router A unrouted it (the dialer's connection closed)
       expect(await links()).toEqual([]);
+      await eventually(async () => (await builtinLinkedTo()).join() === 'stock-a', 30_000, 'the built-in router’s link to B gone');
       await dialer.waitFor((l) => 'ended' in l);
       expect(await circuits()).toEqual([]);
       const refused = await run(sdk, ['dial', '--identity', files.client!, '--service', 'echo']);
@@ -129,6 +139,7 @@ describe('two stock routers linked through Weft', { timeout: 180_000 }, () => {
 
       procs.b = runRouter(ziti, rb);
       await eventually(async () => (await online(rb)) && (await links()).length === 1, 60_000, 'router B back and linked');
+      await eventually(async () => (await builtinLinkedTo()).join() === 'stock-a,stock-b', 60_000, 'the built-in router linked to B again');
       await eventually(
         async () => ((await admin.get(`/terminators?filter=${encodeURIComponent(`router = "${rb.id}"`)}`)).body.data as any[]).length === 1,
         60_000,

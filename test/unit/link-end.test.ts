@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { Circuit, type CircuitDial } from '../../src/main/router/circuit';
 import { bodyOf, decode, EdgeType, encode, findHeader, Header, message, u32, type Message } from '../../src/main/router/channel/wire';
 import { LinkEnd } from '../../src/main/router/link/linkEnd';
-import type { RouterLink } from '../../src/main/router/link/linkListener';
+import type { RouterLink } from '../../src/main/router/link/linkSession';
 import { decodeXgress, PayloadFlag, XgressKey, type Payload } from '../../src/main/router/link/xgressWire';
 import { ManualTime } from '../support/manualTime';
 

@@ -416,16 +416,18 @@ export class StockRouterFabric {
   fault(ch: RouterControlChannel, msg: Message): void {
     const { subject, id, iteration } = parseFault(msg.body);
     const routerId = ch.router!.id;
-    if (subject === FaultSubject.LinkFault || subject === FaultSubject.LinkDuplicate) {
-      const link = this.mesh.faulted(routerId, id, iteration);
-      // beside the channel's queue: the routes' results arrive on these channels
-      if (link) void this.rerouteOver(link.id).catch((err) => this.log(err, 'reroute'));
-      return;
-    }
+    if (subject === FaultSubject.LinkFault || subject === FaultSubject.LinkDuplicate) return this.linkFaulted(routerId, id, iteration);
     if (subject !== FaultSubject.IngressFault && subject !== FaultSubject.EgressFault && subject !== FaultSubject.ForwardFault) return;
     // a forward fault names the circuits it could not forward, separated by spaces
     const ids = new Set(id.split(' '));
     this.endCircuits((c) => ids.has(c.id) && c.path.includes(routerId));
+  }
+
+  /** A link a router dialed went (its LinkFault): the mesh drops it and the circuits over it take another path or end. */
+  linkFaulted(routerId: string, linkId: string, iteration: number): void {
+    const link = this.mesh.faulted(routerId, linkId, iteration);
+    // beside the channel's queue: the routes' results arrive on these channels
+    if (link) void this.rerouteOver(link.id).catch((err) => this.log(err, 'reroute'));
   }
 
   /**

@@ -18,6 +18,7 @@ import { SerialQueue } from '../core/serialQueue';
 import { channelTlsServer, listenOn, replaceCertificate, tlsAddress } from '../listen';
 import { parseDuration } from '../../shared/duration';
 import { BUILD_DATE, REVISION, WEFT_VERSION } from '../version';
+import type { LinkDialer } from '../router/link/linkDialer';
 import type { LinkCircuits } from '../router/link/linkCircuits';
 import { StockRouterFabric } from './fabric';
 import { LinkMesh } from './links';
@@ -227,16 +228,26 @@ export class ControlChannelServer implements ControlChannelHost {
   }
 
   /**
-   * The built-in router takes part in the stock routers' mesh (router.link_listener): they learn where it accepts links
-   * (announced as the OpenZiti version whose link protocol it speaks); circuits dialed at them may end at its
-   * terminators, and its dials for services it holds no terminator of may end at theirs. Not a transit router yet.
+   * The built-in router takes part in the stock routers' mesh: with a link listener (router.link_listener) they learn
+   * where it accepts links (announced as the OpenZiti version whose link protocol it speaks) and dial it; without one it
+   * hears where they accept links and dials them, reporting its links as a stock dialer does. Circuits dialed at them
+   * may end at its terminators, and its dials for services it holds no terminator of may end at theirs. Never a
+   * transit hop.
    */
-  attachBuiltin(router: { id: string; linkAddress: string; links: LinkCircuits }): void {
+  attachBuiltin(router: { id: string; linkAddress: string; links: LinkCircuits; linkDialer?: LinkDialer }): void {
     router.links.onEnded = (id) => this.fabric.endCircuits((c) => c.id === id);
     router.links.remote = (req) => this.fabric.routeFromBuiltin(req);
     this.fabric.attachBuiltin({ id: router.id, route: (r) => router.links.route(r), unroute: (id) => router.links.unroute(id) });
-    const listener = { address: router.linkAddress, protocol: 'tls', costTags: [], groups: ['default'], localBinding: '' };
-    this.mesh.connected(router.id, BUILTIN_LINK_VERSION, [listener], { transit: false });
+    const dialer = router.linkDialer;
+    if (dialer) {
+      dialer.reported = (link, dialAddress) =>
+        this.mesh.reported(router.id, [{ id: link.id, destRouterId: link.peerRouterId, protocol: 'tls', dialAddress, iteration: link.iteration }]);
+      dialer.faulted = (link) => this.fabric.linkFaulted(router.id, link.id, link.iteration);
+    }
+    const listeners = router.linkAddress
+      ? [{ address: router.linkAddress, protocol: 'tls', costTags: [], groups: ['default'], localBinding: '' }]
+      : [];
+    this.mesh.connected(router.id, BUILTIN_LINK_VERSION, listeners, { transit: false, deliver: dialer && ((changes) => dialer.peers(changes)) });
   }
 
   /** The routers connected now (their ids). */

@@ -28,7 +28,10 @@ export interface RouterPath {
 
 export class LinkMesh {
   /** connected routers: their version (for the peers' PeerStateChange) and link listeners */
-  private readonly peers = new Map<string, { version: string; listeners: LinkListener[]; transit: boolean }>();
+  private readonly peers = new Map<
+    string,
+    { version: string; listeners: LinkListener[]; transit: boolean; deliver?: (changes: PeerStateChange[]) => void }
+  >();
   readonly links = new Map<string, MeshLink>();
 
   constructor(private readonly channelOf: (routerId: string) => RouterControlChannel | undefined) {}
@@ -39,11 +42,17 @@ export class LinkMesh {
 
   /**
    * A router's channel is up: the others learn where it accepts links, it learns where they do. `transit: false`: paths
-   * may start or end at it, never cross it (the built-in router).
+   * may start or end at it, never cross it; `deliver`: it runs in process and hears of its peers there (the built-in
+   * router).
    */
-  connected(routerId: string, version: string | undefined, listeners: LinkListener[], { transit = true } = {}): void {
+  connected(
+    routerId: string,
+    version: string | undefined,
+    listeners: LinkListener[],
+    { transit = true, deliver }: { transit?: boolean; deliver?: (changes: PeerStateChange[]) => void } = {},
+  ): void {
     const others = [...this.peers.keys()].filter((id) => id !== routerId);
-    this.peers.set(routerId, { version: version?.split('|')[0] ?? '', listeners, transit });
+    this.peers.set(routerId, { version: version?.split('|')[0] ?? '', listeners, transit, deliver });
     const me = this.stateOf(routerId);
     for (const other of others) this.send(other, [me]);
     if (others.length > 0)
@@ -136,6 +145,8 @@ export class LinkMesh {
   }
 
   private send(routerId: string, changes: PeerStateChange[]): void {
+    const deliver = this.peers.get(routerId)?.deliver;
+    if (deliver) return deliver(changes);
     this.channelOf(routerId)?.channel.send(message(LinkMsg.PeerStateChanges, [], peerStateChanges(changes)));
   }
 

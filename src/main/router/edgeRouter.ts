@@ -32,7 +32,9 @@ import { WEFT_VERSION } from '../version';
 import { Circuit, type CircuitDial, type DialerEnd } from './circuit';
 import { EdgeConnection } from './edgeConnection';
 import { LinkCircuits } from './link/linkCircuits';
+import { LinkDialer } from './link/linkDialer';
 import { LinkListener } from './link/linkListener';
+import type { LinkHost } from './link/linkSession';
 import type { ConnectionRouter, LocalTerminator, SdkTerminator } from './types';
 
 /** How soon a hosting sync that failed is tried again. */
@@ -54,6 +56,8 @@ export interface EdgeRouterOptions {
   heartbeatMs: number;
   /** where stock routers dial to link with this one (none: the router is not part of their mesh) */
   linkListener?: { listen: { host: string; port: number }; advertiseHost: string };
+  /** the router's enrolled client certificate and key as they are now: without a link listener it dials stock routers' */
+  clientTls?: () => { keyPem: string; certChainPem: string };
   log: Logger;
 }
 
@@ -86,6 +90,8 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
   /** circuits over links from stock routers, and the listener they dial (router.link_listener) */
   readonly links: LinkCircuits;
   private linkListener?: LinkListener;
+  /** dials stock routers' link listeners when the router has none of its own (they dial it otherwise) */
+  readonly linkDialer?: LinkDialer;
   /** tls:host:port stock routers are told to link to (empty without a link listener) */
   linkAddress = '';
   private readonly conns = new Set<EdgeConnection>();
@@ -116,11 +122,31 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
     this.name = opts.name;
     this.log = opts.log;
     this.links = new LinkCircuits(this, opts.log);
+    const clientTls = opts.clientTls;
+    if (!opts.linkListener && clientTls)
+      this.linkDialer = new LinkDialer({
+        ...this.linkHost(),
+        credentials: () => ({ ...clientTls(), caPem: this.core.pki.caBundlePem }),
+      });
+  }
+
+  /** What the router's link ends (accepted or dialed) call. */
+  private linkHost(): LinkHost {
+    const links = this.links;
+    return {
+      core: this.core,
+      routerId: this.id,
+      log: this.log,
+      linked: (link) => links.linked(link),
+      xgress: (link, msg) => links.xgress(link, msg),
+      unlinked: (link) => links.unlinked(link),
+    };
   }
 
   /** The router's renewed certificate for new connections (certificateRenewal.ts); open connections keep theirs. */
   replaceCertificate(tls: { keyPem: string; certChainPem: string }): void {
     replaceCertificate(this.server, tls);
+    this.linkListener?.replaceCertificate(tls);
   }
 
   async start(): Promise<void> {
@@ -172,18 +198,7 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
   }
 
   private async listenForLinks(config: NonNullable<EdgeRouterOptions['linkListener']>): Promise<void> {
-    const links = this.links;
-    this.linkListener = new LinkListener(
-      {
-        core: this.core,
-        routerId: this.id,
-        log: this.log,
-        linked: (link) => links.linked(link),
-        xgress: (link, msg) => links.xgress(link, msg),
-        unlinked: (link) => links.unlinked(link),
-      },
-      this.opts.tls,
-    );
+    this.linkListener = new LinkListener(this.linkHost(), this.opts.tls);
     const port = await this.linkListener.listen(config.listen.host, config.listen.port);
     this.linkAddress = tlsAddress(config.advertiseHost, port);
     this.log.info({ listener: this.linkAddress }, 'edge router: link listener up');
@@ -565,6 +580,7 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
     await this.routerChanges.settled();
     this.accepting = false;
     this.links.close();
+    this.linkDialer?.close();
     await this.linkListener?.close();
     for (const c of [...this.circuits.values()]) c.close('the router is stopping');
     // end() flushes what is queued (the StateClosed just sent) before the connection goes; peers that do not

@@ -1,20 +1,14 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { WeftConfig } from '../config';
-import { provisionBuiltinRouter, type Core } from '../core/dataPlane/index';
+import { builtinRouterClientTls, provisionBuiltinRouter, type Core } from '../core/dataPlane/index';
 import { parseDuration } from '../../shared/duration';
 import { EdgeRouter } from './edgeRouter';
+import { splitTlsAddress } from '../listen';
 
 export { EdgeRouter, type RouterStatus } from './edgeRouter';
 
 export const DEFAULT_LISTENER = 'tls:127.0.0.1:3022';
-
-/** Splits tls:host:port (IPv6 in brackets). */
-export function splitTlsAddress(address: string): { host: string; port: number } {
-  const rest = address.slice('tls:'.length);
-  const i = rest.lastIndexOf(':');
-  return { host: rest.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(rest.slice(i + 1)) };
-}
 
 /**
  * Where the router listens (the default address, when not configured, falls back to a free port if taken) and what
@@ -35,7 +29,8 @@ export function routerAddresses(config: WeftConfig['router']): {
 /** Provisions (first start: creates and enrolls) Weft's own edge router and starts its listener. */
 export async function startBuiltinRouter(core: Core, config: WeftConfig['router'], dataDir: string, log: Logger): Promise<EdgeRouter> {
   const { listen, advertise } = routerAddresses(config);
-  const tls = await provisionBuiltinRouter(core, { name: config.name, advertisedHost: advertise.host, dir: join(dataDir, 'router') });
+  const dir = join(dataDir, 'router');
+  const tls = await provisionBuiltinRouter(core, { name: config.name, advertisedHost: advertise.host, dir });
   const router = new EdgeRouter({
     core,
     id: tls.id,
@@ -45,6 +40,7 @@ export async function startBuiltinRouter(core: Core, config: WeftConfig['router'
     tls,
     heartbeatMs: parseDuration(config.heartbeat_interval),
     ...(config.link_listener && { linkListener: { listen: splitTlsAddress(config.link_listener), advertiseHost: advertise.host } }),
+    clientTls: () => builtinRouterClientTls(dir),
     log,
   });
   await router.start();

@@ -165,6 +165,11 @@ async function reissueBuiltinRouter(
   return { id: row.id, name: row.name, keyPem: server.keyPem, certChainPem: issued.serverCert };
 }
 
+/** The built-in router's enrolled client certificate chain and key as they are now (a renewal replaces them). */
+export function builtinRouterClientTls(dir: string): { keyPem: string; certChainPem: string } {
+  return { keyPem: readFileSync(join(dir, FILES.clientKey), 'utf8'), certChainPem: readFileSync(join(dir, FILES.clientChain), 'utf8') };
+}
+
 function writeAtomically(path: string, content: string, mode: number): void {
   const tmp = `${path}.tmp`;
   writeFileSync(tmp, content, { mode });

@@ -17,6 +17,7 @@ export {
 export { builtinRouterId } from '../policy/index';
 export {
   markRoutersOffline,
+  builtinRouterClientTls,
   coverBuiltinRouterHost,
   provisionBuiltinRouter,
   renewBuiltinRouterIfDue,

@@ -10,7 +10,7 @@ import { Header, str, type Headers, type Message } from '../channel/wire';
 import type { Circuit, CircuitDial } from '../circuit';
 import { dialHost, type HostDial } from '../hostDial';
 import type { ConnectionRouter } from '../types';
-import type { RouterLink } from './linkListener';
+import type { RouterLink } from './linkSession';
 import { LinkEnd } from './linkEnd';
 import { systemXgressTime, type XgressTime } from './xgressEnd';
 import { decodeXgress, XgressWireError, type Originator } from './xgressWire';
@@ -124,7 +124,8 @@ export class LinkCircuits {
    * with the host's public key, or why not.
    */
   async dial(circuit: Circuit, req: Omit<LinkDialRequest, 'circuitId' | 'install' | 'peerData'>, dialer: Headers): Promise<HostDial> {
-    if (!this.remote) return { failure: `service ${req.grant.serviceName} has no terminators`, cause: 'NO_TERMINATORS' };
+    // no link up: nothing elsewhere is reachable (the answer a lone router gives)
+    if (!this.remote || this.links.size === 0) return { failure: `service ${req.grant.serviceName} has no terminators`, cause: 'NO_TERMINATORS' };
     let end: LinkEnd | undefined;
     const install = (circuitId: string, linkId: string): LocalRouteResult => {
       const link = this.links.get(linkId);

@@ -4,7 +4,7 @@
 // conn ids and edge sequence numbers stay on their side).
 import { encode, EdgeType, Header, findHeader, bodyOf, message, u32, type Headers } from '../channel/wire';
 import type { Circuit, LinkCircuitEnd, Side } from '../circuit';
-import type { RouterLink } from './linkListener';
+import type { RouterLink } from './linkSession';
 import { XgressReceiver, XgressSender, type XgressTime } from './xgressEnd';
 import { encodeAck, encodePayload, hasFlag, PayloadFlag, XgressKey, type Originator, type Payload } from './xgressWire';
 

@@ -5,58 +5,12 @@
 // a dialer that offers several connections per link (multi-underlay) keeps to this one. After the hello: xgress
 // payloads, acks and controls for the router's circuits, and heartbeats both ways.
 import type { Server, TLSSocket } from 'node:tls';
-import type { Logger } from 'pino';
-import { authorizeRouterControl, DataPlaneRefusal, type Core } from '../../core/dataPlane/index';
-import { channelTlsServer, listenOn } from '../../listen';
+import { authorizeRouterControl, DataPlaneRefusal } from '../../core/dataPlane/index';
+import { channelTlsServer, listenOn, replaceCertificate } from '../../listen';
 import { Channel } from '../channel/channel';
-import { MAX_FRAME } from '../edgeConnection';
-import {
-  ChannelType,
-  decode,
-  getStr,
-  getU32,
-  getU64,
-  Header,
-  HELLO_LIMITS,
-  message,
-  str,
-  u64,
-  type FrameLimits,
-  type Message,
-} from '../channel/wire';
+import { ChannelType, decode, getStr, getU32, Header, HELLO_LIMITS, str, type Message } from '../channel/wire';
+import { beat, HEARTBEAT_MS, HELLO_TIMEOUT_MS, LINK_ALPN, LINK_LIMITS, linkMessage, type LinkHost, type RouterLink } from './linkSession';
 import { LinkChannelType, LinkHeader } from './xgressWire';
-
-/** The TLS application protocol of router links. */
-export const LINK_ALPN = 'ziti-link';
-/** After the hello: a payload carries one SDK write, as large as an edge Data frame may be. */
-const LINK_LIMITS: FrameLimits = { maxHeaders: 64 * 1024, maxFrame: MAX_FRAME };
-/** How long a dialer may take to send its hello (OpenZiti's channel ConnectTimeout). */
-const HELLO_TIMEOUT_MS = 5_000;
-/** A heartbeat goes out this often (OpenZiti's links: 10 s); a link silent for UNRESPONSIVE_MS is closed (60 s). */
-const HEARTBEAT_MS = 10_000;
-const UNRESPONSIVE_MS = 60_000;
-
-/** An accepted link: the stock router at its other end dialed it. */
-export interface RouterLink {
-  id: string;
-  /** the dialing router */
-  peerRouterId: string;
-  iteration: number;
-  channel: Channel;
-}
-
-/** What the listener asks of the built-in router. */
-export interface LinkHost {
-  readonly core: Core;
-  readonly routerId: string;
-  readonly log: Logger;
-  /** a link is up; its xgress messages follow */
-  linked(link: RouterLink): void;
-  /** an xgress payload, ack or control on a link */
-  xgress(link: RouterLink, msg: Message): void;
-  /** the link's connection closed */
-  unlinked(link: RouterLink): void;
-}
 
 export class LinkListener {
   port = 0;
@@ -81,9 +35,14 @@ export class LinkListener {
       },
     });
     this.timer = setInterval(() => {
-      for (const c of this.links) c.beat();
+      for (const c of this.links) if (c.link) beat(c.link);
     }, HEARTBEAT_MS);
     this.timer.unref();
+  }
+
+  /** The router's renewed certificate for new links; open links keep theirs. */
+  replaceCertificate(tls: { keyPem: string; certChainPem: string }): void {
+    replaceCertificate(this.server, tls);
   }
 
   async listen(hostname: string, port: number): Promise<number> {
@@ -121,18 +80,7 @@ class LinkConnection {
 
   private onMessage(msg: Message): void {
     if (!this.link) return void this.hello(msg).catch((err: unknown) => this.refuse(msg, 'internal error', err));
-    const beat = getU64(msg.headers, Header.Heartbeat);
-    if (beat !== undefined) this.channel.send(message(ChannelType.Heartbeat, [[Header.HeartbeatResponse, u64(beat)]]));
-    switch (msg.contentType) {
-      case ChannelType.Heartbeat:
-      case ChannelType.Result:
-        return;
-      case ChannelType.Latency:
-        this.channel.result(msg, true);
-        return;
-      default:
-        this.host.xgress(this.link, msg);
-    }
+    linkMessage(this.host, this.link, msg);
   }
 
   private async hello(msg: Message): Promise<void> {
@@ -161,13 +109,6 @@ class LinkConnection {
     this.link = { id: linkId, peerRouterId, iteration: getU32(msg.headers, LinkHeader.LinkHeaderIteration) ?? 0, channel: this.channel };
     this.host.log.info({ link: linkId, router: peerRouterId }, 'link listener: link accepted');
     this.host.linked(this.link);
-  }
-
-  /** A heartbeat out (header 5); a link silent for too long is closed. */
-  beat(): void {
-    if (!this.link || this.channel.closed) return;
-    if (Date.now() - this.channel.lastRead > UNRESPONSIVE_MS) return this.channel.close(new Error('link unresponsive'));
-    this.channel.send(message(ChannelType.Heartbeat, [[Header.Heartbeat, u64(BigInt(Date.now()) * 1_000_000n)]]));
   }
 
   private refuse(msg: Message | undefined, reason: string, err?: unknown): void {
