@@ -18,6 +18,8 @@ export interface Enrolled {
   id: string;
   keyPem: string;
   certPem: string;
+  /** the server certificate chain (localhost, 127.0.0.1) and its key, for a link listener */
+  server: { keyPem: string; certPem: string };
 }
 
 /** An edge router created through the Management API and enrolled (POST /enroll/erott) with its own key. */
@@ -26,13 +28,13 @@ export async function enrolledRouter(app: TestApp, admin: ApiClient, name: strin
   return { id, ...(await enroll(app, admin, id)) };
 }
 
-export async function enroll(app: TestApp, admin: ApiClient, id: string): Promise<{ keyPem: string; certPem: string }> {
+export async function enroll(app: TestApp, admin: ApiClient, id: string): Promise<Omit<Enrolled, 'id'>> {
   const token = (await admin.get(`/edge-routers/${id}`)).body.data.enrollmentToken as string;
   const client = await csr('EC-P256', id);
   const server = await csrWithSans(id, ['localhost'], ['127.0.0.1']);
   const r = await app.client().post('/enroll/erott', { token, certCsr: client.csrPem, serverCertCsr: server.csrPem }, { api: 'client' });
   expect(r.status).toBe(200);
-  return { keyPem: client.keyPem, certPem: r.body.data.cert as string };
+  return { keyPem: client.keyPem, certPem: r.body.data.cert as string, server: { keyPem: server.keyPem, certPem: r.body.data.serverCert as string } };
 }
 
 export async function isOnline(admin: ApiClient, id: string): Promise<boolean> {
