@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { ChannelType, contentTypeOf, decode, EdgeType, encode, findHeader, FrameDecoder, Header, i32, type FrameLimits, type Message } from './wire';
+import { ChannelType, contentTypeOf, decode, EdgeType, encode, encodeHead, findHeader, FrameDecoder, Header, i32, type FrameLimits, type Message } from './wire';
 
 export interface ChannelHandlers {
   /** Edge Data frames, raw (the relay forwards them without decoding). */
@@ -19,6 +19,9 @@ export const HELLO_SEQUENCE = -1;
  * One OpenZiti channel over a TLS (or any duplex) stream, usable by either side: frames in and out, our own
  * sequence numbers, replies matched to requests by their ReplyFor header, headers 128–255 reflected into replies.
  */
+/** Bodies from this size on are written beside their frame's head rather than copied into one buffer. */
+const LARGE_BODY = 16 * 1024;
+
 export class Channel {
   private sequence = 0;
   private readonly pending = new Map<number, { resolve(m: Message): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
@@ -79,7 +82,10 @@ export class Channel {
   /** Writes a message with the next sequence number (unless it carries one, as hellos do: -1). false = back off. */
   send(msg: Message): boolean {
     if (msg.sequence === 0) msg.sequence = ++this.sequence;
-    return this.write(encode(msg));
+    if (msg.body.length < LARGE_BODY) return this.write(encode(msg));
+    // a large body goes out after its head as is (one TLS write with it, the writes being corked)
+    this.write(encodeHead(msg));
+    return this.write(msg.body);
   }
 
   /**

@@ -102,9 +102,19 @@ export function message(contentType: number, headers: Array<[number, Buffer]> = 
 }
 
 export function encode(m: Message): Buffer {
+  return encodeWith(m, m.body.length);
+}
+
+/** A frame's prefix and headers without its body, which is written after it as is (large bodies are not copied). */
+export function encodeHead(m: Message): Buffer {
+  return encodeWith(m, 0);
+}
+
+/** The frame with the first `copied` bytes of its body (all or nothing); the prefix declares the whole body. */
+function encodeWith(m: Message, copied: number): Buffer {
   let headerBytes = 0;
   for (const v of m.headers.values()) headerBytes += 8 + v.length;
-  const out = Buffer.allocUnsafe(PREFIX_BYTES + headerBytes + m.body.length);
+  const out = Buffer.allocUnsafe(PREFIX_BYTES + headerBytes + copied);
   out.writeUInt32LE(MAGIC, 0);
   out.writeInt32LE(m.contentType, 4);
   out.writeInt32LE(m.sequence, 8);
@@ -117,7 +127,7 @@ export function encode(m: Message): Buffer {
     v.copy(out, off + 8);
     off += 8 + v.length;
   }
-  m.body.copy(out, off);
+  if (copied > 0) m.body.copy(out, off);
   return out;
 }
 

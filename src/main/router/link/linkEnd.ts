@@ -73,7 +73,8 @@ export class LinkEnd implements LinkCircuitEnd {
       const at = findHeader(frame, edge);
       if (at) headers.set(key, Buffer.from(frame.subarray(at.offset, at.offset + at.length)));
     }
-    return this.sender.write(Buffer.from(bodyOf(frame)), headers);
+    // the body is not copied: a read buffer is never reused, and nothing writes into a frame once relayed to a link
+    return this.sender.write(bodyOf(frame), headers);
   }
 
   drained(): Promise<void> {
