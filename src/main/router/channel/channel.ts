@@ -1,5 +1,18 @@
 import type { Duplex } from 'node:stream';
-import { ChannelType, contentTypeOf, decode, EdgeType, encode, encodeHead, findHeader, FrameDecoder, Header, i32, type FrameLimits, type Message } from './wire';
+import {
+  ChannelType,
+  contentTypeOf,
+  decode,
+  EdgeType,
+  encode,
+  encodeHead,
+  findHeader,
+  FrameDecoder,
+  Header,
+  i32,
+  type FrameLimits,
+  type Message,
+} from './wire';
 
 export interface ChannelHandlers {
   /** Edge Data frames, raw (the relay forwards them without decoding). */
