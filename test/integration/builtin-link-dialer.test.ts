@@ -4,7 +4,9 @@
 // v1.7.2 hello that is never grouped; the listener's VerifyRouter for it passes; the controller lists the link as the
 // built-in router's. A refused hello, an answer that is no frame and a link closed by the listener are each dialed
 // again with the same link id and the next iteration (the controller faults a closed link to the other router); the
-// process keeps serving throughout.
+// process keeps serving throughout. Linked, a dial at the built-in router takes the better terminator: its own over an
+// equal one across the link (the link's cost), one across the link whose precedence is better over its own.
+import { once } from 'node:events';
 import { createServer, type Server, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProtoReader, ProtoWriter } from '../../src/main/ctrl/protobuf';
@@ -12,7 +14,16 @@ import { fingerprintSha1 } from '../../src/main/core/pki/index';
 import { ChannelType, getStr, getU32, Header, message, str, type Message } from '../../src/main/router/channel/wire';
 import { startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { connectedRouter, enrolledRouter, ScriptedRouter, type Enrolled } from '../support/scriptedRouter';
+import { edgeClient, openRouter, sdkIdentity, serviceBetween, serviceSession } from '../support/overlay';
+import {
+  connectedRouter,
+  createTerminator,
+  enrolledRouter,
+  routeResult,
+  ScriptedRouter,
+  sdkCredentials,
+  type Enrolled,
+} from '../support/scriptedRouter';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -104,7 +115,7 @@ async function routerWithListener(name: string, answer: Answer = 'accept') {
   return { enrolled, listener, ctrl };
 }
 
-const opened: Array<{ listener: ScriptedLinkListener; ctrl: ScriptedRouter }> = [];
+const opened: Array<Awaited<ReturnType<typeof routerWithListener>>> = [];
 
 beforeAll(async () => {
   app = await startTestApp();
@@ -183,4 +194,57 @@ describe('the built-in router dials stock routers’ link listeners', () => {
     refusing.listener.answer = 'accept';
     await expect.poll(async () => (await fabricLinks()).some((l) => l.destRouter.id === refusing.enrolled.id), { timeout: 15_000 }).toBe(true);
   });
+
+  it('a dial at the built-in router takes its own terminator unless one across a link is better', async () => {
+    const s = opened[0]!; // linked since the first test
+    s.ctrl.answers.set(1005, routeResult);
+    await openRouter(app, admin);
+    for (const [kind, roles] of [
+      ['/edge-router-policies', { identityRoles: ['#all'] }],
+      ['/service-edge-router-policies', { serviceRoles: ['#all'] }],
+    ] as const)
+      await admin.create(kind, { name: `all-at-${kind.length}`, semantic: 'AnyOf', edgeRouterRoles: [`@${s.enrolled.id}`], ...roles });
+    const [host, dialer] = await Promise.all([sdkIdentity(app, admin, 'pref-host'), sdkIdentity(app, admin, 'pref-dialer')]);
+    const serviceId = await serviceBetween(admin, 'pref-echo', host, dialer);
+    const hostClient = edgeClient(app, host);
+    const dialClient = edgeClient(app, dialer);
+    try {
+      const listener = hostClient.listen(await serviceSession(host, serviceId, 'Bind'));
+      const accepted: unknown[] = [];
+      listener.on('connection', (c: { destroy(): void }) => accepted.push(c));
+      await once(listener, 'bound');
+      const terminatorAtS = async (address: string, precedence: number) => {
+        const c = await sdkCredentials(app, host, serviceId, 'Bind');
+        const made = await s.ctrl.channel.request(
+          precedence ? withPrecedence(createTerminator(address, c), precedence) : createTerminator(address, c),
+          10_000,
+        );
+        expect(new ProtoReader(made.body).uint(2)).toBe(0);
+      };
+      const routesToS = () => s.ctrl.received.filter((m) => m.contentType === 1005).length;
+      const routedBefore = routesToS();
+
+      // an equal terminator across the link costs the link's hop more: the built-in router's own is taken
+      await terminatorAtS('pref-default', 0);
+      const first = await dialClient.dial(await serviceSession(dialer, serviceId, 'Dial'));
+      await expect.poll(() => accepted.length).toBe(1);
+      expect(routesToS()).toBe(routedBefore);
+      first.destroy();
+
+      // a required one across the link beats its own default one: the controller routes the dial to router S
+      await terminatorAtS('pref-required', 1);
+      const second = await dialClient.dial(await serviceSession(dialer, serviceId, 'Dial'));
+      await expect.poll(routesToS).toBe(routedBefore + 1);
+      expect(accepted).toHaveLength(1);
+      second.destroy();
+    } finally {
+      hostClient.close();
+      dialClient.close();
+    }
+  });
 });
+
+/** A CreateTerminatorV2 with a precedence (field 6: default 0, required 1, failed 2). */
+function withPrecedence(m: Message, precedence: number): Message {
+  return { ...m, body: Buffer.concat([m.body, new ProtoWriter().uint(6, precedence).finish()]) };
+}

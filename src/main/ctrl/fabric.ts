@@ -125,6 +125,20 @@ export class StockRouterFabric {
     }
   }
 
+  /**
+   * Whether a terminator at another router, reachable from the built-in router, beats its own best one (precedence
+   * rank, then cost plus the path's cost: the choice `pick` makes for a dial at a stock router).
+   */
+  async remoteBeats(serviceId: string, instanceId: string, local: { rank: number; cost: number }): Promise<boolean> {
+    const peer = this.builtin;
+    if (!peer) return false;
+    const choices = (await terminatorChoices(this.core(), serviceId, instanceId)).filter((t) => t.routerId !== peer.id);
+    const picked = this.pick(peer.id, choices);
+    if (!picked) return false;
+    const rank = PRECEDENCE_RANK[picked.terminator.precedence];
+    return rank < local.rank || (rank === local.rank && picked.terminator.cost + picked.path.cost < local.cost);
+  }
+
   /** The built-in router routes circuits over its links from now on (or, with undefined, no more). */
   attachBuiltin(peer: BuiltinRouterPeer | undefined): void {
     if (this.builtin && this.builtin !== peer) this.endCircuits((c) => c.path.includes(this.builtin!.id));

@@ -237,6 +237,7 @@ export class ControlChannelServer implements ControlChannelHost {
   attachBuiltin(router: { id: string; linkAddress: string; links: LinkCircuits; linkDialer?: LinkDialer }): void {
     router.links.onEnded = (id) => this.fabric.endCircuits((c) => c.id === id);
     router.links.remote = (req) => this.fabric.routeFromBuiltin(req);
+    router.links.remoteBeats = (q) => this.fabric.remoteBeats(q.serviceId, q.instanceId, q);
     this.fabric.attachBuiltin({ id: router.id, route: (r) => router.links.route(r), unroute: (id) => router.links.unroute(id) });
     const dialer = router.linkDialer;
     if (dialer) {

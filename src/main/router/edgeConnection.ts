@@ -31,7 +31,7 @@ import {
 } from './channel/wire';
 import type { Circuit, CircuitDial } from './circuit';
 import { dialHost } from './hostDial';
-import type { BindingConnection, ConnectionRouter, SdkTerminator } from './types';
+import { terminatorRank, type BindingConnection, type ConnectionRouter, type SdkTerminator } from './types';
 
 /** SDKs send each write as one Data frame, however large (io.Copy: 32 KiB; a single 10 MB write: 10 MB). */
 export const MAX_FRAME = 64 * 1024 * 1024;
@@ -237,7 +237,12 @@ export class EdgeConnection implements BindingConnection {
     if (ended.has(grant.sessionId)) return this.refuse(msg, 'the session no longer exists');
     const instance = getStr(msg.headers, Header.TerminatorIdentity) ?? '';
     const started = Date.now();
-    const terminator = this.router.pickTerminator(grant.serviceId, instance);
+    const local = this.router.pickTerminator(grant.serviceId, instance);
+    // linked with other routers, one of their terminators may be the better choice (precedence, then cost with the
+    // path's, as the controller picks for a stock router); else the best one here, picked again after the question
+    const remote =
+      local !== undefined && (await this.router.links.preferRemote(grant.serviceId, instance, { rank: terminatorRank(local), cost: local.cost }));
+    const terminator = remote ? undefined : local && this.router.pickTerminator(grant.serviceId, instance);
     const info: CircuitDial = {
       serviceId: grant.serviceId,
       serviceName: grant.serviceName,

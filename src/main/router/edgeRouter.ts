@@ -35,7 +35,7 @@ import { LinkCircuits } from './link/linkCircuits';
 import { LinkDialer } from './link/linkDialer';
 import { LinkListener } from './link/linkListener';
 import type { LinkHost } from './link/linkSession';
-import type { ConnectionRouter, LocalTerminator, SdkTerminator } from './types';
+import { terminatorRank, type ConnectionRouter, type LocalTerminator, type SdkTerminator } from './types';
 
 /** How soon a hosting sync that failed is tried again. */
 const HOSTING_RETRY_MS = 1_000;
@@ -358,13 +358,12 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
 
   /** The best live terminator of a service for an instance id: required before default before failed, then cheapest. */
   pickTerminator(serviceId: string, instance: string): LocalTerminator | undefined {
-    const rank = { required: 0, default: 1, failed: 2 } as const;
     let best: LocalTerminator | undefined;
     let bestScore = Infinity;
     for (const t of this.terminators.values()) {
       if (t.serviceId !== serviceId || t.identity !== instance) continue;
       if (t.kind === 'sdk' && t.conn.channel.closed) continue;
-      const score = (t.healthy ? rank[t.precedence] : 2) * 1e6 + t.cost + Math.random();
+      const score = terminatorRank(t) * 1e6 + t.cost + Math.random();
       if (score < bestScore) {
         best = t;
         bestScore = score;

@@ -3,7 +3,7 @@
 // it); the router, and a connection dialing another's terminator, know a binding connection as a BindingConnection
 // (the EdgeConnection implements it); a circuit knows its connections as CircuitConnections (circuit.ts).
 import type { Logger } from 'pino';
-import type { ChannelCaller, Core, HostV1, RouterTerminator } from '../core/dataPlane/index';
+import { PRECEDENCE_RANK, type ChannelCaller, type Core, type HostV1, type RouterTerminator } from '../core/dataPlane/index';
 import type { Circuit, CircuitConnection, CircuitDial, DialerEnd } from './circuit';
 import type { LinkCircuits } from './link/linkCircuits';
 
@@ -38,6 +38,9 @@ export interface HostTerminator {
 }
 
 export type LocalTerminator = SdkTerminator | HostTerminator;
+
+/** Where a terminator stands in the choice: its precedence's rank (required 0, default 1, failed 2; failed when unhealthy). */
+export const terminatorRank = (t: LocalTerminator): number => (t.healthy ? PRECEDENCE_RANK[t.precedence] : PRECEDENCE_RANK.failed);
 
 /** What the router and other connections use of a connection that binds services (an EdgeConnection). */
 export interface BindingConnection extends CircuitConnection {

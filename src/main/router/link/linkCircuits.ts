@@ -56,6 +56,8 @@ export class LinkCircuits {
   onEnded: (circuitId: string, reason: string) => void = () => undefined;
   /** the controller's routing of a dial here to a terminator elsewhere (set while the router is part of the mesh) */
   remote?: (req: LinkDialRequest) => Promise<{ peerData: Map<number, Buffer> } | { failure: string }>;
+  /** the controller's judgement whether a terminator elsewhere beats one here of that rank and cost (set with `remote`) */
+  remoteBeats?: (q: { serviceId: string; instanceId: string; rank: number; cost: number }) => Promise<boolean>;
 
   constructor(
     private readonly router: ConnectionRouter,
@@ -88,6 +90,12 @@ export class LinkCircuits {
     if (!end || end.link !== link) return;
     if (m.kind === 'payload') end.receiver.receive(m);
     else if (m.kind === 'ack') end.sender.ack(m);
+  }
+
+  /** Whether a dial here had better go to a terminator at another router than to this router's best (rank, cost). */
+  async preferRemote(serviceId: string, instanceId: string, local: { rank: number; cost: number }): Promise<boolean> {
+    if (!this.remoteBeats || this.links.size === 0) return false;
+    return this.remoteBeats({ serviceId, instanceId, ...local });
   }
 
   /** The circuit's end at this router: its host dialed, the link end made; nothing is kept when it fails. */
