@@ -256,7 +256,7 @@ export class EdgeConnection implements BindingConnection {
     };
     // none here: with the router in the stock routers' mesh, the controller may route it to one at another router
     // (and reports the circuit's events itself)
-    const overLink = !terminator && this.router.links.remote !== undefined;
+    const overLink = !terminator && this.router.links.routable;
     if (!terminator && !overLink) {
       this.router.reportCircuit('failed', newId(), info, Date.now() - started, 'NO_TERMINATORS');
       return this.refuse(msg, `service ${grant.serviceName} has no terminators${instance ? ` for instance ${instance}` : ''}`);

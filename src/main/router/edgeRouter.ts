@@ -96,6 +96,8 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
   linkAddress = '';
   private readonly conns = new Set<EdgeConnection>();
   private readonly terminators = new Map<string, LocalTerminator>();
+  /** the terminators of each service (a dial looks at its service's only: a router may hold tens of thousands) */
+  private readonly byService = new Map<string, Set<LocalTerminator>>();
   /** ids of the SDK terminators bound with each listener id: a re-Bind finds those it replaces without a scan */
   private readonly byListener = new Map<string, Set<string>>();
   private readonly circuits = new Map<string, Circuit>();
@@ -314,12 +316,19 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
       precedence: t.precedence,
       hostId: hostIdentityId,
     });
-    this.terminators.set(id, { ...t, id });
+    this.hold({ ...t, id });
     if (t.listenerId) {
       const ids = this.byListener.get(t.listenerId) ?? new Set<string>();
       this.byListener.set(t.listenerId, ids.add(id));
     }
     return id;
+  }
+
+  /** A terminator this router holds from now on. */
+  private hold(t: LocalTerminator): void {
+    this.terminators.set(t.id, t);
+    const ofService = this.byService.get(t.serviceId) ?? new Set<LocalTerminator>();
+    this.byService.set(t.serviceId, ofService.add(t));
   }
 
   async updateTerminator(id: string, change: { cost?: number; precedence?: RouterTerminator['precedence'] }): Promise<void> {
@@ -345,6 +354,9 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
       const t = this.terminators.get(id);
       if (!t) continue;
       this.terminators.delete(id);
+      const ofService = this.byService.get(t.serviceId);
+      ofService?.delete(t);
+      if (!ofService?.size) this.byService.delete(t.serviceId);
       if (t.kind === 'sdk' && t.listenerId) {
         const ids = this.byListener.get(t.listenerId);
         ids?.delete(id);
@@ -360,8 +372,8 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
   pickTerminator(serviceId: string, instance: string): LocalTerminator | undefined {
     let best: LocalTerminator | undefined;
     let bestScore = Infinity;
-    for (const t of this.terminators.values()) {
-      if (t.serviceId !== serviceId || t.identity !== instance) continue;
+    for (const t of this.byService.get(serviceId) ?? []) {
+      if (t.identity !== instance) continue;
       if (t.kind === 'sdk' && t.conn.channel.closed) continue;
       const score = terminatorRank(t) * 1e6 + t.cost + Math.random();
       if (score < bestScore) {
@@ -429,7 +441,7 @@ export class EdgeRouter implements LiveDataPlane, ConnectionRouter {
       );
       // deleted by someone else before it was held: made again at the next sync
       if (ended.has(id)) this.hostingDirty = true;
-      else this.terminators.set(id, { kind: 'host', id, serviceId: s.serviceId, host: s.host, identity, cost, precedence, healthy: true });
+      else this.hold({ kind: 'host', id, serviceId: s.serviceId, host: s.host, identity, cost, precedence, healthy: true });
     }
   }
 

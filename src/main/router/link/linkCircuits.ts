@@ -92,9 +92,14 @@ export class LinkCircuits {
     else if (m.kind === 'ack') end.sender.ack(m);
   }
 
+  /** Whether a dial here can go to another router: the controller routes this router's dials and a link is up. */
+  get routable(): boolean {
+    return this.remote !== undefined && this.links.size > 0;
+  }
+
   /** Whether a dial here had better go to a terminator at another router than to this router's best (rank, cost). */
   async preferRemote(serviceId: string, instanceId: string, local: { rank: number; cost: number }): Promise<boolean> {
-    if (!this.remoteBeats || this.links.size === 0) return false;
+    if (!this.remoteBeats || !this.routable) return false;
     return this.remoteBeats({ serviceId, instanceId, ...local });
   }
 
@@ -133,7 +138,7 @@ export class LinkCircuits {
    */
   async dial(circuit: Circuit, req: Omit<LinkDialRequest, 'circuitId' | 'install' | 'peerData'>, dialer: Headers): Promise<HostDial> {
     // no link up: nothing elsewhere is reachable (the answer a lone router gives)
-    if (!this.remote || this.links.size === 0) return { failure: `service ${req.grant.serviceName} has no terminators`, cause: 'NO_TERMINATORS' };
+    if (!this.remote || !this.routable) return { failure: `service ${req.grant.serviceName} has no terminators`, cause: 'NO_TERMINATORS' };
     let end: LinkEnd | undefined;
     const install = (circuitId: string, linkId: string): LocalRouteResult => {
       const link = this.links.get(linkId);
