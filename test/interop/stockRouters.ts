@@ -43,8 +43,9 @@ export async function enrolledRouter(
   return { id, dir, config, edgePort, ...(linkPort && { linkPort }) };
 }
 
-export function runRouter(ziti: string, r: RouterDir): ToolProcess {
-  return new ToolProcess(ziti, ['router', 'run', r.config], { cwd: r.dir, env: { HOME: r.dir } });
+/** `ziti router run` of the router's config (`options`: e.g. --extend, which asks for new certificates at once). */
+export function runRouter(ziti: string, r: RouterDir, options: string[] = []): ToolProcess {
+  return new ToolProcess(ziti, ['router', 'run', ...options, r.config], { cwd: r.dir, env: { HOME: r.dir } });
 }
 
 /** Stops stock routers (SIGKILL); WEFT_ROUTER_LOG=<prefix> keeps each one's log in <prefix>.<name> for looking into a failure. */

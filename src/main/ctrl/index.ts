@@ -22,6 +22,7 @@ import type { LinkDialer } from '../router/link/linkDialer';
 import type { LinkCircuits } from '../router/link/linkCircuits';
 import { StockRouterFabric } from './fabric';
 import { LinkMesh } from './links';
+import { RouterExtensions } from './routerExtension';
 import { RouterModelSync } from './modelSync';
 import { RouterControlChannel } from './routerChannel';
 import type { ControlChannelHost } from './types';
@@ -104,6 +105,7 @@ export class ControlChannelServer implements ControlChannelHost {
   readonly sync: RouterModelSync;
   readonly fabric: StockRouterFabric;
   readonly mesh: LinkMesh;
+  readonly extensions: RouterExtensions;
   private readonly server: Server;
   private readonly conns = new Set<RouterControlChannel>();
   /** router id -> its current channel (a router that connects again replaces its old channel) */
@@ -122,6 +124,7 @@ export class ControlChannelServer implements ControlChannelHost {
     this.sync = new RouterModelSync(() => this.core, WEFT_VERSION, failed);
     const channelOf = (id: string) => this.byRouter.get(id);
     this.mesh = new LinkMesh(channelOf);
+    this.extensions = new RouterExtensions(() => this.core, this.log);
     this.fabric = new StockRouterFabric(
       () => this.core,
       channelOf,

@@ -17,6 +17,7 @@ import {
   type Message,
 } from '../router/channel/wire';
 import { EdgeCtrl, Fabric, parseSubscribe } from './edgeMessages';
+import { ExtensionMsg } from './routerExtension';
 import { LinkMsg, parseListeners, parseRouterLinks, parseVerifyRouter, type LinkListener } from './linkMessages';
 import type { ControlChannelHost } from './types';
 
@@ -132,6 +133,10 @@ export class RouterControlChannel {
         return this.guarded('router links', () => this.host.mesh.reported(this.router!.id, parseRouterLinks(msg.body)));
       case LinkMsg.VerifyRouter:
         return this.detached('verify router', () => this.verifyRouter(msg));
+      case ExtensionMsg.ExtendRequest:
+        return this.detached('certificate extension', () => this.host.extensions.extend(this, msg));
+      case ExtensionMsg.VerifyRequest:
+        return this.detached('certificate extension verify', () => this.host.extensions.verify(this, msg));
       case LinkMsg.LinkState:
         // a link's connections changed: nothing Weft shows yet
         return;

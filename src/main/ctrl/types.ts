@@ -4,6 +4,7 @@ import type { StockRouterFabric } from './fabric';
 import type { LinkMesh } from './links';
 import type { RouterModelSync } from './modelSync';
 import type { RouterControlChannel } from './routerChannel';
+import type { RouterExtensions } from './routerExtension';
 
 /** What a router's control channel needs of the listener that accepted it (so imports run one way). */
 export interface ControlChannelHost {
@@ -23,6 +24,8 @@ export interface ControlChannelHost {
   readonly fabric: StockRouterFabric;
   /** the links between routers */
   readonly mesh: LinkMesh;
+  /** certificates extended over the channel */
+  readonly extensions: RouterExtensions;
   /** checks a hello's router id and client certificate (throws DataPlaneRefusal) */
   authorize(routerId: string, leafDer: Buffer | undefined): Promise<ControlRouter>;
   connected(channel: RouterControlChannel): Promise<void>;

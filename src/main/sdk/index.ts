@@ -2,4 +2,5 @@
 // end-to-end encryption (see docs/shares.md and notes on the edge protocol in src/main/router).
 export { EdgeClient, EdgeListener, EncryptionNotSupportedError, type EdgeClientOptions, type ServiceSession, type SessionSource } from './edgeClient';
 export { EdgeConn, type EdgeConnInfo } from './edgeConn';
-export { EdgeRefusedError, HelloRefusedError, parseRouterUrl, RouterLink } from './routerLink';
+export { EdgeRefusedError, HelloRefusedError, RouterLink } from './routerLink';
+export { parseRouterUrl } from '../tlsDial';

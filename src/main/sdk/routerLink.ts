@@ -1,8 +1,8 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { EventEmitter } from 'node:events';
-import { isIP } from 'node:net';
-import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 import { Channel, ChannelClosedError } from '../router/channel/channel';
+import { dialTls, parseRouterUrl } from '../tlsDial';
 import {
   bodyOf,
   bool,
@@ -72,32 +72,9 @@ export interface BindHandler {
   dropped(reason: string): void;
 }
 
-/** Splits `tls:host:port` (or `tls://host:port`); IPv6 literals in brackets. */
-export function parseRouterUrl(url: string): { host: string; port: number } {
-  const m = /^tls:(?:\/\/)?(\[[^\]]+\]|[^:/]+):(\d{1,5})\/?$/.exec(url.trim());
-  const port = m ? Number(m[2]) : NaN;
-  if (!m || port < 1 || port > 65535) throw new Error(`not a router URL (tls:host:port): ${url}`);
-  return { host: m[1]!.replace(/^\[|\]$/g, ''), port };
-}
-
 function connectTls(opts: RouterLinkOptions): Promise<TLSSocket> {
   const { host, port } = parseRouterUrl(opts.url);
-  return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host, port, ca: opts.ca, cert: opts.cert, key: opts.key, ...(isIP(host) ? {} : { servername: host }) });
-    const timer = setTimeout(() => fail(new Error(`no TLS connection to ${opts.url} within ${opts.timeoutMs} ms`)), opts.timeoutMs);
-    const fail = (err: Error) => {
-      clearTimeout(timer);
-      socket.destroy();
-      reject(err);
-    };
-    socket.once('error', fail);
-    socket.once('secureConnect', () => {
-      clearTimeout(timer);
-      socket.off('error', fail);
-      socket.setNoDelay(true);
-      resolve(socket);
-    });
-  });
+  return dialTls({ host, port, ca: opts.ca, cert: opts.cert, key: opts.key }, opts.timeoutMs, opts.url);
 }
 
 /**

@@ -84,3 +84,4 @@ export {
   type FabricLink,
   type FabricLive,
 } from './fabric';
+export { confirmRouterExtension, issueRouterExtension, type RouterExtension } from '../enrollment/index';

@@ -15,7 +15,7 @@ export { caJwt, verifyCa } from './cas';
 export { enrollCa, enrollOtt, enrollOttCa, enrollUpdb } from './identityEnroll';
 export { enrollmentArchive, importIdentities } from './identityImport';
 export { createEnrollment, refreshEnrollment } from './records';
-export { enrollRouter, extendRouter, reEnrollRouter } from './routers';
+export { confirmRouterExtension, enrollRouter, extendRouter, issueRouterExtension, reEnrollRouter, type RouterExtension } from './routers';
 export { enrollToken, TOKEN_ISSUER_HEADERS } from './tokenEnroll';
 import { enrollWithSetupKey, isSetupKey } from './setupKeys';
 export { createSetupKey, enrollWithSetupKey, isSetupKey, redeemSetupKey, setupKeys } from './setupKeys';

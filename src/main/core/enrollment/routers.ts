@@ -151,16 +151,48 @@ export async function extendRouter(core: Core, peerCertificates: Buffer[], body:
     { certCsr: b.certCsr, serverCertCsr: b.serverCertCsr },
     { client: 'certCsr', server: 'serverCertCsr' },
   );
-  const changed = (
-    await core.store.runSql(
-      `UPDATE ${ROUTER_KINDS[kind].table} SET cert_pem = ?, fingerprint = ?, updated_at = ? WHERE id = ? AND fingerprint = ?`,
-      cert.certPem,
-      cert.fingerprint,
-      core.clock.now().toISOString(),
-      row.id,
-      row.fingerprint,
-    )
-  ).changes;
-  if (!changed) throw unauthorized();
+  if (!(await replaceRouterCertificate(core, kind, row.id, row.fingerprint!, cert))) throw unauthorized();
   return { ca: core.pki.caBundlePem, cert: cert.chainPem, serverCert: server.chainPem };
+}
+
+/** The router's record takes its new client certificate, unless its certificate changed meanwhile. */
+async function replaceRouterCertificate(
+  core: Core,
+  kind: keyof typeof ROUTER_KINDS,
+  id: string,
+  oldFingerprint: string,
+  cert: { certPem: string; fingerprint: string },
+): Promise<boolean> {
+  const now = core.clock.now().toISOString();
+  const sql = `UPDATE ${ROUTER_KINDS[kind].table} SET cert_pem = ?, fingerprint = ?, updated_at = ? WHERE id = ? AND fingerprint = ?`;
+  return (await core.store.runSql(sql, cert.certPem, cert.fingerprint, now, id, oldFingerprint)).changes > 0;
+}
+
+/** Certificates issued to a connected router over its control channel, not yet taken by its record. */
+export interface RouterExtension {
+  certPem: string;
+  fingerprint: string;
+  /** the client and server certificates with their intermediates, as the router writes them */
+  clientChainPem: string;
+  serverChainPem: string;
+}
+
+/**
+ * A router connected with its enrolled certificate (`fingerprint`) asks for new ones over its control channel
+ * (OpenZiti's EnrollmentExtendRouterRequest, always with requireVerification): new client and server certificates
+ * for its CSRs (the client CSR's common name must be its id). Its record keeps the old certificate until the router
+ * shows it holds the new one (confirmRouterExtension).
+ */
+export async function issueRouterExtension(core: Core, routerId: string, fingerprint: string, csrs: RouterCsrs): Promise<RouterExtension> {
+  const found = await findRouter(core, 'fingerprint', fingerprint);
+  if (!found || found.row.id !== routerId) throw unauthorized();
+  const { cert, server } = await issueRouterCertificates(core, routerId, csrs, { client: 'clientCertCsr', server: 'serverCertCsr' });
+  return { certPem: cert.certPem, fingerprint: cert.fingerprint, clientChainPem: cert.chainPem, serverChainPem: server.chainPem };
+}
+
+/** The router holds the extension's certificate: its record takes it (false when its certificate changed meanwhile). */
+export async function confirmRouterExtension(core: Core, routerId: string, oldFingerprint: string, extension: RouterExtension): Promise<boolean> {
+  const found = await findRouter(core, 'fingerprint', oldFingerprint);
+  if (!found || found.row.id !== routerId) return false;
+  return replaceRouterCertificate(core, found.kind, routerId, oldFingerprint, extension);
 }

@@ -7,10 +7,8 @@
 // refused. The dialer reports its links (RouterLinks) and their ends (LinkFault), and dials again while the peer is
 // healthy: the same link id, the next iteration, waiting longer after each failure.
 import { randomUUID } from 'node:crypto';
-import { isIP } from 'node:net';
-import { connect, type TLSSocket } from 'node:tls';
 import { newId } from '../../core/ids';
-import { splitTlsAddress } from '../../listen';
+import { dialTls, parseRouterUrl } from '../../tlsDial';
 import { Channel } from '../channel/channel';
 import { ChannelType, decode, getStr, Header, message, str, u32, type Message } from '../channel/wire';
 import { beat, HEARTBEAT_MS, HELLO_TIMEOUT_MS, LINK_ALPN, LINK_LIMITS, linkMessage, type LinkHost, type RouterLink } from './linkSession';
@@ -145,36 +143,18 @@ export class LinkDialer {
 
   /** TLS, the hello and its answer; the link, or why not. */
   private async connect(s: DialState, iteration: number): Promise<RouterLink> {
-    const { host, port } = splitTlsAddress(s.address);
+    const { host, port } = parseRouterUrl(s.address);
     const creds = this.host.credentials();
-    const socket = connect({
-      host,
-      port,
-      ...(isIP(host) === 0 && { servername: host }),
-      ALPNProtocols: [LINK_ALPN],
-      key: creds.keyPem,
-      cert: creds.certChainPem,
-      ca: creds.caPem,
-    });
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => fail(new Error(`no TLS connection within ${HELLO_TIMEOUT_MS} ms`)), HELLO_TIMEOUT_MS);
-      const fail = (e: Error) => {
-        clearTimeout(timer);
-        socket.destroy();
-        reject(e);
-      };
-      socket.once('error', fail);
-      socket.once('secureConnect', () => {
-        clearTimeout(timer);
-        socket.off('error', fail);
-        resolve();
-      });
-    });
+    const socket = await dialTls(
+      { host, port, ALPNProtocols: [LINK_ALPN], key: creds.keyPem, cert: creds.certChainPem, ca: creds.caPem },
+      HELLO_TIMEOUT_MS,
+      s.address,
+    );
     let link: RouterLink | undefined;
     const onMessage = (msg: Message) => {
       if (link) linkMessage(this.host, link, msg);
     };
-    const channel = new Channel(socket as TLSSocket, LINK_LIMITS, {
+    const channel = new Channel(socket, LINK_LIMITS, {
       onData: (frame) => onMessage(decode(frame)),
       onMessage,
       onClose: () => {
