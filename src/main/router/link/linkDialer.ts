@@ -94,11 +94,6 @@ export class LinkDialer {
     }
   }
 
-  /** Links this router dialed that are up now. */
-  links(): RouterLink[] {
-    return [...this.states.values()].flatMap((s) => (s.link ? [s.link] : []));
-  }
-
   close(): void {
     this.stopped = true;
     clearInterval(this.timer);
@@ -116,6 +111,7 @@ export class LinkDialer {
     this.connect(s, s.iteration).then(
       (link) => {
         s.dialing = false;
+        if (link.channel.closed) return this.retryLater(s);
         if (this.stopped || !s.wanted) return link.channel.close(new Error('no longer wanted'));
         s.link = link;
         s.delay = RETRY_FIRST_MS;
