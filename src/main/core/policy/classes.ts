@@ -19,8 +19,11 @@ export interface Reclassified {
   to: number;
 }
 
-/** Moves an entity into the class of its current attributes and `@id` references; creates the class if new. */
-export async function classify(store: Store, kind: RoleKind, entityId: string): Promise<Reclassified> {
+/**
+ * Moves an entity into the class of its current attributes and `@id` references; creates the class if new. `known`:
+ * its class as the caller read it in the same transaction (not read again).
+ */
+export async function classify(store: Store, kind: RoleKind, entityId: string, known?: { from: number | undefined }): Promise<Reclassified> {
   // read together (one round trip on PostgreSQL)
   const [attrRows, refRows, from] = await Promise.all([
     store.allSql<{ attr: string }>('SELECT attr FROM role_attributes WHERE entity_type = ? AND entity_id = ? ORDER BY attr', kind, entityId),
@@ -29,7 +32,7 @@ export async function classify(store: Store, kind: RoleKind, entityId: string): 
       kind,
       entityId,
     ),
-    classOf(store, kind, entityId),
+    known ? known.from : classOf(store, kind, entityId),
   ]);
   const attrs = attrRows.map((r) => r.attr);
   const refs = refRows.map((r) => r.policy_id);

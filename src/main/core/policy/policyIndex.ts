@@ -125,7 +125,7 @@ export async function reclassifyEntity(store: Store, changes: AccessChanges, kin
   const audienceBefore = new AccessChanges();
   if (kind === 'service') await audienceBefore.addServiceClassAudience(store, [before]);
   if (kind === 'posture-check') await audienceBefore.addPostureClassAudience(store, [before]);
-  const { from, to } = await classify(store, kind, entityId);
+  const { from, to } = await classify(store, kind, entityId, { from: before });
   if (from === to) return;
   // a new identity, router or posture check changes nobody else's view (and has no sessions yet)
   if (from === undefined && kind !== 'service') return;
