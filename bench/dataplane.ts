@@ -306,6 +306,16 @@ async function echoService(http: Http, name: string, roles: { bind: string; dial
   return serviceId;
 }
 
+/** The identities with attribute `role` may use that router (an edge router policy naming it alone). */
+function routerOnly(http: Http, role: string, routerId: string): Promise<string> {
+  return http.create('edge-router-policies', {
+    name: `${role}-at-${routerId}`,
+    semantic: 'AnyOf',
+    identityRoles: [`#${role}`],
+    edgeRouterRoles: [`@${routerId}`],
+  });
+}
+
 /** A stock `ziti router run` created, enrolled and attached to Weft's control channel (with a link listener: it links). */
 async function stockRouter(http: Http, dir: string, zitiBin: string, name: string, stops: Array<() => Promise<void>>, links = false) {
   const routerId = await http.create('edge-routers', { name, roleAttributes: [], isTunnelerEnabled: false });
@@ -353,27 +363,12 @@ async function stockRouterTargets(
   await echoService(http, single, { bind: '#bench-hosts', dial: '#bench-clients' }, [one.routerId]);
   const linked = 'bench-echo-2hops';
   await echoService(http, linked, { bind: '#bench-hosts-b', dial: '#bench-clients-a' }, [a.routerId, b.routerId]);
-  await http.create('edge-router-policies', {
-    name: 'bench-at-a',
-    semantic: 'AnyOf',
-    identityRoles: ['#bench-clients-a'],
-    edgeRouterRoles: [`@${a.routerId}`],
-  });
-  await http.create('edge-router-policies', {
-    name: 'bench-at-b',
-    semantic: 'AnyOf',
-    identityRoles: ['#bench-hosts-b'],
-    edgeRouterRoles: [`@${b.routerId}`],
-  });
+  await routerOnly(http, 'bench-clients-a', a.routerId);
+  await routerOnly(http, 'bench-hosts-b', b.routerId);
   // stock router A → the built-in router: a host allowed the built-in router only, the same dialer at A
   const toBuiltin = 'bench-echo-a-builtin';
   await echoService(http, toBuiltin, { bind: '#bench-hosts-builtin', dial: '#bench-clients-a' }, [a.routerId, ids.builtinId]);
-  await http.create('edge-router-policies', {
-    name: 'bench-at-builtin',
-    semantic: 'AnyOf',
-    identityRoles: ['#bench-hosts-builtin'],
-    edgeRouterRoles: [`@${ids.builtinId}`],
-  });
+  await routerOnly(http, 'bench-hosts-builtin', ids.builtinId);
   const hostB = await enrolledIdentity(http, dir, 'bench-host-b', ['bench-hosts-b']);
   const hostBuiltin = await enrolledIdentity(http, dir, 'bench-host-builtin', ['bench-hosts-builtin']);
   const clientA = await enrolledIdentity(http, dir, 'bench-client-a', ['bench-clients-a']);

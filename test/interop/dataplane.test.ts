@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { startWeftProcess, type WeftProcess } from '../support/weftProcess';
-import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer } from './tools';
+import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer, idByName } from './tools';
 
 const PASSWORD = 'interop-admin-password-1';
 let weft: WeftProcess;
@@ -24,8 +24,7 @@ async function identity(name: string, ...attrs: string[]): Promise<string> {
 
 const terminatorsOf = async (service: string) =>
   (await admin.get(`/terminators?filter=${encodeURIComponent(`service = "${await idOf('services', service)}"`)}`)).body.data as any[];
-const idOf = async (kind: string, name: string): Promise<string> =>
-  (await admin.get(`/${kind}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0]?.id;
+const idOf = (kind: string, name: string) => idByName(admin, kind, name);
 
 /** `weft-sdk-client echo-server` for a service, once its terminator is established. */
 const echoServer = (identityName: string, service: string): Promise<ToolProcess> => startEchoServer(sdk, files[identityName]!, service);
@@ -44,7 +43,7 @@ beforeAll(async () => {
   cli = new ZitiCli(tools.ziti);
   await cli.ok('edge', 'login', weft.api, '-u', 'admin', '-p', PASSWORD, '-y');
   admin = await weft.login('admin', PASSWORD);
-  routerId = await idOf('edge-routers', 'er-builtin');
+  routerId = (await idOf('edge-routers', 'er-builtin'))!;
   await identity('host', 'hosts');
   await identity('client', 'clients');
   await identity('stranger');

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, tempDir, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { enrolledRouter, runRouter, stopRouters, type RouterDir } from './stockRouters';
-import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer } from './tools';
+import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer, idByName } from './tools';
 
 /** `listener`: the built-in router accepts the link (router.link_listener); `dialer`: it dials the stock router's. */
 function linkedSuite(mode: 'listener' | 'dialer'): void {
@@ -29,8 +29,7 @@ function linkedSuite(mode: 'listener' | 'dialer'): void {
     const fabric = (path: string) => admin.get(`/fabric/v1${path}`, { api: 'root' });
     const links = async () => (await fabric('/links')).body.data as any[];
     const circuits = async () => (await fabric('/circuits')).body.data as any[];
-    const idOf = async (kind: string, name: string): Promise<string> =>
-      (await admin.get(`/${kind}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0]?.id;
+    const idOf = (kind: string, name: string) => idByName(admin, kind, name);
 
     /** A host SDK bound to `service` and a client holding a dial to it, for `body`; both stopped afterwards. */
     async function withHeldDial(host: string, client: string, service: string, body: (dialer: ToolProcess) => Promise<void>): Promise<void> {

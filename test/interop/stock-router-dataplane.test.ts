@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { enrolledRouter, freePort, runRouter, type RouterDir } from './stockRouters';
-import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer } from './tools';
+import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer, idByName } from './tools';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -25,8 +25,7 @@ async function identity(name: string, ...attrs: string[]): Promise<string> {
   return id;
 }
 
-const idOf = async (kind: string, name: string): Promise<string> =>
-  (await admin.get(`/${kind}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0]?.id;
+const idOf = (kind: string, name: string) => idByName(admin, kind, name);
 const terminatorsOf = async (service: string) =>
   (await admin.get(`/terminators?filter=${encodeURIComponent(`service = "${await idOf('services', service)}"`)}`)).body.data as any[];
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { enrolledRouter, runRouter, stopRouters, type RouterDir } from './stockRouters';
-import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer } from './tools';
+import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer, idByName } from './tools';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -20,8 +20,7 @@ const procs: Record<string, ToolProcess> = {};
 const files: Record<string, string> = {};
 
 const fabric = (path: string) => admin.get(`/fabric/v1${path}`, { api: 'root' });
-const idOf = async (kind: string, name: string): Promise<string> =>
-  (await admin.get(`/${kind}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0]?.id;
+const idOf = (kind: string, name: string) => idByName(admin, kind, name);
 /** Links between the two stock routers (the built-in router dials each of them too). */
 const links = async () => ((await fabric('/links')).body.data as any[]).filter((l) => ![l.sourceRouter.id, l.destRouter.id].includes(app.router!.id));
 /** The stock routers the built-in router has dialed a link to. */

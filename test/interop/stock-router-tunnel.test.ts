@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { enrolledRouter, freePort, runRouter, stopRouters, type RouterDir } from './stockRouters';
-import { eventually, openzitiTools, sdkClient, ToolProcess, ZitiCli } from './tools';
+import { eventually, openzitiTools, sdkClient, ToolProcess, ZitiCli, idByName } from './tools';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -22,8 +22,7 @@ let rp: RouterDir;
 const procs: Record<string, ToolProcess> = {};
 const files: Record<string, string> = {};
 
-const idOf = async (kind: string, name: string): Promise<string> =>
-  (await admin.get(`/${kind}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0]?.id;
+const idOf = (kind: string, name: string) => idByName(admin, kind, name);
 const tunnelTerminators = async () =>
   ((await admin.get(`/terminators?filter=${encodeURIComponent('binding = "tunnel"')}`)).body.data as any[]).filter((t) => t.routerId === rh.id);
 

@@ -8,6 +8,7 @@ import { openzitiDir, openzitiStamp } from '../../scripts/openziti-stamp.mjs';
 
 export { openzitiDir };
 import { tempDir } from '../support/app';
+import type { ApiClient } from '../support/client';
 
 export const INSTALL_COMMAND = 'npm run openziti-tools';
 
@@ -209,4 +210,9 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/** The id of the entity of `kind` (a Management API collection) named `name`, if there is one. */
+export async function idByName(admin: ApiClient, kind: string, name: string): Promise<string | undefined> {
+  return (await admin.get(`/${kind}?filter=${encodeURIComponent(`name = "${name}"`)}`)).body.data[0]?.id;
 }
