@@ -86,36 +86,39 @@ function NewKey({ apiUrl }: { apiUrl?: string }) {
       /* shown below */
     }
   }
+  // the key made is shown below the form, not in it: its JWT's address notice holds a form of its own
   return (
-    <form className="setup-key-form" aria-label="New setup key" onSubmit={submit}>
-      <div className="field">
-        <label htmlFor={ids.name}>Name</label>
-        <input id={ids.name} value={name} placeholder="office laptops" onChange={(e) => setName(e.target.value)} />
-      </div>
-      <div className="field">
-        <label htmlFor={ids.expires}>Expires</label>
-        <input id={ids.expires} type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
-      </div>
-      <div className="field">
-        <label htmlFor={ids.max}>Uses allowed (empty: unlimited)</label>
-        <input id={ids.max} type="number" min={1} step={1} value={maxUses} onChange={(e) => setMaxUses(e.target.value)} />
-      </div>
-      <div className="field">
-        <label htmlFor={ids.attrs}>Attributes of the identities it makes (comma separated)</label>
-        <input id={ids.attrs} value={attrs} placeholder="office, laptops" onChange={(e) => setAttrs(e.target.value)} />
-      </div>
-      <div className="field">
-        <label htmlFor={ids.prefix}>Identity name prefix (default: the key&apos;s name)</label>
-        <input id={ids.prefix} value={prefix} placeholder="office-pc" onChange={(e) => setPrefix(e.target.value)} />
-      </div>
-      <div className="form-actions">
-        <button type="submit" disabled={create.isPending}>
-          {create.isPending ? 'Making…' : 'Make setup key'}
-        </button>
-      </div>
-      {create.error && <ErrorBox error={create.error} title="Not made:" />}
+    <>
+      <form className="setup-key-form" aria-label="New setup key" onSubmit={submit}>
+        <div className="field">
+          <label htmlFor={ids.name}>Name</label>
+          <input id={ids.name} value={name} placeholder="office laptops" onChange={(e) => setName(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor={ids.expires}>Expires</label>
+          <input id={ids.expires} type="datetime-local" value={expires} onChange={(e) => setExpires(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor={ids.max}>Uses allowed (empty: unlimited)</label>
+          <input id={ids.max} type="number" min={1} step={1} value={maxUses} onChange={(e) => setMaxUses(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor={ids.attrs}>Attributes of the identities it makes (comma separated)</label>
+          <input id={ids.attrs} value={attrs} placeholder="office, laptops" onChange={(e) => setAttrs(e.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor={ids.prefix}>Identity name prefix (default: the key&apos;s name)</label>
+          <input id={ids.prefix} value={prefix} placeholder="office-pc" onChange={(e) => setPrefix(e.target.value)} />
+        </div>
+        <div className="form-actions">
+          <button type="submit" disabled={create.isPending}>
+            {create.isPending ? 'Making…' : 'Make setup key'}
+          </button>
+        </div>
+        {create.error && <ErrorBox error={create.error} title="Not made:" />}
+      </form>
       {made && !create.error && <NewKeyShown name={made.name} secret={made.key} jwt={made.jwt} expiresAt={made.expiresAt} apiUrl={apiUrl} />}
-    </form>
+    </>
   );
 }
 
