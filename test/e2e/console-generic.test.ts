@@ -59,13 +59,15 @@ describe('console: generated pages for types without a page spec (Chromium)', ()
 
     for (const resource of unspecified) {
       await more.locator(`a[href="#/${resource}"]`).click();
+      await expect.poll(() => page.evaluate(() => location.hash)).toBe(`#/${resource}`);
       await settled();
       const title = await page.locator('main h1').innerText();
       const table = page.getByRole('table', { name: title });
       await table.waitFor();
-      // the first column is the name (or the ID where the type has none), then the creation time
-      const headers = (await table.locator('thead th').allInnerTexts()).map((t) => t.replace(/[▲▼]/g, '').trim());
-      expect(headers, resource).toEqual([expect.stringMatching(/^(Name|ID)$/), 'Created']);
+      // the first column is the name (or the ID where the type has none), then the creation time (once the page's
+      // first answer has rendered them)
+      const headers = async () => (await table.locator('thead th').allInnerTexts()).map((t) => t.replace(/[▲▼]/g, '').trim());
+      await expect.poll(headers, { message: resource }).toEqual([expect.stringMatching(/^(Name|ID)$/), 'Created']);
       expect(await unlabelledControls(page), resource).toEqual([]);
     }
   });
