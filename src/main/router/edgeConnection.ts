@@ -237,12 +237,13 @@ export class EdgeConnection implements BindingConnection {
     if (ended.has(grant.sessionId)) return this.refuse(msg, 'the session no longer exists');
     const instance = getStr(msg.headers, Header.TerminatorIdentity) ?? '';
     const started = Date.now();
-    const local = this.router.pickTerminator(grant.serviceId, instance);
+    let terminator = this.router.pickTerminator(grant.serviceId, instance);
     // linked with other routers, one of their terminators may be the better choice (precedence, then cost with the
     // path's, as the controller picks for a stock router); else the best one here, picked again after the question
-    const remote =
-      local !== undefined && (await this.router.links.preferRemote(grant.serviceId, instance, { rank: terminatorRank(local), cost: local.cost }));
-    const terminator = remote ? undefined : local && this.router.pickTerminator(grant.serviceId, instance);
+    if (terminator && this.router.links.routable) {
+      const remote = await this.router.links.preferRemote(grant.serviceId, instance, { rank: terminatorRank(terminator), cost: terminator.cost });
+      terminator = remote ? undefined : this.router.pickTerminator(grant.serviceId, instance);
+    }
     const info: CircuitDial = {
       serviceId: grant.serviceId,
       serviceName: grant.serviceName,

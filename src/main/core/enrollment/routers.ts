@@ -170,6 +170,8 @@ async function replaceRouterCertificate(
 
 /** Certificates issued to a connected router over its control channel, not yet taken by its record. */
 export interface RouterExtension {
+  /** which table holds the router */
+  kind: keyof typeof ROUTER_KINDS;
   certPem: string;
   fingerprint: string;
   /** the client and server certificates with their intermediates, as the router writes them */
@@ -187,12 +189,10 @@ export async function issueRouterExtension(core: Core, routerId: string, fingerp
   const found = await findRouter(core, 'fingerprint', fingerprint);
   if (!found || found.row.id !== routerId) throw unauthorized();
   const { cert, server } = await issueRouterCertificates(core, routerId, csrs, { client: 'clientCertCsr', server: 'serverCertCsr' });
-  return { certPem: cert.certPem, fingerprint: cert.fingerprint, clientChainPem: cert.chainPem, serverChainPem: server.chainPem };
+  return { kind: found.kind, certPem: cert.certPem, fingerprint: cert.fingerprint, clientChainPem: cert.chainPem, serverChainPem: server.chainPem };
 }
 
 /** The router holds the extension's certificate: its record takes it (false when its certificate changed meanwhile). */
-export async function confirmRouterExtension(core: Core, routerId: string, oldFingerprint: string, extension: RouterExtension): Promise<boolean> {
-  const found = await findRouter(core, 'fingerprint', oldFingerprint);
-  if (!found || found.row.id !== routerId) return false;
-  return replaceRouterCertificate(core, found.kind, routerId, oldFingerprint, extension);
+export function confirmRouterExtension(core: Core, routerId: string, oldFingerprint: string, extension: RouterExtension): Promise<boolean> {
+  return replaceRouterCertificate(core, extension.kind, routerId, oldFingerprint, extension);
 }

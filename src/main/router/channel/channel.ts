@@ -28,13 +28,13 @@ export class ChannelClosedError extends Error {}
 /** Hellos and their results carry this sequence number (channel v4's HelloSequence). */
 export const HELLO_SEQUENCE = -1;
 
+/** Bodies from this size on are written beside their frame's head rather than copied into one buffer. */
+const LARGE_BODY = 16 * 1024;
+
 /**
  * One OpenZiti channel over a TLS (or any duplex) stream, usable by either side: frames in and out, our own
  * sequence numbers, replies matched to requests by their ReplyFor header, headers 128–255 reflected into replies.
  */
-/** Bodies from this size on are written beside their frame's head rather than copied into one buffer. */
-const LARGE_BODY = 16 * 1024;
-
 export class Channel {
   private sequence = 0;
   private readonly pending = new Map<number, { resolve(m: Message): void; reject(e: Error): void; timer: NodeJS.Timeout }>();

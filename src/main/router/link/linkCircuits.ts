@@ -97,10 +97,12 @@ export class LinkCircuits {
     return this.remote !== undefined && this.links.size > 0;
   }
 
-  /** Whether a dial here had better go to a terminator at another router than to this router's best (rank, cost). */
+  /**
+   * Whether a dial here had better go to a terminator at another router than to this router's best (rank, cost); asked
+   * while `routable`.
+   */
   async preferRemote(serviceId: string, instanceId: string, local: { rank: number; cost: number }): Promise<boolean> {
-    if (!this.remoteBeats || !this.routable) return false;
-    return this.remoteBeats({ serviceId, instanceId, ...local });
+    return (await this.remoteBeats?.({ serviceId, instanceId, ...local })) ?? false;
   }
 
   /** The circuit's end at this router: its host dialed, the link end made; nothing is kept when it fails. */
