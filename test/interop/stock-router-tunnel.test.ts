@@ -17,6 +17,7 @@ let cli: ZitiCli;
 let sdk: string;
 let echo: Server;
 let proxyPort: number;
+let echoPort: number;
 let rh: RouterDir;
 let rp: RouterDir;
 const procs: Record<string, ToolProcess> = {};
@@ -51,7 +52,7 @@ beforeAll(async () => {
   await cli.ok('edge', 'login', app.urls.api, '-u', ADMIN_USER, '-p', ADMIN_PASSWORD, '-y');
   echo = createServer((s: Socket) => s.pipe(s));
   await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
-  const echoPort = (echo.address() as AddressInfo).port;
+  echoPort = (echo.address() as AddressInfo).port;
   files.client = (await cli.enrolledIdentity('client', ['clients'])).file;
   await cli.create('config', 'echo-host', 'host.v1', JSON.stringify({ protocol: 'tcp', address: '127.0.0.1', port: echoPort }));
   await cli.create('service', 'tcp-echo', '--configs', 'echo-host');
@@ -91,6 +92,18 @@ describe('tunneler-enabled stock routers', { timeout: 180_000 }, () => {
   it('router H hosts the host.v1 service: a tunnel terminator whose host is its own identity', async () => {
     const [t] = await tunnelTerminators();
     expect(t).toMatchObject({ binding: 'tunnel', routerId: rh.id, hostId: rh.id });
+  });
+
+  it('a service, its config and its Bind policy created while H runs reach H as change sets: H hosts it, and stops when the policy goes', async () => {
+    await cli.create('config', 'echo-host-2', 'host.v1', JSON.stringify({ protocol: 'tcp', address: '127.0.0.1', port: echoPort }));
+    await cli.create('service', 'tcp-echo-2', '--configs', 'echo-host-2');
+    await cli.create('service-policy', 'echo-bind-2', 'Bind', '--identity-roles', '@stock-h', '--service-roles', '@tcp-echo-2');
+    const second = await idOf('services', 'tcp-echo-2');
+    const hosting = async () => (await tunnelTerminators()).some((t) => t.serviceId === second);
+    await eventually(async () => (await hosting()) || undefined, 30_000, 'router H to host the new service');
+    expect((await admin.del(`/service-policies/${await idOf('service-policies', 'echo-bind-2')}`)).status).toBe(200);
+    await eventually(async () => !(await hosting()) || undefined, 30_000, 'router H to stop hosting it');
+    expect(await tunnelTerminators()).toHaveLength(1);
   });
 
   it('a Go SDK at router P reaches the TCP server hosted by router H: 10 MB byte-identical over the link', async () => {

@@ -172,16 +172,41 @@ const PRECEDENCE: Record<string, number> = { default: 0, required: 1, failed: 2 
 const POLICY_TYPE = { Dial: 1, Bind: 2 } as const;
 const RELATED = { service: 1, identity: 2, postureCheck: 3 } as const;
 
+/** One entity of the router data model: its DataState.Event field (the oneof) and its encoded model message. */
+export interface ModelEntity {
+  field: number;
+  body: Buffer;
+  synthetic: boolean;
+}
+
+/** A service policy's related entities of one type (a ServicePolicyChange). */
+interface ModelRelation {
+  policyId: string;
+  type: number;
+  ids: string[];
+}
+
 /**
- * The full router data model as the events of one DataState, in the order OpenZiti's controller lists them
- * (common/router_data_model.go getDataStateAlreadyLocked): config types, configs, identities, services, posture
- * checks, each service policy followed by its services, posture checks and identities, then the public keys.
+ * The router data model as entities keyed `field/id` in the order OpenZiti's controller lists them in a DataState
+ * (common/router_data_model.go getDataStateAlreadyLocked: config types, configs, identities, services, posture checks,
+ * service policies, public keys) and each policy's related services, posture checks and identities keyed `id/type`.
  */
-export function dataStateEvents(model: RouterModel): Buffer {
-  const w = new ProtoWriter();
-  const event = (field: number, m: ProtoWriter, synthetic = false) => w.message(1, new ProtoWriter().uint(3, synthetic).message(field, m));
-  for (const t of model.configTypes) event(17, new ProtoWriter().bytes(1, t.id).bytes(2, t.name));
-  for (const c of model.configs) event(18, new ProtoWriter().bytes(1, c.id).bytes(2, c.typeId).bytes(3, c.name).bytes(4, c.dataJson));
+export interface ModelEntries {
+  entities: Map<string, ModelEntity>;
+  relations: Map<string, ModelRelation>;
+}
+
+const EVENT = { identity: 10, service: 11, servicePolicy: 12, postureCheck: 13, publicKey: 14, servicePolicyChange: 16, configType: 17, config: 18 };
+const ACTION = { create: 0, update: 1, delete: 2 } as const;
+
+export function modelEntries(model: RouterModel): ModelEntries {
+  const entities = new Map<string, ModelEntity>();
+  const relations = new Map<string, ModelRelation>();
+  const entity = (field: number, id: string, m: ProtoWriter, synthetic = false) =>
+    entities.set(`${field}/${id}`, { field, body: m.finish(), synthetic });
+  for (const t of model.configTypes) entity(EVENT.configType, t.id, new ProtoWriter().bytes(1, t.id).bytes(2, t.name));
+  for (const c of model.configs)
+    entity(EVENT.config, c.id, new ProtoWriter().bytes(1, c.id).bytes(2, c.typeId).bytes(3, c.name).bytes(4, c.dataJson));
   for (const i of model.identities) {
     const precedences = Object.fromEntries(Object.entries(i.serviceHostingPrecedences).map(([k, v]) => [k, PRECEDENCE[v] ?? 0]));
     const m = new ProtoWriter()
@@ -195,34 +220,91 @@ export function dataStateEvents(model: RouterModel): Buffer {
     for (const [serviceId, configs] of Object.entries(i.serviceConfigs)) {
       m.message(8, new ProtoWriter().bytes(1, serviceId, true).message(2, new ProtoWriter().map(1, configs)));
     }
-    event(10, m.uint(9, i.disabled));
+    entity(EVENT.identity, i.id, m.uint(9, i.disabled));
   }
-  for (const s of model.services) event(11, new ProtoWriter().bytes(1, s.id).bytes(2, s.name).uint(3, s.encryptionRequired).strings(4, s.configs));
-  for (const p of model.postureChecks) event(13, postureCheck(p));
+  for (const s of model.services) {
+    entity(EVENT.service, s.id, new ProtoWriter().bytes(1, s.id).bytes(2, s.name).uint(3, s.encryptionRequired).strings(4, s.configs));
+  }
+  for (const p of model.postureChecks) entity(EVENT.postureCheck, p.id, postureCheck(p));
   for (const p of model.policies) {
-    event(12, new ProtoWriter().bytes(1, p.id).bytes(2, p.name).uint(3, POLICY_TYPE[p.type]));
-    const change = (ids: string[], type: number) => event(16, new ProtoWriter().bytes(1, p.id).strings(2, ids).uint(3, type).uint(4, true));
-    change(p.services, RELATED.service);
-    change(p.postureChecks, RELATED.postureCheck);
-    if (p.identities.length) change(p.identities, RELATED.identity);
+    entity(EVENT.servicePolicy, p.id, new ProtoWriter().bytes(1, p.id).bytes(2, p.name).uint(3, POLICY_TYPE[p.type]));
+    const related = (type: number, ids: string[]) => relations.set(`${p.id}/${type}`, { policyId: p.id, type, ids });
+    related(RELATED.service, p.services);
+    related(RELATED.postureCheck, p.postureChecks);
+    related(RELATED.identity, p.identities);
   }
   for (const k of model.publicKeys) {
-    const key = new ProtoWriter()
-      .bytes(1, k.der)
-      .bytes(2, createHash('sha1').update(k.der).digest('hex'))
-      .packed(
-        3,
-        k.usages.map((u) => (u === 'jwt' ? 0 : 1)),
-      )
-      .uint(4, 0);
-    event(14, key, true);
+    const kid = createHash('sha1').update(k.der).digest('hex');
+    const usages = k.usages.map((u) => (u === 'jwt' ? 0 : 1));
+    entity(EVENT.publicKey, kid, new ProtoWriter().bytes(1, k.der).bytes(2, kid).packed(3, usages).uint(4, 0), true);
+  }
+  return { entities, relations };
+}
+
+function writeEvent(w: ProtoWriter, repeated: number, action: number, e: ModelEntity): void {
+  w.message(repeated, new ProtoWriter().uint(1, action).uint(3, e.synthetic).bytes(e.field, e.body, true));
+}
+
+function writeRelation(w: ProtoWriter, repeated: number, r: ModelRelation, ids: string[], add: boolean): void {
+  const change = new ProtoWriter().bytes(1, r.policyId).strings(2, ids).uint(3, r.type).uint(4, add);
+  writeEvent(w, repeated, ACTION.create, { field: EVENT.servicePolicyChange, body: change.finish(), synthetic: false });
+}
+
+/** The whole model as the events of one DataState, each policy followed by its services, posture checks, identities. */
+export function dataStateEvents({ entities, relations }: ModelEntries): Buffer {
+  const w = new ProtoWriter();
+  for (const [key, e] of entities) {
+    writeEvent(w, 1, ACTION.create, e);
+    if (e.field !== EVENT.servicePolicy) continue;
+    const id = key.slice(key.indexOf('/') + 1);
+    for (const type of [RELATED.service, RELATED.postureCheck, RELATED.identity]) {
+      const r = relations.get(`${id}/${type}`)!;
+      if (r.ids.length || type !== RELATED.identity) writeRelation(w, 1, r, r.ids, true);
+    }
   }
   return w.finish();
+}
+
+/**
+ * The events of a DataState.ChangeSet that bring a router holding `before` to `after` (undefined: nothing changed).
+ * Ordered so that each applies to what the router holds (common/router_data_model.go ApplyChangeSet): creates and
+ * updates first (a policy before its related ids, an identity before the policies naming it), then the related ids
+ * added and removed, then deletes in reverse (a policy's and an identity's relations gone before they are).
+ */
+export function changeSetEvents(before: ModelEntries, after: ModelEntries): Buffer | undefined {
+  const w = new ProtoWriter();
+  let changes = 0;
+  const event = (action: number, e: ModelEntity) => {
+    writeEvent(w, 3, action, e);
+    changes++;
+  };
+  for (const [key, e] of after.entities) {
+    const was = before.entities.get(key);
+    if (!was) event(ACTION.create, e);
+    else if (!was.body.equals(e.body) || was.synthetic !== e.synthetic) event(ACTION.update, e);
+  }
+  for (const key of new Set([...before.relations.keys(), ...after.relations.keys()])) {
+    const was = new Set(before.relations.get(key)?.ids);
+    const is = new Set(after.relations.get(key)?.ids);
+    const r = (after.relations.get(key) ?? before.relations.get(key))!;
+    const added = [...is].filter((id) => !was.has(id));
+    const removed = [...was].filter((id) => !is.has(id));
+    if (added.length) writeRelation(w, 3, r, added, true);
+    if (removed.length) writeRelation(w, 3, r, removed, false);
+    changes += Number(added.length > 0) + Number(removed.length > 0);
+  }
+  for (const [key, e] of [...before.entities].reverse()) if (!after.entities.has(key)) event(ACTION.delete, e);
+  return changes ? w.finish() : undefined;
 }
 
 /** The DataState message: its events (dataStateEvents), the index they bring the router to, the timeline. */
 export function dataState(events: Buffer, index: bigint, timelineId: string): Buffer {
   return Buffer.concat([events, new ProtoWriter().uint(2, index).bytes(3, timelineId).finish()]);
+}
+
+/** The DataState.ChangeSet message: its index (one more than the router holds) and its events (changeSetEvents). */
+export function dataStateChangeSet(index: bigint, events: Buffer): Buffer {
+  return Buffer.concat([new ProtoWriter().uint(1, index).finish(), events]);
 }
 
 /** DataState.PostureCheck with its type's subtype (the fields OpenZiti's routers evaluate). */

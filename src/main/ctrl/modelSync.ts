@@ -1,28 +1,46 @@
 // Edge sync with stock routers (OpenZiti's "instant" strategy with the router data model, capability bit 4): after
 // the hello the controller sends ServerHello and records the router's edge listeners from the ClientHello it gets
-// back; the router subscribes to the data model and is sent all of it as one DataState. Weft sends the whole model
-// again after every committed change that alters it (coalesced: one build at a time, the last change always
-// followed by a build), with a higher index each time: the router replaces its model, and the controller checks
-// every terminator and circuit again anyway.
-import { createHash, randomUUID } from 'node:crypto';
+// back; the router subscribes to the data model and is sent all of it as one DataState. After every committed change
+// that alters the model (coalesced: one build at a time, the last change always followed by a build) each router gets
+// a DataState.ChangeSet with what changed and the next index, as OpenZiti's RouterSender does; a router that renews
+// its subscription gets the change sets it missed while they are kept, the whole model otherwise.
+import { randomUUID } from 'node:crypto';
 import { recordRouterListeners, routerModel, ROUTER_MODEL_TABLES, type Core } from '../core/dataPlane/index';
 import { bool, message } from '../router/channel/wire';
-import { CtrlMsgHeader, dataState, dataStateEvents, EdgeCtrl, parseClientHello, serverHello, type Subscription } from './edgeMessages';
+import {
+  changeSetEvents,
+  CtrlMsgHeader,
+  dataState,
+  dataStateChangeSet,
+  dataStateEvents,
+  EdgeCtrl,
+  modelEntries,
+  parseClientHello,
+  serverHello,
+  type ModelEntries,
+  type Subscription,
+} from './edgeMessages';
 import type { RouterControlChannel } from './routerChannel';
 
 /** How long a router may take to answer the ServerHello with its ClientHello. */
 const CLIENT_HELLO_TIMEOUT_MS = 10_000;
+/** The change sets kept for routers that renew their subscription behind (beyond them: the whole model). */
+const KEPT_CHANGE_SETS = 256;
+const KEPT_BYTES = 16 * 1024 * 1024;
 
 export class RouterModelSync {
   /** this controller's timeline: a router subscribing with another one (an earlier run's) gets the full model */
   readonly timelineId = randomUUID();
   private index = 0n;
-  private current?: { index: bigint; body: Buffer };
-  private readonly subscribed = new Set<RouterControlChannel>();
+  private entries?: ModelEntries;
+  /** the DataState at `index`, encoded when a router needs the whole model */
+  private full?: Buffer;
+  private readonly kept: Array<{ index: bigint; body: Buffer }> = [];
+  private keptBytes = 0;
+  /** each subscribed router and the index it holds of this timeline (-1: none) */
+  private readonly held = new Map<RouterControlChannel, bigint>();
   private building?: Promise<void>;
   private stale = true;
-  /** the model's digest (without its index): an unchanged model is not sent again */
-  private digest = '';
   private pushing = false;
   private unwatch?: () => void;
 
@@ -40,7 +58,7 @@ export class RouterModelSync {
 
   stop(): void {
     this.unwatch?.();
-    this.subscribed.clear();
+    this.held.clear();
   }
 
   /** After the hello: ServerHello, then the router's listeners from its ClientHello (what SDKs are offered). */
@@ -54,35 +72,46 @@ export class RouterModelSync {
     await recordRouterListeners(this.core(), ch.router!.id, hostname, protocols);
   }
 
-  /** A SubscribeToDataModelRequest: the whole model, unless the router holds this timeline's current one already. */
+  /**
+   * A SubscribeToDataModelRequest: the router is brought from the index it names (of this timeline) to the current
+   * one; a renewal keeps what it has been sent, as OpenZiti's RouterSender does.
+   */
   async subscribe(ch: RouterControlChannel, sub: Subscription): Promise<void> {
-    this.subscribed.add(ch);
-    const state = await this.state();
-    if (sub.renew && sub.timelineId === this.timelineId && sub.currentIndex === state.index) return;
-    ch.channel.send(message(EdgeCtrl.DataState, [], state.body));
+    if (!(sub.renew && this.held.has(ch))) this.held.set(ch, sub.timelineId === this.timelineId ? sub.currentIndex : -1n);
+    while (this.stale || !this.entries) await this.build();
+    this.catchUp(ch);
   }
 
   closed(ch: RouterControlChannel): void {
-    this.subscribed.delete(ch);
+    this.held.delete(ch);
   }
 
-  /** The encoded model, built again when something changed since. */
-  private async state(): Promise<{ index: bigint; body: Buffer }> {
-    while (this.stale || !this.current) await this.build();
-    return this.current;
+  /** The change sets after what the router holds when they are all kept, the whole model otherwise. */
+  private catchUp(ch: RouterControlChannel): void {
+    const holds = this.held.get(ch);
+    if (holds === undefined || holds === this.index || ch.channel.closed) return;
+    const first = this.kept[0]?.index;
+    if (holds >= 0n && holds < this.index && first !== undefined && first <= holds + 1n) {
+      for (const c of this.kept) if (c.index > holds) ch.channel.send(message(EdgeCtrl.DataStateChangeSet, [], c.body));
+    } else {
+      this.full ??= dataState(dataStateEvents(this.entries!), this.index, this.timelineId);
+      ch.channel.send(message(EdgeCtrl.DataState, [], this.full));
+    }
+    this.held.set(ch, this.index);
   }
 
   private build(): Promise<void> {
     this.building ??= (async () => {
       this.stale = false;
       try {
-        const events = dataStateEvents(await routerModel(this.core()));
+        const next = modelEntries(await routerModel(this.core()));
         // a write that changed nothing the routers hold (a login's sdkInfo, a policy's tags) sends nothing
-        const digest = createHash('sha256').update(events).digest('hex');
-        if (this.current && digest === this.digest) return;
-        this.digest = digest;
+        const events = this.entries && changeSetEvents(this.entries, next);
+        if (this.entries && !events) return;
         this.index++;
-        this.current = { index: this.index, body: dataState(events, this.index, this.timelineId) };
+        this.entries = next;
+        this.full = undefined;
+        if (events) this.keep(dataStateChangeSet(this.index, events));
       } catch (err) {
         this.stale = true;
         throw err;
@@ -93,21 +122,25 @@ export class RouterModelSync {
     return this.building;
   }
 
-  /** A committed change: every subscribed router gets the new model (the last change is always followed by a send). */
+  private keep(body: Buffer): void {
+    this.kept.push({ index: this.index, body });
+    this.keptBytes += body.length;
+    while (this.kept.length > KEPT_CHANGE_SETS || this.keptBytes > KEPT_BYTES) this.keptBytes -= this.kept.shift()!.body.length;
+  }
+
+  /** A committed change: every subscribed router is brought to the new index (the last change is always followed by a send). */
   private changed(): void {
     this.stale = true;
-    if (this.subscribed.size === 0 || this.pushing) return;
+    if (this.held.size === 0 || this.pushing) return;
     this.pushing = true;
     void (async () => {
       try {
         while (this.stale) {
-          const before = this.current?.index;
-          const state = await this.state();
-          if (state.index === before) continue;
-          for (const ch of this.subscribed) if (!ch.channel.closed) ch.channel.send(message(EdgeCtrl.DataState, [], state.body));
+          await this.build();
+          for (const ch of this.held.keys()) this.catchUp(ch);
         }
       } catch (err) {
-        // the database may be away: the next committed change (or the router's renewal) sends the model again
+        // the database may be away: the next committed change (or the router's renewal) sends what changed
         this.onError(err, 'router data model');
       } finally {
         this.pushing = false;

@@ -1,6 +1,6 @@
 // The little of protobuf's wire format the control channel speaks (OpenZiti's ctrl_pb and edge_ctrl_pb messages are
 // proto3): varints and length-delimited fields out, the same in with the other wire types skipped. Field numbers
-// and types are the .proto's; each message's encoder and decoder live with what uses it (edgeSync.ts, fabric.ts).
+// and types are the .proto's; each message's encoder and decoder live with what uses it (edgeMessages.ts, fabric.ts).
 
 /** A message being written: fields in the order they are added (proto3 leaves defaults out; so does `omit`). */
 export class ProtoWriter {

@@ -8,7 +8,7 @@ import { allRows, json, rowShape } from '../store/rows';
  * identities, services, service policies (with the identities, services and posture checks each one matches, from
  * the policy index), posture checks, configs, and the public keys it verifies OIDC access tokens and Dial/Bind session
  * tokens with. The router checks access with it before it asks the controller; the controller checks again (a
- * circuit or terminator is never created on the router's word). The control channel encodes it (ctrl/edgeSync.ts).
+ * circuit or terminator is never created on the router's word). The control channel encodes it (ctrl/edgeMessages.ts) and sends its changes (ctrl/modelSync.ts).
  */
 export interface RouterModel {
   configTypes: Array<{ id: string; name: string }>;
