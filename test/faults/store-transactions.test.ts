@@ -133,6 +133,38 @@ describe.each(STORE_KINDS)('%s store: transactions started in the same tick', (k
     }
   });
 
+  it('inserts are told once committed, with their ids; a rolled-back one is not', async () => {
+    const inserted: string[] = [];
+    let sawMarker!: () => void;
+    const marker = new Promise<void>((r) => (sawMarker = r));
+    const unwatch = store.watch('items', 'insert', (ids) => {
+      inserted.push(...ids);
+      if (ids.includes('new-marker')) sawMarker();
+    });
+    try {
+      await Promise.allSettled([
+        store.tx(async () => {
+          await insert('new-kept');
+          await store
+            .tx(async () => {
+              await insert('new-rolled-back');
+              throw new Planned('rolled back');
+            })
+            .catch(() => undefined);
+        }),
+        store.tx(async () => {
+          await insert('new-failed');
+          throw new Planned('the whole transaction fails');
+        }),
+      ]);
+      await insert('new-marker');
+      await marker;
+      expect(inserted.sort()).toEqual(['new-kept', 'new-marker']);
+    } finally {
+      unwatch();
+    }
+  });
+
   it('many transactions in one tick, with nested ones, reads between and random failures: nothing acknowledged is lost', async () => {
     const random = seededRandom(20261127);
     const expected = new Set<string>();

@@ -2,7 +2,7 @@
 // common/ctrl_msg of OpenZiti v1.7.2): content types, header keys, and the encoders and decoders of their bodies.
 // Only parsing and encoding here; what they mean to the network is the core's (core/dataPlane).
 import { createHash } from 'node:crypto';
-import type { RouterModel } from '../core/dataPlane/index';
+import type { RouterApiSession, RouterModel } from '../core/dataPlane/index';
 import { getStr, type Headers } from '../router/channel/wire';
 import { ProtoReader, ProtoWriter } from './protobuf';
 
@@ -11,6 +11,11 @@ export const EdgeCtrl = {
   ServerHello: 20000,
   ClientHello: 20001,
   Error: 20002,
+  ApiSessionAdded: 20200,
+  ApiSessionUpdated: 20201,
+  ApiSessionRemoved: 20202,
+  ApiSessionHeartbeat: 20203,
+  RequestClientReSync: 20204,
   UpdateTerminatorRequest: 20209,
   UpdateTerminatorResponse: 20210,
   RemoveTerminatorRequest: 20211,
@@ -46,6 +51,8 @@ export const CtrlMsgHeader = {
   TerminatorId: 1022,
   CheckPassed: 1023,
   RouterDataModel: 1024,
+  SyncStrategyType: 1013,
+  SyncStrategyState: 1014,
   PeerData: 10,
   SessionToken: 11,
   Fingerprints: 12,
@@ -171,6 +178,36 @@ export function parseSubscribe(body: Buffer): Subscription {
 const PRECEDENCE: Record<string, number> = { default: 0, required: 1, failed: 2 };
 const POLICY_TYPE = { Dial: 1, Bind: 2 } as const;
 const RELATED = { service: 1, identity: 2, postureCheck: 3 } as const;
+
+// ---- API session sync (legacy API sessions; OIDC sessions reach routers as JWTs) ----
+
+function apiSession(s: RouterApiSession): ProtoWriter {
+  return new ProtoWriter().bytes(1, s.token).strings(2, s.fingerprints).bytes(3, s.id).bytes(4, s.identityId);
+}
+
+/** ApiSessionAdded {isFullState = 1, apiSessions = 2}. */
+export function apiSessionAdded(sessions: readonly RouterApiSession[], isFullState: boolean): Buffer {
+  const w = new ProtoWriter().uint(1, isFullState);
+  for (const s of sessions) w.message(2, apiSession(s));
+  return w.finish();
+}
+
+/** ApiSessionUpdated {apiSessions = 1}. */
+export function apiSessionUpdated(sessions: readonly RouterApiSession[]): Buffer {
+  const w = new ProtoWriter();
+  for (const s of sessions) w.message(1, apiSession(s));
+  return w.finish();
+}
+
+/** ApiSessionRemoved {tokens = 1, ids = 2} (the router drops by token; ids parallel them). */
+export function apiSessionRemoved(tokens: readonly string[], ids: readonly string[]): Buffer {
+  return new ProtoWriter().strings(1, tokens).strings(2, ids).finish();
+}
+
+/** ApiSessionHeartbeat {tokens = 1}: the legacy tokens the router's SDKs are connected with. */
+export function parseApiSessionHeartbeat(body: Buffer): string[] {
+  return new ProtoReader(body).strs(1);
+}
 
 /** One entity of the router data model: its DataState.Event field (the oneof) and its encoded model message. */
 export interface ModelEntity {

@@ -24,6 +24,7 @@ import { StockRouterFabric } from './fabric';
 import { LinkMesh } from './links';
 import { RouterExtensions } from './routerExtension';
 import { RouterModelSync } from './modelSync';
+import { ApiSessionSync } from './apiSessionSync';
 import { RouterControlChannel } from './routerChannel';
 import type { ControlChannelHost } from './types';
 
@@ -103,6 +104,7 @@ export class ControlChannelServer implements ControlChannelHost {
   readonly heartbeatMs: number;
   readonly unresponsiveMs: number;
   readonly sync: RouterModelSync;
+  readonly apiSessions: ApiSessionSync;
   readonly fabric: StockRouterFabric;
   readonly mesh: LinkMesh;
   readonly extensions: RouterExtensions;
@@ -122,6 +124,7 @@ export class ControlChannelServer implements ControlChannelHost {
     this.unresponsiveMs = parseDuration(opts.config.unresponsive_timeout);
     const failed = (err: unknown, what: string) => this.log.error({ err }, `control channel: ${what} failed`);
     this.sync = new RouterModelSync(() => this.core, WEFT_VERSION, failed);
+    this.apiSessions = new ApiSessionSync(() => this.core, failed);
     const channelOf = (id: string) => this.byRouter.get(id);
     this.mesh = new LinkMesh(channelOf);
     this.extensions = new RouterExtensions(() => this.core, this.log);
@@ -201,6 +204,7 @@ export class ControlChannelServer implements ControlChannelHost {
   async disconnected(ch: RouterControlChannel): Promise<void> {
     this.conns.delete(ch);
     this.sync.closed(ch);
+    this.apiSessions.closed(ch);
     const id = ch.router?.id;
     if (id === undefined || this.byRouter.get(id) !== ch) return;
     this.byRouter.delete(id);
@@ -271,6 +275,7 @@ export class ControlChannelServer implements ControlChannelHost {
     this.unwatch?.();
     this.unwatch = undefined;
     this.sync.stop();
+    this.apiSessions.stop();
     this.fabric.stop();
     const closed = new Promise<void>((done) => (this.server.listening ? this.server.close(() => done()) : done()));
     const channels = [...this.conns];

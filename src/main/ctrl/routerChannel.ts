@@ -102,6 +102,11 @@ export class RouterControlChannel {
       case ChannelType.Latency:
         this.channel.result(msg, true);
         return;
+      case EdgeCtrl.ApiSessionHeartbeat:
+        return this.detached('API session heartbeat', () => this.host.apiSessions.heartbeat(this, msg.body));
+      case EdgeCtrl.RequestClientReSync:
+        this.host.apiSessions.resync(this);
+        return;
       case EdgeCtrl.SubscribeToDataModelRequest:
         return this.detached('data model subscription', () => this.host.sync.subscribe(this, parseSubscribe(msg.body)));
       case EdgeCtrl.CreateCircuitV2Request:
@@ -200,7 +205,11 @@ export class RouterControlChannel {
     this.host.log.info({ router: this.router.id, name: this.router.name, remote: this.remote, version }, 'control channel: router connected');
     // where the other routers accept links, and where this one does to them
     this.host.mesh.connected(this.router.id, version, linkListeners);
-    this.detached('edge sync', () => this.host.sync.hello(this));
+    this.detached('edge sync', async () => {
+      await this.host.sync.hello(this);
+      // as OpenZiti's controller, after the ClientHello
+      this.host.apiSessions.connected(this);
+    });
   }
 
   /**

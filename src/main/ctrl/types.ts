@@ -1,3 +1,4 @@
+import type { ApiSessionSync } from './apiSessionSync';
 import type { Logger } from 'pino';
 import type { ControlRouter, Core } from '../core/dataPlane/index';
 import type { StockRouterFabric } from './fabric';
@@ -20,6 +21,8 @@ export interface ControlChannelHost {
   readonly unresponsiveMs: number;
   /** edge sync: ServerHello/ClientHello and the router data model */
   readonly sync: RouterModelSync;
+  /** legacy API sessions the routers' SDKs connect with */
+  readonly apiSessions: ApiSessionSync;
   /** terminators and circuits the router asks for */
   readonly fabric: StockRouterFabric;
   /** the links between routers */

@@ -37,6 +37,7 @@ export {
   verifyRouterFingerprints,
   type ControlRouter,
 } from './routerControl';
+export { apiSessionsOfCertificates, heartbeatApiSessions, routerApiSessions, type RouterApiSession } from './routerApiSessions';
 export { dataPlaneView, networkLive, type LiveDataPlane, type LiveStatus, type NetworkLive } from './status';
 export { fabricView, type FabricView } from './fabricView';
 export {

@@ -1,7 +1,7 @@
 import type { SqlDialect } from './sqlDialect';
 
 export type Row = Record<string, unknown>;
-export type ChangeOp = 'delete' | 'update';
+export type ChangeOp = 'insert' | 'delete' | 'update';
 export type ChangeListener = (ids: string[]) => void;
 export type Dialect = SqlDialect['name'];
 
@@ -121,7 +121,7 @@ export interface Store {
   /** a write transaction that replaces secrets: the old values must not linger in the database's files */
   secureTx<T>(fn: () => Promise<T>): Promise<T>;
   /**
-   * Calls `listener` with the ids of rows of `table` deleted (or updated) by any statement — cascades included, on
+   * Calls `listener` with the ids of rows of `table` inserted, deleted or updated by any statement — cascades included, on
    * PostgreSQL by any node — once the transaction that did it has committed. Returns unwatch.
    */
   watch(table: string, op: ChangeOp, listener: ChangeListener): () => void;

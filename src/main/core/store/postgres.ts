@@ -782,7 +782,7 @@ function unavailable(e: unknown): boolean {
 const NOTIFY_FUNCTIONS = `
 CREATE OR REPLACE FUNCTION weft_notify_row() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_notify('${CHANGES}', TG_TABLE_NAME || ':' || lower(TG_OP) || ':' || OLD.id);
+  PERFORM pg_notify('${CHANGES}', TG_TABLE_NAME || ':' || lower(TG_OP) || ':' || CASE TG_OP WHEN 'INSERT' THEN NEW.id ELSE OLD.id END);
   RETURN NULL;
 END $$;
 CREATE OR REPLACE FUNCTION weft_notify_touched() RETURNS trigger LANGUAGE plpgsql AS $$

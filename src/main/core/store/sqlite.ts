@@ -82,7 +82,7 @@ export class SqliteStore implements Store {
   private installTriggers(key: string, table: string, what: ChangeOp | 'touched'): void {
     if (what !== 'touched') {
       this.sqlite.exec(`CREATE TEMP TRIGGER IF NOT EXISTS weft_watch_${table}_${what} AFTER ${what.toUpperCase()} ON main.${table}
-        BEGIN SELECT weft_changed('${key}', OLD.id); END`);
+        BEGIN SELECT weft_changed('${key}', ${what === 'insert' ? 'NEW' : 'OLD'}.id); END`);
       return;
     }
     for (const op of ['INSERT', 'UPDATE', 'DELETE']) {
