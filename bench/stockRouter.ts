@@ -9,10 +9,10 @@ import { join } from 'node:path';
 export type TunnelMode = { mode: 'host' } | { mode: 'proxy'; services: string[] };
 
 /**
- * With a link port the router accepts links from other routers there (and dials theirs); with a tunnel mode it runs its
- * tunnel binding (the router must be created tunneler-enabled).
+ * With a link port the router accepts links from other routers there (and dials theirs), with `dial` it only dials
+ * theirs; with a tunnel mode it runs its tunnel binding (the router must be created tunneler-enabled).
  */
-export function writeStockRouterConfig(dir: string, edgePort: number, linkPort?: number, tunnel?: TunnelMode): string {
+export function writeStockRouterConfig(dir: string, edgePort: number, linkPort?: number | 'dial', tunnel?: TunnelMode): string {
   const config = join(dir, 'router.yml');
   writeFileSync(
     config,
@@ -38,17 +38,11 @@ export function writeStockRouterConfig(dir: string, edgePort: number, linkPort?:
             ...(tunnel.mode === 'proxy' ? [`      services: [${tunnel.services.map((x) => JSON.stringify(x)).join(', ')}]`] : []),
           ]
         : []),
-      ...(linkPort
-        ? [
-            'link:',
-            '  listeners:',
-            '    - binding: transport',
-            `      bind: tls:127.0.0.1:${linkPort}`,
-            `      advertise: tls:127.0.0.1:${linkPort}`,
-            '  dialers:',
-            '    - binding: transport',
-          ]
+      ...(linkPort ? ['link:'] : []),
+      ...(typeof linkPort === 'number'
+        ? ['  listeners:', '    - binding: transport', `      bind: tls:127.0.0.1:${linkPort}`, `      advertise: tls:127.0.0.1:${linkPort}`]
         : []),
+      ...(linkPort ? ['  dialers:', '    - binding: transport'] : []),
       'edge:',
       '  csr:',
       '    country: US',

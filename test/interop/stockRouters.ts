@@ -27,7 +27,8 @@ export async function enrolledRouter(
   admin: ApiClient,
   ctrlAddress: string,
   name: string,
-  opts: { roleAttributes?: string[]; links?: boolean; tunnel?: TunnelMode } = {},
+  /** `links`: accepts and dials links; `dial`: only dials them */
+  opts: { roleAttributes?: string[]; links?: boolean | 'dial'; tunnel?: TunnelMode } = {},
 ): Promise<RouterDir> {
   const created = await admin.post('/edge-routers', { name, isTunnelerEnabled: !!opts.tunnel, roleAttributes: opts.roleAttributes ?? [] });
   expect(created.status).toBe(201);
@@ -36,8 +37,8 @@ export async function enrolledRouter(
   const dir = tempDir('weft-stock-router-');
   writeFileSync(join(dir, 'router.jwt'), jwt);
   const edgePort = await freePort();
-  const linkPort = opts.links ? await freePort() : undefined;
-  const config = writeStockRouterConfig(dir, edgePort, linkPort, opts.tunnel);
+  const linkPort = opts.links === true ? await freePort() : undefined;
+  const config = writeStockRouterConfig(dir, edgePort, opts.links === 'dial' ? 'dial' : linkPort, opts.tunnel);
   await enrollStockRouter(ziti, dir, config, join(dir, 'router.jwt'));
   expect(readFileSync(join(dir, 'endpoints.yml'), 'utf8')).toContain(ctrlAddress);
   return { id, dir, config, edgePort, ...(linkPort && { linkPort }) };

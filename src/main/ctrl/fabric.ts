@@ -477,14 +477,16 @@ export class StockRouterFabric {
   }
 
   /**
-   * The built-in router's route, in process: it can be a circuit's egress (its terminator, reached over a link), not
-   * yet a transit hop or a moved path's end. Its outcome as the RouteResult a stock router would send.
+   * The built-in router's route, in process: a circuit's egress (its terminator, reached over a link), its ingress (a
+   * dial there) or a transit hop between two links (also a rerouted circuit's new hop); not yet a moved path's end.
+   * Its outcome as the RouteResult a stock router would send.
    */
   private async routeBuiltin(peer: BuiltinRouterPeer, spec: RouteSpec, builtin: BuiltinDial | undefined): Promise<Message> {
-    const linkId = spec.forwards.find((f) => f.type === DestType.Link)?.dst;
-    const notTransit = { failure: 'the built-in router is not a transit router', cause: 'invalid link' } as const;
-    let r: LocalRouteResult = notTransit;
-    if (builtin && linkId && spec.egress)
+    const links = [...new Set(spec.forwards.filter((f) => f.type === DestType.Link).map((f) => f.dst))];
+    const linkId = links[0];
+    let r: LocalRouteResult = { failure: 'the built-in router cannot take this route', cause: 'invalid link' };
+    if (links.length === 2 && !spec.egress) r = peer.transit(spec.circuitId, links[0]!, links[1]!);
+    else if (builtin && linkId && spec.egress)
       r = await peer.route({
         circuitId: spec.circuitId,
         linkId,
@@ -630,6 +632,7 @@ export class StockRouterFabric {
 export interface BuiltinRouterPeer {
   id: string;
   route(r: LocalRoute): Promise<LocalRouteResult>;
+  transit(circuitId: string, a: string, b: string): LocalRouteResult;
   unroute(circuitId: string): void;
 }
 

@@ -238,14 +238,19 @@ export class ControlChannelServer implements ControlChannelHost {
    * The built-in router takes part in the stock routers' mesh: with a link listener (router.link_listener) they learn
    * where it accepts links (announced as the OpenZiti version whose link protocol it speaks) and dial it; without one it
    * hears where they accept links and dials them, reporting its links as a stock dialer does. Circuits dialed at them
-   * may end at its terminators, and its dials for services it holds no terminator of may end at theirs. Never a
-   * transit hop.
+   * may end at its terminators, its dials for services it holds no terminator of may end at theirs, and circuits
+   * between two of them may pass through it (a transit hop) when that is the cheapest path.
    */
   attachBuiltin(router: { id: string; linkAddress: string; links: LinkCircuits; linkDialer?: LinkDialer }): void {
     router.links.onEnded = (id) => this.fabric.endCircuits((c) => c.id === id);
     router.links.remote = (req) => this.fabric.routeFromBuiltin(req);
     router.links.remoteBeats = (q) => this.fabric.remoteBeats(q.serviceId, q.instanceId, q);
-    this.fabric.attachBuiltin({ id: router.id, route: (r) => router.links.route(r), unroute: (id) => router.links.unroute(id) });
+    this.fabric.attachBuiltin({
+      id: router.id,
+      route: (r) => router.links.route(r),
+      transit: (id, a, b) => router.links.transit(id, a, b),
+      unroute: (id) => router.links.unroute(id),
+    });
     const dialer = router.linkDialer;
     if (dialer) {
       dialer.reported = (link, dialAddress) =>
@@ -255,7 +260,7 @@ export class ControlChannelServer implements ControlChannelHost {
     const listeners = router.linkAddress
       ? [{ address: router.linkAddress, protocol: 'tls', costTags: [], groups: ['default'], localBinding: '' }]
       : [];
-    this.mesh.connected(router.id, BUILTIN_LINK_VERSION, listeners, { transit: false, deliver: dialer && ((changes) => dialer.peers(changes)) });
+    this.mesh.connected(router.id, BUILTIN_LINK_VERSION, listeners, { deliver: dialer && ((changes) => dialer.peers(changes)) });
   }
 
   /** The routers connected now (their ids). */

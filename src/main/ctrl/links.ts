@@ -30,7 +30,7 @@ export class LinkMesh {
   /** connected routers: their version (for the peers' PeerStateChange) and link listeners */
   private readonly peers = new Map<
     string,
-    { version: string; listeners: LinkListener[]; transit: boolean; deliver?: (changes: PeerStateChange[]) => void }
+    { version: string; listeners: LinkListener[]; deliver?: (changes: PeerStateChange[]) => void }
   >();
   readonly links = new Map<string, MeshLink>();
 
@@ -41,18 +41,17 @@ export class LinkMesh {
   }
 
   /**
-   * A router's channel is up: the others learn where it accepts links, it learns where they do. `transit: false`: paths
-   * may start or end at it, never cross it; `deliver`: it runs in process and hears of its peers there (the built-in
-   * router).
+   * A router's channel is up: the others learn where it accepts links, it learns where they do. `deliver`: it runs in
+   * process and hears of its peers there (the built-in router).
    */
   connected(
     routerId: string,
     version: string | undefined,
     listeners: LinkListener[],
-    { transit = true, deliver }: { transit?: boolean; deliver?: (changes: PeerStateChange[]) => void } = {},
+    { deliver }: { deliver?: (changes: PeerStateChange[]) => void } = {},
   ): void {
     const others = [...this.peers.keys()].filter((id) => id !== routerId);
-    this.peers.set(routerId, { version: version?.split('|')[0] ?? '', listeners, transit, deliver });
+    this.peers.set(routerId, { version: version?.split('|')[0] ?? '', listeners, deliver });
     const me = this.stateOf(routerId);
     for (const other of others) this.send(other, [me]);
     if (others.length > 0)
@@ -119,7 +118,6 @@ export class LinkMesh {
       for (const r of open) if (dist.has(r) && (u === undefined || dist.get(r)! < dist.get(u)!)) u = r;
       if (u === undefined || u === to) break;
       open.delete(u);
-      if (u !== from && !this.peers.get(u)!.transit) continue;
       for (const [v, l] of edges.get(u) ?? []) {
         if (!open.has(v)) continue;
         const alt = dist.get(u)! + l.cost + MIN_ROUTER_COST;

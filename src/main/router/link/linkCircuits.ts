@@ -3,7 +3,9 @@
 // the host and relays between the host and the link (link/linkEnd.ts). A dial at the built-in router for a service
 // it holds no terminator of goes to the controller, which routes it to one at a stock router; the built-in router's
 // end then goes on the path's first link. Either way the controller is told when the circuit ended on this side.
-// Payloads and acks arriving on a link go to their circuit's end by circuit id.
+// Payloads and acks arriving on a link go to their circuit's end by circuit id. A circuit the controller routes
+// through this router between two other routers (a transit hop) has no end here: what arrives on one of its links
+// leaves on the other as it came (OpenZiti's forwarder), flow control being the ends' business.
 import type { Logger } from 'pino';
 import type { ChannelCaller, SessionGrant } from '../../core/dataPlane/index';
 import { Header, str, type Headers, type Message } from '../channel/wire';
@@ -49,6 +51,8 @@ const PEER_DATA = [Header.PublicKey, Header.AppData, Header.ConnectionMarker] as
 export class LinkCircuits {
   private readonly links = new Map<string, RouterLink>();
   private readonly ends = new Map<string, LinkEnd>();
+  /** circuits this router forwards between two links (a transit hop) */
+  private readonly transits = new Map<string, [RouterLink, RouterLink]>();
   /** circuits dialed here whose route the controller has not answered yet */
   private readonly dialing = new Set<string>();
   private readonly time: XgressTime;
@@ -74,6 +78,8 @@ export class LinkCircuits {
   unlinked(link: RouterLink): void {
     if (this.links.get(link.id) === link) this.links.delete(link.id);
     for (const end of [...this.ends.values()]) if (end.link === link) end.linkLost();
+    // the controller takes the circuits through it another way (or ends them)
+    for (const [id, pair] of [...this.transits]) if (pair.includes(link)) this.transits.delete(id);
   }
 
   /** Ids of the links up now. */
@@ -85,6 +91,13 @@ export class LinkCircuits {
     const m = decodeXgress(msg);
     if (m === undefined) return;
     if (m instanceof XgressWireError) return void this.log.debug({ link: link.id, reason: m.message }, 'link: malformed xgress message dropped');
+    const through = this.transits.get(m.circuitId);
+    if (through) {
+      const next = through[0] === link ? through[1] : through[1] === link ? through[0] : undefined;
+      // as it came, in a new frame of the other link's channel
+      if (next) next.channel.send({ ...msg, sequence: 0 });
+      return;
+    }
     const end = this.ends.get(m.circuitId);
     // a payload for a circuit this router does not have: dropped (OpenZiti's forwarder faults it; the controller knows)
     if (!end || end.link !== link) return;
@@ -131,6 +144,14 @@ export class LinkCircuits {
       return { failure, cause: 'dial failed' };
     }
     return { peerData: new Map(dialed.hostKey ? [[Header.PublicKey, dialed.hostKey]] : []) };
+  }
+
+  /** A circuit through this router between two links (a transit hop, or a rerouted one's new hop). */
+  transit(circuitId: string, a: string, b: string): LocalRouteResult {
+    const [la, lb] = [this.links.get(a), this.links.get(b)];
+    if (!la || !lb) return { failure: `invalid link destination ${la ? b : a}`, cause: 'invalid link' };
+    this.transits.set(circuitId, [la, lb]);
+    return { peerData: new Map() };
   }
 
   /**
@@ -187,6 +208,7 @@ export class LinkCircuits {
 
   /** The controller ended the circuit: its host is told, nothing more goes on the link. */
   unroute(circuitId: string): void {
+    this.transits.delete(circuitId);
     const end = this.ends.get(circuitId);
     if (!end) return;
     this.ends.delete(circuitId);
@@ -196,6 +218,7 @@ export class LinkCircuits {
 
   /** Every link end stops (the router is stopping). */
   close(): void {
+    this.transits.clear();
     for (const id of [...this.ends.keys()]) this.unroute(id);
   }
 }
