@@ -28,10 +28,7 @@ export interface RouterPath {
 
 export class LinkMesh {
   /** connected routers: their version (for the peers' PeerStateChange) and link listeners */
-  private readonly peers = new Map<
-    string,
-    { version: string; listeners: LinkListener[]; deliver?: (changes: PeerStateChange[]) => void }
-  >();
+  private readonly peers = new Map<string, { version: string; listeners: LinkListener[]; deliver?: (changes: PeerStateChange[]) => void }>();
   readonly links = new Map<string, MeshLink>();
 
   constructor(private readonly channelOf: (routerId: string) => RouterControlChannel | undefined) {}
