@@ -1,6 +1,8 @@
 // Three Weft processes on one PostgreSQL database: one network, whichever node a client reaches.
 import { createHash, randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import pg_ from 'pg';
 import { Agent, request } from 'undici';
 import { ApiClient } from '../support/client';
@@ -8,11 +10,23 @@ import { startCluster, startNode, within, CLUSTER_PASSWORD } from '../support/cl
 import { csr } from '../support/pki';
 import { startPostgres, type PostgresServer } from '../support/postgres';
 import type { WeftProcess } from '../support/weftProcess';
+import { enrolledRouter, runRouter } from '../interop/stockRouters';
+import { openzitiTools } from '../interop/tools';
 
 let pg: PostgresServer;
 let database: string;
 let nodes: WeftProcess[] = [];
 let admins: ApiClient[] = [];
+
+async function pgQuery(sql: string, params: unknown[]): Promise<any[]> {
+  const c = new pg_.Client({ connectionString: database });
+  await c.connect();
+  try {
+    return (await c.query(sql, params)).rows;
+  } finally {
+    await c.end();
+  }
+}
 
 beforeAll(async () => {
   pg = await startPostgres();
@@ -193,6 +207,24 @@ describe('three Weft nodes on one PostgreSQL database', () => {
   });
 
   it('SIGKILL of one node under write load: the others keep serving and no acknowledged write is lost', async () => {
+    // stock routers: one connected to every node (its enrollment names all their control channels, and a v1.x
+    // router connects to each), one that reaches only the node about to die
+    const ziti = openzitiTools().ziti;
+    const everywhere = await enrolledRouter(ziti, admins[0]!, nodes[2]!.ctrl!, 'stock-everywhere');
+    const stock = await enrolledRouter(ziti, admins[2]!, nodes[2]!.ctrl!, 'stock-at-node-3');
+    writeFileSync(join(stock.dir, 'endpoints.yml'), `endpoints:\n  - ${nodes[2]!.ctrl}\n`);
+    const stockProcs = [runRouter(ziti, everywhere), runRouter(ziti, stock)];
+    onTestFinished(async () => {
+      for (const p of stockProcs) p.kill('SIGKILL');
+      await Promise.all(stockProcs.map((p) => p.exited));
+    });
+    const online = async (id: string) => (await admins[0]!.get(`/edge-routers/${id}`)).body.data.isOnline === true;
+    await within(60_000, async () => (await online(everywhere.id)) && (await online(stock.id)));
+    // every node records its connection to the first
+    await within(30_000, async () => {
+      const rows = await pgQuery('SELECT count(*)::int AS n FROM edge_router_nodes WHERE router_id = $1', [everywhere.id]);
+      return rows[0].n === 3;
+    });
     const acknowledged: string[] = [];
     const failuresOnSurvivors: number[] = [];
     let killed = false;
@@ -238,6 +270,9 @@ describe('three Weft nodes on one PostgreSQL database', () => {
       'er-node-2': true,
       'er-node-3': false,
     });
+    // the stock router connected to it alone too; the one connected to the others stays online
+    expect(routers.find((r) => r.id === stock.id)?.isOnline).toBe(false);
+    expect(routers.find((r) => r.id === everywhere.id)?.isOnline).toBe(true);
   });
 
   it('while PostgreSQL restarts the nodes answer 503 with the envelope, then recover by themselves', async () => {

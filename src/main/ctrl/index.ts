@@ -9,6 +9,7 @@ import {
   authorizeRouterControl,
   DataPlaneRefusal,
   routerControlStillValid,
+  reassertControlRouters,
   setControlRouterOnline,
   watchEdgeRouters,
   type ControlRouter,
@@ -232,6 +233,8 @@ export class ControlChannelServer implements ControlChannelHost {
 
   private heartbeat(): void {
     for (const ch of this.conns) if (!ch.beat()) ch.channel.close(new Error('heartbeat not answered in time'));
+    // after an outage the other nodes may have taken this one for dead: its routers are recorded again
+    if (this.byRouter.size > 0) void this.writes.run(() => reassertControlRouters(this.core, [...this.byRouter.keys()]));
   }
 
   /**

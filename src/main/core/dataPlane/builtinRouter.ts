@@ -10,7 +10,7 @@ import { validationError } from '../errors';
 import { certificateDer, createCsr, fingerprintSha1, importPrivateKey, parseCertificate, renewsAt } from '../pki/index';
 import type { Row } from '../store/db';
 import { clearRouterTerminators } from './terminators';
-import { builtinRouterDir, controllerId } from '../ops/index';
+import { builtinRouterDir, controllerId, controlNodesGone } from '../ops/index';
 
 const FILES = { serverKey: 'server.key.pem', serverChain: 'server.chain.pem', clientKey: 'client.key.pem', clientChain: 'client.chain.pem' };
 
@@ -226,12 +226,19 @@ export async function recordBuiltinRouterStopped(core: Core, id: string): Promis
 export async function markRoutersOffline(core: Core): Promise<void> {
   const now = core.clock.now().toISOString();
   if (core.store.dialect === 'sqlite') {
-    await core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1', now);
+    await core.store.tx(async () => {
+      await core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1', now);
+      await core.store.runSql('DELETE FROM edge_router_nodes');
+    });
     return;
   }
-  // on a shared database the other nodes' routers are theirs to report
+  // on a shared database the other nodes' routers are theirs to report: this node's own, and the stock routers that
+  // were connected to it alone when it stopped or died
   const own = (await builtinRouterRow(core))?.id;
-  if (own) await core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1 AND id = ?', now, own);
+  await core.store.tx(async () => {
+    if (own) await core.store.runSql('UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1 AND id = ?', now, own);
+    await controlNodesGone(core, '(?)', [await controllerId(core)]);
+  });
 }
 
 /**

@@ -32,6 +32,7 @@ export { circuitEventsOf, type CircuitReport } from './circuitEvents';
 export { missingRows, watchDataPlane, watchEdgeRouters, type DataPlaneEvents } from './events';
 export {
   authorizeRouterControl,
+  reassertControlRouters,
   routerControlStillValid,
   setControlRouterOnline,
   verifyRouterFingerprints,

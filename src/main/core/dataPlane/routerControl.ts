@@ -1,6 +1,7 @@
 import type { Core } from '../core';
 import { fingerprintSha1, isCurrentlyValid, toPem } from '../pki/index';
 import { builtinRouterId } from '../policy/index';
+import { controllerId } from '../ops/index';
 import { getRow, rowShape, selectList } from '../store/rows';
 import { DataPlaneRefusal } from './access';
 
@@ -43,12 +44,40 @@ export async function routerControlStillValid(core: Core, router: ControlRouter)
 }
 
 /**
- * A stock router's control channel came up (online) or went (offline): its edge router record's `isOnline`, as the
- * built-in router's is kept. Going offline only touches a row still online.
+ * A stock router's control channel to this node came up (online) or went: its edge router record's `isOnline`, as the
+ * built-in router's is kept, true while it is connected to any node (edge_router_nodes).
  */
 export async function setControlRouterOnline(core: Core, id: string, online: boolean): Promise<void> {
+  const store = core.store;
   const now = core.clock.now().toISOString();
-  await core.store.runSql(`UPDATE edge_routers SET is_online = ?, updated_at = ? WHERE id = ? AND is_online = ?`, online, now, id, !online);
+  const node = await controllerId(core);
+  await store.tx(async () => {
+    if (online) {
+      await store.runSql('INSERT INTO edge_router_nodes (router_id, node_id, connected_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING', id, node, now);
+      await store.runSql('UPDATE edge_routers SET is_online = 1, updated_at = ? WHERE id = ? AND is_online = 0', now, id);
+      return;
+    }
+    await store.runSql('DELETE FROM edge_router_nodes WHERE router_id = ? AND node_id = ?', id, node);
+    await store.runSql(
+      `UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE id = ? AND is_online = 1
+         AND NOT EXISTS (SELECT 1 FROM edge_router_nodes WHERE router_id = ?)`,
+      now,
+      id,
+      id,
+    );
+  });
+}
+
+/**
+ * The routers connected to this node now, as the database should record them: a node cut off from the database for
+ * long was taken for dead by the others (its connections forgotten, routers connected to it alone marked offline);
+ * once it can write again, what is missing is recorded again.
+ */
+export async function reassertControlRouters(core: Core, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  const rows = await core.store.allSql<{ router_id: string }>('SELECT router_id FROM edge_router_nodes WHERE node_id = ?', await controllerId(core));
+  const recorded = new Set(rows.map((r) => r.router_id));
+  for (const id of ids) if (!recorded.has(id)) await setControlRouterOnline(core, id, true);
 }
 
 /**

@@ -82,7 +82,8 @@ export async function updateControllerCertificate(core: Core): Promise<void> {
 
 /**
  * The heartbeat: this node's row is refreshed (a write no cached reply depends on), and nodes silent for longer than
- * OFFLINE_AFTER_MS (killed, or cut off from the database) are marked offline, with the edge routers they ran.
+ * OFFLINE_AFTER_MS (killed, or cut off from the database) are marked offline, with the edge routers they ran and the
+ * stock routers connected to them alone.
  */
 export async function controllerHeartbeat(core: Core): Promise<void> {
   const store = core.store;
@@ -101,8 +102,27 @@ export async function controllerHeartbeat(core: Core): Promise<void> {
       id,
       silentSince,
     );
+    // the stock routers connected to it alone
+    await controlNodesGone(core, `(SELECT id FROM controllers WHERE ${silent})`, [id, silentSince]);
     await store.runSql(`UPDATE controllers SET is_online = 0 WHERE ${silent}`, id, silentSince);
   });
+}
+
+/**
+ * Nodes gone (`nodes`: a subquery naming them, with its parameters): the stock routers connected to no other node go
+ * offline, and the nodes' connections are forgotten. In the caller's transaction.
+ */
+export async function controlNodesGone(core: Core, nodes: string, params: unknown[]): Promise<void> {
+  const store = core.store;
+  await store.runSql(
+    `UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1
+       AND id IN (SELECT router_id FROM edge_router_nodes WHERE node_id IN ${nodes})
+       AND NOT EXISTS (SELECT 1 FROM edge_router_nodes n WHERE n.router_id = edge_routers.id AND n.node_id NOT IN ${nodes})`,
+    core.clock.now().toISOString(),
+    ...params,
+    ...params,
+  );
+  await store.runSql(`DELETE FROM edge_router_nodes WHERE node_id IN ${nodes}`, ...params);
 }
 
 /** A node that stops says so. */

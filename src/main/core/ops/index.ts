@@ -16,7 +16,7 @@ export {
   type CertificateKind,
   type CertificateState,
 } from './certificateExpiry';
-export { controllerId, updateControllerApiOrigin } from './controllerNodes';
+export { controllerId, controlNodesGone, updateControllerApiOrigin } from './controllerNodes';
 export { createSnapshot, integrityResults, startIntegrityCheck } from './database';
 export { metricHistory, type MetricPoint } from './metricHistory';
 export { getTrace, traceSpecSchema, updateTrace } from './tracing';

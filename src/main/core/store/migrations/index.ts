@@ -17,6 +17,7 @@ import * as m015 from './015_events';
 import * as m016 from './016_terminator_hosts';
 import * as m018 from './018_text_search_postgres';
 import * as m019 from './019_identity_last_seen';
+import * as m020 from './020_router_control_node';
 
 export type { Migration, MigrationTarget } from '../db';
 
@@ -46,4 +47,5 @@ export const migrations: Migration[] = [
   { version: 16, name: 'terminator hosts', up: m016.up },
   { version: 18, name: 'text search on postgres', up: m018.up },
   { version: 19, name: 'identity last seen', up: m019.up },
+  { version: 20, name: 'router control node', up: m020.up },
 ];
