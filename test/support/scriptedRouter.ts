@@ -6,6 +6,7 @@ import { expect } from 'vitest';
 import { Channel } from '../../src/main/router/channel/channel';
 import { ChannelType, getU64, Header, message, str, u64, type Message } from '../../src/main/router/channel/wire';
 import { ProtoReader, ProtoWriter } from '../../src/main/ctrl/protobuf';
+import { encodeU32BytesMap } from '../../src/main/ctrl/edgeMessages';
 import { fingerprintSha1 } from '../../src/main/core/pki/index';
 import type { TestApp } from './app';
 import { deviceSession, serviceSession, type Device } from './edge';
@@ -167,11 +168,13 @@ export const u32le = (n: number) => {
 /** The channel's string slice header encoding (count, then length-prefixed strings, little-endian). */
 const stringSlice = (values: string[]) => Buffer.concat([u32le(values.length), ...values.flatMap((v) => [u32le(v.length), Buffer.from(v)])]);
 
-export const createCircuit = (c: SdkCredentials) =>
+/** A CreateCircuitV2Request (`peerData`: the dialer's, e.g. its public key 1003 for an encryption-required service). */
+export const createCircuit = (c: SdkCredentials, peerData?: Map<number, Buffer>) =>
   message(20218, [
     [11, Buffer.from(c.sessionToken)],
     [14, Buffer.from(c.apiSessionToken)],
     [12, stringSlice([c.fingerprint])],
+    ...(peerData ? [[10, encodeU32BytesMap(peerData)] as [number, Buffer]] : []),
   ]);
 
 /** A successful RouteResult for a Route, as OpenZiti's router answers (its attempt, success). */

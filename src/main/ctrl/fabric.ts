@@ -12,6 +12,8 @@ import {
   changeRouterTerminators,
   circuitEventsOf,
   clearRouterTerminators,
+  removeTerminatorsOfSessions,
+  routerIsOnline,
   DataPlaneRefusal,
   missingRows,
   putRouterTerminator,
@@ -90,12 +92,6 @@ export interface StockCircuit {
 
 export class StockRouterFabric {
   readonly circuits = new Map<string, StockCircuit>();
-  /**
-   * terminator id -> the Bind session it was created with (its end removes the terminator) and the host's peer data
-   * (its public key: the dialer's end-to-end encryption is set up with it, as OpenZiti's terminator peer data).
-   * An entry leaves when its terminator's row does (the change feed's terminatorsDeleted), whoever deleted it.
-   */
-  private readonly terminatorSessions = new Map<string, { routerId: string; sessionId: string; hostId: string; peerData: Map<number, Buffer> }>();
   private unwatch?: () => void;
   private readonly tunnelCheck = { running: false, again: false };
   /** the built-in router, while it takes part in the mesh (see attachBuiltin) */
@@ -154,7 +150,6 @@ export class StockRouterFabric {
       },
       terminatorsDeleted: (ids) => {
         const gone = new Set(ids);
-        for (const id of ids) this.terminatorSessions.delete(id);
         this.endCircuits((c) => gone.has(c.terminatorId));
       },
       routersChanged: () => this.tunnelAccessMayHaveChanged(),
@@ -183,8 +178,8 @@ export class StockRouterFabric {
         hostId: caller.identityId,
         cost: req.cost,
         precedence: req.precedence,
+        bind: { sessionId: grant.sessionId, peerData: req.peerData },
       });
-      this.terminatorSessions.set(req.address, { routerId, sessionId: grant.sessionId, hostId: caller.identityId, peerData: req.peerData });
       answer(TerminatorResult.Success);
     } catch (e) {
       if (!(e instanceof DataPlaneRefusal)) this.log(e, 'create terminator');
@@ -371,7 +366,7 @@ export class StockRouterFabric {
       serviceId: grant.serviceId,
       terminatorId: terminator.id,
       instanceId: terminator.identity,
-      hostId: terminator.hostId || (this.terminatorSessions.get(terminator.id)?.hostId ?? ''),
+      hostId: terminator.hostId,
       cost: terminator.cost,
       createdAt: Date.now(),
     };
@@ -399,7 +394,7 @@ export class StockRouterFabric {
     const result = (results.at(-1) as PromiseFulfilledResult<Message>).value;
     if (!this.circuits.has(circuitId)) throw new DataPlaneRefusal('access ended while the circuit was being routed');
     // the terminator's static peer data (the host's public key), then what the route's egress reported
-    const peerData = new Map([...(this.terminatorSessions.get(terminator.id)?.peerData ?? []), ...peerDataOf(result)]);
+    const peerData = new Map([...terminator.peerData, ...peerDataOf(result)]);
     if (grant.encryptionRequired && !peerData.has(PUBLIC_KEY)) {
       this.endCircuits((c) => c.id === circuitId);
       throw new DataPlaneRefusal('encryption required on service, terminator did not send public header');
@@ -524,8 +519,8 @@ export class StockRouterFabric {
    */
   async routerGone(routerId: string): Promise<void> {
     this.endCircuits((c) => c.path.includes(routerId));
-    for (const [id, t] of this.terminatorSessions) if (t.routerId === routerId) this.terminatorSessions.delete(id);
-    await clearRouterTerminators(this.core(), routerId);
+    // unless it is still connected to another node (which holds them for it)
+    if (!(await routerIsOnline(this.core(), routerId))) await clearRouterTerminators(this.core(), routerId);
   }
 
   /** Circuits of the router, for the live view and the fabric API. */
@@ -581,11 +576,7 @@ export class StockRouterFabric {
   private sessionsEnded(ids: string[]): void {
     const gone = new Set(ids);
     this.endCircuits((c) => gone.has(c.sessionId));
-    for (const [id, t] of this.terminatorSessions) {
-      if (!gone.has(t.sessionId)) continue;
-      this.terminatorSessions.delete(id);
-      void removeRouterTerminator(this.core(), id).catch((err) => this.log(err, 'remove terminator'));
-    }
+    void removeTerminatorsOfSessions(this.core(), ids).catch((err) => this.log(err, 'remove terminators'));
   }
 
   /** After changes may have gone untold: circuits whose session is gone end. */

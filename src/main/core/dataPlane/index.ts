@@ -45,6 +45,7 @@ export {
   addRouterTerminator,
   clearRouterTerminators,
   removeRouterTerminator,
+  removeTerminatorsOfSessions,
   ROUTER_BINDINGS,
   routerHostedServices,
   updateRouterTerminator,

@@ -2,7 +2,15 @@ import type { Core } from '../core';
 import { isDisabled } from '../auth/index';
 import { allRows, rowShape } from '../store/rows';
 import { authorizeApiSession, authorizeServiceSession, checkSessionPosture, DataPlaneRefusal, type ChannelCaller, type SessionGrant } from './access';
-import { addRouterTerminator, removeRouterTerminator, updateRouterTerminator, type RouterTerminator } from './terminators';
+import {
+  addRouterTerminator,
+  decodePeerData,
+  encodePeerData,
+  removeRouterTerminator,
+  updateRouterTerminator,
+  type RouterTerminator,
+  type TerminatorBind,
+} from './terminators';
 
 /**
  * What a stock router asks for an SDK (a Bind's terminator, a Dial's circuit) names the SDK by its API session token,
@@ -106,6 +114,8 @@ export interface TerminatorChoice {
   hostId: string;
   cost: number;
   precedence: 'default' | 'required' | 'failed';
+  /** what the host bound with for its dialers (its public key), a stock router's SDK terminator's */
+  peerData: Map<number, Buffer>;
 }
 
 const TERMINATOR = rowShape({
@@ -117,6 +127,7 @@ const TERMINATOR = rowShape({
   host_id: 'string?',
   cost: 'int',
   precedence: 'string',
+  peer_data: 'string',
 });
 /** OpenZiti's terminator precedences, best first: what circuits pick by before cost. */
 export const PRECEDENCE_RANK = { required: 0, default: 1, failed: 2 } as const;
@@ -130,7 +141,8 @@ export async function terminatorChoices(core: Core, serviceId: string, instance:
   const rows = await allRows(
     core.store,
     TERMINATOR,
-    `SELECT id, router_id, binding, address, identity, host_id, cost, precedence FROM terminators WHERE service_id = ?${instance ? ' AND identity = ?' : ''}`,
+    `SELECT id, router_id, binding, address, identity, host_id, cost, precedence, peer_data FROM terminators
+      WHERE service_id = ?${instance ? ' AND identity = ?' : ''}`,
     ...(instance ? [serviceId, instance] : [serviceId]),
   );
   const keyed = rows.map((r) => ({
@@ -143,6 +155,7 @@ export async function terminatorChoices(core: Core, serviceId: string, instance:
       hostId: r.host_id ?? '',
       cost: r.cost,
       precedence: (r.precedence in PRECEDENCE_RANK ? r.precedence : 'default') as TerminatorChoice['precedence'],
+      peerData: decodePeerData(r.peer_data),
     },
     tie: Math.random(),
   }));
@@ -173,7 +186,15 @@ export async function putRouterTerminator(
   core: Core,
   routerId: string,
   serviceId: string,
-  t: { id: string; instance: string; hostId: string; cost: number; precedence: RouterTerminator['precedence']; binding?: 'edge' | 'tunnel' },
+  t: {
+    id: string;
+    instance: string;
+    hostId: string;
+    cost: number;
+    precedence: RouterTerminator['precedence'];
+    binding?: 'edge' | 'tunnel';
+    bind?: TerminatorBind;
+  },
 ): Promise<void> {
   await core.store.tx(async () => {
     const existing = await core.store.getSql<{ router_id: string; service_id: string }>(
@@ -183,8 +204,17 @@ export async function putRouterTerminator(
     if (existing && (existing.router_id !== routerId || existing.service_id !== serviceId)) {
       throw new DataPlaneRefusal('a terminator with this id exists for another router or service');
     }
-    if (existing) await updateRouterTerminator(core, t.id, { cost: t.cost, precedence: t.precedence });
-    else {
+    if (existing) {
+      await updateRouterTerminator(core, t.id, { cost: t.cost, precedence: t.precedence });
+      // bound again (the SDK's new Bind session): what its dialers get now
+      if (t.bind)
+        await core.store.runSql(
+          'UPDATE terminators SET session_id = ?, peer_data = ? WHERE id = ?',
+          t.bind.sessionId,
+          encodePeerData(t.bind.peerData),
+          t.id,
+        );
+    } else {
       await addRouterTerminator(core, {
         id: t.id,
         serviceId,
@@ -195,6 +225,7 @@ export async function putRouterTerminator(
         hostId: t.hostId,
         cost: t.cost,
         precedence: t.precedence,
+        bind: t.bind,
       });
     }
   });

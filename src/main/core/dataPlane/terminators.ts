@@ -20,6 +20,23 @@ export interface RouterTerminator {
   precedence: 'default' | 'required' | 'failed';
   /** the hosting identity: the SDK that bound, or the router for services it hosts itself */
   hostId?: string;
+  /** a stock router's SDK terminator: the Bind session it goes with, and the host's peer data dialers get */
+  bind?: TerminatorBind;
+}
+
+export interface TerminatorBind {
+  sessionId: string;
+  peerData: Map<number, Buffer>;
+}
+
+/** Peer data as stored (header number -> base64). */
+export function encodePeerData(m: Map<number, Buffer>): string {
+  return JSON.stringify(Object.fromEntries([...m].map(([k, v]) => [k, v.toString('base64')])));
+}
+
+export function decodePeerData(json: string): Map<number, Buffer> {
+  const o = JSON.parse(json || '{}') as Record<string, string>;
+  return new Map(Object.entries(o).map(([k, v]) => [Number(k), Buffer.from(v, 'base64')]));
 }
 
 /**
@@ -39,7 +56,10 @@ export async function addRouterTerminator(core: Core, t: RouterTerminator): Prom
       cost: t.cost,
       precedence: t.precedence,
     },
-    { ...(t.id ? { id: t.id } : {}), columns: { host_id: t.hostId ?? '' } },
+    {
+      ...(t.id ? { id: t.id } : {}),
+      columns: { host_id: t.hostId ?? '', ...(t.bind && { session_id: t.bind.sessionId, peer_data: encodePeerData(t.bind.peerData) }) },
+    },
   );
 }
 
@@ -64,6 +84,16 @@ export async function removeRouterTerminator(core: Core, id: string): Promise<vo
 /** Drops what a router left behind (a stop without clean-up): its edge and tunnel terminators. */
 export async function clearRouterTerminators(core: Core, routerId: string): Promise<void> {
   await core.store.runSql(`DELETE FROM terminators WHERE router_id = ? AND binding IN ('edge', 'tunnel')`, routerId);
+}
+
+/** The SDK terminators bound with these sessions (ended: the terminators go with them, whichever node took the Bind). */
+export async function removeTerminatorsOfSessions(core: Core, sessionIds: readonly string[]): Promise<void> {
+  if (sessionIds.length === 0) return;
+  const rows = await core.store.allSql<{ id: string }>(
+    `SELECT id FROM terminators WHERE session_id IN ${core.store.sql.jsonValues()}`,
+    JSON.stringify(sessionIds),
+  );
+  for (const r of rows) await removeRouterTerminator(core, r.id);
 }
 
 /** A service the router hosts itself: its identity may Bind it and it has a host.v1 config. */

@@ -110,19 +110,23 @@ export async function controllerHeartbeat(core: Core): Promise<void> {
 
 /**
  * Nodes gone (`nodes`: a subquery naming them, with its parameters): the stock routers connected to no other node go
- * offline, and the nodes' connections are forgotten. In the caller's transaction.
+ * offline and lose their SDKs' terminators (as when a router's channel closes: they bind again), and the nodes'
+ * connections are forgotten. In the caller's transaction.
  */
 export async function controlNodesGone(core: Core, nodes: string, params: unknown[]): Promise<void> {
   const store = core.store;
-  await store.runSql(
-    `UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1
-       AND id IN (SELECT router_id FROM edge_router_nodes WHERE node_id IN ${nodes})
-       AND NOT EXISTS (SELECT 1 FROM edge_router_nodes n WHERE n.router_id = edge_routers.id AND n.node_id NOT IN ${nodes})`,
-    core.clock.now().toISOString(),
+  const orphans = await store.allSql<{ router_id: string }>(
+    `SELECT DISTINCT router_id FROM edge_router_nodes WHERE node_id IN ${nodes}
+       AND router_id NOT IN (SELECT router_id FROM edge_router_nodes WHERE node_id NOT IN ${nodes})`,
     ...params,
     ...params,
   );
   await store.runSql(`DELETE FROM edge_router_nodes WHERE node_id IN ${nodes}`, ...params);
+  if (orphans.length === 0) return;
+  const ids = JSON.stringify(orphans.map((o) => o.router_id));
+  const now = core.clock.now().toISOString();
+  await store.runSql(`UPDATE edge_routers SET is_online = 0, updated_at = ? WHERE is_online = 1 AND id IN ${store.sql.jsonValues()}`, now, ids);
+  await store.runSql(`DELETE FROM terminators WHERE binding IN ('edge', 'tunnel') AND router_id IN ${store.sql.jsonValues()}`, ids);
 }
 
 /** A node that stops says so. */

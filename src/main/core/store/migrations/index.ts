@@ -18,6 +18,7 @@ import * as m016 from './016_terminator_hosts';
 import * as m018 from './018_text_search_postgres';
 import * as m019 from './019_identity_last_seen';
 import * as m020 from './020_router_control_node';
+import * as m021 from './021_terminator_sessions';
 
 export type { Migration, MigrationTarget } from '../db';
 
@@ -48,4 +49,5 @@ export const migrations: Migration[] = [
   { version: 18, name: 'text search on postgres', up: m018.up },
   { version: 19, name: 'identity last seen', up: m019.up },
   { version: 20, name: 'router control node', up: m020.up },
+  { version: 21, name: 'terminator sessions', up: m021.up },
 ];
