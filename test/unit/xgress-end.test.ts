@@ -351,6 +351,18 @@ describe('xgress sender and receiver details', () => {
     expect(rx.writeFailed).toBe(true);
   });
 
+  it('a consumer that writes at once gets one ack per payload, reporting the buffer after the write', () => {
+    const acks: Acknowledgement[] = [];
+    const rx: XgressReceiver = new XgressReceiver({
+      circuitId: 'c1',
+      originator: 'Terminator',
+      sendAck: (a) => acks.push(a),
+      deliver: (p) => rx.release(p.data.length),
+    });
+    for (let i = 0; i < 10; i++) rx.receive({ circuitId: 'c1', sequence: i, flags: 0, rtt: 0, headers: new Map(), data: Buffer.alloc(64 * 1024) });
+    expect(acks.map((a) => [a.sequences, a.recvBufferSize])).toEqual(Array.from({ length: 10 }, (_, i) => [[i], 0]));
+  });
+
   it('the receiver acks duplicates and out-of-order payloads, drops its own originator’s, stops after CircuitEnd', () => {
     const acks: Acknowledgement[] = [];
     const got: number[] = [];

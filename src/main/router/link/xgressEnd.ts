@@ -269,8 +269,10 @@ export class XgressReceiver {
       this.buffered += p.data.length;
       this.maxSeen = Math.max(this.maxSeen, p.sequence);
     }
-    this.ackWith([p.sequence], p.rtt);
+    // delivered first: a consumer that writes at once releases the bytes, and the ack reports the buffer after it
+    // (acked before, the release would need a second, empty ack to reopen the window)
     this.deliverInOrder();
+    this.ackWith([p.sequence], p.rtt);
   }
 
   /** The consumer wrote `bytes` of delivered data out; an empty ack tells a waiting sender once half is gone. */
