@@ -4,7 +4,7 @@ import { integrityOf } from '../../src/main/core/ops/integrity';
 import { markUsedOnce } from '../../src/main/core/auth/usedOnce';
 import { deriveKeys } from '../../src/main/frontend/keys';
 import { LoginStates } from '../../src/main/frontend/loginState';
-import { copyClusterKey, startTestApp, tempDir, type TestApp } from '../support/app';
+import { joinedTestApp, startTestApp, type TestApp } from '../support/app';
 import { ENCRYPTION_KEY, SIGNING_KEY } from '../support/browser';
 import type { ApiClient } from '../support/client';
 import { startPostgres, type PostgresServer } from '../support/postgres';
@@ -19,10 +19,8 @@ beforeAll(async () => {
   pg = await startPostgres();
   const database = await pg.createDatabase();
   a = await startTestApp({ database });
-  const dataDir = tempDir();
-  copyClusterKey(a.dataDir, dataDir);
   // one built-in router per network name: the second node runs none here (the multi-node test gives each its own)
-  b = await startTestApp({ database, dataDir, routerListener: 'off' });
+  b = await joinedTestApp(a);
   [adminA, adminB] = await Promise.all([a.adminClient(), b.adminClient()]);
 });
 

@@ -4,7 +4,7 @@
 // with); the router is online while connected to either; its channel to one node closing keeps its terminators (the
 // other node holds them), to both takes them; the Bind session ending removes the terminator whichever node took it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyClusterKey, startTestApp, tempDir, type TestApp } from '../support/app';
+import { joinedTestApp, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { enrolledDevice, type Device } from '../support/edge';
 import { startPostgres, type PostgresServer } from '../support/postgres';
@@ -35,9 +35,7 @@ beforeAll(async () => {
   pg = await startPostgres();
   const database = await pg.createDatabase();
   a = await startTestApp({ database });
-  const dataDir = tempDir();
-  copyClusterKey(a.dataDir, dataDir);
-  b = await startTestApp({ database, dataDir, routerListener: 'off' });
+  b = await joinedTestApp(a);
   admin = await a.adminClient();
   // encryption required: a dial needs the host's public key from its Bind
   serviceId = await admin.create('/services', { name: 'two-nodes', encryptionRequired: true });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startApp } from '../../src/main/app';
 import { ConfigError } from '../../src/main/config';
-import { copyClusterKey, startTestApp, tempDir, type TestApp } from '../support/app';
+import { joinedTestApp, startTestApp, tempDir, type TestApp } from '../support/app';
 import { Network } from './policies-network';
 import { once } from 'node:events';
 import { circuitEventsOf } from '../../src/main/core/dataPlane/index';
@@ -446,14 +446,7 @@ describe('several nodes on one PostgreSQL database', () => {
       all: { subscriptions: [{ type: 'entityChange', include: ['services'] }], handler: { type: 'file', format: 'json', path: file } },
     });
     const a = await startTestApp({ configFile: configFile(dirA, logger(join(dirA, 'a.json'))) });
-    const dataDir = tempDir();
-    copyClusterKey(a.dataDir, dataDir);
-    const b = await startTestApp({
-      database: a.config.store.url ?? undefined,
-      dataDir,
-      routerListener: 'off',
-      configFile: configFile(dirB, logger(join(dirB, 'b.json'))),
-    });
+    const b = await joinedTestApp(a, { configFile: configFile(dirB, logger(join(dirB, 'b.json'))) });
     try {
       const fromA = await (await a.adminClient()).create('/services', { name: 'made-on-a', encryptionRequired: true });
       const fromB = await (await b.adminClient()).create('/services', { name: 'made-on-b', encryptionRequired: true });

@@ -8,8 +8,19 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { enrolledRouter, freePort, runRouter, type RouterDir } from './stockRouters';
-import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer, idByName } from './tools';
+import { echoThroughStockRouter, freePort, runRouter, type RouterDir } from './stockRouters';
+import {
+  eventually,
+  openzitiTools,
+  run,
+  sdkClient,
+  ToolProcess,
+  ZitiCli,
+  echoServer as startEchoServer,
+  idByName,
+  withHeldDial,
+  dialRevokedWithinASecond,
+} from './tools';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -40,19 +51,7 @@ beforeAll(async () => {
   await cli.ok('edge', 'login', app.urls.api, '-u', ADMIN_USER, '-p', ADMIN_PASSWORD, '-y');
   await identity('host', 'hosts');
   await identity('client', 'clients');
-  await cli.create('service', 'echo', '-e', 'ON');
-  await cli.create('service-policy', 'echo-bind', 'Bind', '--identity-roles', '#hosts', '--service-roles', '@echo');
-  await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
-  await cli.create('edge-router-policy', 'stock-only', '--identity-roles', '#all', '--edge-router-roles', '#stock');
-  await cli.create('service-edge-router-policy', 'stock-services', '--service-roles', '#all', '--edge-router-roles', '#stock');
-  router = await enrolledRouter(tools.ziti, admin, app.urls.ctrl!, 'stock-r1', { roleAttributes: ['stock'] });
-  routerProc = runRouter(tools.ziti, router);
-  // online, and its edge listener recorded from its ClientHello: what sessions offer the SDKs
-  await eventually(
-    async () => (await admin.get(`/edge-routers/${router.id}`)).body.data.supportedProtocols?.tls === `tls://127.0.0.1:${router.edgePort}`,
-    60_000,
-    'the stock router online with its edge listener',
-  );
+  ({ router, proc: routerProc } = await echoThroughStockRouter(tools.ziti, cli, admin, app.urls.ctrl!, 'stock-r1'));
 }, 180_000);
 
 afterAll(async () => {
@@ -100,24 +99,10 @@ describe('the Go SDK through a stock router', { timeout: 180_000 }, () => {
   });
 
   it('a revoked Dial policy closes the open circuit on the stock router, and new dials are refused', async () => {
-    const server = await echoServer('host', 'echo');
-    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
-    try {
-      await dialer.waitFor((l) => l.holding === true);
+    await withHeldDial(sdk, files.host!, files.client!, 'echo', async (dialer) => {
       expect(app.ctrl!.fabric.circuitsOf(router.id)).toHaveLength(1);
-      const revoked = Date.now();
-      expect((await admin.del(`/service-policies/${await idOf('service-policies', 'echo-dial')}`)).status).toBe(200);
-      const line = await dialer.waitFor((l) => 'ended' in l);
-      expect(line.ended).not.toBe('stdin closed');
-      expect(Date.now() - revoked).toBeLessThan(1_000);
-      const refused = await run(sdk, ['dial', '--identity', files.client!, '--service', 'echo']);
-      expect(refused.code).not.toBe(0);
-    } finally {
-      dialer.end();
-      server.end();
-      await Promise.all([dialer.exited, server.exited]);
-      await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
-    }
+      await dialRevokedWithinASecond(admin, cli, sdk, dialer, files.client!, 'echo');
+    });
   });
 });
 

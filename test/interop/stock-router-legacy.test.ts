@@ -5,13 +5,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { enrolledRouter, runRouter, type RouterDir } from './stockRouters';
-import { echoServer, eventually, openzitiTools, sdkClient, ToolProcess, ZitiCli } from './tools';
+import { echoThroughStockRouter } from './stockRouters';
+import { echoServer, openzitiTools, sdkClient, withHeldDial, type ToolProcess, ZitiCli } from './tools';
 
 let app: TestApp;
 let admin: ApiClient;
 let sdk: string;
-let router: RouterDir;
 let routerProc: ToolProcess;
 const files: Record<string, string> = {};
 const ids: Record<string, string> = {};
@@ -31,18 +30,7 @@ beforeAll(async () => {
     files[name] = file;
     ids[name] = id;
   }
-  await cli.create('service', 'echo', '-e', 'ON');
-  await cli.create('service-policy', 'echo-bind', 'Bind', '--identity-roles', '#hosts', '--service-roles', '@echo');
-  await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
-  await cli.create('edge-router-policy', 'stock-only', '--identity-roles', '#all', '--edge-router-roles', '#stock');
-  await cli.create('service-edge-router-policy', 'stock-services', '--service-roles', '#all', '--edge-router-roles', '#stock');
-  router = await enrolledRouter(tools.ziti, admin, app.urls.ctrl!, 'stock-legacy', { roleAttributes: ['stock'] });
-  routerProc = runRouter(tools.ziti, router);
-  await eventually(
-    async () => (await admin.get(`/edge-routers/${router.id}`)).body.data.supportedProtocols?.tls === `tls://127.0.0.1:${router.edgePort}`,
-    60_000,
-    'the stock router online with its edge listener',
-  );
+  ({ proc: routerProc } = await echoThroughStockRouter(tools.ziti, cli, admin, app.urls.ctrl!, 'stock-legacy'));
 }, 180_000);
 
 afterAll(async () => {
@@ -71,10 +59,7 @@ describe('legacy logins through a stock router', { timeout: 180_000 }, () => {
   });
 
   it("an admin deleting the dialer's API session closes its connection at the stock router within 1 s", async () => {
-    const server = await echoServer(sdk, files.host!, 'echo');
-    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
-    try {
-      await dialer.waitFor((l) => l.holding === true);
+    await withHeldDial(sdk, files.host!, files.client!, 'echo', async (dialer) => {
       const sessions = await apiSessionsOf(ids.client!);
       expect(sessions.length).toBeGreaterThan(0);
       const deleted = Date.now();
@@ -82,10 +67,6 @@ describe('legacy logins through a stock router', { timeout: 180_000 }, () => {
       const line = await dialer.waitFor((l) => 'ended' in l);
       expect(line.ended).not.toBe('stdin closed');
       expect(Date.now() - deleted).toBeLessThan(1_000);
-    } finally {
-      dialer.end();
-      server.end();
-      await Promise.all([dialer.exited, server.exited]);
-    }
+    });
   });
 });

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, tempDir, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { enrolledRouter, runRouter, stopRouters, type RouterDir } from './stockRouters';
-import { echoServer, eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli } from './tools';
+import { dialRevokedWithinASecond, eventually, openzitiTools, sdkClient, withHeldDial, type ToolProcess, ZitiCli } from './tools';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -64,10 +64,7 @@ describe('the built-in router as a transit hop', { timeout: 180_000 }, () => {
   });
 
   it('an SDK at router A reaches the host at router B through the built-in router: 10 MB byte-identical', async () => {
-    const server = await echoServer(sdk, files.host!, 'echo');
-    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
-    try {
-      await dialer.waitFor((l) => l.holding === true);
+    await withHeldDial(sdk, files.host!, files.client!, 'echo', async (dialer) => {
       const big = await sdkClient(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--bytes', String(10 * 1024 * 1024)], 120_000);
       expect(big[0]).toMatchObject({ bytes: 10 * 1024 * 1024 });
       const [held] = await eventually(
@@ -85,39 +82,15 @@ describe('the built-in router as a transit hop', { timeout: 180_000 }, () => {
       dialer.end();
       await dialer.exited;
       await eventually(async () => (await circuits()).length === 0, 30_000, 'the circuit gone');
-    } finally {
-      dialer.end();
-      server.end();
-      await Promise.all([dialer.exited, server.exited]);
-    }
+    });
   });
 
   it('a revoked Dial policy closes the circuit through the built-in router within a second', async () => {
-    const server = await echoServer(sdk, files.host!, 'echo');
-    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
-    try {
-      await dialer.waitFor((l) => l.holding === true);
-      const policy = (await admin.get(`/service-policies?filter=${encodeURIComponent('name = "echo-dial"')}`)).body.data[0].id;
-      const revoked = Date.now();
-      expect((await admin.del(`/service-policies/${policy}`)).status).toBe(200);
-      const line = await dialer.waitFor((l) => 'ended' in l);
-      expect(line.ended).not.toBe('stdin closed');
-      expect(Date.now() - revoked).toBeLessThan(1_000);
-      const refused = await run(sdk, ['dial', '--identity', files.client!, '--service', 'echo']);
-      expect(refused.code).not.toBe(0);
-    } finally {
-      dialer.end();
-      server.end();
-      await Promise.all([dialer.exited, server.exited]);
-      await cli.create('service-policy', 'echo-dial', 'Dial', '--identity-roles', '#clients', '--service-roles', '@echo');
-    }
+    await withHeldDial(sdk, files.host!, files.client!, 'echo', (dialer) => dialRevokedWithinASecond(admin, cli, sdk, dialer, files.client!, 'echo'));
   });
 
   it('router A killed mid-circuit: the circuit through the built-in router ends; restarted, dials pass again', async () => {
-    const server = await echoServer(sdk, files.host!, 'echo');
-    const dialer = new ToolProcess(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--hold']);
-    try {
-      await dialer.waitFor((l) => l.holding === true);
+    await withHeldDial(sdk, files.host!, files.client!, 'echo', async () => {
       procs.a!.kill('SIGKILL');
       await procs.a!.exited;
       await eventually(async () => (await circuits()).length === 0 && (await links()).length === 1, 30_000, "the circuit and A's link gone");
@@ -125,10 +98,6 @@ describe('the built-in router as a transit hop', { timeout: 180_000 }, () => {
       await eventually(async () => (await links()).length === 2, 60_000, 'A linked again');
       const out = await sdkClient(sdk, ['dial', '--identity', files.client!, '--service', 'echo', '--bytes', String(1024 * 1024)], 120_000);
       expect(out[0]).toMatchObject({ bytes: 1024 * 1024 });
-    } finally {
-      dialer.end();
-      server.end();
-      await Promise.all([dialer.exited, server.exited]);
-    }
+    });
   });
 });

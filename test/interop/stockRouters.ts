@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import { tempDir } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { enrollStockRouter, writeStockRouterConfig, type TunnelMode } from '../../bench/stockRouter';
-import { ToolProcess } from './tools';
+import { eventually, ToolProcess, type ZitiCli } from './tools';
 
 export interface RouterDir {
   id: string;
@@ -61,4 +61,29 @@ export async function stopRouters(procs: Record<string, ToolProcess | undefined>
     p.kill('SIGKILL');
     await p.exited;
   }
+}
+
+/**
+ * The service `echo` (#hosts Bind, #clients Dial) served through one stock router alone (the edge router policies name
+ * the role `stock`): enrolled, running, online with its edge listener recorded from its ClientHello (what sessions
+ * offer the SDKs).
+ */
+export async function echoThroughStockRouter(
+  ziti: string,
+  cli: ZitiCli,
+  admin: ApiClient,
+  ctrlAddress: string,
+  name: string,
+): Promise<{ router: RouterDir; proc: ToolProcess }> {
+  await cli.hostedService('echo', 'hosts', 'clients');
+  await cli.create('edge-router-policy', 'stock-only', '--identity-roles', '#all', '--edge-router-roles', '#stock');
+  await cli.create('service-edge-router-policy', 'stock-services', '--service-roles', '#all', '--edge-router-roles', '#stock');
+  const router = await enrolledRouter(ziti, admin, ctrlAddress, name, { roleAttributes: ['stock'] });
+  const proc = runRouter(ziti, router);
+  await eventually(
+    async () => (await admin.get(`/edge-routers/${router.id}`)).body.data.supportedProtocols?.tls === `tls://127.0.0.1:${router.edgePort}`,
+    60_000,
+    'the stock router online with its edge listener',
+  );
+  return { router, proc };
 }

@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openzitiDir, openzitiStamp } from '../../scripts/openziti-stamp.mjs';
+import { expect } from 'vitest';
 
 export { openzitiDir };
 import { tempDir } from '../support/app';
@@ -129,6 +130,52 @@ export async function echoServer(sdk: string, identityFile: string, service: str
   const p = new ToolProcess(sdk, ['echo-server', '--identity', identityFile, '--service', service]);
   await p.waitFor((l) => l.bound === true);
   return p;
+}
+
+/** A host bound to `service` and a client holding a dial to it, for `body`; both stopped afterwards. */
+export async function withHeldDial(
+  sdk: string,
+  hostFile: string,
+  clientFile: string,
+  service: string,
+  body: (dialer: ToolProcess) => Promise<void>,
+): Promise<void> {
+  const server = await echoServer(sdk, hostFile, service);
+  const dialer = new ToolProcess(sdk, ['dial', '--identity', clientFile, '--service', service, '--hold']);
+  try {
+    await dialer.waitFor((l) => l.holding === true);
+    await body(dialer);
+  } finally {
+    dialer.end();
+    server.end();
+    await Promise.all([dialer.exited, server.exited]);
+  }
+}
+
+/**
+ * The service's Dial policy `<service>-dial` deleted while `dialer` holds a dial: the dial ends within a second (not by
+ * its own stdin closing) and a new dial is refused. The policy is made again afterwards (#clients may dial).
+ */
+export async function dialRevokedWithinASecond(
+  admin: ApiClient,
+  cli: ZitiCli,
+  sdk: string,
+  dialer: ToolProcess,
+  clientFile: string,
+  service: string,
+): Promise<void> {
+  const policy = `${service}-dial`;
+  try {
+    const revoked = Date.now();
+    expect((await admin.del(`/service-policies/${await idByName(admin, 'service-policies', policy)}`)).status).toBe(200);
+    const line = await dialer.waitFor((l) => 'ended' in l);
+    expect(line.ended).not.toBe('stdin closed');
+    expect(Date.now() - revoked).toBeLessThan(1_000);
+    const refused = await run(sdk, ['dial', '--identity', clientFile, '--service', service]);
+    expect(refused.code).not.toBe(0);
+  } finally {
+    await cli.create('service-policy', policy, 'Dial', '--identity-roles', '#clients', '--service-roles', `@${service}`);
+  }
 }
 
 /** A long-running tool process: its stdout lines (JSON parsed when possible), waits on them, stdin and signals. */

@@ -90,3 +90,13 @@ export function copyClusterKey(fromDataDir: string, toDataDir: string): void {
   copyFileSync(join(fromDataDir, CLUSTER_KEY_FILE), join(toDataDir, CLUSTER_KEY_FILE));
   chmodSync(join(toDataDir, CLUSTER_KEY_FILE), 0o600);
 }
+
+/**
+ * A second node of `first`'s network on the same database (its cluster key copied into a new data directory). One
+ * built-in router per network name: it runs none unless `opts` say otherwise.
+ */
+export function joinedTestApp(first: TestApp, opts: StartOptions = {}): Promise<TestApp> {
+  const dataDir = tempDir();
+  copyClusterKey(first.dataDir, dataDir);
+  return startTestApp({ database: first.config.store.url ?? undefined, dataDir, routerListener: 'off', ...opts });
+}

@@ -1,4 +1,5 @@
 import type { Core } from '../core';
+import { inChunks } from '../store/rows';
 
 /** What a router must react to, told after the write that caused it has committed. */
 export interface DataPlaneEvents {
@@ -49,11 +50,8 @@ export function watchEdgeRouters(core: Core, changed: (ids?: string[]) => void):
 
 /** Which of `ids` have no row in `table` any more (sessions, terminators a router still holds). */
 export async function missingRows(core: Core, table: 'sessions' | 'terminators', ids: readonly string[]): Promise<Set<string>> {
+  const found = await inChunks(ids, (list, part) => core.store.allSql<{ id: string }>(`SELECT id FROM ${table} WHERE id IN ${list}`, ...part));
   const gone = new Set(ids);
-  for (let i = 0; i < ids.length; i += 500) {
-    const chunk = ids.slice(i, i + 500);
-    const found = await core.store.allSql<{ id: string }>(`SELECT id FROM ${table} WHERE id IN (${chunk.map(() => '?').join(', ')})`, ...chunk);
-    for (const r of found) gone.delete(r.id);
-  }
+  for (const r of found) gone.delete(r.id);
   return gone;
 }

@@ -1,6 +1,6 @@
 import type { Core } from '../core';
 import { apiSessionsOf, isJwt } from '../auth/index';
-import { allRows, rowShape } from '../store/rows';
+import { allRows, inChunks, rowShape } from '../store/rows';
 
 /**
  * What a stock router keeps of a legacy API session (OpenZiti's API session sync; OIDC sessions reach it as JWTs it
@@ -19,7 +19,6 @@ export interface RouterApiSession {
 const SESSION = rowShape({ id: 'string', token: 'string', identity_id: 'string' });
 const PRINT = rowShape({ owner: 'string', fingerprint: 'string' });
 const ID = rowShape({ id: 'string' });
-const CHUNK = 500;
 
 /** The legacy API sessions with these ids that still exist (all of them without ids). */
 export async function routerApiSessions(core: Core, ids?: readonly string[]): Promise<RouterApiSession[]> {
@@ -55,16 +54,6 @@ export async function apiSessionsOfCertificates(core: Core, certificateIds: read
   const sql = 'SELECT DISTINCT api_session_id AS id FROM api_session_certificates WHERE id IN';
   const rows = await inChunks(certificateIds, (list, part) => allRows(core.store, ID, `${sql} ${list}`, ...part));
   return [...new Set(rows.map((r) => r.id))];
-}
-
-/** `query` for each chunk of `values`, given its placeholder list `(?, ?, …)` and the values to bind. */
-async function inChunks<T>(values: readonly string[], query: (list: string, part: string[]) => Promise<T[]>): Promise<T[]> {
-  const out: T[] = [];
-  for (let i = 0; i < values.length; i += CHUNK) {
-    const part = values.slice(i, i + CHUNK);
-    out.push(...(await query(`(${part.map(() => '?').join(', ')})`, part)));
-  }
-  return out;
 }
 
 function group(rows: Array<{ owner: string; fingerprint: string }>): Map<string, string[]> {
