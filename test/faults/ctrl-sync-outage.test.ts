@@ -2,16 +2,16 @@
 // or the change feed misses changes (a scripted router on the wire). Down: the router's resync request and heartbeat
 // fail cleanly, the channel stays up; back: the full sync comes by itself. Changes another node made while this
 // node's LISTEN connection was down reach the router once it is back: the model's as a change set, the API sessions'
-// as a full sync without the session that node deleted.
+// as a full sync without the session that node deleted, and a terminator whose Bind session that node deleted goes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg_ from 'pg';
 import { ProtoReader, ProtoWriter } from '../../src/main/ctrl/protobuf';
 import { message, type Message } from '../../src/main/router/channel/wire';
 import { startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
-import { deviceSession, enrolledDevice, type Device } from '../support/edge';
+import { deviceSession, enrolledDevice, hostsAndClientsService, type Device } from '../support/edge';
 import { startPostgres, type PostgresServer } from '../support/postgres';
-import { connectedRouter, enrolledRouter, type ScriptedRouter } from '../support/scriptedRouter';
+import { connectedRouter, createTerminator, enrolledRouter, sdkCredentials, type ScriptedRouter } from '../support/scriptedRouter';
 
 let pg: PostgresServer;
 let database: string;
@@ -19,6 +19,7 @@ let app: TestApp;
 let admin: ApiClient;
 let device: Device;
 let router: ScriptedRouter;
+let serviceId: string;
 
 const isFull = (m: Message) => m.contentType === 20200 && new ProtoReader(m.body).bool(1);
 const syncState = (m: Message) => JSON.parse(m.headers.get(1014)!.toString()) as { id: string; isLast: boolean };
@@ -35,7 +36,8 @@ beforeAll(async () => {
   database = await pg.createDatabase();
   app = await startTestApp({ database, apiOidc: 'off' });
   admin = await app.adminClient();
-  device = await enrolledDevice(app, admin, 'outage-device');
+  serviceId = await hostsAndClientsService(admin, 'outage-echo');
+  device = await enrolledDevice(app, admin, 'outage-device', ['hosts']);
   router = await connectedRouter(app, await enrolledRouter(app, admin, 'outage-router'));
   router.channel.send(message(20505, [], new ProtoWriter().uint(2, 300).finish()));
   await router.waitFor((m) => m.contentType === 20500);
@@ -68,6 +70,10 @@ describe('router sync when PostgreSQL goes away', { timeout: 120_000 }, () => {
 
   it("another node's changes missed by the change feed reach the router once it is back", async () => {
     const { client } = await deviceSession(app, device);
+    const bound = await router.channel.request(createTerminator('outage-t1', await sdkCredentials(app, device, serviceId, 'Bind')), 10_000);
+    expect(new ProtoReader(bound.body).uint(2)).toBe(0);
+    const terminators = async () => (await admin.get(`/services/${serviceId}/terminators`)).body.data as unknown[];
+    expect(await terminators()).toHaveLength(1);
     const apiSessionId = (await client.get('/current-api-session', { api: 'client' })).body.data.id as string;
     const name = new URL(database).pathname.slice(1);
     const server = new pg_.Client({ connectionString: pg.adminUrl });
@@ -79,6 +85,7 @@ describe('router sync when PostgreSQL goes away', { timeout: 120_000 }, () => {
       await server.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND query LIKE 'LISTEN%'", [name]);
       const token = (await otherNode.query('DELETE FROM api_sessions WHERE id = $1 RETURNING token', [apiSessionId])).rows[0].token as string;
       await otherNode.query('UPDATE identities SET name = $1 WHERE id = $2', ['outage-device-renamed', device.id]);
+      expect((await otherNode.query("DELETE FROM sessions WHERE identity_id = $1 AND type = 'Bind'", [device.id])).rowCount).toBe(1);
       await server.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`);
       // the model: the rename as a change set
       const change = await router.waitFor(
@@ -90,6 +97,8 @@ describe('router sync when PostgreSQL goes away', { timeout: 120_000 }, () => {
       expect(change).toBeDefined();
       // the API sessions: a full sync without the deleted one (the router drops what it held that is not in it)
       expect(await nextFullSync(at)).not.toContain(token);
+      // the terminator of the Bind session it deleted
+      await expect.poll(async () => (await terminators()).length).toBe(0);
     } finally {
       await server.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`).catch(() => undefined);
       await Promise.all([server.end(), otherNode.end(), client.close()]);

@@ -13,6 +13,7 @@ import {
   circuitEventsOf,
   clearRouterTerminators,
   removeTerminatorsOfSessions,
+  removeTerminatorsWithoutSession,
   routerIsOnline,
   DataPlaneRefusal,
   missingRows,
@@ -579,10 +580,11 @@ export class StockRouterFabric {
     void removeTerminatorsOfSessions(this.core(), ids).catch((err) => this.log(err, 'remove terminators'));
   }
 
-  /** After changes may have gone untold: circuits whose session is gone end. */
+  /** After changes may have gone untold: circuits whose session is gone end, and terminators whose Bind session is. */
   private async recheck(): Promise<void> {
     const gone = await missingRows(this.core(), 'sessions', [...new Set([...this.circuits.values()].map((c) => c.sessionId))]);
     this.endCircuits((c) => gone.has(c.sessionId));
+    await removeTerminatorsWithoutSession(this.core());
   }
 
   /** Ends circuits: forgotten here, unrouted on every router of their path (which closes the SDKs' connections). */

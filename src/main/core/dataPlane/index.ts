@@ -46,6 +46,7 @@ export {
   clearRouterTerminators,
   removeRouterTerminator,
   removeTerminatorsOfSessions,
+  removeTerminatorsWithoutSession,
   ROUTER_BINDINGS,
   routerHostedServices,
   updateRouterTerminator,

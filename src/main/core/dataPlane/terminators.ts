@@ -96,6 +96,14 @@ export async function removeTerminatorsOfSessions(core: Core, sessionIds: readon
   for (const r of rows) await removeRouterTerminator(core, r.id);
 }
 
+/** SDK terminators whose Bind session is gone (its end may have gone untold, e.g. another node's while the change feed was down). */
+export async function removeTerminatorsWithoutSession(core: Core): Promise<void> {
+  const rows = await core.store.allSql<{ id: string }>(
+    'SELECT id FROM terminators t WHERE session_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.id = t.session_id)',
+  );
+  for (const r of rows) await removeRouterTerminator(core, r.id);
+}
+
 /** A service the router hosts itself: its identity may Bind it and it has a host.v1 config. */
 export interface RouterHostedService {
   serviceId: string;
