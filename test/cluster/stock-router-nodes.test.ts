@@ -70,7 +70,7 @@ describe('a stock router connected to two nodes', { timeout: 60_000 }, () => {
   it("binds through one node and dials through the other: the dialer gets the host's public key", async () => {
     const [toA, toB] = [await connectedRouter(a, r), await connectedRouter(b, r)];
     try {
-      await expect.poll(online).toBe(true);
+      await expect.poll(online, { timeout: 10_000 }).toBe(true);
       const hostKey = Buffer.alloc(32, 9);
       const bound = await toA.channel.request(
         createTerminator('nodes-t1', await sdkCredentials(a, host, serviceId, 'Bind'), new Map([[1003, hostKey]])),
@@ -85,7 +85,9 @@ describe('a stock router connected to two nodes', { timeout: 60_000 }, () => {
 
       // its channel to A closes: still connected to B, it stays online and keeps its terminator
       toA.channel.close();
-      await expect.poll(async () => (await b.core.store.allSql('SELECT node_id FROM edge_router_nodes WHERE router_id = ?', r.id)).length).toBe(1);
+      await expect
+        .poll(async () => (await b.core.store.allSql('SELECT node_id FROM edge_router_nodes WHERE router_id = ?', r.id)).length, { timeout: 10_000 })
+        .toBe(1);
       expect(await online()).toBe(true);
       expect((await terminators()).map((t) => t.id)).toEqual(['nodes-t1']);
 
@@ -95,14 +97,14 @@ describe('a stock router connected to two nodes', { timeout: 60_000 }, () => {
         id: string;
       }>;
       for (const s of binds) expect((await admin.del(`/sessions/${s.id}`)).status).toBe(200);
-      await expect.poll(async () => (await terminators()).length).toBe(0);
+      await expect.poll(async () => (await terminators()).length, { timeout: 10_000 }).toBe(0);
 
       // bound again through B, then its channel to B closes too: offline, its terminators gone
       const again = await toB.channel.request(createTerminator('nodes-t2', await sdkCredentials(b, host, serviceId, 'Bind')), 10_000);
       expect(new ProtoReader(again.body).uint(2)).toBe(0);
       toB.channel.close();
-      await expect.poll(online).toBe(false);
-      await expect.poll(async () => (await terminators()).length).toBe(0);
+      await expect.poll(online, { timeout: 10_000 }).toBe(false);
+      await expect.poll(async () => (await terminators()).length, { timeout: 10_000 }).toBe(0);
     } finally {
       toA.channel.close();
       toB.channel.close();

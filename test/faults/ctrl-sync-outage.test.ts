@@ -98,7 +98,7 @@ describe('router sync when PostgreSQL goes away', { timeout: 120_000 }, () => {
       // the API sessions: a full sync without the deleted one (the router drops what it held that is not in it)
       expect(await nextFullSync(at)).not.toContain(token);
       // the terminator of the Bind session it deleted
-      await expect.poll(async () => (await terminators()).length).toBe(0);
+      await expect.poll(async () => (await terminators()).length, { timeout: 10_000 }).toBe(0);
     } finally {
       await server.query(`ALTER DATABASE ${name} WITH ALLOW_CONNECTIONS true`).catch(() => undefined);
       await Promise.all([server.end(), otherNode.end(), client.close()]);
