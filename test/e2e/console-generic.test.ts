@@ -63,7 +63,22 @@ describe('console: generated pages for types without a page spec (Chromium)', ()
       await settled();
       const title = await page.locator('main h1').innerText();
       const table = page.getByRole('table', { name: title });
-      await table.waitFor();
+      // a query refused under a loaded machine shows its error with Retry: retried as a user would, reported if it stays
+      await expect
+        .poll(
+          async () => {
+            if (await table.isVisible()) return 'table';
+            const alert = page.locator('main .error-box');
+            if (await alert.isVisible()) {
+              const text = await alert.innerText();
+              await alert.getByRole('button', { name: 'Retry' }).click();
+              return text;
+            }
+            return 'loading';
+          },
+          { timeout: 60_000, interval: 500, message: resource },
+        )
+        .toBe('table');
       // the first column is the name (or the ID where the type has none), then the creation time (once the page's
       // first answer has rendered them)
       const headers = async () => (await table.locator('thead th').allInnerTexts()).map((t) => t.replace(/[▲▼]/g, '').trim());
