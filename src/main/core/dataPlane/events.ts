@@ -1,5 +1,4 @@
 import type { Core } from '../core';
-import { inChunks } from '../store/rows';
 
 /** What a router must react to, told after the write that caused it has committed. */
 export interface DataPlaneEvents {
@@ -50,7 +49,7 @@ export function watchEdgeRouters(core: Core, changed: (ids?: string[]) => void):
 
 /** Which of `ids` have no row in `table` any more (sessions, terminators a router still holds). */
 export async function missingRows(core: Core, table: 'sessions' | 'terminators', ids: readonly string[]): Promise<Set<string>> {
-  const found = await inChunks(ids, (list, part) => core.store.allSql<{ id: string }>(`SELECT id FROM ${table} WHERE id IN ${list}`, ...part));
+  const found = await core.store.allSql<{ id: string }>(`SELECT id FROM ${table} WHERE id IN ${core.store.sql.jsonValues()}`, JSON.stringify(ids));
   const gone = new Set(ids);
   for (const r of found) gone.delete(r.id);
   return gone;

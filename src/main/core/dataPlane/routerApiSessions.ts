@@ -1,6 +1,6 @@
 import type { Core } from '../core';
 import { apiSessionsOf, isJwt } from '../auth/index';
-import { allRows, inChunks, rowShape } from '../store/rows';
+import { allRows, rowShape } from '../store/rows';
 
 /**
  * What a stock router keeps of a legacy API session (OpenZiti's API session sync; OIDC sessions reach it as JWTs it
@@ -23,21 +23,26 @@ const ID = rowShape({ id: 'string' });
 /** The legacy API sessions with these ids that still exist (all of them without ids). */
 export async function routerApiSessions(core: Core, ids?: readonly string[]): Promise<RouterApiSession[]> {
   const store = core.store;
-  const legacy = "SELECT id, token, identity_id FROM api_sessions WHERE kind <> 'oidc'";
+  const among = store.sql.jsonValues();
   return store.read(async () => {
-    const sessions = ids
-      ? await inChunks(ids, (list, part) => allRows(store, SESSION, `${legacy} AND id IN ${list}`, ...part))
-      : await allRows(store, SESSION, legacy);
+    const legacy = "SELECT id, token, identity_id FROM api_sessions WHERE kind <> 'oidc'";
+    const sessions = ids ? await allRows(store, SESSION, `${legacy} AND id IN ${among}`, JSON.stringify(ids)) : await allRows(store, SESSION, legacy);
     if (sessions.length === 0) return [];
-    const identities = [...new Set(sessions.map((s) => s.identity_id))];
-    const certAuthenticators = `SELECT identity_id AS owner, fingerprint FROM authenticators
-      WHERE method = 'cert' AND fingerprint IS NOT NULL AND identity_id IN`;
-    const byIdentity = group(await inChunks(identities, (list, part) => allRows(store, PRINT, `${certAuthenticators} ${list}`, ...part)));
-    const sessionCerts = 'SELECT api_session_id AS owner, fingerprint FROM api_session_certificates WHERE api_session_id IN';
+    const identities = JSON.stringify([...new Set(sessions.map((s) => s.identity_id))]);
+    const byIdentity = group(
+      await allRows(
+        store,
+        PRINT,
+        `SELECT identity_id AS owner, fingerprint FROM authenticators WHERE method = 'cert' AND fingerprint IS NOT NULL AND identity_id IN ${among}`,
+        identities,
+      ),
+    );
     const bySession = group(
-      await inChunks(
-        sessions.map((s) => s.id),
-        (list, part) => allRows(store, PRINT, `${sessionCerts} ${list}`, ...part),
+      await allRows(
+        store,
+        PRINT,
+        `SELECT api_session_id AS owner, fingerprint FROM api_session_certificates WHERE api_session_id IN ${among}`,
+        JSON.stringify(sessions.map((s) => s.id)),
       ),
     );
     return sessions.map((s) => ({
@@ -51,9 +56,8 @@ export async function routerApiSessions(core: Core, ids?: readonly string[]): Pr
 
 /** The sessions these session certificates belong to. */
 export async function apiSessionsOfCertificates(core: Core, certificateIds: readonly string[]): Promise<string[]> {
-  const sql = 'SELECT DISTINCT api_session_id AS id FROM api_session_certificates WHERE id IN';
-  const rows = await inChunks(certificateIds, (list, part) => allRows(core.store, ID, `${sql} ${list}`, ...part));
-  return [...new Set(rows.map((r) => r.id))];
+  const sql = `SELECT DISTINCT api_session_id AS id FROM api_session_certificates WHERE id IN ${core.store.sql.jsonValues()}`;
+  return (await allRows(core.store, ID, sql, JSON.stringify(certificateIds))).map((r) => r.id);
 }
 
 function group(rows: Array<{ owner: string; fingerprint: string }>): Map<string, string[]> {

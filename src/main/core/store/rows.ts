@@ -122,16 +122,3 @@ export async function getRow<S extends RowShape>(store: Store, shape: S, sql: st
 export async function allRows<S extends RowShape>(store: Store, shape: S, sql: string, ...params: unknown[]): Promise<Array<Decoded<S>>> {
   return decodeRows(shape, await store.allSql(sql, ...params));
 }
-
-/**
- * `query` for each chunk of `values` (500 at a time: within every store's limit on bound parameters), given the chunk's
- * placeholder list `(?, ?, …)` and its values to bind; the rows of all chunks.
- */
-export async function inChunks<T>(values: readonly string[], query: (list: string, part: string[]) => Promise<T[]>): Promise<T[]> {
-  const out: T[] = [];
-  for (let i = 0; i < values.length; i += 500) {
-    const part = values.slice(i, i + 500);
-    out.push(...(await query(`(${part.map(() => '?').join(', ')})`, part)));
-  }
-  return out;
-}
