@@ -15,6 +15,7 @@ import { enrolledRouter, runRouter, stopRouters, type RouterDir } from './stockR
 import {
   dialRevokedWithinASecond,
   eventually,
+  fabricData,
   openzitiTools,
   sdkClient,
   type ToolProcess,
@@ -35,9 +36,8 @@ function linkedSuite(mode: 'listener' | 'dialer'): void {
     const procs: Record<string, ToolProcess> = {};
     const files: Record<string, string> = {};
 
-    const fabric = (path: string) => admin.get(`/fabric/v1${path}`, { api: 'root' });
-    const links = async () => (await fabric('/links')).body.data as any[];
-    const circuits = async () => (await fabric('/circuits')).body.data as any[];
+    const links = (): Promise<any[]> => fabricData(admin, 'links');
+    const circuits = (): Promise<any[]> => fabricData(admin, 'circuits');
     const idOf = (kind: string, name: string) => idByName(admin, kind, name);
 
     /** A host SDK bound to `service` and a client holding a dial to it, for `body`; both stopped afterwards. */
@@ -113,7 +113,7 @@ function linkedSuite(mode: 'listener' | 'dialer'): void {
       expect(link.sourceRouter.id).toBe(source);
       expect(link.destRouter.id).toBe(dest);
       expect(await cli.ok('fabric', 'list', 'links')).toContain(link.id);
-      const router = (await fabric(`/routers/${app.router!.id}`)).body.data;
+      const router = await fabricData(admin, `routers/${app.router!.id}`);
       expect(router.listenerAddresses).toEqual(mode === 'listener' ? [{ address: app.router!.linkAddress, protocol: 'tls' }] : []);
     });
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { enrolledRouter, runRouter, stopRouters, type RouterDir } from './stockRouters';
-import { eventually, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer, idByName } from './tools';
+import { eventually, fabricData, openzitiTools, run, sdkClient, ToolProcess, ZitiCli, echoServer as startEchoServer, idByName } from './tools';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -19,17 +19,16 @@ let rb: RouterDir;
 const procs: Record<string, ToolProcess> = {};
 const files: Record<string, string> = {};
 
-const fabric = (path: string) => admin.get(`/fabric/v1${path}`, { api: 'root' });
 const idOf = (kind: string, name: string) => idByName(admin, kind, name);
 /** Links between the two stock routers (the built-in router dials each of them too). */
-const links = async () => ((await fabric('/links')).body.data as any[]).filter((l) => ![l.sourceRouter.id, l.destRouter.id].includes(app.router!.id));
+const links = async () => ((await fabricData(admin, 'links')) as any[]).filter((l) => ![l.sourceRouter.id, l.destRouter.id].includes(app.router!.id));
 /** The stock routers the built-in router has dialed a link to. */
 const builtinLinkedTo = async () =>
-  ((await fabric('/links')).body.data as any[])
+  ((await fabricData(admin, 'links')) as any[])
     .filter((l) => l.sourceRouter.id === app.router!.id)
     .map((l) => l.destRouter.name as string)
     .sort();
-const circuits = async () => (await fabric('/circuits')).body.data as any[];
+const circuits = (): Promise<any[]> => fabricData(admin, 'circuits');
 const online = async (r: RouterDir) => (await admin.get(`/edge-routers/${r.id}`)).body.data.isOnline === true;
 
 beforeAll(async () => {
@@ -72,8 +71,8 @@ describe('two stock routers linked through Weft', { timeout: 180_000 }, () => {
     const [link] = await links();
     expect([link.sourceRouter.name, link.destRouter.name].sort()).toEqual(['stock-a', 'stock-b']);
     expect(link).toMatchObject({ protocol: 'tls', state: 'Connected', down: false });
-    expect((await fabric(`/links/${link.id}`)).body.data.id).toBe(link.id);
-    const router = (await fabric(`/routers/${rb.id}`)).body.data;
+    expect((await fabricData(admin, `links/${link.id}`)).id).toBe(link.id);
+    const router = await fabricData(admin, `routers/${rb.id}`);
     expect(router.listenerAddresses).toEqual([{ address: `tls:127.0.0.1:${rb.linkPort}`, protocol: 'tls' }]);
     expect(await cli.ok('fabric', 'list', 'links')).toMatch(/stock-[ab] +│ stock-[ab] +│ +1 │.*│ Connected │ +up │/);
     // the built-in router, without a link listener of its own, dials each of theirs

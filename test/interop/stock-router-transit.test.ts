@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, tempDir, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { enrolledRouter, runRouter, stopRouters, type RouterDir } from './stockRouters';
-import { dialRevokedWithinASecond, eventually, openzitiTools, sdkClient, withHeldDial, type ToolProcess, ZitiCli } from './tools';
+import { dialRevokedWithinASecond, eventually, fabricData, openzitiTools, sdkClient, withHeldDial, type ToolProcess, ZitiCli } from './tools';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -20,9 +20,8 @@ let rb: RouterDir;
 const procs: Record<string, ToolProcess> = {};
 const files: Record<string, string> = {};
 
-const fabric = (path: string) => admin.get(`/fabric/v1${path}`, { api: 'root' });
-const links = async () => (await fabric('/links')).body.data as any[];
-const circuits = async () => (await fabric('/circuits')).body.data as any[];
+const links = (): Promise<any[]> => fabricData(admin, 'links');
+const circuits = (): Promise<any[]> => fabricData(admin, 'circuits');
 
 beforeAll(async () => {
   const tools = openzitiTools();

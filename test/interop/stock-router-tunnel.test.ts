@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, ADMIN_USER, startTestApp, type TestApp } from '../support/app';
 import type { ApiClient } from '../support/client';
 import { enrolledRouter, freePort, runRouter, stopRouters, type RouterDir } from './stockRouters';
-import { eventually, openzitiTools, sdkClient, ToolProcess, ZitiCli, idByName } from './tools';
+import { eventually, fabricData, openzitiTools, sdkClient, ToolProcess, ZitiCli, idByName } from './tools';
 
 let app: TestApp;
 let admin: ApiClient;
@@ -74,8 +74,7 @@ beforeAll(async () => {
     async () =>
       // a link between the two (the built-in router's to each are not it; both dial, so until they drop the
       // duplicate there may be two)
-      ((await admin.get('/fabric/v1/links', { api: 'root' })).body.data as any[]).some((l) => l.sourceRouter.id !== app.router!.id) &&
-      (await tunnelTerminators()).length === 1,
+      ((await fabricData(admin, 'links')) as any[]).some((l) => l.sourceRouter.id !== app.router!.id) && (await tunnelTerminators()).length === 1,
     60_000,
     'the routers linked, router H hosting the service',
   );
@@ -123,18 +122,14 @@ describe('tunneler-enabled stock routers', { timeout: 180_000 }, () => {
     );
     expect(back.equals(payload)).toBe(true);
     // the finished connection's circuit ends once P reports it (asynchronously, after the echo is back)
-    await eventually(
-      async () => ((await admin.get('/fabric/v1/circuits', { api: 'root' })).body.data as any[]).length === 0 || undefined,
-      10_000,
-      'the finished circuit to end',
-    );
+    await eventually(async () => ((await fabricData(admin, 'circuits')) as any[]).length === 0 || undefined, 10_000, 'the finished circuit to end');
 
     // a held connection through the proxy: its circuit is P's own, ended when P may no longer dial
     const held = connect(proxyPort, '127.0.0.1');
     const closed = new Promise<void>((r) => held.once('close', () => r()));
     held.write('hello');
     await new Promise<void>((r) => held.once('data', () => r()));
-    const [circuit] = (await admin.get('/fabric/v1/circuits', { api: 'root' })).body.data as any[];
+    const [circuit] = (await fabricData(admin, 'circuits')) as any[];
     expect(circuit.clientId).toBe(rp.id);
     expect(circuit.path.nodes.map((n: any) => n.name)).toEqual(['stock-p', 'stock-h']);
     await cli.ok('edge', 'update', 'service-policy', 'echo-dial', '--identity-roles', '#clients');

@@ -132,6 +132,11 @@ export async function echoServer(sdk: string, identityFile: string, service: str
   return p;
 }
 
+/** A `/fabric/v1` answer's data (a list: `links`, `circuits`; or one entity: `routers/<id>`), as the root API gives it. */
+export async function fabricData(admin: ApiClient, path: string): Promise<any> {
+  return (await admin.get(`/fabric/v1/${path}`, { api: 'root' })).body.data;
+}
+
 /** A host bound to `service` and a client holding a dial to it, for `body`; both stopped afterwards. */
 export async function withHeldDial(
   sdk: string,
